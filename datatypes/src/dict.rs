@@ -1,0 +1,827 @@
+//! `Dict`: Redis's hash table — chained buckets, power-of-two tables, incremental rehashing, and
+//! the reverse-binary SCAN cursor.
+//!
+//! Why not `std::collections::HashMap`? Two things Redis users depend on need control over the
+//! table itself:
+//!
+//! 1. **No latency spikes when the table grows.** A HashMap doubles in one step, copying every
+//!    entry while the single executor thread (and so every client) waits. Here a resize allocates
+//!    the new table and then moves entries over a little at a time: each operation moves one
+//!    bucket (looking at no more than ten empty ones), and the server's periodic tick moves more
+//!    for up to a millisecond. While rehashing, lookups check both tables and inserts go to the
+//!    new one. The table grows when it holds as many entries as buckets (load factor 1) and is
+//!    shrunk by the periodic tick when under 10% full.
+//!
+//! 2. **SCAN guarantees.** SCAN returns every key present for the whole iteration, however the
+//!    table is resized between calls. The cursor is a bucket index incremented in reversed bit
+//!    order, so that the buckets of a table twice (or half) the size are visited in an order that
+//!    never skips the entries that moved there (Pieter Noordhuis's algorithm, as in Redis's
+//!    `dictScan`). Entries may be returned more than once; callers deduplicate if needed.
+//!
+//! Invariants: `tables[0]` is the main table; `tables[1]` is non-empty only while rehashing; while
+//! rehashing, every bucket of `tables[0]` below `rehash_index` is empty. Buckets are singly linked
+//! lists of boxed entries, new entries at the head.
+
+use rand::Rng;
+use std::borrow::Borrow;
+use std::hash::{BuildHasher, Hash};
+use std::time::{Duration, Instant};
+
+/// Size of the first table allocated.
+const INITIAL_SIZE: usize = 4;
+/// Empty buckets a rehash step may look at per bucket it is asked to move.
+const EMPTY_VISITS_PER_STEP: usize = 10;
+/// A table fuller than `used / size` of this forces growth even when resizing is discouraged.
+const FORCE_RESIZE_RATIO: usize = 5;
+/// Shrink below this fill percentage.
+const MIN_FILL_PERCENT: usize = 10;
+
+struct Entry<K, V> {
+    key: K,
+    value: V,
+    next: Link<K, V>,
+}
+
+type Link<K, V> = Option<Box<Entry<K, V>>>;
+
+struct Table<K, V> {
+    buckets: Vec<Link<K, V>>,
+    used: usize,
+}
+
+impl<K, V> Table<K, V> {
+    fn empty() -> Self {
+        Table { buckets: Vec::new(), used: 0 }
+    }
+
+    fn with_size(size: usize) -> Self {
+        let mut buckets = Vec::with_capacity(size);
+        buckets.resize_with(size, || None);
+        Table { buckets, used: 0 }
+    }
+
+    fn size(&self) -> usize {
+        self.buckets.len()
+    }
+
+    fn mask(&self) -> usize {
+        self.buckets.len().wrapping_sub(1)
+    }
+}
+
+impl<K, V> Drop for Table<K, V> {
+    fn drop(&mut self) {
+        // Unlink chains iteratively: the default recursive drop of a long chain could overflow
+        // the stack.
+        for bucket in self.buckets.iter_mut() {
+            let mut link = bucket.take();
+            while let Some(mut entry) = link {
+                link = entry.next.take();
+            }
+        }
+    }
+}
+
+/// Counters that let tests and INFO see the rehashing work.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct RehashStats {
+    /// Buckets moved from the old table to the new one, over the dict's lifetime.
+    pub buckets_moved: u64,
+    /// Most buckets moved by a single insert/remove/lookup step.
+    pub max_buckets_per_operation: u64,
+}
+
+/// A hash table with incremental rehashing; see the module documentation.
+pub struct Dict<K, V, S = ahash::RandomState> {
+    tables: [Table<K, V>; 2],
+    /// `Some(i)`: rehashing, buckets of `tables[0]` below `i` already moved.
+    rehash_index: Option<usize>,
+    hasher: S,
+    /// When false, growth waits until the load factor reaches 5 (Redis disables resizing while a
+    /// child process saves, to avoid copy-on-write; we keep the switch for the same purpose).
+    resize_allowed: bool,
+    stats: RehashStats,
+}
+
+impl<K, V> Default for Dict<K, V> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<K, V> Dict<K, V> {
+    pub fn new() -> Self {
+        Self::with_hasher(ahash::RandomState::new())
+    }
+}
+
+impl<K, V, S> Dict<K, V, S> {
+    pub fn with_hasher(hasher: S) -> Self {
+        Dict {
+            tables: [Table::empty(), Table::empty()],
+            rehash_index: None,
+            hasher,
+            resize_allowed: true,
+            stats: RehashStats::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.tables[0].used + self.tables[1].used
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Total buckets in both tables.
+    pub fn buckets(&self) -> usize {
+        self.tables[0].size() + self.tables[1].size()
+    }
+
+    /// Bucket counts of the main and (while rehashing) the new table.
+    pub fn table_sizes(&self) -> (usize, usize) {
+        (self.tables[0].size(), self.tables[1].size())
+    }
+
+    pub fn is_rehashing(&self) -> bool {
+        self.rehash_index.is_some()
+    }
+
+    pub fn rehash_stats(&self) -> RehashStats {
+        self.stats
+    }
+
+    /// Allows or discourages growth (see the field's documentation).
+    pub fn set_resize_allowed(&mut self, allowed: bool) {
+        self.resize_allowed = allowed;
+    }
+
+    /// Removes every entry, keeping the hasher.
+    pub fn clear(&mut self) {
+        self.tables = [Table::empty(), Table::empty()];
+        self.rehash_index = None;
+    }
+
+    /// Iterates over all entries (both tables while rehashing), in bucket order.
+    pub fn iter(&self) -> Iter<'_, K, V> {
+        Iter { tables: &self.tables, table: 0, bucket: 0, entry: None, remaining: self.len() }
+    }
+
+    /// Visits every entry mutably, in no particular order.
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
+        for table in self.tables.iter_mut() {
+            for bucket in table.buckets.iter_mut() {
+                let mut link = bucket.as_deref_mut();
+                while let Some(entry) = link {
+                    f(&entry.key, &mut entry.value);
+                    link = entry.next.as_deref_mut();
+                }
+            }
+        }
+    }
+
+    /// Moves up to `n` buckets from the old table to the new one, looking at no more than
+    /// `10 × n` empty buckets. Returns true while there is more to move.
+    pub fn rehash(&mut self, n: usize) -> bool
+    where
+        K: Hash,
+        S: BuildHasher,
+    {
+        let Some(mut index) = self.rehash_index else { return false };
+        let mut empty_visits = n * EMPTY_VISITS_PER_STEP;
+        let mut moved = 0u64;
+        for _ in 0..n {
+            if self.tables[0].used == 0 {
+                break;
+            }
+            while self.tables[0].buckets[index].is_none() {
+                index += 1;
+                empty_visits -= 1;
+                if empty_visits == 0 {
+                    self.rehash_index = Some(index);
+                    self.record_moved(moved);
+                    return true;
+                }
+            }
+            let mut link = self.tables[0].buckets[index].take();
+            while let Some(mut entry) = link {
+                link = entry.next.take();
+                let slot = (self.hasher.hash_one(&entry.key) as usize) & self.tables[1].mask();
+                entry.next = self.tables[1].buckets[slot].take();
+                self.tables[1].buckets[slot] = Some(entry);
+                self.tables[0].used -= 1;
+                self.tables[1].used += 1;
+            }
+            moved += 1;
+            index += 1;
+        }
+        self.record_moved(moved);
+        if self.tables[0].used == 0 {
+            self.tables.swap(0, 1);
+            self.tables[1] = Table::empty();
+            self.rehash_index = None;
+            return false;
+        }
+        self.rehash_index = Some(index);
+        true
+    }
+
+    fn record_moved(&mut self, moved: u64) {
+        self.stats.buckets_moved += moved;
+    }
+
+    /// Rehashes in steps of 100 buckets until done or `budget` has passed; returns the number of
+    /// steps taken. The server's periodic tick calls this with 1 ms.
+    pub fn rehash_for(&mut self, budget: Duration) -> usize
+    where
+        K: Hash,
+        S: BuildHasher,
+    {
+        let start = Instant::now();
+        let mut steps = 0;
+        while self.rehash(100) {
+            steps += 1;
+            if start.elapsed() >= budget {
+                break;
+            }
+        }
+        steps
+    }
+
+    /// One bucket of rehashing, done by ordinary operations.
+    fn rehash_step(&mut self)
+    where
+        K: Hash,
+        S: BuildHasher,
+    {
+        if self.rehash_index.is_some() {
+            let before = self.stats.buckets_moved;
+            self.rehash(1);
+            let moved = self.stats.buckets_moved - before;
+            self.stats.max_buckets_per_operation = self.stats.max_buckets_per_operation.max(moved);
+        }
+    }
+
+    /// Starts moving to a table of the smallest power of two ≥ `size` (and ≥ 4). Does nothing
+    /// while already rehashing or when the size would not change.
+    pub fn expand(&mut self, size: usize) -> bool {
+        if self.is_rehashing() || self.tables[0].used > size {
+            return false;
+        }
+        let new_size = size.max(INITIAL_SIZE).checked_next_power_of_two().unwrap_or(usize::MAX);
+        if new_size == self.tables[0].size() {
+            return false;
+        }
+        let table = Table::with_size(new_size);
+        if self.tables[0].size() == 0 {
+            // First allocation: nothing to move.
+            self.tables[0] = table;
+        } else {
+            self.tables[1] = table;
+            self.rehash_index = Some(0);
+        }
+        true
+    }
+
+    /// Shrinks the table when under 10% full (called from the periodic tick, as in Redis).
+    /// Returns true if a resize started.
+    pub fn shrink_if_needed(&mut self) -> bool {
+        let size = self.tables[0].size();
+        if self.is_rehashing() || size <= INITIAL_SIZE || !self.resize_allowed {
+            return false;
+        }
+        if self.tables[0].used * 100 / size < MIN_FILL_PERCENT {
+            return self.expand(self.tables[0].used.max(INITIAL_SIZE));
+        }
+        false
+    }
+
+    fn expand_if_needed(&mut self) {
+        if self.is_rehashing() {
+            return;
+        }
+        let (size, used) = (self.tables[0].size(), self.tables[0].used);
+        if size == 0 {
+            self.expand(INITIAL_SIZE);
+        } else if used >= size && (self.resize_allowed || used / size > FORCE_RESIZE_RATIO) {
+            self.expand(used + 1);
+        }
+    }
+
+    /// Which tables to search: both while rehashing, else only the main one.
+    fn live_tables(&self) -> usize {
+        if self.is_rehashing() {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+impl<K, V, S> Dict<K, V, S>
+where
+    K: Hash + Eq,
+    S: BuildHasher,
+{
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> usize {
+        self.hasher.hash_one(key) as usize
+    }
+
+    pub fn get<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.get_key_value(key).map(|(_, v)| v)
+    }
+
+    pub fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.is_empty() {
+            return None;
+        }
+        let hash = self.hash(key);
+        for table in &self.tables[..self.live_tables()] {
+            let mut link = table.buckets[hash & table.mask()].as_deref();
+            while let Some(entry) = link {
+                if entry.key.borrow() == key {
+                    return Some((&entry.key, &entry.value));
+                }
+                link = entry.next.as_deref();
+            }
+        }
+        None
+    }
+
+    pub fn contains_key<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.get_key_value(key).is_some()
+    }
+
+    /// Mutable lookup; also performs one rehash step.
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step();
+        let hash = self.hash(key);
+        let live = self.live_tables();
+        for table in self.tables[..live].iter_mut() {
+            let mask = table.mask();
+            let mut link = table.buckets[hash & mask].as_deref_mut();
+            while let Some(entry) = link {
+                if entry.key.borrow() == key {
+                    return Some(&mut entry.value);
+                }
+                link = entry.next.as_deref_mut();
+            }
+        }
+        None
+    }
+
+    /// Where `key` is: (table, bucket, position in the chain).
+    fn locate<Q>(&self, hash: usize, key: &Q) -> Option<(usize, usize, usize)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.is_empty() {
+            return None;
+        }
+        for (t, table) in self.tables[..self.live_tables()].iter().enumerate() {
+            let bucket = hash & table.mask();
+            let mut link = table.buckets[bucket].as_deref();
+            let mut depth = 0;
+            while let Some(entry) = link {
+                if entry.key.borrow() == key {
+                    return Some((t, bucket, depth));
+                }
+                link = entry.next.as_deref();
+                depth += 1;
+            }
+        }
+        None
+    }
+
+    fn value_at_mut(&mut self, (table, bucket, depth): (usize, usize, usize)) -> &mut V {
+        let mut entry = self.tables[table].buckets[bucket].as_deref_mut().expect("located");
+        for _ in 0..depth {
+            entry = entry.next.as_deref_mut().expect("located");
+        }
+        &mut entry.value
+    }
+
+    /// Inserts or replaces; returns the previous value.
+    pub fn insert(&mut self, key: K, value: V) -> Option<V> {
+        self.rehash_step();
+        let hash = self.hash(&key);
+        match self.locate(hash, &key) {
+            Some(position) => Some(std::mem::replace(self.value_at_mut(position), value)),
+            None => {
+                self.insert_unchecked(hash, key, value);
+                None
+            }
+        }
+    }
+
+    /// Inserts a key the caller knows to be absent (it has just looked it up), skipping the
+    /// lookup. Returns the stored value.
+    pub fn insert_new(&mut self, key: K, value: V) -> &mut V {
+        self.rehash_step();
+        let hash = self.hash(&key);
+        self.insert_unchecked(hash, key, value)
+    }
+
+    /// Links a new entry at the head of its bucket, growing the table first if needed.
+    fn insert_unchecked(&mut self, hash: usize, key: K, value: V) -> &mut V {
+        self.expand_if_needed();
+        let target = if self.is_rehashing() { 1 } else { 0 };
+        let table = &mut self.tables[target];
+        let slot = hash & table.mask();
+        let next = table.buckets[slot].take();
+        table.used += 1;
+        &mut table.buckets[slot].insert(Box::new(Entry { key, value, next })).value
+    }
+
+    /// Returns the value for `key`, inserting `make()` first if it is absent.
+    pub fn get_or_insert_with(&mut self, key: K, make: impl FnOnce() -> V) -> &mut V {
+        self.rehash_step();
+        let hash = self.hash(&key);
+        match self.locate(hash, &key) {
+            Some(position) => self.value_at_mut(position),
+            None => self.insert_unchecked(hash, key, make()),
+        }
+    }
+
+    /// Removes `key`, returning its key and value.
+    pub fn remove_entry<Q>(&mut self, key: &Q) -> Option<(K, V)>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.is_empty() {
+            return None;
+        }
+        self.rehash_step();
+        let hash = self.hash(key);
+        let live = self.live_tables();
+        for table in self.tables[..live].iter_mut() {
+            let slot = hash & table.mask();
+            let mut link = &mut table.buckets[slot];
+            loop {
+                match link {
+                    None => break,
+                    Some(entry) if entry.key.borrow() == key => {
+                        let mut removed = link.take().expect("matched Some");
+                        *link = removed.next.take();
+                        table.used -= 1;
+                        return Some((removed.key, removed.value));
+                    }
+                    Some(entry) => link = &mut entry.next,
+                }
+            }
+        }
+        None
+    }
+
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.remove_entry(key).map(|(_, v)| v)
+    }
+
+    /// One SCAN step: calls `visit` for every entry of the bucket(s) `cursor` designates and
+    /// returns the next cursor (0 when the iteration is complete). See the module documentation
+    /// for the guarantees.
+    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&K, &V)) -> u64 {
+        if self.is_empty() {
+            return 0;
+        }
+        let mut v = cursor as usize;
+        let emit = |table: &Table<K, V>, index: usize, visit: &mut dyn FnMut(&K, &V)| {
+            let mut link = table.buckets[index & table.mask()].as_deref();
+            while let Some(entry) = link {
+                visit(&entry.key, &entry.value);
+                link = entry.next.as_deref();
+            }
+        };
+        if !self.is_rehashing() {
+            let t0 = &self.tables[0];
+            let m0 = t0.mask();
+            emit(t0, v, &mut visit);
+            v |= !m0;
+            v = v.reverse_bits().wrapping_add(1).reverse_bits();
+        } else {
+            let (small, large) = if self.tables[0].size() <= self.tables[1].size() {
+                (&self.tables[0], &self.tables[1])
+            } else {
+                (&self.tables[1], &self.tables[0])
+            };
+            let (m0, m1) = (small.mask(), large.mask());
+            emit(small, v, &mut visit);
+            // Visit every bucket of the larger table that expands the smaller table's bucket.
+            loop {
+                emit(large, v, &mut visit);
+                v |= !m1;
+                v = v.reverse_bits().wrapping_add(1).reverse_bits();
+                if v & (m0 ^ m1) == 0 {
+                    break;
+                }
+            }
+        }
+        v as u64
+    }
+
+    /// A random entry: a random non-empty bucket, then a random entry of its chain (Redis's
+    /// `dictGetFairRandomKey` is fairer on long chains; ours are short at load factor ≤ 1).
+    pub fn random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
+        if self.is_empty() {
+            return None;
+        }
+        let bucket = loop {
+            let (table, index) = match self.rehash_index {
+                Some(moved) => {
+                    // Buckets below `moved` in the old table are empty: skip them.
+                    let s0 = self.tables[0].size();
+                    let span = s0 - moved + self.tables[1].size();
+                    let i = moved + rng.gen_range(0..span);
+                    if i >= s0 {
+                        (&self.tables[1], i - s0)
+                    } else {
+                        (&self.tables[0], i)
+                    }
+                }
+                None => (&self.tables[0], rng.gen_range(0..self.tables[0].size())),
+            };
+            if let Some(head) = table.buckets[index].as_deref() {
+                break head;
+            }
+        };
+        let mut chain_len = 0;
+        let mut link = Some(bucket);
+        while let Some(entry) = link {
+            chain_len += 1;
+            link = entry.next.as_deref();
+        }
+        let mut pick = rng.gen_range(0..chain_len);
+        let mut entry = bucket;
+        while pick > 0 {
+            entry = entry.next.as_deref().expect("counted");
+            pick -= 1;
+        }
+        Some((&entry.key, &entry.value))
+    }
+}
+
+/// Iterator over a dict's entries.
+pub struct Iter<'a, K, V> {
+    tables: &'a [Table<K, V>; 2],
+    table: usize,
+    bucket: usize,
+    entry: Option<&'a Entry<K, V>>,
+    remaining: usize,
+}
+
+impl<'a, K, V> Iterator for Iter<'a, K, V> {
+    type Item = (&'a K, &'a V);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.entry {
+                self.entry = entry.next.as_deref();
+                self.remaining -= 1;
+                return Some((&entry.key, &entry.value));
+            }
+            let table = self.tables.get(self.table)?;
+            if self.bucket >= table.size() {
+                self.table += 1;
+                self.bucket = 0;
+                continue;
+            }
+            self.entry = table.buckets[self.bucket].as_deref();
+            self.bucket += 1;
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::{HashMap, HashSet};
+
+    fn fixed() -> Dict<u64, u64, ahash::RandomState> {
+        Dict::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4))
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u16, u64),
+        Remove(u16),
+        Get(u16),
+        Shrink,
+        RehashAll,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            6 => (any::<u16>(), any::<u64>()).prop_map(|(k, v)| Op::Insert(k % 512, v)),
+            4 => any::<u16>().prop_map(|k| Op::Remove(k % 512)),
+            3 => any::<u16>().prop_map(|k| Op::Get(k % 512)),
+            1 => Just(Op::Shrink),
+            1 => Just(Op::RehashAll),
+        ]
+    }
+
+    proptest! {
+        /// (a) The dict behaves like a HashMap under random inserts, removes and lookups,
+        /// through growth, shrinking and partial rehashes.
+        #[test]
+        fn behaves_like_hashmap(ops in proptest::collection::vec(op(), 1..2000)) {
+            let mut dict = fixed();
+            let mut model: HashMap<u64, u64> = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(k, v) => {
+                        prop_assert_eq!(dict.insert(k as u64, v), model.insert(k as u64, v));
+                    }
+                    Op::Remove(k) => {
+                        prop_assert_eq!(dict.remove(&(k as u64)), model.remove(&(k as u64)));
+                    }
+                    Op::Get(k) => {
+                        prop_assert_eq!(dict.get(&(k as u64)), model.get(&(k as u64)));
+                        prop_assert_eq!(dict.get_mut(&(k as u64)).copied(), model.get(&(k as u64)).copied());
+                    }
+                    Op::Shrink => { dict.shrink_if_needed(); }
+                    Op::RehashAll => while dict.rehash(100) {},
+                }
+                prop_assert_eq!(dict.len(), model.len());
+            }
+            let mut seen: Vec<(u64, u64)> = dict.iter().map(|(k, v)| (*k, *v)).collect();
+            let mut expected: Vec<(u64, u64)> = model.into_iter().collect();
+            seen.sort();
+            expected.sort();
+            prop_assert_eq!(seen, expected);
+        }
+
+        /// (b) A SCAN started before a resize and finished after it (with inserts and removes in
+        /// between) returns every key present for the whole iteration.
+        #[test]
+        fn scan_survives_rehashing(initial in 1usize..3000, churn in proptest::collection::vec(any::<(bool, u16)>(), 0..400),
+                                   grow in any::<bool>()) {
+            let mut dict = fixed();
+            for k in 0..initial as u64 {
+                dict.insert(k, k);
+            }
+            while dict.rehash(100) {}
+            // Keys that are never removed must all be returned.
+            let stable: HashSet<u64> = (0..initial as u64).filter(|k| k % 3 != 0).collect();
+            let mut returned = HashSet::new();
+            let mut cursor = 0;
+            let mut step = 0;
+            let mut churn = churn.into_iter();
+            loop {
+                cursor = dict.scan(cursor, |k, _| { returned.insert(*k); });
+                step += 1;
+                if step == 2 {
+                    // Force a resize in the middle of the scan.
+                    if grow {
+                        for k in 0..initial as u64 * 2 { dict.insert(1_000_000 + k, 0); }
+                    } else {
+                        for k in (0..initial as u64).filter(|k| k % 3 == 0) { dict.remove(&k); }
+                        dict.shrink_if_needed();
+                    }
+                }
+                if let Some((insert, k)) = churn.next() {
+                    if insert { dict.insert(2_000_000 + k as u64, 0); }
+                    else if k as u64 % 3 == 0 { dict.remove(&(k as u64)); }
+                }
+                if cursor == 0 { break; }
+            }
+            for k in &stable {
+                prop_assert!(returned.contains(k), "key {} missing from SCAN", k);
+            }
+        }
+    }
+
+    /// (c) Ordinary operations move at most one bucket each; the rest happens in bulk rehash calls.
+    #[test]
+    fn single_operations_move_a_bounded_number_of_buckets() {
+        let mut dict = fixed();
+        let mut was_rehashing = 0;
+        for k in 0..100_000u64 {
+            let before = dict.rehash_stats().buckets_moved;
+            dict.insert(k, k);
+            let moved = dict.rehash_stats().buckets_moved - before;
+            assert!(moved <= 1, "insert moved {moved} buckets");
+            if dict.is_rehashing() {
+                was_rehashing += 1;
+            }
+        }
+        assert!(was_rehashing > 0, "the table must have been rehashing at some point");
+        assert_eq!(dict.rehash_stats().max_buckets_per_operation, 1);
+        for k in 0..100_000u64 {
+            assert_eq!(dict.get(&k), Some(&k));
+        }
+    }
+
+    #[test]
+    fn grows_at_load_factor_one_and_shrinks_below_ten_percent() {
+        let mut dict = fixed();
+        for k in 0..4u64 {
+            dict.insert(k, k);
+        }
+        assert_eq!(dict.table_sizes(), (4, 0));
+        dict.insert(4, 4);
+        assert!(dict.is_rehashing(), "the fifth key triggers growth");
+        while dict.rehash(1) {}
+        assert_eq!(dict.table_sizes(), (8, 0));
+        for k in 5..1024u64 {
+            dict.insert(k, k);
+        }
+        while dict.rehash(100) {}
+        let (size, _) = dict.table_sizes();
+        assert_eq!(size, 1024);
+        for k in 0..1000u64 {
+            dict.remove(&k);
+        }
+        assert!(dict.shrink_if_needed());
+        while dict.rehash(100) {}
+        assert_eq!(dict.table_sizes(), (32, 0));
+        assert_eq!(dict.len(), 24);
+    }
+
+    #[test]
+    fn scan_of_a_stable_table_returns_each_key_once() {
+        let mut dict = fixed();
+        for k in 0..1000u64 {
+            dict.insert(k, k);
+        }
+        while dict.rehash(100) {}
+        let mut seen = Vec::new();
+        let mut cursor = 0;
+        loop {
+            cursor = dict.scan(cursor, |k, _| seen.push(*k));
+            if cursor == 0 {
+                break;
+            }
+        }
+        seen.sort();
+        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn random_entries_cover_the_table() {
+        let mut dict = fixed();
+        for k in 0..50u64 {
+            dict.insert(k, k);
+        }
+        let mut rng = rand::rngs::mock::StepRng::new(0, 0x9E37_79B9_7F4A_7C15);
+        let mut seen = HashSet::new();
+        for _ in 0..5000 {
+            seen.insert(*dict.random_entry(&mut rng).unwrap().0);
+        }
+        assert!(seen.len() > 40, "saw only {} distinct keys", seen.len());
+        assert!(fixed().random_entry(&mut rng).is_none());
+    }
+
+    #[test]
+    fn get_or_insert_with_inserts_once() {
+        let mut dict = fixed();
+        *dict.get_or_insert_with(7, || 1) += 1;
+        *dict.get_or_insert_with(7, || 100) += 1;
+        assert_eq!(dict.get(&7), Some(&3));
+        for k in 0..100 {
+            *dict.get_or_insert_with(k, || 0) += 1;
+        }
+        assert_eq!(dict.get(&7), Some(&4));
+        assert_eq!(dict.len(), 100);
+    }
+
+    #[test]
+    fn long_chains_drop_without_recursion() {
+        let mut dict = fixed();
+        dict.set_resize_allowed(false);
+        for k in 0..20_000u64 {
+            dict.insert(k, k);
+        }
+        drop(dict);
+    }
+}

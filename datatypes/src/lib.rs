@@ -1,0 +1,16 @@
+//! The data structures behind the keyspace and the values, free of I/O and of RESP.
+//!
+//! - [`dict`]: Redis's hash table with incremental rehashing and the reverse-binary SCAN cursor;
+//!   it holds every database's keys and the expiry index.
+//! - [`small_bytes`]: an owned byte string that keeps short values inline (keys and small
+//!   values cost no second allocation).
+//! - [`glob`]: Redis's glob matcher for KEYS, SCAN MATCH, PSUBSCRIBE and CONFIG GET.
+//!
+//! Each structure is tested against a simple model (property tests) in its own module.
+
+pub mod dict;
+pub mod glob;
+pub mod small_bytes;
+
+pub use dict::Dict;
+pub use small_bytes::SmallBytes;

@@ -1,0 +1,126 @@
+//! Redis 7.0's textual form of doubles: C's `printf("%.17g")`.
+//!
+//! Redis 7.0 formats every double reply (ZSCORE, ZADD INCR, RESP3 doubles, RESP2 bulk scores) with
+//! `%.17g`, so `0.1` is sent as `0.10000000000000001`. Clients compare these strings, so we
+//! reproduce the C rules exactly: 17 significant digits, correctly rounded (ties to even, as glibc
+//! does and as Rust's exact formatting also does), scientific notation when the decimal exponent is
+//! below -4 or at least 17, trailing zeros removed, a two-digit minimum exponent, and `inf`/`-inf`/
+//! `nan` spelled as glibc spells them.
+
+/// Appends `%.17g` of `value` to `out`.
+pub fn push_g17(out: &mut Vec<u8>, value: f64) {
+    push_g(out, value, 17)
+}
+
+/// Returns `%.17g` of `value` as a string.
+pub fn format_g17(value: f64) -> String {
+    let mut out = Vec::with_capacity(24);
+    push_g17(&mut out, value);
+    String::from_utf8(out).expect("%g output is ASCII")
+}
+
+/// Appends C's `%.{precision}g` of `value` to `out` (precision ≥ 1).
+pub fn push_g(out: &mut Vec<u8>, value: f64, precision: usize) {
+    if value.is_nan() {
+        out.extend_from_slice(if value.is_sign_negative() { b"-nan" } else { b"nan" });
+        return;
+    }
+    if value.is_infinite() {
+        out.extend_from_slice(if value < 0.0 { b"-inf" } else { b"inf" });
+        return;
+    }
+    let precision = precision.max(1);
+    // Scientific form with `precision` significant digits gives us both the correctly rounded
+    // digits and the decimal exponent after rounding, which is what %g uses to pick a style.
+    let sci = format!("{:.*e}", precision - 1, value);
+    let (mantissa, exponent) = sci.split_once('e').expect("{:e} always has an exponent");
+    let exponent: i32 = exponent.parse().expect("exponent is an integer");
+    let (negative, mantissa) = match mantissa.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, mantissa),
+    };
+    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    if negative {
+        out.push(b'-');
+    }
+    if exponent < -4 || exponent >= precision as i32 {
+        // d.ddd…e±XX with trailing zeros of the fraction removed.
+        out.push(digits[0]);
+        let fraction = trim_trailing_zeros(&digits[1..]);
+        if !fraction.is_empty() {
+            out.push(b'.');
+            out.extend_from_slice(fraction);
+        }
+        out.push(b'e');
+        out.push(if exponent < 0 { b'-' } else { b'+' });
+        let magnitude = exponent.unsigned_abs();
+        if magnitude < 10 {
+            out.push(b'0');
+        }
+        out.extend_from_slice(magnitude.to_string().as_bytes());
+    } else if exponent >= 0 {
+        let int_len = exponent as usize + 1;
+        out.extend_from_slice(&digits[..int_len]);
+        let fraction = trim_trailing_zeros(&digits[int_len..]);
+        if !fraction.is_empty() {
+            out.push(b'.');
+            out.extend_from_slice(fraction);
+        }
+    } else {
+        out.extend_from_slice(b"0.");
+        for _ in 0..(-exponent - 1) {
+            out.push(b'0');
+        }
+        out.extend_from_slice(trim_trailing_zeros(&digits));
+    }
+}
+
+fn trim_trailing_zeros(digits: &[u8]) -> &[u8] {
+    let end = digits.iter().rposition(|d| *d != b'0').map_or(0, |i| i + 1);
+    &digits[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matches_c_printf() {
+        // Expected strings produced by glibc's printf("%.17g").
+        let cases: &[(f64, &str)] = &[
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (1.0, "1"),
+            (1.5, "1.5"),
+            (0.1, "0.10000000000000001"),
+            (-2.5, "-2.5"),
+            (100.0, "100"),
+            (1e16, "10000000000000000"),
+            (1e17, "1e+17"),
+            (123456789012345678.0, "1.2345678901234568e+17"),
+            (0.0001, "0.0001"),
+            (0.00001, "1.0000000000000001e-05"),
+            (1e-300, "1e-300"),
+            (1e300, "1.0000000000000001e+300"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "4.9406564584124654e-324"),
+            (2f64.powi(-25), "2.9802322387695312e-08"),
+            (3.0000000000000004, "3.0000000000000004"),
+            (f64::INFINITY, "inf"),
+            (f64::NEG_INFINITY, "-inf"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(format_g17(*value), *expected, "value {value:e}");
+        }
+    }
+
+    #[test]
+    fn other_precisions() {
+        let mut out = Vec::new();
+        push_g(&mut out, 3.14159, 3);
+        assert_eq!(out, b"3.14");
+        out.clear();
+        push_g(&mut out, 12345.0, 3);
+        assert_eq!(out, b"1.23e+04");
+    }
+}

@@ -1,0 +1,379 @@
+//! The server side of RESP: turning a client's byte stream into commands.
+//!
+//! Clients send either arrays of bulk strings (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`) or inline lines
+//! (`GET k\r\n`, what `telnet` users type). [`RequestDecoder`] accepts both, incrementally: each call
+//! consumes as many bytes of `buf` as form complete pieces, keeps the partial state of a large
+//! multibulk request between calls (so a 100 MB value is not rescanned on every read), and returns
+//! `Ok(None)` when it needs more bytes. Arguments are zero-copy slices of the read buffer.
+//!
+//! The limits and error texts are Redis 7.0's (`processMultibulkBuffer`/`processInlineBuffer` in
+//! networking.c): 64 KB for a line without its newline, `proto-max-bulk-len` (512 MB by default)
+//! for a bulk, stricter limits before authentication. Like Redis, the decoder checks that a `\r`
+//! is followed by one more byte but does not insist that the byte is `\n`, and an array header of
+//! `*0` or `*-1` is skipped silently. After an error the connection must be closed: the stream can
+//! no longer be trusted.
+
+use bytes::{Buf, Bytes, BytesMut};
+use std::fmt;
+
+use crate::inline::split_args;
+use crate::number::parse_i64;
+
+/// Longest line (inline command, or a `*`/`$` header) Redis accepts without a newline.
+pub const INLINE_MAX_SIZE: usize = 64 * 1024;
+/// Redis's default `proto-max-bulk-len`.
+pub const DEFAULT_MAX_BULK_LEN: usize = 512 * 1024 * 1024;
+/// Before AUTH, Redis limits requests to 10 arguments...
+const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
+/// ...and 16 KB per argument, so that an unauthenticated peer cannot make it allocate much.
+const UNAUTHENTICATED_MAX_BULK: i64 = 16384;
+
+/// A malformed request. `Display` gives Redis's text (without the `-ERR ` prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtocolError {
+    TooBigInlineRequest,
+    UnbalancedQuotes,
+    TooBigMultibulkCount,
+    InvalidMultibulkLength,
+    UnauthenticatedMultibulkLength,
+    TooBigBulkCount,
+    ExpectedDollar(u8),
+    InvalidBulkLength,
+    UnauthenticatedBulkLength,
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Protocol error: ")?;
+        match self {
+            ProtocolError::TooBigInlineRequest => f.write_str("too big inline request"),
+            ProtocolError::UnbalancedQuotes => f.write_str("unbalanced quotes in request"),
+            ProtocolError::TooBigMultibulkCount => f.write_str("too big mbulk count string"),
+            ProtocolError::InvalidMultibulkLength => f.write_str("invalid multibulk length"),
+            ProtocolError::UnauthenticatedMultibulkLength => {
+                f.write_str("unauthenticated multibulk length")
+            }
+            ProtocolError::TooBigBulkCount => f.write_str("too big bulk count string"),
+            ProtocolError::ExpectedDollar(got) => {
+                // Redis prints the raw byte with %c; show it the same way when it is printable.
+                write!(f, "expected '$', got '{}'", char::from(*got))
+            }
+            ProtocolError::InvalidBulkLength => f.write_str("invalid bulk length"),
+            ProtocolError::UnauthenticatedBulkLength => {
+                f.write_str("unauthenticated bulk length")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+impl ProtocolError {
+    /// The complete error line Redis sends, e.g. `-ERR Protocol error: invalid bulk length\r\n`.
+    /// The byte of `ExpectedDollar` is sent raw, as Redis does.
+    pub fn to_resp(&self) -> Vec<u8> {
+        let mut out = b"-ERR Protocol error: ".to_vec();
+        match self {
+            ProtocolError::ExpectedDollar(got) => {
+                out.extend_from_slice(b"expected '$', got '");
+                out.push(*got);
+                out.push(b'\'');
+            }
+            other => {
+                let text = other.to_string();
+                out.extend_from_slice(&text.as_bytes()["Protocol error: ".len()..]);
+            }
+        }
+        out.extend_from_slice(b"\r\n");
+        out
+    }
+}
+
+/// Incremental request decoder; one per connection.
+#[derive(Debug)]
+pub struct RequestDecoder {
+    max_bulk_len: usize,
+    /// Arguments still expected by the multibulk request in progress (0 = none in progress).
+    pending_args: usize,
+    /// Length of the bulk whose header was read but whose payload has not arrived yet.
+    pending_bulk: Option<usize>,
+    args: Vec<Bytes>,
+}
+
+impl Default for RequestDecoder {
+    fn default() -> Self {
+        Self::new(DEFAULT_MAX_BULK_LEN)
+    }
+}
+
+impl RequestDecoder {
+    pub fn new(max_bulk_len: usize) -> Self {
+        RequestDecoder { max_bulk_len, pending_args: 0, pending_bulk: None, args: Vec::new() }
+    }
+
+    /// Changes `proto-max-bulk-len` (CONFIG SET applies it to open connections too).
+    pub fn set_max_bulk_len(&mut self, max_bulk_len: usize) {
+        self.max_bulk_len = max_bulk_len;
+    }
+
+    /// True while a request has been partly read.
+    pub fn in_progress(&self) -> bool {
+        self.pending_args > 0
+    }
+
+    /// Decodes the next command from `buf`, consuming its bytes. `authenticated` selects Redis's
+    /// stricter limits for clients that still have to AUTH.
+    ///
+    /// Returns `Ok(Some(args))` with at least one argument, `Ok(None)` when more bytes are needed
+    /// (everything usable has been consumed and remembered), or the protocol error to report.
+    pub fn decode(
+        &mut self,
+        buf: &mut BytesMut,
+        authenticated: bool,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        loop {
+            if self.pending_args == 0 {
+                let Some(&first) = buf.first() else { return Ok(None) };
+                if first != b'*' {
+                    match decode_inline(buf)? {
+                        None => return Ok(None),
+                        Some(args) if args.is_empty() => continue,
+                        Some(args) => return Ok(Some(args)),
+                    }
+                }
+                match self.start_multibulk(buf, authenticated)? {
+                    None => return Ok(None),
+                    Some(0) => continue,
+                    Some(_) => {}
+                }
+            }
+            return self.continue_multibulk(buf, authenticated);
+        }
+    }
+
+    /// Reads the `*<count>\r\n` header. Returns the count (0 when the request is empty and skipped).
+    fn start_multibulk(
+        &mut self,
+        buf: &mut BytesMut,
+        authenticated: bool,
+    ) -> Result<Option<usize>, ProtocolError> {
+        let Some(line_end) = find_header_end(buf, ProtocolError::TooBigMultibulkCount)? else {
+            return Ok(None);
+        };
+        let count = parse_i64(&buf[1..line_end]);
+        let count = match count {
+            Some(n) if n <= i32::MAX as i64 => n,
+            _ => return Err(ProtocolError::InvalidMultibulkLength),
+        };
+        if count > UNAUTHENTICATED_MAX_ARGS && !authenticated {
+            return Err(ProtocolError::UnauthenticatedMultibulkLength);
+        }
+        buf.advance(line_end + 2);
+        if count <= 0 {
+            return Ok(Some(0));
+        }
+        self.pending_args = count as usize;
+        // Do not trust the header for the allocation: a peer may announce 2^31 arguments.
+        self.args = Vec::with_capacity(self.pending_args.min(1024));
+        Ok(Some(self.pending_args))
+    }
+
+    fn continue_multibulk(
+        &mut self,
+        buf: &mut BytesMut,
+        authenticated: bool,
+    ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        while self.pending_args > 0 {
+            let len = match self.pending_bulk {
+                Some(len) => len,
+                None => {
+                    let Some(line_end) = find_header_end(buf, ProtocolError::TooBigBulkCount)?
+                    else {
+                        return Ok(None);
+                    };
+                    if buf[0] != b'$' {
+                        return Err(ProtocolError::ExpectedDollar(buf[0]));
+                    }
+                    let len = match parse_i64(&buf[1..line_end]) {
+                        Some(n) if n >= 0 && n as u64 <= self.max_bulk_len as u64 => n,
+                        _ => return Err(ProtocolError::InvalidBulkLength),
+                    };
+                    if len > UNAUTHENTICATED_MAX_BULK && !authenticated {
+                        return Err(ProtocolError::UnauthenticatedBulkLength);
+                    }
+                    buf.advance(line_end + 2);
+                    let len = len as usize;
+                    self.pending_bulk = Some(len);
+                    // Make room for the whole payload at once instead of growing step by step.
+                    if buf.len() < len + 2 {
+                        buf.reserve(len + 2 - buf.len());
+                    }
+                    len
+                }
+            };
+            if buf.len() < len + 2 {
+                return Ok(None);
+            }
+            let arg = buf.split_to(len).freeze();
+            buf.advance(2);
+            self.args.push(arg);
+            self.pending_bulk = None;
+            self.pending_args -= 1;
+        }
+        Ok(Some(std::mem::take(&mut self.args)))
+    }
+}
+
+/// Finds the `\r` ending a `*`/`$` header line and checks one more byte is there. `Ok(None)` =
+/// wait for more; `too_big` when 64 KB arrived without a `\r`.
+fn find_header_end(buf: &BytesMut, too_big: ProtocolError) -> Result<Option<usize>, ProtocolError> {
+    match memchr(b'\r', buf) {
+        None if buf.len() > INLINE_MAX_SIZE => Err(too_big),
+        None => Ok(None),
+        Some(pos) if pos + 1 >= buf.len() => Ok(None),
+        Some(pos) => Ok(Some(pos)),
+    }
+}
+
+fn decode_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+    let Some(newline) = memchr(b'\n', buf) else {
+        if buf.len() > INLINE_MAX_SIZE {
+            return Err(ProtocolError::TooBigInlineRequest);
+        }
+        return Ok(None);
+    };
+    let mut line = &buf[..newline];
+    if let [rest @ .., b'\r'] = line {
+        line = rest;
+    }
+    let args = split_args(line).map_err(|_| ProtocolError::UnbalancedQuotes)?;
+    buf.advance(newline + 1);
+    Ok(Some(args.into_iter().map(Bytes::from).collect()))
+}
+
+/// Finds `needle` the way Redis's `strchr` over the query buffer does: a NUL byte ends the search.
+/// So a header or inline line with a NUL before its terminator never completes (until the 64 KB
+/// limit turns it into an error), exactly as with Redis.
+fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
+    haystack.iter().position(|&b| b == needle || b == 0).filter(|&pos| haystack[pos] == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_all(input: &[u8]) -> Result<Vec<Vec<Vec<u8>>>, ProtocolError> {
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::from(input);
+        let mut out = Vec::new();
+        while let Some(args) = decoder.decode(&mut buf, true)? {
+            out.push(args.into_iter().map(|a| a.to_vec()).collect());
+        }
+        Ok(out)
+    }
+
+    fn cmd(parts: &[&str]) -> Vec<Vec<u8>> {
+        parts.iter().map(|p| p.as_bytes().to_vec()).collect()
+    }
+
+    #[test]
+    fn multibulk_and_inline_mixed() {
+        let got = decode_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n\r\n*0\r\n*-1\r\nSET a \"b c\"\n")
+            .unwrap();
+        assert_eq!(got, vec![cmd(&["GET", "k"]), cmd(&["PING"]), cmd(&["SET", "a", "b c"])]);
+    }
+
+    #[test]
+    fn binary_payloads_are_kept_whole() {
+        let got = decode_all(b"*2\r\n$3\r\nSET\r\n$4\r\n\0\r\n\xff\r\n").unwrap();
+        assert_eq!(got, vec![vec![b"SET".to_vec(), b"\0\r\n\xff".to_vec()]]);
+    }
+
+    #[test]
+    fn byte_by_byte_delivery_gives_the_same_commands() {
+        let input = b"*3\r\n$3\r\nSET\r\n$5\r\nhello\r\n$5\r\nworld\r\nPING\r\n";
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::new();
+        let mut out = Vec::new();
+        for &b in input.iter() {
+            buf.extend_from_slice(&[b]);
+            while let Some(args) = decoder.decode(&mut buf, true).unwrap() {
+                out.push(args);
+            }
+        }
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0], vec![&b"SET"[..], b"hello", b"world"]);
+        assert_eq!(out[1], vec![&b"PING"[..]]);
+    }
+
+    #[test]
+    fn redis_error_texts() {
+        let err = |input: &[u8]| decode_all(input).unwrap_err().to_string();
+        assert_eq!(err(b"*x\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(err(b"*3000000000\r\n"), "Protocol error: invalid multibulk length");
+        assert_eq!(err(b"*1\r\n+PING\r\n"), "Protocol error: expected '$', got '+'");
+        assert_eq!(err(b"*1\r\n$-1\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"*1\r\n$536870913\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"*1\r\n$01\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(err(b"SET \"a\r\n"), "Protocol error: unbalanced quotes in request");
+        let long = vec![b'a'; INLINE_MAX_SIZE + 1];
+        assert_eq!(err(&long), "Protocol error: too big inline request");
+        let mut long_count = b"*".to_vec();
+        long_count.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
+        assert_eq!(err(&long_count), "Protocol error: too big mbulk count string");
+        let mut long_bulk = b"*1\r\n$".to_vec();
+        long_bulk.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
+        assert_eq!(err(&long_bulk), "Protocol error: too big bulk count string");
+    }
+
+    #[test]
+    fn unauthenticated_limits() {
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::from(&b"*11\r\n"[..]);
+        assert_eq!(
+            decoder.decode(&mut buf, false),
+            Err(ProtocolError::UnauthenticatedMultibulkLength)
+        );
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::from(&b"*1\r\n$16385\r\n"[..]);
+        assert_eq!(decoder.decode(&mut buf, false), Err(ProtocolError::UnauthenticatedBulkLength));
+    }
+
+    #[test]
+    fn incomplete_input_waits() {
+        let mut decoder = RequestDecoder::default();
+        for partial in [&b"*"[..], b"*1", b"*1\r", b"*1\r\n$", b"*1\r\n$4\r\nPI", b"PIN"] {
+            let mut buf = BytesMut::from(partial);
+            assert_eq!(RequestDecoder::default().decode(&mut buf, true), Ok(None));
+        }
+        let mut buf = BytesMut::from(&b"*1\r\n$4\r\nPING\r"[..]);
+        assert_eq!(decoder.decode(&mut buf, true), Ok(None));
+        buf.extend_from_slice(b"\n");
+        assert_eq!(decoder.decode(&mut buf, true).unwrap().unwrap(), vec![&b"PING"[..]]);
+    }
+
+    #[test]
+    fn a_nul_byte_hides_the_line_end_as_in_redis() {
+        assert_eq!(decode_all(b"PI\0NG\r\n").unwrap(), Vec::<Vec<Vec<u8>>>::new());
+        assert_eq!(decode_all(b"*1\0\r\n$4\r\nPING\r\n").unwrap(), Vec::<Vec<Vec<u8>>>::new());
+        // Only the headers are searched; a NUL inside a payload is data.
+        assert_eq!(decode_all(b"*1\r\n$1\r\n\0\r\n").unwrap(), vec![vec![vec![0u8]]]);
+    }
+
+    #[test]
+    fn the_byte_after_cr_is_not_checked() {
+        assert_eq!(decode_all(b"*1\rx$4\r\nPINGxyPING\r\n").unwrap(), vec![cmd(&["PING"]), cmd(&["PING"])]);
+    }
+
+    #[test]
+    fn resp_form_of_errors() {
+        assert_eq!(
+            ProtocolError::ExpectedDollar(0xff).to_resp(),
+            b"-ERR Protocol error: expected '$', got '\xff'\r\n".to_vec()
+        );
+        assert_eq!(
+            ProtocolError::InvalidBulkLength.to_resp(),
+            b"-ERR Protocol error: invalid bulk length\r\n".to_vec()
+        );
+    }
+}

@@ -1,0 +1,248 @@
+//! Writing replies: every RESP2 and RESP3 type, straight into an output buffer.
+//!
+//! Command handlers describe their reply with these calls (as Redis's `addReply*` family does)
+//! instead of building a tree, so a GET costs one copy of the value into the socket buffer. The
+//! writer knows the connection's protocol version and down-converts RESP3 types for RESP2 clients
+//! the way Redis 7.0 does: map → flat array of 2n, set and push → array, double → bulk string in
+//! `%.17g` form, boolean → integer 1/0, big number and verbatim → bulk string, null → `$-1` (or
+//! `*-1` where Redis sends a null array). Attributes have no RESP2 form and are left out.
+
+use bytes::{BufMut, BytesMut};
+
+use crate::float::push_g17;
+
+/// The protocol a connection speaks (chosen with HELLO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Version {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+/// Appends replies to `buf` in the connection's protocol version.
+pub struct Writer<'a> {
+    buf: &'a mut BytesMut,
+    version: Version,
+}
+
+impl<'a> Writer<'a> {
+    pub fn new(buf: &'a mut BytesMut, version: Version) -> Self {
+        Writer { buf, version }
+    }
+
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    pub fn is_resp3(&self) -> bool {
+        self.version == Version::Resp3
+    }
+
+    /// The bytes written so far (the whole buffer, including what was there before).
+    pub fn buffer(&mut self) -> &mut BytesMut {
+        self.buf
+    }
+
+    /// `+OK`
+    pub fn ok(&mut self) {
+        self.buf.extend_from_slice(b"+OK\r\n");
+    }
+
+    /// A simple string. Redis never sends CR or LF inside one; callers pass safe text.
+    pub fn simple(&mut self, text: &[u8]) {
+        self.buf.reserve(text.len() + 3);
+        self.buf.put_u8(b'+');
+        self.buf.extend_from_slice(text);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// An error line: `text` is everything after `-` (`ERR …`, `WRONGTYPE …`). CR and LF inside
+    /// are replaced by spaces, as Redis does, so that an error can never break the framing.
+    pub fn error_line(&mut self, text: &[u8]) {
+        self.buf.reserve(text.len() + 3);
+        self.buf.put_u8(b'-');
+        for &b in text {
+            self.buf.put_u8(if b == b'\r' || b == b'\n' { b' ' } else { b });
+        }
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    pub fn integer(&mut self, n: i64) {
+        self.prefixed(b':', n);
+    }
+
+    pub fn bulk(&mut self, data: &[u8]) {
+        self.buf.reserve(data.len() + 16);
+        self.prefixed(b'$', data.len() as i64);
+        self.buf.extend_from_slice(data);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+
+    /// A bulk string holding the decimal form of `n` (Redis's `addReplyBulkLongLong`).
+    pub fn bulk_integer(&mut self, n: i64) {
+        let mut digits = itoa::Buffer::new();
+        self.bulk(digits.format(n).as_bytes());
+    }
+
+    /// A missing value: RESP2 `$-1`, RESP3 `_`.
+    pub fn null(&mut self) {
+        self.buf.extend_from_slice(match self.version {
+            Version::Resp2 => b"$-1\r\n",
+            Version::Resp3 => b"_\r\n",
+        });
+    }
+
+    /// A missing aggregate: RESP2 `*-1`, RESP3 `_`.
+    pub fn null_array(&mut self) {
+        self.buf.extend_from_slice(match self.version {
+            Version::Resp2 => b"*-1\r\n",
+            Version::Resp3 => b"_\r\n",
+        });
+    }
+
+    pub fn array(&mut self, len: usize) {
+        self.prefixed(b'*', len as i64);
+    }
+
+    /// A map of `len` pairs; the caller writes 2 × `len` values (key, value, key, value…).
+    pub fn map(&mut self, len: usize) {
+        match self.version {
+            Version::Resp2 => self.prefixed(b'*', 2 * len as i64),
+            Version::Resp3 => self.prefixed(b'%', len as i64),
+        }
+    }
+
+    pub fn set(&mut self, len: usize) {
+        match self.version {
+            Version::Resp2 => self.prefixed(b'*', len as i64),
+            Version::Resp3 => self.prefixed(b'~', len as i64),
+        }
+    }
+
+    pub fn push(&mut self, len: usize) {
+        match self.version {
+            Version::Resp2 => self.prefixed(b'*', len as i64),
+            Version::Resp3 => self.prefixed(b'>', len as i64),
+        }
+    }
+
+    /// RESP3 attributes header: the caller writes 2 × `len` values, then the decorated value.
+    /// Only valid on RESP3 writers; RESP2 has no way to send attributes.
+    pub fn attribute(&mut self, len: usize) {
+        debug_assert!(self.is_resp3(), "attributes do not exist in RESP2");
+        self.prefixed(b'|', len as i64);
+    }
+
+    /// A double, formatted as Redis 7.0 does (`%.17g`, `inf`, `-inf`).
+    pub fn double(&mut self, d: f64) {
+        let mut text = Vec::with_capacity(24);
+        push_g17(&mut text, d);
+        match self.version {
+            Version::Resp2 => self.bulk(&text),
+            Version::Resp3 => {
+                self.buf.put_u8(b',');
+                self.buf.extend_from_slice(&text);
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    pub fn boolean(&mut self, b: bool) {
+        match self.version {
+            Version::Resp2 => self.integer(b as i64),
+            Version::Resp3 => self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
+        }
+    }
+
+    /// An arbitrary-precision integer given as its decimal digits.
+    pub fn big_number(&mut self, digits: &[u8]) {
+        match self.version {
+            Version::Resp2 => self.bulk(digits),
+            Version::Resp3 => {
+                self.buf.put_u8(b'(');
+                self.buf.extend_from_slice(digits);
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// A verbatim string with a three-letter format such as `txt`.
+    pub fn verbatim(&mut self, format: &[u8; 3], text: &[u8]) {
+        match self.version {
+            Version::Resp2 => self.bulk(text),
+            Version::Resp3 => {
+                self.prefixed(b'=', text.len() as i64 + 4);
+                self.buf.extend_from_slice(format);
+                self.buf.put_u8(b':');
+                self.buf.extend_from_slice(text);
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Bytes that are already valid RESP for this connection.
+    pub fn raw(&mut self, resp: &[u8]) {
+        self.buf.extend_from_slice(resp);
+    }
+
+    fn prefixed(&mut self, kind: u8, n: i64) {
+        let mut digits = itoa::Buffer::new();
+        let digits = digits.format(n).as_bytes();
+        self.buf.reserve(digits.len() + 3);
+        self.buf.put_u8(kind);
+        self.buf.extend_from_slice(digits);
+        self.buf.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn written(version: Version, f: impl FnOnce(&mut Writer<'_>)) -> Vec<u8> {
+        let mut buf = BytesMut::new();
+        f(&mut Writer::new(&mut buf, version));
+        buf.to_vec()
+    }
+
+    #[test]
+    fn resp2_down_conversion() {
+        use Version::Resp2;
+        assert_eq!(written(Resp2, |w| w.map(2)), b"*4\r\n");
+        assert_eq!(written(Resp2, |w| w.set(3)), b"*3\r\n");
+        assert_eq!(written(Resp2, |w| w.push(3)), b"*3\r\n");
+        assert_eq!(written(Resp2, |w| w.double(0.1)), b"$19\r\n0.10000000000000001\r\n");
+        assert_eq!(written(Resp2, |w| w.double(f64::INFINITY)), b"$3\r\ninf\r\n");
+        assert_eq!(written(Resp2, |w| w.boolean(true)), b":1\r\n");
+        assert_eq!(written(Resp2, |w| w.null()), b"$-1\r\n");
+        assert_eq!(written(Resp2, |w| w.null_array()), b"*-1\r\n");
+        assert_eq!(written(Resp2, |w| w.big_number(b"123")), b"$3\r\n123\r\n");
+        assert_eq!(written(Resp2, |w| w.verbatim(b"txt", b"hi")), b"$2\r\nhi\r\n");
+    }
+
+    #[test]
+    fn resp3_native_types() {
+        use Version::Resp3;
+        assert_eq!(written(Resp3, |w| w.map(2)), b"%2\r\n");
+        assert_eq!(written(Resp3, |w| w.set(3)), b"~3\r\n");
+        assert_eq!(written(Resp3, |w| w.push(1)), b">1\r\n");
+        assert_eq!(written(Resp3, |w| w.double(1.5)), b",1.5\r\n");
+        assert_eq!(written(Resp3, |w| w.double(f64::NEG_INFINITY)), b",-inf\r\n");
+        assert_eq!(written(Resp3, |w| w.boolean(false)), b"#f\r\n");
+        assert_eq!(written(Resp3, |w| w.null()), b"_\r\n");
+        assert_eq!(written(Resp3, |w| w.null_array()), b"_\r\n");
+        assert_eq!(written(Resp3, |w| w.big_number(b"-12")), b"(-12\r\n");
+        assert_eq!(written(Resp3, |w| w.verbatim(b"txt", b"hi")), b"=6\r\ntxt:hi\r\n");
+        assert_eq!(written(Resp3, |w| w.attribute(1)), b"|1\r\n");
+    }
+
+    #[test]
+    fn scalars() {
+        let v = Version::Resp2;
+        assert_eq!(written(v, |w| w.ok()), b"+OK\r\n");
+        assert_eq!(written(v, |w| w.integer(-42)), b":-42\r\n");
+        assert_eq!(written(v, |w| w.bulk(b"")), b"$0\r\n\r\n");
+        assert_eq!(written(v, |w| w.bulk_integer(17)), b"$2\r\n17\r\n");
+        assert_eq!(written(v, |w| w.error_line(b"ERR a\r\nb")), b"-ERR a  b\r\n");
+    }
+}
