@@ -1,1 +1,108 @@
+//! embedis: a Redis-compatible server you can run as `embedis-server` or start inside a Rust
+//! process.
+//!
+//! ```
+//! let server = embedis::Server::builder().start().expect("server starts");
+//! let url = server.url(); // redis://127.0.0.1:<free port>/
+//! # assert!(url.starts_with("redis://127.0.0.1:"));
+//! // ... point any Redis client at `url` ...
+//! drop(server); // stops it
+//! ```
+pub use embedis_server::{Clock, Config};
 
+use std::io;
+use std::net::SocketAddr;
+
+/// Builds an in-process server. Defaults: a free port on 127.0.0.1, 16 databases, no password,
+/// real time, no logging.
+pub struct ServerBuilder {
+    options: embedis_server::ServerOptions,
+}
+
+impl Server {
+    pub fn builder() -> ServerBuilder {
+        let mut options = embedis_server::ServerOptions::default();
+        options.ephemeral_port = true;
+        options.config.bind = vec!["127.0.0.1".into()];
+        options.logger = Some(embedis_server::log::Logger::silent());
+        ServerBuilder { options }
+    }
+}
+
+impl ServerBuilder {
+    /// Listens on this port instead of a free one (0 = no TCP listener, as in Redis).
+    pub fn port(mut self, port: u16) -> Self {
+        self.options.ephemeral_port = false;
+        self.options.config.port = port;
+        self
+    }
+
+    /// Requires clients to AUTH with this password.
+    pub fn password(mut self, password: impl Into<String>) -> Self {
+        self.options.config.requirepass = password.into();
+        self
+    }
+
+    pub fn databases(mut self, n: usize) -> Self {
+        self.options.config.databases = n.max(1);
+        self
+    }
+
+    /// Runs the server on this clock (see [`Clock::manual`] to control time in tests).
+    pub fn clock(mut self, clock: Clock) -> Self {
+        self.options.clock = clock;
+        self
+    }
+
+    /// Seeds the server's random choices so that runs are reproducible.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.options.seed = Some(seed);
+        self
+    }
+
+    /// Sets any configuration parameter by its Redis name, as `CONFIG SET` or a config file would.
+    pub fn config(mut self, name: &str, value: &str) -> Result<Self, String> {
+        self.options.config.load_text(&format!("{name} \"{}\"", value.replace('\\', "\\\\").replace('"', "\\\"")))
+            .map_err(|e| e.reason)?;
+        Ok(self)
+    }
+
+    /// Logs to standard output (Redis's format) instead of staying silent.
+    pub fn verbose(mut self) -> Self {
+        self.options.logger = None;
+        self
+    }
+
+    /// Starts the server on its own thread; returns once it is accepting connections.
+    pub fn start(self) -> io::Result<Server> {
+        let handle = embedis_server::start(self.options)?;
+        Ok(Server { handle })
+    }
+}
+
+/// A running server. Dropping it shuts it down.
+pub struct Server {
+    handle: embedis_server::ServerHandle,
+}
+
+impl Server {
+    /// The address it listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.handle.addr().expect("a server started by the builder listens on TCP")
+    }
+
+    /// `redis://127.0.0.1:<port>/`, for any client library.
+    pub fn url(&self) -> String {
+        format!("redis://{}/", self.addr())
+    }
+
+    /// The clock the server runs on.
+    pub fn clock(&self) -> &Clock {
+        self.handle.clock()
+    }
+
+    /// Stops the server and waits until it has.
+    pub fn shutdown(mut self) {
+        self.handle.shutdown();
+    }
+}

@@ -1,1 +1,28 @@
+//! The embedis server: a Redis 7.0–compatible command executor and its networking.
+//!
+//! The path of a request: [`net`] reads bytes and decodes requests (with `embedis-protocol`),
+//! [`engine`] resolves each against the [`command`] table, applies the generic gates and runs the
+//! handler from [`commands`] over the [`keyspace`], and the reply is written back in the
+//! connection's RESP version. One thread owns all of it. Time comes from [`clock`]; configuration
+//! from [`config`]; [`server`] starts and stops the whole.
 
+pub mod blocking;
+pub mod client;
+pub mod clock;
+pub mod command;
+pub mod commands;
+pub mod config;
+pub mod ctx;
+pub mod engine;
+pub mod error;
+pub mod expire;
+pub mod keyspace;
+pub mod log;
+pub mod net;
+pub mod server;
+pub mod state;
+pub mod value;
+
+pub use clock::Clock;
+pub use config::Config;
+pub use server::{run, start, ServerHandle, ServerOptions};

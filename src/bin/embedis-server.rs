@@ -1,1 +1,77 @@
-fn main(){}
+//! `embedis-server [config-file] [--option value ...]`: redis-server's command line.
+//!
+//! Options use redis-server's names and meanings. `--port auto` binds a free port and prints one
+//! line, `port=<n>`, on standard output as soon as the server listens, so that a test harness in
+//! any language can spawn the server and learn where it is. Unknown options, and Redis options
+//! embedis does not implement yet, stop start-up with a message saying which.
+
+use std::process::ExitCode;
+
+use embedis_server::{Config, ServerOptions};
+
+fn main() -> ExitCode {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "-v" || a == "--version") {
+        println!("embedis-server v={} (Redis 7.0.15 compatible)", env!("CARGO_PKG_VERSION"));
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("Usage: embedis-server [/path/to/redis.conf] [--option value ...]");
+        println!("       embedis-server --port auto   (prints port=<n> once listening)");
+        println!("Options have redis-server's names: --port, --bind, --unixsocket, --requirepass, --databases, ...");
+        return ExitCode::SUCCESS;
+    }
+    // `--port auto` is ours: take it out before the Redis-style parsing.
+    let mut ephemeral_port = false;
+    if let Some(i) = args.windows(2).position(|w| w[0] == "--port" && w[1] == "auto") {
+        args.drain(i..i + 2);
+        ephemeral_port = true;
+    }
+    let (file, text) = match Config::args_to_text(&args) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut config = Config::default();
+    if let Some(path) = &file {
+        match std::fs::read_to_string(path) {
+            Ok(contents) => {
+                if let Err(e) = config.load_text(&contents) {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            Err(e) => {
+                eprintln!("Fatal error, can't open config file '{path}': {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Err(e) = config.load_text(&text) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
+    let options = ServerOptions {
+        config,
+        ephemeral_port,
+        config_file: file,
+        handle_signals: true,
+        ..ServerOptions::default()
+    };
+    let result = embedis_server::run(options, move |addr| {
+        if ephemeral_port {
+            if let Some(addr) = addr {
+                println!("port={}", addr.port());
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}

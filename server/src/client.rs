@@ -1,0 +1,238 @@
+//! Clients: what the executor knows about each connection ([`ClientState`], owned by the
+//! executor) and the small shared part the connection's I/O task uses ([`ClientHandle`]).
+//!
+//! Replies to a command go straight into the buffer of the task that submitted it. Everything
+//! else a client receives out of turn — the reply to a blocked command when it is released,
+//! MONITOR lines, and later pub/sub messages — is appended to the client's `pending` buffer and,
+//! at the end of the current command, handed to its [`ClientHandle`] outbox and the task woken.
+//! The handle also carries the two signals the executor sends a connection: "you were killed"
+//! and "you are blocked / released".
+
+use bytes::BytesMut;
+use embedis_protocol::Version;
+use parking_lot::Mutex;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use tokio::sync::Notify;
+
+use crate::blocking::Blocked;
+
+pub type ClientId = u64;
+
+/// The part of a client shared between the executor and the connection's I/O task.
+pub struct ClientHandle {
+    pub id: ClientId,
+    outbox: Mutex<BytesMut>,
+    notify: Notify,
+    killed: AtomicBool,
+    blocked: AtomicBool,
+}
+
+impl ClientHandle {
+    pub fn new(id: ClientId) -> Self {
+        ClientHandle {
+            id,
+            outbox: Mutex::new(BytesMut::new()),
+            notify: Notify::new(),
+            killed: AtomicBool::new(false),
+            blocked: AtomicBool::new(false),
+        }
+    }
+
+    /// Appends out-of-turn output and wakes the task.
+    pub fn deliver(&self, bytes: &[u8]) {
+        self.outbox.lock().extend_from_slice(bytes);
+        self.notify.notify_one();
+    }
+
+    /// Takes everything delivered so far.
+    pub fn take_outbox(&self) -> BytesMut {
+        self.outbox.lock().split()
+    }
+
+    pub fn has_outbox(&self) -> bool {
+        !self.outbox.lock().is_empty()
+    }
+
+    /// Tells the task to close the connection.
+    pub fn kill(&self) {
+        self.killed.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+
+    pub fn is_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+
+    pub fn set_blocked(&self, blocked: bool) {
+        self.blocked.store(blocked, Ordering::Release);
+        if !blocked {
+            self.notify.notify_one();
+        }
+    }
+
+    pub fn is_blocked(&self) -> bool {
+        self.blocked.load(Ordering::Acquire)
+    }
+
+    /// Resolves when the executor has something for this connection.
+    pub async fn notified(&self) {
+        self.notify.notified().await
+    }
+}
+
+/// How a client reached us.
+#[derive(Debug, Clone)]
+pub enum Peer {
+    Tcp { addr: SocketAddr, local: SocketAddr },
+    Unix { path: String },
+}
+
+impl Peer {
+    /// `addr=` of CLIENT LIST.
+    pub fn addr(&self) -> String {
+        match self {
+            Peer::Tcp { addr, .. } => addr.to_string(),
+            Peer::Unix { path } => format!("{path}:0"),
+        }
+    }
+
+    /// `laddr=` of CLIENT LIST.
+    pub fn local_addr(&self) -> String {
+        match self {
+            Peer::Tcp { local, .. } => local.to_string(),
+            Peer::Unix { path } => format!("{path}:0"),
+        }
+    }
+
+    pub fn is_loopback(&self) -> bool {
+        match self {
+            Peer::Tcp { addr, .. } => addr.ip().is_loopback(),
+            Peer::Unix { .. } => true,
+        }
+    }
+
+    pub fn is_unix(&self) -> bool {
+        matches!(self, Peer::Unix { .. })
+    }
+}
+
+/// CLIENT REPLY state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the reply of the next command.
+    Skip,
+    /// Set by CLIENT REPLY SKIP; becomes `Skip` after the current command.
+    SkipNext,
+}
+
+/// Everything the executor knows about one connection.
+pub struct ClientState {
+    pub id: ClientId,
+    pub handle: Arc<ClientHandle>,
+    pub peer: Peer,
+    pub fd: i32,
+    pub name: Vec<u8>,
+    pub lib_name: Vec<u8>,
+    pub lib_ver: Vec<u8>,
+    pub db: usize,
+    pub resp: Version,
+    pub authenticated: bool,
+    pub created_ms: i64,
+    pub last_interaction_ms: i64,
+    /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`.
+    pub last_command: String,
+    pub monitor: bool,
+    pub reply_mode: ReplyMode,
+    /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
+    pub close_after_reply: bool,
+    /// Out-of-turn output not yet handed to the connection (see the module documentation).
+    pub pending: BytesMut,
+    pub blocked: Option<Blocked>,
+    /// Bytes waiting in the connection's read buffer (CLIENT LIST `qbuf=`), updated by the task.
+    pub query_buffer: usize,
+}
+
+impl ClientState {
+    pub fn new(handle: Arc<ClientHandle>, peer: Peer, fd: i32, now_ms: i64, authenticated: bool) -> Self {
+        ClientState {
+            id: handle.id,
+            handle,
+            peer,
+            fd,
+            name: Vec::new(),
+            lib_name: Vec::new(),
+            lib_ver: Vec::new(),
+            db: 0,
+            resp: Version::Resp2,
+            authenticated,
+            created_ms: now_ms,
+            last_interaction_ms: now_ms,
+            last_command: "NULL".into(),
+            monitor: false,
+            reply_mode: ReplyMode::On,
+            close_after_reply: false,
+            pending: BytesMut::new(),
+            blocked: None,
+            query_buffer: 0,
+        }
+    }
+
+    /// CLIENT LIST `flags=`.
+    pub fn flags(&self) -> String {
+        let mut f = String::new();
+        if self.monitor {
+            f.push('O');
+        }
+        if self.blocked.is_some() {
+            f.push('b');
+        }
+        if self.close_after_reply {
+            f.push('c');
+        }
+        if self.peer.is_unix() {
+            f.push('U');
+        }
+        if f.is_empty() {
+            f.push('N');
+        }
+        f
+    }
+
+    /// One CLIENT LIST / CLIENT INFO line (without the trailing newline).
+    pub fn info_line(&self, now_ms: i64) -> String {
+        let age = (now_ms - self.created_ms).max(0) / 1000;
+        let idle = (now_ms - self.last_interaction_ms).max(0) / 1000;
+        let name = String::from_utf8_lossy(&self.name);
+        let lib_name = String::from_utf8_lossy(&self.lib_name);
+        let lib_ver = String::from_utf8_lossy(&self.lib_ver);
+        let omem = self.pending.len();
+        let resp = match self.resp {
+            Version::Resp2 => 2,
+            Version::Resp3 => 3,
+        };
+        // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
+        format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.peer.addr(),
+            self.peer.local_addr(),
+            self.fd,
+            name,
+            age,
+            idle,
+            self.flags(),
+            self.db,
+            self.query_buffer,
+            omem,
+            omem + self.query_buffer + std::mem::size_of::<ClientState>(),
+            self.last_command,
+            resp,
+            lib_name,
+            lib_ver
+        )
+    }
+}

@@ -1,0 +1,254 @@
+//! [`Clock`]: the one source of time for everything time-related in a server — TTLs, TIME,
+//! OBJECT IDLETIME, blocking timeouts, CLIENT PAUSE, the active expiry cycle.
+//!
+//! A server runs on the system clock unless it was built with another one. A test can build a
+//! server on a clock it controls: frozen at a chosen instant and moved forward with
+//! [`Clock::advance`], set to any time, or running at a different rate or offset from real time
+//! (how one node of five drifts in a Redlock test). Every change notifies the server, which runs
+//! its expiry cycle and blocked-client timeouts at once on the new time, so advancing a clock past a
+//! lease expires the key for every client without anyone sleeping.
+//!
+//! The executor reads the clock once per command (or per MULTI/EXEC or script) and keeps that
+//! value for the whole command, as Redis does, so a command never sees time move under it.
+
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A shareable handle to a clock; clones see and control the same time.
+#[derive(Clone)]
+pub struct Clock {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// `None` for the plain system clock (read without locking).
+    controlled: Option<Mutex<Controlled>>,
+    listeners: Mutex<Vec<Arc<dyn Fn() + Send + Sync>>>,
+}
+
+/// Virtual time = `virtual_anchor + rate × (real now − real_anchor)`, or `virtual_anchor` when
+/// frozen.
+#[derive(Debug, Clone, Copy)]
+struct Controlled {
+    frozen: bool,
+    rate: f64,
+    real_anchor_us: i64,
+    virtual_anchor_us: i64,
+}
+
+impl Controlled {
+    fn now_us(&self, real_us: i64) -> i64 {
+        if self.frozen {
+            self.virtual_anchor_us
+        } else {
+            let elapsed = (real_us - self.real_anchor_us) as f64 * self.rate;
+            self.virtual_anchor_us + elapsed as i64
+        }
+    }
+
+    /// Re-anchors at the current instant so that a change of mode or rate starts from here.
+    fn reanchor(&mut self, real_us: i64) {
+        self.virtual_anchor_us = self.now_us(real_us);
+        self.real_anchor_us = real_us;
+    }
+}
+
+fn real_now_us() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+}
+
+fn to_us(t: SystemTime) -> i64 {
+    match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => d.as_micros() as i64,
+        Err(e) => -(e.duration().as_micros() as i64),
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Self::system()
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner.controlled {
+            None => write!(f, "Clock(system)"),
+            Some(c) => write!(f, "Clock({:?})", *c.lock()),
+        }
+    }
+}
+
+impl Clock {
+    /// Real time.
+    pub fn system() -> Self {
+        Clock { inner: Arc::new(Inner { controlled: None, listeners: Mutex::new(Vec::new()) }) }
+    }
+
+    /// A clock that starts at real time and can then be controlled (frozen, advanced, skewed).
+    pub fn controllable() -> Self {
+        Self::controlled(Controlled {
+            frozen: false,
+            rate: 1.0,
+            real_anchor_us: real_now_us(),
+            virtual_anchor_us: real_now_us(),
+        })
+    }
+
+    /// A clock frozen at `at`: time moves only when told to.
+    pub fn frozen_at(at: SystemTime) -> Self {
+        Self::controlled(Controlled {
+            frozen: true,
+            rate: 1.0,
+            real_anchor_us: real_now_us(),
+            virtual_anchor_us: to_us(at),
+        })
+    }
+
+    /// A clock frozen at the current real time.
+    pub fn manual() -> Self {
+        Self::frozen_at(SystemTime::now())
+    }
+
+    fn controlled(c: Controlled) -> Self {
+        Clock {
+            inner: Arc::new(Inner {
+                controlled: Some(Mutex::new(c)),
+                listeners: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// True for a clock that tests can move.
+    pub fn is_controllable(&self) -> bool {
+        self.inner.controlled.is_some()
+    }
+
+    /// Microseconds since the UNIX epoch.
+    pub fn now_us(&self) -> i64 {
+        match &self.inner.controlled {
+            None => real_now_us(),
+            Some(c) => c.lock().now_us(real_now_us()),
+        }
+    }
+
+    /// Milliseconds since the UNIX epoch.
+    pub fn now_ms(&self) -> i64 {
+        self.now_us().div_euclid(1000)
+    }
+
+    pub fn now(&self) -> SystemTime {
+        let us = self.now_us();
+        if us >= 0 {
+            UNIX_EPOCH + Duration::from_micros(us as u64)
+        } else {
+            UNIX_EPOCH - Duration::from_micros(us.unsigned_abs())
+        }
+    }
+
+    /// Moves a controllable clock forward by `by`. Returns false on the system clock.
+    pub fn advance(&self, by: Duration) -> bool {
+        self.update(|c, _| c.virtual_anchor_us += by.as_micros() as i64)
+    }
+
+    /// Sets a controllable clock to `to` (it keeps running, or stays frozen, from there).
+    pub fn set(&self, to: SystemTime) -> bool {
+        self.update(|c, real| {
+            c.real_anchor_us = real;
+            c.virtual_anchor_us = to_us(to);
+        })
+    }
+
+    /// Stops a controllable clock at its current time.
+    pub fn freeze(&self) -> bool {
+        self.update(|c, real| {
+            c.reanchor(real);
+            c.frozen = true;
+        })
+    }
+
+    /// Lets a frozen clock run again from where it stopped.
+    pub fn resume(&self) -> bool {
+        self.update(|c, real| {
+            c.real_anchor_us = real;
+            c.frozen = false;
+        })
+    }
+
+    /// Makes a controllable clock run `rate` times as fast as real time (1.0 = normal).
+    pub fn set_rate(&self, rate: f64) -> bool {
+        self.update(|c, real| {
+            c.reanchor(real);
+            c.rate = rate;
+        })
+    }
+
+    fn update(&self, change: impl FnOnce(&mut Controlled, i64)) -> bool {
+        let Some(controlled) = &self.inner.controlled else { return false };
+        change(&mut controlled.lock(), real_now_us());
+        self.notify();
+        true
+    }
+
+    /// Registers `listener`, called after every change made through this clock's controls.
+    /// The server uses it to run expiry and timeouts at once on the new time.
+    pub fn on_change(&self, listener: Arc<dyn Fn() + Send + Sync>) {
+        self.inner.listeners.lock().push(listener);
+    }
+
+    fn notify(&self) {
+        let listeners = self.inner.listeners.lock().clone();
+        for listener in listeners {
+            listener();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[test]
+    fn frozen_clock_moves_only_when_told() {
+        let start = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let clock = Clock::frozen_at(start);
+        assert_eq!(clock.now_ms(), 1_700_000_000_000);
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(clock.now_ms(), 1_700_000_000_000);
+        clock.advance(Duration::from_millis(1500));
+        assert_eq!(clock.now_ms(), 1_700_000_001_500);
+        clock.set(UNIX_EPOCH + Duration::from_secs(10));
+        assert_eq!(clock.now_ms(), 10_000);
+    }
+
+    #[test]
+    fn rate_and_resume() {
+        let clock = Clock::frozen_at(UNIX_EPOCH + Duration::from_secs(100));
+        clock.set_rate(1000.0);
+        clock.resume();
+        std::thread::sleep(Duration::from_millis(5));
+        // 5 ms of real time at 1000x is at least 5 s of clock time.
+        assert!(clock.now_ms() >= 105_000);
+        clock.freeze();
+        let frozen = clock.now_ms();
+        std::thread::sleep(Duration::from_millis(2));
+        assert_eq!(clock.now_ms(), frozen);
+    }
+
+    #[test]
+    fn system_clock_is_not_controllable_and_listeners_hear_changes() {
+        let system = Clock::system();
+        assert!(!system.advance(Duration::from_secs(1)));
+        let clock = Clock::manual();
+        let calls = Arc::new(AtomicUsize::new(0));
+        let seen = calls.clone();
+        clock.on_change(Arc::new(move || {
+            seen.fetch_add(1, Ordering::SeqCst);
+        }));
+        clock.advance(Duration::from_secs(1));
+        clock.freeze();
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+}

@@ -1,0 +1,211 @@
+//! Key specifications: where a command's keys are among its arguments, in Redis 7's form.
+//!
+//! A key spec says where to start looking (`begin_search`: a fixed index, or after a keyword) and
+//! how to find the keys from there (`find_keys`: a range, or a count read from an argument), plus
+//! flags describing the access (RO/RW/OW/RM, access/update/insert/delete). COMMAND INFO shows
+//! them, COMMAND GETKEYS applies them, and Redis's older first/last/step triple is derived from
+//! them with Redis's rules (`populateCommandLegacyRangeSpec`).
+
+use bytes::Bytes;
+
+/// Key spec flags, named as COMMAND INFO names them.
+pub mod flag {
+    pub const RO: u16 = 1 << 0;
+    pub const RW: u16 = 1 << 1;
+    pub const OW: u16 = 1 << 2;
+    pub const RM: u16 = 1 << 3;
+    pub const ACCESS: u16 = 1 << 4;
+    pub const UPDATE: u16 = 1 << 5;
+    pub const INSERT: u16 = 1 << 6;
+    pub const DELETE: u16 = 1 << 7;
+    pub const NOT_KEY: u16 = 1 << 8;
+    pub const INCOMPLETE: u16 = 1 << 9;
+    pub const VARIABLE_FLAGS: u16 = 1 << 10;
+
+    pub const NAMES: &[(u16, &str)] = &[
+        (RO, "RO"),
+        (RW, "RW"),
+        (OW, "OW"),
+        (RM, "RM"),
+        (ACCESS, "access"),
+        (UPDATE, "update"),
+        (INSERT, "insert"),
+        (DELETE, "delete"),
+        (NOT_KEY, "not_key"),
+        (INCOMPLETE, "incomplete"),
+        (VARIABLE_FLAGS, "variable_flags"),
+    ];
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Begin {
+    /// The first key is at this argument index.
+    Index(i32),
+    /// The first key follows this keyword, searched from `start_from` (negative: from the end).
+    Keyword { keyword: &'static str, start_from: i32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Find {
+    /// Keys from the start to `last_key` (relative to the start; -1 = the last argument),
+    /// every `step` arguments; `limit` > 1 limits to 1/limit of the remaining arguments.
+    Range { last_key: i32, step: i32, limit: i32 },
+    /// The argument at `count_index` (relative to the start) holds the number of keys, which
+    /// begin at `first_key` (relative), every `step`.
+    Keynum { count_index: i32, first_key: i32, step: i32 },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeySpec {
+    pub flags: u16,
+    pub begin: Begin,
+    pub find: Find,
+    pub notes: &'static str,
+}
+
+impl KeySpec {
+    /// The one key at `index`.
+    pub const fn single(index: i32, flags: u16) -> Self {
+        KeySpec {
+            flags,
+            begin: Begin::Index(index),
+            find: Find::Range { last_key: 0, step: 1, limit: 0 },
+            notes: "",
+        }
+    }
+
+    /// Keys from `index` to `last_key` (relative; -1 = last argument) every `step`.
+    pub const fn range(index: i32, last_key: i32, step: i32, flags: u16) -> Self {
+        KeySpec { flags, begin: Begin::Index(index), find: Find::Range { last_key, step, limit: 0 }, notes: "" }
+    }
+
+    pub const fn notes(mut self, notes: &'static str) -> Self {
+        self.notes = notes;
+        self
+    }
+
+    /// Positions (argument indexes) of the keys in `args` (name included at 0).
+    pub fn key_positions(&self, args: &[Bytes]) -> Vec<usize> {
+        let argc = args.len() as i64;
+        let start = match self.begin {
+            Begin::Index(i) => i as i64,
+            Begin::Keyword { keyword, start_from } => {
+                let found = if start_from >= 0 {
+                    (start_from as i64..argc).find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                } else {
+                    let from = argc + start_from as i64;
+                    (1..=from).rev().find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                };
+                match found {
+                    Some(i) => i + 1,
+                    None => return Vec::new(),
+                }
+            }
+        };
+        if start >= argc {
+            return Vec::new();
+        }
+        match self.find {
+            Find::Range { last_key, step, limit } => {
+                let last = if last_key >= 0 {
+                    start + last_key as i64
+                } else if limit <= 1 {
+                    argc + last_key as i64
+                } else {
+                    start + (argc - start) / limit as i64 + last_key as i64
+                };
+                let last = last.min(argc - 1);
+                (start..=last).step_by(step.max(1) as usize).map(|i| i as usize).collect()
+            }
+            Find::Keynum { count_index, first_key, step } => {
+                let count_at = start + count_index as i64;
+                let Some(count) = args
+                    .get(count_at as usize)
+                    .and_then(|a| embedis_protocol::number::parse_i64(a))
+                else {
+                    return Vec::new();
+                };
+                let first = start + first_key as i64;
+                (0..count.max(0))
+                    .map(|k| first + k * step as i64)
+                    .take_while(|&i| i < argc)
+                    .map(|i| i as usize)
+                    .collect()
+            }
+        }
+    }
+}
+
+/// Redis's legacy (first, last, step) derived from key specs, and whether the keys are "movable"
+/// (not describable by that triple).
+pub fn legacy_range(specs: &[KeySpec]) -> ((i32, i32, i32), bool) {
+    if specs.is_empty() {
+        return ((0, 0, 0), false);
+    }
+    if let [KeySpec { begin: Begin::Index(pos), find: Find::Range { last_key, step, .. }, flags, .. }] =
+        specs
+    {
+        let last = if *last_key >= 0 { pos + last_key } else { *last_key };
+        return ((*pos, last, *step), flags & flag::INCOMPLETE != 0);
+    }
+    let mut movable = false;
+    let mut first = i32::MAX;
+    let mut last: i32 = 0;
+    let mut previous_last: i32 = 0;
+    for spec in specs {
+        let (Begin::Index(pos), Find::Range { last_key, step, .. }) = (spec.begin, spec.find) else {
+            movable = true;
+            continue;
+        };
+        if step != 1 || (previous_last != 0 && previous_last != pos - 1) {
+            movable = true;
+            continue;
+        }
+        if spec.flags & flag::INCOMPLETE != 0 {
+            movable = true;
+        }
+        first = first.min(pos);
+        let absolute = if last_key >= 0 { last_key + pos } else { last_key };
+        // Redis compares as unsigned so that -1 ("to the end") wins.
+        last = if (absolute as u32) > (last as u32) { absolute } else { last };
+        previous_last = last;
+    }
+    if first == i32::MAX {
+        return ((0, 0, 0), true);
+    }
+    ((first, last, 1), movable)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(s: &str) -> Vec<Bytes> {
+        s.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+    }
+
+    #[test]
+    fn positions() {
+        assert_eq!(KeySpec::single(1, flag::RO).key_positions(&args("GET k")), vec![1]);
+        assert_eq!(KeySpec::range(1, -1, 2, flag::OW).key_positions(&args("MSET a 1 b 2")), vec![1, 3]);
+        assert_eq!(KeySpec::range(1, -1, 1, flag::RM).key_positions(&args("DEL a b c")), vec![1, 2, 3]);
+        let keynum = KeySpec {
+            flags: flag::RO,
+            begin: Begin::Index(2),
+            find: Find::Keynum { count_index: 0, first_key: 1, step: 1 },
+            notes: "",
+        };
+        assert_eq!(keynum.key_positions(&args("EVAL s 2 a b c")), vec![3, 4]);
+    }
+
+    #[test]
+    fn legacy() {
+        assert_eq!(legacy_range(&[KeySpec::single(1, flag::RO)]), ((1, 1, 1), false));
+        assert_eq!(legacy_range(&[KeySpec::range(1, -1, 2, flag::OW)]), ((1, -1, 2), false));
+        assert_eq!(
+            legacy_range(&[KeySpec::single(1, flag::RW), KeySpec::single(2, flag::OW)]),
+            ((1, 2, 1), false)
+        );
+        assert_eq!(legacy_range(&[]), ((0, 0, 0), false));
+    }
+}

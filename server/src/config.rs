@@ -1,0 +1,590 @@
+//! Configuration: every parameter embedis implements, under Redis 7.0's names (and old aliases),
+//! with Redis's parsing, bounds and error texts — for the config file, the command line, and
+//! CONFIG GET / SET.
+//!
+//! One table ([`PARAMS`]) describes each parameter: its kind (integer, memory size, yes/no,
+//! choice, string…), bounds, default, whether it may change at run time, and how to read and
+//! write it in [`Config`]. CONFIG GET, CONFIG SET, the start-up parser and `CONFIG GET *` are all
+//! driven by the table, so a parameter exists everywhere or nowhere.
+//!
+//! A parameter Redis has but embedis does not implement is not in the table: the start-up parser
+//! refuses it with a message saying so, rather than accepting a setting it would silently ignore.
+//! A few parameters (`save`, `appendonly`, `daemonize`, `maxmemory`) are in the table but accept
+//! only the value that describes what embedis actually does (no snapshots, no AOF, foreground, no
+//! memory limit), so that harnesses passing `--save ""` or `--appendonly no` keep working.
+
+use embedis_datatypes::glob;
+
+/// The server's configuration values.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub port: u16,
+    pub bind: Vec<String>,
+    pub unixsocket: String,
+    pub unixsocketperm: u32,
+    pub requirepass: String,
+    pub databases: usize,
+    pub maxclients: u64,
+    pub timeout: u64,
+    pub hz: u32,
+    pub dynamic_hz: bool,
+    pub loglevel: LogLevel,
+    pub logfile: String,
+    pub dir: String,
+    pub pidfile: String,
+    pub enable_debug_command: Access,
+    pub io_threads: usize,
+    pub proto_max_bulk_len: i64,
+    pub client_query_buffer_limit: i64,
+    pub tcp_keepalive: u64,
+    pub tcp_backlog: u32,
+    pub protected_mode: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Verbose,
+    Notice,
+    Warning,
+}
+
+/// Redis's no / yes / local setting for protected commands such as DEBUG.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    No,
+    Yes,
+    Local,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: vec!["127.0.0.1".into(), "-::1".into()],
+            unixsocket: String::new(),
+            unixsocketperm: 0,
+            requirepass: String::new(),
+            databases: 16,
+            maxclients: 10000,
+            timeout: 0,
+            hz: 10,
+            dynamic_hz: true,
+            loglevel: LogLevel::Notice,
+            logfile: String::new(),
+            dir: std::env::current_dir()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_else(|_| ".".into()),
+            pidfile: String::new(),
+            enable_debug_command: Access::No,
+            io_threads: 1,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            tcp_keepalive: 300,
+            tcp_backlog: 511,
+            protected_mode: true,
+        }
+    }
+}
+
+/// What a parameter is, for parsing and for Redis's error texts.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Int { min: i64, max: i64 },
+    Memory { min: i64, max: i64 },
+    Bool,
+    Choice(&'static [&'static str]),
+    Text,
+    /// Accepts only the listed values: the ones that describe what embedis does.
+    Only(&'static [&'static str]),
+}
+
+/// One configuration parameter.
+pub struct Param {
+    pub name: &'static str,
+    /// Old names (Redis 7.0 keeps `*-ziplist-*` for `*-listpack-*`, etc.).
+    pub aliases: &'static [&'static str],
+    pub kind: Kind,
+    pub mutable: bool,
+    /// Hidden from logs (passwords).
+    pub sensitive: bool,
+    pub get: fn(&Config) -> String,
+    /// Stores an already validated value.
+    pub set: fn(&mut Config, &str),
+}
+
+const INT_MAX: i64 = i32::MAX as i64;
+
+macro_rules! param {
+    ($name:literal, $kind:expr, mutable: $mutable:expr, get: $get:expr, set: $set:expr) => {
+        Param {
+            name: $name,
+            aliases: &[],
+            kind: $kind,
+            mutable: $mutable,
+            sensitive: false,
+            get: $get,
+            set: $set,
+        }
+    };
+}
+
+fn yes_no(b: bool) -> String {
+    if b { "yes" } else { "no" }.to_string()
+}
+
+fn parse_yes_no(s: &str) -> bool {
+    s.eq_ignore_ascii_case("yes")
+}
+
+/// Every parameter embedis implements.
+pub static PARAMS: &[Param] = &[
+    param!("port", Kind::Int { min: 0, max: 65535 }, mutable: false,
+        get: |c| c.port.to_string(), set: |c, v| c.port = v.parse().unwrap_or(0)),
+    param!("bind", Kind::Text, mutable: false,
+        get: |c| c.bind.join(" "),
+        set: |c, v| c.bind = v.split_ascii_whitespace().map(String::from).collect()),
+    param!("unixsocket", Kind::Text, mutable: false,
+        get: |c| c.unixsocket.clone(), set: |c, v| c.unixsocket = v.to_string()),
+    param!("unixsocketperm", Kind::Text, mutable: false,
+        get: |c| format!("{:o}", c.unixsocketperm),
+        set: |c, v| c.unixsocketperm = u32::from_str_radix(v, 8).unwrap_or(0)),
+    Param {
+        name: "requirepass",
+        aliases: &[],
+        kind: Kind::Text,
+        mutable: true,
+        sensitive: true,
+        get: |c| c.requirepass.clone(),
+        set: |c, v| c.requirepass = v.to_string(),
+    },
+    param!("databases", Kind::Int { min: 1, max: INT_MAX }, mutable: false,
+        get: |c| c.databases.to_string(), set: |c, v| c.databases = v.parse().unwrap_or(16)),
+    param!("maxclients", Kind::Int { min: 1, max: u32::MAX as i64 }, mutable: true,
+        get: |c| c.maxclients.to_string(), set: |c, v| c.maxclients = v.parse().unwrap_or(1)),
+    param!("timeout", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.timeout.to_string(), set: |c, v| c.timeout = v.parse().unwrap_or(0)),
+    // Redis accepts any non-negative hz and clamps it to 1..=500.
+    param!("hz", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.hz.to_string(),
+        set: |c, v| c.hz = v.parse::<i64>().unwrap_or(10).clamp(1, 500) as u32),
+    param!("dynamic-hz", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.dynamic_hz), set: |c, v| c.dynamic_hz = parse_yes_no(v)),
+    param!("loglevel", Kind::Choice(&["debug", "verbose", "notice", "warning"]), mutable: true,
+        get: |c| match c.loglevel {
+            LogLevel::Debug => "debug",
+            LogLevel::Verbose => "verbose",
+            LogLevel::Notice => "notice",
+            LogLevel::Warning => "warning",
+        }
+        .to_string(),
+        set: |c, v| {
+            c.loglevel = match v.to_ascii_lowercase().as_str() {
+                "debug" => LogLevel::Debug,
+                "verbose" => LogLevel::Verbose,
+                "warning" => LogLevel::Warning,
+                _ => LogLevel::Notice,
+            }
+        }),
+    param!("logfile", Kind::Text, mutable: false,
+        get: |c| c.logfile.clone(), set: |c, v| c.logfile = v.to_string()),
+    param!("dir", Kind::Text, mutable: true,
+        get: |c| c.dir.clone(), set: |c, v| c.dir = v.to_string()),
+    param!("pidfile", Kind::Text, mutable: false,
+        get: |c| c.pidfile.clone(), set: |c, v| c.pidfile = v.to_string()),
+    param!("enable-debug-command", Kind::Choice(&["no", "yes", "local"]), mutable: false,
+        get: |c| match c.enable_debug_command {
+            Access::No => "no",
+            Access::Yes => "yes",
+            Access::Local => "local",
+        }
+        .to_string(),
+        set: |c, v| {
+            c.enable_debug_command = match v.to_ascii_lowercase().as_str() {
+                "yes" => Access::Yes,
+                "local" => Access::Local,
+                _ => Access::No,
+            }
+        }),
+    param!("io-threads", Kind::Int { min: 1, max: 128 }, mutable: false,
+        get: |c| c.io_threads.to_string(), set: |c, v| c.io_threads = v.parse().unwrap_or(1)),
+    param!("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024, max: i64::MAX }, mutable: true,
+        get: |c| c.proto_max_bulk_len.to_string(),
+        set: |c, v| c.proto_max_bulk_len = parse_memory(v).unwrap_or(512 << 20)),
+    param!("client-query-buffer-limit", Kind::Memory { min: 1024 * 1024, max: i64::MAX },
+        mutable: true,
+        get: |c| c.client_query_buffer_limit.to_string(),
+        set: |c, v| c.client_query_buffer_limit = parse_memory(v).unwrap_or(1 << 30)),
+    param!("tcp-keepalive", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.tcp_keepalive.to_string(), set: |c, v| c.tcp_keepalive = v.parse().unwrap_or(300)),
+    param!("tcp-backlog", Kind::Int { min: 0, max: INT_MAX }, mutable: false,
+        get: |c| c.tcp_backlog.to_string(), set: |c, v| c.tcp_backlog = v.parse().unwrap_or(511)),
+    param!("protected-mode", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.protected_mode), set: |c, v| c.protected_mode = parse_yes_no(v)),
+    // embedis has no persistence yet: it never snapshots and keeps no AOF. These accept exactly
+    // the values that say so, so that harnesses passing them keep working.
+    param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),
+    param!("appendonly", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
+    param!("daemonize", Kind::Only(&["no"]), mutable: false, get: |_| "no".into(), set: |_, _| {}),
+    param!("maxmemory", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
+];
+
+/// Finds a parameter by name or alias, case-insensitively.
+pub fn find_param(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| {
+        p.name.eq_ignore_ascii_case(name) || p.aliases.iter().any(|a| a.eq_ignore_ascii_case(name))
+    })
+}
+
+/// Parses a memory size as Redis's `memtoull`: a number with an optional unit (k = 1000,
+/// kb = 1024, m, mb, g, gb; case-insensitive).
+pub fn parse_memory(s: &str) -> Option<i64> {
+    let lower = s.to_ascii_lowercase();
+    let units: [(&str, i64); 6] = [
+        ("kb", 1024),
+        ("mb", 1024 * 1024),
+        ("gb", 1024 * 1024 * 1024),
+        ("k", 1000),
+        ("m", 1000 * 1000),
+        ("g", 1000 * 1000 * 1000),
+    ];
+    let (digits, mul) = units
+        .iter()
+        .find_map(|(suffix, mul)| lower.strip_suffix(suffix).map(|d| (d, *mul)))
+        .unwrap_or((lower.as_str(), 1));
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    digits.parse::<i64>().ok()?.checked_mul(mul)
+}
+
+/// Parses an integer parameter value as Redis does (`strtoll` over the whole string).
+fn parse_int(s: &str) -> Option<i64> {
+    let t = s.strip_prefix('+').unwrap_or(s);
+    if t.is_empty() || t.starts_with(' ') {
+        return None;
+    }
+    t.parse().ok()
+}
+
+/// Why a value was refused; `Display` gives Redis's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ValueError {
+    NotInteger,
+    OutOfRange { min: i64, max: i64 },
+    NotYesNo,
+    NotOneOf(&'static [&'static str]),
+    NotImplemented { value: String },
+}
+
+impl std::fmt::Display for ValueError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ValueError::NotInteger => f.write_str("argument couldn't be parsed into an integer"),
+            ValueError::OutOfRange { min, max } => {
+                write!(f, "argument must be between {min} and {max} inclusive")
+            }
+            ValueError::NotYesNo => f.write_str("argument must be 'yes' or 'no'"),
+            ValueError::NotOneOf(choices) => {
+                write!(f, "argument(s) must be one of the following: {}", choices.join(", "))
+            }
+            ValueError::NotImplemented { value } => write!(
+                f,
+                "embedis does not implement the value '{value}' for this parameter yet"
+            ),
+        }
+    }
+}
+
+impl Param {
+    /// Checks `value` against the parameter's kind and bounds.
+    pub fn validate(&self, value: &str) -> Result<(), ValueError> {
+        match self.kind {
+            Kind::Int { min, max } => {
+                let n = parse_int(value).ok_or(ValueError::NotInteger)?;
+                if n < min || n > max {
+                    return Err(ValueError::OutOfRange { min, max });
+                }
+            }
+            Kind::Memory { min, max } => {
+                let n = parse_memory(value).ok_or(ValueError::NotInteger)?;
+                if n < min || n > max {
+                    return Err(ValueError::OutOfRange { min, max });
+                }
+            }
+            Kind::Bool => {
+                if !value.eq_ignore_ascii_case("yes") && !value.eq_ignore_ascii_case("no") {
+                    return Err(ValueError::NotYesNo);
+                }
+            }
+            Kind::Choice(choices) => {
+                if !choices.iter().any(|c| c.eq_ignore_ascii_case(value)) {
+                    return Err(ValueError::NotOneOf(choices));
+                }
+            }
+            Kind::Text => {
+                if self.name == "unixsocketperm" && u32::from_str_radix(value, 8).is_err() {
+                    return Err(ValueError::NotInteger);
+                }
+            }
+            Kind::Only(allowed) => {
+                if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
+                    return Err(ValueError::NotImplemented { value: value.to_string() });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Config {
+    /// `(name, value)` of every parameter whose name (or alias) matches one of `patterns`, as
+    /// CONFIG GET answers: an alias is listed under the alias's name when the pattern names it.
+    pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut push = |name: &str, value: String| {
+            if !out.iter().any(|(n, _)| n == name) {
+                out.push((name.to_string(), value));
+            }
+        };
+        for pattern in patterns {
+            for p in PARAMS {
+                if glob::matches(pattern, p.name.as_bytes(), true) {
+                    push(p.name, (p.get)(self));
+                }
+                for alias in p.aliases {
+                    if glob::matches(pattern, alias.as_bytes(), true) {
+                        push(alias, (p.get)(self));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Applies name/value pairs all-or-nothing, as CONFIG SET does. Errors carry Redis's text.
+    pub fn set_many(&mut self, pairs: &[(&str, &str)]) -> Result<(), String> {
+        let mut seen: Vec<&'static str> = Vec::new();
+        let mut resolved = Vec::with_capacity(pairs.len());
+        for (name, value) in pairs {
+            let Some(param) = find_param(name) else {
+                return Err(format!(
+                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
+                ));
+            };
+            let fail = |why: &dyn std::fmt::Display| {
+                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+            };
+            if !param.mutable {
+                return Err(fail(&"can't set immutable config"));
+            }
+            if seen.contains(&param.name) {
+                return Err(fail(&"duplicate parameter"));
+            }
+            seen.push(param.name);
+            param.validate(value).map_err(|e| fail(&e))?;
+            resolved.push((param, *value));
+        }
+        for (param, value) in resolved {
+            (param.set)(self, value);
+        }
+        Ok(())
+    }
+}
+
+/// A problem in a config file or on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub line_number: usize,
+    pub line: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "\n*** FATAL CONFIG FILE ERROR (embedis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{}",
+            env!("CARGO_PKG_VERSION"),
+            self.line_number,
+            self.line,
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Redis parameters that embedis knows of but does not implement yet; refused with a clear
+/// message instead of "bad directive".
+const KNOWN_UNIMPLEMENTED: &[&str] = &[
+    "appendfilename", "appendfsync", "dbfilename", "rdbcompression", "rdbchecksum", "replicaof",
+    "slaveof", "masterauth", "masteruser", "maxmemory-policy", "maxmemory-samples",
+    "notify-keyspace-events", "slowlog-log-slower-than", "slowlog-max-len", "cluster-enabled",
+    "tls-port", "aclfile", "user", "rename-command", "lua-time-limit", "busy-reply-threshold",
+    "hash-max-listpack-entries", "hash-max-ziplist-entries", "hash-max-listpack-value",
+    "hash-max-ziplist-value", "zset-max-listpack-entries", "zset-max-ziplist-entries",
+    "zset-max-listpack-value", "zset-max-ziplist-value", "set-max-intset-entries",
+    "list-max-listpack-size", "list-max-ziplist-size", "hll-sparse-max-bytes", "latency-monitor-threshold",
+    "supervised", "always-show-logo", "lazyfree-lazy-user-flush", "io-threads-do-reads",
+    "include", "loadmodule", "syslog-enabled",
+];
+
+impl Config {
+    /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
+    /// in `sdssplitargs`) on top of the current values.
+    pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
+        for (index, raw_line) in text.lines().enumerate() {
+            let line = raw_line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let error = |reason: String| ConfigError {
+                line_number: index + 1,
+                line: line.to_string(),
+                reason,
+            };
+            let args = embedis_protocol::inline::split_args(line.as_bytes())
+                .map_err(|_| error("Unbalanced quotes in configuration line".into()))?;
+            let args: Vec<String> =
+                args.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect();
+            let Some((name, values)) = args.split_first() else { continue };
+            let Some(param) = find_param(name) else {
+                let reason = if KNOWN_UNIMPLEMENTED.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+                    format!("embedis does not implement '{name}' yet")
+                } else {
+                    "Bad directive or wrong number of arguments".to_string()
+                };
+                return Err(error(reason));
+            };
+            // Multi-word values (bind, save) are joined; single-word parameters need exactly one.
+            let value = match (param.name, values) {
+                ("bind", v) if !v.is_empty() => v.join(" "),
+                ("save", v) => v.join(" "),
+                (_, [one]) => one.clone(),
+                _ => return Err(error("wrong number of arguments".into())),
+            };
+            param.validate(&value).map_err(|e| error(e.to_string()))?;
+            (param.set)(self, &value);
+        }
+        Ok(())
+    }
+
+    /// Parses redis-server style arguments: an optional config file path first, then
+    /// `--name value…` pairs (a value may be several words). Returns the config text they make.
+    pub fn args_to_text(args: &[String]) -> Result<(Option<String>, String), String> {
+        let mut file = None;
+        let mut rest = args;
+        if let Some(first) = args.first() {
+            if !first.starts_with("--") {
+                file = Some(first.clone());
+                rest = &args[1..];
+            }
+        }
+        let mut text = String::new();
+        for arg in rest {
+            if let Some(name) = arg.strip_prefix("--") {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(name);
+            } else {
+                if text.is_empty() {
+                    return Err(format!("Invalid argument '{arg}': options start with --"));
+                }
+                text.push(' ');
+                text.push_str(&quote_arg(arg));
+            }
+        }
+        Ok((file, text))
+    }
+}
+
+/// Quotes a command-line value so that `split_args` gives it back as one argument.
+fn quote_arg(arg: &str) -> String {
+    let mut out = String::from("\"");
+    for c in arg.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_units() {
+        assert_eq!(parse_memory("1k"), Some(1000));
+        assert_eq!(parse_memory("1KB"), Some(1024));
+        assert_eq!(parse_memory("2mb"), Some(2 * 1024 * 1024));
+        assert_eq!(parse_memory("3g"), Some(3_000_000_000));
+        assert_eq!(parse_memory("x"), None);
+        assert_eq!(parse_memory("-1"), None);
+    }
+
+    #[test]
+    fn config_set_is_all_or_nothing_with_redis_errors() {
+        let mut c = Config::default();
+        assert_eq!(
+            c.set_many(&[("hz", "20"), ("timeout", "x")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer"
+        );
+        assert_eq!(c.hz, 10, "nothing applied");
+        assert_eq!(
+            c.set_many(&[("hz", "20"), ("HZ", "30")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'HZ') - duplicate parameter"
+        );
+        assert_eq!(
+            c.set_many(&[("foo", "1")]).unwrap_err(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
+        assert_eq!(
+            c.set_many(&[("databases", "3")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config"
+        );
+        assert_eq!(
+            c.set_many(&[("loglevel", "loud")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'loglevel') - argument(s) must be one of the following: debug, verbose, notice, warning"
+        );
+        c.set_many(&[("hz", "5000"), ("maxclients", "7")]).unwrap();
+        assert_eq!((c.hz, c.maxclients), (500, 7));
+    }
+
+    #[test]
+    fn get_with_patterns() {
+        let c = Config::default();
+        let got = c.matching(&[b"hz", b"max*"]);
+        assert!(got.contains(&("hz".into(), "10".into())));
+        assert!(got.contains(&("maxclients".into(), "10000".into())));
+        assert!(got.contains(&("maxmemory".into(), "0".into())));
+    }
+
+    #[test]
+    fn startup_arguments_and_files() {
+        let args: Vec<String> =
+            ["--port", "7000", "--save", "", "--bind", "127.0.0.1", "::1"].map(String::from).to_vec();
+        let (file, text) = Config::args_to_text(&args).unwrap();
+        assert!(file.is_none());
+        let mut c = Config::default();
+        c.load_text(&text).unwrap();
+        assert_eq!(c.port, 7000);
+        assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
+
+        let err = c.load_text("# comment\nappendonly yes").unwrap_err();
+        assert_eq!(err.line_number, 2);
+        assert!(err.reason.contains("does not implement"), "{}", err.reason);
+        let err = c.load_text("notify-keyspace-events KEA").unwrap_err();
+        assert!(err.reason.contains("does not implement"), "{}", err.reason);
+        let err = c.load_text("frobnicate 1").unwrap_err();
+        assert_eq!(err.reason, "Bad directive or wrong number of arguments");
+        let err = c.load_text("port abc").unwrap_err();
+        assert_eq!(err.reason, "argument couldn't be parsed into an integer");
+    }
+}

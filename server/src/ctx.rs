@@ -1,0 +1,119 @@
+//! [`Ctx`]: what a command handler gets — its arguments, a reply writer, the keyspace, the server
+//! state, its own client and the other clients, the command's frozen `now`.
+//!
+//! The fields are public and disjoint so that a handler can hold a value borrowed from the
+//! keyspace while writing it to `out` (`ctx.ks` and `ctx.out` are different fields). Argument
+//! helpers return Redis's errors for bad numbers.
+
+use bytes::Bytes;
+use embedis_protocol::number::parse_i64;
+use embedis_protocol::Writer;
+use std::collections::HashMap;
+
+use crate::blocking::Blocked;
+use crate::client::{ClientId, ClientState};
+use crate::command::Command;
+use crate::error::{CmdResult, Error};
+use crate::keyspace::Keyspace;
+use crate::state::ServerState;
+
+/// All connected clients except the one whose command is running.
+#[derive(Default)]
+pub struct Clients {
+    map: HashMap<ClientId, Box<ClientState>, ahash::RandomState>,
+}
+
+impl Clients {
+    pub fn insert(&mut self, client: Box<ClientState>) {
+        self.map.insert(client.id, client);
+    }
+
+    pub fn remove(&mut self, id: ClientId) -> Option<Box<ClientState>> {
+        self.map.remove(&id)
+    }
+
+    pub fn get(&self, id: ClientId) -> Option<&ClientState> {
+        self.map.get(&id).map(|c| &**c)
+    }
+
+    pub fn get_mut(&mut self, id: ClientId) -> Option<&mut ClientState> {
+        self.map.get_mut(&id).map(|c| &mut **c)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ClientState> {
+        self.map.values().map(|c| &**c)
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClientState> {
+        self.map.values_mut().map(|c| &mut **c)
+    }
+
+    pub fn ids(&self) -> Vec<ClientId> {
+        self.map.keys().copied().collect()
+    }
+}
+
+/// Everything a command handler works with.
+pub struct Ctx<'a> {
+    pub args: &'a [Bytes],
+    pub out: Writer<'a>,
+    pub ks: &'a mut Keyspace,
+    pub server: &'a mut ServerState,
+    /// The client running the command.
+    pub client: &'a mut ClientState,
+    /// Every other client.
+    pub clients: &'a mut Clients,
+    pub cmd: &'static Command,
+    /// The command's time, frozen for its whole execution: milliseconds and microseconds.
+    pub now_ms: i64,
+    pub now_us: i64,
+    /// Set by a handler that must wait (the executor parks the client).
+    pub block: Option<Blocked>,
+}
+
+impl<'a> Ctx<'a> {
+    /// The selected database.
+    pub fn db(&self) -> usize {
+        self.client.db
+    }
+
+    pub fn argc(&self) -> usize {
+        self.args.len()
+    }
+
+    /// Argument `i` (0 = the command name), living as long as the request.
+    pub fn arg(&self, i: usize) -> &'a [u8] {
+        let args: &'a [Bytes] = self.args;
+        &args[i]
+    }
+
+    /// Argument `i` as a Redis integer (`ERR value is not an integer or out of range`).
+    pub fn int_arg(&self, i: usize) -> CmdResult<i64> {
+        parse_i64(self.arg(i)).ok_or(Error::NotInteger)
+    }
+
+    /// True if argument `i` equals `word`, ignoring ASCII case.
+    pub fn arg_is(&self, i: usize, word: &str) -> bool {
+        self.args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+    }
+
+    /// Sends out-of-turn output to client `id` (MONITOR lines, pub/sub messages). Output for the
+    /// running client itself goes after its reply, in order.
+    pub fn deliver(&mut self, id: ClientId, bytes: &[u8]) {
+        if id == self.client.id {
+            self.client.pending.extend_from_slice(bytes);
+            self.server.pending_writes.push(id);
+        } else if let Some(other) = self.clients.get_mut(id) {
+            other.pending.extend_from_slice(bytes);
+            self.server.pending_writes.push(id);
+        }
+    }
+}

@@ -1,0 +1,528 @@
+//! The executor: one [`Engine`] owns the keyspace, the server state and every client's state, and
+//! runs commands one at a time. Whatever thread calls it owns all the data: nothing on the data
+//! path takes a lock.
+//!
+//! [`Engine::execute`] is the path of one request. It applies Redis's generic gates in Redis's
+//! order (`processCommand` in server.c): QUIT first, then unknown command or subcommand, arity,
+//! protected commands (DEBUG), authentication, CLIENT PAUSE; then it freezes `now`, runs the
+//! handler, and does the bookkeeping every command shares — per-command statistics, error
+//! statistics, MONITOR feeds, CLIENT REPLY modes and blocking.
+//!
+//! The networking layer calls `execute` for each request of a connection and writes the replies;
+//! out-of-turn output (released blocked commands, MONITOR lines) is handed over by
+//! [`Engine::flush_pending`]. [`Engine::cron`] is the periodic tick (`hz` times a second): active
+//! expiry, incremental rehashing, idle-client timeouts, blocked-client timeouts, the end of CLIENT
+//! PAUSE.
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::{Version, Writer};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::blocking::{BlockReason, Blocked};
+use crate::client::{ClientHandle, ClientId, ClientState, Peer, ReplyMode};
+use crate::clock::Clock;
+use crate::command::{registry, Command, Flags, Lookup};
+use crate::config::{Access, Config};
+use crate::ctx::{Clients, Ctx};
+use crate::error::Error;
+use crate::expire;
+use crate::keyspace::Keyspace;
+use crate::log::Logger;
+use crate::state::ServerState;
+
+/// What the connection should do after a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Go on with the next request.
+    Continue,
+    /// The client is blocked: stop feeding requests until its handle says it is released.
+    Blocked,
+    /// Write what is pending, then close the connection.
+    Close,
+}
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The complete reply line to send before closing.
+    Reply(&'static str),
+}
+
+pub struct Engine {
+    pub ks: Keyspace,
+    pub server: ServerState,
+    pub clients: Clients,
+}
+
+impl Engine {
+    pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
+        let ks = Keyspace::new(config.databases);
+        Engine { ks, server: ServerState::new(config, clock, log, seed), clients: Clients::default() }
+    }
+
+    /// Registers a new connection. Returns its handle, or the refusal to send.
+    pub fn connect(&mut self, peer: Peer, fd: i32) -> Result<Arc<ClientHandle>, Refusal> {
+        if self.clients.len() as u64 >= self.server.config.maxclients {
+            self.server.stats.rejected_connections += 1;
+            return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
+        }
+        let config = &self.server.config;
+        if config.protected_mode && config.requirepass.is_empty() && !peer.is_loopback() {
+            self.server.stats.rejected_connections += 1;
+            return Err(Refusal::Reply(
+                "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
+            ));
+        }
+        let id = self.server.next_client_id;
+        self.server.next_client_id += 1;
+        self.server.stats.total_connections_received += 1;
+        let handle = Arc::new(ClientHandle::new(id));
+        let authenticated = self.server.config.requirepass.is_empty();
+        let now = self.server.clock.now_ms();
+        let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
+        self.clients.insert(Box::new(client));
+        Ok(handle)
+    }
+
+    /// Forgets a connection (closed by the peer, killed, or QUIT).
+    pub fn disconnect(&mut self, id: ClientId) {
+        if let Some(mut client) = self.clients.remove(id) {
+            if let Some(blocked) = client.blocked.take() {
+                self.server.blocked.remove(id, &blocked);
+            }
+            self.server.monitors.retain(|&m| m != id);
+        }
+    }
+
+    /// Adds `n` bytes to the network input counter (the connection read them).
+    pub fn count_input(&mut self, id: ClientId, n: usize, query_buffer: usize) {
+        self.server.stats.net_input_bytes += n as u64;
+        if let Some(c) = self.clients.get_mut(id) {
+            c.query_buffer = query_buffer;
+        }
+    }
+
+    pub fn count_output(&mut self, n: usize) {
+        self.server.stats.net_output_bytes += n as u64;
+    }
+
+    /// True if requests from this client must be rejected with Redis's stricter unauthenticated
+    /// protocol limits.
+    pub fn is_authenticated(&self, id: ClientId) -> bool {
+        self.clients.get(id).is_none_or(|c| c.authenticated)
+    }
+
+    /// Runs one request of client `id`, appending its reply to `out`.
+    pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+        let Some(mut client) = self.clients.remove(id) else { return Outcome::Close };
+        let outcome = self.execute_for(&mut client, args, out);
+        self.clients.insert(client);
+        outcome
+    }
+
+    fn execute_for(&mut self, client: &mut ClientState, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+        // CLIENT REPLY OFF / SKIP: run the command, throw the reply away.
+        let discard = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip);
+        if client.reply_mode == ReplyMode::Skip {
+            client.reply_mode = ReplyMode::On;
+        }
+        let mut scratch = BytesMut::new();
+        let target = if discard { &mut scratch } else { out };
+        let outcome = self.process(client, args, target);
+        if client.reply_mode == ReplyMode::SkipNext {
+            client.reply_mode = ReplyMode::Skip;
+        }
+        outcome
+    }
+
+    /// Redis's `processCommand`: the generic gates, then the call.
+    fn process(&mut self, client: &mut ClientState, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+        let now_us = self.server.clock.now_us();
+        let now_ms = now_us.div_euclid(1000);
+        client.last_interaction_ms = now_ms;
+        let registry = registry();
+        let command = match registry.lookup(&args) {
+            Ok(command) => command,
+            Err(lookup) => {
+                let error = match lookup {
+                    Lookup::UnknownCommand => unknown_command_error(&args),
+                    Lookup::UnknownSubcommand(parent) => {
+                        unknown_subcommand_error(&args, &registry.commands[parent])
+                    }
+                };
+                self.reject(client, None, error, out);
+                return self.finish(client);
+            }
+        };
+        if !command.arity_ok(args.len()) {
+            let error = Error::WrongArity(command.full_name.clone().into());
+            self.reject(client, Some(command), error, out);
+            return self.finish(client);
+        }
+        if command.spec.flags.contains(Flags::PROTECTED) && !self.protected_allowed(client) {
+            let error = Error::owned(format!(
+                "ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+                command.spec.name.to_ascii_uppercase()
+            ));
+            self.reject(client, Some(command), error, out);
+            return self.finish(client);
+        }
+        if !client.authenticated && !command.spec.flags.contains(Flags::NO_AUTH) {
+            self.reject(client, Some(command), Error::NoAuth, out);
+            return self.finish(client);
+        }
+        if self.is_paused_for(command) {
+            self.park(client, Blocked { args, reason: BlockReason::Postponed, deadline_ms: None });
+            return Outcome::Blocked;
+        }
+        self.call(client, command, &args, out, now_ms, now_us);
+        self.finish(client)
+    }
+
+    fn finish(&mut self, client: &mut ClientState) -> Outcome {
+        if client.blocked.is_some() {
+            Outcome::Blocked
+        } else if client.close_after_reply {
+            Outcome::Close
+        } else {
+            Outcome::Continue
+        }
+    }
+
+    fn protected_allowed(&self, client: &ClientState) -> bool {
+        match self.server.config.enable_debug_command {
+            Access::Yes => true,
+            Access::Local => client.peer.is_loopback(),
+            Access::No => false,
+        }
+    }
+
+    /// True if CLIENT PAUSE holds this command back.
+    fn is_paused_for(&self, command: &Command) -> bool {
+        let Some(pause) = self.server.pause else { return false };
+        let flags = command.spec.flags;
+        // Redis never pauses the commands that manage pauses and connections.
+        if command.full_name == "client|unpause" || command.full_name == "client|pause" {
+            return false;
+        }
+        if pause.writes_only {
+            flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)
+        } else {
+            true
+        }
+    }
+
+    /// A command refused by a gate: error reply, counted as rejected.
+    fn reject(&mut self, client: &mut ClientState, command: Option<&Command>, error: Error, out: &mut BytesMut) {
+        let _ = client;
+        if let Some(command) = command {
+            self.server.command_stats[command.id].rejected_calls += 1;
+        }
+        self.server.count_error(&error.code());
+        Writer::new(out, client.resp).error_line(&error.line());
+    }
+
+    /// Redis's `call`: run the handler with `now` frozen, then the shared bookkeeping.
+    fn call(
+        &mut self,
+        client: &mut ClientState,
+        command: &'static Command,
+        args: &[Bytes],
+        out: &mut BytesMut,
+        now_ms: i64,
+        now_us: i64,
+    ) {
+        let handler = command.spec.handler.expect("containers are resolved to subcommands");
+        let started = Instant::now();
+        let version = client.resp;
+        let (result, block) = {
+            let mut ctx = Ctx {
+                args,
+                out: Writer::new(out, version),
+                ks: &mut self.ks,
+                server: &mut self.server,
+                client: &mut *client,
+                clients: &mut self.clients,
+                cmd: command,
+                now_ms,
+                now_us,
+                block: None,
+            };
+            let result = handler(&mut ctx);
+            (result, ctx.block)
+        };
+        let elapsed = started.elapsed().as_micros() as u64;
+        let stats = &mut self.server.command_stats[command.id];
+        stats.calls += 1;
+        stats.usec += elapsed;
+        self.server.stats.total_commands_processed += 1;
+        if let Err(error) = result {
+            self.server.command_stats[command.id].failed_calls += 1;
+            self.server.count_error(&error.code());
+            Writer::new(out, version).error_line(&error.line());
+        }
+        client.last_command = command.full_name.clone();
+        if !self.server.monitors.is_empty() && !command.spec.flags.contains(Flags::SKIP_MONITOR)
+            && !command.spec.flags.contains(Flags::ADMIN)
+        {
+            self.feed_monitors(client, command, args, now_us);
+        }
+        if let Some(blocked) = block {
+            self.park(client, blocked);
+        }
+    }
+
+    fn feed_monitors(&mut self, client: &ClientState, command: &Command, args: &[Bytes], now_us: i64) {
+        let mut line = format!("+{}.{:06} [{} ", now_us.div_euclid(1_000_000), now_us.rem_euclid(1_000_000), client.db);
+        match &client.peer {
+            Peer::Unix { path } => line.push_str(&format!("unix:{path}] ")),
+            peer => line.push_str(&format!("{}] ", peer.addr())),
+        }
+        let mut bytes = line.into_bytes();
+        // AUTH and HELLO … AUTH carry passwords: Redis shows them redacted.
+        let redact_from = match command.spec.name {
+            "auth" => 1,
+            "hello" => args.iter().position(|a| a.eq_ignore_ascii_case(b"auth")).map_or(usize::MAX, |p| p + 1),
+            _ => usize::MAX,
+        };
+        for (i, arg) in args.iter().enumerate() {
+            if i > 0 {
+                bytes.push(b' ');
+            }
+            if i >= redact_from && (command.spec.name == "auth" || i <= redact_from + 1) {
+                bytes.extend_from_slice(b"\"(redacted)\"");
+            } else {
+                push_repr(&mut bytes, arg);
+            }
+        }
+        bytes.extend_from_slice(b"\r\n");
+        for id in self.server.monitors.clone() {
+            if id == client.id {
+                continue;
+            }
+            if let Some(monitor) = self.clients.get_mut(id) {
+                monitor.pending.extend_from_slice(&bytes);
+                self.server.pending_writes.push(id);
+            }
+        }
+    }
+
+    /// Parks `client` until something releases it.
+    fn park(&mut self, client: &mut ClientState, blocked: Blocked) {
+        self.server.timers_changed = true;
+        self.server.blocked.add(client.id, &blocked);
+        client.blocked = Some(blocked);
+        client.handle.set_blocked(true);
+    }
+
+    /// Releases a blocked client: `retry` re-runs its command (pause ended), otherwise the
+    /// command's timeout reply is sent. Output goes to the client's pending buffer.
+    fn release(&mut self, id: ClientId, retry: bool) {
+        let Some(mut client) = self.clients.remove(id) else { return };
+        if let Some(blocked) = client.blocked.take() {
+            self.server.blocked.remove(id, &blocked);
+            let mut out = std::mem::take(&mut client.pending);
+            if retry {
+                self.execute_for(&mut client, blocked.args, &mut out);
+            } else {
+                timeout_reply(&blocked, &mut Writer::new(&mut out, client.resp));
+            }
+            client.pending = out;
+            if client.blocked.is_none() {
+                client.handle.set_blocked(false);
+            }
+            self.server.pending_writes.push(id);
+        }
+        self.clients.insert(client);
+    }
+
+    /// Hands out-of-turn output to the connections and wakes them.
+    pub fn flush_pending(&mut self) {
+        if self.server.pending_writes.is_empty() {
+            return;
+        }
+        let mut ids = std::mem::take(&mut self.server.pending_writes);
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            if let Some(client) = self.clients.get_mut(id) {
+                if !client.pending.is_empty() {
+                    let bytes = client.pending.split();
+                    client.handle.deliver(&bytes);
+                }
+            }
+        }
+    }
+
+    /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.
+    pub fn unpause(&mut self) {
+        self.server.pause = None;
+        while let Some(id) = self.server.blocked.postponed.front().copied() {
+            self.release(id, true);
+            // A re-run command may be postponed again only if a new pause started.
+            if self.server.pause.is_some() {
+                break;
+            }
+        }
+    }
+
+    /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
+    pub fn process_timeouts(&mut self) {
+        let now = self.server.clock.now_ms();
+        if let Some(pause) = self.server.pause {
+            if now >= pause.until_ms {
+                self.unpause();
+            }
+        }
+        for id in self.server.blocked.due(now) {
+            self.release(id, false);
+        }
+    }
+
+    /// The periodic tick.
+    pub fn cron(&mut self) {
+        let now = self.server.clock.now_ms();
+        self.process_timeouts();
+        self.close_idle_clients(now);
+        self.server.stats.sample(now);
+        let hz = self.server.config.hz.max(1) as u64;
+        // Redis gives the slow expiry cycle 25% of each tick.
+        let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
+        expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+        for db in self.ks.dbs.iter_mut() {
+            db.main.shrink_if_needed();
+            db.expires.shrink_if_needed();
+            db.main.rehash_for(Duration::from_millis(1));
+            db.expires.rehash_for(Duration::from_millis(1));
+        }
+    }
+
+    fn close_idle_clients(&mut self, now_ms: i64) {
+        let timeout = self.server.config.timeout;
+        if timeout == 0 {
+            return;
+        }
+        let limit = timeout as i64 * 1000;
+        let idle: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|c| c.blocked.is_none() && !c.monitor && now_ms - c.last_interaction_ms > limit)
+            .map(|c| c.id)
+            .collect();
+        for id in idle {
+            self.server.log.verbose("Closing idle client");
+            if let Some(c) = self.clients.get(id) {
+                c.handle.kill();
+            }
+        }
+    }
+
+    /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.
+    pub fn next_deadline(&self) -> Option<i64> {
+        let pause = self.server.pause.map(|p| p.until_ms);
+        match (pause, self.server.blocked.next_deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// The protocol version of a client (for errors written by the connection layer).
+    pub fn version_of(&self, id: ClientId) -> Version {
+        self.clients.get(id).map_or(Version::Resp2, |c| c.resp)
+    }
+}
+
+/// The reply a blocked command gives when its time runs out.
+fn timeout_reply(blocked: &Blocked, w: &mut Writer<'_>) {
+    match blocked.reason {
+        BlockReason::Wait => w.integer(0),
+        BlockReason::Postponed => w.null_array(),
+    }
+}
+
+/// `ERR unknown command 'foo', with args beginning with: 'a' 'b' ` — Redis quotes at most about
+/// 128 bytes of arguments and, being C, stops each at a NUL byte.
+fn unknown_command_error(args: &[Bytes]) -> Error {
+    let mut line = b"ERR unknown command '".to_vec();
+    line.extend_from_slice(c_str(&args[0], 128));
+    line.extend_from_slice(b"', with args beginning with: ");
+    let mut quoted = Vec::new();
+    for arg in &args[1..] {
+        if quoted.len() >= 128 {
+            break;
+        }
+        let room = 128 - quoted.len();
+        quoted.push(b'\'');
+        quoted.extend_from_slice(c_str(arg, room));
+        quoted.extend_from_slice(b"' ");
+    }
+    line.extend_from_slice(&quoted);
+    Error::bytes(line)
+}
+
+fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
+    let mut line = b"ERR unknown subcommand '".to_vec();
+    line.extend_from_slice(c_str(&args[1], 128));
+    line.extend_from_slice(b"'. Try ");
+    line.extend_from_slice(parent.spec.name.to_ascii_uppercase().as_bytes());
+    line.extend_from_slice(b" HELP.");
+    Error::bytes(line)
+}
+
+/// At most `max` bytes of `bytes`, cut at the first NUL (C's `%.*s`).
+fn c_str(bytes: &[u8], max: usize) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()).min(max);
+    &bytes[..end]
+}
+
+/// Redis's `sdscatrepr`: a quoted, escaped representation of binary data.
+pub fn push_repr(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    for &b in bytes {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x20..=0x7e => out.push(b),
+            _ => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+        }
+    }
+    out.push(b'"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&[u8]]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w)).collect()
+    }
+
+    #[test]
+    fn unknown_command_text() {
+        assert_eq!(
+            unknown_command_error(&args(&[b"foo", b"a", b"b"])).to_string(),
+            "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+        );
+        assert_eq!(
+            unknown_command_error(&args(&[b"foo"])).to_string(),
+            "ERR unknown command 'foo', with args beginning with: "
+        );
+        assert_eq!(
+            unknown_command_error(&args(&[b"f\0oo", b"a\0b"])).to_string(),
+            "ERR unknown command 'f', with args beginning with: 'a' "
+        );
+    }
+
+    #[test]
+    fn repr() {
+        let mut out = Vec::new();
+        push_repr(&mut out, b"a\"b\\\n\x01\xff");
+        assert_eq!(out, b"\"a\\\"b\\\\\\n\\x01\\xff\"");
+    }
+}

@@ -1,0 +1,142 @@
+//! The active expiry cycle: keys with a TTL disappear on time even if nobody reads them.
+//!
+//! Lazy expiry (in [`crate::keyspace`]) guarantees that no command sees an expired key; this
+//! cycle reclaims the ones nobody touches, so that a lock's lease ends for every observer (DBSIZE,
+//! KEYS, SCAN, memory) shortly after its deadline. As in Redis, each run walks the expiry index of
+//! each database with a persistent SCAN cursor, examining 20 keys per round and deleting the
+//! expired ones; it repeats the round while more than 25% of the examined keys had expired (the
+//! database probably holds many more), and stops when its time budget — a quarter of a tick — is
+//! spent, so a mass expiry never stalls the server.
+
+use std::time::{Duration, Instant};
+
+use crate::keyspace::Keyspace;
+use crate::state::ServerState;
+
+/// Keys examined per round.
+pub const KEYS_PER_ROUND: usize = 20;
+/// Repeat while more than this percentage of examined keys had expired.
+pub const ACCEPTABLE_STALE_PERCENT: usize = 25;
+
+/// Runs one cycle over every database at time `now_ms`, within `budget`. Returns the number of
+/// keys deleted.
+pub fn active_expire_cycle(ks: &mut Keyspace, server: &mut ServerState, now_ms: i64, budget: Duration) -> usize {
+    let started = Instant::now();
+    let mut total_expired = 0;
+    let mut total_sampled = 0;
+    let mut timed_out = false;
+    'databases: for db_index in 0..ks.dbs.len() {
+        let mut rounds = 0usize;
+        loop {
+            let db = &mut ks.dbs[db_index];
+            if db.expires.is_empty() {
+                break;
+            }
+            let mut expired_keys = Vec::new();
+            let mut sampled = 0usize;
+            let mut ttl_sum = 0i64;
+            let mut ttl_count = 0i64;
+            // Walk buckets until 20 keys were examined, or a whole table's worth of empty buckets
+            // was visited (the cursor wraps to 0 at the end of a pass).
+            let max_buckets = (db.expires.buckets()).max(1) * 2;
+            let mut buckets = 0;
+            let mut cursor = db.expires_cursor;
+            loop {
+                cursor = db.expires.scan(cursor, |key, &when| {
+                    sampled += 1;
+                    if now_ms > when {
+                        expired_keys.push(key.clone());
+                    } else {
+                        ttl_sum += when - now_ms;
+                        ttl_count += 1;
+                    }
+                });
+                buckets += 1;
+                if sampled >= KEYS_PER_ROUND || cursor == 0 || buckets >= max_buckets {
+                    break;
+                }
+            }
+            db.expires_cursor = cursor;
+            let expired = expired_keys.len();
+            for key in expired_keys {
+                db.remove(&key);
+            }
+            if ttl_count > 0 {
+                // Redis's running average: new = old/50*49 + sample/50.
+                let avg = ttl_sum / ttl_count;
+                db.avg_ttl = if db.avg_ttl == 0 { avg } else { db.avg_ttl / 50 * 49 + avg / 50 };
+            }
+            ks.stats.expired_keys += expired as u64;
+            ks.dirty += expired as u64;
+            total_expired += expired;
+            total_sampled += sampled;
+            rounds += 1;
+            if rounds % 16 == 0 && started.elapsed() > budget {
+                timed_out = true;
+                ks.stats.expired_time_cap_reached_count += 1;
+                break 'databases;
+            }
+            if sampled == 0 || expired * 100 / sampled <= ACCEPTABLE_STALE_PERCENT {
+                break;
+            }
+        }
+    }
+    let elapsed = started.elapsed();
+    ks.stats.expire_cycle_cpu_milliseconds += elapsed.as_millis() as u64;
+    if total_sampled > 0 {
+        let current = total_expired as f64 / total_sampled as f64;
+        ks.stats.expired_stale_perc = current * 0.05 + ks.stats.expired_stale_perc * 0.95;
+    }
+    server.expire_cycle_timed_out = timed_out;
+    total_expired
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::log::Logger;
+    use crate::value::Value;
+
+    fn server() -> ServerState {
+        ServerState::new(Config::default(), Clock::manual(), Logger::silent(), Some(1))
+    }
+
+    #[test]
+    fn removes_every_expired_key_without_reads() {
+        let mut ks = Keyspace::new(2);
+        let mut state = server();
+        for i in 0..1000 {
+            let key = format!("k{i}");
+            let deadline = if i % 2 == 0 { 100 } else { 10_000 };
+            ks.add(i % 2, key.as_bytes(), Value::Int(i as i64), Some(deadline), 0);
+        }
+        for i in 0..100 {
+            ks.add(0, format!("p{i}").as_bytes(), Value::Int(1), None, 0);
+        }
+        // Before the deadline nothing goes.
+        assert_eq!(active_expire_cycle(&mut ks, &mut state, 100, Duration::from_secs(1)), 0);
+        // After it, repeated cycles (each bounded) remove all 500 expired keys and only them.
+        let mut removed = 0;
+        for _ in 0..100 {
+            removed += active_expire_cycle(&mut ks, &mut state, 101, Duration::from_secs(1));
+        }
+        assert_eq!(removed, 500);
+        assert_eq!(ks.dbs[0].len(), 100);
+        assert_eq!(ks.dbs[1].len(), 500);
+        assert_eq!(ks.dbs[0].expires.len(), 0);
+        assert!(ks.dbs[1].avg_ttl > 0);
+    }
+
+    #[test]
+    fn a_mostly_expired_database_is_cleared_in_one_cycle() {
+        let mut ks = Keyspace::new(1);
+        let mut state = server();
+        for i in 0..5000 {
+            ks.add(0, format!("k{i}").as_bytes(), Value::Int(1), Some(10), 0);
+        }
+        let removed = active_expire_cycle(&mut ks, &mut state, 11, Duration::from_secs(5));
+        assert_eq!(removed, 5000, "rounds repeat while more than 25% expired");
+    }
+}

@@ -1,0 +1,323 @@
+//! Starting and stopping a server: [`ServerOptions`] → [`start`] (on its own thread, for
+//! in-process use) or [`run`] (on the calling thread, for the `embedis-server` binary).
+//!
+//! A server is one OS thread running a single-threaded tokio runtime that owns the engine, the
+//! listeners, every connection task and the timer. Several servers in one process are fully
+//! independent (Redlock tests run five). The [`ServerHandle`] stops its server when asked or
+//! when dropped.
+
+use std::cell::RefCell;
+use std::io;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+use tokio::net::UnixListener;
+use tokio::sync::Notify;
+
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::log::Logger;
+use crate::net::{accept_tcp, accept_unix, bind_tcp, Shared};
+
+/// How to start a server.
+#[derive(Clone)]
+pub struct ServerOptions {
+    pub config: Config,
+    /// Bind an OS-chosen free port instead of `config.port` (`--port auto`).
+    pub ephemeral_port: bool,
+    pub clock: Clock,
+    /// `None`: log as the config says (logfile or stdout).
+    pub logger: Option<Logger>,
+    /// Seed for the server's random choices (RANDOMKEY, run id…); `None` = from entropy.
+    pub seed: Option<u64>,
+    pub config_file: Option<String>,
+    /// Stop on SIGINT / SIGTERM (the binary; not servers inside a test process).
+    pub handle_signals: bool,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            config: Config::default(),
+            ephemeral_port: false,
+            clock: Clock::system(),
+            logger: None,
+            seed: None,
+            config_file: None,
+            handle_signals: false,
+        }
+    }
+}
+
+/// A running server.
+pub struct ServerHandle {
+    tcp_addr: Option<SocketAddr>,
+    unix_path: Option<String>,
+    clock: Clock,
+    shutdown: Arc<Notify>,
+    thread: Option<JoinHandle<io::Result<()>>>,
+}
+
+impl ServerHandle {
+    /// The first TCP address the server listens on, if it has a TCP listener.
+    pub fn addr(&self) -> Option<SocketAddr> {
+        self.tcp_addr
+    }
+
+    pub fn unix_socket(&self) -> Option<&str> {
+        self.unix_path.as_deref()
+    }
+
+    pub fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// Stops the server and waits for its thread to finish.
+    pub fn shutdown(&mut self) {
+        self.shutdown.notify_one();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Waits until the server stops by itself (SHUTDOWN, signal).
+    pub fn wait(mut self) -> io::Result<()> {
+        match self.thread.take() {
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for ServerHandle {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Where the server ended up listening.
+struct Bound {
+    tcp_addr: Option<SocketAddr>,
+    unix_path: Option<String>,
+}
+
+/// Starts a server on a new thread; returns once it is listening.
+pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
+    let shutdown = Arc::new(Notify::new());
+    let clock = options.clock.clone();
+    let (ready_tx, ready_rx) = mpsc::channel();
+    let thread_shutdown = shutdown.clone();
+    let thread = std::thread::Builder::new()
+        .name("embedis".into())
+        .spawn(move || serve(options, thread_shutdown, Some(ready_tx)))?;
+    match ready_rx.recv() {
+        Ok(Ok(bound)) => Ok(ServerHandle {
+            tcp_addr: bound.tcp_addr,
+            unix_path: bound.unix_path,
+            clock,
+            shutdown,
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(e)
+        }
+        Err(_) => Err(thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))).err()
+            .unwrap_or_else(|| io::Error::other("server stopped before listening"))),
+    }
+}
+
+/// Runs a server on the calling thread until it is shut down. `on_ready` is called with the
+/// bound TCP address once listening (the binary prints the port for `--port auto`).
+pub fn run(options: ServerOptions, on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static) -> io::Result<()> {
+    let shutdown = Arc::new(Notify::new());
+    let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Bound>>();
+    let waiter = std::thread::spawn(move || {
+        if let Ok(Ok(bound)) = ready_rx.recv() {
+            on_ready(bound.tcp_addr);
+        }
+    });
+    let result = serve(options, shutdown, Some(ready_tx));
+    let _ = waiter.join();
+    result
+}
+
+fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Option<mpsc::Sender<io::Result<Bound>>>) -> io::Result<()> {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            if let Some(ready) = &ready {
+                let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
+            }
+            return Err(e);
+        }
+    };
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, serve_async(options, shutdown, ready))
+}
+
+async fn serve_async(
+    options: ServerOptions,
+    shutdown: Arc<Notify>,
+    ready: Option<mpsc::Sender<io::Result<Bound>>>,
+) -> io::Result<()> {
+    let fail = |e: io::Error, ready: &Option<mpsc::Sender<io::Result<Bound>>>| {
+        if let Some(ready) = ready {
+            let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
+        }
+        e
+    };
+    let config = options.config.clone();
+    let log = match &options.logger {
+        Some(l) => l.clone(),
+        None => Logger::open(&config.logfile, config.loglevel).map_err(|e| fail(e, &ready))?,
+    };
+    log.warning("oO0OoO0OoO0Oo embedis is starting oO0OoO0OoO0Oo");
+    log.warning(&format!(
+        "embedis version={}, Redis compatibility=7.0.15, bits=64, pid={}, just started",
+        env!("CARGO_PKG_VERSION"),
+        std::process::id()
+    ));
+    log.warning("Configuration loaded");
+    log.set_serving();
+    if !config.dir.is_empty() && config.dir != "." {
+        if let Err(e) = std::env::set_current_dir(&config.dir) {
+            return Err(fail(io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir)), &ready));
+        }
+    }
+
+    let listen_tcp = config.port != 0 || options.ephemeral_port;
+    let tcp = if listen_tcp {
+        bind_tcp(&config.bind, config.port, options.ephemeral_port, config.tcp_backlog).map_err(|e| {
+            log.warning(&e.to_string());
+            fail(e, &ready)
+        })?
+    } else {
+        Vec::new()
+    };
+    if listen_tcp && tcp.is_empty() {
+        let e = io::Error::new(io::ErrorKind::AddrNotAvailable, "Failed listening on any bind address");
+        log.warning(&e.to_string());
+        return Err(fail(e, &ready));
+    }
+    let tcp_addr = tcp.first().and_then(|l| l.local_addr().ok());
+    let unix = if config.unixsocket.is_empty() {
+        None
+    } else {
+        let _ = std::fs::remove_file(&config.unixsocket);
+        let listener = UnixListener::bind(&config.unixsocket).map_err(|e| {
+            let e = io::Error::new(e.kind(), format!("Failed opening Unix socket: {e}"));
+            log.warning(&e.to_string());
+            fail(e, &ready)
+        })?;
+        if config.unixsocketperm != 0 {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&config.unixsocket, std::fs::Permissions::from_mode(config.unixsocketperm));
+        }
+        Some(listener)
+    };
+    if !config.pidfile.is_empty() {
+        let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
+    }
+
+    let port = tcp_addr.map_or(0, |a| a.port());
+    log.notice(&format!("Running mode=standalone, port={port}."));
+    let mut engine = Engine::new(config.clone(), options.clock.clone(), log.clone(), options.seed);
+    engine.server.tcp_port = port;
+    engine.server.config.port = port;
+    engine.server.config_file = options.config_file.clone().unwrap_or_default();
+    let shared = Rc::new(Shared { engine: RefCell::new(engine), timer: Arc::new(Notify::new()), shutdown: shutdown.clone() });
+
+    // A change of a controllable clock runs expiry and timeouts at once.
+    let timer = shared.timer.clone();
+    let clock_changed = Arc::new(AtomicBool::new(false));
+    let flag = clock_changed.clone();
+    options.clock.on_change(Arc::new(move || {
+        flag.store(true, Ordering::Release);
+        timer.notify_one();
+    }));
+
+    log.warning("Server initialized");
+    for listener in tcp {
+        tokio::task::spawn_local(accept_tcp(listener, shared.clone()));
+    }
+    if let Some(listener) = unix {
+        log.notice(&format!("The server is now ready to accept connections at {}", config.unixsocket));
+        tokio::task::spawn_local(accept_unix(listener, config.unixsocket.clone(), shared.clone()));
+    }
+    tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
+    log.notice("Ready to accept connections");
+    if let Some(ready) = ready {
+        let _ = ready.send(Ok(Bound { tcp_addr, unix_path: (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone()) }));
+    }
+
+    wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
+    log.warning("User requested shutdown...");
+    if !config.pidfile.is_empty() {
+        log.notice("Removing the pid file.");
+        let _ = std::fs::remove_file(&config.pidfile);
+    }
+    if !config.unixsocket.is_empty() {
+        log.notice("Removing the unix socket file.");
+        let _ = std::fs::remove_file(&config.unixsocket);
+    }
+    log.warning("embedis is now ready to exit, bye bye...");
+    Ok(())
+}
+
+async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger) {
+    if !handle_signals {
+        shutdown.notified().await;
+        return;
+    }
+    use tokio::signal::unix::{signal, SignalKind};
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+        shutdown.notified().await;
+        return;
+    };
+    tokio::select! {
+        _ = shutdown.notified() => {}
+        _ = term.recv() => log.warning("Received SIGTERM scheduling shutdown..."),
+        _ = int.recv() => log.warning("Received SIGINT scheduling shutdown..."),
+    }
+}
+
+/// Runs the periodic tick at `hz`, and blocked-client / pause deadlines as they fall due.
+async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
+    let mut next_tick = tokio::time::Instant::now();
+    loop {
+        let (period, wake_at) = {
+            let engine = shared.engine.borrow();
+            let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
+            let deadline = engine.next_deadline().map(|at| {
+                let now = engine.server.clock.now_ms();
+                tokio::time::Instant::now() + Duration::from_millis((at - now).max(0) as u64)
+            });
+            (period, deadline)
+        };
+        let wake = match wake_at {
+            Some(at) if at < next_tick => at,
+            _ => next_tick,
+        };
+        tokio::select! {
+            _ = tokio::time::sleep_until(wake) => {}
+            _ = shared.timer.notified() => {}
+        }
+        let mut engine = shared.engine.borrow_mut();
+        if tokio::time::Instant::now() >= next_tick || clock_changed.swap(false, Ordering::AcqRel) {
+            engine.cron();
+            next_tick = tokio::time::Instant::now() + period;
+        } else {
+            engine.process_timeouts();
+        }
+        engine.flush_pending();
+        if engine.server.shutdown.is_some() {
+            shared.shutdown.notify_one();
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! [`ServerState`]: everything the executor owns besides the keyspace and the clients —
+//! configuration, clock, statistics, the pause and blocking state, and requests to the
+//! networking layer (shutdown).
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::blocking::BlockedIndex;
+use crate::client::ClientId;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::log::Logger;
+
+/// Per-command counters (INFO commandstats).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CommandStats {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected_calls: u64,
+    pub failed_calls: u64,
+}
+
+/// Server-wide counters (INFO stats).
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub rejected_connections: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    pub total_error_replies: u64,
+    pub unexpected_error_replies: u64,
+    pub client_qbuf_limit_disconnections: u64,
+    /// Ring of (time ms, commands processed, input bytes, output bytes) samples for the
+    /// instantaneous_* figures.
+    pub samples: Vec<(i64, u64, u64, u64)>,
+}
+
+impl Stats {
+    /// Records a sample (called from the periodic tick) and keeps the last 16.
+    pub fn sample(&mut self, now_ms: i64) {
+        self.samples.push((now_ms, self.total_commands_processed, self.net_input_bytes, self.net_output_bytes));
+        if self.samples.len() > 16 {
+            self.samples.remove(0);
+        }
+    }
+
+    /// (ops/sec, input kbps, output kbps) over the sampled window.
+    pub fn instantaneous(&self) -> (u64, f64, f64) {
+        match (self.samples.first(), self.samples.last()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                let secs = (b.0 - a.0) as f64 / 1000.0;
+                (
+                    ((b.1 - a.1) as f64 / secs) as u64,
+                    (b.2 - a.2) as f64 / secs / 1024.0,
+                    (b.3 - a.3) as f64 / secs / 1024.0,
+                )
+            }
+            _ => (0, 0.0, 0.0),
+        }
+    }
+}
+
+/// An active CLIENT PAUSE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    pub until_ms: i64,
+    /// true = only writes are paused (CLIENT PAUSE … WRITE).
+    pub writes_only: bool,
+}
+
+/// How SHUTDOWN asked the server to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownRequest {
+    Shutdown,
+}
+
+/// The executor's state apart from keys and clients.
+pub struct ServerState {
+    pub config: Config,
+    pub clock: Clock,
+    pub log: Logger,
+    pub started: Instant,
+    pub started_ms: i64,
+    pub run_id: String,
+    pub stats: Stats,
+    /// Indexed by command id.
+    pub command_stats: Vec<CommandStats>,
+    /// Error replies by code (INFO errorstats).
+    pub error_stats: BTreeMap<String, u64>,
+    pub pause: Option<Pause>,
+    pub blocked: BlockedIndex,
+    pub monitors: Vec<ClientId>,
+    /// Clients with out-of-turn output to hand over at the end of the current command.
+    pub pending_writes: Vec<ClientId>,
+    pub shutdown: Option<ShutdownRequest>,
+    pub rng: StdRng,
+    pub next_client_id: ClientId,
+    /// UNIX time (s) of the last successful save: the start time, as we never save.
+    pub lastsave: i64,
+    /// TCP port actually bound (INFO tcp_port, HELLO).
+    pub tcp_port: u16,
+    pub executable: String,
+    pub config_file: String,
+    /// Set when the active expiry cycle stopped on its time limit: run a fast cycle soon.
+    pub expire_cycle_timed_out: bool,
+    /// Set when a deadline was added (blocked client, pause): the timer must recompute its sleep.
+    pub timers_changed: bool,
+}
+
+impl ServerState {
+    pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Self {
+        let mut rng = match seed {
+            Some(seed) => StdRng::seed_from_u64(seed),
+            None => StdRng::from_entropy(),
+        };
+        let run_id: String = (0..40).map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex")).collect();
+        let now_ms = clock.now_ms();
+        ServerState {
+            config,
+            clock,
+            log,
+            started: Instant::now(),
+            started_ms: now_ms,
+            run_id,
+            stats: Stats::default(),
+            command_stats: vec![CommandStats::default(); crate::command::registry().commands.len()],
+            error_stats: BTreeMap::new(),
+            pause: None,
+            blocked: BlockedIndex::default(),
+            monitors: Vec::new(),
+            pending_writes: Vec::new(),
+            shutdown: None,
+            rng,
+            next_client_id: 1,
+            lastsave: now_ms / 1000,
+            tcp_port: 0,
+            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            config_file: String::new(),
+            expire_cycle_timed_out: false,
+            timers_changed: false,
+        }
+    }
+
+    /// Counts an error reply for INFO errorstats / stats.
+    pub fn count_error(&mut self, code: &str) {
+        self.stats.total_error_replies += 1;
+        *self.error_stats.entry(code.to_string()).or_insert(0) += 1;
+    }
+}
