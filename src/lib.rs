@@ -62,7 +62,12 @@ impl ServerBuilder {
 
     /// Sets any configuration parameter by its Redis name, as `CONFIG SET` or a config file would.
     pub fn config(mut self, name: &str, value: &str) -> Result<Self, String> {
-        self.options.config.load_text(&format!("{name} \"{}\"", value.replace('\\', "\\\\").replace('"', "\\\"")))
+        self.options
+            .config
+            .load_text(&format!(
+                "{name} \"{}\"",
+                value.replace('\\', "\\\\").replace('"', "\\\"")
+            ))
             .map_err(|e| e.reason)?;
         Ok(self)
     }
@@ -88,7 +93,9 @@ pub struct Server {
 impl Server {
     /// The address it listens on.
     pub fn addr(&self) -> SocketAddr {
-        self.handle.addr().expect("a server started by the builder listens on TCP")
+        self.handle
+            .addr()
+            .expect("a server started by the builder listens on TCP")
     }
 
     /// `redis://127.0.0.1:<port>/`, for any client library.

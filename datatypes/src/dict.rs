@@ -51,7 +51,10 @@ struct Table<K, V> {
 
 impl<K, V> Table<K, V> {
     fn empty() -> Self {
-        Table { buckets: Vec::new(), used: 0 }
+        Table {
+            buckets: Vec::new(),
+            used: 0,
+        }
     }
 
     fn with_size(size: usize) -> Self {
@@ -165,7 +168,13 @@ impl<K, V, S> Dict<K, V, S> {
 
     /// Iterates over all entries (both tables while rehashing), in bucket order.
     pub fn iter(&self) -> Iter<'_, K, V> {
-        Iter { tables: &self.tables, table: 0, bucket: 0, entry: None, remaining: self.len() }
+        Iter {
+            tables: &self.tables,
+            table: 0,
+            bucket: 0,
+            entry: None,
+            remaining: self.len(),
+        }
     }
 
     /// Visits every entry mutably, in no particular order.
@@ -188,7 +197,9 @@ impl<K, V, S> Dict<K, V, S> {
         K: Hash,
         S: BuildHasher,
     {
-        let Some(mut index) = self.rehash_index else { return false };
+        let Some(mut index) = self.rehash_index else {
+            return false;
+        };
         let mut empty_visits = n * EMPTY_VISITS_PER_STEP;
         let mut moved = 0u64;
         for _ in 0..n {
@@ -269,7 +280,10 @@ impl<K, V, S> Dict<K, V, S> {
         if self.is_rehashing() || self.tables[0].used > size {
             return false;
         }
-        let new_size = size.max(INITIAL_SIZE).checked_next_power_of_two().unwrap_or(usize::MAX);
+        let new_size = size
+            .max(INITIAL_SIZE)
+            .checked_next_power_of_two()
+            .unwrap_or(usize::MAX);
         if new_size == self.tables[0].size() {
             return false;
         }
@@ -415,7 +429,9 @@ where
     }
 
     fn value_at_mut(&mut self, (table, bucket, depth): (usize, usize, usize)) -> &mut V {
-        let mut entry = self.tables[table].buckets[bucket].as_deref_mut().expect("located");
+        let mut entry = self.tables[table].buckets[bucket]
+            .as_deref_mut()
+            .expect("located");
         for _ in 0..depth {
             entry = entry.next.as_deref_mut().expect("located");
         }
@@ -451,7 +467,9 @@ where
         let slot = hash & table.mask();
         let next = table.buckets[slot].take();
         table.used += 1;
-        &mut table.buckets[slot].insert(Box::new(Entry { key, value, next })).value
+        &mut table.buckets[slot]
+            .insert(Box::new(Entry { key, value, next }))
+            .value
     }
 
     /// Returns the value for `key`, inserting `make()` first if it is absent.
@@ -735,7 +753,10 @@ mod tests {
                 was_rehashing += 1;
             }
         }
-        assert!(was_rehashing > 0, "the table must have been rehashing at some point");
+        assert!(
+            was_rehashing > 0,
+            "the table must have been rehashing at some point"
+        );
         assert_eq!(dict.rehash_stats().max_buckets_per_operation, 1);
         for k in 0..100_000u64 {
             assert_eq!(dict.get(&k), Some(&k));

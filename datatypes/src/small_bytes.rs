@@ -22,7 +22,10 @@ pub struct SmallBytes(Repr);
 
 #[derive(Clone)]
 enum Repr {
-    Inline { data: [u8; INLINE_CAPACITY], len: InlineLen },
+    Inline {
+        data: [u8; INLINE_CAPACITY],
+        len: InlineLen,
+    },
     Heap(Box<[u8]>),
 }
 
@@ -47,7 +50,10 @@ impl SmallBytes {
         if bytes.len() <= INLINE_CAPACITY {
             let mut data = [0u8; INLINE_CAPACITY];
             data[..bytes.len()].copy_from_slice(bytes);
-            SmallBytes(Repr::Inline { data, len: INLINE_LENS[bytes.len()] })
+            SmallBytes(Repr::Inline {
+                data,
+                len: INLINE_LENS[bytes.len()],
+            })
         } else {
             SmallBytes(Repr::Heap(bytes.into()))
         }

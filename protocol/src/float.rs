@@ -22,7 +22,11 @@ pub fn format_g17(value: f64) -> String {
 /// Appends C's `%.{precision}g` of `value` to `out` (precision ≥ 1).
 pub fn push_g(out: &mut Vec<u8>, value: f64, precision: usize) {
     if value.is_nan() {
-        out.extend_from_slice(if value.is_sign_negative() { b"-nan" } else { b"nan" });
+        out.extend_from_slice(if value.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        });
         return;
     }
     if value.is_infinite() {

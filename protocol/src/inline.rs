@@ -107,8 +107,11 @@ mod tests {
     use super::*;
 
     fn split(s: &str) -> Result<Vec<String>, UnbalancedQuotes> {
-        split_args(s.as_bytes())
-            .map(|v| v.into_iter().map(|a| String::from_utf8(a).unwrap()).collect())
+        split_args(s.as_bytes()).map(|v| {
+            v.into_iter()
+                .map(|a| String::from_utf8(a).unwrap())
+                .collect()
+        })
     }
 
     #[test]
@@ -122,7 +125,10 @@ mod tests {
     #[test]
     fn double_quotes_and_escapes() {
         assert_eq!(split(r#"SET a "b c""#).unwrap(), ["SET", "a", "b c"]);
-        assert_eq!(split(r#"SET "a\nb" "\x41\x4a""#).unwrap(), ["SET", "a\nb", "AJ"]);
+        assert_eq!(
+            split(r#"SET "a\nb" "\x41\x4a""#).unwrap(),
+            ["SET", "a\nb", "AJ"]
+        );
         assert_eq!(split(r#""\q\"\\""#).unwrap(), ["q\"\\"]);
         assert_eq!(split(r#""""#).unwrap(), [""]);
         // \x with non-hex digits is an ordinary escape of 'x'.
@@ -131,7 +137,10 @@ mod tests {
 
     #[test]
     fn single_quotes() {
-        assert_eq!(split(r"'a b' 'it\'s' '\n'").unwrap(), ["a b", "it's", "\\n"]);
+        assert_eq!(
+            split(r"'a b' 'it\'s' '\n'").unwrap(),
+            ["a b", "it's", "\\n"]
+        );
     }
 
     #[test]
@@ -149,6 +158,9 @@ mod tests {
 
     #[test]
     fn nul_ends_the_line() {
-        assert_eq!(split_args(b"GET a\0b c").unwrap(), vec![b"GET".to_vec(), b"a".to_vec()]);
+        assert_eq!(
+            split_args(b"GET a\0b c").unwrap(),
+            vec![b"GET".to_vec(), b"a".to_vec()]
+        );
     }
 }

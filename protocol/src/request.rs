@@ -59,9 +59,7 @@ impl fmt::Display for ProtocolError {
                 write!(f, "expected '$', got '{}'", char::from(*got))
             }
             ProtocolError::InvalidBulkLength => f.write_str("invalid bulk length"),
-            ProtocolError::UnauthenticatedBulkLength => {
-                f.write_str("unauthenticated bulk length")
-            }
+            ProtocolError::UnauthenticatedBulkLength => f.write_str("unauthenticated bulk length"),
         }
     }
 }
@@ -108,7 +106,12 @@ impl Default for RequestDecoder {
 
 impl RequestDecoder {
     pub fn new(max_bulk_len: usize) -> Self {
-        RequestDecoder { max_bulk_len, pending_args: 0, pending_bulk: None, args: Vec::new() }
+        RequestDecoder {
+            max_bulk_len,
+            pending_args: 0,
+            pending_bulk: None,
+            args: Vec::new(),
+        }
     }
 
     /// Changes `proto-max-bulk-len` (CONFIG SET applies it to open connections too).
@@ -133,7 +136,9 @@ impl RequestDecoder {
     ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
         loop {
             if self.pending_args == 0 {
-                let Some(&first) = buf.first() else { return Ok(None) };
+                let Some(&first) = buf.first() else {
+                    return Ok(None);
+                };
                 if first != b'*' {
                     match decode_inline(buf)? {
                         None => return Ok(None),
@@ -255,7 +260,10 @@ fn decode_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError
 /// So a header or inline line with a NUL before its terminator never completes (until the 64 KB
 /// limit turns it into an error), exactly as with Redis.
 fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
-    haystack.iter().position(|&b| b == needle || b == 0).filter(|&pos| haystack[pos] == needle)
+    haystack
+        .iter()
+        .position(|&b| b == needle || b == 0)
+        .filter(|&pos| haystack[pos] == needle)
 }
 
 #[cfg(test)]
@@ -278,9 +286,17 @@ mod tests {
 
     #[test]
     fn multibulk_and_inline_mixed() {
-        let got = decode_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n\r\n*0\r\n*-1\r\nSET a \"b c\"\n")
-            .unwrap();
-        assert_eq!(got, vec![cmd(&["GET", "k"]), cmd(&["PING"]), cmd(&["SET", "a", "b c"])]);
+        let got =
+            decode_all(b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\nPING\r\n\r\n*0\r\n*-1\r\nSET a \"b c\"\n")
+                .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                cmd(&["GET", "k"]),
+                cmd(&["PING"]),
+                cmd(&["SET", "a", "b c"])
+            ]
+        );
     }
 
     #[test]
@@ -310,17 +326,32 @@ mod tests {
     fn redis_error_texts() {
         let err = |input: &[u8]| decode_all(input).unwrap_err().to_string();
         assert_eq!(err(b"*x\r\n"), "Protocol error: invalid multibulk length");
-        assert_eq!(err(b"*3000000000\r\n"), "Protocol error: invalid multibulk length");
-        assert_eq!(err(b"*1\r\n+PING\r\n"), "Protocol error: expected '$', got '+'");
+        assert_eq!(
+            err(b"*3000000000\r\n"),
+            "Protocol error: invalid multibulk length"
+        );
+        assert_eq!(
+            err(b"*1\r\n+PING\r\n"),
+            "Protocol error: expected '$', got '+'"
+        );
         assert_eq!(err(b"*1\r\n$-1\r\n"), "Protocol error: invalid bulk length");
-        assert_eq!(err(b"*1\r\n$536870913\r\n"), "Protocol error: invalid bulk length");
+        assert_eq!(
+            err(b"*1\r\n$536870913\r\n"),
+            "Protocol error: invalid bulk length"
+        );
         assert_eq!(err(b"*1\r\n$01\r\n"), "Protocol error: invalid bulk length");
-        assert_eq!(err(b"SET \"a\r\n"), "Protocol error: unbalanced quotes in request");
+        assert_eq!(
+            err(b"SET \"a\r\n"),
+            "Protocol error: unbalanced quotes in request"
+        );
         let long = vec![b'a'; INLINE_MAX_SIZE + 1];
         assert_eq!(err(&long), "Protocol error: too big inline request");
         let mut long_count = b"*".to_vec();
         long_count.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
-        assert_eq!(err(&long_count), "Protocol error: too big mbulk count string");
+        assert_eq!(
+            err(&long_count),
+            "Protocol error: too big mbulk count string"
+        );
         let mut long_bulk = b"*1\r\n$".to_vec();
         long_bulk.extend(vec![b'1'; INLINE_MAX_SIZE + 1]);
         assert_eq!(err(&long_bulk), "Protocol error: too big bulk count string");
@@ -336,33 +367,58 @@ mod tests {
         );
         let mut decoder = RequestDecoder::default();
         let mut buf = BytesMut::from(&b"*1\r\n$16385\r\n"[..]);
-        assert_eq!(decoder.decode(&mut buf, false), Err(ProtocolError::UnauthenticatedBulkLength));
+        assert_eq!(
+            decoder.decode(&mut buf, false),
+            Err(ProtocolError::UnauthenticatedBulkLength)
+        );
     }
 
     #[test]
     fn incomplete_input_waits() {
         let mut decoder = RequestDecoder::default();
-        for partial in [&b"*"[..], b"*1", b"*1\r", b"*1\r\n$", b"*1\r\n$4\r\nPI", b"PIN"] {
+        for partial in [
+            &b"*"[..],
+            b"*1",
+            b"*1\r",
+            b"*1\r\n$",
+            b"*1\r\n$4\r\nPI",
+            b"PIN",
+        ] {
             let mut buf = BytesMut::from(partial);
             assert_eq!(RequestDecoder::default().decode(&mut buf, true), Ok(None));
         }
         let mut buf = BytesMut::from(&b"*1\r\n$4\r\nPING\r"[..]);
         assert_eq!(decoder.decode(&mut buf, true), Ok(None));
         buf.extend_from_slice(b"\n");
-        assert_eq!(decoder.decode(&mut buf, true).unwrap().unwrap(), vec![&b"PING"[..]]);
+        assert_eq!(
+            decoder.decode(&mut buf, true).unwrap().unwrap(),
+            vec![&b"PING"[..]]
+        );
     }
 
     #[test]
     fn a_nul_byte_hides_the_line_end_as_in_redis() {
-        assert_eq!(decode_all(b"PI\0NG\r\n").unwrap(), Vec::<Vec<Vec<u8>>>::new());
-        assert_eq!(decode_all(b"*1\0\r\n$4\r\nPING\r\n").unwrap(), Vec::<Vec<Vec<u8>>>::new());
+        assert_eq!(
+            decode_all(b"PI\0NG\r\n").unwrap(),
+            Vec::<Vec<Vec<u8>>>::new()
+        );
+        assert_eq!(
+            decode_all(b"*1\0\r\n$4\r\nPING\r\n").unwrap(),
+            Vec::<Vec<Vec<u8>>>::new()
+        );
         // Only the headers are searched; a NUL inside a payload is data.
-        assert_eq!(decode_all(b"*1\r\n$1\r\n\0\r\n").unwrap(), vec![vec![vec![0u8]]]);
+        assert_eq!(
+            decode_all(b"*1\r\n$1\r\n\0\r\n").unwrap(),
+            vec![vec![vec![0u8]]]
+        );
     }
 
     #[test]
     fn the_byte_after_cr_is_not_checked() {
-        assert_eq!(decode_all(b"*1\rx$4\r\nPINGxyPING\r\n").unwrap(), vec![cmd(&["PING"]), cmd(&["PING"])]);
+        assert_eq!(
+            decode_all(b"*1\rx$4\r\nPINGxyPING\r\n").unwrap(),
+            vec![cmd(&["PING"]), cmd(&["PING"])]
+        );
     }
 
     #[test]

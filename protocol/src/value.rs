@@ -39,11 +39,17 @@ pub enum Value {
     /// RESP3 `(`: the digits as sent.
     BigNumber(Bytes),
     /// RESP3 `=`: a three-letter format (`txt`, `mkd`) and the text.
-    Verbatim { format: [u8; 3], text: Bytes },
+    Verbatim {
+        format: [u8; 3],
+        text: Bytes,
+    },
     /// RESP3 `>`: an out-of-band message (pub/sub, invalidation).
     Push(Vec<Value>),
     /// RESP3 `|`: attributes that decorate the value that follows them.
-    Attribute { attributes: Vec<(Value, Value)>, value: Box<Value> },
+    Attribute {
+        attributes: Vec<(Value, Value)>,
+        value: Box<Value>,
+    },
     /// RESP3 `!` blob error.
     BlobError(Bytes),
 }
@@ -77,8 +83,12 @@ fn parse(buf: &Bytes, pos: &mut usize, depth: usize) -> Result<Option<Value>, Va
     if depth > MAX_DEPTH {
         return Err(ValueError("nesting too deep".into()));
     }
-    let Some(&kind) = buf.get(*pos) else { return Ok(None) };
-    let Some(line) = read_line(buf, *pos + 1) else { return Ok(None) };
+    let Some(&kind) = buf.get(*pos) else {
+        return Ok(None);
+    };
+    let Some(line) = read_line(buf, *pos + 1) else {
+        return Ok(None);
+    };
     let body = &buf[*pos + 1..line];
     let after_line = line + 2;
     let value = match kind {
@@ -134,7 +144,9 @@ fn parse(buf: &Bytes, pos: &mut usize, depth: usize) -> Result<Option<Value>, Va
                 return Err(ValueError("negative length".into()));
             }
             let len = len as usize;
-            let end = after_line.checked_add(len).ok_or_else(|| ValueError("length".into()))?;
+            let end = after_line
+                .checked_add(len)
+                .ok_or_else(|| ValueError("length".into()))?;
             if buf.len() < end + 2 {
                 return Ok(None);
             }
@@ -168,7 +180,11 @@ fn parse(buf: &Bytes, pos: &mut usize, depth: usize) -> Result<Option<Value>, Va
             }
             let mut cursor = after_line;
             let paired = kind == b'%' || kind == b'|';
-            let items = if paired { count as usize * 2 } else { count as usize };
+            let items = if paired {
+                count as usize * 2
+            } else {
+                count as usize
+            };
             // Every element takes at least 3 bytes, so a count the buffer cannot hold means more
             // input is needed; this also stops huge announced counts from allocating up front.
             let mut elements = Vec::with_capacity(items.min((buf.len() - cursor) / 3 + 1));
@@ -192,9 +208,10 @@ fn parse(buf: &Bytes, pos: &mut usize, depth: usize) -> Result<Option<Value>, Va
                         Value::Map(pairs)
                     } else {
                         match parse(buf, &mut cursor, depth + 1)? {
-                            Some(inner) => {
-                                Value::Attribute { attributes: pairs, value: Box::new(inner) }
-                            }
+                            Some(inner) => Value::Attribute {
+                                attributes: pairs,
+                                value: Box::new(inner),
+                            },
                             None => return Ok(None),
                         }
                     }
@@ -285,7 +302,10 @@ mod tests {
     #[test]
     fn every_type() {
         assert_eq!(decode(b"+OK\r\n"), Value::Simple(Bytes::from_static(b"OK")));
-        assert_eq!(decode(b"-ERR x\r\n"), Value::Error(Bytes::from_static(b"ERR x")));
+        assert_eq!(
+            decode(b"-ERR x\r\n"),
+            Value::Error(Bytes::from_static(b"ERR x"))
+        );
         assert_eq!(decode(b":-5\r\n"), Value::Integer(-5));
         assert_eq!(decode(b"$0\r\n\r\n"), Value::Bulk(Bytes::new()));
         assert_eq!(decode(b"$-1\r\n"), Value::Null);
@@ -294,14 +314,23 @@ mod tests {
         assert_eq!(decode(b"#t\r\n"), Value::Boolean(true));
         assert_eq!(decode(b",1.5\r\n"), Value::Double(1.5));
         assert_eq!(decode(b",-inf\r\n"), Value::Double(f64::NEG_INFINITY));
-        assert_eq!(decode(b"(123\r\n"), Value::BigNumber(Bytes::from_static(b"123")));
+        assert_eq!(
+            decode(b"(123\r\n"),
+            Value::BigNumber(Bytes::from_static(b"123"))
+        );
         assert_eq!(
             decode(b"=7\r\ntxt:abc\r\n"),
-            Value::Verbatim { format: *b"txt", text: Bytes::from_static(b"abc") }
+            Value::Verbatim {
+                format: *b"txt",
+                text: Bytes::from_static(b"abc")
+            }
         );
         assert_eq!(
             decode(b"%1\r\n+a\r\n:1\r\n"),
-            Value::Map(vec![(Value::Simple(Bytes::from_static(b"a")), Value::Integer(1))])
+            Value::Map(vec![(
+                Value::Simple(Bytes::from_static(b"a")),
+                Value::Integer(1)
+            )])
         );
         assert_eq!(
             decode(b"|1\r\n+k\r\n+v\r\n:3\r\n"),
@@ -313,7 +342,10 @@ mod tests {
                 value: Box::new(Value::Integer(3)),
             }
         );
-        assert_eq!(decode(b">1\r\n~1\r\n:1\r\n"), Value::Push(vec![Value::Set(vec![Value::Integer(1)])]));
+        assert_eq!(
+            decode(b">1\r\n~1\r\n:1\r\n"),
+            Value::Push(vec![Value::Set(vec![Value::Integer(1)])])
+        );
     }
 
     #[test]
@@ -327,8 +359,17 @@ mod tests {
 
     #[test]
     fn garbage_is_an_error() {
-        for bad in [&b"?\r\n"[..], b":x\r\n", b"$3\r\nabcd\r\n", b"#x\r\n", b"$-2\r\n"] {
-            assert!(decode_value(&Bytes::copy_from_slice(bad)).is_err(), "{bad:?}");
+        for bad in [
+            &b"?\r\n"[..],
+            b":x\r\n",
+            b"$3\r\nabcd\r\n",
+            b"#x\r\n",
+            b"$-2\r\n",
+        ] {
+            assert!(
+                decode_value(&Bytes::copy_from_slice(bad)).is_err(),
+                "{bad:?}"
+            );
         }
     }
 }

@@ -62,7 +62,8 @@ impl<'a> Writer<'a> {
         self.buf.reserve(text.len() + 3);
         self.buf.put_u8(b'-');
         for &b in text {
-            self.buf.put_u8(if b == b'\r' || b == b'\n' { b' ' } else { b });
+            self.buf
+                .put_u8(if b == b'\r' || b == b'\n' { b' ' } else { b });
         }
         self.buf.extend_from_slice(b"\r\n");
     }
@@ -150,7 +151,9 @@ impl<'a> Writer<'a> {
     pub fn boolean(&mut self, b: bool) {
         match self.version {
             Version::Resp2 => self.integer(b as i64),
-            Version::Resp3 => self.buf.extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
+            Version::Resp3 => self
+                .buf
+                .extend_from_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
         }
     }
 
@@ -211,13 +214,22 @@ mod tests {
         assert_eq!(written(Resp2, |w| w.map(2)), b"*4\r\n");
         assert_eq!(written(Resp2, |w| w.set(3)), b"*3\r\n");
         assert_eq!(written(Resp2, |w| w.push(3)), b"*3\r\n");
-        assert_eq!(written(Resp2, |w| w.double(0.1)), b"$19\r\n0.10000000000000001\r\n");
-        assert_eq!(written(Resp2, |w| w.double(f64::INFINITY)), b"$3\r\ninf\r\n");
+        assert_eq!(
+            written(Resp2, |w| w.double(0.1)),
+            b"$19\r\n0.10000000000000001\r\n"
+        );
+        assert_eq!(
+            written(Resp2, |w| w.double(f64::INFINITY)),
+            b"$3\r\ninf\r\n"
+        );
         assert_eq!(written(Resp2, |w| w.boolean(true)), b":1\r\n");
         assert_eq!(written(Resp2, |w| w.null()), b"$-1\r\n");
         assert_eq!(written(Resp2, |w| w.null_array()), b"*-1\r\n");
         assert_eq!(written(Resp2, |w| w.big_number(b"123")), b"$3\r\n123\r\n");
-        assert_eq!(written(Resp2, |w| w.verbatim(b"txt", b"hi")), b"$2\r\nhi\r\n");
+        assert_eq!(
+            written(Resp2, |w| w.verbatim(b"txt", b"hi")),
+            b"$2\r\nhi\r\n"
+        );
     }
 
     #[test]
@@ -227,12 +239,18 @@ mod tests {
         assert_eq!(written(Resp3, |w| w.set(3)), b"~3\r\n");
         assert_eq!(written(Resp3, |w| w.push(1)), b">1\r\n");
         assert_eq!(written(Resp3, |w| w.double(1.5)), b",1.5\r\n");
-        assert_eq!(written(Resp3, |w| w.double(f64::NEG_INFINITY)), b",-inf\r\n");
+        assert_eq!(
+            written(Resp3, |w| w.double(f64::NEG_INFINITY)),
+            b",-inf\r\n"
+        );
         assert_eq!(written(Resp3, |w| w.boolean(false)), b"#f\r\n");
         assert_eq!(written(Resp3, |w| w.null()), b"_\r\n");
         assert_eq!(written(Resp3, |w| w.null_array()), b"_\r\n");
         assert_eq!(written(Resp3, |w| w.big_number(b"-12")), b"(-12\r\n");
-        assert_eq!(written(Resp3, |w| w.verbatim(b"txt", b"hi")), b"=6\r\ntxt:hi\r\n");
+        assert_eq!(
+            written(Resp3, |w| w.verbatim(b"txt", b"hi")),
+            b"=6\r\ntxt:hi\r\n"
+        );
         assert_eq!(written(Resp3, |w| w.attribute(1)), b"|1\r\n");
     }
 
@@ -243,6 +261,9 @@ mod tests {
         assert_eq!(written(v, |w| w.integer(-42)), b":-42\r\n");
         assert_eq!(written(v, |w| w.bulk(b"")), b"$0\r\n\r\n");
         assert_eq!(written(v, |w| w.bulk_integer(17)), b"$2\r\n17\r\n");
-        assert_eq!(written(v, |w| w.error_line(b"ERR a\r\nb")), b"-ERR a  b\r\n");
+        assert_eq!(
+            written(v, |w| w.error_line(b"ERR a\r\nb")),
+            b"-ERR a  b\r\n"
+        );
     }
 }

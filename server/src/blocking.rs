@@ -64,7 +64,11 @@ impl BlockedIndex {
 
     /// Clients whose deadline is at or before `now`.
     pub fn due(&self, now_ms: i64) -> Vec<ClientId> {
-        self.timeouts.iter().take_while(|(d, _)| *d <= now_ms).map(|(_, id)| *id).collect()
+        self.timeouts
+            .iter()
+            .take_while(|(d, _)| *d <= now_ms)
+            .map(|(_, id)| *id)
+            .collect()
     }
 
     /// The earliest deadline, if any.

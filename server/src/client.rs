@@ -157,7 +157,13 @@ pub struct ClientState {
 }
 
 impl ClientState {
-    pub fn new(handle: Arc<ClientHandle>, peer: Peer, fd: i32, now_ms: i64, authenticated: bool) -> Self {
+    pub fn new(
+        handle: Arc<ClientHandle>,
+        peer: Peer,
+        fd: i32,
+        now_ms: i64,
+        authenticated: bool,
+    ) -> Self {
         ClientState {
             id: handle.id,
             handle,

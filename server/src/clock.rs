@@ -55,7 +55,10 @@ impl Controlled {
 }
 
 fn real_now_us() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
 }
 
 fn to_us(t: SystemTime) -> i64 {
@@ -83,7 +86,12 @@ impl std::fmt::Debug for Clock {
 impl Clock {
     /// Real time.
     pub fn system() -> Self {
-        Clock { inner: Arc::new(Inner { controlled: None, listeners: Mutex::new(Vec::new()) }) }
+        Clock {
+            inner: Arc::new(Inner {
+                controlled: None,
+                listeners: Mutex::new(Vec::new()),
+            }),
+        }
     }
 
     /// A clock that starts at real time and can then be controlled (frozen, advanced, skewed).
@@ -185,7 +193,9 @@ impl Clock {
     }
 
     fn update(&self, change: impl FnOnce(&mut Controlled, i64)) -> bool {
-        let Some(controlled) = &self.inner.controlled else { return false };
+        let Some(controlled) = &self.inner.controlled else {
+            return false;
+        };
         change(&mut controlled.lock(), real_now_us());
         self.notify();
         true

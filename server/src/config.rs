@@ -90,8 +90,14 @@ impl Default for Config {
 /// What a parameter is, for parsing and for Redis's error texts.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
-    Int { min: i64, max: i64 },
-    Memory { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Memory {
+        min: i64,
+        max: i64,
+    },
     Bool,
     Choice(&'static [&'static str]),
     Text,
@@ -171,21 +177,21 @@ pub static PARAMS: &[Param] = &[
     param!("dynamic-hz", Kind::Bool, mutable: true,
         get: |c| yes_no(c.dynamic_hz), set: |c, v| c.dynamic_hz = parse_yes_no(v)),
     param!("loglevel", Kind::Choice(&["debug", "verbose", "notice", "warning"]), mutable: true,
-        get: |c| match c.loglevel {
-            LogLevel::Debug => "debug",
-            LogLevel::Verbose => "verbose",
-            LogLevel::Notice => "notice",
-            LogLevel::Warning => "warning",
+    get: |c| match c.loglevel {
+        LogLevel::Debug => "debug",
+        LogLevel::Verbose => "verbose",
+        LogLevel::Notice => "notice",
+        LogLevel::Warning => "warning",
+    }
+    .to_string(),
+    set: |c, v| {
+        c.loglevel = match v.to_ascii_lowercase().as_str() {
+            "debug" => LogLevel::Debug,
+            "verbose" => LogLevel::Verbose,
+            "warning" => LogLevel::Warning,
+            _ => LogLevel::Notice,
         }
-        .to_string(),
-        set: |c, v| {
-            c.loglevel = match v.to_ascii_lowercase().as_str() {
-                "debug" => LogLevel::Debug,
-                "verbose" => LogLevel::Verbose,
-                "warning" => LogLevel::Warning,
-                _ => LogLevel::Notice,
-            }
-        }),
+    }),
     param!("logfile", Kind::Text, mutable: false,
         get: |c| c.logfile.clone(), set: |c, v| c.logfile = v.to_string()),
     param!("dir", Kind::Text, mutable: true,
@@ -193,19 +199,19 @@ pub static PARAMS: &[Param] = &[
     param!("pidfile", Kind::Text, mutable: false,
         get: |c| c.pidfile.clone(), set: |c, v| c.pidfile = v.to_string()),
     param!("enable-debug-command", Kind::Choice(&["no", "yes", "local"]), mutable: false,
-        get: |c| match c.enable_debug_command {
-            Access::No => "no",
-            Access::Yes => "yes",
-            Access::Local => "local",
+    get: |c| match c.enable_debug_command {
+        Access::No => "no",
+        Access::Yes => "yes",
+        Access::Local => "local",
+    }
+    .to_string(),
+    set: |c, v| {
+        c.enable_debug_command = match v.to_ascii_lowercase().as_str() {
+            "yes" => Access::Yes,
+            "local" => Access::Local,
+            _ => Access::No,
         }
-        .to_string(),
-        set: |c, v| {
-            c.enable_debug_command = match v.to_ascii_lowercase().as_str() {
-                "yes" => Access::Yes,
-                "local" => Access::Local,
-                _ => Access::No,
-            }
-        }),
+    }),
     param!("io-threads", Kind::Int { min: 1, max: 128 }, mutable: false,
         get: |c| c.io_threads.to_string(), set: |c, v| c.io_threads = v.parse().unwrap_or(1)),
     param!("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024, max: i64::MAX }, mutable: true,
@@ -286,7 +292,11 @@ impl std::fmt::Display for ValueError {
             }
             ValueError::NotYesNo => f.write_str("argument must be 'yes' or 'no'"),
             ValueError::NotOneOf(choices) => {
-                write!(f, "argument(s) must be one of the following: {}", choices.join(", "))
+                write!(
+                    f,
+                    "argument(s) must be one of the following: {}",
+                    choices.join(", ")
+                )
             }
             ValueError::NotImplemented { value } => write!(
                 f,
@@ -329,7 +339,9 @@ impl Param {
             }
             Kind::Only(allowed) => {
                 if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
-                    return Err(ValueError::NotImplemented { value: value.to_string() });
+                    return Err(ValueError::NotImplemented {
+                        value: value.to_string(),
+                    });
                 }
             }
         }
@@ -418,16 +430,47 @@ impl std::error::Error for ConfigError {}
 /// Redis parameters that embedis knows of but does not implement yet; refused with a clear
 /// message instead of "bad directive".
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "appendfilename", "appendfsync", "dbfilename", "rdbcompression", "rdbchecksum", "replicaof",
-    "slaveof", "masterauth", "masteruser", "maxmemory-policy", "maxmemory-samples",
-    "notify-keyspace-events", "slowlog-log-slower-than", "slowlog-max-len", "cluster-enabled",
-    "tls-port", "aclfile", "user", "rename-command", "lua-time-limit", "busy-reply-threshold",
-    "hash-max-listpack-entries", "hash-max-ziplist-entries", "hash-max-listpack-value",
-    "hash-max-ziplist-value", "zset-max-listpack-entries", "zset-max-ziplist-entries",
-    "zset-max-listpack-value", "zset-max-ziplist-value", "set-max-intset-entries",
-    "list-max-listpack-size", "list-max-ziplist-size", "hll-sparse-max-bytes", "latency-monitor-threshold",
-    "supervised", "always-show-logo", "lazyfree-lazy-user-flush", "io-threads-do-reads",
-    "include", "loadmodule", "syslog-enabled",
+    "appendfilename",
+    "appendfsync",
+    "dbfilename",
+    "rdbcompression",
+    "rdbchecksum",
+    "replicaof",
+    "slaveof",
+    "masterauth",
+    "masteruser",
+    "maxmemory-policy",
+    "maxmemory-samples",
+    "notify-keyspace-events",
+    "slowlog-log-slower-than",
+    "slowlog-max-len",
+    "cluster-enabled",
+    "tls-port",
+    "aclfile",
+    "user",
+    "rename-command",
+    "lua-time-limit",
+    "busy-reply-threshold",
+    "hash-max-listpack-entries",
+    "hash-max-ziplist-entries",
+    "hash-max-listpack-value",
+    "hash-max-ziplist-value",
+    "zset-max-listpack-entries",
+    "zset-max-ziplist-entries",
+    "zset-max-listpack-value",
+    "zset-max-ziplist-value",
+    "set-max-intset-entries",
+    "list-max-listpack-size",
+    "list-max-ziplist-size",
+    "hll-sparse-max-bytes",
+    "latency-monitor-threshold",
+    "supervised",
+    "always-show-logo",
+    "lazyfree-lazy-user-flush",
+    "io-threads-do-reads",
+    "include",
+    "loadmodule",
+    "syslog-enabled",
 ];
 
 impl Config {
@@ -446,11 +489,18 @@ impl Config {
             };
             let args = embedis_protocol::inline::split_args(line.as_bytes())
                 .map_err(|_| error("Unbalanced quotes in configuration line".into()))?;
-            let args: Vec<String> =
-                args.into_iter().map(|a| String::from_utf8_lossy(&a).into_owned()).collect();
-            let Some((name, values)) = args.split_first() else { continue };
+            let args: Vec<String> = args
+                .into_iter()
+                .map(|a| String::from_utf8_lossy(&a).into_owned())
+                .collect();
+            let Some((name, values)) = args.split_first() else {
+                continue;
+            };
             let Some(param) = find_param(name) else {
-                let reason = if KNOWN_UNIMPLEMENTED.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+                let reason = if KNOWN_UNIMPLEMENTED
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(name))
+                {
                     format!("embedis does not implement '{name}' yet")
                 } else {
                     "Bad directive or wrong number of arguments".to_string()
@@ -568,8 +618,9 @@ mod tests {
 
     #[test]
     fn startup_arguments_and_files() {
-        let args: Vec<String> =
-            ["--port", "7000", "--save", "", "--bind", "127.0.0.1", "::1"].map(String::from).to_vec();
+        let args: Vec<String> = ["--port", "7000", "--save", "", "--bind", "127.0.0.1", "::1"]
+            .map(String::from)
+            .to_vec();
         let (file, text) = Config::args_to_text(&args).unwrap();
         assert!(file.is_none());
         let mut c = Config::default();

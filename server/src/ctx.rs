@@ -102,7 +102,9 @@ impl<'a> Ctx<'a> {
 
     /// True if argument `i` equals `word`, ignoring ASCII case.
     pub fn arg_is(&self, i: usize, word: &str) -> bool {
-        self.args.get(i).is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+        self.args
+            .get(i)
+            .is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
     }
 
     /// Sends out-of-turn output to client `id` (MONITOR lines, pub/sub messages). Output for the

@@ -29,7 +29,7 @@ use crate::error::Error;
 use crate::expire;
 use crate::keyspace::Keyspace;
 use crate::log::Logger;
-use crate::state::ServerState;
+use crate::state::{EngineRequest, ServerState};
 
 /// What the connection should do after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,7 +58,11 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
         let ks = Keyspace::new(config.databases);
-        Engine { ks, server: ServerState::new(config, clock, log, seed), clients: Clients::default() }
+        Engine {
+            ks,
+            server: ServerState::new(config, clock, log, seed),
+            clients: Clients::default(),
+        }
     }
 
     /// Registers a new connection. Returns its handle, or the refusal to send.
@@ -115,13 +119,57 @@ impl Engine {
 
     /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
-        let Some(mut client) = self.clients.remove(id) else { return Outcome::Close };
+        let Some(mut client) = self.clients.remove(id) else {
+            return Outcome::Close;
+        };
         let outcome = self.execute_for(&mut client, args, out);
         self.clients.insert(client);
+        if !self.server.requests.is_empty() {
+            self.carry_out_requests();
+        }
         outcome
     }
 
-    fn execute_for(&mut self, client: &mut ClientState, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+    /// Does what the last command asked for (see [`EngineRequest`]).
+    fn carry_out_requests(&mut self) {
+        for request in std::mem::take(&mut self.server.requests) {
+            match request {
+                EngineRequest::Unpause => self.unpause(),
+                EngineRequest::Unblock { id, with_error } => {
+                    if with_error {
+                        self.release_with_error(
+                            id,
+                            b"UNBLOCKED client unblocked via CLIENT UNBLOCK",
+                        );
+                    } else {
+                        self.release(id, false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Releases a blocked client with an error reply instead of its command's result.
+    fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
+        let Some(client) = self.clients.get_mut(id) else {
+            return;
+        };
+        let Some(blocked) = client.blocked.take() else {
+            return;
+        };
+        self.server.blocked.remove(id, &blocked);
+        let version = client.resp;
+        Writer::new(&mut client.pending, version).error_line(error);
+        client.handle.set_blocked(false);
+        self.server.pending_writes.push(id);
+    }
+
+    fn execute_for(
+        &mut self,
+        client: &mut ClientState,
+        args: Vec<Bytes>,
+        out: &mut BytesMut,
+    ) -> Outcome {
         // CLIENT REPLY OFF / SKIP: run the command, throw the reply away.
         let discard = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip);
         if client.reply_mode == ReplyMode::Skip {
@@ -137,7 +185,12 @@ impl Engine {
     }
 
     /// Redis's `processCommand`: the generic gates, then the call.
-    fn process(&mut self, client: &mut ClientState, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+    fn process(
+        &mut self,
+        client: &mut ClientState,
+        args: Vec<Bytes>,
+        out: &mut BytesMut,
+    ) -> Outcome {
         let now_us = self.server.clock.now_us();
         let now_ms = now_us.div_euclid(1000);
         client.last_interaction_ms = now_ms;
@@ -173,7 +226,14 @@ impl Engine {
             return self.finish(client);
         }
         if self.is_paused_for(command) {
-            self.park(client, Blocked { args, reason: BlockReason::Postponed, deadline_ms: None });
+            self.park(
+                client,
+                Blocked {
+                    args,
+                    reason: BlockReason::Postponed,
+                    deadline_ms: None,
+                },
+            );
             return Outcome::Blocked;
         }
         self.call(client, command, &args, out, now_ms, now_us);
@@ -200,7 +260,9 @@ impl Engine {
 
     /// True if CLIENT PAUSE holds this command back.
     fn is_paused_for(&self, command: &Command) -> bool {
-        let Some(pause) = self.server.pause else { return false };
+        let Some(pause) = self.server.pause else {
+            return false;
+        };
         let flags = command.spec.flags;
         // Redis never pauses the commands that manage pauses and connections.
         if command.full_name == "client|unpause" || command.full_name == "client|pause" {
@@ -214,7 +276,13 @@ impl Engine {
     }
 
     /// A command refused by a gate: error reply, counted as rejected.
-    fn reject(&mut self, client: &mut ClientState, command: Option<&Command>, error: Error, out: &mut BytesMut) {
+    fn reject(
+        &mut self,
+        client: &mut ClientState,
+        command: Option<&Command>,
+        error: Error,
+        out: &mut BytesMut,
+    ) {
         let _ = client;
         if let Some(command) = command {
             self.server.command_stats[command.id].rejected_calls += 1;
@@ -233,7 +301,10 @@ impl Engine {
         now_ms: i64,
         now_us: i64,
     ) {
-        let handler = command.spec.handler.expect("containers are resolved to subcommands");
+        let handler = command
+            .spec
+            .handler
+            .expect("containers are resolved to subcommands");
         let started = Instant::now();
         let version = client.resp;
         let (result, block) = {
@@ -263,7 +334,8 @@ impl Engine {
             Writer::new(out, version).error_line(&error.line());
         }
         client.last_command = command.full_name.clone();
-        if !self.server.monitors.is_empty() && !command.spec.flags.contains(Flags::SKIP_MONITOR)
+        if !self.server.monitors.is_empty()
+            && !command.spec.flags.contains(Flags::SKIP_MONITOR)
             && !command.spec.flags.contains(Flags::ADMIN)
         {
             self.feed_monitors(client, command, args, now_us);
@@ -273,8 +345,19 @@ impl Engine {
         }
     }
 
-    fn feed_monitors(&mut self, client: &ClientState, command: &Command, args: &[Bytes], now_us: i64) {
-        let mut line = format!("+{}.{:06} [{} ", now_us.div_euclid(1_000_000), now_us.rem_euclid(1_000_000), client.db);
+    fn feed_monitors(
+        &mut self,
+        client: &ClientState,
+        command: &Command,
+        args: &[Bytes],
+        now_us: i64,
+    ) {
+        let mut line = format!(
+            "+{}.{:06} [{} ",
+            now_us.div_euclid(1_000_000),
+            now_us.rem_euclid(1_000_000),
+            client.db
+        );
         match &client.peer {
             Peer::Unix { path } => line.push_str(&format!("unix:{path}] ")),
             peer => line.push_str(&format!("{}] ", peer.addr())),
@@ -283,7 +366,10 @@ impl Engine {
         // AUTH and HELLO … AUTH carry passwords: Redis shows them redacted.
         let redact_from = match command.spec.name {
             "auth" => 1,
-            "hello" => args.iter().position(|a| a.eq_ignore_ascii_case(b"auth")).map_or(usize::MAX, |p| p + 1),
+            "hello" => args
+                .iter()
+                .position(|a| a.eq_ignore_ascii_case(b"auth"))
+                .map_or(usize::MAX, |p| p + 1),
             _ => usize::MAX,
         };
         for (i, arg) in args.iter().enumerate() {
@@ -319,7 +405,9 @@ impl Engine {
     /// Releases a blocked client: `retry` re-runs its command (pause ended), otherwise the
     /// command's timeout reply is sent. Output goes to the client's pending buffer.
     fn release(&mut self, id: ClientId, retry: bool) {
-        let Some(mut client) = self.clients.remove(id) else { return };
+        let Some(mut client) = self.clients.remove(id) else {
+            return;
+        };
         if let Some(blocked) = client.blocked.take() {
             self.server.blocked.remove(id, &blocked);
             let mut out = std::mem::take(&mut client.pending);
@@ -472,7 +560,11 @@ fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
 
 /// At most `max` bytes of `bytes`, cut at the first NUL (C's `%.*s`).
 fn c_str(bytes: &[u8], max: usize) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len()).min(max);
+    let end = bytes
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(bytes.len())
+        .min(max);
     &bytes[..end]
 }
 

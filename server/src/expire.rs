@@ -20,7 +20,12 @@ pub const ACCEPTABLE_STALE_PERCENT: usize = 25;
 
 /// Runs one cycle over every database at time `now_ms`, within `budget`. Returns the number of
 /// keys deleted.
-pub fn active_expire_cycle(ks: &mut Keyspace, server: &mut ServerState, now_ms: i64, budget: Duration) -> usize {
+pub fn active_expire_cycle(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    now_ms: i64,
+    budget: Duration,
+) -> usize {
     let started = Instant::now();
     let mut total_expired = 0;
     let mut total_sampled = 0;
@@ -64,7 +69,11 @@ pub fn active_expire_cycle(ks: &mut Keyspace, server: &mut ServerState, now_ms: 
             if ttl_count > 0 {
                 // Redis's running average: new = old/50*49 + sample/50.
                 let avg = ttl_sum / ttl_count;
-                db.avg_ttl = if db.avg_ttl == 0 { avg } else { db.avg_ttl / 50 * 49 + avg / 50 };
+                db.avg_ttl = if db.avg_ttl == 0 {
+                    avg
+                } else {
+                    db.avg_ttl / 50 * 49 + avg / 50
+                };
             }
             ks.stats.expired_keys += expired as u64;
             ks.dirty += expired as u64;
@@ -100,7 +109,12 @@ mod tests {
     use crate::value::Value;
 
     fn server() -> ServerState {
-        ServerState::new(Config::default(), Clock::manual(), Logger::silent(), Some(1))
+        ServerState::new(
+            Config::default(),
+            Clock::manual(),
+            Logger::silent(),
+            Some(1),
+        )
     }
 
     #[test]
@@ -110,13 +124,22 @@ mod tests {
         for i in 0..1000 {
             let key = format!("k{i}");
             let deadline = if i % 2 == 0 { 100 } else { 10_000 };
-            ks.add(i % 2, key.as_bytes(), Value::Int(i as i64), Some(deadline), 0);
+            ks.add(
+                i % 2,
+                key.as_bytes(),
+                Value::Int(i as i64),
+                Some(deadline),
+                0,
+            );
         }
         for i in 0..100 {
             ks.add(0, format!("p{i}").as_bytes(), Value::Int(1), None, 0);
         }
         // Before the deadline nothing goes.
-        assert_eq!(active_expire_cycle(&mut ks, &mut state, 100, Duration::from_secs(1)), 0);
+        assert_eq!(
+            active_expire_cycle(&mut ks, &mut state, 100, Duration::from_secs(1)),
+            0
+        );
         // After it, repeated cycles (each bounded) remove all 500 expired keys and only them.
         let mut removed = 0;
         for _ in 0..100 {

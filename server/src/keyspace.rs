@@ -28,7 +28,13 @@ pub struct Db {
 
 impl Db {
     pub fn new(id: usize) -> Self {
-        Db { id, main: Dict::new(), expires: Dict::new(), avg_ttl: 0, expires_cursor: 0 }
+        Db {
+            id,
+            main: Dict::new(),
+            expires: Dict::new(),
+            avg_ttl: 0,
+            expires_cursor: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -126,7 +132,13 @@ impl Keyspace {
     }
 
     /// Looks `key` up for `access`, deleting it first if it has expired.
-    pub fn lookup(&mut self, db: usize, key: &[u8], now: i64, access: Access) -> Option<&mut Object> {
+    pub fn lookup(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: i64,
+        access: Access,
+    ) -> Option<&mut Object> {
         self.expire_if_needed(db, key, now);
         let found = self.dbs[db].main.get_mut(key);
         match access {
@@ -148,12 +160,14 @@ impl Keyspace {
 
     /// Read access to a key's value.
     pub fn read(&mut self, db: usize, key: &[u8], now: i64) -> Option<&mut Value> {
-        self.lookup(db, key, now, Access::Read).map(|o| &mut o.value)
+        self.lookup(db, key, now, Access::Read)
+            .map(|o| &mut o.value)
     }
 
     /// Write access to a key's value (after lazy expiry).
     pub fn write(&mut self, db: usize, key: &[u8], now: i64) -> Option<&mut Value> {
-        self.lookup(db, key, now, Access::Write).map(|o| &mut o.value)
+        self.lookup(db, key, now, Access::Write)
+            .map(|o| &mut o.value)
     }
 
     /// True if the key exists (after lazy expiry), without touching it.
@@ -177,7 +191,8 @@ impl Keyspace {
                 }
             }
             None => {
-                d.main.insert_new(SmallBytes::new(key), Object::new(value, lru));
+                d.main
+                    .insert_new(SmallBytes::new(key), Object::new(value, lru));
             }
         }
         self.dirty += 1;
@@ -186,7 +201,9 @@ impl Keyspace {
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
     pub fn add(&mut self, db: usize, key: &[u8], value: Value, expire_at: Option<i64>, now: i64) {
         let d = &mut self.dbs[db];
-        let obj = d.main.insert_new(SmallBytes::new(key), Object::new(value, lru_clock(now)));
+        let obj = d
+            .main
+            .insert_new(SmallBytes::new(key), Object::new(value, lru_clock(now)));
         if let Some(when) = expire_at {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
@@ -209,7 +226,9 @@ impl Keyspace {
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
     pub fn set_expire(&mut self, db: usize, key: &[u8], when_ms: i64) -> bool {
         let d = &mut self.dbs[db];
-        let Some(obj) = d.main.get_mut(key) else { return false };
+        let Some(obj) = d.main.get_mut(key) else {
+            return false;
+        };
         obj.set_has_expire(true);
         d.expires.insert(SmallBytes::new(key), when_ms);
         true
@@ -218,7 +237,9 @@ impl Keyspace {
     /// Removes the deadline of a key; true if it had one.
     pub fn persist(&mut self, db: usize, key: &[u8]) -> bool {
         let d = &mut self.dbs[db];
-        let Some(obj) = d.main.get_mut(key) else { return false };
+        let Some(obj) = d.main.get_mut(key) else {
+            return false;
+        };
         if !obj.has_expire() {
             return false;
         }
@@ -246,7 +267,10 @@ mod tests {
     fn lazy_expiry_on_access() {
         let mut ks = Keyspace::new(2);
         ks.add(0, b"k", Value::string(b"v"), Some(1000), 0);
-        assert!(ks.read(0, b"k", 1000).is_some(), "alive at the deadline itself");
+        assert!(
+            ks.read(0, b"k", 1000).is_some(),
+            "alive at the deadline itself"
+        );
         assert!(ks.read(0, b"k", 1001).is_none(), "gone one ms later");
         assert_eq!(ks.dbs[0].len(), 0, "deleted, not just hidden");
         assert_eq!(ks.dbs[0].expires.len(), 0);
@@ -272,7 +296,10 @@ mod tests {
         assert!(ks.persist(0, b"a"));
         assert!(!ks.persist(0, b"a"));
         assert!(ks.set_expire(0, b"a", 50));
-        assert!(!ks.delete(0, b"a", 60), "expired keys are not deleted twice");
+        assert!(
+            !ks.delete(0, b"a", 60),
+            "expired keys are not deleted twice"
+        );
         assert!(!ks.set_expire(0, b"missing", 1));
     }
 }

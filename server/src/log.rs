@@ -43,13 +43,23 @@ impl Logger {
         } else {
             Sink::File(OpenOptions::new().create(true).append(true).open(path)?)
         };
-        Ok(Logger { inner: Arc::new(Mutex::new(Inner { sink, level, role: 'C' })) })
+        Ok(Logger {
+            inner: Arc::new(Mutex::new(Inner {
+                sink,
+                level,
+                role: 'C',
+            })),
+        })
     }
 
     /// A logger that drops everything (servers started inside tests).
     pub fn silent() -> Logger {
         Logger {
-            inner: Arc::new(Mutex::new(Inner { sink: Sink::Silent, level: LogLevel::Warning, role: 'M' })),
+            inner: Arc::new(Mutex::new(Inner {
+                sink: Sink::Silent,
+                level: LogLevel::Warning,
+                role: 'M',
+            })),
         }
     }
 
@@ -73,7 +83,14 @@ impl Logger {
             LogLevel::Notice => '*',
             LogLevel::Warning => '#',
         };
-        let line = format!("{}:{} {} {} {}\n", std::process::id(), inner.role, timestamp(), mark, message);
+        let line = format!(
+            "{}:{} {} {} {}\n",
+            std::process::id(),
+            inner.role,
+            timestamp(),
+            mark,
+            message
+        );
         match &mut inner.sink {
             Sink::Stdout => {
                 let mut out = std::io::stdout().lock();
@@ -113,8 +130,9 @@ fn timestamp() -> String {
         libc::localtime_r(&secs, &mut tm);
         tm
     };
-    const MONTHS: [&str; 12] =
-        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
     format!(
         "{:02} {} {} {:02}:{:02}:{:02}.{:03}",
         tm.tm_mday,

@@ -61,7 +61,12 @@ impl Shared {
 /// Binds the TCP listeners for `bind` addresses on `port` (0 with `ephemeral` = let the OS pick
 /// one port, then use it for every address). Redis's conventions: `*` is every IPv4 address, `::*`
 /// every IPv6 one, and a leading `-` marks an address that may be unavailable.
-pub fn bind_tcp(bind: &[String], port: u16, ephemeral: bool, backlog: u32) -> io::Result<Vec<TcpListener>> {
+pub fn bind_tcp(
+    bind: &[String],
+    port: u16,
+    ephemeral: bool,
+    backlog: u32,
+) -> io::Result<Vec<TcpListener>> {
     let mut listeners = Vec::new();
     let mut port = port;
     for raw in bind {
@@ -76,11 +81,21 @@ pub fn bind_tcp(bind: &[String], port: u16, ephemeral: bool, backlog: u32) -> io
                 Ok(ip) => ip,
                 Err(_) if optional => continue,
                 Err(_) => {
-                    return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("Invalid bind address '{other}'")))
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("Invalid bind address '{other}'"),
+                    ))
                 }
             },
         };
-        let socket_addr = SocketAddr::new(ip, if ephemeral && listeners.is_empty() { 0 } else { port });
+        let socket_addr = SocketAddr::new(
+            ip,
+            if ephemeral && listeners.is_empty() {
+                0
+            } else {
+                port
+            },
+        );
         match listen(socket_addr, backlog) {
             Ok(listener) => {
                 if ephemeral && listeners.is_empty() {
@@ -101,7 +116,11 @@ pub fn bind_tcp(bind: &[String], port: u16, ephemeral: bool, backlog: u32) -> io
 }
 
 fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    let socket = if addr.is_ipv4() { TcpSocket::new_v4()? } else { TcpSocket::new_v6()? };
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
     socket.set_reuseaddr(true)?;
     if addr.is_ipv6() {
         set_v6_only(&socket);
@@ -138,10 +157,34 @@ fn set_keepalive(fd: i32, seconds: u64) {
     // SAFETY: setsockopt on a valid connected socket fd with pointers to local ints.
     unsafe {
         let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        libc::setsockopt(fd, libc::SOL_SOCKET, libc::SO_KEEPALIVE, &on as *const _ as *const _, size);
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPIDLE, &idle as *const _ as *const _, size);
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPINTVL, &interval as *const _ as *const _, size);
-        libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_KEEPCNT, &count as *const _ as *const _, size);
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_KEEPALIVE,
+            &on as *const _ as *const _,
+            size,
+        );
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_KEEPIDLE,
+            &idle as *const _ as *const _,
+            size,
+        );
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_KEEPINTVL,
+            &interval as *const _ as *const _,
+            size,
+        );
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_KEEPCNT,
+            &count as *const _ as *const _,
+            size,
+        );
     }
 }
 
@@ -198,7 +241,11 @@ where
     shared.after_work(&mut engine);
 }
 
-async fn run_connection<S>(stream: &mut S, shared: &Shared, handle: &Arc<ClientHandle>) -> io::Result<()>
+async fn run_connection<S>(
+    stream: &mut S,
+    shared: &Shared,
+    handle: &Arc<ClientHandle>,
+) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -208,7 +255,10 @@ where
     let (max_bulk, query_limit) = {
         let engine = shared.engine.borrow();
         let c = &engine.server.config;
-        (c.proto_max_bulk_len as usize, c.client_query_buffer_limit as usize)
+        (
+            c.proto_max_bulk_len as usize,
+            c.client_query_buffer_limit as usize,
+        )
     };
     let mut decoder = RequestDecoder::new(max_bulk);
     let mut closing = false;
@@ -242,7 +292,10 @@ where
                     }
                     Ok(None) => break,
                     Err(error) => {
-                        engine.server.log.verbose(&format!("Protocol error ({error}) from client: id={id}"));
+                        engine
+                            .server
+                            .log
+                            .verbose(&format!("Protocol error ({error}) from client: id={id}"));
                         engine.server.count_error("ERR");
                         output.extend_from_slice(&error.to_resp());
                         closing = true;

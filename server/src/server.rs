@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
-use std::sync::mpsc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -88,7 +88,9 @@ impl ServerHandle {
     /// Waits until the server stops by itself (SHUTDOWN, signal).
     pub fn wait(mut self) -> io::Result<()> {
         match self.thread.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
             None => Ok(()),
         }
     }
@@ -127,14 +129,20 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
             let _ = thread.join();
             Err(e)
         }
-        Err(_) => Err(thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))).err()
+        Err(_) => Err(thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("server thread panicked")))
+            .err()
             .unwrap_or_else(|| io::Error::other("server stopped before listening"))),
     }
 }
 
 /// Runs a server on the calling thread until it is shut down. `on_ready` is called with the
 /// bound TCP address once listening (the binary prints the port for `--port auto`).
-pub fn run(options: ServerOptions, on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static) -> io::Result<()> {
+pub fn run(
+    options: ServerOptions,
+    on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static,
+) -> io::Result<()> {
     let shutdown = Arc::new(Notify::new());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Bound>>();
     let waiter = std::thread::spawn(move || {
@@ -147,8 +155,15 @@ pub fn run(options: ServerOptions, on_ready: impl FnOnce(Option<SocketAddr>) + S
     result
 }
 
-fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Option<mpsc::Sender<io::Result<Bound>>>) -> io::Result<()> {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+fn serve(
+    options: ServerOptions,
+    shutdown: Arc<Notify>,
+    ready: Option<mpsc::Sender<io::Result<Bound>>>,
+) -> io::Result<()> {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             if let Some(ready) = &ready {
@@ -187,13 +202,22 @@ async fn serve_async(
     log.set_serving();
     if !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
-            return Err(fail(io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir)), &ready));
+            return Err(fail(
+                io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir)),
+                &ready,
+            ));
         }
     }
 
     let listen_tcp = config.port != 0 || options.ephemeral_port;
     let tcp = if listen_tcp {
-        bind_tcp(&config.bind, config.port, options.ephemeral_port, config.tcp_backlog).map_err(|e| {
+        bind_tcp(
+            &config.bind,
+            config.port,
+            options.ephemeral_port,
+            config.tcp_backlog,
+        )
+        .map_err(|e| {
             log.warning(&e.to_string());
             fail(e, &ready)
         })?
@@ -201,7 +225,10 @@ async fn serve_async(
         Vec::new()
     };
     if listen_tcp && tcp.is_empty() {
-        let e = io::Error::new(io::ErrorKind::AddrNotAvailable, "Failed listening on any bind address");
+        let e = io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "Failed listening on any bind address",
+        );
         log.warning(&e.to_string());
         return Err(fail(e, &ready));
     }
@@ -217,7 +244,10 @@ async fn serve_async(
         })?;
         if config.unixsocketperm != 0 {
             use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&config.unixsocket, std::fs::Permissions::from_mode(config.unixsocketperm));
+            let _ = std::fs::set_permissions(
+                &config.unixsocket,
+                std::fs::Permissions::from_mode(config.unixsocketperm),
+            );
         }
         Some(listener)
     };
@@ -227,11 +257,20 @@ async fn serve_async(
 
     let port = tcp_addr.map_or(0, |a| a.port());
     log.notice(&format!("Running mode=standalone, port={port}."));
-    let mut engine = Engine::new(config.clone(), options.clock.clone(), log.clone(), options.seed);
+    let mut engine = Engine::new(
+        config.clone(),
+        options.clock.clone(),
+        log.clone(),
+        options.seed,
+    );
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = options.config_file.clone().unwrap_or_default();
-    let shared = Rc::new(Shared { engine: RefCell::new(engine), timer: Arc::new(Notify::new()), shutdown: shutdown.clone() });
+    let shared = Rc::new(Shared {
+        engine: RefCell::new(engine),
+        timer: Arc::new(Notify::new()),
+        shutdown: shutdown.clone(),
+    });
 
     // A change of a controllable clock runs expiry and timeouts at once.
     let timer = shared.timer.clone();
@@ -247,13 +286,23 @@ async fn serve_async(
         tokio::task::spawn_local(accept_tcp(listener, shared.clone()));
     }
     if let Some(listener) = unix {
-        log.notice(&format!("The server is now ready to accept connections at {}", config.unixsocket));
-        tokio::task::spawn_local(accept_unix(listener, config.unixsocket.clone(), shared.clone()));
+        log.notice(&format!(
+            "The server is now ready to accept connections at {}",
+            config.unixsocket
+        ));
+        tokio::task::spawn_local(accept_unix(
+            listener,
+            config.unixsocket.clone(),
+            shared.clone(),
+        ));
     }
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
-        let _ = ready.send(Ok(Bound { tcp_addr, unix_path: (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone()) }));
+        let _ = ready.send(Ok(Bound {
+            tcp_addr,
+            unix_path: (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone()),
+        }));
     }
 
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
@@ -276,7 +325,10 @@ async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger
         return;
     }
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         shutdown.notified().await;
         return;
     };

@@ -41,7 +41,12 @@ pub struct Stats {
 impl Stats {
     /// Records a sample (called from the periodic tick) and keeps the last 16.
     pub fn sample(&mut self, now_ms: i64) {
-        self.samples.push((now_ms, self.total_commands_processed, self.net_input_bytes, self.net_output_bytes));
+        self.samples.push((
+            now_ms,
+            self.total_commands_processed,
+            self.net_input_bytes,
+            self.net_output_bytes,
+        ));
         if self.samples.len() > 16 {
             self.samples.remove(0);
         }
@@ -69,6 +74,16 @@ pub struct Pause {
     pub until_ms: i64,
     /// true = only writes are paused (CLIENT PAUSE … WRITE).
     pub writes_only: bool,
+}
+
+/// Work a handler asks the engine to do once the command has finished (a handler cannot touch
+/// other clients' blocked state while the engine is lent out to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineRequest {
+    /// CLIENT UNBLOCK: release a blocked client with its timeout reply, or with an error.
+    Unblock { id: ClientId, with_error: bool },
+    /// CLIENT UNPAUSE (or a shorter pause): end the pause and re-run postponed commands.
+    Unpause,
 }
 
 /// How SHUTDOWN asked the server to stop.
@@ -108,6 +123,8 @@ pub struct ServerState {
     pub expire_cycle_timed_out: bool,
     /// Set when a deadline was added (blocked client, pause): the timer must recompute its sleep.
     pub timers_changed: bool,
+    /// Requests from the running command, carried out by the engine after it.
+    pub requests: Vec<EngineRequest>,
 }
 
 impl ServerState {
@@ -116,7 +133,9 @@ impl ServerState {
             Some(seed) => StdRng::seed_from_u64(seed),
             None => StdRng::from_entropy(),
         };
-        let run_id: String = (0..40).map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex")).collect();
+        let run_id: String = (0..40)
+            .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
+            .collect();
         let now_ms = clock.now_ms();
         ServerState {
             config,
@@ -137,10 +156,13 @@ impl ServerState {
             next_client_id: 1,
             lastsave: now_ms / 1000,
             tcp_port: 0,
-            executable: std::env::current_exe().map(|p| p.display().to_string()).unwrap_or_default(),
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
             config_file: String::new(),
             expire_cycle_timed_out: false,
             timers_changed: false,
+            requests: Vec::new(),
         }
     }
 

@@ -85,7 +85,9 @@ impl Value {
     /// The bytes of a string value (formatted for `int`); `None` for other types.
     pub fn string_bytes(&self) -> Option<Cow<'_, [u8]>> {
         match self {
-            Value::Int(n) => Some(Cow::Owned(itoa::Buffer::new().format(*n).as_bytes().to_vec())),
+            Value::Int(n) => Some(Cow::Owned(
+                itoa::Buffer::new().format(*n).as_bytes().to_vec(),
+            )),
             Value::Str(s) => Some(Cow::Borrowed(s.as_slice())),
             Value::Raw(v) => Some(Cow::Borrowed(v.as_slice())),
         }
@@ -139,7 +141,10 @@ pub struct Object {
 
 impl Object {
     pub fn new(value: Value, lru: u32) -> Self {
-        Object { value, meta: lru & LRU_CLOCK_MAX }
+        Object {
+            value,
+            meta: lru & LRU_CLOCK_MAX,
+        }
     }
 
     pub fn lru(&self) -> u32 {
@@ -185,8 +190,14 @@ mod tests {
     #[test]
     fn encodings_follow_redis_rules() {
         assert_eq!(Value::string(b"123").encoding_name(), "int");
-        assert_eq!(Value::string(b"-9223372036854775808").encoding_name(), "int");
-        assert_eq!(Value::string(b"9223372036854775808").encoding_name(), "embstr");
+        assert_eq!(
+            Value::string(b"-9223372036854775808").encoding_name(),
+            "int"
+        );
+        assert_eq!(
+            Value::string(b"9223372036854775808").encoding_name(),
+            "embstr"
+        );
         assert_eq!(Value::string(b"012").encoding_name(), "embstr");
         assert_eq!(Value::string(&[b'a'; 44]).encoding_name(), "embstr");
         assert_eq!(Value::string(&[b'a'; 45]).encoding_name(), "raw");
@@ -212,6 +223,10 @@ mod tests {
         assert!(o.has_expire());
         assert_eq!(o.lru(), 200);
         assert_eq!(o.idle_ms(210), 10_000);
-        assert_eq!(o.idle_ms(5), (5 + LRU_CLOCK_MAX as u64 - 200) * 1000, "wraps like Redis");
+        assert_eq!(
+            o.idle_ms(5),
+            (5 + LRU_CLOCK_MAX as u64 - 200) * 1000,
+            "wraps like Redis"
+        );
     }
 }

@@ -12,7 +12,10 @@ use embedis_server::{Config, ServerOptions};
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "-v" || a == "--version") {
-        println!("embedis-server v={} (Redis 7.0.15 compatible)", env!("CARGO_PKG_VERSION"));
+        println!(
+            "embedis-server v={} (Redis 7.0.15 compatible)",
+            env!("CARGO_PKG_VERSION")
+        );
         return ExitCode::SUCCESS;
     }
     if args.iter().any(|a| a == "-h" || a == "--help") {
@@ -23,7 +26,10 @@ fn main() -> ExitCode {
     }
     // `--port auto` is ours: take it out before the Redis-style parsing.
     let mut ephemeral_port = false;
-    if let Some(i) = args.windows(2).position(|w| w[0] == "--port" && w[1] == "auto") {
+    if let Some(i) = args
+        .windows(2)
+        .position(|w| w[0] == "--port" && w[1] == "auto")
+    {
         args.drain(i..i + 2);
         ephemeral_port = true;
     }

@@ -133,7 +133,9 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
 
 fn is_token(word: &str) -> bool {
     word.chars().any(|c| c.is_ascii_uppercase())
-        && word.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && word
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '-' || c == '_')
 }
 
 struct Parser {
@@ -265,7 +267,13 @@ fn block(mut items: Vec<Arg>, name: Option<String>) -> Arg {
     if items.len() == 1 && name.is_none() {
         return items.pop().expect("one item");
     }
-    let name = name.unwrap_or_else(|| items.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join("-"));
+    let name = name.unwrap_or_else(|| {
+        items
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join("-")
+    });
     let mut arg = Arg::leaf(&name, ArgType::Block);
     arg.children = items;
     arg
@@ -280,7 +288,13 @@ fn group(alts: Vec<Vec<Arg>>, name: Option<String>) -> Result<Arg, String> {
         return Ok(block(items, name));
     }
     let children: Vec<Arg> = alts.into_iter().map(|items| block(items, None)).collect();
-    let name = name.unwrap_or_else(|| children.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join("-"));
+    let name = name.unwrap_or_else(|| {
+        children
+            .iter()
+            .map(|a| a.name.as_str())
+            .collect::<Vec<_>>()
+            .join("-")
+    });
     let mut arg = Arg::leaf(&name, ArgType::Oneof);
     arg.children = children;
     Ok(arg)
@@ -289,10 +303,16 @@ fn group(alts: Vec<Vec<Arg>>, name: Option<String>) -> Result<Arg, String> {
 /// Parses an argument syntax string; key arguments are numbered in order of appearance, capped
 /// at the last key spec.
 pub fn parse(syntax: &str, key_specs: usize) -> Result<Vec<Arg>, String> {
-    let mut parser = Parser { toks: tokenize(syntax), pos: 0 };
+    let mut parser = Parser {
+        toks: tokenize(syntax),
+        pos: 0,
+    };
     let args = parser.sequence()?;
     if parser.pos < parser.toks.len() {
-        return Err(format!("unexpected {:?} in {syntax:?}", parser.toks[parser.pos]));
+        return Err(format!(
+            "unexpected {:?} in {syntax:?}",
+            parser.toks[parser.pos]
+        ));
     }
     let mut args = args;
     let mut next_key = 0;
@@ -423,8 +443,11 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
             w.bulk(key.notes.as_bytes());
         }
         w.bulk(b"flags");
-        let names: Vec<&str> =
-            flag::NAMES.iter().filter(|(f, _)| key.flags & f != 0).map(|(_, n)| *n).collect();
+        let names: Vec<&str> = flag::NAMES
+            .iter()
+            .filter(|(f, _)| key.flags & f != 0)
+            .map(|(_, n)| *n)
+            .collect();
         w.set(names.len());
         for n in names {
             w.simple(n.as_bytes());
@@ -440,7 +463,10 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
                 w.bulk(b"index");
                 w.integer(index as i64);
             }
-            Begin::Keyword { keyword, start_from } => {
+            Begin::Keyword {
+                keyword,
+                start_from,
+            } => {
                 w.bulk(b"keyword");
                 w.bulk(b"spec");
                 w.map(2);
@@ -454,7 +480,11 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
         w.map(2);
         w.bulk(b"type");
         match key.find {
-            Find::Range { last_key, step, limit } => {
+            Find::Range {
+                last_key,
+                step,
+                limit,
+            } => {
                 w.bulk(b"range");
                 w.bulk(b"spec");
                 w.map(3);
@@ -465,7 +495,11 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
                 w.bulk(b"limit");
                 w.integer(limit as i64);
             }
-            Find::Keynum { count_index, first_key, step } => {
+            Find::Keynum {
+                count_index,
+                first_key,
+                step,
+            } => {
                 w.bulk(b"keynum");
                 w.bulk(b"spec");
                 w.map(3);
@@ -525,8 +559,11 @@ mod tests {
         assert_eq!(args[0].kind, ArgType::Block);
         assert!(args[0].multiple);
         assert_eq!(args[0].children.len(), 2);
-        let args = parse("cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]", 0)
-            .unwrap();
+        let args = parse(
+            "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
+            0,
+        )
+        .unwrap();
         assert_eq!(args[1].token.as_deref(), Some("MATCH"));
         assert_eq!(args[3].token.as_deref(), Some("TYPE"));
         assert!(parse("[a", 0).is_err());

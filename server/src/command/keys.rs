@@ -42,17 +42,28 @@ pub enum Begin {
     /// The first key is at this argument index.
     Index(i32),
     /// The first key follows this keyword, searched from `start_from` (negative: from the end).
-    Keyword { keyword: &'static str, start_from: i32 },
+    Keyword {
+        keyword: &'static str,
+        start_from: i32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Find {
     /// Keys from the start to `last_key` (relative to the start; -1 = the last argument),
     /// every `step` arguments; `limit` > 1 limits to 1/limit of the remaining arguments.
-    Range { last_key: i32, step: i32, limit: i32 },
+    Range {
+        last_key: i32,
+        step: i32,
+        limit: i32,
+    },
     /// The argument at `count_index` (relative to the start) holds the number of keys, which
     /// begin at `first_key` (relative), every `step`.
-    Keynum { count_index: i32, first_key: i32, step: i32 },
+    Keynum {
+        count_index: i32,
+        first_key: i32,
+        step: i32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,14 +80,27 @@ impl KeySpec {
         KeySpec {
             flags,
             begin: Begin::Index(index),
-            find: Find::Range { last_key: 0, step: 1, limit: 0 },
+            find: Find::Range {
+                last_key: 0,
+                step: 1,
+                limit: 0,
+            },
             notes: "",
         }
     }
 
     /// Keys from `index` to `last_key` (relative; -1 = last argument) every `step`.
     pub const fn range(index: i32, last_key: i32, step: i32, flags: u16) -> Self {
-        KeySpec { flags, begin: Begin::Index(index), find: Find::Range { last_key, step, limit: 0 }, notes: "" }
+        KeySpec {
+            flags,
+            begin: Begin::Index(index),
+            find: Find::Range {
+                last_key,
+                step,
+                limit: 0,
+            },
+            notes: "",
+        }
     }
 
     pub const fn notes(mut self, notes: &'static str) -> Self {
@@ -89,12 +113,18 @@ impl KeySpec {
         let argc = args.len() as i64;
         let start = match self.begin {
             Begin::Index(i) => i as i64,
-            Begin::Keyword { keyword, start_from } => {
+            Begin::Keyword {
+                keyword,
+                start_from,
+            } => {
                 let found = if start_from >= 0 {
-                    (start_from as i64..argc).find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                    (start_from as i64..argc)
+                        .find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
                 } else {
                     let from = argc + start_from as i64;
-                    (1..=from).rev().find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                    (1..=from)
+                        .rev()
+                        .find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
                 };
                 match found {
                     Some(i) => i + 1,
@@ -106,7 +136,11 @@ impl KeySpec {
             return Vec::new();
         }
         match self.find {
-            Find::Range { last_key, step, limit } => {
+            Find::Range {
+                last_key,
+                step,
+                limit,
+            } => {
                 let last = if last_key >= 0 {
                     start + last_key as i64
                 } else if limit <= 1 {
@@ -115,9 +149,16 @@ impl KeySpec {
                     start + (argc - start) / limit as i64 + last_key as i64
                 };
                 let last = last.min(argc - 1);
-                (start..=last).step_by(step.max(1) as usize).map(|i| i as usize).collect()
+                (start..=last)
+                    .step_by(step.max(1) as usize)
+                    .map(|i| i as usize)
+                    .collect()
             }
-            Find::Keynum { count_index, first_key, step } => {
+            Find::Keynum {
+                count_index,
+                first_key,
+                step,
+            } => {
                 let count_at = start + count_index as i64;
                 let Some(count) = args
                     .get(count_at as usize)
@@ -142,10 +183,18 @@ pub fn legacy_range(specs: &[KeySpec]) -> ((i32, i32, i32), bool) {
     if specs.is_empty() {
         return ((0, 0, 0), false);
     }
-    if let [KeySpec { begin: Begin::Index(pos), find: Find::Range { last_key, step, .. }, flags, .. }] =
-        specs
+    if let [KeySpec {
+        begin: Begin::Index(pos),
+        find: Find::Range { last_key, step, .. },
+        flags,
+        ..
+    }] = specs
     {
-        let last = if *last_key >= 0 { pos + last_key } else { *last_key };
+        let last = if *last_key >= 0 {
+            pos + last_key
+        } else {
+            *last_key
+        };
         return ((*pos, last, *step), flags & flag::INCOMPLETE != 0);
     }
     let mut movable = false;
@@ -153,7 +202,8 @@ pub fn legacy_range(specs: &[KeySpec]) -> ((i32, i32, i32), bool) {
     let mut last: i32 = 0;
     let mut previous_last: i32 = 0;
     for spec in specs {
-        let (Begin::Index(pos), Find::Range { last_key, step, .. }) = (spec.begin, spec.find) else {
+        let (Begin::Index(pos), Find::Range { last_key, step, .. }) = (spec.begin, spec.find)
+        else {
             movable = true;
             continue;
         };
@@ -165,9 +215,17 @@ pub fn legacy_range(specs: &[KeySpec]) -> ((i32, i32, i32), bool) {
             movable = true;
         }
         first = first.min(pos);
-        let absolute = if last_key >= 0 { last_key + pos } else { last_key };
+        let absolute = if last_key >= 0 {
+            last_key + pos
+        } else {
+            last_key
+        };
         // Redis compares as unsigned so that -1 ("to the end") wins.
-        last = if (absolute as u32) > (last as u32) { absolute } else { last };
+        last = if (absolute as u32) > (last as u32) {
+            absolute
+        } else {
+            last
+        };
         previous_last = last;
     }
     if first == i32::MAX {
@@ -181,18 +239,33 @@ mod tests {
     use super::*;
 
     fn args(s: &str) -> Vec<Bytes> {
-        s.split(' ').map(|w| Bytes::copy_from_slice(w.as_bytes())).collect()
+        s.split(' ')
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect()
     }
 
     #[test]
     fn positions() {
-        assert_eq!(KeySpec::single(1, flag::RO).key_positions(&args("GET k")), vec![1]);
-        assert_eq!(KeySpec::range(1, -1, 2, flag::OW).key_positions(&args("MSET a 1 b 2")), vec![1, 3]);
-        assert_eq!(KeySpec::range(1, -1, 1, flag::RM).key_positions(&args("DEL a b c")), vec![1, 2, 3]);
+        assert_eq!(
+            KeySpec::single(1, flag::RO).key_positions(&args("GET k")),
+            vec![1]
+        );
+        assert_eq!(
+            KeySpec::range(1, -1, 2, flag::OW).key_positions(&args("MSET a 1 b 2")),
+            vec![1, 3]
+        );
+        assert_eq!(
+            KeySpec::range(1, -1, 1, flag::RM).key_positions(&args("DEL a b c")),
+            vec![1, 2, 3]
+        );
         let keynum = KeySpec {
             flags: flag::RO,
             begin: Begin::Index(2),
-            find: Find::Keynum { count_index: 0, first_key: 1, step: 1 },
+            find: Find::Keynum {
+                count_index: 0,
+                first_key: 1,
+                step: 1,
+            },
             notes: "",
         };
         assert_eq!(keynum.key_positions(&args("EVAL s 2 a b c")), vec![3, 4]);
@@ -200,8 +273,14 @@ mod tests {
 
     #[test]
     fn legacy() {
-        assert_eq!(legacy_range(&[KeySpec::single(1, flag::RO)]), ((1, 1, 1), false));
-        assert_eq!(legacy_range(&[KeySpec::range(1, -1, 2, flag::OW)]), ((1, -1, 2), false));
+        assert_eq!(
+            legacy_range(&[KeySpec::single(1, flag::RO)]),
+            ((1, 1, 1), false)
+        );
+        assert_eq!(
+            legacy_range(&[KeySpec::range(1, -1, 2, flag::OW)]),
+            ((1, -1, 2), false)
+        );
         assert_eq!(
             legacy_range(&[KeySpec::single(1, flag::RW), KeySpec::single(2, flag::OW)]),
             ((1, 2, 1), false)

@@ -123,9 +123,27 @@ impl Acl {
     pub const SCRIPTING: Acl = Acl(1 << 20);
 
     pub const NAMES: &'static [&'static str] = &[
-        "keyspace", "read", "write", "set", "sortedset", "list", "hash", "string", "bitmap",
-        "hyperloglog", "geo", "stream", "pubsub", "admin", "fast", "slow", "blocking",
-        "dangerous", "connection", "transaction", "scripting",
+        "keyspace",
+        "read",
+        "write",
+        "set",
+        "sortedset",
+        "list",
+        "hash",
+        "string",
+        "bitmap",
+        "hyperloglog",
+        "geo",
+        "stream",
+        "pubsub",
+        "admin",
+        "fast",
+        "slow",
+        "blocking",
+        "dangerous",
+        "connection",
+        "transaction",
+        "scripting",
     ];
 
     pub const fn union(self, other: Acl) -> Acl {
@@ -165,7 +183,11 @@ impl Acl {
     }
 
     pub fn names(self) -> impl Iterator<Item = &'static str> {
-        Acl::NAMES.iter().enumerate().filter(move |(i, _)| self.0 & (1 << i) != 0).map(|(_, n)| *n)
+        Acl::NAMES
+            .iter()
+            .enumerate()
+            .filter(move |(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, n)| *n)
     }
 }
 
@@ -325,8 +347,10 @@ pub enum Lookup {
 
 impl Registry {
     fn build(families: &[&'static [CommandSpec]]) -> Registry {
-        let mut registry =
-            Registry { commands: Vec::new(), top_level: HashMap::with_hasher(Default::default()) };
+        let mut registry = Registry {
+            commands: Vec::new(),
+            top_level: HashMap::with_hasher(Default::default()),
+        };
         for family in families {
             for spec in family.iter() {
                 let id = registry.add(spec, None);
@@ -344,7 +368,11 @@ impl Registry {
             None => spec.name.to_string(),
         };
         let (legacy_range, movable) = keys::legacy_range(spec.keys);
-        let flags = if movable { spec.flags | Flags::MOVABLE_KEYS } else { spec.flags };
+        let flags = if movable {
+            spec.flags | Flags::MOVABLE_KEYS
+        } else {
+            spec.flags
+        };
         self.commands.push(Command {
             spec,
             full_name,
@@ -357,7 +385,9 @@ impl Registry {
         });
         for sub in spec.subcommands {
             let sub_id = self.add(sub, Some(id));
-            self.commands[id].subcommands.insert(sub.name.as_bytes().to_vec(), sub_id);
+            self.commands[id]
+                .subcommands
+                .insert(sub.name.as_bytes().to_vec(), sub_id);
         }
         id
     }
@@ -394,7 +424,10 @@ impl Registry {
             None => self.by_name(&lower),
             Some(bar) => {
                 let parent = self.by_name(&lower[..bar])?;
-                parent.subcommands.get(&lower[bar + 1..]).map(|&id| &self.commands[id])
+                parent
+                    .subcommands
+                    .get(&lower[bar + 1..])
+                    .map(|&id| &self.commands[id])
             }
         }
     }
@@ -405,7 +438,9 @@ impl Registry {
     }
 
     pub fn subcommands_of<'a>(&'a self, command: &'a Command) -> impl Iterator<Item = &'a Command> {
-        self.commands.iter().filter(move |c| c.parent == Some(command.id))
+        self.commands
+            .iter()
+            .filter(move |c| c.parent == Some(command.id))
     }
 }
 

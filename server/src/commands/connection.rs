@@ -9,19 +9,44 @@ pub static COMMANDS: &[CommandSpec] = &[
         .flags(Flags::FAST)
         .acl(Acl::CONNECTION)
         .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-        .doc("connection", "1.0.0", "O(1)", "Returns the server's liveliness response.", "[message]"),
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the server's liveliness response.",
+            "[message]",
+        ),
     CommandSpec::new("echo", 2, echo)
         .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
         .acl(Acl::CONNECTION)
-        .doc("connection", "1.0.0", "O(1)", "Returns the given string.", "message"),
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the given string.",
+            "message",
+        ),
     CommandSpec::new("quit", -1, quit)
-        .flags(Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE).union(Flags::FAST).union(Flags::NO_AUTH).union(Flags::ALLOW_BUSY))
+        .flags(
+            Flags::NOSCRIPT
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::FAST)
+                .union(Flags::NO_AUTH)
+                .union(Flags::ALLOW_BUSY),
+        )
         .acl(Acl::CONNECTION)
         .doc("connection", "1.0.0", "O(1)", "Closes the connection.", ""),
     CommandSpec::new("select", 2, select)
         .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
         .acl(Acl::CONNECTION)
-        .doc("connection", "1.0.0", "O(1)", "Changes the selected database.", "index:integer"),
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Changes the selected database.",
+            "index:integer",
+        ),
 ];
 
 fn ping(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -45,7 +70,9 @@ fn quit(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>) -> CmdResult {
-    let index = ctx.int_arg(1).map_err(|_| Error::msg("ERR value is not an integer or out of range"))?;
+    let index = ctx
+        .int_arg(1)
+        .map_err(|_| Error::msg("ERR value is not an integer or out of range"))?;
     if index < 0 || index as usize >= ctx.ks.dbs.len() {
         return Err(Error::DbIndexOutOfRange);
     }

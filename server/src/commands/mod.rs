@@ -3,7 +3,29 @@
 
 use crate::command::CommandSpec;
 
+pub mod admin;
+pub mod bits;
+pub mod client;
+pub mod configuration;
 pub mod connection;
+pub mod databases;
+pub mod expiry;
+pub mod info;
+pub mod introspection;
+pub mod keys;
+pub mod strings;
 
 /// Every family's table, in the order COMMAND and the README list them.
-pub static FAMILIES: &[&[CommandSpec]] = &[connection::COMMANDS];
+pub static FAMILIES: &[&[CommandSpec]] = &[
+    strings::COMMANDS,
+    bits::COMMANDS,
+    keys::COMMANDS,
+    expiry::COMMANDS,
+    databases::COMMANDS,
+    connection::COMMANDS,
+    client::COMMANDS,
+    info::COMMANDS,
+    configuration::COMMANDS,
+    introspection::COMMANDS,
+    admin::COMMANDS,
+];

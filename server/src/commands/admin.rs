@@ -1,0 +1,5 @@
+//! (being written)
+
+use crate::command::CommandSpec;
+
+pub static COMMANDS: &[CommandSpec] = &[];

@@ -1,0 +1,165 @@
+//! Differential tests: every fixture in tests/diff/ is a sequence of commands, one per line; each
+//! command is sent to a real redis-server and to embedis, and the replies must be the same bytes.
+//!
+//! Fixture lines use redis-cli's quoting (`"a b"`, `"\x00\r\n"`, `''`). A line may start with a
+//! directive:
+//!
+//! - `@sort CMD …`  compare after sorting the reply's top-level elements (KEYS, SMEMBERS, maps
+//!   whose order Redis leaves to its hash table);
+//! - `@type CMD …`  compare only the kind of reply (`:` `$` `*` `+` `-` …): values that differ by
+//!   nature (TIME, client ids, PTTL a millisecond apart);
+//! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
+//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state).
+//!
+//! `#` starts a comment line. Each fixture starts on fresh connections after FLUSHALL.
+//! Needs redis-server: skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
+
+mod support;
+
+use embedis_protocol::{Value, Version, Writer};
+use std::path::Path;
+use support::{show, Conn, RedisServer};
+
+struct Pair {
+    redis: Conn,
+    ours: Conn,
+}
+
+impl Pair {
+    fn connect(redis: &RedisServer, ours: &embedis::Server) -> Pair {
+        Pair {
+            redis: Conn::connect(redis.addr()).unwrap(),
+            ours: Conn::connect(ours.addr()).unwrap(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    Bytes,
+    Sorted,
+    Type,
+    Nothing,
+}
+
+/// Re-encodes a reply with its top-level elements (or map pairs) sorted.
+fn sorted(value: &Value) -> Vec<u8> {
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut buf = bytes::BytesMut::new();
+        // Version only matters for down-conversion, which never happens for decoded values
+        // of the same protocol: write them as RESP3 to keep their types.
+        v.write_to(&mut Writer::new(&mut buf, Version::Resp3));
+        buf.to_vec()
+    }
+    match value {
+        Value::Array(items) | Value::Set(items) | Value::Push(items) => {
+            let mut parts: Vec<Vec<u8>> = items.iter().map(enc).collect();
+            parts.sort();
+            parts.concat()
+        }
+        Value::Map(pairs) => {
+            let mut parts: Vec<Vec<u8>> = pairs
+                .iter()
+                .map(|(k, v)| [enc(k), enc(v)].concat())
+                .collect();
+            parts.sort();
+            parts.concat()
+        }
+        other => enc(other),
+    }
+}
+
+fn run_fixture(path: &Path, redis: &RedisServer, ours: &embedis::Server) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let mut failures = Vec::new();
+    let mut pair = Pair::connect(redis, ours);
+    pair.redis.command(&["FLUSHALL"]);
+    pair.ours.command(&["FLUSHALL"]);
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if trimmed == "@reconnect" {
+            pair = Pair::connect(redis, ours);
+            continue;
+        }
+        let (mode, command) = match trimmed.split_once(' ') {
+            Some(("@sort", rest)) => (Compare::Sorted, rest),
+            Some(("@type", rest)) => (Compare::Type, rest),
+            Some(("@run", rest)) => (Compare::Nothing, rest),
+            _ => (Compare::Bytes, trimmed),
+        };
+        let args = embedis_protocol::inline::split_args(command.as_bytes())
+            .unwrap_or_else(|_| panic!("{name}:{line_no}: unbalanced quotes"));
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        let request = Conn::encode(&args);
+        pair.redis.send_raw(&request);
+        pair.ours.send_raw(&request);
+        let expected = pair.redis.read_reply();
+        let got = pair.ours.read_reply();
+        let (Some((expected_raw, expected_value)), Some((got_raw, got_value))) = (expected, got)
+        else {
+            // One or both closed the connection (QUIT): both must have.
+            continue;
+        };
+        let same = match mode {
+            Compare::Bytes => expected_raw == got_raw,
+            Compare::Sorted => sorted(&expected_value) == sorted(&got_value),
+            Compare::Type => expected_raw.first() == got_raw.first(),
+            Compare::Nothing => true,
+        };
+        if !same {
+            failures.push(format!(
+                "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                show(&expected_raw),
+                show(&got_raw)
+            ));
+        }
+    }
+    failures
+}
+
+#[test]
+fn fixtures_match_redis_byte_for_byte() {
+    let Some(redis) = RedisServer::start("differential", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diff");
+    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    fixtures.sort();
+    let only = std::env::var("DIFF_ONLY").ok();
+    let mut failures = Vec::new();
+    let mut commands = 0;
+    for fixture in &fixtures {
+        if let Some(only) = &only {
+            if !fixture.to_string_lossy().contains(only.as_str()) {
+                continue;
+            }
+        }
+        commands += std::fs::read_to_string(fixture)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+            .count();
+        failures.extend(run_fixture(fixture, &redis, &ours));
+    }
+    eprintln!(
+        "differential: {} fixtures, {commands} command lines, {} mismatches",
+        fixtures.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} replies differ from Redis:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
