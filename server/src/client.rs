@@ -12,7 +12,7 @@ use bytes::BytesMut;
 use embedis_protocol::Version;
 use parking_lot::Mutex;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -27,6 +27,10 @@ pub struct ClientHandle {
     notify: Notify,
     killed: AtomicBool,
     blocked: AtomicBool,
+    /// Mirrors `ClientState::authenticated` for I/O threads choosing the decoder's limits.
+    authenticated: AtomicBool,
+    /// Request batches fully executed (threaded I/O mode: the task waits for its batch).
+    completed: AtomicU64,
 }
 
 impl ClientHandle {
@@ -37,7 +41,27 @@ impl ClientHandle {
             notify: Notify::new(),
             killed: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
+            authenticated: AtomicBool::new(false),
+            completed: AtomicU64::new(0),
         }
+    }
+
+    pub fn set_authenticated(&self, authenticated: bool) {
+        self.authenticated.store(authenticated, Ordering::Release);
+    }
+
+    pub fn is_authenticated(&self) -> bool {
+        self.authenticated.load(Ordering::Acquire)
+    }
+
+    /// Marks one more request batch as fully executed and wakes the task.
+    pub fn complete_batch(&self) {
+        self.completed.fetch_add(1, Ordering::AcqRel);
+        self.notify.notify_one();
+    }
+
+    pub fn completed_batches(&self) -> u64 {
+        self.completed.load(Ordering::Acquire)
     }
 
     /// Appends out-of-turn output and wakes the task.

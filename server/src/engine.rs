@@ -84,6 +84,7 @@ impl Engine {
         let handle = Arc::new(ClientHandle::new(id));
         let authenticated = self.server.config.requirepass.is_empty();
         let now = self.server.clock.now_ms();
+        handle.set_authenticated(authenticated);
         let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
         self.clients.insert(Box::new(client));
         Ok(handle)
@@ -111,18 +112,13 @@ impl Engine {
         self.server.stats.net_output_bytes += n as u64;
     }
 
-    /// True if requests from this client must be rejected with Redis's stricter unauthenticated
-    /// protocol limits.
-    pub fn is_authenticated(&self, id: ClientId) -> bool {
-        self.clients.get(id).is_none_or(|c| c.authenticated)
-    }
-
     /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
         let outcome = self.execute_for(&mut client, args, out);
+        client.handle.set_authenticated(client.authenticated);
         self.clients.insert(client);
         if !self.server.requests.is_empty() {
             self.carry_out_requests();

@@ -19,6 +19,7 @@ pub mod expire;
 pub mod keyspace;
 pub mod log;
 pub mod net;
+pub mod net_threaded;
 pub mod server;
 pub mod state;
 pub mod value;

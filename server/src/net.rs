@@ -273,7 +273,7 @@ where
             decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
             let mut ran = 0;
             loop {
-                let authenticated = engine.is_authenticated(id);
+                let authenticated = handle.is_authenticated();
                 match decoder.decode(&mut input, authenticated) {
                     Ok(Some(args)) => {
                         ran += 1;

@@ -1,10 +1,11 @@
 //! Starting and stopping a server: [`ServerOptions`] → [`start`] (on its own thread, for
 //! in-process use) or [`run`] (on the calling thread, for the `embedis-server` binary).
 //!
-//! A server is one OS thread running a single-threaded tokio runtime that owns the engine, the
-//! listeners, every connection task and the timer. Several servers in one process are fully
-//! independent (Redlock tests run five). The [`ServerHandle`] stops its server when asked or
-//! when dropped.
+//! With `io-threads 1` (the default) a server is one OS thread running a single-threaded tokio
+//! runtime that owns the engine, the listeners, every connection task and the timer ([`crate::net`]).
+//! With `io-threads N > 1`, connection I/O runs on N threads and the engine on its own thread
+//! ([`crate::net_threaded`]). Several servers in one process are fully independent (Redlock tests
+//! run five). The [`ServerHandle`] stops its server when asked or when dropped.
 
 use std::cell::RefCell;
 use std::io;
@@ -15,7 +16,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tokio::net::UnixListener;
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
@@ -88,9 +89,7 @@ impl ServerHandle {
     /// Waits until the server stops by itself (SHUTDOWN, signal).
     pub fn wait(mut self) -> io::Result<()> {
         match self.thread.take() {
-            Some(thread) => thread
-                .join()
-                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
             None => Ok(()),
         }
     }
@@ -103,10 +102,12 @@ impl Drop for ServerHandle {
 }
 
 /// Where the server ended up listening.
-struct Bound {
-    tcp_addr: Option<SocketAddr>,
-    unix_path: Option<String>,
+pub(crate) struct Bound {
+    pub tcp_addr: Option<SocketAddr>,
+    pub unix_path: Option<String>,
 }
+
+type Ready = Option<mpsc::Sender<io::Result<Bound>>>;
 
 /// Starts a server on a new thread; returns once it is listening.
 pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
@@ -139,10 +140,7 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
 
 /// Runs a server on the calling thread until it is shut down. `on_ready` is called with the
 /// bound TCP address once listening (the binary prints the port for `--port auto`).
-pub fn run(
-    options: ServerOptions,
-    on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static,
-) -> io::Result<()> {
+pub fn run(options: ServerOptions, on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static) -> io::Result<()> {
     let shutdown = Arc::new(Notify::new());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Bound>>();
     let waiter = std::thread::spawn(move || {
@@ -155,42 +153,48 @@ pub fn run(
     result
 }
 
-fn serve(
-    options: ServerOptions,
-    shutdown: Arc<Notify>,
-    ready: Option<mpsc::Sender<io::Result<Bound>>>,
-) -> io::Result<()> {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            if let Some(ready) = &ready {
-                let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
-            }
-            return Err(e);
-        }
-    };
-    let local = tokio::task::LocalSet::new();
-    local.block_on(&runtime, serve_async(options, shutdown, ready))
+fn report(ready: &Ready, e: io::Error) -> io::Error {
+    if let Some(ready) = ready {
+        let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
+    }
+    e
 }
 
-async fn serve_async(
-    options: ServerOptions,
-    shutdown: Arc<Notify>,
-    ready: Option<mpsc::Sender<io::Result<Bound>>>,
-) -> io::Result<()> {
-    let fail = |e: io::Error, ready: &Option<mpsc::Sender<io::Result<Bound>>>| {
-        if let Some(ready) = ready {
-            let _ = ready.send(Err(io::Error::new(e.kind(), e.to_string())));
-        }
-        e
+fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Result<()> {
+    let threaded = options.config.io_threads > 1;
+    let runtime = if threaded {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(options.config.io_threads)
+            .thread_name("embedis-io")
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread().enable_all().build()
     };
-    let config = options.config.clone();
+    let runtime = runtime.map_err(|e| report(&ready, e))?;
+    if threaded {
+        runtime.block_on(crate::net_threaded::serve(options, shutdown, ready))
+    } else {
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, serve_single_thread(options, shutdown, ready))
+    }
+}
+
+/// What both I/O modes need before serving: a logger, the working directory, listeners.
+pub(crate) struct Prepared {
+    pub log: Logger,
+    pub tcp: Vec<TcpListener>,
+    pub unix: Option<UnixListener>,
+    pub bound: Bound,
+}
+
+/// Logs the start-up lines, changes directory, binds listeners and writes the pid file. Must run
+/// inside the tokio runtime that will serve the listeners.
+pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prepared> {
+    let config = &options.config;
     let log = match &options.logger {
         Some(l) => l.clone(),
-        None => Logger::open(&config.logfile, config.loglevel).map_err(|e| fail(e, &ready))?,
+        None => Logger::open(&config.logfile, config.loglevel).map_err(|e| report(ready, e))?,
     };
     log.warning("oO0OoO0OoO0Oo embedis is starting oO0OoO0OoO0Oo");
     log.warning(&format!(
@@ -202,35 +206,22 @@ async fn serve_async(
     log.set_serving();
     if !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
-            return Err(fail(
-                io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir)),
-                &ready,
-            ));
+            return Err(report(ready, io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir))));
         }
     }
-
     let listen_tcp = config.port != 0 || options.ephemeral_port;
     let tcp = if listen_tcp {
-        bind_tcp(
-            &config.bind,
-            config.port,
-            options.ephemeral_port,
-            config.tcp_backlog,
-        )
-        .map_err(|e| {
+        bind_tcp(&config.bind, config.port, options.ephemeral_port, config.tcp_backlog).map_err(|e| {
             log.warning(&e.to_string());
-            fail(e, &ready)
+            report(ready, e)
         })?
     } else {
         Vec::new()
     };
     if listen_tcp && tcp.is_empty() {
-        let e = io::Error::new(
-            io::ErrorKind::AddrNotAvailable,
-            "Failed listening on any bind address",
-        );
+        let e = io::Error::new(io::ErrorKind::AddrNotAvailable, "Failed listening on any bind address");
         log.warning(&e.to_string());
-        return Err(fail(e, &ready));
+        return Err(report(ready, e));
     }
     let tcp_addr = tcp.first().and_then(|l| l.local_addr().ok());
     let unix = if config.unixsocket.is_empty() {
@@ -240,37 +231,53 @@ async fn serve_async(
         let listener = UnixListener::bind(&config.unixsocket).map_err(|e| {
             let e = io::Error::new(e.kind(), format!("Failed opening Unix socket: {e}"));
             log.warning(&e.to_string());
-            fail(e, &ready)
+            report(ready, e)
         })?;
         if config.unixsocketperm != 0 {
             use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(
-                &config.unixsocket,
-                std::fs::Permissions::from_mode(config.unixsocketperm),
-            );
+            let _ = std::fs::set_permissions(&config.unixsocket, std::fs::Permissions::from_mode(config.unixsocketperm));
         }
         Some(listener)
     };
     if !config.pidfile.is_empty() {
         let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
     }
-
     let port = tcp_addr.map_or(0, |a| a.port());
     log.notice(&format!("Running mode=standalone, port={port}."));
-    let mut engine = Engine::new(
-        config.clone(),
-        options.clock.clone(),
-        log.clone(),
-        options.seed,
-    );
+    let unix_path = (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone());
+    Ok(Prepared { log, tcp, unix, bound: Bound { tcp_addr, unix_path } })
+}
+
+/// Creates the engine for a prepared server.
+pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine {
+    let mut engine = Engine::new(options.config.clone(), options.clock.clone(), prepared.log.clone(), options.seed);
+    let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = options.config_file.clone().unwrap_or_default();
-    let shared = Rc::new(Shared {
-        engine: RefCell::new(engine),
-        timer: Arc::new(Notify::new()),
-        shutdown: shutdown.clone(),
-    });
+    engine
+}
+
+/// Logs the shutdown and removes the pid and socket files.
+pub(crate) fn finish(config: &Config, log: &Logger) {
+    log.warning("User requested shutdown...");
+    if !config.pidfile.is_empty() {
+        log.notice("Removing the pid file.");
+        let _ = std::fs::remove_file(&config.pidfile);
+    }
+    if !config.unixsocket.is_empty() {
+        log.notice("Removing the unix socket file.");
+        let _ = std::fs::remove_file(&config.unixsocket);
+    }
+    log.warning("embedis is now ready to exit, bye bye...");
+}
+
+async fn serve_single_thread(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Result<()> {
+    let prepared = prepare(&options, &ready)?;
+    let engine = new_engine(&options, &prepared);
+    let Prepared { log, tcp, unix, bound } = prepared;
+    let config = options.config.clone();
+    let shared = Rc::new(Shared { engine: RefCell::new(engine), timer: Arc::new(Notify::new()), shutdown: shutdown.clone() });
 
     // A change of a controllable clock runs expiry and timeouts at once.
     let timer = shared.timer.clone();
@@ -286,49 +293,26 @@ async fn serve_async(
         tokio::task::spawn_local(accept_tcp(listener, shared.clone()));
     }
     if let Some(listener) = unix {
-        log.notice(&format!(
-            "The server is now ready to accept connections at {}",
-            config.unixsocket
-        ));
-        tokio::task::spawn_local(accept_unix(
-            listener,
-            config.unixsocket.clone(),
-            shared.clone(),
-        ));
+        log.notice(&format!("The server is now ready to accept connections at {}", config.unixsocket));
+        tokio::task::spawn_local(accept_unix(listener, config.unixsocket.clone(), shared.clone()));
     }
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
-        let _ = ready.send(Ok(Bound {
-            tcp_addr,
-            unix_path: (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone()),
-        }));
+        let _ = ready.send(Ok(bound));
     }
-
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
-    log.warning("User requested shutdown...");
-    if !config.pidfile.is_empty() {
-        log.notice("Removing the pid file.");
-        let _ = std::fs::remove_file(&config.pidfile);
-    }
-    if !config.unixsocket.is_empty() {
-        log.notice("Removing the unix socket file.");
-        let _ = std::fs::remove_file(&config.unixsocket);
-    }
-    log.warning("embedis is now ready to exit, bye bye...");
+    finish(&config, &log);
     Ok(())
 }
 
-async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger) {
+pub(crate) async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger) {
     if !handle_signals {
         shutdown.notified().await;
         return;
     }
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
+    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
         shutdown.notified().await;
         return;
     };

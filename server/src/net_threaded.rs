@@ -1,0 +1,281 @@
+//! The `io-threads N > 1` mode: connection I/O and request parsing on a pool of N tokio worker
+//! threads, the [`Engine`] alone on a dedicated executor thread, batches of requests handed over a
+//! channel.
+//!
+//! This is Redis's threaded-I/O idea in our architecture, kept so that the choice of the default
+//! can be measured rather than assumed. On the 2-core benchmark machine it loses to the
+//! single-thread mode (see BENCHMARKS.md): every batch costs a wake-up of the executor thread and a
+//! wake-up of the connection's thread, which is more CPU than parsing saves, and the threads
+//! compete with redis-benchmark for the two cores. It may pay off with many cores and large
+//! values.
+//!
+//! Ordering is kept per connection: a task sends one batch, waits until the executor has run all
+//! of it (a blocked client's remaining requests wait in the executor's queue), writes the output
+//! and only then reads and sends more.
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::RequestDecoder;
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{oneshot, Notify};
+
+use crate::client::{ClientHandle, ClientId, Peer};
+use crate::engine::{Engine, Outcome, Refusal};
+use crate::server::{finish, new_engine, prepare, wait_for_shutdown, Bound, Prepared, ServerOptions};
+
+enum ToExecutor {
+    Connect { peer: Peer, fd: i32, reply: oneshot::Sender<Result<Arc<ClientHandle>, Refusal>> },
+    Requests { id: ClientId, requests: Vec<Vec<Bytes>>, input_bytes: usize },
+    Output { bytes: usize },
+    Disconnect { id: ClientId },
+    ClockChanged,
+    Stop,
+}
+
+pub(crate) async fn serve(
+    options: ServerOptions,
+    shutdown: Arc<Notify>,
+    ready: Option<std::sync::mpsc::Sender<io::Result<Bound>>>,
+) -> io::Result<()> {
+    let prepared = prepare(&options, &ready)?;
+    let engine = new_engine(&options, &prepared);
+    let Prepared { log, tcp, unix, bound } = prepared;
+    let (tx, rx) = channel::<ToExecutor>();
+    let executor_shutdown = shutdown.clone();
+    let executor = std::thread::Builder::new()
+        .name("embedis-exec".into())
+        .spawn(move || executor_loop(engine, rx, executor_shutdown))?;
+    let clock_tx = std::sync::Mutex::new(tx.clone());
+    options.clock.on_change(Arc::new(move || {
+        if let Ok(tx) = clock_tx.lock() {
+            let _ = tx.send(ToExecutor::ClockChanged);
+        }
+    }));
+    log.warning("Server initialized");
+    log.notice(&format!("Threaded I/O: {} I/O threads and one executor thread", options.config.io_threads));
+    for listener in tcp {
+        let tx = tx.clone();
+        let keepalive = options.config.tcp_keepalive;
+        tokio::spawn(async move {
+            use std::os::fd::AsRawFd;
+            loop {
+                let Ok((stream, addr)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let _ = stream.set_nodelay(true);
+                let fd = stream.as_raw_fd();
+                let _ = keepalive;
+                let local = stream.local_addr().unwrap_or(addr);
+                tokio::spawn(serve_connection(stream, tx.clone(), Peer::Tcp { addr, local }, fd));
+            }
+        });
+    }
+    if let Some(listener) = unix {
+        let tx = tx.clone();
+        let path = options.config.unixsocket.clone();
+        tokio::spawn(async move {
+            use std::os::fd::AsRawFd;
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                    continue;
+                };
+                let fd = stream.as_raw_fd();
+                tokio::spawn(serve_connection(stream, tx.clone(), Peer::Unix { path: path.clone() }, fd));
+            }
+        });
+    }
+    log.notice("Ready to accept connections");
+    if let Some(ready) = ready {
+        let _ = ready.send(Ok(bound));
+    }
+    wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
+    let _ = tx.send(ToExecutor::Stop);
+    let _ = tokio::task::spawn_blocking(move || executor.join()).await;
+    finish(&options.config, &log);
+    Ok(())
+}
+
+fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) {
+    let mut queues: HashMap<ClientId, VecDeque<Vec<Bytes>>> = HashMap::new();
+    let mut handles: HashMap<ClientId, Arc<ClientHandle>> = HashMap::new();
+    let mut next_tick = Instant::now();
+    let clock_changed = AtomicBool::new(false);
+    loop {
+        let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
+        let mut wake = next_tick;
+        if let Some(at) = engine.next_deadline() {
+            let until = Duration::from_millis((at - engine.server.clock.now_ms()).max(0) as u64);
+            wake = wake.min(Instant::now() + until);
+        }
+        let first = rx.recv_timeout(wake.saturating_duration_since(Instant::now()));
+        let mut messages = Vec::new();
+        match first {
+            Ok(m) => messages.push(m),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        while let Ok(m) = rx.try_recv() {
+            messages.push(m);
+        }
+        let mut touched = Vec::new();
+        for message in messages {
+            match message {
+                ToExecutor::Connect { peer, fd, reply } => {
+                    let result = engine.connect(peer, fd);
+                    if let Ok(handle) = &result {
+                        handles.insert(handle.id, handle.clone());
+                    }
+                    let _ = reply.send(result);
+                }
+                ToExecutor::Requests { id, requests, input_bytes } => {
+                    engine.count_input(id, input_bytes, 0);
+                    queues.entry(id).or_default().extend(requests);
+                    touched.push(id);
+                }
+                ToExecutor::Output { bytes } => engine.count_output(bytes),
+                ToExecutor::Disconnect { id } => {
+                    queues.remove(&id);
+                    handles.remove(&id);
+                    engine.disconnect(id);
+                }
+                ToExecutor::ClockChanged => clock_changed.store(true, Ordering::Relaxed),
+                ToExecutor::Stop => return,
+            }
+        }
+        if Instant::now() >= next_tick || clock_changed.swap(false, Ordering::Relaxed) {
+            engine.cron();
+            next_tick = Instant::now() + period;
+        } else {
+            engine.process_timeouts();
+        }
+        // Clients released by timeouts or other clients' commands resume their queues too.
+        for (id, handle) in &handles {
+            if !handle.is_blocked() && queues.get(id).is_some_and(|q| !q.is_empty()) {
+                touched.push(*id);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        for id in touched {
+            let Some(handle) = handles.get(&id) else { continue };
+            let Some(queue) = queues.get_mut(&id) else { continue };
+            let mut out = BytesMut::new();
+            let mut close = false;
+            while !handle.is_blocked() {
+                let Some(args) = queue.pop_front() else { break };
+                match engine.execute(id, args, &mut out) {
+                    Outcome::Continue | Outcome::Blocked => {}
+                    Outcome::Close => {
+                        close = true;
+                        queue.clear();
+                        break;
+                    }
+                }
+            }
+            if !out.is_empty() {
+                handle.deliver(&out);
+            }
+            if close {
+                handle.kill();
+            }
+            if queue.is_empty() && !handle.is_blocked() {
+                handle.complete_batch();
+            }
+        }
+        engine.flush_pending();
+        if engine.server.shutdown.is_some() {
+            shutdown.notify_one();
+        }
+    }
+}
+
+async fn serve_connection<S>(mut stream: S, tx: Sender<ToExecutor>, peer: Peer, fd: i32)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (reply_tx, reply_rx) = oneshot::channel();
+    if tx.send(ToExecutor::Connect { peer, fd, reply: reply_tx }).is_err() {
+        return;
+    }
+    let handle = match reply_rx.await {
+        Ok(Ok(handle)) => handle,
+        Ok(Err(Refusal::Reply(line))) => {
+            let _ = stream.write_all(line.as_bytes()).await;
+            return;
+        }
+        Err(_) => return,
+    };
+    let _ = run_connection(&mut stream, &tx, &handle).await;
+    let _ = tx.send(ToExecutor::Disconnect { id: handle.id });
+}
+
+async fn run_connection<S>(stream: &mut S, tx: &Sender<ToExecutor>, handle: &Arc<ClientHandle>) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut input = BytesMut::with_capacity(16 * 1024);
+    let mut decoder = RequestDecoder::default();
+    let mut sent: u64 = 0;
+    let mut pending_input = 0usize;
+    loop {
+        let mut batch = Vec::new();
+        let mut protocol_error = None;
+        loop {
+            match decoder.decode(&mut input, handle.is_authenticated()) {
+                Ok(Some(args)) => batch.push(args),
+                Ok(None) => break,
+                Err(e) => {
+                    protocol_error = Some(e);
+                    break;
+                }
+            }
+        }
+        if !batch.is_empty() {
+            sent += 1;
+            let requests = std::mem::take(&mut batch);
+            let input_bytes = std::mem::take(&mut pending_input);
+            if tx.send(ToExecutor::Requests { id: handle.id, requests, input_bytes }).is_err() {
+                return Ok(());
+            }
+            // Wait for the whole batch, writing output as it comes (a blocked request may take long).
+            while handle.completed_batches() < sent && !handle.is_killed() {
+                handle.notified().await;
+                write_outbox(stream, tx, handle).await?;
+            }
+        }
+        write_outbox(stream, tx, handle).await?;
+        if let Some(error) = protocol_error {
+            stream.write_all(&error.to_resp()).await?;
+            return Ok(());
+        }
+        if handle.is_killed() {
+            return Ok(());
+        }
+        tokio::select! {
+            read = stream.read_buf(&mut input) => {
+                let n = read?;
+                if n == 0 {
+                    return Ok(());
+                }
+                pending_input += n;
+            }
+            _ = handle.notified() => write_outbox(stream, tx, handle).await?,
+        }
+    }
+}
+
+async fn write_outbox<S: AsyncWrite + Unpin>(stream: &mut S, tx: &Sender<ToExecutor>, handle: &ClientHandle) -> io::Result<()> {
+    let out = handle.take_outbox();
+    if !out.is_empty() {
+        stream.write_all(&out).await?;
+        let _ = tx.send(ToExecutor::Output { bytes: out.len() });
+    }
+    Ok(())
+}
