@@ -168,7 +168,7 @@ pub struct ClientState {
     pub created_ms: i64,
     pub last_interaction_ms: i64,
     /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`.
-    pub last_command: String,
+    pub last_command: &'static str,
     pub monitor: bool,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
@@ -201,7 +201,7 @@ impl ClientState {
             authenticated,
             created_ms: now_ms,
             last_interaction_ms: now_ms,
-            last_command: "NULL".into(),
+            last_command: "NULL",
             monitor: false,
             reply_mode: ReplyMode::On,
             close_after_reply: false,

@@ -329,7 +329,7 @@ impl Engine {
             self.server.count_error(&error.code());
             Writer::new(out, version).error_line(&error.line());
         }
-        client.last_command = command.full_name.clone();
+        client.last_command = command.full_name.as_str();
         if !self.server.monitors.is_empty()
             && !command.spec.flags.contains(Flags::SKIP_MONITOR)
             && !command.spec.flags.contains(Flags::ADMIN)
