@@ -6,6 +6,7 @@
 //! connection's RESP version. One thread owns all of it. Time comes from [`clock`]; configuration
 //! from [`config`]; [`server`] starts and stops the whole.
 
+pub mod alloc;
 pub mod blocking;
 pub mod client;
 pub mod clock;

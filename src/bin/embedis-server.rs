@@ -7,7 +7,12 @@
 
 use std::process::ExitCode;
 
+use embedis_server::alloc::CountingAllocator;
 use embedis_server::{Config, ServerOptions};
+
+/// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does.
+#[global_allocator]
+static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
 
 fn main() -> ExitCode {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
