@@ -492,4 +492,79 @@ mod tests {
         );
         assert!(!ks.set_expire(0, b"missing", 1));
     }
+
+    #[test]
+    fn take_and_put_move_ttl_and_header() {
+        let mut ks = Keyspace::new(2);
+        ks.add(0, b"a", Value::string(b"v"), Some(500), 3_000);
+        ks.add(0, b"b", Value::Int(1), None, 0);
+        let (name, obj, deadline) = ks.take(0, b"a").unwrap();
+        assert_eq!(
+            (name.as_slice(), deadline, obj.lru()),
+            (&b"a"[..], Some(500), 3)
+        );
+        assert!(ks.dbs[0].expires.is_empty());
+        ks.put(1, name, obj, deadline);
+        assert_eq!(ks.expire_of(1, b"a"), Some(500));
+        let (name, obj, deadline) = ks.take(0, b"b").unwrap();
+        assert_eq!(deadline, None);
+        ks.put(1, name, obj, Some(9));
+        assert_eq!(ks.expire_of(1, b"b"), Some(9));
+        assert!(ks.take(0, b"a").is_none());
+        assert_eq!((ks.dbs[0].len(), ks.dbs[1].len()), (0, 2));
+    }
+
+    #[test]
+    fn swap_and_flush() {
+        let mut ks = Keyspace::new(3);
+        ks.add(0, b"x", Value::Int(1), Some(100), 0);
+        ks.add(2, b"y", Value::Int(2), None, 0);
+        ks.dbs[0].avg_ttl = 7;
+        ks.swap_dbs(0, 2);
+        assert_eq!(ks.expire_of(2, b"x"), Some(100));
+        assert_eq!((ks.dbs[0].id, ks.dbs[2].id, ks.dbs[2].avg_ttl), (0, 2, 7));
+        assert!(ks.exists(0, b"y", 0));
+        ks.swap_dbs(1, 1);
+        assert_eq!(ks.flush_db(2, false), 1);
+        assert!(ks.dbs[2].expires.is_empty() && ks.dbs[2].avg_ttl == 0);
+        assert_eq!(ks.flush_all(true), 1);
+        assert_eq!(ks.total_keys(), 0);
+    }
+
+    #[test]
+    fn background_free_runs_on_another_thread() {
+        struct Probe(std::sync::mpsc::Sender<Option<String>>);
+        impl Drop for Probe {
+            fn drop(&mut self) {
+                let name = std::thread::current().name().map(str::to_string);
+                let _ = self.0.send(name);
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        free_in_background(Probe(tx), 1);
+        let dropped_on = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("dropped");
+        assert_eq!(dropped_on.as_deref(), Some("embedis-lazyfree"));
+    }
+
+    #[test]
+    fn random_key_skips_expired() {
+        let mut ks = Keyspace::new(1);
+        let mut rng = rand::rngs::mock::StepRng::new(0, 0x9E37_79B9_7F4A_7C15);
+        assert!(ks.random_key(0, 0, &mut rng).is_none());
+        for i in 0..10u8 {
+            ks.add(0, &[i], Value::Int(1), Some(5), 0);
+        }
+        ks.add(0, b"live", Value::Int(1), None, 0);
+        assert_eq!(ks.random_key(0, 6, &mut rng).unwrap().as_slice(), b"live");
+        for _ in 0..50 {
+            ks.random_key(0, 6, &mut rng);
+        }
+        ks.flush_db(0, false);
+        ks.add(0, b"old", Value::Int(1), Some(5), 0);
+        assert!(ks.random_key(0, 6, &mut rng).is_none());
+        assert_eq!(ks.stats.expired_keys, ks.stats.expired_keys.max(1));
+        assert!(ks.dbs[0].is_empty());
+    }
 }

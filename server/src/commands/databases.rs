@@ -126,3 +126,120 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::keys::harness::*;
+    use crate::keyspace::{lazyfree_pending_objects, Keyspace};
+    use crate::value::Value;
+    use std::time::{Duration, Instant};
+
+    fn fill(ks: &mut Keyspace, n: usize) {
+        for i in 0..n {
+            let key = format!("key:{i}");
+            ks.add(
+                i % 4,
+                key.as_bytes(),
+                Value::string(key.as_bytes()),
+                None,
+                0,
+            );
+        }
+    }
+
+    #[test]
+    fn flushall_async_returns_before_the_memory_is_freed() {
+        const KEYS: usize = 300_000;
+        let mut h = Harness::new();
+        fill(&mut h.engine.ks, KEYS);
+        let started = Instant::now();
+        assert_eq!(
+            h.run("FLUSHALL ASYNC"),
+            embedis_protocol::Value::Simple("OK".into())
+        );
+        let async_time = started.elapsed();
+        assert_eq!(h.engine.ks.total_keys(), 0);
+        for db in 0..4 {
+            h.run(&format!("SELECT {db}"));
+            assert_eq!(int(&h.run("DBSIZE")), 0);
+        }
+        // The same amount of work done synchronously, for comparison.
+        let mut other = Keyspace::new(4);
+        fill(&mut other, KEYS);
+        let started = Instant::now();
+        other.flush_all(false);
+        let sync_time = started.elapsed();
+        assert!(
+            async_time * 10 < sync_time,
+            "FLUSHALL ASYNC took {async_time:?}, freeing inline {sync_time:?}"
+        );
+        // The background thread gets through it.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while lazyfree_pending_objects() > 0 {
+            assert!(Instant::now() < deadline, "background free never finished");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn flushdb_empties_only_the_selected_database() {
+        let mut h = Harness::new();
+        h.add(0, "a", Some(1000));
+        h.add(1, "b", None);
+        h.add(1, "c", Some(1000));
+        h.run("SELECT 1");
+        h.run("FLUSHDB ASYNC");
+        assert_eq!(int(&h.run("DBSIZE")), 0);
+        assert!(h.engine.ks.dbs[1].expires.is_empty());
+        h.run("SELECT 0");
+        assert_eq!(int(&h.run("DBSIZE")), 1);
+        assert_eq!(error(&h.run("FLUSHDB ASYNC SYNC")), "ERR syntax error");
+        h.run("FLUSHDB SYNC");
+        assert_eq!(h.engine.ks.total_keys(), 0);
+    }
+
+    #[test]
+    fn swapdb_exchanges_contents_and_ttls() {
+        let mut h = Harness::new();
+        h.add(0, "zero", Some(50_000));
+        h.add(3, "three", None);
+        assert_eq!(
+            h.run("SWAPDB 0 3"),
+            embedis_protocol::Value::Simple("OK".into())
+        );
+        assert_eq!(
+            int(&h.run("EXISTS three")),
+            1,
+            "the client on 0 sees 3's keys"
+        );
+        assert_eq!(int(&h.run("TTL three")), -1);
+        h.run("SELECT 3");
+        assert_eq!(int(&h.run("TTL zero")), 50);
+        assert_eq!(h.engine.ks.dbs[3].id, 3, "numbers stay with positions");
+        assert_eq!(h.engine.ks.dbs[0].id, 0);
+        assert_eq!(error(&h.run("SWAPDB 0 99")), "ERR DB index is out of range");
+        assert_eq!(error(&h.run("SWAPDB x 0")), "ERR invalid first DB index");
+        assert_eq!(
+            error(&h.run("SWAPDB 0 2147483648")),
+            "ERR invalid second DB index"
+        );
+    }
+
+    #[test]
+    fn database_index_parsing() {
+        let mut h = Harness::new();
+        assert_eq!(
+            error(&h.run("MOVE k 2147483648")),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
+        assert_eq!(
+            error(&h.run("SELECT -2147483649")),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
+        assert_eq!(error(&h.run("SELECT 16")), "ERR DB index is out of range");
+        assert_eq!(
+            error(&h.run("COPY a b DB 1x")),
+            "ERR value is not an integer or out of range"
+        );
+    }
+}

@@ -398,3 +398,113 @@ mod tests {
         assert!(!lt.allows(Some(100), 100), "LT is strict");
     }
 }
+
+#[cfg(test)]
+mod command_tests {
+    use crate::commands::keys::harness::*;
+
+    #[test]
+    fn past_deadlines_delete_at_once() {
+        let mut h = Harness::new();
+        let now = h.now();
+        for cmd in [
+            "EXPIRE k 0".to_string(),
+            "EXPIRE k -1".into(),
+            "PEXPIRE k 0".into(),
+            format!("PEXPIREAT k {now}"),
+            "EXPIREAT k 1".into(),
+            "PEXPIRE k -9223372036854775808".into(),
+        ] {
+            h.add(0, "k", None);
+            assert_eq!(int(&h.run(&cmd)), 1, "{cmd}");
+            assert_eq!(int(&h.run("EXISTS k")), 0, "{cmd}");
+        }
+        assert_eq!(
+            h.engine.ks.stats.expired_keys, 0,
+            "a deletion, not an expiry"
+        );
+        // One millisecond in the future: alive at the deadline, gone just after.
+        h.add(0, "k", None);
+        assert_eq!(int(&h.run(&format!("PEXPIREAT k {}", now + 1))), 1);
+        assert_eq!(int(&h.run("PTTL k")), 1);
+        h.advance_ms(1);
+        assert_eq!(int(&h.run("PTTL k")), 0);
+        assert_eq!(int(&h.run("EXISTS k")), 1);
+        h.advance_ms(1);
+        assert_eq!(int(&h.run("TTL k")), -2);
+        assert_eq!(h.engine.ks.stats.expired_keys, 1);
+    }
+
+    #[test]
+    fn errors_come_in_redis_order() {
+        let mut h = Harness::new();
+        // Options before the number, the number before the key.
+        assert_eq!(
+            error(&h.run("EXPIRE nokey abc FOO")),
+            "ERR Unsupported option FOO"
+        );
+        assert_eq!(
+            error(&h.run("EXPIRE nokey abc NX XX")),
+            "ERR NX and XX, GT or LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            error(&h.run("EXPIRE nokey abc")),
+            "ERR value is not an integer or out of range"
+        );
+        assert_eq!(
+            error(&h.run("PEXPIREAT nokey 9223372036854775807 GT LT")),
+            "ERR GT and LT options at the same time are not compatible"
+        );
+        assert_eq!(
+            error(&h.run("EXPIREAT nokey 9223372036854776")),
+            "ERR invalid expire time in 'expireat' command"
+        );
+        assert_eq!(int(&h.run("EXPIRE nokey 10")), 0);
+    }
+
+    #[test]
+    fn options_through_the_command() {
+        let mut h = Harness::new();
+        h.add(0, "k", None);
+        assert_eq!(
+            int(&h.run("EXPIRE k 100 GT")),
+            0,
+            "no TTL is infinite for GT"
+        );
+        assert_eq!(int(&h.run("EXPIRE k 100 XX")), 0);
+        assert_eq!(
+            int(&h.run("EXPIRE k 100 LT")),
+            1,
+            "no TTL is infinite for LT"
+        );
+        assert_eq!(int(&h.run("EXPIRE k 50 NX")), 0);
+        assert_eq!(int(&h.run("EXPIRE k 100 GT")), 0, "equal is not greater");
+        assert_eq!(int(&h.run("EXPIRE k 100 LT")), 0, "equal is not less");
+        assert_eq!(int(&h.run("EXPIRE k 101 GT XX")), 1);
+        assert_eq!(int(&h.run("PTTL k")), 101_000);
+        assert_eq!(int(&h.run("EXPIRE k -1 LT")), 1, "LT into the past deletes");
+        assert_eq!(int(&h.run("EXISTS k")), 0);
+    }
+
+    #[test]
+    fn ttl_reports_and_persist() {
+        let mut h = Harness::new();
+        let deadline = h.now() + 10_400;
+        h.add(0, "k", Some(10_400));
+        assert_eq!(int(&h.run("TTL k")), 10);
+        assert_eq!(int(&h.run("PEXPIRETIME k")), deadline);
+        assert_eq!(int(&h.run("EXPIRETIME k")), (deadline + 500) / 1000);
+        h.advance_ms(900);
+        assert_eq!(int(&h.run("TTL k")), 10, "9500 ms round up");
+        h.advance_ms(1);
+        assert_eq!(int(&h.run("TTL k")), 9, "9499 ms round down");
+        assert_eq!(int(&h.run("PERSIST k")), 1);
+        assert_eq!(int(&h.run("TTL k")), -1);
+        assert_eq!(int(&h.run("PERSIST k")), 0);
+        assert!(h.engine.ks.dbs[0].expires.is_empty());
+        h.add(0, "gone", Some(5));
+        h.advance_ms(6);
+        assert_eq!(int(&h.run("PERSIST gone")), 0, "an expired key is no key");
+        assert_eq!(int(&h.run("EXPIRETIME gone")), -2);
+    }
+}

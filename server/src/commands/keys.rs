@@ -618,3 +618,460 @@ fn object_help(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+/// A command-level harness for the unit tests of the key, expiry and database families: an
+/// engine on a manual clock with one connected client. Keys are set up directly in the keyspace,
+/// so the tests do not depend on the string commands.
+#[cfg(test)]
+pub(crate) mod harness {
+    use bytes::{Bytes, BytesMut};
+    use embedis_protocol::{decode_value, Value as Reply};
+    use std::time::Duration;
+
+    use crate::client::{ClientId, Peer};
+    use crate::clock::Clock;
+    use crate::config::Config;
+    use crate::engine::Engine;
+    use crate::log::Logger;
+    use crate::value::Value;
+
+    pub struct Harness {
+        pub engine: Engine,
+        pub clock: Clock,
+        id: ClientId,
+    }
+
+    impl Harness {
+        pub fn new() -> Harness {
+            let clock = Clock::manual();
+            let mut engine =
+                Engine::new(Config::default(), clock.clone(), Logger::silent(), Some(7));
+            let addr = "127.0.0.1:40000".parse().unwrap();
+            let local = "127.0.0.1:6379".parse().unwrap();
+            let id = engine.connect(Peer::Tcp { addr, local }, -1).unwrap().id;
+            Harness { engine, clock, id }
+        }
+
+        /// Runs a command given as space-separated words.
+        pub fn run(&mut self, line: &str) -> Reply {
+            let args: Vec<&[u8]> = line.split(' ').map(str::as_bytes).collect();
+            self.run_args(&args)
+        }
+
+        pub fn run_args(&mut self, args: &[&[u8]]) -> Reply {
+            let args: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+            let mut out = BytesMut::new();
+            self.engine.execute(self.id, args, &mut out);
+            let out = out.freeze();
+            let (reply, used) = decode_value(&out).unwrap().expect("a whole reply");
+            assert_eq!(used, out.len(), "exactly one reply");
+            reply
+        }
+
+        pub fn now(&self) -> i64 {
+            self.clock.now_ms()
+        }
+
+        pub fn advance_ms(&self, ms: u64) {
+            self.clock.advance(Duration::from_millis(ms));
+        }
+
+        /// Adds a string key to database `db`, with a TTL of `ttl_ms` if given.
+        pub fn add(&mut self, db: usize, key: &str, ttl_ms: Option<i64>) {
+            let now = self.now();
+            let ks = &mut self.engine.ks;
+            ks.delete(db, key.as_bytes(), now);
+            ks.add(
+                db,
+                key.as_bytes(),
+                Value::string(b"v"),
+                ttl_ms.map(|t| now + t),
+                now,
+            );
+        }
+    }
+
+    pub fn int(reply: &Reply) -> i64 {
+        match reply {
+            Reply::Integer(n) => *n,
+            other => panic!("expected an integer, got {other:?}"),
+        }
+    }
+
+    pub fn bulk(reply: &Reply) -> Option<Vec<u8>> {
+        match reply {
+            Reply::Bulk(b) => Some(b.to_vec()),
+            Reply::Null => None,
+            other => panic!("expected a bulk string, got {other:?}"),
+        }
+    }
+
+    pub fn strings(reply: &Reply) -> Vec<Vec<u8>> {
+        match reply {
+            Reply::Array(items) => items.iter().map(|i| bulk(i).expect("not null")).collect(),
+            other => panic!("expected an array, got {other:?}"),
+        }
+    }
+
+    pub fn error(reply: &Reply) -> String {
+        match reply {
+            Reply::Error(e) => String::from_utf8_lossy(e).into_owned(),
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    /// A SCAN reply's cursor and keys.
+    pub fn scan_reply(reply: &Reply) -> (u64, Vec<Vec<u8>>) {
+        match reply {
+            Reply::Array(parts) if parts.len() == 2 => {
+                let cursor = bulk(&parts[0]).expect("cursor");
+                let cursor = std::str::from_utf8(&cursor).unwrap().parse().unwrap();
+                (cursor, strings(&parts[1]))
+            }
+            other => panic!("expected a SCAN reply, got {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::harness::*;
+    use super::*;
+    use crate::value::Value;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    fn scan_all(h: &mut Harness, options: &str) -> Vec<Vec<u8>> {
+        let mut cursor = 0u64;
+        let mut keys = Vec::new();
+        loop {
+            let (next, batch) = scan_reply(&h.run(&format!("SCAN {cursor}{options}")));
+            keys.extend(batch);
+            cursor = next;
+            if cursor == 0 {
+                return keys;
+            }
+        }
+    }
+
+    #[test]
+    fn scan_returns_every_stable_key_across_growth_and_shrinking() {
+        for grow in [true, false] {
+            let mut h = Harness::new();
+            for i in 0..2000 {
+                h.add(0, &format!("k{i}"), None);
+            }
+            while h.engine.ks.dbs[0].main.rehash(100) {}
+            // The keys that stay for the whole iteration; the others are deleted mid-way.
+            let keep = |i: &usize| if grow { i % 3 != 0 } else { i % 20 == 0 };
+            let stable: HashSet<Vec<u8>> = (0..2000)
+                .filter(keep)
+                .map(|i| format!("k{i}").into_bytes())
+                .collect();
+            let mut seen = HashSet::new();
+            let mut cursor = 0u64;
+            let mut calls = 0;
+            let mut saw_rehashing = false;
+            loop {
+                let (next, batch) = scan_reply(&h.run(&format!("SCAN {cursor} COUNT 20")));
+                seen.extend(batch);
+                cursor = next;
+                calls += 1;
+                if calls == 3 {
+                    if grow {
+                        for i in (0..2000).filter(|i| !keep(i)) {
+                            h.run(&format!("DEL k{i}"));
+                        }
+                        // Grow past twice the size, and stop while a resize is in progress.
+                        let mut i = 0;
+                        while i < 3000 || !h.engine.ks.dbs[0].main.is_rehashing() {
+                            h.add(0, &format!("new{i}"), None);
+                            i += 1;
+                        }
+                    } else {
+                        for i in (0..2000).filter(|i| !keep(i)) {
+                            h.run(&format!("DEL k{i}"));
+                        }
+                        assert!(h.engine.ks.dbs[0].main.shrink_if_needed());
+                    }
+                }
+                if calls == 3 {
+                    saw_rehashing = h.engine.ks.dbs[0].main.is_rehashing();
+                }
+                if cursor == 0 {
+                    break;
+                }
+            }
+            assert!(saw_rehashing, "SCAN went on during a resize (grow={grow})");
+            while h.engine.ks.dbs[0].main.rehash(100) {}
+            let size = h.engine.ks.dbs[0].main.table_sizes().0;
+            assert!(
+                if grow { size > 2048 } else { size < 2048 },
+                "resized: {size}"
+            );
+            let missing: Vec<_> = stable.difference(&seen).collect();
+            assert!(
+                missing.is_empty(),
+                "grow={grow}: {} keys missing",
+                missing.len()
+            );
+        }
+    }
+
+    #[test]
+    fn scan_count_bounds_the_work_of_one_call() {
+        let mut h = Harness::new();
+        for i in 0..1000 {
+            h.add(0, &format!("k{i}"), None);
+        }
+        while h.engine.ks.dbs[0].main.rehash(100) {}
+        let (cursor, keys) = scan_reply(&h.run("SCAN 0 COUNT 5"));
+        assert_ne!(cursor, 0);
+        assert!(
+            (5..20).contains(&keys.len()),
+            "about COUNT keys: {}",
+            keys.len()
+        );
+        // A filter that matches nothing still stops after COUNT*10 buckets.
+        let (cursor, keys) = scan_reply(&h.run("SCAN 0 COUNT 2 MATCH nothing"));
+        assert_ne!(cursor, 0, "a sparse match does not walk the whole table");
+        assert!(keys.is_empty());
+        let mut all = scan_all(&mut h, " COUNT 7");
+        all.sort();
+        all.dedup();
+        assert_eq!(all.len(), 1000);
+    }
+
+    #[test]
+    fn expired_keys_in_keys_scan_dbsize_randomkey() {
+        let mut h = Harness::new();
+        h.add(0, "live", None);
+        h.add(0, "later", Some(10_000));
+        for i in 0..50 {
+            h.add(0, &format!("gone{i}"), Some(100));
+        }
+        h.advance_ms(101);
+        // DBSIZE counts keys not yet reclaimed, as Redis does.
+        assert_eq!(int(&h.run("DBSIZE")), 52);
+        // KEYS hides them without deleting them.
+        let mut keys = strings(&h.run("KEYS *"));
+        keys.sort();
+        assert_eq!(keys, vec![b"later".to_vec(), b"live".to_vec()]);
+        assert_eq!(strings(&h.run("KEYS gone*")), Vec::<Vec<u8>>::new());
+        assert_eq!(int(&h.run("DBSIZE")), 52, "KEYS deletes nothing");
+        // SCAN hides them and deletes them.
+        let mut scanned = scan_all(&mut h, " COUNT 3");
+        scanned.sort();
+        assert_eq!(scanned, vec![b"later".to_vec(), b"live".to_vec()]);
+        assert_eq!(
+            int(&h.run("DBSIZE")),
+            2,
+            "SCAN deleted what it found expired"
+        );
+        assert_eq!(h.engine.ks.stats.expired_keys, 50);
+    }
+
+    #[test]
+    fn scan_match_skips_expired_keys_it_does_not_match() {
+        let mut h = Harness::new();
+        h.add(0, "a", Some(10));
+        h.add(0, "b", Some(10));
+        h.advance_ms(11);
+        let (_, keys) = scan_reply(&h.run("SCAN 0 MATCH a COUNT 100"));
+        assert!(keys.is_empty());
+        assert_eq!(
+            int(&h.run("DBSIZE")),
+            1,
+            "only the matching expired key was deleted"
+        );
+    }
+
+    #[test]
+    fn scan_type_none_returns_expired_keys_like_redis() {
+        let mut h = Harness::new();
+        h.add(0, "old", Some(10));
+        h.add(0, "live", None);
+        h.advance_ms(11);
+        let (_, keys) = scan_reply(&h.run("SCAN 0 TYPE none COUNT 100"));
+        assert_eq!(keys, vec![b"old".to_vec()], "Redis 7.0's quirk");
+        assert_eq!(int(&h.run("DBSIZE")), 1, "and it was deleted");
+        let (hits, misses) = (h.engine.ks.stats.hits, h.engine.ks.stats.misses);
+        assert_eq!((hits, misses), (1, 1), "the type lookups count");
+    }
+
+    #[test]
+    fn randomkey_skips_and_deletes_expired_picks() {
+        let mut h = Harness::new();
+        for i in 0..200 {
+            h.add(0, &format!("gone{i}"), Some(5));
+        }
+        h.add(0, "live", None);
+        h.advance_ms(6);
+        for _ in 0..20 {
+            assert_eq!(bulk(&h.run("RANDOMKEY")), Some(b"live".to_vec()));
+        }
+        assert!(int(&h.run("DBSIZE")) < 201, "expired picks were deleted");
+        // A database holding only expired keys answers null and ends up empty.
+        for i in 0..100 {
+            h.add(1, &format!("x{i}"), Some(5));
+        }
+        h.advance_ms(6);
+        h.run("SELECT 1");
+        assert_eq!(bulk(&h.run("RANDOMKEY")), None);
+        assert_eq!(int(&h.run("DBSIZE")), 0);
+    }
+
+    #[test]
+    fn randomkey_covers_the_database() {
+        let mut h = Harness::new();
+        for i in 0..20 {
+            h.add(0, &format!("k{i}"), None);
+        }
+        let seen: HashSet<_> = (0..2000).map(|_| bulk(&h.run("RANDOMKEY"))).collect();
+        assert_eq!(seen.len(), 20);
+    }
+
+    #[test]
+    fn inspection_counts_stats_but_keeps_the_lru_clock() {
+        let mut h = Harness::new();
+        h.add(0, "k", None);
+        h.advance_ms(10_000);
+        for cmd in [
+            "EXISTS k",
+            "TYPE k",
+            "OBJECT ENCODING k",
+            "OBJECT REFCOUNT k",
+        ] {
+            h.run(cmd);
+        }
+        assert_eq!(int(&h.run("OBJECT IDLETIME k")), 10);
+        assert_eq!((h.engine.ks.stats.hits, h.engine.ks.stats.misses), (5, 0));
+        h.run("EXISTS nokey");
+        h.run("TOUCH k nokey");
+        assert_eq!((h.engine.ks.stats.hits, h.engine.ks.stats.misses), (6, 2));
+        assert_eq!(int(&h.run("OBJECT IDLETIME k")), 0, "TOUCH refreshed it");
+    }
+
+    #[test]
+    fn rename_moves_ttl_and_lru() {
+        let mut h = Harness::new();
+        h.add(0, "a", Some(50_000));
+        h.add(0, "b", None);
+        h.advance_ms(3_000);
+        assert_eq!(
+            h.run("RENAME a b"),
+            embedis_protocol::Value::Simple("OK".into())
+        );
+        assert_eq!(int(&h.run("TTL b")), 47);
+        assert_eq!(int(&h.run("EXISTS a")), 0);
+        assert_eq!(h.engine.ks.dbs[0].expires.len(), 1);
+        h.add(0, "c", Some(10));
+        h.advance_ms(11);
+        assert_eq!(
+            error(&h.run("RENAME c d")),
+            "ERR no such key",
+            "expired source"
+        );
+        assert_eq!(
+            int(&h.run("RENAMENX b c")),
+            1,
+            "expired destination is free"
+        );
+        assert_eq!(int(&h.run("TTL c")), 47);
+    }
+
+    #[test]
+    fn copy_makes_a_private_object_and_move_keeps_it() {
+        let mut h = Harness::new();
+        let now = h.now();
+        h.engine.ks.add(0, b"n", Value::string(b"42"), None, now);
+        assert_eq!(int(&h.run("OBJECT REFCOUNT n")), i32::MAX as i64);
+        assert_eq!(int(&h.run("COPY n m")), 1);
+        assert_eq!(int(&h.run("OBJECT REFCOUNT m")), 1);
+        assert_eq!(int(&h.run("MOVE m 3")), 1);
+        h.run("SELECT 3");
+        assert_eq!(int(&h.run("OBJECT REFCOUNT m")), 1);
+        let now = h.now();
+        h.engine.ks.set(3, b"m", Value::string(b"42"), false, now);
+        assert_eq!(
+            int(&h.run("OBJECT REFCOUNT m")),
+            i32::MAX as i64,
+            "a new value is shared"
+        );
+    }
+
+    #[test]
+    fn object_freq_and_encoding() {
+        let mut h = Harness::new();
+        h.add(0, "k", None);
+        assert!(error(&h.run("OBJECT FREQ k")).starts_with("ERR An LFU maxmemory policy is not"));
+        assert_eq!(bulk(&h.run("OBJECT ENCODING nokey")), None);
+        assert_eq!(bulk(&h.run("OBJECT ENCODING k")), Some(b"embstr".to_vec()));
+        assert!(
+            matches!(h.run("OBJECT HELP"), embedis_protocol::Value::Array(lines) if lines.len() > 5)
+        );
+    }
+
+    #[test]
+    fn cursor_parsing() {
+        assert_eq!(parse_cursor(b"0"), Ok(0));
+        assert_eq!(parse_cursor(b""), Ok(0));
+        assert_eq!(parse_cursor(b"\0junk"), Ok(0));
+        assert_eq!(parse_cursor(b"12\0junk"), Ok(12));
+        assert_eq!(parse_cursor(b"-1"), Ok(u64::MAX));
+        assert_eq!(parse_cursor(b"+7"), Ok(7));
+        assert_eq!(parse_cursor(b"007"), Ok(7));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Ok(u64::MAX));
+        assert_eq!(parse_cursor(b"-18446744073709551615"), Ok(1));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 1",
+            b"1 ",
+            b"\t1",
+            b"-",
+            b"+",
+            b"+-1",
+            b"0x1",
+            b"1.0",
+            b"abc",
+        ] {
+            assert!(
+                parse_cursor(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    proptest! {
+        /// The cursor parser agrees with C's strtoul as Redis uses it (first byte not white
+        /// space, the whole C string consumed, no ERANGE).
+        #[test]
+        fn cursor_parsing_matches_strtoul(
+            arg in proptest::collection::vec(
+                prop_oneof![Just(b'0'), Just(b'9'), Just(b'5'), Just(b'-'), Just(b'+'), Just(b' '),
+                            Just(b'\t'), Just(0u8), Just(b'x'), Just(b'1')],
+                0..24,
+            )
+        ) {
+            prop_assert_eq!(parse_cursor(&arg).ok(), strtoul_like_redis(&arg));
+        }
+    }
+
+    fn strtoul_like_redis(arg: &[u8]) -> Option<u64> {
+        let c = std::ffi::CString::new(c_str(arg)).unwrap();
+        let bytes = c.as_bytes_with_nul();
+        if bytes[0].is_ascii_whitespace() || bytes[0] == 0x0b {
+            return None;
+        }
+        let mut end: *mut libc::c_char = std::ptr::null_mut();
+        // SAFETY: `c` is a valid NUL-terminated string and `end` a valid out-pointer; errno is
+        // thread-local.
+        unsafe {
+            *libc::__errno_location() = 0;
+            let value = libc::strtoul(c.as_ptr(), &mut end, 10);
+            let failed = *libc::__errno_location() == libc::ERANGE || *end != 0;
+            (!failed).then_some(value as u64)
+        }
+    }
+}
