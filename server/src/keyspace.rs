@@ -331,7 +331,8 @@ impl Keyspace {
     }
 
     /// Exchanges the contents of databases `a` and `b` (SWAPDB): clients that selected `a` now
-    /// see what was in `b`. Each database keeps its number.
+    /// see what was in `b`. Each database keeps its number. Not counted in `dirty`: SWAPDB
+    /// counts one change even when `a == b`.
     pub fn swap_dbs(&mut self, a: usize, b: usize) {
         if a == b {
             return;
@@ -339,7 +340,6 @@ impl Keyspace {
         let (low, high) = (a.min(b), a.max(b));
         let (left, right) = self.dbs.split_at_mut(high);
         left[low].swap_contents(&mut right[0]);
-        self.dirty += 1;
     }
 
     /// Removes every key of database `db` (FLUSHDB) and returns how many there were. With

@@ -49,7 +49,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(N) for N keys in the database.",
             "Deletes every key of the selected database.",
-            "[async=ASYNC|SYNC]",
+            "async=[ASYNC|SYNC]",
         ),
     CommandSpec::new("flushall", -1, flushall)
         .flags(Flags::WRITE)
@@ -60,7 +60,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(N) for N keys in all databases.",
             "Deletes every key of every database.",
-            "[async=ASYNC|SYNC]",
+            "async=[ASYNC|SYNC]",
         ),
 ];
 
@@ -96,6 +96,7 @@ fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let b = int32_arg(ctx, 2, Some("ERR invalid second DB index"))?;
     let (a, b) = (db_index(ctx, a)?, db_index(ctx, b)?);
     ctx.ks.swap_dbs(a, b);
+    ctx.ks.dirty += 1;
     ctx.out.ok();
     Ok(())
 }

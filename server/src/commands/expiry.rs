@@ -31,7 +31,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(1)",
             "Gives a key a time to live in seconds.",
-            "key seconds:integer [condition=NX|XX|GT|LT]",
+            "key seconds:integer condition=[NX|XX|GT|LT]",
         ),
     CommandSpec::new("pexpire", -3, pexpire)
         .flags(WRITE_FAST)
@@ -42,7 +42,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.6.0",
             "O(1)",
             "Gives a key a time to live in milliseconds.",
-            "key milliseconds:integer [condition=NX|XX|GT|LT]",
+            "key milliseconds:integer condition=[NX|XX|GT|LT]",
         ),
     CommandSpec::new("expireat", -3, expireat)
         .flags(WRITE_FAST)
@@ -53,7 +53,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.2.0",
             "O(1)",
             "Makes a key expire at a UNIX time in seconds.",
-            "key unix-time-seconds:unix-time [condition=NX|XX|GT|LT]",
+            "key unix-time-seconds:unix-time condition=[NX|XX|GT|LT]",
         ),
     CommandSpec::new("pexpireat", -3, pexpireat)
         .flags(WRITE_FAST)
@@ -64,7 +64,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.6.0",
             "O(1)",
             "Makes a key expire at a UNIX time in milliseconds.",
-            "key unix-time-milliseconds:unix-time [condition=NX|XX|GT|LT]",
+            "key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT]",
         ),
     CommandSpec::new("ttl", 2, ttl)
         .flags(READ_FAST)
