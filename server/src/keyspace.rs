@@ -10,8 +10,20 @@
 //! Like Redis, the expiry index is a second dict from key to deadline (milliseconds since the
 //! epoch). A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
 //! t + 100 and gone at t + 101.
+//!
+//! Besides single-key access, the keyspace offers the whole-key operations of the generic
+//! commands, so that the TTL index and the object header stay consistent in one place: moving a
+//! key with its TTL and LRU clock ([`Keyspace::take`] / [`Keyspace::put`], used by RENAME, MOVE),
+//! exchanging and emptying databases (SWAPDB, FLUSHDB, FLUSHALL), picking a random live key
+//! (RANDOMKEY) and walking the keys with a SCAN cursor. Emptying a database with `lazy` hands the
+//! old tables to a background thread ([`free_in_background`]), because freeing millions of entries
+//! takes long enough to stall every client.
 
 use embedis_datatypes::{Dict, SmallBytes};
+use rand::Rng;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::OnceLock;
 
 use crate::value::{lru_clock, Object, Value};
 
@@ -74,7 +86,28 @@ impl Db {
         self.avg_ttl = 0;
         self.expires_cursor = 0;
     }
+
+    /// Exchanges everything but the database number with `other`.
+    fn swap_contents(&mut self, other: &mut Db) {
+        std::mem::swap(&mut self.main, &mut other.main);
+        std::mem::swap(&mut self.expires, &mut other.expires);
+        std::mem::swap(&mut self.avg_ttl, &mut other.avg_ttl);
+        std::mem::swap(&mut self.expires_cursor, &mut other.expires_cursor);
+    }
+
+    /// Empties the database and returns the old tables, for the caller to drop where it likes.
+    fn take_contents(&mut self) -> Tables {
+        self.avg_ttl = 0;
+        self.expires_cursor = 0;
+        (
+            std::mem::take(&mut self.main),
+            std::mem::take(&mut self.expires),
+        )
+    }
 }
+
+/// A database's two tables, detached from it.
+type Tables = (Dict<SmallBytes, Object>, Dict<SmallBytes, i64>);
 
 /// Counters the keyspace keeps for INFO stats.
 #[derive(Debug, Default, Clone)]
@@ -94,7 +127,11 @@ pub enum Access {
     Read,
     /// A command about to modify the key: refreshes the LRU clock, no hit/miss.
     Write,
-    /// Introspection (TYPE, TTL, OBJECT, EXISTS…): neither.
+    /// Introspection of a key (EXISTS, TYPE, TTL, OBJECT, SCAN's TYPE filter): counts a hit or
+    /// miss like a read but leaves the LRU clock alone (Redis's `LOOKUP_NOTOUCH`), so that
+    /// looking at a key does not make it look recently used.
+    Inspect,
+    /// Neither counts nor touches.
     NoTouch,
 }
 
@@ -142,7 +179,7 @@ impl Keyspace {
         self.expire_if_needed(db, key, now);
         let found = self.dbs[db].main.get_mut(key);
         match access {
-            Access::Read => {
+            Access::Read | Access::Inspect => {
                 if found.is_some() {
                     self.stats.hits += 1;
                 } else {
@@ -152,7 +189,7 @@ impl Keyspace {
             Access::Write | Access::NoTouch => {}
         }
         let obj = found?;
-        if access != Access::NoTouch {
+        if matches!(access, Access::Read | Access::Write) {
             obj.touch(lru_clock(now));
         }
         Some(obj)
@@ -185,6 +222,8 @@ impl Keyspace {
                 let had_expire = obj.has_expire();
                 obj.value = value;
                 obj.touch(lru);
+                // A new value is a new object in Redis: shared again if it is a small integer.
+                obj.set_private(false);
                 if had_expire && !keep_ttl {
                     obj.set_has_expire(false);
                     d.expires.remove(key);
@@ -257,6 +296,157 @@ impl Keyspace {
     pub fn total_keys(&self) -> usize {
         self.dbs.iter().map(Db::len).sum()
     }
+
+    /// Removes `key` and hands back its name, object (LRU clock included) and deadline, for a
+    /// command that moves the key elsewhere with [`Keyspace::put`] (RENAME, MOVE). No lazy
+    /// expiry here: the caller has just looked the key up. Not counted in `dirty`: the command
+    /// counts its change once, as Redis does.
+    pub fn take(&mut self, db: usize, key: &[u8]) -> Option<(SmallBytes, Object, Option<i64>)> {
+        let d = &mut self.dbs[db];
+        let (name, mut obj) = d.main.remove_entry(key)?;
+        let deadline = if obj.has_expire() {
+            d.expires.remove(key)
+        } else {
+            None
+        };
+        obj.set_has_expire(false);
+        Some((name, obj, deadline))
+    }
+
+    /// Stores `obj` under `key`, which must be absent (the caller checked), with an optional
+    /// deadline. The object keeps its header (LRU clock, private-integer mark). Not counted in
+    /// `dirty` (see [`Keyspace::take`]).
+    pub fn put(&mut self, db: usize, key: SmallBytes, mut obj: Object, expire_at: Option<i64>) {
+        let d = &mut self.dbs[db];
+        obj.set_has_expire(expire_at.is_some());
+        match expire_at {
+            Some(when) => {
+                d.main.insert_new(key.clone(), obj);
+                d.expires.insert(key, when);
+            }
+            None => {
+                d.main.insert_new(key, obj);
+            }
+        }
+    }
+
+    /// Exchanges the contents of databases `a` and `b` (SWAPDB): clients that selected `a` now
+    /// see what was in `b`. Each database keeps its number. Not counted in `dirty`: SWAPDB
+    /// counts one change even when `a == b`.
+    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+        if a == b {
+            return;
+        }
+        let (low, high) = (a.min(b), a.max(b));
+        let (left, right) = self.dbs.split_at_mut(high);
+        left[low].swap_contents(&mut right[0]);
+    }
+
+    /// Removes every key of database `db` (FLUSHDB) and returns how many there were. With
+    /// `lazy`, the entries are freed on the background thread and the call returns at once.
+    pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
+        let removed = self.dbs[db].len();
+        let tables = self.dbs[db].take_contents();
+        dispose(tables, removed, lazy);
+        self.dirty += removed as u64;
+        removed
+    }
+
+    /// Removes every key of every database (FLUSHALL); returns how many there were.
+    pub fn flush_all(&mut self, lazy: bool) -> usize {
+        let removed = self.total_keys();
+        let tables: Vec<Tables> = self.dbs.iter_mut().map(Db::take_contents).collect();
+        dispose(tables, removed, lazy);
+        self.dirty += removed as u64;
+        removed
+    }
+
+    /// A random key of `db` that has not expired at `now` (RANDOMKEY), or None if there is none.
+    /// Expired keys picked on the way are deleted, as a Redis master does, so the search ends.
+    pub fn random_key(&mut self, db: usize, now: i64, rng: &mut impl Rng) -> Option<SmallBytes> {
+        loop {
+            let d = &self.dbs[db];
+            let (key, obj) = d.main.random_entry(rng)?;
+            let expired = obj.has_expire()
+                && matches!(d.expires.get(key.as_slice()), Some(&when) if now > when);
+            if !expired {
+                return Some(key.clone());
+            }
+            let key = key.clone();
+            self.expire_if_needed(db, &key, now);
+        }
+    }
+
+    /// One SCAN call's walk over `db`'s keys, from `cursor`: visits buckets until `count` keys
+    /// were collected or `count * 10` more buckets were visited (so that a sparse table cannot
+    /// make one call walk it all), and returns the next cursor (0 = iteration complete) with the
+    /// keys found. Keys come as stored, expired or not: SCAN filters them afterwards.
+    pub fn scan_keys(&self, db: usize, cursor: u64, count: u64) -> (u64, Vec<SmallBytes>) {
+        let main = &self.dbs[db].main;
+        let mut keys = Vec::new();
+        let mut cursor = cursor;
+        // Redis counts this budget down with a signed, wrapping counter: a huge COUNT makes it
+        // negative and so, in practice, unlimited.
+        let mut budget = (count as i64).wrapping_mul(10);
+        loop {
+            cursor = main.scan(cursor, |key, _| keys.push(key.clone()));
+            if cursor == 0 || budget == 0 || keys.len() as u64 >= count {
+                break;
+            }
+            budget = budget.wrapping_sub(1);
+        }
+        (cursor, keys)
+    }
+}
+
+/// Objects handed to the background thread and not freed yet (INFO's
+/// `lazyfree_pending_objects`).
+static LAZYFREE_PENDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Objects waiting to be freed by the background thread.
+pub fn lazyfree_pending_objects() -> usize {
+    LAZYFREE_PENDING.load(Ordering::Relaxed)
+}
+
+/// Something to drop off the executor thread, with the number of objects it holds.
+type Garbage = (Box<dyn Send>, usize);
+
+/// Drops `garbage`, which holds `objects` keys or elements, on a background thread: the
+/// executor only pays for sending it. The thread is started on first use and lives as long as
+/// the process, like Redis's lazy-free worker; if it cannot be started, the caller frees inline.
+pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
+    static WORKER: OnceLock<Option<mpsc::Sender<Garbage>>> = OnceLock::new();
+    let worker = WORKER.get_or_init(|| {
+        let (tx, rx) = mpsc::channel::<Garbage>();
+        std::thread::Builder::new()
+            .name("embedis-lazyfree".into())
+            .spawn(move || {
+                for (garbage, objects) in rx {
+                    drop(garbage);
+                    LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+                }
+            })
+            .ok()
+            .map(|_| tx)
+    });
+    LAZYFREE_PENDING.fetch_add(objects, Ordering::Relaxed);
+    let unsent = match worker {
+        Some(tx) => tx.send((Box::new(garbage), objects)).err().map(|e| e.0),
+        None => Some((Box::new(garbage) as Box<dyn Send>, objects)),
+    };
+    if let Some((garbage, objects)) = unsent {
+        drop(garbage);
+        LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+    }
+}
+
+/// Frees detached tables: in the background when `lazy` and there is something to free.
+fn dispose<T: Send + 'static>(tables: T, objects: usize, lazy: bool) {
+    if lazy && objects > 0 {
+        free_in_background(tables, objects);
+    } else {
+        drop(tables);
+    }
 }
 
 #[cfg(test)]
@@ -301,5 +491,80 @@ mod tests {
             "expired keys are not deleted twice"
         );
         assert!(!ks.set_expire(0, b"missing", 1));
+    }
+
+    #[test]
+    fn take_and_put_move_ttl_and_header() {
+        let mut ks = Keyspace::new(2);
+        ks.add(0, b"a", Value::string(b"v"), Some(500), 3_000);
+        ks.add(0, b"b", Value::Int(1), None, 0);
+        let (name, obj, deadline) = ks.take(0, b"a").unwrap();
+        assert_eq!(
+            (name.as_slice(), deadline, obj.lru()),
+            (&b"a"[..], Some(500), 3)
+        );
+        assert!(ks.dbs[0].expires.is_empty());
+        ks.put(1, name, obj, deadline);
+        assert_eq!(ks.expire_of(1, b"a"), Some(500));
+        let (name, obj, deadline) = ks.take(0, b"b").unwrap();
+        assert_eq!(deadline, None);
+        ks.put(1, name, obj, Some(9));
+        assert_eq!(ks.expire_of(1, b"b"), Some(9));
+        assert!(ks.take(0, b"a").is_none());
+        assert_eq!((ks.dbs[0].len(), ks.dbs[1].len()), (0, 2));
+    }
+
+    #[test]
+    fn swap_and_flush() {
+        let mut ks = Keyspace::new(3);
+        ks.add(0, b"x", Value::Int(1), Some(100), 0);
+        ks.add(2, b"y", Value::Int(2), None, 0);
+        ks.dbs[0].avg_ttl = 7;
+        ks.swap_dbs(0, 2);
+        assert_eq!(ks.expire_of(2, b"x"), Some(100));
+        assert_eq!((ks.dbs[0].id, ks.dbs[2].id, ks.dbs[2].avg_ttl), (0, 2, 7));
+        assert!(ks.exists(0, b"y", 0));
+        ks.swap_dbs(1, 1);
+        assert_eq!(ks.flush_db(2, false), 1);
+        assert!(ks.dbs[2].expires.is_empty() && ks.dbs[2].avg_ttl == 0);
+        assert_eq!(ks.flush_all(true), 1);
+        assert_eq!(ks.total_keys(), 0);
+    }
+
+    #[test]
+    fn background_free_runs_on_another_thread() {
+        struct Probe(std::sync::mpsc::Sender<Option<String>>);
+        impl Drop for Probe {
+            fn drop(&mut self) {
+                let name = std::thread::current().name().map(str::to_string);
+                let _ = self.0.send(name);
+            }
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        free_in_background(Probe(tx), 1);
+        let dropped_on = rx
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("dropped");
+        assert_eq!(dropped_on.as_deref(), Some("embedis-lazyfree"));
+    }
+
+    #[test]
+    fn random_key_skips_expired() {
+        let mut ks = Keyspace::new(1);
+        let mut rng = rand::rngs::mock::StepRng::new(0, 0x9E37_79B9_7F4A_7C15);
+        assert!(ks.random_key(0, 0, &mut rng).is_none());
+        for i in 0..10u8 {
+            ks.add(0, &[i], Value::Int(1), Some(5), 0);
+        }
+        ks.add(0, b"live", Value::Int(1), None, 0);
+        assert_eq!(ks.random_key(0, 6, &mut rng).unwrap().as_slice(), b"live");
+        for _ in 0..50 {
+            ks.random_key(0, 6, &mut rng);
+        }
+        ks.flush_db(0, false);
+        ks.add(0, b"old", Value::Int(1), Some(5), 0);
+        assert!(ks.random_key(0, 6, &mut rng).is_none());
+        assert_eq!(ks.stats.expired_keys, ks.stats.expired_keys.max(1));
+        assert!(ks.dbs[0].is_empty());
     }
 }

@@ -130,12 +130,19 @@ impl Value {
 /// Redis's LRU clock: seconds, 24 bits, wrapping (about 194 days).
 pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
 const HAS_EXPIRE: u32 = 1 << 31;
+/// The value is a private copy of a small integer (COPY duplicates objects; see [`Object::refcount`]).
+const PRIVATE_INT: u32 = 1 << 30;
+/// Redis shares one object per integer in `0..SHARED_INTEGERS` between all keys holding it.
+pub const SHARED_INTEGERS: i64 = 10_000;
+/// The reference count Redis reports for a shared object (`OBJ_SHARED_REFCOUNT`, INT_MAX).
+pub const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 
 /// What the keyspace stores per key: the value plus the object header fields we need.
 #[derive(Clone, Debug)]
 pub struct Object {
     pub value: Value,
-    /// Bits 0..24: LRU clock of the last access; bit 31: the key has a TTL.
+    /// Bits 0..24: LRU clock of the last access; bit 30: private small integer; bit 31: the key
+    /// has a TTL.
     meta: u32,
 }
 
@@ -164,6 +171,27 @@ impl Object {
             self.meta |= HAS_EXPIRE;
         } else {
             self.meta &= !HAS_EXPIRE;
+        }
+    }
+
+    /// OBJECT REFCOUNT's answer. We never share values, but Redis does: a string that is an
+    /// integer in `0..10000` is stored as one shared object (reported as INT_MAX), except the
+    /// private duplicate COPY makes, which has a count of 1 like every other object.
+    pub fn refcount(&self) -> i64 {
+        match self.value {
+            Value::Int(n) if (0..SHARED_INTEGERS).contains(&n) && self.meta & PRIVATE_INT == 0 => {
+                SHARED_REFCOUNT
+            }
+            _ => 1,
+        }
+    }
+
+    /// Marks (or unmarks) the value as a private duplicate rather than a shared integer.
+    pub fn set_private(&mut self, private: bool) {
+        if private {
+            self.meta |= PRIVATE_INT;
+        } else {
+            self.meta &= !PRIVATE_INT;
         }
     }
 
@@ -223,6 +251,17 @@ mod tests {
         assert!(o.has_expire());
         assert_eq!(o.lru(), 200);
         assert_eq!(o.idle_ms(210), 10_000);
+        assert_eq!(o.refcount(), SHARED_REFCOUNT, "shared small integer");
+        o.set_private(true);
+        assert_eq!(o.refcount(), 1);
+        assert!(
+            o.has_expire() && o.lru() == 200,
+            "other header bits untouched"
+        );
+        o.set_private(false);
+        assert_eq!(Object::new(Value::Int(10_000), 0).refcount(), 1);
+        assert_eq!(Object::new(Value::Int(-1), 0).refcount(), 1);
+        assert_eq!(Object::new(Value::string(b"x"), 0).refcount(), 1);
         assert_eq!(
             o.idle_ms(5),
             (5 + LRU_CLOCK_MAX as u64 - 200) * 1000,

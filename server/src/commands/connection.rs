@@ -70,13 +70,9 @@ fn quit(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>) -> CmdResult {
-    let index = ctx
-        .int_arg(1)
-        .map_err(|_| Error::msg("ERR value is not an integer or out of range"))?;
-    if index < 0 || index as usize >= ctx.ks.dbs.len() {
-        return Err(Error::DbIndexOutOfRange);
-    }
-    ctx.client.db = index as usize;
+    // Redis reads the index as a C int: beyond 32 bits is its range error, not "out of range".
+    let index = crate::commands::databases::int32_arg(ctx, 1, None)?;
+    ctx.client.db = crate::commands::databases::db_index(ctx, index)?;
     ctx.out.ok();
     Ok(())
 }

@@ -1,5 +1,246 @@
-//! (being written)
+//! Database commands: DBSIZE, SWAPDB, FLUSHDB and FLUSHALL (with ASYNC / SYNC), plus the
+//! database-number parsing MOVE and COPY share.
+//!
+//! Emptying is the one place where a single command can have unbounded work: freeing millions of
+//! keys takes long enough to stall every client. FLUSHDB/FLUSHALL ASYNC therefore detach the old
+//! tables and hand them to the keyspace's background thread; the reply comes at once and the
+//! databases are empty for every later command. Without an option the flush is synchronous, as
+//! in Redis with `lazyfree-lazy-user-flush no` (its default; embedis has no such setting).
+//!
+//! DBSIZE counts every stored key, including keys whose TTL has passed but which nobody has
+//! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
-use crate::command::CommandSpec;
+use crate::command::{Acl, CommandSpec, Flags};
+use crate::commands::keys::word_is;
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
 
-pub static COMMANDS: &[CommandSpec] = &[];
+const ALL_SHARDS_SUCCEEDED: &[&str] =
+    &["request_policy:all_shards", "response_policy:all_succeeded"];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("dbsize", 1, dbsize)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Returns the number of keys in the selected database.",
+            "",
+        ),
+    CommandSpec::new("swapdb", 3, swapdb)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "4.0.0",
+            "O(N) for N clients watching or blocked on keys of either database.",
+            "Exchanges the contents of two databases.",
+            "index1:integer index2:integer",
+        ),
+    CommandSpec::new("flushdb", -1, flushdb)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .tips(ALL_SHARDS_SUCCEEDED)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) for N keys in the database.",
+            "Deletes every key of the selected database.",
+            "async=[ASYNC|SYNC]",
+        ),
+    CommandSpec::new("flushall", -1, flushall)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .tips(ALL_SHARDS_SUCCEEDED)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) for N keys in all databases.",
+            "Deletes every key of every database.",
+            "async=[ASYNC|SYNC]",
+        ),
+];
+
+/// Argument `i` as a C `int`, with Redis's `getIntFromObjectOrReply` errors: `msg` (or the
+/// generic not-an-integer text) for a non-integer, and `msg` (or the generic range text) for an
+/// integer beyond 32 bits.
+pub(crate) fn int32_arg(ctx: &Ctx<'_>, i: usize, msg: Option<&'static str>) -> CmdResult<i32> {
+    let custom = |m: Option<&'static str>| m.map(Error::msg);
+    let n = ctx.int_arg(i).map_err(|e| custom(msg).unwrap_or(e))?;
+    i32::try_from(n).map_err(|_| {
+        custom(msg).unwrap_or(Error::msg(
+            "ERR value is out of range, value must between -2147483648 and 2147483647",
+        ))
+    })
+}
+
+/// `index` as a database number of this server, or `ERR DB index is out of range`.
+pub(crate) fn db_index(ctx: &Ctx<'_>, index: i32) -> CmdResult<usize> {
+    usize::try_from(index)
+        .ok()
+        .filter(|&i| i < ctx.ks.dbs.len())
+        .ok_or(Error::DbIndexOutOfRange)
+}
+
+fn dbsize(ctx: &mut Ctx<'_>) -> CmdResult {
+    let n = ctx.ks.dbs[ctx.client.db].len();
+    ctx.out.integer(n as i64);
+    Ok(())
+}
+
+fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
+    let a = int32_arg(ctx, 1, Some("ERR invalid first DB index"))?;
+    let b = int32_arg(ctx, 2, Some("ERR invalid second DB index"))?;
+    let (a, b) = (db_index(ctx, a)?, db_index(ctx, b)?);
+    ctx.ks.swap_dbs(a, b);
+    ctx.ks.dirty += 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The flush mode: the explicit ASYNC or SYNC word, or synchronous by default. Any other
+/// argument, or more than one, is a syntax error.
+fn lazy_flush(ctx: &Ctx<'_>) -> CmdResult<bool> {
+    match ctx.argc() {
+        1 => Ok(false),
+        2 if word_is(ctx.arg(1), "sync") => Ok(false),
+        2 if word_is(ctx.arg(1), "async") => Ok(true),
+        _ => Err(Error::Syntax),
+    }
+}
+
+fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
+    let lazy = lazy_flush(ctx)?;
+    ctx.ks.flush_db(ctx.client.db, lazy);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
+    let lazy = lazy_flush(ctx)?;
+    ctx.ks.flush_all(lazy);
+    // Redis counts FLUSHALL itself as one more change, on top of the keys removed.
+    ctx.ks.dirty += 1;
+    ctx.out.ok();
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::commands::keys::harness::*;
+    use crate::keyspace::{lazyfree_pending_objects, Keyspace};
+    use crate::value::Value;
+    use std::time::{Duration, Instant};
+
+    fn fill(ks: &mut Keyspace, n: usize) {
+        for i in 0..n {
+            let key = format!("key:{i}");
+            ks.add(
+                i % 4,
+                key.as_bytes(),
+                Value::string(key.as_bytes()),
+                None,
+                0,
+            );
+        }
+    }
+
+    #[test]
+    fn flushall_async_returns_before_the_memory_is_freed() {
+        const KEYS: usize = 300_000;
+        let mut h = Harness::new();
+        fill(&mut h.engine.ks, KEYS);
+        let started = Instant::now();
+        assert_eq!(
+            h.run("FLUSHALL ASYNC"),
+            embedis_protocol::Value::Simple("OK".into())
+        );
+        let async_time = started.elapsed();
+        assert_eq!(h.engine.ks.total_keys(), 0);
+        for db in 0..4 {
+            h.run(&format!("SELECT {db}"));
+            assert_eq!(int(&h.run("DBSIZE")), 0);
+        }
+        // The same amount of work done synchronously, for comparison.
+        let mut other = Keyspace::new(4);
+        fill(&mut other, KEYS);
+        let started = Instant::now();
+        other.flush_all(false);
+        let sync_time = started.elapsed();
+        assert!(
+            async_time * 10 < sync_time,
+            "FLUSHALL ASYNC took {async_time:?}, freeing inline {sync_time:?}"
+        );
+        // The background thread gets through it.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while lazyfree_pending_objects() > 0 {
+            assert!(Instant::now() < deadline, "background free never finished");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn flushdb_empties_only_the_selected_database() {
+        let mut h = Harness::new();
+        h.add(0, "a", Some(1000));
+        h.add(1, "b", None);
+        h.add(1, "c", Some(1000));
+        h.run("SELECT 1");
+        h.run("FLUSHDB ASYNC");
+        assert_eq!(int(&h.run("DBSIZE")), 0);
+        assert!(h.engine.ks.dbs[1].expires.is_empty());
+        h.run("SELECT 0");
+        assert_eq!(int(&h.run("DBSIZE")), 1);
+        assert_eq!(error(&h.run("FLUSHDB ASYNC SYNC")), "ERR syntax error");
+        h.run("FLUSHDB SYNC");
+        assert_eq!(h.engine.ks.total_keys(), 0);
+    }
+
+    #[test]
+    fn swapdb_exchanges_contents_and_ttls() {
+        let mut h = Harness::new();
+        h.add(0, "zero", Some(50_000));
+        h.add(3, "three", None);
+        assert_eq!(
+            h.run("SWAPDB 0 3"),
+            embedis_protocol::Value::Simple("OK".into())
+        );
+        assert_eq!(
+            int(&h.run("EXISTS three")),
+            1,
+            "the client on 0 sees 3's keys"
+        );
+        assert_eq!(int(&h.run("TTL three")), -1);
+        h.run("SELECT 3");
+        assert_eq!(int(&h.run("TTL zero")), 50);
+        assert_eq!(h.engine.ks.dbs[3].id, 3, "numbers stay with positions");
+        assert_eq!(h.engine.ks.dbs[0].id, 0);
+        assert_eq!(error(&h.run("SWAPDB 0 99")), "ERR DB index is out of range");
+        assert_eq!(error(&h.run("SWAPDB x 0")), "ERR invalid first DB index");
+        assert_eq!(
+            error(&h.run("SWAPDB 0 2147483648")),
+            "ERR invalid second DB index"
+        );
+    }
+
+    #[test]
+    fn database_index_parsing() {
+        let mut h = Harness::new();
+        assert_eq!(
+            error(&h.run("MOVE k 2147483648")),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
+        assert_eq!(
+            error(&h.run("SELECT -2147483649")),
+            "ERR value is out of range, value must between -2147483648 and 2147483647"
+        );
+        assert_eq!(error(&h.run("SELECT 16")), "ERR DB index is out of range");
+        assert_eq!(
+            error(&h.run("COPY a b DB 1x")),
+            "ERR value is not an integer or out of range"
+        );
+    }
+}
