@@ -21,10 +21,12 @@ pub struct ServerBuilder {
 
 impl Server {
     pub fn builder() -> ServerBuilder {
-        let mut options = embedis_server::ServerOptions::default();
-        options.ephemeral_port = true;
+        let mut options = embedis_server::ServerOptions {
+            ephemeral_port: true,
+            logger: Some(embedis_server::log::Logger::silent()),
+            ..Default::default()
+        };
         options.config.bind = vec!["127.0.0.1".into()];
-        options.logger = Some(embedis_server::log::Logger::silent());
         ServerBuilder { options }
     }
 }

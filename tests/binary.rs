@@ -13,7 +13,14 @@ const BIN: &str = env!("CARGO_BIN_EXE_embedis-server");
 
 /// Spawns the binary with `--port auto` and returns it with the port it printed and the output
 /// lines that came before.
-fn spawn_auto_with_log(extra: &[&str]) -> (Child, u16, BufReader<std::process::ChildStdout>, Vec<String>) {
+fn spawn_auto_with_log(
+    extra: &[&str],
+) -> (
+    Child,
+    u16,
+    BufReader<std::process::ChildStdout>,
+    Vec<String>,
+) {
     let mut child = Command::new(BIN)
         .args(["--port", "auto"])
         .args(extra)
@@ -26,7 +33,10 @@ fn spawn_auto_with_log(extra: &[&str]) -> (Child, u16, BufReader<std::process::C
     let mut line = String::new();
     loop {
         line.clear();
-        assert!(stdout.read_line(&mut line).unwrap() > 0, "server exited before printing its port");
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "server exited before printing its port"
+        );
         if let Some(port) = line.trim().strip_prefix("port=") {
             return (child, port.parse().unwrap(), stdout, before);
         }
@@ -54,7 +64,10 @@ fn port_auto_prints_a_machine_readable_port_and_serves() {
     assert!(status.success(), "SIGTERM is a clean stop: {status:?}");
     let mut log = String::new();
     stdout.read_to_string(&mut log).unwrap();
-    assert!(log.contains("Received SIGTERM scheduling shutdown..."), "{log}");
+    assert!(
+        log.contains("Received SIGTERM scheduling shutdown..."),
+        "{log}"
+    );
     assert!(log.contains("ready to exit, bye bye"), "{log}");
 }
 
@@ -62,7 +75,9 @@ fn port_auto_prints_a_machine_readable_port_and_serves() {
 fn logs_the_line_harnesses_wait_for_before_the_port() {
     let (mut child, _port, _stdout, before) = spawn_auto_with_log(&[]);
     terminate(&mut child);
-    let ready = before.iter().find(|l| l.ends_with("* Ready to accept connections"));
+    let ready = before
+        .iter()
+        .find(|l| l.ends_with("* Ready to accept connections"));
     let ready = ready.unwrap_or_else(|| panic!("no ready line in {before:?}"));
     // Redis's format: "<pid>:M <day> <mon> <year> <hh:mm:ss.mmm> * <message>".
     let (pid, rest) = ready.split_once(':').unwrap();
@@ -73,29 +88,46 @@ fn logs_the_line_harnesses_wait_for_before_the_port() {
 
 #[test]
 fn unknown_and_unimplemented_options_are_refused() {
-    let out = Command::new(BIN).args(["--port", "0", "--frobnicate", "yes"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", "0", "--frobnicate", "yes"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("Bad directive or wrong number of arguments"), "{err}");
+    assert!(
+        err.contains("Bad directive or wrong number of arguments"),
+        "{err}"
+    );
     assert!(err.contains("frobnicate"), "{err}");
 
-    let out = Command::new(BIN).args(["--port", "0", "--appendonly", "yes"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", "0", "--appendonly", "yes"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("does not implement"), "{err}");
 
-    let out = Command::new(BIN).args(["--port", "0", "--maxmemory-policy", "allkeys-lru"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", "0", "--maxmemory-policy", "allkeys-lru"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("does not implement 'maxmemory-policy'"));
 
-    let out = Command::new(BIN).args(["--port", "notaport"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", "notaport"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("argument couldn't be parsed into an integer"));
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("argument couldn't be parsed into an integer"));
 }
 
 #[test]
 fn harness_options_that_describe_our_behaviour_are_accepted() {
-    let (mut child, port, _out) = spawn_auto(&["--save", "", "--appendonly", "no", "--daemonize", "no"]);
+    let (mut child, port, _out) =
+        spawn_auto(&["--save", "", "--appendonly", "no", "--daemonize", "no"]);
     let mut conn = Conn::connect(([127, 0, 0, 1], port).into()).unwrap();
     assert_eq!(conn.command(&["PING"]), b"+PONG\r\n");
     terminate(&mut child);
@@ -109,7 +141,10 @@ fn config_file_then_command_line_overrides() {
     let sock = dir.join("embedis.sock");
     std::fs::write(
         &conf,
-        format!("# a comment\nport 0\nunixsocket \"{}\"\nunixsocketperm 700\ndatabases 4\n", sock.display()),
+        format!(
+            "# a comment\nport 0\nunixsocket \"{}\"\nunixsocketperm 700\ndatabases 4\n",
+            sock.display()
+        ),
     )
     .unwrap();
     let mut child = Command::new(BIN)
@@ -127,7 +162,9 @@ fn config_file_then_command_line_overrides() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let mut stream = stream.expect("unix socket comes up");
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     stream.write_all(b"SELECT 3\r\nSELECT 4\r\n").unwrap();
     let mut buf = [0u8; 64];
     let mut got = Vec::new();
@@ -136,7 +173,10 @@ fn config_file_then_command_line_overrides() {
         assert!(n > 0);
         got.extend_from_slice(&buf[..n]);
     }
-    assert_eq!(got, b"+OK\r\n-ERR DB index is out of range\r\n", "databases 4 from the file");
+    assert_eq!(
+        got, b"+OK\r\n-ERR DB index is out of range\r\n",
+        "databases 4 from the file"
+    );
     terminate(&mut child);
     assert!(!sock.exists(), "the socket file is removed at shutdown");
     let _ = std::fs::remove_dir_all(&dir);
@@ -146,8 +186,18 @@ fn config_file_then_command_line_overrides() {
 fn a_taken_port_is_a_clear_start_up_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
-    let out = Command::new(BIN).args(["--port", &port, "--bind", "127.0.0.1"]).output().unwrap();
+    let out = Command::new(BIN)
+        .args(["--port", &port, "--bind", "127.0.0.1"])
+        .output()
+        .unwrap();
     assert!(!out.status.success());
-    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert!(all.contains("Could not create server TCP listening socket"), "{all}");
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("Could not create server TCP listening socket"),
+        "{all}"
+    );
 }

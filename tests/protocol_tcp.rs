@@ -15,14 +15,19 @@ use support::{show, Conn, RedisServer};
 fn exchange(addr: SocketAddr, input: &[u8]) -> (Vec<u8>, bool) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream.write_all(input).unwrap();
-    stream.set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
     let mut out = Vec::new();
     let mut buf = [0u8; 65536];
     loop {
         match stream.read(&mut buf) {
             Ok(0) => return (out, true),
             Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
                 return (out, false)
             }
             Err(_) => return (out, true),
@@ -38,29 +43,61 @@ fn cases() -> Vec<(&'static str, Vec<u8>)> {
     let mut long_bulk_len = b"*1\r\n$".to_vec();
     long_bulk_len.extend(vec![b'1'; 70 * 1024]);
     vec![
-        ("pipelined multibulk", b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$3\r\na\0b\r\n".to_vec()),
-        ("inline commands", b"PING\r\nECHO \"a b\"\nPING x\r\n\r\n  \r\nECHO 'it\\'s'\r\n".to_vec()),
-        ("empty multibulk is skipped", b"*0\r\n*-1\r\nPING\r\n".to_vec()),
+        (
+            "pipelined multibulk",
+            b"*1\r\n$4\r\nPING\r\n*2\r\n$4\r\nECHO\r\n$3\r\na\0b\r\n".to_vec(),
+        ),
+        (
+            "inline commands",
+            b"PING\r\nECHO \"a b\"\nPING x\r\n\r\n  \r\nECHO 'it\\'s'\r\n".to_vec(),
+        ),
+        (
+            "empty multibulk is skipped",
+            b"*0\r\n*-1\r\nPING\r\n".to_vec(),
+        ),
         ("bad multibulk length", b"PING\r\n*abc\r\nPING\r\n".to_vec()),
         ("huge multibulk length", b"*3000000000\r\n".to_vec()),
         ("expected dollar", b"*1\r\n+PING\r\nPING\r\n".to_vec()),
         ("negative bulk length", b"*1\r\n$-1\r\n".to_vec()),
-        ("bulk over proto-max-bulk-len", b"*1\r\n$536870913\r\n".to_vec()),
-        ("bulk length with leading zero", b"*1\r\n$04\r\nPING\r\n".to_vec()),
-        ("unbalanced quotes", b"PING\r\nECHO \"abc\r\nPING\r\n".to_vec()),
-        ("closing quote followed by a letter", b"ECHO \"abc\"x\r\n".to_vec()),
+        (
+            "bulk over proto-max-bulk-len",
+            b"*1\r\n$536870913\r\n".to_vec(),
+        ),
+        (
+            "bulk length with leading zero",
+            b"*1\r\n$04\r\nPING\r\n".to_vec(),
+        ),
+        (
+            "unbalanced quotes",
+            b"PING\r\nECHO \"abc\r\nPING\r\n".to_vec(),
+        ),
+        (
+            "closing quote followed by a letter",
+            b"ECHO \"abc\"x\r\n".to_vec(),
+        ),
         ("too big inline request", long_inline),
         ("too big multibulk count line", long_count),
         ("too big bulk count line", long_bulk_len),
-        ("unknown command then valid", b"NOPE 1 2\r\nPING\r\n".to_vec()),
-        ("wrong arity keeps the connection", b"*1\r\n$4\r\nECHO\r\nPING\r\n".to_vec()),
-        ("byte after CR is not checked", b"*1\rx$4\r\nPINGxyPING\r\n".to_vec()),
+        (
+            "unknown command then valid",
+            b"NOPE 1 2\r\nPING\r\n".to_vec(),
+        ),
+        (
+            "wrong arity keeps the connection",
+            b"*1\r\n$4\r\nECHO\r\nPING\r\n".to_vec(),
+        ),
+        (
+            "byte after CR is not checked",
+            b"*1\rx$4\r\nPINGxyPING\r\n".to_vec(),
+        ),
     ]
 }
 
 #[test]
 fn protocol_streams_match_redis() {
-    let Some(redis) = RedisServer::start("protocol_tcp", &[]) else { return };
+    let Some(redis) = RedisServer::start("protocol_tcp", &[]) else {
+        return;
+    };
     let ours = embedis::Server::builder().start().unwrap();
     let mut failures = Vec::new();
     for (name, input) in cases() {
@@ -87,7 +124,10 @@ fn a_protocol_error_closes_only_that_connection() {
     let (out, closed) = exchange(server.addr(), b"*1\r\n$-5\r\n");
     assert_eq!(out, b"-ERR Protocol error: invalid bulk length\r\n");
     assert!(closed);
-    assert_eq!(bystander.command(&["ECHO", "still here"]), b"$10\r\nstill here\r\n");
+    assert_eq!(
+        bystander.command(&["ECHO", "still here"]),
+        b"$10\r\nstill here\r\n"
+    );
     let mut fresh = Conn::connect(server.addr()).unwrap();
     assert_eq!(fresh.command(&["PING"]), b"+PONG\r\n");
 }
@@ -104,7 +144,9 @@ fn requests_split_across_writes_are_reassembled() {
         std::thread::sleep(Duration::from_millis(2));
     }
     let mut buf = [0u8; 64];
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
     let mut got = Vec::new();
     while got.len() < 18 {
         let n = stream.read(&mut buf).unwrap();
@@ -129,7 +171,9 @@ fn a_large_pipeline_is_answered_in_order() {
         std::thread::spawn(move || stream.write_all(&request).unwrap())
     };
     let mut got = vec![0u8; expected.len()];
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     stream.read_exact(&mut got).unwrap();
     writer.join().unwrap();
     assert!(got == expected, "replies out of order or corrupted");
@@ -137,7 +181,9 @@ fn a_large_pipeline_is_answered_in_order() {
 
 #[test]
 fn unauthenticated_clients_get_redis_stricter_limits() {
-    let Some(redis) = RedisServer::start("protocol_tcp_auth", &["--requirepass", "pw"]) else { return };
+    let Some(redis) = RedisServer::start("protocol_tcp_auth", &["--requirepass", "pw"]) else {
+        return;
+    };
     let ours = embedis::Server::builder().password("pw").start().unwrap();
     let mut big_bulk = b"*2\r\n$4\r\nECHO\r\n$20000\r\n".to_vec();
     big_bulk.extend(vec![b'x'; 20000]);

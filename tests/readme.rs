@@ -43,7 +43,12 @@ fn readme_lists_exactly_the_commands_in_the_table() {
     let current = &readme[start..end + END.len()];
     if current != expected {
         if std::env::var("EMBEDIS_UPDATE_README").is_ok_and(|v| v == "1") {
-            let updated = format!("{}{}{}", &readme[..start], expected, &readme[end + END.len()..]);
+            let updated = format!(
+                "{}{}{}",
+                &readme[..start],
+                expected,
+                &readme[end + END.len()..]
+            );
             std::fs::write(&path, updated).unwrap();
             return;
         }

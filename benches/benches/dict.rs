@@ -45,8 +45,11 @@ fn bench(c: &mut Criterion) {
         )
     });
     let dict = filled_dict(&keys);
-    let map: HashMap<SmallBytes, u64, ahash::RandomState> =
-        keys.iter().enumerate().map(|(i, k)| (SmallBytes::new(k), i as u64)).collect();
+    let map: HashMap<SmallBytes, u64, ahash::RandomState> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (SmallBytes::new(k), i as u64))
+        .collect();
     group.bench_function("get hit (Dict)", |b| {
         let mut i = 0;
         b.iter(|| {
@@ -61,7 +64,9 @@ fn bench(c: &mut Criterion) {
             black_box(map.get(&keys[i][..]))
         })
     });
-    group.bench_function("get miss (Dict)", |b| b.iter(|| black_box(dict.get(&b"key:missing0000"[..]))));
+    group.bench_function("get miss (Dict)", |b| {
+        b.iter(|| black_box(dict.get(&b"key:missing0000"[..])))
+    });
     group.bench_function("full scan 100k (Dict)", |b| {
         b.iter(|| {
             let mut cursor = 0;

@@ -9,7 +9,13 @@ fn pipeline(n: usize) -> Vec<u8> {
     let mut wire = Vec::new();
     for i in 0..n {
         let key = format!("key:{i:012}");
-        wire.extend_from_slice(format!("*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$3\r\nxxx\r\n", key.len()).as_bytes());
+        wire.extend_from_slice(
+            format!(
+                "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n$3\r\nxxx\r\n",
+                key.len()
+            )
+            .as_bytes(),
+        );
     }
     wire
 }

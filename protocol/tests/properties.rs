@@ -24,11 +24,16 @@ fn value_strategy() -> impl Strategy<Value = Value> {
         Just(Value::Null),
         any::<bool>().prop_map(Value::Boolean),
         // Doubles that %.17g prints exactly enough to parse back to the same value.
-        any::<f64>().prop_filter("finite", |d| d.is_finite()).prop_map(Value::Double),
+        any::<f64>()
+            .prop_filter("finite", |d| d.is_finite())
+            .prop_map(Value::Double),
         Just(Value::Double(f64::INFINITY)),
         Just(Value::Double(f64::NEG_INFINITY)),
         "-?[1-9][0-9]{0,40}".prop_map(|s| Value::BigNumber(Bytes::from(s.into_bytes()))),
-        bytes_strategy().prop_map(|text| Value::Verbatim { format: *b"txt", text }),
+        bytes_strategy().prop_map(|text| Value::Verbatim {
+            format: *b"txt",
+            text
+        }),
     ];
     leaf.prop_recursive(3, 40, 6, |inner| {
         prop_oneof![
@@ -36,8 +41,14 @@ fn value_strategy() -> impl Strategy<Value = Value> {
             proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Set),
             proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Push),
             proptest::collection::vec((inner.clone(), inner.clone()), 0..4).prop_map(Value::Map),
-            (proptest::collection::vec((inner.clone(), inner.clone()), 1..3), inner)
-                .prop_map(|(attributes, value)| Value::Attribute { attributes, value: Box::new(value) }),
+            (
+                proptest::collection::vec((inner.clone(), inner.clone()), 1..3),
+                inner
+            )
+                .prop_map(|(attributes, value)| Value::Attribute {
+                    attributes,
+                    value: Box::new(value)
+                }),
         ]
     })
 }
@@ -51,11 +62,18 @@ fn encode(value: &Value, version: Version) -> Bytes {
 /// What a RESP2 client sees for `value` (Redis's down-conversion), written as a value.
 fn resp2_view(value: &Value) -> Value {
     match value {
-        Value::Map(pairs) => Value::Array(pairs.iter().flat_map(|(k, v)| [resp2_view(k), resp2_view(v)]).collect()),
+        Value::Map(pairs) => Value::Array(
+            pairs
+                .iter()
+                .flat_map(|(k, v)| [resp2_view(k), resp2_view(v)])
+                .collect(),
+        ),
         Value::Set(items) | Value::Push(items) | Value::Array(items) => {
             Value::Array(items.iter().map(resp2_view).collect())
         }
-        Value::Double(d) => Value::Bulk(Bytes::from(embedis_protocol::float::format_g17(*d).into_bytes())),
+        Value::Double(d) => Value::Bulk(Bytes::from(
+            embedis_protocol::float::format_g17(*d).into_bytes(),
+        )),
         Value::Boolean(b) => Value::Integer(*b as i64),
         Value::BigNumber(n) => Value::Bulk(n.clone()),
         Value::Verbatim { text, .. } => Value::Bulk(text.clone()),

@@ -55,7 +55,9 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAllocator<A> {
 
 /// Bytes currently allocated, if the counting allocator is the global allocator.
 pub fn allocated_bytes() -> Option<usize> {
-    INSTALLED.load(Ordering::Relaxed).then(|| ALLOCATED.load(Ordering::Relaxed))
+    INSTALLED
+        .load(Ordering::Relaxed)
+        .then(|| ALLOCATED.load(Ordering::Relaxed))
 }
 
 /// Resident set size of this process in bytes (from /proc/self/statm), if available.

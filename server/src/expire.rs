@@ -80,7 +80,7 @@ pub fn active_expire_cycle(
             total_expired += expired;
             total_sampled += sampled;
             rounds += 1;
-            if rounds % 16 == 0 && started.elapsed() > budget {
+            if rounds.is_multiple_of(16) && started.elapsed() > budget {
                 timed_out = true;
                 ks.stats.expired_time_cap_reached_count += 1;
                 break 'databases;

@@ -26,13 +26,27 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::client::{ClientHandle, ClientId, Peer};
 use crate::engine::{Engine, Outcome, Refusal};
-use crate::server::{finish, new_engine, prepare, wait_for_shutdown, Bound, Prepared, ServerOptions};
+use crate::server::{
+    finish, new_engine, prepare, wait_for_shutdown, Bound, Prepared, ServerOptions,
+};
 
 enum ToExecutor {
-    Connect { peer: Peer, fd: i32, reply: oneshot::Sender<Result<Arc<ClientHandle>, Refusal>> },
-    Requests { id: ClientId, requests: Vec<Vec<Bytes>>, input_bytes: usize },
-    Output { bytes: usize },
-    Disconnect { id: ClientId },
+    Connect {
+        peer: Peer,
+        fd: i32,
+        reply: oneshot::Sender<Result<Arc<ClientHandle>, Refusal>>,
+    },
+    Requests {
+        id: ClientId,
+        requests: Vec<Vec<Bytes>>,
+        input_bytes: usize,
+    },
+    Output {
+        bytes: usize,
+    },
+    Disconnect {
+        id: ClientId,
+    },
     ClockChanged,
     Stop,
 }
@@ -44,7 +58,12 @@ pub(crate) async fn serve(
 ) -> io::Result<()> {
     let prepared = prepare(&options, &ready)?;
     let engine = new_engine(&options, &prepared);
-    let Prepared { log, tcp, unix, bound } = prepared;
+    let Prepared {
+        log,
+        tcp,
+        unix,
+        bound,
+    } = prepared;
     let (tx, rx) = channel::<ToExecutor>();
     let executor_shutdown = shutdown.clone();
     let executor = std::thread::Builder::new()
@@ -57,7 +76,10 @@ pub(crate) async fn serve(
         }
     }));
     log.warning("Server initialized");
-    log.notice(&format!("Threaded I/O: {} I/O threads and one executor thread", options.config.io_threads));
+    log.notice(&format!(
+        "Threaded I/O: {} I/O threads and one executor thread",
+        options.config.io_threads
+    ));
     for listener in tcp {
         let tx = tx.clone();
         let keepalive = options.config.tcp_keepalive;
@@ -72,7 +94,12 @@ pub(crate) async fn serve(
                 let fd = stream.as_raw_fd();
                 let _ = keepalive;
                 let local = stream.local_addr().unwrap_or(addr);
-                tokio::spawn(serve_connection(stream, tx.clone(), Peer::Tcp { addr, local }, fd));
+                tokio::spawn(serve_connection(
+                    stream,
+                    tx.clone(),
+                    Peer::Tcp { addr, local },
+                    fd,
+                ));
             }
         });
     }
@@ -87,7 +114,12 @@ pub(crate) async fn serve(
                     continue;
                 };
                 let fd = stream.as_raw_fd();
-                tokio::spawn(serve_connection(stream, tx.clone(), Peer::Unix { path: path.clone() }, fd));
+                tokio::spawn(serve_connection(
+                    stream,
+                    tx.clone(),
+                    Peer::Unix { path: path.clone() },
+                    fd,
+                ));
             }
         });
     }
@@ -134,7 +166,11 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
                     }
                     let _ = reply.send(result);
                 }
-                ToExecutor::Requests { id, requests, input_bytes } => {
+                ToExecutor::Requests {
+                    id,
+                    requests,
+                    input_bytes,
+                } => {
                     engine.count_input(id, input_bytes, 0);
                     queues.entry(id).or_default().extend(requests);
                     touched.push(id);
@@ -164,8 +200,12 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
         touched.sort_unstable();
         touched.dedup();
         for id in touched {
-            let Some(handle) = handles.get(&id) else { continue };
-            let Some(queue) = queues.get_mut(&id) else { continue };
+            let Some(handle) = handles.get(&id) else {
+                continue;
+            };
+            let Some(queue) = queues.get_mut(&id) else {
+                continue;
+            };
             let mut out = BytesMut::new();
             let mut close = false;
             while !handle.is_blocked() {
@@ -201,7 +241,14 @@ where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let (reply_tx, reply_rx) = oneshot::channel();
-    if tx.send(ToExecutor::Connect { peer, fd, reply: reply_tx }).is_err() {
+    if tx
+        .send(ToExecutor::Connect {
+            peer,
+            fd,
+            reply: reply_tx,
+        })
+        .is_err()
+    {
         return;
     }
     let handle = match reply_rx.await {
@@ -216,7 +263,11 @@ where
     let _ = tx.send(ToExecutor::Disconnect { id: handle.id });
 }
 
-async fn run_connection<S>(stream: &mut S, tx: &Sender<ToExecutor>, handle: &Arc<ClientHandle>) -> io::Result<()>
+async fn run_connection<S>(
+    stream: &mut S,
+    tx: &Sender<ToExecutor>,
+    handle: &Arc<ClientHandle>,
+) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
@@ -241,7 +292,14 @@ where
             sent += 1;
             let requests = std::mem::take(&mut batch);
             let input_bytes = std::mem::take(&mut pending_input);
-            if tx.send(ToExecutor::Requests { id: handle.id, requests, input_bytes }).is_err() {
+            if tx
+                .send(ToExecutor::Requests {
+                    id: handle.id,
+                    requests,
+                    input_bytes,
+                })
+                .is_err()
+            {
                 return Ok(());
             }
             // Wait for the whole batch, writing output as it comes (a blocked request may take long).
@@ -271,7 +329,11 @@ where
     }
 }
 
-async fn write_outbox<S: AsyncWrite + Unpin>(stream: &mut S, tx: &Sender<ToExecutor>, handle: &ClientHandle) -> io::Result<()> {
+async fn write_outbox<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    tx: &Sender<ToExecutor>,
+    handle: &ClientHandle,
+) -> io::Result<()> {
     let out = handle.take_outbox();
     if !out.is_empty() {
         stream.write_all(&out).await?;

@@ -25,8 +25,8 @@ use crate::engine::Engine;
 use crate::log::Logger;
 use crate::net::{accept_tcp, accept_unix, bind_tcp, Shared};
 
-/// How to start a server.
-#[derive(Clone)]
+/// How to start a server. The default: Redis's default configuration on the system clock.
+#[derive(Clone, Default)]
 pub struct ServerOptions {
     pub config: Config,
     /// Bind an OS-chosen free port instead of `config.port` (`--port auto`).
@@ -39,20 +39,6 @@ pub struct ServerOptions {
     pub config_file: Option<String>,
     /// Stop on SIGINT / SIGTERM (the binary; not servers inside a test process).
     pub handle_signals: bool,
-}
-
-impl Default for ServerOptions {
-    fn default() -> Self {
-        ServerOptions {
-            config: Config::default(),
-            ephemeral_port: false,
-            clock: Clock::system(),
-            logger: None,
-            seed: None,
-            config_file: None,
-            handle_signals: false,
-        }
-    }
 }
 
 /// A running server.
@@ -89,7 +75,9 @@ impl ServerHandle {
     /// Waits until the server stops by itself (SHUTDOWN, signal).
     pub fn wait(mut self) -> io::Result<()> {
         match self.thread.take() {
-            Some(thread) => thread.join().unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+            Some(thread) => thread
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
             None => Ok(()),
         }
     }
@@ -140,7 +128,10 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
 
 /// Runs a server on the calling thread until it is shut down. `on_ready` is called with the
 /// bound TCP address once listening (the binary prints the port for `--port auto`).
-pub fn run(options: ServerOptions, on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static) -> io::Result<()> {
+pub fn run(
+    options: ServerOptions,
+    on_ready: impl FnOnce(Option<SocketAddr>) + Send + 'static,
+) -> io::Result<()> {
     let shutdown = Arc::new(Notify::new());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Bound>>();
     let waiter = std::thread::spawn(move || {
@@ -169,7 +160,9 @@ fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Res
             .enable_all()
             .build()
     } else {
-        tokio::runtime::Builder::new_current_thread().enable_all().build()
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
     };
     let runtime = runtime.map_err(|e| report(&ready, e))?;
     if threaded {
@@ -206,12 +199,21 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     log.set_serving();
     if !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
-            return Err(report(ready, io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir))));
+            return Err(report(
+                ready,
+                io::Error::new(e.kind(), format!("Can't chdir to '{}': {e}", config.dir)),
+            ));
         }
     }
     let listen_tcp = config.port != 0 || options.ephemeral_port;
     let tcp = if listen_tcp {
-        bind_tcp(&config.bind, config.port, options.ephemeral_port, config.tcp_backlog).map_err(|e| {
+        bind_tcp(
+            &config.bind,
+            config.port,
+            options.ephemeral_port,
+            config.tcp_backlog,
+        )
+        .map_err(|e| {
             log.warning(&e.to_string());
             report(ready, e)
         })?
@@ -219,7 +221,10 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         Vec::new()
     };
     if listen_tcp && tcp.is_empty() {
-        let e = io::Error::new(io::ErrorKind::AddrNotAvailable, "Failed listening on any bind address");
+        let e = io::Error::new(
+            io::ErrorKind::AddrNotAvailable,
+            "Failed listening on any bind address",
+        );
         log.warning(&e.to_string());
         return Err(report(ready, e));
     }
@@ -235,7 +240,10 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         })?;
         if config.unixsocketperm != 0 {
             use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&config.unixsocket, std::fs::Permissions::from_mode(config.unixsocketperm));
+            let _ = std::fs::set_permissions(
+                &config.unixsocket,
+                std::fs::Permissions::from_mode(config.unixsocketperm),
+            );
         }
         Some(listener)
     };
@@ -245,12 +253,25 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     let port = tcp_addr.map_or(0, |a| a.port());
     log.notice(&format!("Running mode=standalone, port={port}."));
     let unix_path = (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone());
-    Ok(Prepared { log, tcp, unix, bound: Bound { tcp_addr, unix_path } })
+    Ok(Prepared {
+        log,
+        tcp,
+        unix,
+        bound: Bound {
+            tcp_addr,
+            unix_path,
+        },
+    })
 }
 
 /// Creates the engine for a prepared server.
 pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine {
-    let mut engine = Engine::new(options.config.clone(), options.clock.clone(), prepared.log.clone(), options.seed);
+    let mut engine = Engine::new(
+        options.config.clone(),
+        options.clock.clone(),
+        prepared.log.clone(),
+        options.seed,
+    );
     let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
     engine.server.tcp_port = port;
     engine.server.config.port = port;
@@ -272,12 +293,25 @@ pub(crate) fn finish(config: &Config, log: &Logger) {
     log.warning("embedis is now ready to exit, bye bye...");
 }
 
-async fn serve_single_thread(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Result<()> {
+async fn serve_single_thread(
+    options: ServerOptions,
+    shutdown: Arc<Notify>,
+    ready: Ready,
+) -> io::Result<()> {
     let prepared = prepare(&options, &ready)?;
     let engine = new_engine(&options, &prepared);
-    let Prepared { log, tcp, unix, bound } = prepared;
+    let Prepared {
+        log,
+        tcp,
+        unix,
+        bound,
+    } = prepared;
     let config = options.config.clone();
-    let shared = Rc::new(Shared { engine: RefCell::new(engine), timer: Arc::new(Notify::new()), shutdown: shutdown.clone() });
+    let shared = Rc::new(Shared {
+        engine: RefCell::new(engine),
+        timer: Arc::new(Notify::new()),
+        shutdown: shutdown.clone(),
+    });
 
     // A change of a controllable clock runs expiry and timeouts at once.
     let timer = shared.timer.clone();
@@ -293,8 +327,15 @@ async fn serve_single_thread(options: ServerOptions, shutdown: Arc<Notify>, read
         tokio::task::spawn_local(accept_tcp(listener, shared.clone()));
     }
     if let Some(listener) = unix {
-        log.notice(&format!("The server is now ready to accept connections at {}", config.unixsocket));
-        tokio::task::spawn_local(accept_unix(listener, config.unixsocket.clone(), shared.clone()));
+        log.notice(&format!(
+            "The server is now ready to accept connections at {}",
+            config.unixsocket
+        ));
+        tokio::task::spawn_local(accept_unix(
+            listener,
+            config.unixsocket.clone(),
+            shared.clone(),
+        ));
     }
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
     log.notice("Ready to accept connections");
@@ -312,7 +353,10 @@ pub(crate) async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, l
         return;
     }
     use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) else {
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
         shutdown.notified().await;
         return;
     };

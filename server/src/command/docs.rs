@@ -4,7 +4,7 @@
 //! documentation prints a command's usage:
 //!
 //! ```text
-//! key value [condition=NX|XX] [GET] [expiration=EX seconds:integer|PX milliseconds:integer|KEEPTTL]
+//! key value condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|KEEPTTL]
 //! ```
 //!
 //! - a lower-case word is an argument: `name` (a string, or a key if the word is `key`), or
@@ -530,7 +530,7 @@ mod tests {
     #[test]
     fn parses_set_syntax() {
         let args = parse(
-            "key value [condition=NX|XX] [GET] [expiration=EX seconds:integer|PX milliseconds:integer|KEEPTTL]",
+            "key value condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|KEEPTTL]",
             1,
         )
         .unwrap();
