@@ -729,7 +729,7 @@ mod tests {
                 }
                 if let Some((insert, k)) = churn.next() {
                     if insert { dict.insert(2_000_000 + k as u64, 0); }
-                    else if k as u64 % 3 == 0 { dict.remove(&(k as u64)); }
+                    else if (k as u64).is_multiple_of(3) { dict.remove(&(k as u64)); }
                 }
                 if cursor == 0 { break; }
             }

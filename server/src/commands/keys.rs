@@ -763,7 +763,13 @@ mod tests {
             }
             while h.engine.ks.dbs[0].main.rehash(100) {}
             // The keys that stay for the whole iteration; the others are deleted mid-way.
-            let keep = |i: &usize| if grow { i % 3 != 0 } else { i % 20 == 0 };
+            let keep = |i: &usize| {
+                if grow {
+                    !i.is_multiple_of(3)
+                } else {
+                    i.is_multiple_of(20)
+                }
+            };
             let stable: HashSet<Vec<u8>> = (0..2000)
                 .filter(keep)
                 .map(|i| format!("k{i}").into_bytes())
