@@ -12,7 +12,8 @@ use support::Conn;
 const BIN: &str = env!("CARGO_BIN_EXE_embedis-server");
 
 /// Spawns the binary with `--port auto` and returns it with the port it printed and the output
-/// lines that came before.
+/// lines that came before. Callers stop it with `terminate`, which waits for it.
+#[allow(clippy::zombie_processes)]
 fn spawn_auto_with_log(
     extra: &[&str],
 ) -> (
