@@ -121,8 +121,8 @@ mod tests {
     #[test]
     fn other_precisions() {
         let mut out = Vec::new();
-        push_g(&mut out, 2.71828, 3);
-        assert_eq!(out, b"2.72");
+        push_g(&mut out, 1.23456, 3);
+        assert_eq!(out, b"1.23");
         out.clear();
         push_g(&mut out, 12345.0, 3);
         assert_eq!(out, b"1.23e+04");
