@@ -23,6 +23,8 @@ use crate::number::parse_i64;
 pub const INLINE_MAX_SIZE: usize = 64 * 1024;
 /// Redis's default `proto-max-bulk-len`.
 pub const DEFAULT_MAX_BULK_LEN: usize = 512 * 1024 * 1024;
+/// Most bytes reserved ahead of a bulk payload on the strength of its header alone.
+const MAX_UPFRONT_RESERVE: usize = 16 * 1024 * 1024;
 /// Before AUTH, Redis limits requests to 10 arguments...
 const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
 /// ...and 16 KB per argument, so that an unauthenticated peer cannot make it allocate much.
@@ -209,9 +211,11 @@ impl RequestDecoder {
                     buf.advance(line_end + 2);
                     let len = len as usize;
                     self.pending_bulk = Some(len);
-                    // Make room for the whole payload at once instead of growing step by step.
+                    // Make room for the payload at once instead of growing step by step, but
+                    // do not let a header alone make us allocate hundreds of megabytes: beyond
+                    // 16 MB the buffer grows as the bytes actually arrive.
                     if buf.len() < len + 2 {
-                        buf.reserve(len + 2 - buf.len());
+                        buf.reserve((len + 2 - buf.len()).min(MAX_UPFRONT_RESERVE));
                     }
                     len
                 }
