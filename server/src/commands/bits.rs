@@ -55,7 +55,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.6.0",
             "O(N)",
             "Counts the set bits of a key's string, optionally within a byte or bit range.",
-            "key [index=(start:integer end:integer [unit=BYTE|BIT])]",
+            "key index=[start:integer end:integer unit=[BYTE|BIT]]",
         ),
     CommandSpec::new("bitpos", -3, bitpos)
         .flags(Flags::READONLY)
@@ -66,7 +66,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.8.7",
             "O(N)",
             "Finds the first set or clear bit of a key's string, optionally within a byte or bit range.",
-            "key bit:integer [index=(start:integer [end_index=(end:integer [unit=BYTE|BIT])])]",
+            "key bit:integer index=[start:integer end_index=[end:integer unit=[BYTE|BIT]]]",
         ),
     CommandSpec::new("bitop", -4, bitop)
         .flags(Flags::WRITE.union(Flags::DENYOOM))

@@ -148,7 +148,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(1)",
             "Stores a string under a key, optionally with a TTL, a condition, or returning the previous value.",
-            "key value [condition=NX|XX] [GET] [expiration=EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+            "key value condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
         ),
     CommandSpec::new("setnx", 3, setnx)
         .flags(WRITE_DENYOOM_FAST)
@@ -215,7 +215,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "6.2.0",
             "O(1)",
             "Returns a key's string and optionally changes or removes its TTL.",
-            "key [expiration=EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST]",
+            "key expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST]",
         ),
     CommandSpec::new("mget", -2, mget)
         .flags(READONLY_FAST)
@@ -988,6 +988,24 @@ mod tests {
     }
 
     use harness::Harness;
+
+    #[test]
+    fn documented_syntax_parses() {
+        use crate::command::docs::{parse, ArgType};
+        for spec in COMMANDS.iter().chain(super::super::bits::COMMANDS) {
+            let args = parse(spec.syntax, spec.keys.len());
+            assert!(args.is_ok(), "{}: {:?}", spec.name, args);
+        }
+        let set = parse(COMMANDS[1].syntax, 1).unwrap();
+        let names: Vec<&str> = set.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["key", "value", "condition", "get", "expiration"]);
+        assert!(set[2].optional && set[2].kind == ArgType::Oneof);
+        assert_eq!(set[4].children.len(), 5);
+        let bitpos = parse(super::super::bits::COMMANDS[3].syntax, 1).unwrap();
+        assert_eq!(bitpos[2].name, "index");
+        assert_eq!(bitpos[2].children[1].name, "end_index");
+        assert_eq!(bitpos[2].children[1].children[1].name, "unit");
+    }
 
     #[test]
     fn encodings_follow_redis() {
