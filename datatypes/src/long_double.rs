@@ -20,6 +20,11 @@
 //! Everything is computed exactly with big integers: values are dyadic rationals, so sums are exact
 //! before the one rounding step, and decimal conversions divide exactly with a sticky bit.
 //! INCRBYFLOAT is not a hot path; exactness matters more than speed here.
+//!
+//! Checked against glibc on a few hundred thousand random and edge-case operand pairs (parse, add,
+//! print), with one known difference: glibc's `strtold` rounds the hexadecimal input
+//! `0x1.0000000000000001p-16446` (half the smallest subnormal plus 2⁻⁶⁴ of it) to zero, where
+//! correct rounding, and this module, give the smallest subnormal.
 
 use num_bigint::BigUint;
 use std::cmp::Ordering;

@@ -1149,6 +1149,30 @@ mod tests {
     }
 
     #[test]
+    fn strings_stop_at_proto_max_bulk_len() {
+        let mut h = Harness::new();
+        h.engine.server.config.proto_max_bulk_len = 8;
+        let too_big = "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n";
+        assert_eq!(
+            h.run("APPEND a 12345678"),
+            ":8\r\n",
+            "a new key is not checked"
+        );
+        assert_eq!(h.run("APPEND a 9"), too_big);
+        assert_eq!(h.run("APPEND a \"\""), ":8\r\n");
+        assert_eq!(h.run("SETRANGE b 7 x"), ":8\r\n");
+        assert_eq!(h.run("SETRANGE b 8 x"), too_big);
+        assert_eq!(h.run("SETRANGE c 8 x"), too_big);
+        assert_eq!(h.run("SETRANGE c 100 \"\""), ":0\r\n");
+        assert_eq!(h.run("SETBIT d 63 1"), ":0\r\n");
+        assert_eq!(
+            h.run("SETBIT d 64 1"),
+            "-ERR bit offset is not an integer or out of range\r\n"
+        );
+        assert_eq!(h.run("GETBIT d 63"), ":1\r\n");
+    }
+
+    #[test]
     fn incrbyfloat_uses_long_double() {
         let mut h = Harness::new();
         h.run("SET f 10.5");
