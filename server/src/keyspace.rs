@@ -145,7 +145,7 @@ impl Keyspace {
         let d = &mut self.dbs[db];
         // Only keys with a TTL are in `expires`: one probe there, none of the main table, so a
         // lookup costs one probe per table at most (GET is the hottest path of all).
-        if d.expires.is_empty() || !d.expires.get(key).is_some_and(|&when| now > when) {
+        if d.expires.is_empty() || d.expires.get(key).is_none_or(|&when| now <= when) {
             return false;
         }
         d.remove(key);
