@@ -5,11 +5,14 @@
 //! - [`small_bytes`]: an owned byte string that keeps short values inline (keys and small
 //!   values cost no second allocation).
 //! - [`glob`]: Redis's glob matcher for KEYS, SCAN MATCH, PSUBSCRIBE and CONFIG GET.
+//! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
+//!   because INCRBYFLOAT replies are computed in it.
 //!
 //! Each structure is tested against a simple model (property tests) in its own module.
 
 pub mod dict;
 pub mod glob;
+pub mod long_double;
 pub mod small_bytes;
 
 pub use dict::Dict;

@@ -135,6 +135,27 @@ pub enum Access {
     NoTouch,
 }
 
+/// When [`Keyspace::store`] writes (SET's NX and XX).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreIf {
+    Always,
+    /// Only if the key does not exist (NX).
+    Absent,
+    /// Only if the key exists (XX).
+    Present,
+}
+
+/// What a write does to the key's TTL.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ttl {
+    /// Remove it: a new value replaces the key (SET, MSET, GETSET…).
+    Clear,
+    /// Leave it as it is (SET KEEPTTL).
+    Keep,
+    /// Set this deadline, in ms since the epoch.
+    At(i64),
+}
+
 /// All databases and the counters that span them.
 pub struct Keyspace {
     pub dbs: Vec<Db>,
@@ -159,7 +180,9 @@ impl Keyspace {
     /// Deletes `key` if its TTL has passed at `now`; true if it did.
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now: i64) -> bool {
         let d = &mut self.dbs[db];
-        if d.expires.is_empty() || !d.is_expired(key, now) {
+        // Only keys with a TTL are in `expires`: one probe there, none of the main table, so a
+        // lookup costs one probe per table at most (GET is the hottest path of all).
+        if d.expires.is_empty() || d.expires.get(key).is_none_or(|&when| now <= when) {
             return false;
         }
         d.remove(key);
@@ -235,6 +258,66 @@ impl Keyspace {
             }
         }
         self.dirty += 1;
+    }
+
+    /// Redis's `setKey` with SET's conditions in one lookup: after lazy expiry, stores the value
+    /// `make` builds under `key` if `when` allows (`Always`, `IfAbsent` for NX, `IfPresent` for
+    /// XX) and applies `ttl`. Returns true if it wrote. The value is built only when it is
+    /// stored, so a refused `SET … NX` allocates nothing.
+    pub fn store(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        when: StoreIf,
+        ttl: Ttl,
+        now: i64,
+        make: impl FnOnce() -> Value,
+    ) -> bool {
+        self.expire_if_needed(db, key, now);
+        let lru = lru_clock(now);
+        let d = &mut self.dbs[db];
+        match d.main.get_mut(key) {
+            Some(obj) => {
+                if when == StoreIf::Absent {
+                    return false;
+                }
+                obj.value = make();
+                obj.touch(lru);
+                match ttl {
+                    Ttl::Keep => {}
+                    Ttl::Clear => {
+                        if obj.has_expire() {
+                            obj.set_has_expire(false);
+                            d.expires.remove(key);
+                        }
+                    }
+                    Ttl::At(when_ms) => {
+                        let had = obj.has_expire();
+                        obj.set_has_expire(true);
+                        match d.expires.get_mut(key) {
+                            Some(deadline) if had => *deadline = when_ms,
+                            _ => {
+                                d.expires.insert(SmallBytes::new(key), when_ms);
+                            }
+                        }
+                    }
+                }
+            }
+            None => {
+                if when == StoreIf::Present {
+                    return false;
+                }
+                let obj = d
+                    .main
+                    .insert_new(SmallBytes::new(key), Object::new(make(), lru));
+                if let Ttl::At(when_ms) = ttl {
+                    obj.set_has_expire(true);
+                    d.expires.insert(SmallBytes::new(key), when_ms);
+                }
+            }
+        }
+        self.dirty += 1;
+        true
     }
 
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
@@ -477,6 +560,28 @@ mod tests {
         ks.set(0, b"k", Value::string(b"x"), false, 2);
         assert_eq!(ks.expire_of(0, b"k"), None);
         assert!(ks.dbs[0].expires.is_empty());
+    }
+
+    #[test]
+    fn store_conditions_and_ttls() {
+        let mut ks = Keyspace::new(1);
+        let v = || Value::string(b"v");
+        assert!(!ks.store(0, b"k", StoreIf::Present, Ttl::Clear, 0, v));
+        assert!(ks.store(0, b"k", StoreIf::Absent, Ttl::At(100), 0, v));
+        assert_eq!(ks.expire_of(0, b"k"), Some(100));
+        assert!(!ks.store(0, b"k", StoreIf::Absent, Ttl::Clear, 1, || unreachable!()));
+        assert!(ks.store(0, b"k", StoreIf::Present, Ttl::Keep, 2, v));
+        assert_eq!(ks.expire_of(0, b"k"), Some(100));
+        assert!(ks.store(0, b"k", StoreIf::Always, Ttl::At(50), 3, v));
+        assert_eq!(ks.expire_of(0, b"k"), Some(50));
+        assert!(ks.store(0, b"k", StoreIf::Always, Ttl::Clear, 4, v));
+        assert_eq!(ks.expire_of(0, b"k"), None);
+        assert!(ks.dbs[0].expires.is_empty());
+        // An expired key is gone before the condition is checked, and its TTL with it.
+        assert!(ks.store(0, b"e", StoreIf::Always, Ttl::At(10), 5, v));
+        assert!(ks.store(0, b"e", StoreIf::Absent, Ttl::Keep, 11, v));
+        assert_eq!(ks.expire_of(0, b"e"), None);
+        assert_eq!(ks.stats.expired_keys, 1);
     }
 
     #[test]

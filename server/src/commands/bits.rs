@@ -1,5 +1,425 @@
-//! (being written)
+//! Bit commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS and BITOP.
+//!
+//! A string is a bitmap whose bit 0 is the most significant bit of its first byte; bytes past the
+//! end read as zero. BITCOUNT and BITPOS take Redis 7.0's ranges in bytes (the default) or bits,
+//! with negative indexes counted from the end, and keep Redis's corner cases: BITCOUNT on a
+//! missing key is 0 before its arguments are even parsed, BITCOUNT (but not BITPOS) treats a
+//! reversed range of two negative indexes as empty, and BITPOS looking for a 0 without an explicit
+//! end answers the first bit past the string when the range is all ones.
+//!
+//! Like Redis, SETBIT and BITOP produce `raw` strings (SETBIT converts an `int` or `embstr` value
+//! even when the bit does not change), and SETBIT only counts as a change (`dirty`) when the
+//! string grew or the bit flipped.
 
-use crate::command::CommandSpec;
+use embedis_protocol::number::parse_i64;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use super::strings::{is_word, string_len, string_of};
+use crate::command::keys::flag;
+use crate::command::{Acl, CommandSpec, Flags, KeySpec};
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::keyspace::{StoreIf, Ttl};
+use crate::value::Value;
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("setbit", 4, setbit)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
+        .doc(
+            "bitmap",
+            "2.2.0",
+            "O(1)",
+            "Sets or clears one bit of a key's string, growing it as needed; returns the previous bit.",
+            "key offset:integer value:integer",
+        ),
+    CommandSpec::new("getbit", 3, getbit)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.2.0",
+            "O(1)",
+            "Returns one bit of a key's string (0 past its end).",
+            "key offset:integer",
+        ),
+    CommandSpec::new("bitcount", -2, bitcount)
+        .flags(Flags::READONLY)
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.6.0",
+            "O(N)",
+            "Counts the set bits of a key's string, optionally within a byte or bit range.",
+            "key index=[start:integer end:integer unit=[BYTE|BIT]]",
+        ),
+    CommandSpec::new("bitpos", -3, bitpos)
+        .flags(Flags::READONLY)
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.8.7",
+            "O(N)",
+            "Finds the first set or clear bit of a key's string, optionally within a byte or bit range.",
+            "key bit:integer index=[start:integer end_index=[end:integer unit=[BYTE|BIT]]]",
+        ),
+    CommandSpec::new("bitop", -4, bitop)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[
+            KeySpec::single(2, flag::OW | flag::UPDATE),
+            KeySpec::range(3, -1, 1, RO_ACCESS),
+        ])
+        .doc(
+            "bitmap",
+            "2.6.0",
+            "O(N)",
+            "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
+            "operation destkey:key key...",
+        ),
+];
+
+/// A bit offset argument: a canonical integer from 0 to 8 × proto-max-bulk-len − 1.
+fn bit_offset(arg: &[u8], limit: i64) -> CmdResult<u64> {
+    match parse_i64(arg) {
+        Some(n) if n >= 0 && (n >> 3) < limit => Ok(n as u64),
+        _ => Err(Error::msg(
+            "ERR bit offset is not an integer or out of range",
+        )),
+    }
+}
+
+/// Bit `offset` of `bytes` (0 past the end).
+fn bit_at(bytes: &[u8], offset: u64) -> u8 {
+    let byte = (offset >> 3) as usize;
+    bytes.get(byte).map_or(0, |b| (b >> (7 - (offset & 7))) & 1)
+}
+
+fn setbit(ctx: &mut Ctx<'_>) -> CmdResult {
+    let limit = ctx.server.config.proto_max_bulk_len;
+    let offset = bit_offset(ctx.arg(2), limit)?;
+    let on = match parse_i64(ctx.arg(3)) {
+        Some(v @ (0 | 1)) => v as u8,
+        _ => return Err(Error::msg("ERR bit is not an integer or out of range")),
+    };
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let byte = (offset >> 3) as usize;
+    let shift = 7 - (offset & 7) as u32;
+    let previous = match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            string_len(value)?;
+            let buffer = value.make_raw().expect("a string");
+            let grew = buffer.len() <= byte;
+            if grew {
+                buffer.resize(byte + 1, 0);
+            }
+            let previous = (buffer[byte] >> shift) & 1;
+            buffer[byte] = (buffer[byte] & !(1 << shift)) | (on << shift);
+            if grew || previous != on {
+                ctx.ks.dirty += 1;
+            }
+            previous
+        }
+        None => {
+            let mut buffer = vec![0u8; byte + 1];
+            buffer[byte] = on << shift;
+            ctx.ks.add(db, key, Value::Raw(Box::new(buffer)), None, now);
+            0
+        }
+    };
+    ctx.out.integer(previous as i64);
+    Ok(())
+}
+
+fn getbit(ctx: &mut Ctx<'_>) -> CmdResult {
+    let limit = ctx.server.config.proto_max_bulk_len;
+    let offset = bit_offset(ctx.arg(2), limit)?;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let bit = match ctx.ks.read(db, key, now) {
+        Some(value) => bit_at(&string_of(value)?, offset),
+        None => 0,
+    };
+    ctx.out.integer(bit as i64);
+    Ok(())
+}
+
+/// BYTE or BIT (as C strings, case-insensitively); anything else is a syntax error.
+fn unit_is_bit(arg: &[u8]) -> CmdResult<bool> {
+    if is_word(arg, "bit") {
+        Ok(true)
+    } else if is_word(arg, "byte") {
+        Ok(false)
+    } else {
+        Err(Error::Syntax)
+    }
+}
+
+/// Converts a clamped range in `bits` or bytes to an inclusive bit range.
+fn to_bit_range((start, end): (i64, i64), bits: bool) -> (u64, u64) {
+    if bits {
+        (start as u64, end as u64)
+    } else {
+        (start as u64 * 8, end as u64 * 8 + 7)
+    }
+}
+
+/// Number of set bits in bits `first..=last` of `bytes` (both within the string).
+fn count_ones(bytes: &[u8], first: u64, last: u64) -> u64 {
+    let (first_byte, last_byte) = ((first >> 3) as usize, (last >> 3) as usize);
+    let span = &bytes[first_byte..=last_byte];
+    let mut chunks = span.chunks_exact(8);
+    let mut count: u64 = (&mut chunks)
+        .map(|c| u64::from_ne_bytes(c.try_into().expect("8 bytes")).count_ones() as u64)
+        .sum();
+    count += chunks
+        .remainder()
+        .iter()
+        .map(|b| b.count_ones() as u64)
+        .sum::<u64>();
+    // Take back the bits of the edge bytes that lie outside the range.
+    let before = !(0xFFu8 >> (first & 7));
+    let after = 0xFFu8.checked_shr(1 + (last & 7) as u32).unwrap_or(0);
+    count -= (bytes[first_byte] & before).count_ones() as u64;
+    count -= (bytes[last_byte] & after).count_ones() as u64;
+    count
+}
+
+fn bitcount(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    // The key comes first: a missing key is 0 whatever the other arguments say.
+    let Some(value) = ctx.ks.read(db, key, now) else {
+        ctx.out.integer(0);
+        return Ok(());
+    };
+    let bytes = string_of(value)?;
+    let len = bytes.len() as i64;
+    let range = match args.len() {
+        2 => (len > 0).then(|| (0, len as u64 * 8 - 1)),
+        4 | 5 => {
+            let start = parse_i64(&args[2]).ok_or(Error::NotInteger)?;
+            let end = parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            let bits = match args.get(4) {
+                Some(unit) => unit_is_bit(unit)?,
+                None => false,
+            };
+            let total = if bits { len * 8 } else { len };
+            if start < 0 && end < 0 && start > end {
+                None
+            } else {
+                super::strings::clamp_range(start, end, total).map(|r| to_bit_range(r, bits))
+            }
+        }
+        _ => return Err(Error::Syntax),
+    };
+    let count = range.map_or(0, |(first, last)| count_ones(&bytes, first, last));
+    ctx.out.integer(count as i64);
+    Ok(())
+}
+
+/// Position of the first bit equal to `bit` in bits `first..=last` of `bytes`.
+fn find_bit(bytes: &[u8], first: u64, last: u64, bit: u8) -> Option<u64> {
+    let (first_byte, last_byte) = ((first >> 3) as usize, (last >> 3) as usize);
+    // Bytes made only of the other bit value are skipped whole.
+    let skip = if bit == 1 { 0x00 } else { 0xFF };
+    let mut i = first_byte;
+    while i <= last_byte {
+        // Looking for a 1 in `candidate`, with the bits outside the range cleared.
+        let mut candidate = if bit == 1 { bytes[i] } else { !bytes[i] };
+        if i == first_byte {
+            candidate &= 0xFF >> (first & 7);
+        }
+        if i == last_byte {
+            candidate &= 0xFF << (7 - (last & 7));
+        }
+        if candidate != 0 {
+            return Some(i as u64 * 8 + candidate.leading_zeros() as u64);
+        }
+        i += 1;
+        if i < last_byte {
+            i += bytes[i..last_byte]
+                .iter()
+                .position(|&b| b != skip)
+                .unwrap_or(last_byte - i);
+        }
+    }
+    None
+}
+
+fn bitpos(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let bit = match parse_i64(&args[2]) {
+        Some(b @ (0 | 1)) => b as u8,
+        Some(_) => return Err(Error::msg("ERR The bit argument must be 1 or 0.")),
+        None => return Err(Error::NotInteger),
+    };
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    // A missing key is an endless run of zeros.
+    let Some(value) = ctx.ks.read(db, key, now) else {
+        ctx.out.integer(if bit == 1 { -1 } else { 0 });
+        return Ok(());
+    };
+    let bytes = string_of(value)?;
+    let len = bytes.len() as i64;
+    let (range, end_given) = match args.len() {
+        3 => ((len > 0).then(|| (0, len as u64 * 8 - 1)), false),
+        4..=6 => {
+            let start = parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            let bits = match args.get(5) {
+                Some(unit) => unit_is_bit(unit)?,
+                None => false,
+            };
+            let end = match args.get(4) {
+                Some(end) => parse_i64(end).ok_or(Error::NotInteger)?,
+                None => len - 1,
+            };
+            let total = if bits { len * 8 } else { len };
+            let range =
+                super::strings::clamp_range(start, end, total).map(|r| to_bit_range(r, bits));
+            (range, args.len() >= 5)
+        }
+        _ => return Err(Error::Syntax),
+    };
+    let position = match range {
+        None => -1,
+        Some((first, last)) => match find_bit(&bytes, first, last, bit) {
+            Some(p) => p as i64,
+            // No explicit end: the string continues with zeros after the range.
+            None if bit == 0 && !end_given => last as i64 + 1,
+            None => -1,
+        },
+    };
+    ctx.out.integer(position);
+    Ok(())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BitOp {
+    And,
+    Or,
+    Xor,
+    Not,
+}
+
+fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let op = match &args[1][..] {
+        w if is_word(w, "and") => BitOp::And,
+        w if is_word(w, "or") => BitOp::Or,
+        w if is_word(w, "xor") => BitOp::Xor,
+        w if is_word(w, "not") => BitOp::Not,
+        _ => return Err(Error::Syntax),
+    };
+    if op == BitOp::Not && args.len() != 4 {
+        return Err(Error::msg(
+            "ERR BITOP NOT must be called with a single source key.",
+        ));
+    }
+    let (db, now, target) = (ctx.client.db, ctx.now_ms, ctx.arg(2));
+    // Sources are folded in one at a time; missing keys and bytes past a source's end are zeros.
+    let mut result: Vec<u8> = Vec::new();
+    for (i, key) in args[3..].iter().enumerate() {
+        let source = match ctx.ks.read(db, key, now) {
+            Some(value) => Some(string_of(value)?),
+            None => None,
+        };
+        let source: &[u8] = source.as_deref().unwrap_or(&[]);
+        if i == 0 {
+            result = match op {
+                BitOp::Not => source.iter().map(|b| !b).collect(),
+                _ => source.to_vec(),
+            };
+            continue;
+        }
+        if result.len() < source.len() {
+            // For AND the new bytes stay 0: an earlier source was shorter (zeros) there.
+            result.resize(source.len(), 0);
+        }
+        match op {
+            BitOp::And => {
+                for (r, s) in result.iter_mut().zip(source) {
+                    *r &= s;
+                }
+                for r in result.iter_mut().skip(source.len()) {
+                    *r = 0;
+                }
+            }
+            BitOp::Or => {
+                for (r, s) in result.iter_mut().zip(source) {
+                    *r |= s;
+                }
+            }
+            BitOp::Xor => {
+                for (r, s) in result.iter_mut().zip(source) {
+                    *r ^= s;
+                }
+            }
+            BitOp::Not => unreachable!("NOT has one source"),
+        }
+    }
+    let len = result.len();
+    if len == 0 {
+        ctx.ks.delete(db, target, now);
+    } else {
+        ctx.ks
+            .store(db, target, StoreIf::Always, Ttl::Clear, now, || {
+                Value::Raw(Box::new(result))
+            });
+    }
+    ctx.out.integer(len as i64);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn bits_of(bytes: &[u8]) -> Vec<u8> {
+        (0..bytes.len() as u64 * 8)
+            .map(|i| bit_at(bytes, i))
+            .collect()
+    }
+
+    #[test]
+    fn bit_order_is_msb_first() {
+        assert_eq!(bit_at(b"\x80", 0), 1);
+        assert_eq!(bit_at(b"\x01", 7), 1);
+        assert_eq!(bit_at(b"\x01", 8), 0, "past the end");
+        assert_eq!(count_ones(b"foobar", 0, 47), 26);
+        assert_eq!(count_ones(b"foobar", 5, 30), 17);
+        assert_eq!(find_bit(b"\xff\xf0", 0, 15, 0), Some(12));
+        assert_eq!(find_bit(b"\x00\x00\x01", 0, 23, 1), Some(23));
+        assert_eq!(find_bit(b"\x00\x00\x01", 0, 22, 1), None);
+    }
+
+    proptest! {
+        /// Counting and searching agree with a bit-by-bit model on any range.
+        #[test]
+        fn count_and_find_match_a_model(
+            bytes in proptest::collection::vec(any::<u8>(), 1..40),
+            a in 0u64..320,
+            b in 0u64..320,
+            bit in 0u8..2,
+        ) {
+            let total = bytes.len() as u64 * 8;
+            let (first, last) = (a.min(b) % total, a.max(b) % total);
+            let (first, last) = (first.min(last), first.max(last));
+            let model = bits_of(&bytes);
+            let range = &model[first as usize..=last as usize];
+            prop_assert_eq!(
+                count_ones(&bytes, first, last),
+                range.iter().filter(|&&x| x == 1).count() as u64
+            );
+            prop_assert_eq!(
+                find_bit(&bytes, first, last, bit),
+                range.iter().position(|&x| x == bit).map(|p| first + p as u64)
+            );
+        }
+    }
+}

@@ -1,5 +1,1194 @@
-//! (being written)
+//! String commands: GET, SET and its variants (SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX), MGET,
+//! MSET, MSETNX, APPEND, STRLEN, GETRANGE/SUBSTR, SETRANGE and the counters (INCR, DECR, INCRBY,
+//! DECRBY, INCRBYFLOAT).
+//!
+//! Replies and errors follow Redis 7.0 to the byte, including its order of checks (a syntax error
+//! beats a bad expire time, which beats WRONGTYPE for SET but not for GETEX) and its quirks
+//! (option words are compared as C strings, so `"NX\0junk"` is NX). Stored encodings follow
+//! Redis's decisions because OBJECT ENCODING shows them: values written whole go through
+//! `tryObjectEncoding` ([`Value::string`]: `int` when canonical), INCR results are `int`,
+//! INCRBYFLOAT results are plain strings (`embstr`), and in-place edits (APPEND, SETRANGE) make
+//! the value `raw`.
+//!
+//! GET, SET, INCR, MSET and `SET … NX PX` are on the benchmarked hot path: GET writes the stored
+//! bytes straight into the reply buffer, SET copies the value once into the store (and not at
+//! all when NX refuses), INCR on an `int` value updates it in place.
+//!
+//! The helpers at the top ([`string_of`], [`reply_string`], [`cstr`]) are shared with the bit
+//! commands, which read and write the same values.
 
-use crate::command::CommandSpec;
+use bytes::Bytes;
+use embedis_datatypes::long_double::LongDouble;
+use embedis_protocol::number::parse_i64;
+use embedis_protocol::Writer;
+use std::ops::Deref;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use crate::command::keys::flag;
+use crate::command::{Acl, CommandSpec, Flags, KeySpec};
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::keyspace::{Access, StoreIf, Ttl};
+use crate::value::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+// ---------------------------------------------------------------------------------------------
+
+/// The bytes of a string value: borrowed from the store, or an `int` formatted on the stack.
+pub(crate) enum StrBytes<'a> {
+    Slice(&'a [u8]),
+    Int { buf: [u8; 20], len: u8 },
+}
+
+impl Deref for StrBytes<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            StrBytes::Slice(s) => s,
+            StrBytes::Int { buf, len } => &buf[..*len as usize],
+        }
+    }
+}
+
+/// The bytes of `value` if it is a string; WRONGTYPE otherwise (Redis's `checkType`).
+#[allow(unreachable_patterns)] // Today every value is a string; other types are coming.
+pub(crate) fn string_of(value: &Value) -> CmdResult<StrBytes<'_>> {
+    match value {
+        Value::Int(n) => {
+            let mut text = itoa::Buffer::new();
+            let digits = text.format(*n).as_bytes();
+            let mut buf = [0u8; 20];
+            buf[..digits.len()].copy_from_slice(digits);
+            Ok(StrBytes::Int {
+                buf,
+                len: digits.len() as u8,
+            })
+        }
+        Value::Str(s) => Ok(StrBytes::Slice(s.as_slice())),
+        Value::Raw(v) => Ok(StrBytes::Slice(v.as_slice())),
+        _ => Err(Error::WrongType),
+    }
+}
+
+/// Length of a string value; WRONGTYPE for other types.
+pub(crate) fn string_len(value: &Value) -> CmdResult<usize> {
+    value.string_len().ok_or(Error::WrongType)
+}
+
+/// Replies with a string value as a bulk string (no copy but the one into the reply buffer), or
+/// fails with WRONGTYPE without writing anything.
+#[allow(unreachable_patterns)]
+pub(crate) fn reply_string(out: &mut Writer<'_>, value: &Value) -> CmdResult {
+    match value {
+        Value::Int(n) => out.bulk_integer(*n),
+        Value::Str(s) => out.bulk(s.as_slice()),
+        Value::Raw(v) => out.bulk(v),
+        _ => return Err(Error::WrongType),
+    }
+    Ok(())
+}
+
+/// An argument as C code sees it: up to its first NUL. Redis compares option words with C string
+/// functions, so `"NX\0junk"` reads as `NX`.
+pub(crate) fn cstr(arg: &[u8]) -> &[u8] {
+    match arg.iter().position(|&b| b == 0) {
+        Some(nul) => &arg[..nul],
+        None => arg,
+    }
+}
+
+/// True if the C string in `arg` equals `word`, ignoring ASCII case (`strcasecmp`).
+pub(crate) fn is_word(arg: &[u8], word: &str) -> bool {
+    cstr(arg).eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// Redis's `checkStringLength`: a string may not grow past proto-max-bulk-len (`limit`).
+pub(crate) fn check_string_length(limit: i64, size: u64) -> CmdResult {
+    if size > limit.max(0) as u64 {
+        return Err(Error::msg(
+            "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+        ));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The command table
+// ---------------------------------------------------------------------------------------------
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+const RW_ACCESS_UPDATE: u16 = flag::RW | flag::ACCESS | flag::UPDATE;
+
+const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
+const WRITE_DENYOOM_FAST: Flags = WRITE_DENYOOM.union(Flags::FAST);
+const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("get", 2, get)
+        .flags(READONLY_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Returns the string stored at a key.",
+            "key",
+        ),
+    CommandSpec::new("set", -3, set)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(
+            1,
+            flag::RW | flag::ACCESS | flag::UPDATE | flag::VARIABLE_FLAGS,
+        )
+        .notes("RW and ACCESS due to the optional `GET` argument")])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Stores a string under a key, optionally with a TTL, a condition, or returning the previous value.",
+            "key value condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+        ),
+    CommandSpec::new("setnx", 3, setnx)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::OW | flag::INSERT)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Stores a string under a key only if the key does not exist.",
+            "key value",
+        ),
+    CommandSpec::new("setex", 4, setex)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "string",
+            "2.0.0",
+            "O(1)",
+            "Stores a string under a key with a TTL in seconds.",
+            "key seconds:integer value",
+        ),
+    CommandSpec::new("psetex", 4, psetex)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "string",
+            "2.6.0",
+            "O(1)",
+            "Stores a string under a key with a TTL in milliseconds.",
+            "key milliseconds:integer value",
+        ),
+    CommandSpec::new("getset", 3, getset)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Replaces a key's string and returns the previous one.",
+            "key value",
+        ),
+    CommandSpec::new("getdel", 2, getdel)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE)])
+        .doc(
+            "string",
+            "6.2.0",
+            "O(1)",
+            "Returns a key's string and deletes the key.",
+            "key",
+        ),
+    CommandSpec::new("getex", -2, getex)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)
+            .notes("RW and UPDATE because it changes the TTL")])
+        .doc(
+            "string",
+            "6.2.0",
+            "O(1)",
+            "Returns a key's string and optionally changes or removes its TTL.",
+            "key expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST]",
+        ),
+    CommandSpec::new("mget", -2, mget)
+        .flags(READONLY_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::range(1, -1, 1, RO_ACCESS)])
+        .tips(&["request_policy:multi_shard"])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(N) where N is the number of keys",
+            "Returns the strings of several keys (nil for missing or non-string keys).",
+            "key...",
+        ),
+    CommandSpec::new("mset", -3, mset)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::range(1, -1, 2, flag::OW | flag::UPDATE)])
+        .tips(&["request_policy:multi_shard", "response_policy:all_succeeded"])
+        .doc(
+            "string",
+            "1.0.1",
+            "O(N) where N is the number of keys",
+            "Stores several strings at once.",
+            "key_value=(key value)...",
+        ),
+    CommandSpec::new("msetnx", -3, msetnx)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::range(1, -1, 2, flag::OW | flag::INSERT)])
+        .tips(&["request_policy:multi_shard", "response_policy:agg_min"])
+        .doc(
+            "string",
+            "1.0.1",
+            "O(N) where N is the number of keys",
+            "Stores several strings only if none of the keys exists.",
+            "key_value=(key value)...",
+        ),
+    CommandSpec::new("append", 3, append)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
+        .doc(
+            "string",
+            "2.0.0",
+            "O(1) amortized",
+            "Appends to a key's string, creating the key if needed; returns the new length.",
+            "key value",
+        ),
+    CommandSpec::new("strlen", 2, strlen)
+        .flags(READONLY_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "string",
+            "2.2.0",
+            "O(1)",
+            "Returns the length of a key's string.",
+            "key",
+        ),
+    CommandSpec::new("getrange", 4, getrange)
+        .flags(Flags::READONLY)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "string",
+            "2.4.0",
+            "O(N) where N is the length of the returned string",
+            "Returns a byte range of a key's string.",
+            "key start:integer end:integer",
+        ),
+    CommandSpec::new("substr", 4, getrange)
+        .flags(Flags::READONLY)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(N) where N is the length of the returned string",
+            "Returns a byte range of a key's string (old name of GETRANGE).",
+            "key start:integer end:integer",
+        ),
+    CommandSpec::new("setrange", 4, setrange)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "string",
+            "2.2.0",
+            "O(1) plus the time to copy the new bytes",
+            "Overwrites part of a key's string at an offset, padding with zero bytes; returns the new length.",
+            "key offset:integer value",
+        ),
+    CommandSpec::new("incr", 2, incr)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Adds one to a key's integer (0 if missing).",
+            "key",
+        ),
+    CommandSpec::new("decr", 2, decr)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Subtracts one from a key's integer (0 if missing).",
+            "key",
+        ),
+    CommandSpec::new("incrby", 3, incrby)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Adds an integer to a key's integer (0 if missing).",
+            "key increment:integer",
+        ),
+    CommandSpec::new("decrby", 3, decrby)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "1.0.0",
+            "O(1)",
+            "Subtracts an integer from a key's integer (0 if missing).",
+            "key decrement:integer",
+        ),
+    CommandSpec::new("incrbyfloat", 3, incrbyfloat)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RW_ACCESS_UPDATE)])
+        .doc(
+            "string",
+            "2.6.0",
+            "O(1)",
+            "Adds a floating-point number to a key's number (0 if missing), in long double precision.",
+            "key increment:double",
+        ),
+];
+
+// ---------------------------------------------------------------------------------------------
+// GET / SET family
+// ---------------------------------------------------------------------------------------------
+
+fn get(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, key, now) = (ctx.client.db, ctx.arg(1), ctx.now_ms);
+    match ctx.ks.read(db, key, now) {
+        Some(value) => reply_string(&mut ctx.out, value),
+        None => {
+            ctx.out.null();
+            Ok(())
+        }
+    }
+}
+
+/// The units of SET's and GETEX's expiry options.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    Ex,
+    Px,
+    ExAt,
+    PxAt,
+}
+
+/// SET's and GETEX's options, parsed the way Redis's `parseExtendedStringArgumentsOrReply`
+/// does: each option is accepted only if it does not conflict with one already seen (a repeated
+/// one is fine, the last expiry wins), anything else is a syntax error.
+#[derive(Debug, Default)]
+struct StringOptions<'a> {
+    nx: bool,
+    xx: bool,
+    get: bool,
+    keep_ttl: bool,
+    persist: bool,
+    expire: Option<(Expiry, &'a [u8])>,
+}
+
+fn parse_options<'a>(
+    args: &'a [Bytes],
+    from: usize,
+    for_set: bool,
+) -> CmdResult<StringOptions<'a>> {
+    let mut o = StringOptions::default();
+    let mut j = from;
+    while j < args.len() {
+        let opt = &args[j][..];
+        let next = args.get(j + 1);
+        let unit = if is_word(opt, "ex") {
+            Some(Expiry::Ex)
+        } else if is_word(opt, "px") {
+            Some(Expiry::Px)
+        } else if is_word(opt, "exat") {
+            Some(Expiry::ExAt)
+        } else if is_word(opt, "pxat") {
+            Some(Expiry::PxAt)
+        } else {
+            None
+        };
+        let other_unit = o.expire.is_some_and(|(u, _)| Some(u) != unit);
+        if for_set && is_word(opt, "nx") && !o.xx {
+            o.nx = true;
+        } else if for_set && is_word(opt, "xx") && !o.nx {
+            o.xx = true;
+        } else if for_set && is_word(opt, "get") {
+            o.get = true;
+        } else if for_set && is_word(opt, "keepttl") && !o.persist && o.expire.is_none() {
+            o.keep_ttl = true;
+        } else if !for_set && is_word(opt, "persist") && !o.keep_ttl && o.expire.is_none() {
+            o.persist = true;
+        } else if let (Some(unit), Some(value)) = (unit, next) {
+            if o.keep_ttl || o.persist || other_unit {
+                return Err(Error::Syntax);
+            }
+            o.expire = Some((unit, value));
+            j += 1;
+        } else {
+            return Err(Error::Syntax);
+        }
+        j += 1;
+    }
+    Ok(o)
+}
+
+/// Redis's `getExpireMillisecondsOrReply`: the deadline in ms for an expiry argument. Zero,
+/// negative, too-large and overflowing values are `invalid expire time in '<cmd>' command`.
+fn deadline(arg: &[u8], unit: Expiry, now: i64, command: &str) -> CmdResult<i64> {
+    let mut ms = parse_i64(arg).ok_or(Error::NotInteger)?;
+    let invalid = || Error::owned(format!("ERR invalid expire time in '{command}' command"));
+    let seconds = matches!(unit, Expiry::Ex | Expiry::ExAt);
+    if ms <= 0 || (seconds && ms > i64::MAX / 1000) {
+        return Err(invalid());
+    }
+    if seconds {
+        ms *= 1000;
+    }
+    if matches!(unit, Expiry::Ex | Expiry::Px) {
+        // Redis adds in C, where the overflow wraps to a negative number: refused below.
+        ms = ms.wrapping_add(now);
+    }
+    if ms <= 0 {
+        return Err(invalid());
+    }
+    Ok(ms)
+}
+
+fn set(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let (key, value) = (&args[1][..], &args[2][..]);
+    let options = parse_options(args, 3, true)?;
+    let ttl = match options.expire {
+        Some((unit, arg)) => Ttl::At(deadline(arg, unit, now, "set")?),
+        None if options.keep_ttl => Ttl::Keep,
+        None => Ttl::Clear,
+    };
+    if options.get {
+        // The previous value is the reply, whether or not the condition lets the write happen.
+        match ctx.ks.read(db, key, now) {
+            Some(old) => reply_string(&mut ctx.out, old)?,
+            None => ctx.out.null(),
+        }
+    }
+    let when = if options.nx {
+        StoreIf::Absent
+    } else if options.xx {
+        StoreIf::Present
+    } else {
+        StoreIf::Always
+    };
+    let written = ctx
+        .ks
+        .store(db, key, when, ttl, now, || Value::string(value));
+    if !options.get {
+        if written {
+            ctx.out.ok();
+        } else {
+            ctx.out.null();
+        }
+    }
+    Ok(())
+}
+
+fn setnx(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key, value) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
+    let written = ctx.ks.store(db, key, StoreIf::Absent, Ttl::Clear, now, || {
+        Value::string(value)
+    });
+    ctx.out.integer(written as i64);
+    Ok(())
+}
+
+fn set_with_expiry(ctx: &mut Ctx<'_>, unit: Expiry, command: &str) -> CmdResult {
+    let (db, now, key, value) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(3));
+    let when = deadline(ctx.arg(2), unit, now, command)?;
+    ctx.ks
+        .store(db, key, StoreIf::Always, Ttl::At(when), now, || {
+            Value::string(value)
+        });
+    ctx.out.ok();
+    Ok(())
+}
+
+fn setex(ctx: &mut Ctx<'_>) -> CmdResult {
+    set_with_expiry(ctx, Expiry::Ex, "setex")
+}
+
+fn psetex(ctx: &mut Ctx<'_>) -> CmdResult {
+    set_with_expiry(ctx, Expiry::Px, "psetex")
+}
+
+fn getset(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key, value) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
+    match ctx.ks.read(db, key, now) {
+        Some(old) => reply_string(&mut ctx.out, old)?,
+        None => ctx.out.null(),
+    }
+    ctx.ks.store(db, key, StoreIf::Always, Ttl::Clear, now, || {
+        Value::string(value)
+    });
+    Ok(())
+}
+
+fn getdel(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    match ctx.ks.read(db, key, now) {
+        Some(old) => reply_string(&mut ctx.out, old)?,
+        None => {
+            ctx.out.null();
+            return Ok(());
+        }
+    }
+    ctx.ks.delete(db, key, now);
+    Ok(())
+}
+
+fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, &args[1][..]);
+    let options = parse_options(args, 2, false)?;
+    let Some(value) = ctx.ks.read(db, key, now) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    // Type first, then the expiry (so a missing key never reports a bad expire time).
+    string_of(value)?;
+    let expire = match options.expire {
+        Some((unit, arg)) => Some((unit, deadline(arg, unit, now, "getex")?)),
+        None => None,
+    };
+    reply_string(&mut ctx.out, value)?;
+    match expire {
+        // An absolute deadline already past deletes the key (it is not an expiry event).
+        Some((Expiry::ExAt | Expiry::PxAt, when)) if when <= now => {
+            ctx.ks.delete(db, key, now);
+        }
+        Some((_, when)) => {
+            ctx.ks.set_expire(db, key, when);
+            ctx.ks.dirty += 1;
+        }
+        None if options.persist => {
+            // Only a TTL actually removed is a change.
+            ctx.ks.dirty += ctx.ks.persist(db, key) as u64;
+        }
+        None => {}
+    }
+    Ok(())
+}
+
+fn mget(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    ctx.out.array(args.len() - 1);
+    for key in &args[1..] {
+        match ctx.ks.read(db, key, now) {
+            // Non-strings read as nil here, not WRONGTYPE.
+            Some(value) if value.is_string() => reply_string(&mut ctx.out, value)?,
+            _ => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
+fn mset(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let pairs = args[1..].chunks_exact(2);
+    if !pairs.remainder().is_empty() {
+        return Err(Error::WrongArity("mset".into()));
+    }
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    for pair in pairs {
+        ctx.ks
+            .store(db, &pair[0], StoreIf::Always, Ttl::Clear, now, || {
+                Value::string(&pair[1])
+            });
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn msetnx(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let pairs = args[1..].chunks_exact(2);
+    if !pairs.remainder().is_empty() {
+        return Err(Error::WrongArity("msetnx".into()));
+    }
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let any_exists = args[1..]
+        .iter()
+        .step_by(2)
+        .any(|key| ctx.ks.lookup(db, key, now, Access::Write).is_some());
+    if any_exists {
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    for pair in pairs {
+        ctx.ks
+            .store(db, &pair[0], StoreIf::Always, Ttl::Clear, now, || {
+                Value::string(&pair[1])
+            });
+    }
+    ctx.out.integer(1);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Byte-level edits and reads
+// ---------------------------------------------------------------------------------------------
+
+fn append(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key, suffix) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
+    let limit = ctx.server.config.proto_max_bulk_len;
+    let len = match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            check_string_length(limit, (string_len(value)? + suffix.len()) as u64)?;
+            let buffer = value.make_raw().expect("a string");
+            buffer.extend_from_slice(suffix);
+            let len = buffer.len();
+            ctx.ks.dirty += 1;
+            len
+        }
+        None => {
+            // A new key holds the argument as SET would store it (int-encoded if it can be).
+            ctx.ks.add(db, key, Value::string(suffix), None, now);
+            suffix.len()
+        }
+    };
+    ctx.out.integer(len as i64);
+    Ok(())
+}
+
+fn strlen(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let len = match ctx.ks.read(db, key, now) {
+        Some(value) => string_len(value)?,
+        None => 0,
+    };
+    ctx.out.integer(len as i64);
+    Ok(())
+}
+
+/// Clamps Redis-style inclusive `start..=end` indexes (negative from the end) to a string of
+/// `len`; None for an empty range. Shared with BITCOUNT/BITPOS.
+pub(crate) fn clamp_range(mut start: i64, mut end: i64, len: i64) -> Option<(i64, i64)> {
+    if start < 0 {
+        start = start.wrapping_add(len);
+    }
+    if end < 0 {
+        end = end.wrapping_add(len);
+    }
+    start = start.max(0);
+    end = end.max(0);
+    if end >= len {
+        end = len - 1;
+    }
+    (start <= end && len > 0).then_some((start, end))
+}
+
+fn getrange(ctx: &mut Ctx<'_>) -> CmdResult {
+    let start = ctx.int_arg(2)?;
+    let end = ctx.int_arg(3)?;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let Some(value) = ctx.ks.read(db, key, now) else {
+        ctx.out.bulk(b"");
+        return Ok(());
+    };
+    let bytes = string_of(value)?;
+    // Both from the end and reversed: empty even where clamping would make a range.
+    if start < 0 && end < 0 && start > end {
+        ctx.out.bulk(b"");
+        return Ok(());
+    }
+    match clamp_range(start, end, bytes.len() as i64) {
+        Some((s, e)) => ctx.out.bulk(&bytes[s as usize..=e as usize]),
+        None => ctx.out.bulk(b""),
+    }
+    Ok(())
+}
+
+fn setrange(ctx: &mut Ctx<'_>) -> CmdResult {
+    let offset = ctx.int_arg(2)?;
+    if offset < 0 {
+        return Err(Error::msg("ERR offset is out of range"));
+    }
+    let (db, now, key, patch) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(3));
+    let limit = ctx.server.config.proto_max_bulk_len;
+    let end = (offset as u64).saturating_add(patch.len() as u64);
+    let len = match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            let len = string_len(value)?;
+            if patch.is_empty() {
+                // Nothing to write: the value (and its encoding) stay as they are.
+                len
+            } else {
+                check_string_length(limit, end)?;
+                let buffer = value.make_raw().expect("a string");
+                if buffer.len() < end as usize {
+                    buffer.resize(end as usize, 0);
+                }
+                buffer[offset as usize..end as usize].copy_from_slice(patch);
+                let len = buffer.len();
+                ctx.ks.dirty += 1;
+                len
+            }
+        }
+        None if patch.is_empty() => 0,
+        None => {
+            check_string_length(limit, end)?;
+            let mut buffer = vec![0u8; end as usize];
+            buffer[offset as usize..].copy_from_slice(patch);
+            ctx.ks.add(db, key, Value::Raw(Box::new(buffer)), None, now);
+            end as usize
+        }
+    };
+    ctx.out.integer(len as i64);
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Counters
+// ---------------------------------------------------------------------------------------------
+
+/// INCR and friends: the stored string must be a canonical i64; the result is `int`-encoded and
+/// keeps the key's TTL.
+fn incr_by(ctx: &mut Ctx<'_>, by: i64) -> CmdResult {
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            let current = match &*value {
+                Value::Int(n) => *n,
+                other => parse_i64(&string_of(other)?).ok_or(Error::NotInteger)?,
+            };
+            let result = current.checked_add(by).ok_or(Error::Overflow)?;
+            *value = Value::Int(result);
+            ctx.ks.dirty += 1;
+            ctx.out.integer(result);
+        }
+        None => {
+            ctx.ks.add(db, key, Value::Int(by), None, now);
+            ctx.out.integer(by);
+        }
+    }
+    Ok(())
+}
+
+fn incr(ctx: &mut Ctx<'_>) -> CmdResult {
+    incr_by(ctx, 1)
+}
+
+fn decr(ctx: &mut Ctx<'_>) -> CmdResult {
+    incr_by(ctx, -1)
+}
+
+fn incrby(ctx: &mut Ctx<'_>) -> CmdResult {
+    let by = ctx.int_arg(2)?;
+    incr_by(ctx, by)
+}
+
+fn decrby(ctx: &mut Ctx<'_>) -> CmdResult {
+    let by = ctx.int_arg(2)?;
+    if by == i64::MIN {
+        return Err(Error::msg("ERR decrement would overflow"));
+    }
+    incr_by(ctx, -by)
+}
+
+/// INCRBYFLOAT's arithmetic: the stored number (0 if missing) plus `increment`, both read as
+/// Redis reads long doubles, added in x87 precision and printed in Redis's human form.
+fn float_sum(current: Option<&Value>, increment: &[u8]) -> CmdResult<String> {
+    let value = match current {
+        None => LongDouble::ZERO,
+        Some(Value::Int(n)) => LongDouble::from_i64(*n),
+        Some(other) => LongDouble::from_redis_bytes(&string_of(other)?).ok_or(Error::NotFloat)?,
+    };
+    let increment = LongDouble::from_redis_bytes(increment).ok_or(Error::NotFloat)?;
+    let sum = value + increment;
+    if !sum.is_finite() {
+        return Err(Error::msg("ERR increment would produce NaN or Infinity"));
+    }
+    Ok(sum.to_human_string())
+}
+
+fn incrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key, increment) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
+    let text = match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            let text = float_sum(Some(value), increment)?;
+            // A plain string, never int-encoded, and the TTL stays.
+            *value = Value::plain_string(text.as_bytes());
+            ctx.ks.dirty += 1;
+            text
+        }
+        None => {
+            let text = float_sum(None, increment)?;
+            ctx.ks
+                .add(db, key, Value::plain_string(text.as_bytes()), None, now);
+            text
+        }
+    };
+    ctx.out.bulk(text.as_bytes());
+    Ok(())
+}
+
+/// Runs commands through the real executor, for the handler tests of this module and of
+/// [`super::bits`]: encodings, TTLs and the dirty counter are not visible to the differential
+/// fixtures (OBJECT and TTL belong to other families).
+#[cfg(test)]
+pub(crate) mod harness {
+    use bytes::{Bytes, BytesMut};
+    use std::time::Duration;
+
+    use crate::client::{ClientId, Peer};
+    use crate::engine::Engine;
+    use crate::log::Logger;
+    use crate::{Clock, Config};
+
+    pub struct Harness {
+        pub engine: Engine,
+        pub clock: Clock,
+        id: ClientId,
+    }
+
+    impl Harness {
+        pub fn new() -> Harness {
+            let clock = Clock::manual();
+            let mut engine =
+                Engine::new(Config::default(), clock.clone(), Logger::silent(), Some(1));
+            let handle = engine
+                .connect(
+                    Peer::Unix {
+                        path: "test".into(),
+                    },
+                    -1,
+                )
+                .unwrap_or_else(|_| panic!("connect"));
+            Harness {
+                engine,
+                clock,
+                id: handle.id,
+            }
+        }
+
+        /// Runs one command (words split on spaces, `""` for an empty one) and returns its raw
+        /// reply.
+        pub fn run(&mut self, command: &str) -> String {
+            let args: Vec<&[u8]> = command
+                .split(' ')
+                .map(|w| if w == "\"\"" { &b""[..] } else { w.as_bytes() })
+                .collect();
+            self.run_args(&args)
+        }
+
+        pub fn run_args(&mut self, args: &[&[u8]]) -> String {
+            let args: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a)).collect();
+            let mut out = BytesMut::new();
+            self.engine.execute(self.id, args, &mut out);
+            String::from_utf8_lossy(&out).into_owned()
+        }
+
+        pub fn encoding(&mut self, key: &str) -> &'static str {
+            self.engine.ks.dbs[0]
+                .main
+                .get(key.as_bytes())
+                .map_or("(none)", |o| o.value.encoding_name())
+        }
+
+        pub fn expire_of(&self, key: &str) -> Option<i64> {
+            self.engine.ks.expire_of(0, key.as_bytes())
+        }
+
+        pub fn now_ms(&self) -> i64 {
+            self.clock.now_ms()
+        }
+
+        pub fn advance_ms(&self, ms: u64) {
+            self.clock.advance(Duration::from_millis(ms));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn option_words_are_c_strings() {
+        assert!(is_word(b"NX\0junk", "nx"));
+        assert!(is_word(b"KeepTTL", "keepttl"));
+        assert!(!is_word(b"", "nx"));
+        assert!(!is_word(b"nxx", "nx"));
+    }
+
+    #[test]
+    fn set_option_conflicts() {
+        let args = |s: &str| -> Vec<Bytes> {
+            s.split(' ')
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let ok = |s: &str, set: bool| parse_options(&args(s), 3, set).is_ok();
+        assert!(ok("set k v NX GET EX 10", true));
+        assert!(ok("set k v EX 10 EX 20", true));
+        assert!(ok("set k v NX NX", true));
+        assert!(!ok("set k v NX XX", true));
+        assert!(!ok("set k v EX 10 PX 10", true));
+        assert!(!ok("set k v KEEPTTL EX 1", true));
+        assert!(!ok("set k v EX", true));
+        assert!(!ok("set k v PERSIST", true));
+        assert!(ok("getex k x PERSIST", false));
+        assert!(!ok("getex k x PERSIST EX 1", false));
+        assert!(!ok("getex k x NX", false));
+    }
+
+    #[test]
+    fn deadlines() {
+        let now = 1_700_000_000_000;
+        assert_eq!(deadline(b"10", Expiry::Ex, now, "set"), Ok(now + 10_000));
+        assert_eq!(deadline(b"10", Expiry::PxAt, now, "set"), Ok(10));
+        assert_eq!(
+            deadline(b"0", Expiry::Ex, now, "set"),
+            Err(Error::msg("ERR invalid expire time in 'set' command"))
+        );
+        assert!(deadline(b"9223372036854775", Expiry::Ex, now, "set").is_err());
+        assert_eq!(
+            deadline(b"9223372036854775", Expiry::ExAt, now, "set"),
+            Ok(9_223_372_036_854_775_000)
+        );
+        assert!(deadline(b"9223372036854775807", Expiry::Px, now, "set").is_err());
+        assert_eq!(
+            deadline(b"x", Expiry::Px, now, "set"),
+            Err(Error::NotInteger)
+        );
+    }
+
+    #[test]
+    fn ranges() {
+        assert_eq!(clamp_range(0, -1, 5), Some((0, 4)));
+        assert_eq!(clamp_range(-100, 100, 5), Some((0, 4)));
+        assert_eq!(clamp_range(3, 1, 5), None);
+        assert_eq!(clamp_range(0, -1, 0), None);
+        assert_eq!(clamp_range(i64::MAX, i64::MIN, 5), None);
+    }
+
+    use harness::Harness;
+
+    #[test]
+    fn documented_syntax_parses() {
+        use crate::command::docs::{parse, ArgType};
+        for spec in COMMANDS.iter().chain(super::super::bits::COMMANDS) {
+            let args = parse(spec.syntax, spec.keys.len());
+            assert!(args.is_ok(), "{}: {:?}", spec.name, args);
+        }
+        let set = parse(COMMANDS[1].syntax, 1).unwrap();
+        let names: Vec<&str> = set.iter().map(|a| a.name.as_str()).collect();
+        assert_eq!(names, ["key", "value", "condition", "get", "expiration"]);
+        assert!(set[2].optional && set[2].kind == ArgType::Oneof);
+        assert_eq!(set[4].children.len(), 5);
+        let bitpos = parse(super::super::bits::COMMANDS[3].syntax, 1).unwrap();
+        assert_eq!(bitpos[2].name, "index");
+        assert_eq!(bitpos[2].children[1].name, "end_index");
+        assert_eq!(bitpos[2].children[1].children[1].name, "unit");
+    }
+
+    #[test]
+    fn encodings_follow_redis() {
+        let mut h = Harness::new();
+        let cases = [
+            ("SET a 123", "a", "int"),
+            ("SET b abc", "b", "embstr"),
+            ("SET c 0123", "c", "embstr"),
+            (
+                "SET d aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+                "d",
+                "raw",
+            ),
+            ("APPEND a 4", "a", "raw"),
+            ("APPEND e 12", "e", "int"),
+            ("APPEND b \"\"", "b", "raw"),
+            ("INCR a", "a", "int"),
+            ("INCR n", "n", "int"),
+            ("INCRBYFLOAT f 3", "f", "embstr"),
+            ("INCRBYFLOAT i 1e50", "i", "raw"),
+            ("SET s 12345", "s", "int"),
+            ("SETRANGE s 0 \"\"", "s", "int"),
+            ("SETRANGE s 0 9", "s", "raw"),
+            ("SETRANGE t 0 x", "t", "raw"),
+            ("SET u 12", "u", "int"),
+            ("SETBIT u 0 0", "u", "raw"),
+            ("SETBIT v 0 1", "v", "raw"),
+            ("GETSET u 77", "u", "int"),
+            ("MSET m1 1 m2 x", "m1", "int"),
+            ("SETNX nx 7", "nx", "int"),
+            ("SETEX se 100 7", "se", "int"),
+            ("PSETEX pe 100000 abc", "pe", "embstr"),
+            ("BITOP OR bo m1", "bo", "raw"),
+            ("SET g 5 GET", "g", "int"),
+        ];
+        for (command, key, encoding) in cases {
+            h.run(command);
+            assert_eq!(h.encoding(key), encoding, "after {command}");
+        }
+    }
+
+    #[test]
+    fn in_place_edits_keep_the_ttl_and_replacements_drop_it() {
+        let mut h = Harness::new();
+        let keeps = [
+            "INCR k",
+            "DECRBY k 2",
+            "INCRBYFLOAT k 1.5",
+            "APPEND k x",
+            "SETRANGE k 0 y",
+            "SETBIT k 0 1",
+            "SET k v KEEPTTL",
+            "SET k v XX KEEPTTL GET",
+            "GETEX k",
+        ];
+        for command in keeps {
+            h.run("SET k 10 EX 100");
+            let deadline = h.expire_of("k");
+            assert!(deadline.is_some());
+            h.run(command);
+            assert_eq!(h.expire_of("k"), deadline, "{command} keeps the TTL");
+        }
+        let drops = [
+            "SET k v",
+            "GETSET k v",
+            "MSET k v",
+            "BITOP NOT k k",
+            "GETEX k PERSIST",
+        ];
+        for command in drops {
+            h.run("SET k 10 EX 100");
+            h.run(command);
+            assert_eq!(h.expire_of("k"), None, "{command} drops the TTL");
+        }
+        let now = h.now_ms();
+        h.run("SET k v PX 5000");
+        assert_eq!(h.expire_of("k"), Some(now + 5000));
+        h.run("SET k v EXAT 4000000000");
+        assert_eq!(h.expire_of("k"), Some(4_000_000_000_000));
+        h.run("GETEX k PX 2000");
+        assert_eq!(h.expire_of("k"), Some(now + 2000));
+        h.run("SETEX k 7 v");
+        assert_eq!(h.expire_of("k"), Some(now + 7000));
+    }
+
+    #[test]
+    fn expiry_in_the_past_and_lazy_expiry() {
+        let mut h = Harness::new();
+        assert_eq!(h.run("SET p v PXAT 1"), "+OK\r\n");
+        assert_eq!(h.run("GET p"), "$-1\r\n");
+        h.run("SET q v");
+        assert_eq!(h.run("GETEX q EXAT 1"), "$1\r\nv\r\n");
+        assert!(
+            h.engine.ks.dbs[0].main.get(&b"q"[..]).is_none(),
+            "deleted at once"
+        );
+        h.run("SET r v PX 100");
+        h.advance_ms(100);
+        assert_eq!(h.run("GET r"), "$1\r\nv\r\n", "alive at its deadline");
+        h.advance_ms(1);
+        assert_eq!(h.run("GET r"), "$-1\r\n");
+        // KEEPTTL on an expired key does not resurrect its old deadline.
+        h.run("SET s v PX 10");
+        h.advance_ms(11);
+        h.run("SET s w KEEPTTL");
+        assert_eq!(h.expire_of("s"), None);
+        assert_eq!(h.run("GET s"), "$1\r\nw\r\n");
+    }
+
+    #[test]
+    fn dirty_counts_real_changes() {
+        let mut h = Harness::new();
+        let dirty = |h: &Harness| h.engine.ks.dirty;
+        let steps = [
+            ("SET k v", 1),
+            ("SET k v NX", 0),
+            ("SET x v XX", 0),
+            ("MSET a 1 b 2", 2),
+            ("MSETNX a 1 c 2", 0),
+            ("SETBIT bits 3 1", 1),
+            ("SETBIT bits 3 1", 0),
+            ("SETBIT bits 3 0", 1),
+            ("SETBIT bits 100 0", 1),
+            ("SETRANGE k 0 \"\"", 0),
+            ("APPEND k \"\"", 1),
+            ("GETEX k PERSIST", 0),
+            ("GETEX k EX 100", 1),
+            ("GETEX k PERSIST", 1),
+            ("GETDEL missing", 0),
+            ("GETDEL k", 1),
+            ("INCR n", 1),
+            ("INCRBYFLOAT n 1", 1),
+            ("INCR k", 1),
+            ("BITOP AND dest missing", 0),
+        ];
+        for (command, delta) in steps {
+            let before = dirty(&h);
+            h.run(command);
+            assert_eq!(dirty(&h) - before, delta, "{command}");
+        }
+    }
+
+    #[test]
+    fn strings_stop_at_proto_max_bulk_len() {
+        let mut h = Harness::new();
+        h.engine.server.config.proto_max_bulk_len = 8;
+        let too_big = "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n";
+        assert_eq!(
+            h.run("APPEND a 12345678"),
+            ":8\r\n",
+            "a new key is not checked"
+        );
+        assert_eq!(h.run("APPEND a 9"), too_big);
+        assert_eq!(h.run("APPEND a \"\""), ":8\r\n");
+        assert_eq!(h.run("SETRANGE b 7 x"), ":8\r\n");
+        assert_eq!(h.run("SETRANGE b 8 x"), too_big);
+        assert_eq!(h.run("SETRANGE c 8 x"), too_big);
+        assert_eq!(h.run("SETRANGE c 100 \"\""), ":0\r\n");
+        assert_eq!(h.run("SETBIT d 63 1"), ":0\r\n");
+        assert_eq!(
+            h.run("SETBIT d 64 1"),
+            "-ERR bit offset is not an integer or out of range\r\n"
+        );
+        assert_eq!(h.run("GETBIT d 63"), ":1\r\n");
+    }
+
+    #[test]
+    fn incrbyfloat_uses_long_double() {
+        let mut h = Harness::new();
+        h.run("SET f 10.5");
+        assert_eq!(h.run("INCRBYFLOAT f 0.1"), "$4\r\n10.6\r\n");
+        assert_eq!(
+            h.run("INCRBYFLOAT g 0.000003814697265625"),
+            "$19\r\n0.00000381469726562\r\n"
+        );
+        assert_eq!(
+            h.run("INCRBYFLOAT f inf"),
+            "-ERR increment would produce NaN or Infinity\r\n"
+        );
+        h.run("SET h abc");
+        assert_eq!(
+            h.run("INCRBYFLOAT h 1"),
+            "-ERR value is not a valid float\r\n"
+        );
+    }
+}
