@@ -200,6 +200,16 @@ async fn serve_async(
     ));
     log.warning("Configuration loaded");
     log.set_serving();
+    // Resolve the config file before changing directory: CONFIG REWRITE writes it later.
+    let config_file = options
+        .config_file
+        .as_deref()
+        .map(|f| {
+            std::fs::canonicalize(f)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| f.to_string())
+        })
+        .unwrap_or_default();
     if !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
             return Err(fail(
@@ -265,7 +275,7 @@ async fn serve_async(
     );
     engine.server.tcp_port = port;
     engine.server.config.port = port;
-    engine.server.config_file = options.config_file.clone().unwrap_or_default();
+    engine.server.config_file = config_file;
     let shared = Rc::new(Shared {
         engine: RefCell::new(engine),
         timer: Arc::new(Notify::new()),

@@ -85,7 +85,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "2.4.0",
         "O(N) where N is the number of client connections",
         "Closes the connections that match an address or a set of filters.",
-        "filter=(ip:port|new-format=([ID client-id:integer] [TYPE normal_master_slave_pubsub=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)] [USER username] [ADDR ip:port] [LADDR ip:port] [SKIPME yes/no])...)",
+        "filter=(ip:port|new-format=([ID client-id:integer]|[TYPE normal_master_slave_pubsub=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)]|[USER username]|[ADDR ip:port]|[LADDR ip:port]|[SKIPME yes/no])...)",
     ),
     sub("list", -2, list, ADMIN)
         .tips(&["nondeterministic_output"])
@@ -350,7 +350,10 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
                 }
             }
             None => {
-                for c in all.iter().filter(|c| wanted_type.is_none_or(|t| type_of(c) == t)) {
+                for c in all
+                    .iter()
+                    .filter(|c| wanted_type.is_none_or(|t| type_of(c) == t))
+                {
                     push(c);
                 }
             }
@@ -478,9 +481,8 @@ fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
 /// negative. Returns the absolute deadline, or 0 for "no timeout". Like Redis, a huge timeout
 /// wraps around rather than saturating (so `CLIENT PAUSE 9223372036854775807` ends at once).
 pub fn deadline_from_ms(ctx: &Ctx<'_>, arg: usize) -> CmdResult<i64> {
-    let timeout = parse_i64(ctx.arg(arg)).ok_or(Error::msg(
-        "ERR timeout is not an integer or out of range",
-    ))?;
+    let timeout = parse_i64(ctx.arg(arg))
+        .ok_or(Error::msg("ERR timeout is not an integer or out of range"))?;
     if timeout < 0 {
         return Err(Error::msg("ERR timeout is negative"));
     }

@@ -33,14 +33,22 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     ),
     CommandSpec::new("help", 2, help)
         .flags(Flags::LOADING.union(Flags::STALE))
-        .doc("server", "5.0.0", "O(1)", "Lists the CONFIG subcommands.", ""),
-    CommandSpec::new("resetstat", 2, resetstat).flags(ADMIN).doc(
-        "server",
-        "2.0.0",
-        "O(1)",
-        "Zeroes the statistics INFO reports.",
-        "",
-    ),
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Lists the CONFIG subcommands.",
+            "",
+        ),
+    CommandSpec::new("resetstat", 2, resetstat)
+        .flags(ADMIN)
+        .doc(
+            "server",
+            "2.0.0",
+            "O(1)",
+            "Zeroes the statistics INFO reports.",
+            "",
+        ),
     CommandSpec::new("rewrite", 2, rewrite).flags(ADMIN).doc(
         "server",
         "2.8.0",
@@ -101,7 +109,7 @@ fn get(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn set(ctx: &mut Ctx<'_>) -> CmdResult {
-    if ctx.argc() % 2 != 0 {
+    if ctx.argc() & 1 != 0 {
         return Err(Error::Syntax);
     }
     let texts: Vec<String> = ctx.args[2..]
@@ -172,12 +180,16 @@ fn resetstat(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn rewrite(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.server.config_file.is_empty() {
-        return Err(Error::msg("ERR The server is running without a config file"));
+        return Err(Error::msg(
+            "ERR The server is running without a config file",
+        ));
     }
     let path = ctx.server.config_file.clone();
     match rewrite_file(Path::new(&path), &ctx.server.config) {
         Ok(()) => {
-            ctx.server.log.notice("CONFIG REWRITE executed with success.");
+            ctx.server
+                .log
+                .notice("CONFIG REWRITE executed with success.");
             ctx.out.ok();
             Ok(())
         }
@@ -306,7 +318,8 @@ mod tests {
 
     #[test]
     fn quoting() {
-        let line = |name: &str, value: &str| config_line(crate::config::find_param(name).unwrap(), value);
+        let line =
+            |name: &str, value: &str| config_line(crate::config::find_param(name).unwrap(), value);
         assert_eq!(line("save", ""), "save \"\"");
         assert_eq!(line("dir", "/a b"), "dir \"/a b\"");
         assert_eq!(line("bind", "127.0.0.1 -::1"), "bind 127.0.0.1 -::1");

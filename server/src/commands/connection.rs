@@ -241,7 +241,11 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
     out.bulk(b"version");
     out.bulk(crate::commands::info::REDIS_VERSION.as_bytes());
     out.bulk(b"proto");
-    out.integer(if ctx.client.resp == Version::Resp3 { 3 } else { 2 });
+    out.integer(if ctx.client.resp == Version::Resp3 {
+        3
+    } else {
+        2
+    });
     out.bulk(b"id");
     out.integer(ctx.client.id as i64);
     out.bulk(b"mode");

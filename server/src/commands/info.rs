@@ -213,7 +213,12 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "client_recent_max_output_buffer", "{max_out}");
     field!(out, "blocked_clients", "{}", blocked.count);
     field!(out, "tracking_clients", "0");
-    field!(out, "clients_in_timeout_table", "{}", blocked.timeouts.len());
+    field!(
+        out,
+        "clients_in_timeout_table",
+        "{}",
+        blocked.timeouts.len()
+    );
 }
 
 /// Redis's `bytesToHuman`.
@@ -261,12 +266,22 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "used_memory_overhead", "{overhead}");
     field!(out, "used_memory_startup", "{startup}");
     field!(out, "used_memory_dataset", "{dataset}");
-    field!(out, "used_memory_dataset_perc", "{:.2}%", percent(dataset, net));
+    field!(
+        out,
+        "used_memory_dataset_perc",
+        "{:.2}%",
+        percent(dataset, net)
+    );
     field!(out, "allocator_allocated", "0");
     field!(out, "allocator_active", "0");
     field!(out, "allocator_resident", "0");
     field!(out, "total_system_memory", "{total_system}");
-    field!(out, "total_system_memory_human", "{}", bytes_to_human(total_system));
+    field!(
+        out,
+        "total_system_memory_human",
+        "{}",
+        bytes_to_human(total_system)
+    );
     for name in ["used_memory_lua", "used_memory_vm_eval"] {
         field!(out, name, "0");
     }
@@ -441,7 +456,12 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "total_error_replies", "{}", s.total_error_replies);
     field!(out, "dump_payload_sanitizations", "0");
     field!(out, "total_reads_processed", "{}", s.total_reads_processed);
-    field!(out, "total_writes_processed", "{}", s.total_writes_processed);
+    field!(
+        out,
+        "total_writes_processed",
+        "{}",
+        s.total_writes_processed
+    );
     field!(out, "io_threaded_reads_processed", "0");
     field!(out, "io_threaded_writes_processed", "0");
     field!(out, "reply_buffer_shrinks", "0");
@@ -637,7 +657,10 @@ mod tests {
                 "keyspace"
             ]
         );
-        assert_eq!(names(selected(&args(&["CPU", "server", "foo"]))), ["server", "cpu"]);
+        assert_eq!(
+            names(selected(&args(&["CPU", "server", "foo"]))),
+            ["server", "cpu"]
+        );
         assert_eq!(names(selected(&args(&["all"]))).len(), 13);
         assert!(names(selected(&args(&["nothing"]))).is_empty());
         assert_eq!(

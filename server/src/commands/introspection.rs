@@ -46,14 +46,14 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "O(N) where N is the number of arguments to the command",
         "Returns the keys of a full command line.",
-        "command arg...",
+        "command [arg...]",
     ),
     sub("getkeysandflags", -4, getkeysandflags).doc(
         "server",
         "7.0.0",
         "O(N) where N is the number of arguments to the command",
         "Returns the keys of a full command line, each with how the command uses it.",
-        "command arg...",
+        "command [arg...]",
     ),
     sub("help", 2, help).doc(
         "server",
@@ -313,7 +313,11 @@ mod tests {
                     command.full_name
                 );
             }
-            assert!(!spec.summary.is_empty(), "{} has no summary", command.full_name);
+            assert!(
+                !spec.summary.is_empty(),
+                "{} has no summary",
+                command.full_name
+            );
         }
     }
 
@@ -331,7 +335,9 @@ mod tests {
             panic!("no arguments: {kill:?}");
         };
         assert_eq!(args.len(), 1);
-        assert!(matches!(map_get(&args[0], "type"), Some(Value::Bulk(b)) if b.as_ref() == b"oneof"));
+        assert!(
+            matches!(map_get(&args[0], "type"), Some(Value::Bulk(b)) if b.as_ref() == b"oneof")
+        );
     }
 
     #[test]
