@@ -857,3 +857,42 @@ fn command_docs_is_well_formed_for_redis_cli() {
         assert!(out.status.success());
     }
 }
+
+#[test]
+fn config_set_dir_is_protected_unless_enabled() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dir", "/"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n"
+            .to_vec()
+    );
+    let server = embedis::Server::builder()
+        .config("enable-protected-configs", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dir", "/nonexistent-embedis-dir", "hz", "11"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory\r\n"
+            .to_vec()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hz"]),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n",
+        "nothing applied"
+    );
+    // Changing to the directory we are in (spelt differently) leaves the process where it was
+    // and reads back as the absolute path.
+    let cwd = std::env::current_dir().unwrap();
+    let spelt = format!("{}/.", cwd.display());
+    assert_eq!(c.cmd(&["CONFIG", "SET", "dir", &spelt]), b"+OK\r\n");
+    let raw = c.cmd(&["CONFIG", "GET", "dir"]);
+    assert!(
+        raw.ends_with(format!("{}\r\n", cwd.display()).as_bytes()),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
+    assert_eq!(std::env::current_dir().unwrap(), cwd);
+}

@@ -4,7 +4,8 @@
 //!
 //! [`Engine::execute`] is the path of one request. It applies Redis's generic gates in Redis's
 //! order (`processCommand` in server.c): QUIT first, then unknown command or subcommand, arity,
-//! protected commands (DEBUG), authentication, CLIENT PAUSE; then it freezes `now`, runs the
+//! protected commands (DEBUG), authentication, MONITOR clients touching the keyspace (Redis
+//! treats them as replicas), CLIENT PAUSE; then it freezes `now`, runs the
 //! handler, and does the bookkeeping every command shares — per-command statistics, error
 //! statistics, MONITOR feeds, CLIENT REPLY modes and blocking.
 //!
