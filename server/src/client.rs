@@ -167,8 +167,11 @@ pub struct ClientState {
     pub authenticated: bool,
     pub created_ms: i64,
     pub last_interaction_ms: i64,
-    /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`.
+    /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`: a name from the
+    /// static command table, so that recording it costs no allocation.
     pub last_command: &'static str,
+    /// CLIENT NO-EVICT ON (shown as flag `e`; embedis never evicts clients).
+    pub no_evict: bool,
     pub monitor: bool,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
@@ -202,6 +205,7 @@ impl ClientState {
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             last_command: "NULL",
+            no_evict: false,
             monitor: false,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
@@ -225,6 +229,9 @@ impl ClientState {
         }
         if self.peer.is_unix() {
             f.push('U');
+        }
+        if self.no_evict {
+            f.push('e');
         }
         if f.is_empty() {
             f.push('N');

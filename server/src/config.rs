@@ -33,6 +33,7 @@ pub struct Config {
     pub dir: String,
     pub pidfile: String,
     pub enable_debug_command: Access,
+    pub enable_protected_configs: Access,
     pub io_threads: usize,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
@@ -77,6 +78,7 @@ impl Default for Config {
                 .unwrap_or_else(|_| ".".into()),
             pidfile: String::new(),
             enable_debug_command: Access::No,
+            enable_protected_configs: Access::No,
             io_threads: 1,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
@@ -141,6 +143,22 @@ fn yes_no(b: bool) -> String {
 
 fn parse_yes_no(s: &str) -> bool {
     s.eq_ignore_ascii_case("yes")
+}
+
+fn access_name(a: Access) -> &'static str {
+    match a {
+        Access::No => "no",
+        Access::Yes => "yes",
+        Access::Local => "local",
+    }
+}
+
+fn parse_access(v: &str) -> Access {
+    match v.to_ascii_lowercase().as_str() {
+        "yes" => Access::Yes,
+        "local" => Access::Local,
+        _ => Access::No,
+    }
 }
 
 /// Every parameter embedis implements.
@@ -212,6 +230,9 @@ pub static PARAMS: &[Param] = &[
             _ => Access::No,
         }
     }),
+    param!("enable-protected-configs", Kind::Choice(&["no", "yes", "local"]), mutable: false,
+    get: |c| access_name(c.enable_protected_configs).to_string(),
+    set: |c, v| c.enable_protected_configs = parse_access(v)),
     param!("io-threads", Kind::Int { min: 1, max: 128 }, mutable: false,
         get: |c| c.io_threads.to_string(), set: |c, v| c.io_threads = v.parse().unwrap_or(1)),
     param!("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024, max: i64::MAX }, mutable: true,
@@ -264,13 +285,10 @@ pub fn parse_memory(s: &str) -> Option<i64> {
     digits.parse::<i64>().ok()?.checked_mul(mul)
 }
 
-/// Parses an integer parameter value as Redis does (`strtoll` over the whole string).
+/// Parses an integer parameter value as Redis does (`string2ll`: canonical digits only, no sign
+/// `+`, no spaces).
 fn parse_int(s: &str) -> Option<i64> {
-    let t = s.strip_prefix('+').unwrap_or(s);
-    if t.is_empty() || t.starts_with(' ') {
-        return None;
-    }
-    t.parse().ok()
+    embedis_protocol::number::parse_i64(s.as_bytes())
 }
 
 /// Why a value was refused; `Display` gives Redis's text.
@@ -351,15 +369,25 @@ impl Param {
 
 impl Config {
     /// `(name, value)` of every parameter whose name (or alias) matches one of `patterns`, as
-    /// CONFIG GET answers: an alias is listed under the alias's name when the pattern names it.
+    /// CONFIG GET answers: a pattern without glob characters is looked up directly and answered
+    /// under the name as typed (`HZ`), a glob lists the parameters under their own names; a
+    /// parameter already listed (ignoring case) is not listed again.
     pub fn matching(&self, patterns: &[&[u8]]) -> Vec<(String, String)> {
         let mut out: Vec<(String, String)> = Vec::new();
         let mut push = |name: &str, value: String| {
-            if !out.iter().any(|(n, _)| n == name) {
+            if !out.iter().any(|(n, _)| n.eq_ignore_ascii_case(name)) {
                 out.push((name.to_string(), value));
             }
         };
         for pattern in patterns {
+            if !pattern.iter().any(|b| matches!(b, b'[' | b'*' | b'?')) {
+                if let Ok(name) = std::str::from_utf8(pattern) {
+                    if let Some((p, _)) = find_param_named(name) {
+                        push(name, (p.get)(self));
+                    }
+                }
+                continue;
+            }
             for p in PARAMS {
                 if glob::matches(pattern, p.name.as_bytes(), true) {
                     push(p.name, (p.get)(self));
@@ -374,34 +402,84 @@ impl Config {
         out
     }
 
-    /// Applies name/value pairs all-or-nothing, as CONFIG SET does. Errors carry Redis's text.
+    /// Applies name/value pairs all-or-nothing, as CONFIG SET does, refusing protected
+    /// parameters. Errors carry Redis's text.
     pub fn set_many(&mut self, pairs: &[(&str, &str)]) -> Result<(), String> {
-        let mut seen: Vec<&'static str> = Vec::new();
-        let mut resolved = Vec::with_capacity(pairs.len());
+        self.set_many_with(pairs, false)
+    }
+
+    /// CONFIG SET's all-or-nothing update, in Redis's two phases: first the names (an unknown
+    /// name wins over every other error, unless an earlier pair already failed; then immutable,
+    /// protected and duplicate parameters, reported under the name as typed), then the values
+    /// (reported under the parameter's own lower-case name). Nothing changes unless all pass.
+    /// `allow_protected` says whether `enable-protected-configs` lets this client change
+    /// protected parameters such as `dir`.
+    pub fn set_many_with(
+        &mut self,
+        pairs: &[(&str, &str)],
+        allow_protected: bool,
+    ) -> Result<(), String> {
+        // Names are quoted as C prints them: up to a NUL byte.
+        let c_name = |name: &str| name.split('\0').next().unwrap_or("").to_string();
+        let fail = |name: &str, why: &dyn std::fmt::Display| {
+            format!(
+                "ERR CONFIG SET failed (possibly related to argument '{}') - {why}",
+                c_name(name)
+            )
+        };
+        let mut resolved: Vec<(&'static Param, &'static str, &str)> = Vec::new();
+        let mut first_error: Option<String> = None;
         for (name, value) in pairs {
-            let Some(param) = find_param(name) else {
-                return Err(format!(
-                    "ERR Unknown option or number of arguments for CONFIG SET - '{name}'"
-                ));
+            let Some((param, own_name)) = find_param_named(name) else {
+                if first_error.is_none() {
+                    return Err(format!(
+                        "ERR Unknown option or number of arguments for CONFIG SET - '{}'",
+                        c_name(name)
+                    ));
+                }
+                continue;
             };
-            let fail = |why: &dyn std::fmt::Display| {
-                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
-            };
+            if first_error.is_some() {
+                continue;
+            }
             if !param.mutable {
-                return Err(fail(&"can't set immutable config"));
+                first_error = Some(fail(name, &"can't set immutable config"));
+            } else if PROTECTED.contains(&param.name) && !allow_protected {
+                first_error = Some(fail(name, &"can't set protected config"));
             }
-            if seen.contains(&param.name) {
-                return Err(fail(&"duplicate parameter"));
+            if resolved.iter().any(|(p, _, _)| std::ptr::eq(*p, param)) {
+                first_error = Some(fail(name, &"duplicate parameter"));
             }
-            seen.push(param.name);
-            param.validate(value).map_err(|e| fail(&e))?;
-            resolved.push((param, *value));
+            resolved.push((param, own_name, value));
         }
-        for (param, value) in resolved {
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        for (param, own_name, value) in &resolved {
+            param.validate(value).map_err(|e| fail(own_name, &e))?;
+        }
+        for (param, _, value) in resolved {
             (param.set)(self, value);
         }
         Ok(())
     }
+}
+
+/// Parameters CONFIG SET changes only where `enable-protected-configs` allows (Redis 7.0's
+/// PROTECTED_CONFIG).
+pub const PROTECTED: &[&str] = &["dir"];
+
+/// Finds a parameter by name or alias, case-insensitively, with the lower-case name that matched.
+pub fn find_param_named(name: &str) -> Option<(&'static Param, &'static str)> {
+    PARAMS.iter().find_map(|p| {
+        if p.name.eq_ignore_ascii_case(name) {
+            return Some((p, p.name));
+        }
+        p.aliases
+            .iter()
+            .find(|a| a.eq_ignore_ascii_case(name))
+            .map(|a| (p, *a))
+    })
 }
 
 /// A problem in a config file or on the command line.

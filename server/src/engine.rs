@@ -4,7 +4,8 @@
 //!
 //! [`Engine::execute`] is the path of one request. It applies Redis's generic gates in Redis's
 //! order (`processCommand` in server.c): QUIT first, then unknown command or subcommand, arity,
-//! protected commands (DEBUG), authentication, CLIENT PAUSE; then it freezes `now`, runs the
+//! protected commands (DEBUG), authentication, MONITOR clients touching the keyspace (Redis
+//! treats them as replicas), CLIENT PAUSE; then it freezes `now`, runs the
 //! handler, and does the bookkeeping every command shares — per-command statistics, error
 //! statistics, MONITOR feeds, CLIENT REPLY modes and blocking.
 //!
@@ -103,6 +104,7 @@ impl Engine {
     /// Adds `n` bytes to the network input counter (the connection read them).
     pub fn count_input(&mut self, id: ClientId, n: usize, query_buffer: usize) {
         self.server.stats.net_input_bytes += n as u64;
+        self.server.stats.total_reads_processed += 1;
         if let Some(c) = self.clients.get_mut(id) {
             c.query_buffer = query_buffer;
         }
@@ -110,6 +112,7 @@ impl Engine {
 
     pub fn count_output(&mut self, n: usize) {
         self.server.stats.net_output_bytes += n as u64;
+        self.server.stats.total_writes_processed += 1;
     }
 
     /// Runs one request of client `id`, appending its reply to `out`.
@@ -118,7 +121,7 @@ impl Engine {
             return Outcome::Close;
         };
         let outcome = self.execute_for(&mut client, args, out);
-        client.handle.set_authenticated(client.authenticated);
+        client.handle.set_authenticated(!auth_required(&self.server.config, &client));
         self.clients.insert(client);
         if !self.server.requests.is_empty() {
             self.carry_out_requests();
@@ -131,6 +134,12 @@ impl Engine {
         for request in std::mem::take(&mut self.server.requests) {
             match request {
                 EngineRequest::Unpause => self.unpause(),
+                EngineRequest::Kill { id } => {
+                    if let Some(client) = self.clients.get(id) {
+                        client.handle.kill();
+                    }
+                    self.disconnect(id);
+                }
                 EngineRequest::Unblock { id, with_error } => {
                     if with_error {
                         self.release_with_error(
@@ -156,6 +165,9 @@ impl Engine {
         self.server.blocked.remove(id, &blocked);
         let version = client.resp;
         Writer::new(&mut client.pending, version).error_line(error);
+        let code_end = error.iter().position(|&b| b == b' ').unwrap_or(error.len());
+        self.server
+            .count_error(&String::from_utf8_lossy(&error[..code_end]));
         client.handle.set_blocked(false);
         self.server.pending_writes.push(id);
     }
@@ -166,14 +178,20 @@ impl Engine {
         args: Vec<Bytes>,
         out: &mut BytesMut,
     ) -> Outcome {
-        // CLIENT REPLY OFF / SKIP: run the command, throw the reply away.
-        let discard = matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip);
-        if client.reply_mode == ReplyMode::Skip {
-            client.reply_mode = ReplyMode::On;
-        }
-        let mut scratch = BytesMut::new();
-        let target = if discard { &mut scratch } else { out };
-        let outcome = self.process(client, args, target);
+        // CLIENT REPLY OFF / SKIP: run the command, throw the reply away — unless the command
+        // itself turned replies back on (CLIENT REPLY ON, RESET), whose reply Redis sends.
+        let outcome = if matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip) {
+            let mut scratch = BytesMut::new();
+            let outcome = self.process(client, args, &mut scratch);
+            match client.reply_mode {
+                ReplyMode::On => out.extend_from_slice(&scratch),
+                ReplyMode::Skip => client.reply_mode = ReplyMode::On,
+                ReplyMode::Off | ReplyMode::SkipNext => {}
+            }
+            outcome
+        } else {
+            self.process(client, args, out)
+        };
         if client.reply_mode == ReplyMode::SkipNext {
             client.reply_mode = ReplyMode::Skip;
         }
@@ -217,11 +235,25 @@ impl Engine {
             self.reject(client, Some(command), error, out);
             return self.finish(client);
         }
-        if !client.authenticated && !command.spec.flags.contains(Flags::NO_AUTH) {
+        if auth_required(&self.server.config, client)
+            && !command.spec.flags.contains(Flags::NO_AUTH)
+        {
             self.reject(client, Some(command), Error::NoAuth, out);
             return self.finish(client);
         }
-        if self.is_paused_for(command) {
+        // A MONITOR client is a replica to Redis: it may not touch the keyspace.
+        if client.monitor
+            && (command.spec.flags.contains(Flags::READONLY)
+                || command.spec.flags.contains(Flags::WRITE)
+                || command.spec.flags.contains(Flags::MAY_REPLICATE))
+        {
+            let error = Error::msg("ERR Replica can't interact with the keyspace");
+            self.reject(client, Some(command), error, out);
+            return self.finish(client);
+        }
+        // Replicas (and so MONITOR clients) are never paused.
+        if !client.monitor && self.is_paused_for(command) {
+            client.last_command = &command.full_name;
             self.park(
                 client,
                 Blocked {
@@ -260,10 +292,8 @@ impl Engine {
             return false;
         };
         let flags = command.spec.flags;
-        // Redis never pauses the commands that manage pauses and connections.
-        if command.full_name == "client|unpause" || command.full_name == "client|pause" {
-            return false;
-        }
+        // Under a pause of everything, Redis postpones every command, CLIENT PAUSE and
+        // CLIENT UNPAUSE included: such a pause can only run out.
         if pause.writes_only {
             flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)
         } else {
@@ -303,6 +333,8 @@ impl Engine {
             .expect("containers are resolved to subcommands");
         let started = Instant::now();
         let version = client.resp;
+        // Before the handler: CLIENT LIST / INFO show the running command as the client's own.
+        client.last_command = &command.full_name;
         let (result, block) = {
             let mut ctx = Ctx {
                 args,
@@ -329,24 +361,26 @@ impl Engine {
             self.server.count_error(&error.code());
             Writer::new(out, version).error_line(&error.line());
         }
-        client.last_command = command.full_name.as_str();
         if !self.server.monitors.is_empty()
             && !command.spec.flags.contains(Flags::SKIP_MONITOR)
             && !command.spec.flags.contains(Flags::ADMIN)
         {
-            self.feed_monitors(client, command, args, now_us);
+            self.feed_monitors(client, command, args, now_us, out);
         }
         if let Some(blocked) = block {
             self.park(client, blocked);
         }
     }
 
+    /// Sends the command to every MONITOR client in Redis's line format. A monitoring client
+    /// sees its own commands too, right after their replies.
     fn feed_monitors(
         &mut self,
         client: &ClientState,
         command: &Command,
         args: &[Bytes],
         now_us: i64,
+        out: &mut BytesMut,
     ) {
         let mut line = format!(
             "+{}.{:06} [{} ",
@@ -359,20 +393,12 @@ impl Engine {
             peer => line.push_str(&format!("{}] ", peer.addr())),
         }
         let mut bytes = line.into_bytes();
-        // AUTH and HELLO … AUTH carry passwords: Redis shows them redacted.
-        let redact_from = match command.spec.name {
-            "auth" => 1,
-            "hello" => args
-                .iter()
-                .position(|a| a.eq_ignore_ascii_case(b"auth"))
-                .map_or(usize::MAX, |p| p + 1),
-            _ => usize::MAX,
-        };
+        let redacted = redacted_arguments(command.spec.name, args);
         for (i, arg) in args.iter().enumerate() {
             if i > 0 {
                 bytes.push(b' ');
             }
-            if i >= redact_from && (command.spec.name == "auth" || i <= redact_from + 1) {
+            if redacted.contains(&i) {
                 bytes.extend_from_slice(b"\"(redacted)\"");
             } else {
                 push_repr(&mut bytes, arg);
@@ -381,9 +407,8 @@ impl Engine {
         bytes.extend_from_slice(b"\r\n");
         for id in self.server.monitors.clone() {
             if id == client.id {
-                continue;
-            }
-            if let Some(monitor) = self.clients.get_mut(id) {
+                out.extend_from_slice(&bytes);
+            } else if let Some(monitor) = self.clients.get_mut(id) {
                 monitor.pending.extend_from_slice(&bytes);
                 self.server.pending_writes.push(id);
             }
@@ -473,7 +498,9 @@ impl Engine {
         let hz = self.server.config.hz.max(1) as u64;
         // Redis gives the slow expiry cycle 25% of each tick.
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
-        expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+        if self.server.active_expire {
+            expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+        }
         for db in self.ks.dbs.iter_mut() {
             db.main.shrink_if_needed();
             db.expires.shrink_if_needed();
@@ -514,6 +541,44 @@ impl Engine {
     /// The protocol version of a client (for errors written by the connection layer).
     pub fn version_of(&self, id: ClientId) -> Version {
         self.clients.get(id).map_or(Version::Resp2, |c| c.resp)
+    }
+}
+
+/// True if the client must authenticate before running commands other than AUTH, HELLO and the
+/// like. As in Redis, this is decided per command: a client that connected while a password was
+/// required is free once the password is removed.
+fn auth_required(config: &Config, client: &ClientState) -> bool {
+    !client.authenticated && !config.requirepass.is_empty()
+}
+
+/// The arguments MONITOR shows as `"(redacted)"`: the passwords of AUTH and HELLO … AUTH, as
+/// far as Redis's own parsing of those commands gets before it redacts them.
+fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
+    match name {
+        "auth" if args.len() <= 3 => (1..args.len()).collect(),
+        "hello" => {
+            let mut redacted = Vec::new();
+            // An invalid protocol version stops HELLO before it looks at the options.
+            let version = args.get(1).map(|v| embedis_protocol::number::parse_i64(v));
+            if matches!(version, Some(v) if !matches!(v, Some(2..=3))) {
+                return redacted;
+            }
+            let mut j = 2;
+            while j < args.len() {
+                let more = args.len() - 1 - j;
+                if args[j].eq_ignore_ascii_case(b"auth") && more >= 2 {
+                    redacted.extend([j + 1, j + 2]);
+                    j += 2;
+                } else if args[j].eq_ignore_ascii_case(b"setname") && more >= 1 {
+                    j += 1;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            redacted
+        }
+        _ => Vec::new(),
     }
 }
 

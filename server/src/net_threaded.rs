@@ -63,6 +63,7 @@ pub(crate) async fn serve(
         tcp,
         unix,
         bound,
+        ..
     } = prepared;
     let (tx, rx) = channel::<ToExecutor>();
     let executor_shutdown = shutdown.clone();

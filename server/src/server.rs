@@ -179,6 +179,8 @@ pub(crate) struct Prepared {
     pub tcp: Vec<TcpListener>,
     pub unix: Option<UnixListener>,
     pub bound: Bound,
+    /// Absolute path of the config file, if any.
+    pub config_file: String,
 }
 
 /// Logs the start-up lines, changes directory, binds listeners and writes the pid file. Must run
@@ -197,6 +199,16 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     ));
     log.warning("Configuration loaded");
     log.set_serving();
+    // Resolve the config file before changing directory: CONFIG REWRITE writes it later.
+    let config_file = options
+        .config_file
+        .as_deref()
+        .map(|f| {
+            std::fs::canonicalize(f)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| f.to_string())
+        })
+        .unwrap_or_default();
     if !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
             return Err(report(
@@ -261,6 +273,7 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
             tcp_addr,
             unix_path,
         },
+        config_file,
     })
 }
 
@@ -275,7 +288,7 @@ pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine
     let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
     engine.server.tcp_port = port;
     engine.server.config.port = port;
-    engine.server.config_file = options.config_file.clone().unwrap_or_default();
+    engine.server.config_file = prepared.config_file.clone();
     engine
 }
 
@@ -305,6 +318,7 @@ async fn serve_single_thread(
         tcp,
         unix,
         bound,
+        ..
     } = prepared;
     let config = options.config.clone();
     let shared = Rc::new(Shared {

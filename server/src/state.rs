@@ -33,6 +33,9 @@ pub struct Stats {
     pub total_error_replies: u64,
     pub unexpected_error_replies: u64,
     pub client_qbuf_limit_disconnections: u64,
+    /// Socket reads and writes done for clients (INFO total_reads/writes_processed).
+    pub total_reads_processed: u64,
+    pub total_writes_processed: u64,
     /// Ring of (time ms, commands processed, input bytes, output bytes) samples for the
     /// instantaneous_* figures.
     pub samples: Vec<(i64, u64, u64, u64)>,
@@ -82,8 +85,11 @@ pub struct Pause {
 pub enum EngineRequest {
     /// CLIENT UNBLOCK: release a blocked client with its timeout reply, or with an error.
     Unblock { id: ClientId, with_error: bool },
-    /// CLIENT UNPAUSE (or a shorter pause): end the pause and re-run postponed commands.
+    /// CLIENT UNPAUSE: end the pause and re-run postponed commands.
     Unpause,
+    /// CLIENT KILL of another client: close its connection and forget it at once, so that the
+    /// next command (CLIENT LIST…) no longer sees it.
+    Kill { id: ClientId },
 }
 
 /// How SHUTDOWN asked the server to stop.
@@ -125,6 +131,14 @@ pub struct ServerState {
     pub timers_changed: bool,
     /// Requests from the running command, carried out by the engine after it.
     pub requests: Vec<EngineRequest>,
+    /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
+    pub active_expire: bool,
+    /// The replication id INFO replication shows (random, as a master's is).
+    pub replid: String,
+    /// Highest memory figure INFO has reported (`used_memory_peak`).
+    pub memory_peak: u64,
+    /// Memory in use when the server started (`used_memory_startup`).
+    pub memory_startup: u64,
 }
 
 impl ServerState {
@@ -133,9 +147,14 @@ impl ServerState {
             Some(seed) => StdRng::seed_from_u64(seed),
             None => StdRng::from_entropy(),
         };
-        let run_id: String = (0..40)
-            .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
-            .collect();
+        let mut hex40 = || -> String {
+            (0..40)
+                .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
+                .collect()
+        };
+        let run_id = hex40();
+        let replid = hex40();
+        let memory_startup = crate::commands::info::resident_memory();
         let now_ms = clock.now_ms();
         ServerState {
             config,
@@ -163,6 +182,10 @@ impl ServerState {
             expire_cycle_timed_out: false,
             timers_changed: false,
             requests: Vec::new(),
+            active_expire: true,
+            replid,
+            memory_peak: memory_startup,
+            memory_startup,
         }
     }
 

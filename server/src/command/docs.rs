@@ -93,9 +93,18 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
     let mut out = Vec::new();
     let mut chars = syntax.chars().peekable();
     let mut word = String::new();
+    // `name=word` at the start of a group names that group: `[condition=NX|XX]`.
     let flush = |word: &mut String, out: &mut Vec<Tok>| {
-        if !word.is_empty() {
-            out.push(Tok::Word(std::mem::take(word)));
+        if word.is_empty() {
+            return;
+        }
+        let text = std::mem::take(word);
+        match text.split_once('=') {
+            Some((name, rest)) if !name.is_empty() && !rest.is_empty() => {
+                out.push(Tok::Named(name.to_string()));
+                out.push(Tok::Word(rest.to_string()));
+            }
+            _ => out.push(Tok::Word(text)),
         }
     };
     while let Some(c) = chars.next() {
@@ -186,7 +195,7 @@ impl Parser {
                 _ => {
                     let mut item = self.item()?;
                     if let Some(token) = pending_token.take() {
-                        if item.token.is_none() && !matches!(item.kind, ArgType::Oneof) {
+                        if item.token.is_none() {
                             item.token = Some(token);
                         } else {
                             items.push(pure_token(&token));
@@ -224,6 +233,15 @@ impl Parser {
         match self.next() {
             Some(Tok::Word(w)) => Ok(argument(&w)),
             Some(Tok::Open(open)) => {
+                // `[name=first …]`: a name at the start of the group (not followed by a group
+                // of its own) names this group.
+                let mut name = name;
+                if let (Some(Tok::Named(n)), Some(Tok::Word(_))) =
+                    (self.toks.get(self.pos), self.toks.get(self.pos + 1))
+                {
+                    name = Some(n.clone());
+                    self.pos += 1;
+                }
                 let alts = self.alternatives()?;
                 let close = if open == '[' { ']' } else { ')' };
                 if self.next() != Some(Tok::Close(close)) {
@@ -245,18 +263,21 @@ fn pure_token(token: &str) -> Arg {
 }
 
 fn argument(word: &str) -> Arg {
-    let (name, kind) = match word.split_once(':') {
-        Some((name, kind)) => (
-            name,
-            match kind {
-                "key" => ArgType::Key,
-                "integer" => ArgType::Integer,
-                "double" => ArgType::Double,
-                "pattern" => ArgType::Pattern,
-                "unix-time" => ArgType::UnixTime,
-                _ => ArgType::String,
-            },
-        ),
+    let typed = word.rsplit_once(':').and_then(|(name, kind)| {
+        let kind = match kind {
+            "key" => ArgType::Key,
+            "string" => ArgType::String,
+            "integer" => ArgType::Integer,
+            "double" => ArgType::Double,
+            "pattern" => ArgType::Pattern,
+            "unix-time" => ArgType::UnixTime,
+            // Not a type: the colon is part of the name (`ip:port`).
+            _ => return None,
+        };
+        Some((name, kind))
+    });
+    let (name, kind) = match typed {
+        Some(typed) => typed,
         None if word == "key" => (word, ArgType::Key),
         None => (word, ArgType::String),
     };

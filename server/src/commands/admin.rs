@@ -1,5 +1,347 @@
-//! (being written)
+//! Server administration: TIME, LASTSAVE, ROLE, WAIT, MONITOR, SHUTDOWN and DEBUG.
+//!
+//! embedis is always a master without replicas and without persistence, and these commands say
+//! so the way Redis does in that situation: ROLE is `master` at offset 0, WAIT counts no
+//! acknowledgements (it waits out its timeout, released by the server's clock), SHUTDOWN has
+//! nothing to save and stops at once, and SHUTDOWN SAVE fails as a failed save does in Redis,
+//! with the reason in the log.
+//!
+//! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
+//! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
+//! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
+//! SET-ACTIVE-EXPIRE, OBJECT and LOG.
 
-use crate::command::CommandSpec;
+use crate::blocking::{BlockReason, Blocked};
+use crate::command::{Acl, CommandSpec, Flags};
+use crate::commands::client::{deadline_from_ms, write_help};
+use crate::commands::connection::c_string;
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::keyspace::Access;
+use crate::state::ShutdownRequest;
+use crate::value::{lru_clock, Value};
 
-pub static COMMANDS: &[CommandSpec] = &[];
+const LSF: Flags = Flags::LOADING.union(Flags::STALE).union(Flags::FAST);
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::LOADING)
+    .union(Flags::STALE);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("time", 1, time)
+        .flags(LSF)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "server",
+            "2.6.0",
+            "O(1)",
+            "Returns the server's time: UNIX seconds and microseconds.",
+            "",
+        ),
+    CommandSpec::new("lastsave", 1, lastsave)
+        .flags(LSF)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Returns the UNIX time of the last successful save.",
+            "",
+        ),
+    CommandSpec::new("role", 1, role)
+        .flags(LSF.union(Flags::NOSCRIPT))
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "2.8.12",
+            "O(1)",
+            "Returns the server's replication role: always a master, for embedis.",
+            "",
+        ),
+    CommandSpec::new("wait", 3, wait)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::CONNECTION)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .doc(
+            "generic",
+            "3.0.0",
+            "O(1)",
+            "Waits until replicas acknowledge this connection's writes, or a timeout.",
+            "numreplicas:integer timeout:integer",
+        ),
+    CommandSpec::new("monitor", 1, monitor).flags(ADMIN).doc(
+        "server",
+        "1.0.0",
+        "",
+        "Streams every command the server runs to this connection.",
+        "",
+    ),
+    CommandSpec::new("shutdown", -1, shutdown)
+        .flags(ADMIN.union(Flags::NO_MULTI).union(Flags::ALLOW_BUSY))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+            "Stops the server.",
+            "[save_selector=(NOSAVE|SAVE)] [NOW] [FORCE] [ABORT]",
+        ),
+    CommandSpec::new("debug", -2, debug)
+        .flags(ADMIN.union(Flags::PROTECTED))
+        .doc(
+            "server",
+            "1.0.0",
+            "Depends on subcommand.",
+            "Commands for testing and inspecting the server's internals.",
+            "",
+        ),
+];
+
+fn time(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.array(2);
+    ctx.out.bulk_integer(ctx.now_us.div_euclid(1_000_000));
+    ctx.out.bulk_integer(ctx.now_us.rem_euclid(1_000_000));
+    Ok(())
+}
+
+fn lastsave(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.integer(ctx.server.lastsave);
+    Ok(())
+}
+
+fn role(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.array(3);
+    ctx.out.bulk(b"master");
+    ctx.out.integer(0);
+    ctx.out.array(0);
+    Ok(())
+}
+
+fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
+    let replicas = ctx.int_arg(1)?;
+    let deadline = deadline_from_ms(ctx, 2)?;
+    // No replica ever acknowledges: asking for none is satisfied at once, asking for any waits
+    // out the timeout (0 = for ever) and then counts 0.
+    if replicas <= 0 {
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    ctx.block = Some(Blocked {
+        args: ctx.args.to_vec(),
+        reason: BlockReason::Wait,
+        deadline_ms: (deadline != 0).then_some(deadline),
+    });
+    Ok(())
+}
+
+fn monitor(ctx: &mut Ctx<'_>) -> CmdResult {
+    // Already monitoring: Redis ignores the command, without a reply.
+    if ctx.client.monitor {
+        return Ok(());
+    }
+    ctx.client.monitor = true;
+    ctx.server.monitors.push(ctx.client.id);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (mut nosave, mut save, mut abort, mut force) = (false, false, false, false);
+    let mut now = false;
+    for i in 1..ctx.argc() {
+        if ctx.arg_is(i, "nosave") {
+            nosave = true;
+        } else if ctx.arg_is(i, "save") {
+            save = true;
+        } else if ctx.arg_is(i, "now") {
+            now = true;
+        } else if ctx.arg_is(i, "force") {
+            force = true;
+        } else if ctx.arg_is(i, "abort") {
+            abort = true;
+        } else {
+            return Err(Error::Syntax);
+        }
+    }
+    if (abort && (nosave || save || now || force)) || (nosave && save) {
+        return Err(Error::Syntax);
+    }
+    if abort {
+        // Shutting down never waits (no replicas to catch up), so there is never one to abort.
+        return Err(Error::msg("ERR No shutdown in progress."));
+    }
+    if save {
+        ctx.server.log.warning(
+            "Error trying to save the DB: embedis has no persistence, SHUTDOWN SAVE cannot save",
+        );
+        if !force {
+            ctx.server.log.warning(
+                "Errors trying to shut down the server. Check the logs for more information.",
+            );
+            return Err(Error::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+        }
+    }
+    // As in Redis, the caller gets no reply: the connection closes as the server stops.
+    ctx.server.shutdown = Some(ShutdownRequest::Shutdown);
+    ctx.client.close_after_reply = true;
+    Ok(())
+}
+
+const DEBUG_HELP: &[&str] = &[
+    "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LOG <message>",
+    "    Writes <message> to the server log.",
+    "OBJECT <key>",
+    "    Shows how the value of <key> is stored.",
+    "SET-ACTIVE-EXPIRE <0|1>",
+    "    0 stops removing expired keys in the background (they still expire when",
+    "    accessed); 1 resumes it.",
+    "SLEEP <seconds>",
+    "    Stops the whole server for <seconds> (decimals allowed).",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// C's `atoi`: optional spaces and sign, then digits, ignoring the rest; 0 when there are none.
+fn atoi(bytes: &[u8]) -> i64 {
+    let mut rest = bytes;
+    while let [b, tail @ ..] = rest {
+        if b.is_ascii_whitespace() {
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    let negative = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut n: i64 = 0;
+    for &b in rest.iter().take_while(|b| b.is_ascii_digit()) {
+        n = n.wrapping_mul(10).wrapping_add((b - b'0') as i64);
+    }
+    if negative {
+        -n
+    } else {
+        n
+    }
+}
+
+/// C's `strtod` as DEBUG SLEEP uses it: the longest prefix that is a number, 0 if none.
+fn strtod(bytes: &[u8]) -> f64 {
+    let text = String::from_utf8_lossy(bytes);
+    let text = text.trim_start();
+    (1..=text.len())
+        .rev()
+        .filter(|&end| text.is_char_boundary(end))
+        .find_map(|end| text[..end].parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+
+fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
+    let argc = ctx.argc();
+    if ctx.arg_is(1, "help") && argc == 2 {
+        write_help(ctx, DEBUG_HELP);
+    } else if ctx.arg_is(1, "sleep") && argc == 3 {
+        // Redis converts to whole microseconds in a C cast: anything out of range (or NaN)
+        // becomes a negative duration, which sleeps not at all.
+        let micros = strtod(ctx.arg(2)) * 1e6;
+        if micros.is_finite() && micros >= 1.0 && micros < i64::MAX as f64 {
+            std::thread::sleep(std::time::Duration::from_micros(micros as u64));
+        }
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
+        ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "log") && argc == 3 {
+        let message = format!("DEBUG LOG: {}", String::from_utf8_lossy(ctx.arg(2)));
+        ctx.server.log.warning(&message);
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "object") && argc == 3 {
+        let line = {
+            let db = ctx.db();
+            let object = ctx
+                .ks
+                .lookup(db, ctx.arg(2), ctx.now_ms, Access::NoTouch)
+                .ok_or(Error::NoSuchKey)?;
+            let address = object as *const _ as usize;
+            let idle = object.idle_ms(lru_clock(ctx.now_ms)) / 1000;
+            // Redis shares the objects of the integers 0..10000: their refcount is "infinite".
+            let refcount = match object.value {
+                Value::Int(n) if (0..10_000).contains(&n) => i32::MAX as i64,
+                _ => 1,
+            };
+            format!(
+                "Value at:{address:#x} refcount:{refcount} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{idle}",
+                object.value.encoding_name(),
+                serialized_length(&object.value),
+                object.lru(),
+            )
+        };
+        ctx.out.simple(line.as_bytes());
+    } else {
+        let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+        let name = c_string(ctx.arg(1));
+        line.extend_from_slice(&name[..name.len().min(128)]);
+        line.extend_from_slice(b"'. Try DEBUG HELP.");
+        return Err(Error::bytes(line));
+    }
+    Ok(())
+}
+
+/// The size of the value in an RDB file, as DEBUG OBJECT reports it: integers (and strings
+/// that read as integers of up to 11 characters) take 2, 3 or 5 bytes; other strings their
+/// length plus the length prefix. embedis does not compress, where Redis's LZF might.
+fn serialized_length(value: &Value) -> usize {
+    let Some(bytes) = value.string_bytes() else {
+        return 0;
+    };
+    if bytes.len() <= 11 {
+        if let Some(n) = embedis_protocol::number::parse_i64(&bytes) {
+            return if (-128..128).contains(&n) {
+                2
+            } else if (-32768..32768).contains(&n) {
+                3
+            } else if (i32::MIN as i64..=i32::MAX as i64).contains(&n) {
+                5
+            } else {
+                bytes.len() + 1
+            };
+        }
+    }
+    let prefix = match bytes.len() {
+        0..64 => 1,
+        64..16384 => 2,
+        16384..=0xFFFF_FFFF => 5,
+        _ => 9,
+    };
+    prefix + bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_number_parsing() {
+        assert_eq!(atoi(b"1"), 1);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"  -12abc"), -12);
+        assert_eq!(atoi(b"+7"), 7);
+        assert_eq!(strtod(b"0.5"), 0.5);
+        assert_eq!(strtod(b"x"), 0.0);
+        assert_eq!(strtod(b"1.5s"), 1.5);
+        assert_eq!(strtod(b" 2e-1"), 0.2);
+        assert!(strtod(b"inf").is_infinite());
+    }
+
+    #[test]
+    fn serialized_lengths_follow_rdb_encodings() {
+        assert_eq!(serialized_length(&Value::string(b"v")), 2);
+        assert_eq!(serialized_length(&Value::string(b"123")), 2);
+        assert_eq!(serialized_length(&Value::string(b"1000")), 3);
+        assert_eq!(serialized_length(&Value::string(b"100000")), 5);
+        assert_eq!(serialized_length(&Value::string(b"vx")), 3);
+        assert_eq!(serialized_length(&Value::string(&[b'a'; 100])), 102);
+    }
+}

@@ -1,5 +1,610 @@
-//! (being written)
+//! CLIENT: the connection-management container — naming (SETNAME, GETNAME, SETINFO), listing
+//! (ID, INFO, LIST), killing, reply modes, CLIENT PAUSE / UNPAUSE, CLIENT UNBLOCK.
+//!
+//! A handler cannot reach into another client's blocked state or close its connection while the
+//! engine is lent out to it, so CLIENT KILL, UNBLOCK and UNPAUSE decide and reply here and leave
+//! the act itself to the engine as an [`EngineRequest`], carried out before the next command.
+//! CLIENT PAUSE only records the pause: the engine's gate postpones the affected commands and
+//! re-runs them in arrival order when the pause ends.
+//!
+//! Client tracking (CLIENT TRACKING) is not implemented; GETREDIR, TRACKINGINFO and CACHING answer
+//! as Redis does for a connection that does not track. CLIENT SETINFO is Redis 7.2's (modern
+//! client libraries send it on connect); it is implemented as 7.2 does it.
 
-use crate::command::CommandSpec;
+use embedis_protocol::number::parse_i64;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use crate::blocking::BlockReason;
+use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::command::{Acl, CommandSpec, Flags};
+use crate::commands::connection::{c_string, set_client_name, valid_name};
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::state::{EngineRequest, Pause};
+
+const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
+const ADMIN: Flags = Flags::ADMIN.union(BASE);
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::command::Handler,
+    flags: Flags,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler)
+        .flags(flags)
+        .acl(Acl::CONNECTION)
+}
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    sub("caching", 3, caching, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1)",
+        "Tells the server whether to track the keys of the next command (needs tracking mode).",
+        "mode=(YES|NO)",
+    ),
+    sub("getname", 2, getname, BASE).doc(
+        "connection",
+        "2.6.9",
+        "O(1)",
+        "Returns the name of the connection, if it has one.",
+        "",
+    ),
+    sub("getredir", 2, getredir, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1)",
+        "Returns the client id tracking notifications are redirected to (-1: none).",
+        "",
+    ),
+    sub("help", 2, help, Flags::LOADING.union(Flags::STALE)).doc(
+        "connection",
+        "5.0.0",
+        "O(1)",
+        "Lists the CLIENT subcommands.",
+        "",
+    ),
+    sub("id", 2, id, BASE).doc(
+        "connection",
+        "5.0.0",
+        "O(1)",
+        "Returns the unique id of the connection.",
+        "",
+    ),
+    sub("info", 2, info, BASE)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "connection",
+            "6.2.0",
+            "O(1)",
+            "Describes the current connection in CLIENT LIST's format.",
+            "",
+        ),
+    sub("kill", -3, kill, ADMIN).doc(
+        "connection",
+        "2.4.0",
+        "O(N) where N is the number of client connections",
+        "Closes the connections that match an address or a set of filters.",
+        "filter=(ip:port|new-format=([ID client-id:integer]|[TYPE normal_master_slave_pubsub=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)]|[USER username]|[ADDR ip:port]|[LADDR ip:port]|[SKIPME yes/no])...)",
+    ),
+    sub("list", -2, list, ADMIN)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "connection",
+            "2.4.0",
+            "O(N) where N is the number of client connections",
+            "Describes every connection, one line each, optionally only some types or ids.",
+            "[TYPE normal_master_replica_pubsub=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]",
+        ),
+    sub("no-evict", 3, no_evict, ADMIN).doc(
+        "connection",
+        "7.0.0",
+        "O(1)",
+        "Exempts the connection from client eviction, or not.",
+        "enabled=(ON|OFF)",
+    ),
+    sub("pause", -3, pause, ADMIN).doc(
+        "connection",
+        "3.0.0",
+        "O(1)",
+        "Holds back the commands of all clients (or only writes) for a number of milliseconds.",
+        "timeout:integer [mode=(WRITE|ALL)]",
+    ),
+    sub("reply", 3, reply, BASE).doc(
+        "connection",
+        "3.2.0",
+        "O(1)",
+        "Turns the replies to this connection's commands off, on, or off for the next command only.",
+        "on_off_skip=(ON|OFF|SKIP)",
+    ),
+    sub("setinfo", 4, setinfo, BASE)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "connection",
+            "7.2.0",
+            "O(1)",
+            "Records the name or version of the client library behind the connection.",
+            "attr=(LIB-NAME libname|LIB-VER libver)",
+        ),
+    sub("setname", 3, setname, BASE).doc(
+        "connection",
+        "2.6.9",
+        "O(1)",
+        "Names the connection.",
+        "connection-name",
+    ),
+    sub("trackinginfo", 2, trackinginfo, BASE).doc(
+        "connection",
+        "6.2.0",
+        "O(1)",
+        "Describes the connection's client-side caching state.",
+        "",
+    ),
+    sub("unblock", -3, unblock, ADMIN).doc(
+        "connection",
+        "5.0.0",
+        "O(log N) where N is the number of client connections",
+        "Ends the blocking command of another client, as a timeout or with an error.",
+        "client-id:integer [timeout_error=(TIMEOUT|ERROR)]",
+    ),
+    sub("unpause", 2, unpause, ADMIN).doc(
+        "connection",
+        "6.2.0",
+        "O(N) Where N is the number of paused clients",
+        "Ends CLIENT PAUSE and lets the held-back commands run.",
+        "",
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("client", SUBCOMMANDS).doc(
+    "connection",
+    "2.4.0",
+    "Depends on subcommand.",
+    "Container for the commands that manage client connections.",
+    "",
+)];
+
+/// Redis's error for a subcommand whose arguments do not fit any of its forms; the subcommand is
+/// named as the user typed it.
+fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
+    let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    let name = c_string(ctx.arg(1));
+    line.extend_from_slice(&name[..name.len().min(128)]);
+    line.extend_from_slice(b"'. Try CLIENT HELP.");
+    Error::bytes(line)
+}
+
+/// Writes CLIENT LIST / CLIENT INFO text: a bulk string, or a verbatim `txt` string in RESP3.
+fn write_text(ctx: &mut Ctx<'_>, text: &str) {
+    ctx.out.verbatim(b"txt", text.as_bytes());
+}
+
+fn caching(_ctx: &mut Ctx<'_>) -> CmdResult {
+    Err(Error::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"))
+}
+
+fn getname(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.client.name.is_empty() {
+        ctx.out.null();
+    } else {
+        ctx.out.bulk(&ctx.client.name);
+    }
+    Ok(())
+}
+
+fn getredir(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.integer(-1);
+    Ok(())
+}
+
+fn trackinginfo(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.map(3);
+    ctx.out.bulk(b"flags");
+    ctx.out.set(1);
+    ctx.out.bulk(b"off");
+    ctx.out.bulk(b"redirect");
+    ctx.out.integer(-1);
+    ctx.out.bulk(b"prefixes");
+    ctx.out.array(0);
+    Ok(())
+}
+
+const HELP: &[&str] = &[
+    "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "CACHING (YES|NO)",
+    "    Only for connections in tracking mode, which embedis does not implement.",
+    "GETNAME",
+    "    Returns the name of this connection.",
+    "GETREDIR",
+    "    Returns where tracking notifications go: always -1, as tracking is not implemented.",
+    "ID",
+    "    Returns the id of this connection.",
+    "INFO",
+    "    Describes this connection, in the format of CLIENT LIST.",
+    "KILL <ip:port>",
+    "    Closes the connection from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Closes the connections matching every filter given. Filters:",
+    "    * ID <client-id>",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "    * USER <username>",
+    "    * ADDR <ip:port>: the address the client connected from.",
+    "    * LADDR <ip:port>: the address of the server it connected to.",
+    "    * SKIPME (YES|NO): whether to spare this connection (YES unless told).",
+    "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <client-id> [<client-id> ...]]",
+    "    Describes the connections, one line each.",
+    "NO-EVICT (ON|OFF)",
+    "    Exempts this connection from client eviction, or not.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Holds back the commands of every client for <timeout> milliseconds: all",
+    "    commands (ALL, the default), or only those that may write (WRITE).",
+    "REPLY (ON|OFF|SKIP)",
+    "    Turns replies on, off, or off for the next command only.",
+    "SETINFO (LIB-NAME|LIB-VER) <value>",
+    "    Records the client library's name or version (shown by CLIENT LIST).",
+    "SETNAME <name>",
+    "    Names this connection.",
+    "TRACKINGINFO",
+    "    Describes this connection's client-side caching state.",
+    "UNBLOCK <client-id> [TIMEOUT|ERROR]",
+    "    Ends another client's blocking command, as if it timed out (default) or with an",
+    "    error.",
+    "UNPAUSE",
+    "    Ends CLIENT PAUSE.",
+    "HELP",
+    "    Prints this help.",
+];
+
+/// Writes a HELP reply: one simple string per line.
+pub fn write_help(ctx: &mut Ctx<'_>, lines: &[&str]) {
+    ctx.out.array(lines.len());
+    for line in lines {
+        ctx.out.simple(line.as_bytes());
+    }
+}
+
+fn help(ctx: &mut Ctx<'_>) -> CmdResult {
+    write_help(ctx, HELP);
+    Ok(())
+}
+
+fn id(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.integer(ctx.client.id as i64);
+    Ok(())
+}
+
+fn info(ctx: &mut Ctx<'_>) -> CmdResult {
+    let mut text = ctx.client.info_line(ctx.now_ms);
+    text.push('\n');
+    write_text(ctx, &text);
+    Ok(())
+}
+
+/// Redis's client types, for TYPE filters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    Replica,
+    Master,
+    PubSub,
+}
+
+fn client_type(name: &[u8]) -> CmdResult<ClientType> {
+    let lower = name.to_ascii_lowercase();
+    Ok(match lower.as_slice() {
+        b"normal" => ClientType::Normal,
+        b"slave" | b"replica" => ClientType::Replica,
+        b"master" => ClientType::Master,
+        b"pubsub" => ClientType::PubSub,
+        _ => {
+            let mut line = b"ERR Unknown client type '".to_vec();
+            line.extend_from_slice(c_string(name));
+            line.push(b'\'');
+            return Err(Error::bytes(line));
+        }
+    })
+}
+
+/// The type Redis gives a client. MONITOR clients count as normal; embedis has no replicas or
+/// masters, and pub/sub clients join with pub/sub.
+fn type_of(_client: &ClientState) -> ClientType {
+    ClientType::Normal
+}
+
+/// Every client, the caller included, in id order (Redis lists them in connection order).
+fn all_clients<'a>(ctx: &'a Ctx<'_>) -> Vec<&'a ClientState> {
+    let mut all: Vec<&ClientState> = ctx.clients.iter().collect();
+    all.push(&*ctx.client);
+    all.sort_unstable_by_key(|c| c.id);
+    all
+}
+
+fn list(ctx: &mut Ctx<'_>) -> CmdResult {
+    let mut wanted_type = None;
+    let mut ids: Option<Vec<i64>> = None;
+    if ctx.argc() == 4 && ctx.arg_is(2, "type") {
+        wanted_type = Some(client_type(ctx.arg(3))?);
+    } else if ctx.argc() >= 4 && ctx.arg_is(2, "id") {
+        let mut parsed = Vec::with_capacity(ctx.argc() - 3);
+        for i in 3..ctx.argc() {
+            parsed.push(parse_i64(ctx.arg(i)).ok_or(Error::msg("ERR Invalid client ID"))?);
+        }
+        ids = Some(parsed);
+    } else if ctx.argc() != 2 {
+        return Err(Error::Syntax);
+    }
+    let mut text = String::new();
+    {
+        let all = all_clients(ctx);
+        let mut push = |c: &ClientState| {
+            text.push_str(&c.info_line(ctx.now_ms));
+            text.push('\n');
+        };
+        match &ids {
+            // Redis looks each id up in turn: repeated ids are listed again.
+            Some(ids) => {
+                for &id in ids {
+                    if let Some(c) = all.iter().find(|c| c.id as i64 == id) {
+                        push(c);
+                    }
+                }
+            }
+            None => {
+                for c in all
+                    .iter()
+                    .filter(|c| wanted_type.is_none_or(|t| type_of(c) == t))
+                {
+                    push(c);
+                }
+            }
+        }
+    }
+    write_text(ctx, &text);
+    Ok(())
+}
+
+/// CLIENT KILL's filters (new form); `None` = not filtered on.
+#[derive(Default)]
+struct KillFilter<'a> {
+    id: Option<ClientId>,
+    kind: Option<ClientType>,
+    addr: Option<&'a [u8]>,
+    laddr: Option<&'a [u8]>,
+    skip_me: bool,
+}
+
+impl KillFilter<'_> {
+    fn matches(&self, client: &ClientState, caller: ClientId) -> bool {
+        self.addr.is_none_or(|a| client.peer.addr().as_bytes() == a)
+            && self
+                .laddr
+                .is_none_or(|a| client.peer.local_addr().as_bytes() == a)
+            && self.kind.is_none_or(|t| type_of(client) == t)
+            && self.id.is_none_or(|id| client.id == id)
+            && !(self.skip_me && client.id == caller)
+    }
+}
+
+fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
+    let old_form = ctx.argc() == 3;
+    let filter = if old_form {
+        // CLIENT KILL ip:port: the caller is not spared.
+        KillFilter {
+            addr: Some(ctx.arg(2)),
+            ..KillFilter::default()
+        }
+    } else {
+        let mut filter = KillFilter {
+            skip_me: true,
+            ..KillFilter::default()
+        };
+        let mut i = 2;
+        while i < ctx.argc() {
+            let more = i + 1 < ctx.argc();
+            if !more {
+                return Err(Error::Syntax);
+            }
+            let value = ctx.arg(i + 1);
+            if ctx.arg_is(i, "id") {
+                match parse_i64(value) {
+                    Some(id) if id >= 1 => filter.id = Some(id as ClientId),
+                    _ => return Err(Error::msg("ERR client-id should be greater than 0")),
+                }
+            } else if ctx.arg_is(i, "type") {
+                filter.kind = Some(client_type(value)?);
+            } else if ctx.arg_is(i, "addr") {
+                filter.addr = Some(value);
+            } else if ctx.arg_is(i, "laddr") {
+                filter.laddr = Some(value);
+            } else if ctx.arg_is(i, "user") {
+                // The default user is the only one: filtering on it matches everyone.
+                if value != b"default" {
+                    let mut line = b"ERR No such user '".to_vec();
+                    line.extend_from_slice(c_string(value));
+                    line.push(b'\'');
+                    return Err(Error::bytes(line));
+                }
+            } else if ctx.arg_is(i, "skipme") {
+                if value.eq_ignore_ascii_case(b"yes") {
+                    filter.skip_me = true;
+                } else if value.eq_ignore_ascii_case(b"no") {
+                    filter.skip_me = false;
+                } else {
+                    return Err(Error::Syntax);
+                }
+            } else {
+                return Err(Error::Syntax);
+            }
+            i += 2;
+        }
+        filter
+    };
+    let caller = ctx.client.id;
+    let mut killed = 0;
+    for other in ctx.clients.iter() {
+        if filter.matches(other, caller) {
+            ctx.server
+                .requests
+                .push(EngineRequest::Kill { id: other.id });
+            killed += 1;
+        }
+    }
+    if filter.matches(ctx.client, caller) {
+        // Killing oneself: the reply goes out, then the connection closes.
+        ctx.client.close_after_reply = true;
+        killed += 1;
+    }
+    if old_form {
+        if killed == 0 {
+            return Err(Error::msg("ERR No such client"));
+        }
+        ctx.out.ok();
+    } else {
+        ctx.out.integer(killed);
+    }
+    Ok(())
+}
+
+fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.arg_is(2, "on") {
+        ctx.client.no_evict = true;
+    } else if ctx.arg_is(2, "off") {
+        ctx.client.no_evict = false;
+    } else {
+        return Err(Error::Syntax);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Parses a millisecond timeout as Redis's `getTimeoutFromObjectOrReply`: an integer, not
+/// negative. Returns the absolute deadline, or 0 for "no timeout". Like Redis, a huge timeout
+/// wraps around rather than saturating (so `CLIENT PAUSE 9223372036854775807` ends at once).
+pub fn deadline_from_ms(ctx: &Ctx<'_>, arg: usize) -> CmdResult<i64> {
+    let timeout = parse_i64(ctx.arg(arg))
+        .ok_or(Error::msg("ERR timeout is not an integer or out of range"))?;
+    if timeout < 0 {
+        return Err(Error::msg("ERR timeout is negative"));
+    }
+    Ok(if timeout > 0 {
+        timeout.wrapping_add(ctx.now_ms)
+    } else {
+        0
+    })
+}
+
+fn pause(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() > 4 {
+        return Err(subcommand_syntax_error(ctx));
+    }
+    let mut writes_only = false;
+    if ctx.argc() == 4 {
+        if ctx.arg_is(3, "write") {
+            writes_only = true;
+        } else if !ctx.arg_is(3, "all") {
+            return Err(Error::msg("ERR CLIENT PAUSE mode must be WRITE or ALL"));
+        }
+    }
+    let until_ms = deadline_from_ms(ctx, 2)?;
+    // A new pause never weakens an active one: the later end and the stricter mode win.
+    let pause = match ctx.server.pause {
+        Some(active) => Pause {
+            until_ms: active.until_ms.max(until_ms),
+            writes_only: active.writes_only && writes_only,
+        },
+        None => Pause {
+            until_ms,
+            writes_only,
+        },
+    };
+    ctx.server.pause = Some(pause);
+    ctx.server.timers_changed = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn unpause(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.server.requests.push(EngineRequest::Unpause);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn reply(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.arg_is(2, "on") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.out.ok();
+    } else if ctx.arg_is(2, "off") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if ctx.arg_is(2, "skip") {
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(Error::Syntax);
+    }
+    Ok(())
+}
+
+fn setinfo(ctx: &mut Ctx<'_>) -> CmdResult {
+    let attr = ctx.arg(2);
+    let value = ctx.arg(3);
+    let is_name = attr.eq_ignore_ascii_case(b"lib-name");
+    if !is_name && !attr.eq_ignore_ascii_case(b"lib-ver") {
+        let mut line = b"ERR Unrecognized option '".to_vec();
+        line.extend_from_slice(c_string(attr));
+        line.push(b'\'');
+        return Err(Error::bytes(line));
+    }
+    if !valid_name(value) {
+        let mut line = b"ERR ".to_vec();
+        line.extend_from_slice(c_string(attr));
+        line.extend_from_slice(b" cannot contain spaces, newlines or special characters.");
+        return Err(Error::bytes(line));
+    }
+    if is_name {
+        ctx.client.lib_name = value.to_vec();
+    } else {
+        ctx.client.lib_ver = value.to_vec();
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn setname(ctx: &mut Ctx<'_>) -> CmdResult {
+    set_client_name(ctx, ctx.arg(2))?;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn unblock(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() > 4 {
+        return Err(subcommand_syntax_error(ctx));
+    }
+    let mut with_error = false;
+    if ctx.argc() == 4 {
+        if ctx.arg_is(3, "error") {
+            with_error = true;
+        } else if !ctx.arg_is(3, "timeout") {
+            return Err(Error::msg(
+                "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR",
+            ));
+        }
+    }
+    let id = ctx.int_arg(2)?;
+    // Only a command blocked on its own account can be unblocked; one postponed by CLIENT
+    // PAUSE cannot (Redis 7.0.15 crashes there; later versions answer 0).
+    let unblockable = id != ctx.client.id as i64
+        && ctx
+            .clients
+            .get(id as ClientId)
+            .and_then(|c| c.blocked.as_ref())
+            .is_some_and(|b| b.reason != BlockReason::Postponed);
+    if unblockable {
+        ctx.server.requests.push(EngineRequest::Unblock {
+            id: id as ClientId,
+            with_error,
+        });
+    }
+    ctx.out.integer(unblockable as i64);
+    Ok(())
+}

@@ -1,8 +1,26 @@
-//! Connection commands: PING, ECHO, QUIT, SELECT.
+//! Connection commands: PING, ECHO, QUIT, SELECT, and the connection's identity and protocol —
+//! AUTH, HELLO, RESET.
+//!
+//! embedis has Redis's `default` user only (ACL users are not implemented): it has the password
+//! `requirepass` when one is set, and accepts any password when none is (Redis's `nopass`).
+//! HELLO switches the connection's protocol; every later reply is written in that version by the
+//! [`embedis_protocol::Writer`], so nothing else needs to know about RESP3.
 
+use embedis_protocol::number::parse_i64;
+use embedis_protocol::Version;
+
+use crate::client::ReplyMode;
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+
+/// The flags of the commands a client may send before authenticating (AUTH, HELLO, RESET, QUIT).
+const NO_AUTH_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::LOADING)
+    .union(Flags::STALE)
+    .union(Flags::FAST)
+    .union(Flags::NO_AUTH)
+    .union(Flags::ALLOW_BUSY);
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("ping", -1, ping)
@@ -37,6 +55,36 @@ pub static COMMANDS: &[CommandSpec] = &[
         )
         .acl(Acl::CONNECTION)
         .doc("connection", "1.0.0", "O(1)", "Closes the connection.", ""),
+    CommandSpec::new("auth", -2, auth)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(N) where N is the number of passwords defined for the user",
+            "Authenticates the connection, as the default user or a named one.",
+            "[username] password",
+        ),
+    CommandSpec::new("hello", -1, hello)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "6.0.0",
+            "O(1)",
+            "Chooses the protocol version, optionally authenticating and naming the connection; answers with facts about the server.",
+            "[arguments=(protover:integer [AUTH username password] [SETNAME clientname])]",
+        ),
+    CommandSpec::new("reset", 1, reset)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "6.2.0",
+            "O(1)",
+            "Returns the connection to the state of a new one.",
+            "",
+        ),
     CommandSpec::new("select", 2, select)
         .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
         .acl(Acl::CONNECTION)
@@ -74,5 +122,153 @@ fn select(ctx: &mut Ctx<'_>) -> CmdResult {
     let index = crate::commands::databases::int32_arg(ctx, 1, None)?;
     ctx.client.db = crate::commands::databases::db_index(ctx, index)?;
     ctx.out.ok();
+    Ok(())
+}
+
+/// Checks `username` / `password` against the one user embedis has. Like Redis, the comparison
+/// takes the same time whatever the password's first difference.
+fn credentials_ok(ctx: &Ctx<'_>, username: &[u8], password: &[u8]) -> bool {
+    if username != b"default" {
+        return false;
+    }
+    let required = ctx.server.config.requirepass.as_bytes();
+    if required.is_empty() {
+        return true;
+    }
+    let mut diff = required.len() ^ password.len();
+    for (i, &b) in required.iter().enumerate() {
+        diff |= (b ^ password.get(i).copied().unwrap_or(0)) as usize;
+    }
+    diff == 0
+}
+
+fn auth(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (username, password): (&[u8], &[u8]) = match ctx.argc() {
+        2 => {
+            if ctx.server.config.requirepass.is_empty() {
+                return Err(Error::msg("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
+            }
+            (b"default", ctx.arg(1))
+        }
+        3 => (ctx.arg(1), ctx.arg(2)),
+        _ => return Err(Error::Syntax),
+    };
+    if !credentials_ok(ctx, username, password) {
+        return Err(Error::WrongPass);
+    }
+    ctx.client.authenticated = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Redis's rule for connection names (CLIENT SETNAME, HELLO SETNAME): printable ASCII without
+/// spaces.
+pub fn valid_name(name: &[u8]) -> bool {
+    name.iter().all(|&b| (b'!'..=b'~').contains(&b))
+}
+
+/// Sets the connection's name (empty = no name), with Redis's error for a bad one.
+pub fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
+    if !valid_name(name) {
+        return Err(Error::msg(
+            "ERR Client names cannot contain spaces, newlines or special characters.",
+        ));
+    }
+    ctx.client.name = name.to_vec();
+    Ok(())
+}
+
+/// Text up to the first NUL byte, as C's `%s` prints it.
+pub fn c_string(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
+}
+
+fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
+    let mut version = None;
+    if ctx.argc() >= 2 {
+        let v = parse_i64(ctx.arg(1)).ok_or(Error::msg(
+            "ERR Protocol version is not an integer or out of range",
+        ))?;
+        version = Some(match v {
+            2 => Version::Resp2,
+            3 => Version::Resp3,
+            _ => return Err(Error::msg("NOPROTO unsupported protocol version")),
+        });
+    }
+    let mut credentials = None;
+    let mut j = 2;
+    while j < ctx.argc() {
+        let more = ctx.argc() - 1 - j;
+        let option = ctx.arg(j);
+        if option.eq_ignore_ascii_case(b"auth") && more >= 2 {
+            credentials = Some((ctx.arg(j + 1), ctx.arg(j + 2)));
+            j += 2;
+        } else if option.eq_ignore_ascii_case(b"setname") && more >= 1 {
+            // Redis 7.0 names the connection as it reads the option, before authenticating
+            // and even if a later option is refused.
+            set_client_name(ctx, ctx.arg(j + 1))?;
+            j += 1;
+        } else {
+            let mut line = b"ERR Syntax error in HELLO option '".to_vec();
+            line.extend_from_slice(c_string(option));
+            line.push(b'\'');
+            return Err(Error::bytes(line));
+        }
+        j += 1;
+    }
+    if let Some((username, password)) = credentials {
+        if !credentials_ok(ctx, username, password) {
+            return Err(Error::WrongPass);
+        }
+        ctx.client.authenticated = true;
+    }
+    if !ctx.client.authenticated {
+        return Err(Error::msg("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
+    }
+    if let Some(version) = version {
+        ctx.client.resp = version;
+    }
+    // The reply is written in the protocol just chosen.
+    let mut out = embedis_protocol::Writer::new(ctx.out.buffer(), ctx.client.resp);
+    out.map(7);
+    out.bulk(b"server");
+    out.bulk(b"redis");
+    out.bulk(b"version");
+    out.bulk(crate::commands::info::REDIS_VERSION.as_bytes());
+    out.bulk(b"proto");
+    out.integer(if ctx.client.resp == Version::Resp3 {
+        3
+    } else {
+        2
+    });
+    out.bulk(b"id");
+    out.integer(ctx.client.id as i64);
+    out.bulk(b"mode");
+    out.bulk(b"standalone");
+    out.bulk(b"role");
+    out.bulk(b"master");
+    out.bulk(b"modules");
+    out.array(0);
+    Ok(())
+}
+
+/// RESET: what Redis's `clearClientConnectionState` undoes — MONITOR, the selected database,
+/// the protocol, authentication, the name and CLIENT REPLY. (MULTI and subscriptions join this
+/// list with their features.) CLIENT NO-EVICT stays, as in Redis 7.0.
+fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.client.monitor {
+        ctx.client.monitor = false;
+        let id = ctx.client.id;
+        ctx.server.monitors.retain(|&m| m != id);
+    }
+    ctx.client.db = 0;
+    ctx.client.resp = Version::Resp2;
+    ctx.client.authenticated = ctx.server.config.requirepass.is_empty();
+    ctx.client.name.clear();
+    if ctx.client.reply_mode != ReplyMode::Skip {
+        ctx.client.reply_mode = ReplyMode::On;
+    }
+    embedis_protocol::Writer::new(ctx.out.buffer(), Version::Resp2).simple(b"RESET");
     Ok(())
 }

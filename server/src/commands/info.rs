@@ -1,5 +1,678 @@
-//! (being written)
+//! INFO: the server's report on itself, in Redis 7.0.15's sections, field names and order, so
+//! that monitoring tools and client libraries that parse it (`redis_version`, `role`,
+//! `connected_clients`, `db0:keys=…`) find what they expect.
+//!
+//! Values are real where embedis has them: uptime from the server's clock, clients, blocked
+//! clients, keys and expiries, hits and misses, command and error statistics, network bytes,
+//! CPU time from `getrusage`. Memory figures are the process's resident set size (embedis has no
+//! allocator of its own to ask). Fields describing machinery embedis does not have (persistence,
+//! replication, Lua, defragmentation) keep Redis's neutral values — zero, `ok`, empty — rather
+//! than disappearing, since parsers expect them. Latency percentiles are not tracked: the
+//! section is empty, as in Redis with `latency-tracking no`.
 
-use crate::command::CommandSpec;
+use std::fmt::Write as _;
 
-pub static COMMANDS: &[CommandSpec] = &[];
+use crate::command::{registry, Acl, CommandSpec, Flags};
+use crate::ctx::Ctx;
+use crate::error::CmdResult;
+
+/// The Redis version embedis answers as (INFO, HELLO).
+pub const REDIS_VERSION: &str = "7.0.15";
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("info", -1, info)
+    .flags(Flags::LOADING.union(Flags::STALE))
+    .acl(Acl::DANGEROUS)
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ])
+    .doc(
+        "server",
+        "1.0.0",
+        "O(1)",
+        "Reports information and statistics about the server, by section.",
+        "[section...]",
+    )];
+
+/// The sections, in the order Redis prints them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    Server,
+    Clients,
+    Memory,
+    Persistence,
+    Stats,
+    Replication,
+    Cpu,
+    Modules,
+    Commandstats,
+    Errorstats,
+    Latencystats,
+    Cluster,
+    Keyspace,
+}
+
+const ORDER: [(Section, &str); 13] = [
+    (Section::Server, "server"),
+    (Section::Clients, "clients"),
+    (Section::Memory, "memory"),
+    (Section::Persistence, "persistence"),
+    (Section::Stats, "stats"),
+    (Section::Replication, "replication"),
+    (Section::Cpu, "cpu"),
+    (Section::Modules, "modules"),
+    (Section::Commandstats, "commandstats"),
+    (Section::Errorstats, "errorstats"),
+    (Section::Latencystats, "latencystats"),
+    (Section::Cluster, "cluster"),
+    (Section::Keyspace, "keyspace"),
+];
+
+/// What `INFO` and `INFO default` show.
+const DEFAULT: [Section; 11] = [
+    Section::Server,
+    Section::Clients,
+    Section::Memory,
+    Section::Persistence,
+    Section::Stats,
+    Section::Replication,
+    Section::Cpu,
+    Section::Modules,
+    Section::Errorstats,
+    Section::Cluster,
+    Section::Keyspace,
+];
+
+/// The sections the arguments ask for: names are case-insensitive, unknown ones are ignored,
+/// `default`, `all` and `everything` stand for groups.
+fn selected(args: &[bytes::Bytes]) -> [bool; 13] {
+    let mut on = [false; 13];
+    let index = |s: Section| ORDER.iter().position(|(x, _)| *x == s).expect("listed");
+    if args.is_empty() {
+        for s in DEFAULT {
+            on[index(s)] = true;
+        }
+        return on;
+    }
+    for arg in args {
+        let name = arg.to_ascii_lowercase();
+        match name.as_slice() {
+            b"all" | b"everything" => on = [true; 13],
+            b"default" => {
+                for s in DEFAULT {
+                    on[index(s)] = true;
+                }
+            }
+            other => {
+                if let Some(i) = ORDER.iter().position(|(_, n)| n.as_bytes() == other) {
+                    on[i] = true;
+                }
+            }
+        }
+    }
+    on
+}
+
+fn info(ctx: &mut Ctx<'_>) -> CmdResult {
+    let text = report(ctx, &ctx.args[1..]);
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+/// The INFO text for `sections` (INFO's arguments).
+pub fn report(ctx: &mut Ctx<'_>, sections: &[bytes::Bytes]) -> String {
+    let on = selected(sections);
+    let mut text = String::with_capacity(4096);
+    for (i, (section, _)) in ORDER.iter().enumerate() {
+        if !on[i] {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str("\r\n");
+        }
+        write_section(ctx, *section, &mut text);
+    }
+    text
+}
+
+/// Appends `name:value\r\n`.
+macro_rules! field {
+    ($out:expr, $name:expr, $($value:tt)*) => {{
+        let _ = write!($out, "{}:", $name);
+        let _ = write!($out, $($value)*);
+        $out.push_str("\r\n");
+    }};
+}
+
+fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
+    match section {
+        Section::Server => server(ctx, out),
+        Section::Clients => clients(ctx, out),
+        Section::Memory => memory(ctx, out),
+        Section::Persistence => persistence(ctx, out),
+        Section::Stats => stats(ctx, out),
+        Section::Replication => replication(ctx, out),
+        Section::Cpu => cpu(out),
+        Section::Modules => out.push_str("# Modules\r\n"),
+        Section::Commandstats => commandstats(ctx, out),
+        Section::Errorstats => errorstats(ctx, out),
+        Section::Latencystats => out.push_str("# Latencystats\r\n"),
+        Section::Cluster => {
+            out.push_str("# Cluster\r\n");
+            field!(out, "cluster_enabled", "0");
+        }
+        Section::Keyspace => keyspace(ctx, out),
+    }
+}
+
+fn server(ctx: &Ctx<'_>, out: &mut String) {
+    let s = &*ctx.server;
+    out.push_str("# Server\r\n");
+    field!(out, "redis_version", "{REDIS_VERSION}");
+    field!(out, "embedis_version", "{}", env!("CARGO_PKG_VERSION"));
+    field!(out, "redis_git_sha1", "00000000");
+    field!(out, "redis_git_dirty", "0");
+    field!(out, "redis_build_id", "0");
+    field!(out, "redis_mode", "standalone");
+    field!(out, "os", "{}", os_name());
+    field!(out, "arch_bits", "{}", usize::BITS);
+    field!(out, "monotonic_clock", "POSIX clock_gettime");
+    field!(out, "multiplexing_api", "epoll");
+    field!(out, "atomicvar_api", "c11-builtin");
+    field!(out, "gcc_version", "0.0.0");
+    field!(out, "process_id", "{}", std::process::id());
+    field!(out, "process_supervised", "no");
+    field!(out, "run_id", "{}", s.run_id);
+    field!(out, "tcp_port", "{}", s.tcp_port);
+    field!(out, "server_time_usec", "{}", ctx.now_us);
+    let uptime = (ctx.now_ms - s.started_ms).max(0) / 1000;
+    field!(out, "uptime_in_seconds", "{uptime}");
+    field!(out, "uptime_in_days", "{}", uptime / 86400);
+    field!(out, "hz", "{}", s.config.hz);
+    field!(out, "configured_hz", "{}", s.config.hz);
+    field!(out, "lru_clock", "{}", crate::value::lru_clock(ctx.now_ms));
+    field!(out, "executable", "{}", s.executable);
+    field!(out, "config_file", "{}", s.config_file);
+    field!(out, "io_threads_active", "0");
+}
+
+fn clients(ctx: &Ctx<'_>, out: &mut String) {
+    let others = ctx.clients.iter();
+    let (mut max_in, mut max_out) = (ctx.client.query_buffer, ctx.client.pending.len());
+    for c in others {
+        max_in = max_in.max(c.query_buffer);
+        max_out = max_out.max(c.pending.len());
+    }
+    let blocked = &ctx.server.blocked;
+    out.push_str("# Clients\r\n");
+    field!(out, "connected_clients", "{}", ctx.clients.len() + 1);
+    field!(out, "cluster_connections", "0");
+    field!(out, "maxclients", "{}", ctx.server.config.maxclients);
+    field!(out, "client_recent_max_input_buffer", "{max_in}");
+    field!(out, "client_recent_max_output_buffer", "{max_out}");
+    field!(out, "blocked_clients", "{}", blocked.count);
+    field!(out, "tracking_clients", "0");
+    field!(
+        out,
+        "clients_in_timeout_table",
+        "{}",
+        blocked.timeouts.len()
+    );
+}
+
+/// Redis's `bytesToHuman`.
+pub fn bytes_to_human(n: u64) -> String {
+    const UNITS: [(u32, &str); 5] = [(10, "K"), (20, "M"), (30, "G"), (40, "T"), (50, "P")];
+    for (shift, suffix) in UNITS {
+        if n >= 1 << shift && n < 1 << (shift + 10) {
+            return format!("{:.2}{suffix}", n as f64 / (1u64 << shift) as f64);
+        }
+    }
+    format!("{n}B")
+}
+
+fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
+    let used = resident_memory();
+    let server = &mut *ctx.server;
+    server.memory_peak = server.memory_peak.max(used);
+    let peak = server.memory_peak;
+    let startup = server.memory_startup.min(used);
+    let clients_mem: u64 = ctx
+        .clients
+        .iter()
+        .chain(std::iter::once(&*ctx.client))
+        .map(|c| (c.pending.len() + c.query_buffer + std::mem::size_of_val(c)) as u64)
+        .sum();
+    let overhead = (startup + clients_mem).min(used);
+    let dataset = used - overhead;
+    let net = used - startup;
+    let percent = |part: u64, whole: u64| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
+    };
+    let total_system = total_system_memory();
+    out.push_str("# Memory\r\n");
+    field!(out, "used_memory", "{used}");
+    field!(out, "used_memory_human", "{}", bytes_to_human(used));
+    field!(out, "used_memory_rss", "{used}");
+    field!(out, "used_memory_rss_human", "{}", bytes_to_human(used));
+    field!(out, "used_memory_peak", "{peak}");
+    field!(out, "used_memory_peak_human", "{}", bytes_to_human(peak));
+    field!(out, "used_memory_peak_perc", "{:.2}%", percent(used, peak));
+    field!(out, "used_memory_overhead", "{overhead}");
+    field!(out, "used_memory_startup", "{startup}");
+    field!(out, "used_memory_dataset", "{dataset}");
+    field!(
+        out,
+        "used_memory_dataset_perc",
+        "{:.2}%",
+        percent(dataset, net)
+    );
+    field!(out, "allocator_allocated", "0");
+    field!(out, "allocator_active", "0");
+    field!(out, "allocator_resident", "0");
+    field!(out, "total_system_memory", "{total_system}");
+    field!(
+        out,
+        "total_system_memory_human",
+        "{}",
+        bytes_to_human(total_system)
+    );
+    for name in ["used_memory_lua", "used_memory_vm_eval"] {
+        field!(out, name, "0");
+    }
+    field!(out, "used_memory_lua_human", "0B");
+    for name in [
+        "used_memory_scripts_eval",
+        "number_of_cached_scripts",
+        "number_of_functions",
+        "number_of_libraries",
+        "used_memory_vm_functions",
+        "used_memory_vm_total",
+    ] {
+        field!(out, name, "0");
+    }
+    field!(out, "used_memory_vm_total_human", "0B");
+    field!(out, "used_memory_functions", "0");
+    field!(out, "used_memory_scripts", "0");
+    field!(out, "used_memory_scripts_human", "0B");
+    field!(out, "maxmemory", "0");
+    field!(out, "maxmemory_human", "0B");
+    field!(out, "maxmemory_policy", "noeviction");
+    // Resident memory is all we measure, so every ratio between allocator figures is 1.
+    for (ratio, bytes) in [
+        ("allocator_frag_ratio", "allocator_frag_bytes"),
+        ("allocator_rss_ratio", "allocator_rss_bytes"),
+        ("rss_overhead_ratio", "rss_overhead_bytes"),
+        ("mem_fragmentation_ratio", "mem_fragmentation_bytes"),
+    ] {
+        field!(out, ratio, "1.00");
+        field!(out, bytes, "0");
+    }
+    for name in [
+        "mem_not_counted_for_evict",
+        "mem_replication_backlog",
+        "mem_total_replication_buffers",
+        "mem_clients_slaves",
+    ] {
+        field!(out, name, "0");
+    }
+    field!(out, "mem_clients_normal", "{clients_mem}");
+    field!(out, "mem_cluster_links", "0");
+    field!(out, "mem_aof_buffer", "0");
+    field!(out, "mem_allocator", "libc");
+    field!(out, "active_defrag_running", "0");
+    field!(out, "lazyfree_pending_objects", "0");
+    field!(out, "lazyfreed_objects", "0");
+}
+
+fn persistence(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Persistence\r\n");
+    for name in [
+        "loading",
+        "async_loading",
+        "current_cow_peak",
+        "current_cow_size",
+        "current_cow_size_age",
+    ] {
+        field!(out, name, "0");
+    }
+    field!(out, "current_fork_perc", "0.00");
+    field!(out, "current_save_keys_processed", "0");
+    field!(out, "current_save_keys_total", "0");
+    field!(out, "rdb_changes_since_last_save", "{}", ctx.ks.dirty);
+    field!(out, "rdb_bgsave_in_progress", "0");
+    field!(out, "rdb_last_save_time", "{}", ctx.server.lastsave);
+    field!(out, "rdb_last_bgsave_status", "ok");
+    field!(out, "rdb_last_bgsave_time_sec", "-1");
+    field!(out, "rdb_current_bgsave_time_sec", "-1");
+    field!(out, "rdb_saves", "0");
+    field!(out, "rdb_last_cow_size", "0");
+    field!(out, "rdb_last_load_keys_expired", "0");
+    field!(out, "rdb_last_load_keys_loaded", "0");
+    field!(out, "aof_enabled", "0");
+    field!(out, "aof_rewrite_in_progress", "0");
+    field!(out, "aof_rewrite_scheduled", "0");
+    field!(out, "aof_last_rewrite_time_sec", "-1");
+    field!(out, "aof_current_rewrite_time_sec", "-1");
+    field!(out, "aof_last_bgrewrite_status", "ok");
+    field!(out, "aof_rewrites", "0");
+    field!(out, "aof_rewrites_consecutive_failures", "0");
+    field!(out, "aof_last_write_status", "ok");
+    field!(out, "aof_last_cow_size", "0");
+    field!(out, "module_fork_in_progress", "0");
+    field!(out, "module_fork_last_cow_size", "0");
+}
+
+fn stats(ctx: &Ctx<'_>, out: &mut String) {
+    let s = &ctx.server.stats;
+    let k = &ctx.ks.stats;
+    let (ops, input_kbps, output_kbps) = s.instantaneous();
+    out.push_str("# Stats\r\n");
+    field!(
+        out,
+        "total_connections_received",
+        "{}",
+        s.total_connections_received
+    );
+    field!(
+        out,
+        "total_commands_processed",
+        "{}",
+        s.total_commands_processed
+    );
+    field!(out, "instantaneous_ops_per_sec", "{ops}");
+    field!(out, "total_net_input_bytes", "{}", s.net_input_bytes);
+    field!(out, "total_net_output_bytes", "{}", s.net_output_bytes);
+    field!(out, "total_net_repl_input_bytes", "0");
+    field!(out, "total_net_repl_output_bytes", "0");
+    field!(out, "instantaneous_input_kbps", "{input_kbps:.2}");
+    field!(out, "instantaneous_output_kbps", "{output_kbps:.2}");
+    field!(out, "instantaneous_input_repl_kbps", "0.00");
+    field!(out, "instantaneous_output_repl_kbps", "0.00");
+    field!(out, "rejected_connections", "{}", s.rejected_connections);
+    field!(out, "sync_full", "0");
+    field!(out, "sync_partial_ok", "0");
+    field!(out, "sync_partial_err", "0");
+    field!(out, "expired_keys", "{}", k.expired_keys);
+    field!(
+        out,
+        "expired_stale_perc",
+        "{:.2}",
+        k.expired_stale_perc * 100.0
+    );
+    field!(
+        out,
+        "expired_time_cap_reached_count",
+        "{}",
+        k.expired_time_cap_reached_count
+    );
+    field!(
+        out,
+        "expire_cycle_cpu_milliseconds",
+        "{}",
+        k.expire_cycle_cpu_milliseconds
+    );
+    for name in [
+        "evicted_keys",
+        "evicted_clients",
+        "total_eviction_exceeded_time",
+        "current_eviction_exceeded_time",
+    ] {
+        field!(out, name, "0");
+    }
+    field!(out, "keyspace_hits", "{}", k.hits);
+    field!(out, "keyspace_misses", "{}", k.misses);
+    for name in [
+        "pubsub_channels",
+        "pubsub_patterns",
+        "pubsubshard_channels",
+        "latest_fork_usec",
+        "total_forks",
+        "migrate_cached_sockets",
+        "slave_expires_tracked_keys",
+        "active_defrag_hits",
+        "active_defrag_misses",
+        "active_defrag_key_hits",
+        "active_defrag_key_misses",
+        "total_active_defrag_time",
+        "current_active_defrag_time",
+        "tracking_total_keys",
+        "tracking_total_items",
+        "tracking_total_prefixes",
+    ] {
+        field!(out, name, "0");
+    }
+    field!(
+        out,
+        "unexpected_error_replies",
+        "{}",
+        s.unexpected_error_replies
+    );
+    field!(out, "total_error_replies", "{}", s.total_error_replies);
+    field!(out, "dump_payload_sanitizations", "0");
+    field!(out, "total_reads_processed", "{}", s.total_reads_processed);
+    field!(
+        out,
+        "total_writes_processed",
+        "{}",
+        s.total_writes_processed
+    );
+    field!(out, "io_threaded_reads_processed", "0");
+    field!(out, "io_threaded_writes_processed", "0");
+    field!(out, "reply_buffer_shrinks", "0");
+    field!(out, "reply_buffer_expands", "0");
+}
+
+fn replication(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Replication\r\n");
+    field!(out, "role", "master");
+    field!(out, "connected_slaves", "0");
+    field!(out, "master_failover_state", "no-failover");
+    field!(out, "master_replid", "{}", ctx.server.replid);
+    field!(out, "master_replid2", "{}", "0".repeat(40));
+    field!(out, "master_repl_offset", "0");
+    field!(out, "second_repl_offset", "-1");
+    field!(out, "repl_backlog_active", "0");
+    field!(out, "repl_backlog_size", "1048576");
+    field!(out, "repl_backlog_first_byte_offset", "0");
+    field!(out, "repl_backlog_histlen", "0");
+}
+
+/// (system, user) CPU seconds from `getrusage(who)`.
+fn rusage(who: libc::c_int) -> (f64, f64) {
+    // SAFETY: getrusage fills the struct we pass; zeroed is a valid initial value.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        if libc::getrusage(who, &mut usage) != 0 {
+            return (0.0, 0.0);
+        }
+        usage
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (secs(usage.ru_stime), secs(usage.ru_utime))
+}
+
+fn cpu(out: &mut String) {
+    let (sys, user) = rusage(libc::RUSAGE_SELF);
+    let (sys_children, user_children) = rusage(libc::RUSAGE_CHILDREN);
+    // INFO runs on the executor thread: RUSAGE_THREAD is the "main thread".
+    #[cfg(target_os = "linux")]
+    let (sys_main, user_main) = rusage(libc::RUSAGE_THREAD);
+    #[cfg(not(target_os = "linux"))]
+    let (sys_main, user_main) = (sys, user);
+    out.push_str("# CPU\r\n");
+    field!(out, "used_cpu_sys", "{sys:.6}");
+    field!(out, "used_cpu_user", "{user:.6}");
+    field!(out, "used_cpu_sys_children", "{sys_children:.6}");
+    field!(out, "used_cpu_user_children", "{user_children:.6}");
+    field!(out, "used_cpu_sys_main_thread", "{sys_main:.6}");
+    field!(out, "used_cpu_user_main_thread", "{user_main:.6}");
+}
+
+fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Commandstats\r\n");
+    for command in &registry().commands {
+        let s = &ctx.server.command_stats[command.id];
+        if s.calls == 0 && s.failed_calls == 0 && s.rejected_calls == 0 {
+            continue;
+        }
+        let per_call = if s.calls == 0 {
+            0.0
+        } else {
+            s.usec as f64 / s.calls as f64
+        };
+        let _ = write!(
+            out,
+            "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}\r\n",
+            command.full_name, s.calls, s.usec, per_call, s.rejected_calls, s.failed_calls
+        );
+    }
+}
+
+fn errorstats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in &ctx.server.error_stats {
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
+    }
+}
+
+fn keyspace(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Keyspace\r\n");
+    for db in &ctx.ks.dbs {
+        if db.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "db{}:keys={},expires={},avg_ttl={}\r\n",
+            db.id,
+            db.len(),
+            db.expires.len(),
+            db.avg_ttl
+        );
+    }
+}
+
+/// `uname -s -r -m`, as Redis prints it.
+fn os_name() -> String {
+    // SAFETY: uname fills the struct we pass; the fields are NUL-terminated C strings.
+    unsafe {
+        let mut name: libc::utsname = std::mem::zeroed();
+        if libc::uname(&mut name) != 0 {
+            return String::new();
+        }
+        let field = |f: &[libc::c_char]| {
+            std::ffi::CStr::from_ptr(f.as_ptr())
+                .to_string_lossy()
+                .into_owned()
+        };
+        format!(
+            "{} {} {}",
+            field(&name.sysname),
+            field(&name.release),
+            field(&name.machine)
+        )
+    }
+}
+
+fn page_size() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if size > 0 {
+        size as u64
+    } else {
+        4096
+    }
+}
+
+/// The process's resident set size in bytes (second field of /proc/self/statm), or 0 where
+/// that file does not exist.
+pub fn resident_memory() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |pages| pages * page_size())
+}
+
+/// Physical memory of the machine.
+fn total_system_memory() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let pages = unsafe { libc::sysconf(libc::_SC_PHYS_PAGES) };
+    if pages > 0 {
+        pages as u64 * page_size()
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    #[test]
+    fn human_sizes_match_redis() {
+        assert_eq!(bytes_to_human(0), "0B");
+        assert_eq!(bytes_to_human(1023), "1023B");
+        assert_eq!(bytes_to_human(1024), "1.00K");
+        assert_eq!(bytes_to_human(1_114_320), "1.06M");
+        assert_eq!(bytes_to_human(25_276_502_016), "23.54G");
+        assert_eq!(bytes_to_human(3 << 40), "3.00T");
+    }
+
+    #[test]
+    fn section_selection() {
+        let args = |words: &[&str]| -> Vec<Bytes> {
+            words
+                .iter()
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect()
+        };
+        let names = |on: [bool; 13]| -> Vec<&str> {
+            ORDER
+                .iter()
+                .zip(on)
+                .filter(|(_, on)| *on)
+                .map(|((_, n), _)| *n)
+                .collect()
+        };
+        assert_eq!(
+            names(selected(&[])),
+            [
+                "server",
+                "clients",
+                "memory",
+                "persistence",
+                "stats",
+                "replication",
+                "cpu",
+                "modules",
+                "errorstats",
+                "cluster",
+                "keyspace"
+            ]
+        );
+        assert_eq!(
+            names(selected(&args(&["CPU", "server", "foo"]))),
+            ["server", "cpu"]
+        );
+        assert_eq!(names(selected(&args(&["all"]))).len(), 13);
+        assert!(names(selected(&args(&["nothing"]))).is_empty());
+        assert_eq!(
+            names(selected(&args(&["keyspace", "keyspace"]))),
+            ["keyspace"]
+        );
+    }
+
+    #[test]
+    fn process_figures_are_real() {
+        assert!(resident_memory() > 0);
+        assert!(total_system_memory() > resident_memory());
+        assert!(os_name().starts_with("Linux"));
+    }
+}

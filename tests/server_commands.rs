@@ -1,0 +1,898 @@
+//! Integration tests for the connection, client and server commands whose behaviour a
+//! differential fixture cannot pin down: several connections interacting (CLIENT KILL, CLIENT
+//! PAUSE, CLIENT UNBLOCK, MONITOR), timeouts driven by a manual clock (WAIT, CLIENT PAUSE), reply
+//! modes that send nothing (CLIENT REPLY), values that vary (INFO, CLIENT LIST), and commands
+//! that stop the server (SHUTDOWN).
+
+mod support;
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::{decode_value, Value};
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+/// A raw RESP connection that can also wait a bounded time for a reply, to check that none
+/// comes.
+struct Client {
+    stream: TcpStream,
+    buf: BytesMut,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).expect("connect");
+        stream.set_nodelay(true).unwrap();
+        Client {
+            stream,
+            buf: BytesMut::new(),
+        }
+    }
+
+    fn send(&mut self, args: &[&str]) {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for a in args {
+            out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
+        }
+        self.stream.write_all(&out).expect("write");
+    }
+
+    /// The next reply's raw bytes, waiting at most `timeout`; None if nothing (complete) came.
+    /// Panics if the connection closed.
+    fn reply_within(&mut self, timeout: Duration) -> Option<Vec<u8>> {
+        match self.read_within(timeout) {
+            Read2::Reply(raw) => Some(raw),
+            Read2::Nothing => None,
+            Read2::Closed => panic!("connection closed"),
+        }
+    }
+
+    fn read_within(&mut self, timeout: Duration) -> Read2 {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let frozen = Bytes::copy_from_slice(&self.buf);
+            if let Some((_, used)) = decode_value(&frozen).expect("valid RESP") {
+                return Read2::Reply(self.buf.split_to(used).to_vec());
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Read2::Nothing;
+            }
+            self.stream.set_read_timeout(Some(left)).unwrap();
+            let mut chunk = [0u8; 65536];
+            match self.stream.read(&mut chunk) {
+                Ok(0) => return Read2::Closed,
+                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::WouldBlock
+                        || e.kind() == std::io::ErrorKind::TimedOut =>
+                {
+                    return Read2::Nothing
+                }
+                Err(_) => return Read2::Closed,
+            }
+        }
+    }
+
+    fn reply(&mut self) -> Vec<u8> {
+        self.reply_within(Duration::from_secs(10))
+            .expect("a reply within 10 s")
+    }
+
+    fn cmd(&mut self, args: &[&str]) -> Vec<u8> {
+        self.send(args);
+        self.reply()
+    }
+
+    /// The reply as text (for bulk strings: the content only).
+    fn text(&mut self, args: &[&str]) -> String {
+        let raw = self.cmd(args);
+        let (value, _) = decode_value(&Bytes::from(raw.clone())).unwrap().unwrap();
+        match value {
+            Value::Bulk(b) | Value::Simple(b) | Value::Error(b) => {
+                String::from_utf8_lossy(&b).into_owned()
+            }
+            Value::Verbatim { text, .. } => String::from_utf8_lossy(&text).into_owned(),
+            _ => String::from_utf8_lossy(&raw).into_owned(),
+        }
+    }
+
+    fn id(&mut self) -> u64 {
+        let raw = self.cmd(&["CLIENT", "ID"]);
+        std::str::from_utf8(&raw[1..raw.len() - 2])
+            .unwrap()
+            .parse()
+            .unwrap()
+    }
+
+    /// True once the server has closed the connection (within `timeout`).
+    fn closed_within(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            match self.read_within(Duration::from_millis(50)) {
+                Read2::Closed => return true,
+                Read2::Reply(_) | Read2::Nothing => {}
+            }
+        }
+        false
+    }
+}
+
+enum Read2 {
+    Reply(Vec<u8>),
+    Nothing,
+    Closed,
+}
+
+const SHORT: Duration = Duration::from_millis(150);
+
+fn server() -> embedis::Server {
+    embedis::Server::builder().start().unwrap()
+}
+
+fn manual_server() -> embedis::Server {
+    embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap()
+}
+
+/// True if the server has `command` (a command another family provides).
+fn has_command(c: &mut Client, command: &str) -> bool {
+    c.cmd(&["COMMAND", "INFO", command]) != b"*1\r\n$-1\r\n"
+}
+
+#[test]
+fn client_kill_by_id_address_and_self() {
+    let server = server();
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    let b_id = b.id().to_string();
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &b_id]), b":1\r\n");
+    assert!(b.closed_within(Duration::from_secs(2)));
+    // Gone at once from CLIENT LIST.
+    let list = a.text(&["CLIENT", "LIST"]);
+    assert!(!list.contains(&format!("id={b_id} ")), "{list}");
+    assert_eq!(list.lines().count(), 1, "{list}");
+
+    // The old form, by address.
+    let mut c = Client::connect(server.addr());
+    let info = c.text(&["CLIENT", "INFO"]);
+    let addr = info
+        .split(' ')
+        .find_map(|f| f.strip_prefix("addr="))
+        .unwrap()
+        .to_string();
+    assert_eq!(a.cmd(&["CLIENT", "KILL", &addr]), b"+OK\r\n");
+    assert!(c.closed_within(Duration::from_secs(2)));
+    assert_eq!(
+        a.cmd(&["CLIENT", "KILL", &addr]),
+        b"-ERR No such client\r\n".to_vec()
+    );
+
+    // Filters spare the caller unless SKIPME no; killing oneself answers, then closes.
+    let mut d = Client::connect(server.addr());
+    d.cmd(&["PING"]);
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "TYPE", "normal"]), b":1\r\n");
+    assert!(d.closed_within(Duration::from_secs(2)));
+    let a_id = a.id().to_string();
+    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &a_id]), b":0\r\n");
+    a.send(&["CLIENT", "KILL", "ID", &a_id, "SKIPME", "no"]);
+    assert_eq!(a.reply(), b":1\r\n");
+    assert!(a.closed_within(Duration::from_secs(2)));
+}
+
+#[test]
+fn client_list_and_info_describe_connections() {
+    let server = server();
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    a.cmd(&["CLIENT", "SETNAME", "alpha"]);
+    b.cmd(&["SELECT", "3"]);
+    let (a_id, b_id) = (a.id(), b.id());
+    let list = a.text(&["CLIENT", "LIST"]);
+    let lines: Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with(&format!("id={a_id} addr=127.0.0.1:")));
+    assert!(lines[0].contains(" name=alpha "));
+    assert!(lines[0].contains(" cmd=client|list "), "{}", lines[0]);
+    assert!(lines[1].starts_with(&format!("id={b_id} ")));
+    assert!(lines[1].contains(" db=3 "));
+    assert!(lines[1].contains(" cmd=client|id "), "{}", lines[1]);
+    assert!(list.ends_with('\n'));
+    // ID filters keep the order given, repeats included.
+    let only = a.text(&["CLIENT", "LIST", "ID", &b_id.to_string(), &a_id.to_string()]);
+    let ids: Vec<&str> = only.lines().map(|l| l.split(' ').next().unwrap()).collect();
+    assert_eq!(ids, [format!("id={b_id}"), format!("id={a_id}")]);
+    let info = a.text(&["CLIENT", "INFO"]);
+    assert!(
+        info.starts_with(&format!("id={a_id} ")) && info.ends_with("resp=2 lib-name= lib-ver=\n"),
+        "{info}"
+    );
+    // NO-EVICT shows as flag e; RESP3 is reported after HELLO 3.
+    a.cmd(&["CLIENT", "NO-EVICT", "on"]);
+    a.cmd(&["HELLO", "3"]);
+    let info = a.text(&["CLIENT", "INFO"]);
+    assert!(
+        info.contains(" flags=e ") && info.contains(" resp=3 "),
+        "{info}"
+    );
+}
+
+#[test]
+fn client_setinfo_as_redis_7_2() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "lib-ver", "5.0.1"]),
+        b"+OK\r\n"
+    );
+    let info = c.text(&["CLIENT", "INFO"]);
+    assert!(
+        info.ends_with(" lib-name=redis-py lib-ver=5.0.1\n"),
+        "{info}"
+    );
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "foo", "x"]),
+        b"-ERR Unrecognized option 'foo'\r\n".to_vec()
+    );
+    assert_eq!(
+        c.cmd(&["CLIENT", "SETINFO", "Lib-Name", "a b"]),
+        b"-ERR Lib-Name cannot contain spaces, newlines or special characters.\r\n".to_vec()
+    );
+    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "lib-ver", ""]), b"+OK\r\n");
+    assert!(c.text(&["CLIENT", "INFO"]).ends_with(" lib-ver=\n"));
+}
+
+#[test]
+fn client_pause_all_postpones_everything_until_the_clock_says() {
+    let server = manual_server();
+    let mut monitor = Client::connect(server.addr());
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    let c_id = c.id().to_string();
+    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["CLIENT", "PAUSE", "60000"]), b"+OK\r\n");
+    monitor.reply_within(SHORT); // nothing: CLIENT is an admin command, not shown
+    b.send(&["ECHO", "first"]);
+    std::thread::sleep(Duration::from_millis(30));
+    c.send(&["ECHO", "second"]);
+    std::thread::sleep(Duration::from_millis(30));
+    b.send(&["ECHO", "third"]);
+    // Even CLIENT UNPAUSE waits under a pause of everything, and a shorter pause does not
+    // shorten it.
+    a.send(&["CLIENT", "UNPAUSE"]);
+    assert_eq!(b.reply_within(SHORT), None);
+    assert_eq!(c.reply_within(SHORT), None);
+    assert_eq!(a.reply_within(SHORT), None);
+    // Postponed clients are blocked, and CLIENT UNBLOCK cannot release them.
+    let list = monitor.text(&["CLIENT", "LIST", "ID", &c_id]);
+    assert!(
+        list.contains(" flags=b ") && list.contains(" cmd=echo "),
+        "{list}"
+    );
+    assert_eq!(monitor.cmd(&["CLIENT", "UNBLOCK", &c_id]), b":0\r\n");
+    server.clock().advance(Duration::from_millis(59_999));
+    assert_eq!(b.reply_within(SHORT), None);
+    server.clock().advance(Duration::from_millis(2));
+    assert_eq!(b.reply(), b"$5\r\nfirst\r\n");
+    assert_eq!(c.reply(), b"$6\r\nsecond\r\n");
+    assert_eq!(b.reply(), b"$5\r\nthird\r\n");
+    assert_eq!(a.reply(), b"+OK\r\n");
+    // The commands ran in arrival order.
+    let mut seen = Vec::new();
+    while let Some(line) = monitor.reply_within(SHORT) {
+        seen.push(String::from_utf8(line).unwrap());
+    }
+    let order: Vec<&str> = seen
+        .iter()
+        .filter_map(|l| l.split("] ").nth(1))
+        .map(str::trim_end)
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "\"ECHO\" \"first\"",
+            "\"ECHO\" \"second\"",
+            "\"ECHO\" \"third\""
+        ]
+    );
+}
+
+#[test]
+fn client_pause_write_lets_reads_through_and_unpause_releases_in_order() {
+    let server = manual_server();
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    assert_eq!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    // Commands that cannot write go on.
+    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.cmd(&["ECHO", "x"]), b"$1\r\nx\r\n");
+    if !has_command(&mut b, "set") {
+        eprintln!("(no SET command in this build: the write half of the test is skipped)");
+        assert_eq!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+        return;
+    }
+    b.send(&["SET", "k", "from-b"]);
+    std::thread::sleep(Duration::from_millis(30));
+    c.send(&["SET", "k", "from-c"]);
+    assert_eq!(b.reply_within(SHORT), None, "a write waits");
+    assert_eq!(a.cmd(&["GET", "k"]), b"$-1\r\n", "reads go on");
+    assert_eq!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    assert_eq!(b.reply(), b"+OK\r\n");
+    assert_eq!(c.reply(), b"+OK\r\n");
+    assert_eq!(
+        a.cmd(&["GET", "k"]),
+        b"$6\r\nfrom-c\r\n",
+        "released in arrival order"
+    );
+}
+
+#[test]
+fn wait_times_out_on_the_servers_clock() {
+    let server = manual_server();
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    assert_eq!(a.cmd(&["WAIT", "0", "0"]), b":0\r\n");
+    a.send(&["WAIT", "1", "5000"]);
+    assert_eq!(a.reply_within(SHORT), None);
+    let info = b.text(&["INFO", "clients"]);
+    assert!(info.contains("blocked_clients:1\r\n"), "{info}");
+    assert!(info.contains("clients_in_timeout_table:1\r\n"), "{info}");
+    server.clock().advance(Duration::from_millis(4999));
+    assert_eq!(a.reply_within(SHORT), None);
+    server.clock().advance(Duration::from_millis(2));
+    assert_eq!(a.reply(), b":0\r\n");
+    // WAIT n 0 waits for ever, until CLIENT UNBLOCK (as a timeout, or with an error).
+    let a_id = a.id().to_string();
+    a.send(&["WAIT", "1", "0"]);
+    server.clock().advance(Duration::from_secs(3600));
+    assert_eq!(a.reply_within(SHORT), None);
+    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id]), b":1\r\n");
+    assert_eq!(a.reply(), b":0\r\n");
+    a.send(&["WAIT", "1", "0"]);
+    std::thread::sleep(Duration::from_millis(30));
+    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id, "ERROR"]), b":1\r\n");
+    assert_eq!(
+        a.reply(),
+        b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()
+    );
+    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id]), b":0\r\n");
+    let errors = b.text(&["INFO", "errorstats"]);
+    assert!(
+        errors.contains("errorstat_UNBLOCKED:count=1\r\n"),
+        "{errors}"
+    );
+}
+
+#[test]
+fn monitor_shows_commands_in_redis_format() {
+    let clock = embedis::Clock::frozen_at(
+        std::time::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456),
+    );
+    let server = embedis::Server::builder().clock(clock).start().unwrap();
+    let mut monitor = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    // Before MONITOR: these commands would show in the monitor's own stream.
+    let c_addr = c
+        .text(&["CLIENT", "INFO"])
+        .split(' ')
+        .find_map(|f| f.strip_prefix("addr="))
+        .unwrap()
+        .to_string();
+    let has_get = has_command(&mut c, "get");
+    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
+    c.cmd(&["ECHO", "a\"b\\c\u{1}"]);
+    c.cmd(&["SELECT", "2"]);
+    c.cmd(&["AUTH", "user", "secret"]);
+    c.cmd(&["HELLO", "2", "AUTH", "default", "pw", "SETNAME", "n"]);
+    c.cmd(&["CONFIG", "GET", "hz"]); // admin: not shown
+    c.cmd(&["NOSUCHCOMMAND"]); // refused: not shown
+    let expect =
+        |rest: &str, db: u32| format!("+1700000000.123456 [{db} {c_addr}] {rest}\r\n").into_bytes();
+    assert_eq!(monitor.reply(), expect("\"ECHO\" \"a\\\"b\\\\c\\x01\"", 0));
+    assert_eq!(monitor.reply(), expect("\"SELECT\" \"2\"", 2));
+    assert_eq!(
+        monitor.reply(),
+        expect("\"AUTH\" \"(redacted)\" \"(redacted)\"", 2)
+    );
+    assert_eq!(
+        monitor.reply(),
+        expect(
+            "\"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" \"n\"",
+            2
+        )
+    );
+    assert_eq!(monitor.reply_within(SHORT), None);
+    // A monitoring client sees its own commands after their replies; MONITOR again is ignored.
+    monitor.send(&["PING"]);
+    assert_eq!(monitor.reply(), b"+PONG\r\n");
+    assert!(String::from_utf8(monitor.reply())
+        .unwrap()
+        .ends_with("] \"PING\"\r\n"));
+    monitor.send(&["MONITOR"]);
+    assert_eq!(monitor.reply_within(SHORT), None);
+    if has_get {
+        assert_eq!(
+            monitor.cmd(&["GET", "x"]),
+            b"-ERR Replica can't interact with the keyspace\r\n".to_vec()
+        );
+    }
+    // RESET ends monitoring.
+    assert_eq!(monitor.cmd(&["RESET"]), b"+RESET\r\n");
+    c.cmd(&["PING"]);
+    assert_eq!(monitor.reply_within(SHORT), None);
+}
+
+#[test]
+fn auth_flow_with_a_password() {
+    let server = embedis::Server::builder()
+        .password("s3cret")
+        .start()
+        .unwrap();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n".to_vec()
+    );
+    assert!(c
+        .text(&["HELLO", "3"])
+        .starts_with("NOAUTH HELLO must be called"));
+    assert_eq!(
+        c.cmd(&["AUTH", "wrong"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n".to_vec()
+    );
+    assert_eq!(
+        c.cmd(&["AUTH", "someone", "s3cret"]),
+        b"-WRONGPASS invalid username-password pair or user is disabled.\r\n".to_vec()
+    );
+    assert_eq!(c.cmd(&["AUTH", "s3cret"]), b"+OK\r\n");
+    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    // RESET forgets the authentication.
+    assert_eq!(c.cmd(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(
+        c.cmd(&["PING"]),
+        b"-NOAUTH Authentication required.\r\n".to_vec()
+    );
+    // HELLO AUTH authenticates and switches protocol at once.
+    let hello = c.cmd(&["HELLO", "3", "AUTH", "default", "s3cret"]);
+    assert!(hello.starts_with(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hz"]),
+        b"%1\r\n$2\r\nhz\r\n$2\r\n10\r\n"
+    );
+    // Removing the password frees clients that never authenticated.
+    let mut other = Client::connect(server.addr());
+    assert!(other.text(&["PING"]).starts_with("NOAUTH"));
+    assert_eq!(c.cmd(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
+    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(other
+        .text(&["AUTH", "x"])
+        .starts_with("ERR AUTH <password> called without any password configured"));
+}
+
+#[test]
+fn client_reply_off_and_skip() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    c.send(&["CLIENT", "REPLY", "OFF"]);
+    c.send(&["PING"]);
+    c.send(&["ECHO", "lost"]);
+    c.send(&["NOSUCHCOMMAND"]);
+    assert_eq!(c.reply_within(SHORT), None);
+    assert_eq!(c.cmd(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    c.send(&["CLIENT", "REPLY", "SKIP"]);
+    c.send(&["ECHO", "skipped"]);
+    assert_eq!(c.cmd(&["ECHO", "kept"]), b"$4\r\nkept\r\n");
+    // CLIENT REPLY ON while skipping answers (it turns replies back on first).
+    c.send(&["CLIENT", "REPLY", "SKIP"]);
+    assert_eq!(c.cmd(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    // RESET turns replies back on, and answers.
+    c.send(&["CLIENT", "REPLY", "OFF"]);
+    assert_eq!(c.cmd(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+}
+
+/// Parses INFO text into (section, field, value) triples, checking the format on the way.
+fn parse_info(text: &str) -> Vec<(String, String, String)> {
+    assert!(text.ends_with("\r\n"), "INFO ends with CRLF");
+    let mut section = String::new();
+    let mut fields = Vec::new();
+    for line in text.split("\r\n") {
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(name) = line.strip_prefix("# ") {
+            section = name.to_string();
+            continue;
+        }
+        let (key, value) = line
+            .split_once(':')
+            .unwrap_or_else(|| panic!("bad line {line:?}"));
+        fields.push((section.clone(), key.to_string(), value.to_string()));
+    }
+    fields
+}
+
+#[test]
+fn info_reports_every_section_with_real_values() {
+    let server = manual_server();
+    let mut c = Client::connect(server.addr());
+    let mut other = Client::connect(server.addr());
+    other.cmd(&["PING"]);
+    c.cmd(&["CONFIG", "RESETSTAT"]);
+    c.cmd(&["PING"]);
+    c.cmd(&["PING"]);
+    c.cmd(&["NOSUCHCOMMAND"]);
+    c.cmd(&["HELLO", "9"]);
+    let text = c.text(&["INFO", "everything"]);
+    let fields = parse_info(&text);
+    let get = |key: &str| -> String {
+        fields
+            .iter()
+            .find(|(_, k, _)| k == key)
+            .unwrap_or_else(|| panic!("INFO lacks {key}"))
+            .2
+            .clone()
+    };
+    let sections: Vec<&str> = text
+        .split("\r\n")
+        .filter_map(|l| l.strip_prefix("# "))
+        .collect();
+    assert_eq!(
+        sections,
+        [
+            "Server",
+            "Clients",
+            "Memory",
+            "Persistence",
+            "Stats",
+            "Replication",
+            "CPU",
+            "Modules",
+            "Commandstats",
+            "Errorstats",
+            "Latencystats",
+            "Cluster",
+            "Keyspace"
+        ]
+    );
+    assert_eq!(get("redis_version"), "7.0.15");
+    assert_eq!(get("embedis_version"), env!("CARGO_PKG_VERSION"));
+    assert_eq!(get("redis_mode"), "standalone");
+    assert_eq!(get("tcp_port"), server.addr().port().to_string());
+    assert_eq!(get("process_id"), std::process::id().to_string());
+    assert_eq!(get("connected_clients"), "2");
+    assert_eq!(get("blocked_clients"), "0");
+    assert!(get("used_memory").parse::<u64>().unwrap() > 0);
+    assert!(get("used_memory_human").ends_with('M') || get("used_memory_human").ends_with('K'));
+    assert_eq!(get("maxmemory_policy"), "noeviction");
+    assert_eq!(get("aof_enabled"), "0");
+    assert_eq!(get("rdb_last_bgsave_status"), "ok");
+    assert_eq!(get("role"), "master");
+    assert_eq!(get("connected_slaves"), "0");
+    assert_eq!(get("master_replid").len(), 40);
+    assert_eq!(get("cluster_enabled"), "0");
+    assert!(get("used_cpu_user").parse::<f64>().unwrap() >= 0.0);
+    assert!(get("total_connections_received").parse::<u64>().unwrap() == 0);
+    // Statistics since CONFIG RESETSTAT: two PINGs, two errors.
+    let ping = get("cmdstat_ping");
+    assert!(ping.starts_with("calls=2,usec="), "{ping}");
+    assert!(ping.ends_with(",rejected_calls=0,failed_calls=0"), "{ping}");
+    let hello = get("cmdstat_hello");
+    assert!(
+        hello.ends_with("rejected_calls=0,failed_calls=1"),
+        "{hello}"
+    );
+    assert_eq!(get("errorstat_ERR"), "count=1");
+    assert_eq!(get("errorstat_NOPROTO"), "count=1");
+    assert_eq!(get("total_error_replies"), "2");
+    // Uptime follows the server's clock.
+    let before: i64 = get("uptime_in_seconds").parse().unwrap();
+    server.clock().advance(Duration::from_secs(2 * 86400 + 5));
+    let later = parse_info(&c.text(&["INFO", "server"]));
+    let uptime: i64 = later
+        .iter()
+        .find(|(_, k, _)| k == "uptime_in_seconds")
+        .unwrap()
+        .2
+        .parse()
+        .unwrap();
+    assert_eq!(uptime - before, 2 * 86400 + 5);
+    assert!(later
+        .iter()
+        .any(|(_, k, v)| k == "uptime_in_days" && v == "2"));
+    // Default sections leave out commandstats and latencystats; unknown sections are ignored.
+    let default = c.text(&["INFO"]);
+    assert!(!default.contains("# Commandstats") && default.contains("# Errorstats"));
+    assert_eq!(c.text(&["INFO", "nosuchsection"]), "");
+    assert_eq!(
+        c.text(&["INFO", "keyspace", "cluster"]),
+        "# Cluster\r\ncluster_enabled:0\r\n\r\n# Keyspace\r\n"
+    );
+    if has_command(&mut c, "set") {
+        c.cmd(&["SET", "a", "1"]);
+        c.cmd(&["SELECT", "5"]);
+        c.cmd(&["SET", "b", "2"]);
+        assert_eq!(
+            c.text(&["INFO", "keyspace"]),
+            "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb5:keys=1,expires=0,avg_ttl=0\r\n"
+        );
+    }
+}
+
+#[test]
+fn shutdown_stops_the_server() {
+    let server = server();
+    let addr = server.addr();
+    let mut c = Client::connect(addr);
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "ABORT"]),
+        b"-ERR No shutdown in progress.\r\n".to_vec()
+    );
+    // Nothing to save with: SHUTDOWN SAVE fails (and the server keeps running) unless FORCE.
+    assert_eq!(
+        c.cmd(&["SHUTDOWN", "SAVE"]),
+        b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n".to_vec()
+    );
+    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    let mut other = Client::connect(addr);
+    other.cmd(&["PING"]);
+    c.send(&["SHUTDOWN", "NOSAVE"]);
+    // No reply: the connections close as the server stops.
+    assert!(c.closed_within(Duration::from_secs(5)));
+    assert!(other.closed_within(Duration::from_secs(5)));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while TcpStream::connect(addr).is_ok() {
+        assert!(Instant::now() < deadline, "still accepting connections");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn shutdown_save_force_stops_anyway() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    c.send(&["SHUTDOWN", "SAVE", "FORCE"]);
+    assert!(c.closed_within(Duration::from_secs(5)));
+}
+
+#[test]
+fn debug_subcommands_where_allowed() {
+    let server = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut a = Client::connect(server.addr());
+    let mut b = Client::connect(server.addr());
+    // DEBUG SLEEP stops the whole server, as in Redis.
+    a.send(&["DEBUG", "SLEEP", "0.3"]);
+    std::thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
+    assert!(
+        started.elapsed() >= Duration::from_millis(150),
+        "PING waited for the sleep"
+    );
+    assert_eq!(a.reply(), b"+OK\r\n");
+    assert_eq!(a.cmd(&["DEBUG", "SLEEP", "0"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["DEBUG", "LOG", "hello"]), b"+OK\r\n");
+    assert_eq!(
+        a.cmd(&["DEBUG", "OBJECT", "nokey"]),
+        b"-ERR no such key\r\n".to_vec()
+    );
+    assert_eq!(
+        a.cmd(&["DEBUG", "nosuch"]),
+        b"-ERR unknown subcommand or wrong number of arguments for 'nosuch'. Try DEBUG HELP.\r\n"
+            .to_vec()
+    );
+    assert_eq!(
+        a.cmd(&["DEBUG", "SLEEP"]),
+        b"-ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.\r\n"
+            .to_vec()
+    );
+    assert!(a.cmd(&["DEBUG", "HELP"]).starts_with(b"*"));
+    if has_command(&mut a, "set") {
+        a.cmd(&["SET", "k", "v"]);
+        let line = a.text(&["DEBUG", "OBJECT", "k"]);
+        assert!(line.starts_with("Value at:0x"), "{line}");
+        assert!(
+            line.contains(" refcount:1 encoding:embstr serializedlength:2 lru:"),
+            "{line}"
+        );
+        a.cmd(&["SET", "n", "123"]);
+        let line = a.text(&["DEBUG", "OBJECT", "n"]);
+        assert!(
+            line.contains(" refcount:2147483647 encoding:int "),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn debug_set_active_expire_stops_background_expiry() {
+    let server = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Client::connect(server.addr());
+    if !has_command(&mut c, "set") || !has_command(&mut c, "dbsize") {
+        eprintln!("(no SET / DBSIZE in this build: skipped)");
+        return;
+    }
+    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
+    c.cmd(&["SET", "k", "v", "PX", "100"]);
+    server.clock().advance(Duration::from_secs(1));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        c.cmd(&["DBSIZE"]),
+        b":1\r\n",
+        "not removed in the background"
+    );
+    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
+    server.clock().advance(Duration::from_millis(1));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.cmd(&["DBSIZE"]) != b":0\r\n" {
+        assert!(
+            Instant::now() < deadline,
+            "expired in the background once re-enabled"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn config_set_applies_and_rewrite_writes_the_file() {
+    let dir = std::env::temp_dir().join(format!("embedis-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("embedis.conf");
+    std::fs::write(&path, "# test configuration\nhz 20\nhz 25\ntimeout 0\n").unwrap();
+    let mut config = embedis::Config::default();
+    config
+        .load_text(&std::fs::read_to_string(&path).unwrap())
+        .unwrap();
+    config.bind = vec!["127.0.0.1".into()];
+    config.dir = std::env::current_dir().unwrap().display().to_string();
+    let options = embedis_server::ServerOptions {
+        config,
+        ephemeral_port: true,
+        logger: Some(embedis_server::log::Logger::silent()),
+        config_file: Some(path.display().to_string()),
+        ..Default::default()
+    };
+    let handle = embedis_server::start(options).unwrap();
+    let mut c = Client::connect(handle.addr().unwrap());
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hz"]),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n25\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "hz", "30", "maxclients", "77"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.starts_with("# test configuration\nhz 30\ntimeout 0\n"),
+        "{text}"
+    );
+    assert!(text.contains("\n# Generated by CONFIG REWRITE\n"), "{text}");
+    assert!(text.contains("\nmaxclients 77\n"), "{text}");
+    let mut reread = embedis::Config::default();
+    reread.load_text(&text).unwrap();
+    assert_eq!((reread.hz, reread.maxclients), (30, 77));
+    // All or nothing.
+    assert!(c
+        .text(&["CONFIG", "SET", "hz", "40", "timeout", "x"])
+        .starts_with("ERR CONFIG SET failed (possibly related to argument 'timeout')"));
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hz"]),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n30\r\n"
+    );
+    drop(handle);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn command_getkeys_finds_keys_of_known_commands() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    if !has_command(&mut c, "mset") || !has_command(&mut c, "set") {
+        eprintln!("(no MSET / SET in this build: skipped)");
+        return;
+    }
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"]),
+        b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "SET", "a", "b", "c"]),
+        b"*1\r\n$1\r\na\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v"]),
+        b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+OW\r\n+update\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["COMMAND", "GETKEYS", "GET", "a", "b"]),
+        b"-ERR Invalid number of arguments specified for command\r\n".to_vec()
+    );
+}
+
+#[test]
+fn command_docs_is_well_formed_for_redis_cli() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    let raw = c.cmd(&["COMMAND", "DOCS"]);
+    let (value, used) = decode_value(&Bytes::from(raw.clone())).unwrap().unwrap();
+    assert_eq!(used, raw.len());
+    let Value::Array(flat) = value else {
+        panic!("a flat map in RESP2")
+    };
+    assert_eq!(flat.len() % 2, 0);
+    assert!(flat.len() / 2 >= 10);
+    for pair in flat.chunks(2) {
+        assert!(matches!(pair[0], Value::Bulk(_)));
+        assert!(matches!(pair[1], Value::Array(_)));
+    }
+    // redis-cli (7.0) starts by asking for the docs; it must run a command and exit cleanly.
+    if let Some(cli) =
+        support::find_binary("redis-cli", "command_docs_is_well_formed_for_redis_cli")
+    {
+        let out = std::process::Command::new(cli)
+            .args(["-p", &server.addr().port().to_string(), "COMMAND", "COUNT"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+    }
+}
+
+#[test]
+fn config_set_dir_is_protected_unless_enabled() {
+    let server = server();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dir", "/"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n"
+            .to_vec()
+    );
+    let server = embedis::Server::builder()
+        .config("enable-protected-configs", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Client::connect(server.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "dir", "/nonexistent-embedis-dir", "hz", "11"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory\r\n"
+            .to_vec()
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "hz"]),
+        b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n",
+        "nothing applied"
+    );
+    // Changing to the directory we are in (spelt differently) leaves the process where it was
+    // and reads back as the absolute path.
+    let cwd = std::env::current_dir().unwrap();
+    let spelt = format!("{}/.", cwd.display());
+    assert_eq!(c.cmd(&["CONFIG", "SET", "dir", &spelt]), b"+OK\r\n");
+    let raw = c.cmd(&["CONFIG", "GET", "dir"]);
+    assert!(
+        raw.ends_with(format!("{}\r\n", cwd.display()).as_bytes()),
+        "{}",
+        String::from_utf8_lossy(&raw)
+    );
+    assert_eq!(std::env::current_dir().unwrap(), cwd);
+}
