@@ -100,11 +100,12 @@ impl<'a> Ctx<'a> {
         parse_i64(self.arg(i)).ok_or(Error::NotInteger)
     }
 
-    /// True if argument `i` equals `word`, ignoring ASCII case.
+    /// True if argument `i` is the option `word`, compared as Redis does (ASCII case folded,
+    /// nothing after a NUL byte; see [`crate::cstr`]).
     pub fn arg_is(&self, i: usize, word: &str) -> bool {
         self.args
             .get(i)
-            .is_some_and(|a| a.eq_ignore_ascii_case(word.as_bytes()))
+            .is_some_and(|a| crate::cstr::word_is(a, word))
     }
 
     /// Sends out-of-turn output to client `id` (MONITOR lines, pub/sub messages). Output for the

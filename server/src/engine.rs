@@ -121,7 +121,9 @@ impl Engine {
             return Outcome::Close;
         };
         let outcome = self.execute_for(&mut client, args, out);
-        client.handle.set_authenticated(!auth_required(&self.server.config, &client));
+        client
+            .handle
+            .set_authenticated(!auth_required(&self.server.config, &client));
         self.clients.insert(client);
         if !self.server.requests.is_empty() {
             self.carry_out_requests();
@@ -594,7 +596,7 @@ fn timeout_reply(blocked: &Blocked, w: &mut Writer<'_>) {
 /// 128 bytes of arguments and, being C, stops each at a NUL byte.
 fn unknown_command_error(args: &[Bytes]) -> Error {
     let mut line = b"ERR unknown command '".to_vec();
-    line.extend_from_slice(c_str(&args[0], 128));
+    line.extend_from_slice(c_str_max(&args[0], 128));
     line.extend_from_slice(b"', with args beginning with: ");
     let mut quoted = Vec::new();
     for arg in &args[1..] {
@@ -603,7 +605,7 @@ fn unknown_command_error(args: &[Bytes]) -> Error {
         }
         let room = 128 - quoted.len();
         quoted.push(b'\'');
-        quoted.extend_from_slice(c_str(arg, room));
+        quoted.extend_from_slice(c_str_max(arg, room));
         quoted.extend_from_slice(b"' ");
     }
     line.extend_from_slice(&quoted);
@@ -612,7 +614,7 @@ fn unknown_command_error(args: &[Bytes]) -> Error {
 
 fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
     let mut line = b"ERR unknown subcommand '".to_vec();
-    line.extend_from_slice(c_str(&args[1], 128));
+    line.extend_from_slice(c_str_max(&args[1], 128));
     line.extend_from_slice(b"'. Try ");
     line.extend_from_slice(parent.spec.name.to_ascii_uppercase().as_bytes());
     line.extend_from_slice(b" HELP.");
@@ -620,13 +622,9 @@ fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
 }
 
 /// At most `max` bytes of `bytes`, cut at the first NUL (C's `%.*s`).
-fn c_str(bytes: &[u8], max: usize) -> &[u8] {
-    let end = bytes
-        .iter()
-        .position(|&b| b == 0)
-        .unwrap_or(bytes.len())
-        .min(max);
-    &bytes[..end]
+fn c_str_max(bytes: &[u8], max: usize) -> &[u8] {
+    let s = crate::cstr::c_str(bytes);
+    &s[..s.len().min(max)]
 }
 
 /// Redis's `sdscatrepr`: a quoted, escaped representation of binary data.

@@ -13,6 +13,7 @@ pub mod clock;
 pub mod command;
 pub mod commands;
 pub mod config;
+pub mod cstr;
 pub mod ctx;
 pub mod engine;
 pub mod error;

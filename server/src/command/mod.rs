@@ -221,6 +221,9 @@ pub struct CommandSpec {
     pub subcommands: &'static [CommandSpec],
     /// `None` for containers, which only dispatch to subcommands.
     pub handler: Option<Handler>,
+    /// For key specs flagged `variable_flags`: the flags a particular command line really has
+    /// (Redis's per-command getkeys procedures; SET is `OW update` unless it has GET).
+    pub key_flags: Option<fn(&[bytes::Bytes], u16) -> u16>,
 }
 
 impl CommandSpec {
@@ -239,6 +242,7 @@ impl CommandSpec {
             syntax: "",
             subcommands: &[],
             handler: Some(handler),
+            key_flags: None,
         }
     }
 
@@ -258,6 +262,7 @@ impl CommandSpec {
             syntax: "",
             subcommands,
             handler: None,
+            key_flags: None,
         }
     }
 
@@ -273,6 +278,11 @@ impl CommandSpec {
 
     pub const fn keys(mut self, keys: &'static [KeySpec]) -> Self {
         self.keys = keys;
+        self
+    }
+
+    pub const fn key_flags(mut self, f: fn(&[bytes::Bytes], u16) -> u16) -> Self {
+        self.key_flags = Some(f);
         self
     }
 

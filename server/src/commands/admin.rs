@@ -14,7 +14,7 @@
 use crate::blocking::{BlockReason, Blocked};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::commands::client::{deadline_from_ms, write_help};
-use crate::commands::connection::c_string;
+use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
@@ -281,7 +281,7 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.simple(line.as_bytes());
     } else {
         let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-        let name = c_string(ctx.arg(1));
+        let name = c_str(ctx.arg(1));
         line.extend_from_slice(&name[..name.len().min(128)]);
         line.extend_from_slice(b"'. Try DEBUG HELP.");
         return Err(Error::bytes(line));

@@ -13,9 +13,10 @@
 
 use embedis_protocol::number::parse_i64;
 
-use super::strings::{is_word, string_len, string_of};
+use super::strings::{string_len, string_of};
 use crate::command::keys::flag;
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
+use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{StoreIf, Ttl};
@@ -150,9 +151,9 @@ fn getbit(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// BYTE or BIT (as C strings, case-insensitively); anything else is a syntax error.
 fn unit_is_bit(arg: &[u8]) -> CmdResult<bool> {
-    if is_word(arg, "bit") {
+    if word_is(arg, "bit") {
         Ok(true)
-    } else if is_word(arg, "byte") {
+    } else if word_is(arg, "byte") {
         Ok(false)
     } else {
         Err(Error::Syntax)
@@ -309,10 +310,10 @@ enum BitOp {
 fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let op = match &args[1][..] {
-        w if is_word(w, "and") => BitOp::And,
-        w if is_word(w, "or") => BitOp::Or,
-        w if is_word(w, "xor") => BitOp::Xor,
-        w if is_word(w, "not") => BitOp::Not,
+        w if word_is(w, "and") => BitOp::And,
+        w if word_is(w, "or") => BitOp::Or,
+        w if word_is(w, "xor") => BitOp::Xor,
+        w if word_is(w, "not") => BitOp::Not,
         _ => return Err(Error::Syntax),
     };
     if op == BitOp::Not && args.len() != 4 {

@@ -16,7 +16,8 @@ use embedis_protocol::number::parse_i64;
 use crate::blocking::BlockReason;
 use crate::client::{ClientId, ClientState, ReplyMode};
 use crate::command::{Acl, CommandSpec, Flags};
-use crate::commands::connection::{c_string, set_client_name, valid_name};
+use crate::commands::connection::{set_client_name, valid_name};
+use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::state::{EngineRequest, Pause};
@@ -168,7 +169,7 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("client", SUBCOMM
 /// named as the user typed it.
 fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
     let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    let name = c_string(ctx.arg(1));
+    let name = c_str(ctx.arg(1));
     line.extend_from_slice(&name[..name.len().min(128)]);
     line.extend_from_slice(b"'. Try CLIENT HELP.");
     Error::bytes(line)
@@ -298,7 +299,7 @@ fn client_type(name: &[u8]) -> CmdResult<ClientType> {
         b"pubsub" => ClientType::PubSub,
         _ => {
             let mut line = b"ERR Unknown client type '".to_vec();
-            line.extend_from_slice(c_string(name));
+            line.extend_from_slice(c_str(name));
             line.push(b'\'');
             return Err(Error::bytes(line));
         }
@@ -420,7 +421,7 @@ fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
                 // The default user is the only one: filtering on it matches everyone.
                 if value != b"default" {
                     let mut line = b"ERR No such user '".to_vec();
-                    line.extend_from_slice(c_string(value));
+                    line.extend_from_slice(c_str(value));
                     line.push(b'\'');
                     return Err(Error::bytes(line));
                 }
@@ -551,13 +552,13 @@ fn setinfo(ctx: &mut Ctx<'_>) -> CmdResult {
     let is_name = attr.eq_ignore_ascii_case(b"lib-name");
     if !is_name && !attr.eq_ignore_ascii_case(b"lib-ver") {
         let mut line = b"ERR Unrecognized option '".to_vec();
-        line.extend_from_slice(c_string(attr));
+        line.extend_from_slice(c_str(attr));
         line.push(b'\'');
         return Err(Error::bytes(line));
     }
     if !valid_name(value) {
         let mut line = b"ERR ".to_vec();
-        line.extend_from_slice(c_string(attr));
+        line.extend_from_slice(c_str(attr));
         line.extend_from_slice(b" cannot contain spaces, newlines or special characters.");
         return Err(Error::bytes(line));
     }

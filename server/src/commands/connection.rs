@@ -11,6 +11,7 @@ use embedis_protocol::Version;
 
 use crate::client::ReplyMode;
 use crate::command::{Acl, CommandSpec, Flags};
+use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 
@@ -178,12 +179,6 @@ pub fn set_client_name(ctx: &mut Ctx<'_>, name: &[u8]) -> CmdResult {
     Ok(())
 }
 
-/// Text up to the first NUL byte, as C's `%s` prints it.
-pub fn c_string(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
-
 fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
     let mut version = None;
     if ctx.argc() >= 2 {
@@ -211,7 +206,7 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
             j += 1;
         } else {
             let mut line = b"ERR Syntax error in HELLO option '".to_vec();
-            line.extend_from_slice(c_string(option));
+            line.extend_from_slice(c_str(option));
             line.push(b'\'');
             return Err(Error::bytes(line));
         }

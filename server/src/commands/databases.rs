@@ -11,7 +11,7 @@
 //! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
 use crate::command::{Acl, CommandSpec, Flags};
-use crate::commands::keys::word_is;
+use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 

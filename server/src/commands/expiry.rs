@@ -11,7 +11,7 @@
 
 use crate::command::keys::flag;
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::keys::word_is;
+use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
@@ -166,7 +166,7 @@ impl Condition {
                 c.lt = true;
             } else {
                 let mut line = b"ERR Unsupported option ".to_vec();
-                line.extend_from_slice(crate::commands::keys::c_str(word));
+                line.extend_from_slice(crate::cstr::c_str(word));
                 return Err(Error::bytes(line));
             }
         }

@@ -230,8 +230,12 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
     }
     let mut keys = Vec::new();
     for spec in specs {
+        let flags = match command.spec.key_flags {
+            Some(refine) if spec.flags & flag::VARIABLE_FLAGS != 0 => refine(args, spec.flags),
+            _ => spec.flags,
+        };
         for position in spec.key_positions(args) {
-            keys.push((args[position].clone(), spec.flags));
+            keys.push((args[position].clone(), flags));
         }
     }
     if keys.is_empty() && !command.flags.contains(Flags::NO_MANDATORY_KEYS) {

@@ -21,6 +21,7 @@ use embedis_datatypes::{glob, SmallBytes};
 use crate::command::keys::flag;
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
 use crate::commands::databases::{db_index, int32_arg};
+use crate::cstr::{c_str, word_is};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
@@ -246,18 +247,6 @@ pub static COMMANDS: &[CommandSpec] = &[
         "",
     ),
 ];
-
-/// Redis's `strcasecmp(arg, word)`: ASCII case-insensitive, and blind to anything after a NUL
-/// byte in `arg`, as C strings are.
-pub(crate) fn word_is(arg: &[u8], word: &str) -> bool {
-    c_str(arg).eq_ignore_ascii_case(word.as_bytes())
-}
-
-/// `bytes` up to its first NUL, as C sees a string.
-pub(crate) fn c_str(bytes: &[u8]) -> &[u8] {
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
-}
 
 fn del(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);

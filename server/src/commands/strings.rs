@@ -25,6 +25,7 @@ use std::ops::Deref;
 
 use crate::command::keys::flag;
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
+use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{Access, StoreIf, Ttl};
@@ -88,18 +89,14 @@ pub(crate) fn reply_string(out: &mut Writer<'_>, value: &Value) -> CmdResult {
     Ok(())
 }
 
-/// An argument as C code sees it: up to its first NUL. Redis compares option words with C string
-/// functions, so `"NX\0junk"` reads as `NX`.
-pub(crate) fn cstr(arg: &[u8]) -> &[u8] {
-    match arg.iter().position(|&b| b == 0) {
-        Some(nul) => &arg[..nul],
-        None => arg,
+/// SET's key flags for one command line (COMMAND GETKEYSANDFLAGS): with GET it reads the old
+/// value (`RW access update`), without it only overwrites (`OW update`).
+fn set_key_flags(args: &[Bytes], _declared: u16) -> u16 {
+    if args.iter().skip(3).any(|a| word_is(a, "get")) {
+        flag::RW | flag::ACCESS | flag::UPDATE
+    } else {
+        flag::OW | flag::UPDATE
     }
-}
-
-/// True if the C string in `arg` equals `word`, ignoring ASCII case (`strcasecmp`).
-pub(crate) fn is_word(arg: &[u8], word: &str) -> bool {
-    cstr(arg).eq_ignore_ascii_case(word.as_bytes())
 }
 
 /// Redis's `checkStringLength`: a string may not grow past proto-max-bulk-len (`limit`).
@@ -143,6 +140,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             flag::RW | flag::ACCESS | flag::UPDATE | flag::VARIABLE_FLAGS,
         )
         .notes("RW and ACCESS due to the optional `GET` argument")])
+        .key_flags(set_key_flags)
         .doc(
             "string",
             "1.0.0",
@@ -412,27 +410,27 @@ fn parse_options<'a>(
     while j < args.len() {
         let opt = &args[j][..];
         let next = args.get(j + 1);
-        let unit = if is_word(opt, "ex") {
+        let unit = if word_is(opt, "ex") {
             Some(Expiry::Ex)
-        } else if is_word(opt, "px") {
+        } else if word_is(opt, "px") {
             Some(Expiry::Px)
-        } else if is_word(opt, "exat") {
+        } else if word_is(opt, "exat") {
             Some(Expiry::ExAt)
-        } else if is_word(opt, "pxat") {
+        } else if word_is(opt, "pxat") {
             Some(Expiry::PxAt)
         } else {
             None
         };
         let other_unit = o.expire.is_some_and(|(u, _)| Some(u) != unit);
-        if for_set && is_word(opt, "nx") && !o.xx {
+        if for_set && word_is(opt, "nx") && !o.xx {
             o.nx = true;
-        } else if for_set && is_word(opt, "xx") && !o.nx {
+        } else if for_set && word_is(opt, "xx") && !o.nx {
             o.xx = true;
-        } else if for_set && is_word(opt, "get") {
+        } else if for_set && word_is(opt, "get") {
             o.get = true;
-        } else if for_set && is_word(opt, "keepttl") && !o.persist && o.expire.is_none() {
+        } else if for_set && word_is(opt, "keepttl") && !o.persist && o.expire.is_none() {
             o.keep_ttl = true;
-        } else if !for_set && is_word(opt, "persist") && !o.keep_ttl && o.expire.is_none() {
+        } else if !for_set && word_is(opt, "persist") && !o.keep_ttl && o.expire.is_none() {
             o.persist = true;
         } else if let (Some(unit), Some(value)) = (unit, next) {
             if o.keep_ttl || o.persist || other_unit {
@@ -927,14 +925,6 @@ pub(crate) mod harness {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn option_words_are_c_strings() {
-        assert!(is_word(b"NX\0junk", "nx"));
-        assert!(is_word(b"KeepTTL", "keepttl"));
-        assert!(!is_word(b"", "nx"));
-        assert!(!is_word(b"nxx", "nx"));
-    }
 
     #[test]
     fn set_option_conflicts() {
