@@ -301,11 +301,13 @@ mod tests {
 
     #[test]
     fn rewrite_keeps_comments_and_updates_in_place() {
-        let mut config = Config::default();
-        config.hz = 30;
-        config.timeout = 5;
-        config.requirepass = "a b\"c".into();
-        config.dir = "/data".into();
+        let config = Config {
+            hz: 30,
+            timeout: 5,
+            requirepass: "a b\"c".into(),
+            dir: "/data".into(),
+            ..Config::default()
+        };
         let old = "# my config\nport 6379\nhz 20\nhz 25\nloglevel notice\n\n# end\n";
         let new = rewritten(old, &config);
         assert_eq!(
@@ -334,8 +336,10 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("e.conf");
         std::fs::write(&path, "hz 20\n").unwrap();
-        let mut config = Config::default();
-        config.hz = 42;
+        let config = Config {
+            hz: 42,
+            ..Config::default()
+        };
         rewrite_file(&path, &config).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.starts_with("hz 42\n"), "{text}");
