@@ -154,7 +154,7 @@ impl ServerState {
         };
         let run_id = hex40();
         let replid = hex40();
-        let memory_startup = crate::commands::info::resident_memory();
+        let memory_startup = crate::commands::info::used_memory();
         let now_ms = clock.now_ms();
         ServerState {
             config,

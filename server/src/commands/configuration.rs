@@ -169,7 +169,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     }
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
-    ctx.server.memory_peak = crate::commands::info::resident_memory();
+    ctx.server.memory_peak = crate::commands::info::used_memory();
 }
 
 fn resetstat(ctx: &mut Ctx<'_>) -> CmdResult {

@@ -4,8 +4,9 @@
 //!
 //! Values are real where embedis has them: uptime from the server's clock, clients, blocked
 //! clients, keys and expiries, hits and misses, command and error statistics, network bytes,
-//! CPU time from `getrusage`. Memory figures are the process's resident set size (embedis has no
-//! allocator of its own to ask). Fields describing machinery embedis does not have (persistence,
+//! CPU time from `getrusage`. `used_memory` is the bytes allocated, counted by the
+//! `embedis-server` binary's allocator (as Redis's zmalloc counts them); a server embedded in
+//! another program, whose allocator we do not own, reports its resident set size instead. Fields describing machinery embedis does not have (persistence,
 //! replication, Lua, defragmentation) keep Redis's neutral values — zero, `ok`, empty — rather
 //! than disappearing, since parsers expect them. Latency percentiles are not tracked: the
 //! section is empty, as in Redis with `latency-tracking no`.
@@ -233,7 +234,8 @@ pub fn bytes_to_human(n: u64) -> String {
 }
 
 fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
-    let used = resident_memory();
+    let used = used_memory();
+    let rss = crate::alloc::resident_bytes().unwrap_or(0) as u64;
     let server = &mut *ctx.server;
     server.memory_peak = server.memory_peak.max(used);
     let peak = server.memory_peak;
@@ -258,8 +260,8 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     out.push_str("# Memory\r\n");
     field!(out, "used_memory", "{used}");
     field!(out, "used_memory_human", "{}", bytes_to_human(used));
-    field!(out, "used_memory_rss", "{used}");
-    field!(out, "used_memory_rss_human", "{}", bytes_to_human(used));
+    field!(out, "used_memory_rss", "{rss}");
+    field!(out, "used_memory_rss_human", "{}", bytes_to_human(rss));
     field!(out, "used_memory_peak", "{peak}");
     field!(out, "used_memory_peak_human", "{}", bytes_to_human(peak));
     field!(out, "used_memory_peak_perc", "{:.2}%", percent(used, peak));
@@ -303,16 +305,19 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "maxmemory", "0");
     field!(out, "maxmemory_human", "0B");
     field!(out, "maxmemory_policy", "noeviction");
-    // Resident memory is all we measure, so every ratio between allocator figures is 1.
+    // We see the allocator only through our counter, so its internal ratios are 1; the
+    // fragmentation ratio compares the resident set with the bytes allocated, as Redis's does.
     for (ratio, bytes) in [
         ("allocator_frag_ratio", "allocator_frag_bytes"),
         ("allocator_rss_ratio", "allocator_rss_bytes"),
         ("rss_overhead_ratio", "rss_overhead_bytes"),
-        ("mem_fragmentation_ratio", "mem_fragmentation_bytes"),
     ] {
         field!(out, ratio, "1.00");
         field!(out, bytes, "0");
     }
+    let fragmentation = if used == 0 { 1.0 } else { rss as f64 / used as f64 };
+    field!(out, "mem_fragmentation_ratio", "{fragmentation:.2}");
+    field!(out, "mem_fragmentation_bytes", "{}", rss as i64 - used as i64);
     for name in [
         "mem_not_counted_for_evict",
         "mem_replication_backlog",
@@ -592,11 +597,12 @@ fn page_size() -> u64 {
 
 /// The process's resident set size in bytes (second field of /proc/self/statm), or 0 where
 /// that file does not exist.
-pub fn resident_memory() -> u64 {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| s.split_whitespace().nth(1)?.parse::<u64>().ok())
-        .map_or(0, |pages| pages * page_size())
+/// `used_memory`: bytes allocated when the counting allocator is installed, else the resident
+/// set size.
+pub fn used_memory() -> u64 {
+    crate::alloc::allocated_bytes()
+        .or_else(crate::alloc::resident_bytes)
+        .unwrap_or(0) as u64
 }
 
 /// Physical memory of the machine.
@@ -671,8 +677,8 @@ mod tests {
 
     #[test]
     fn process_figures_are_real() {
-        assert!(resident_memory() > 0);
-        assert!(total_system_memory() > resident_memory());
+        assert!(used_memory() > 0);
+        assert!(total_system_memory() > used_memory());
         assert!(os_name().starts_with("Linux"));
     }
 }
