@@ -75,7 +75,8 @@ def start_embedis(binary, io_threads):
 def start_redis():
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
-           "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp"]
+           "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp",
+           "--dbfilename", "embedis-bench-never-written.rdb"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc, port

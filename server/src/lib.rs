@@ -24,6 +24,8 @@ pub mod net;
 pub mod net_threaded;
 pub mod server;
 pub mod state;
+#[cfg(test)]
+pub(crate) mod test_harness;
 pub mod value;
 
 pub use clock::Clock;

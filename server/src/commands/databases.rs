@@ -130,8 +130,8 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::commands::keys::harness::*;
     use crate::keyspace::{lazyfree_pending_objects, Keyspace};
+    use crate::test_harness::*;
     use crate::value::Value;
     use std::time::{Duration, Instant};
 

@@ -401,7 +401,7 @@ mod tests {
 
 #[cfg(test)]
 mod command_tests {
-    use crate::commands::keys::harness::*;
+    use crate::test_harness::*;
 
     #[test]
     fn past_deadlines_delete_at_once() {

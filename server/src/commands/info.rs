@@ -315,9 +315,18 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         field!(out, ratio, "1.00");
         field!(out, bytes, "0");
     }
-    let fragmentation = if used == 0 { 1.0 } else { rss as f64 / used as f64 };
+    let fragmentation = if used == 0 {
+        1.0
+    } else {
+        rss as f64 / used as f64
+    };
     field!(out, "mem_fragmentation_ratio", "{fragmentation:.2}");
-    field!(out, "mem_fragmentation_bytes", "{}", rss as i64 - used as i64);
+    field!(
+        out,
+        "mem_fragmentation_bytes",
+        "{}",
+        rss as i64 - used as i64
+    );
     for name in [
         "mem_not_counted_for_evict",
         "mem_replication_backlog",

@@ -845,83 +845,6 @@ fn incrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// Runs commands through the real executor, for the handler tests of this module and of
-/// [`super::bits`]: encodings, TTLs and the dirty counter are not visible to the differential
-/// fixtures (OBJECT and TTL belong to other families).
-#[cfg(test)]
-pub(crate) mod harness {
-    use bytes::{Bytes, BytesMut};
-    use std::time::Duration;
-
-    use crate::client::{ClientId, Peer};
-    use crate::engine::Engine;
-    use crate::log::Logger;
-    use crate::{Clock, Config};
-
-    pub struct Harness {
-        pub engine: Engine,
-        pub clock: Clock,
-        id: ClientId,
-    }
-
-    impl Harness {
-        pub fn new() -> Harness {
-            let clock = Clock::manual();
-            let mut engine =
-                Engine::new(Config::default(), clock.clone(), Logger::silent(), Some(1));
-            let handle = engine
-                .connect(
-                    Peer::Unix {
-                        path: "test".into(),
-                    },
-                    -1,
-                )
-                .unwrap_or_else(|_| panic!("connect"));
-            Harness {
-                engine,
-                clock,
-                id: handle.id,
-            }
-        }
-
-        /// Runs one command (words split on spaces, `""` for an empty one) and returns its raw
-        /// reply.
-        pub fn run(&mut self, command: &str) -> String {
-            let args: Vec<&[u8]> = command
-                .split(' ')
-                .map(|w| if w == "\"\"" { &b""[..] } else { w.as_bytes() })
-                .collect();
-            self.run_args(&args)
-        }
-
-        pub fn run_args(&mut self, args: &[&[u8]]) -> String {
-            let args: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a)).collect();
-            let mut out = BytesMut::new();
-            self.engine.execute(self.id, args, &mut out);
-            String::from_utf8_lossy(&out).into_owned()
-        }
-
-        pub fn encoding(&mut self, key: &str) -> &'static str {
-            self.engine.ks.dbs[0]
-                .main
-                .get(key.as_bytes())
-                .map_or("(none)", |o| o.value.encoding_name())
-        }
-
-        pub fn expire_of(&self, key: &str) -> Option<i64> {
-            self.engine.ks.expire_of(0, key.as_bytes())
-        }
-
-        pub fn now_ms(&self) -> i64 {
-            self.clock.now_ms()
-        }
-
-        pub fn advance_ms(&self, ms: u64) {
-            self.clock.advance(Duration::from_millis(ms));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -977,7 +900,7 @@ mod tests {
         assert_eq!(clamp_range(i64::MAX, i64::MIN, 5), None);
     }
 
-    use harness::Harness;
+    use crate::test_harness::Harness;
 
     #[test]
     fn documented_syntax_parses() {
@@ -1032,7 +955,7 @@ mod tests {
             ("SET g 5 GET", "g", "int"),
         ];
         for (command, key, encoding) in cases {
-            h.run(command);
+            h.run_text(command);
             assert_eq!(h.encoding(key), encoding, "after {command}");
         }
     }
@@ -1052,10 +975,10 @@ mod tests {
             "GETEX k",
         ];
         for command in keeps {
-            h.run("SET k 10 EX 100");
+            h.run_text("SET k 10 EX 100");
             let deadline = h.expire_of("k");
             assert!(deadline.is_some());
-            h.run(command);
+            h.run_text(command);
             assert_eq!(h.expire_of("k"), deadline, "{command} keeps the TTL");
         }
         let drops = [
@@ -1066,43 +989,43 @@ mod tests {
             "GETEX k PERSIST",
         ];
         for command in drops {
-            h.run("SET k 10 EX 100");
-            h.run(command);
+            h.run_text("SET k 10 EX 100");
+            h.run_text(command);
             assert_eq!(h.expire_of("k"), None, "{command} drops the TTL");
         }
-        let now = h.now_ms();
-        h.run("SET k v PX 5000");
+        let now = h.now();
+        h.run_text("SET k v PX 5000");
         assert_eq!(h.expire_of("k"), Some(now + 5000));
-        h.run("SET k v EXAT 4000000000");
+        h.run_text("SET k v EXAT 4000000000");
         assert_eq!(h.expire_of("k"), Some(4_000_000_000_000));
-        h.run("GETEX k PX 2000");
+        h.run_text("GETEX k PX 2000");
         assert_eq!(h.expire_of("k"), Some(now + 2000));
-        h.run("SETEX k 7 v");
+        h.run_text("SETEX k 7 v");
         assert_eq!(h.expire_of("k"), Some(now + 7000));
     }
 
     #[test]
     fn expiry_in_the_past_and_lazy_expiry() {
         let mut h = Harness::new();
-        assert_eq!(h.run("SET p v PXAT 1"), "+OK\r\n");
-        assert_eq!(h.run("GET p"), "$-1\r\n");
-        h.run("SET q v");
-        assert_eq!(h.run("GETEX q EXAT 1"), "$1\r\nv\r\n");
+        assert_eq!(h.run_text("SET p v PXAT 1"), "+OK\r\n");
+        assert_eq!(h.run_text("GET p"), "$-1\r\n");
+        h.run_text("SET q v");
+        assert_eq!(h.run_text("GETEX q EXAT 1"), "$1\r\nv\r\n");
         assert!(
             h.engine.ks.dbs[0].main.get(&b"q"[..]).is_none(),
             "deleted at once"
         );
-        h.run("SET r v PX 100");
+        h.run_text("SET r v PX 100");
         h.advance_ms(100);
-        assert_eq!(h.run("GET r"), "$1\r\nv\r\n", "alive at its deadline");
+        assert_eq!(h.run_text("GET r"), "$1\r\nv\r\n", "alive at its deadline");
         h.advance_ms(1);
-        assert_eq!(h.run("GET r"), "$-1\r\n");
+        assert_eq!(h.run_text("GET r"), "$-1\r\n");
         // KEEPTTL on an expired key does not resurrect its old deadline.
-        h.run("SET s v PX 10");
+        h.run_text("SET s v PX 10");
         h.advance_ms(11);
-        h.run("SET s w KEEPTTL");
+        h.run_text("SET s w KEEPTTL");
         assert_eq!(h.expire_of("s"), None);
-        assert_eq!(h.run("GET s"), "$1\r\nw\r\n");
+        assert_eq!(h.run_text("GET s"), "$1\r\nw\r\n");
     }
 
     #[test]
@@ -1133,7 +1056,7 @@ mod tests {
         ];
         for (command, delta) in steps {
             let before = dirty(&h);
-            h.run(command);
+            h.run_text(command);
             assert_eq!(dirty(&h) - before, delta, "{command}");
         }
     }
@@ -1144,40 +1067,40 @@ mod tests {
         h.engine.server.config.proto_max_bulk_len = 8;
         let too_big = "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n";
         assert_eq!(
-            h.run("APPEND a 12345678"),
+            h.run_text("APPEND a 12345678"),
             ":8\r\n",
             "a new key is not checked"
         );
-        assert_eq!(h.run("APPEND a 9"), too_big);
-        assert_eq!(h.run("APPEND a \"\""), ":8\r\n");
-        assert_eq!(h.run("SETRANGE b 7 x"), ":8\r\n");
-        assert_eq!(h.run("SETRANGE b 8 x"), too_big);
-        assert_eq!(h.run("SETRANGE c 8 x"), too_big);
-        assert_eq!(h.run("SETRANGE c 100 \"\""), ":0\r\n");
-        assert_eq!(h.run("SETBIT d 63 1"), ":0\r\n");
+        assert_eq!(h.run_text("APPEND a 9"), too_big);
+        assert_eq!(h.run_text("APPEND a \"\""), ":8\r\n");
+        assert_eq!(h.run_text("SETRANGE b 7 x"), ":8\r\n");
+        assert_eq!(h.run_text("SETRANGE b 8 x"), too_big);
+        assert_eq!(h.run_text("SETRANGE c 8 x"), too_big);
+        assert_eq!(h.run_text("SETRANGE c 100 \"\""), ":0\r\n");
+        assert_eq!(h.run_text("SETBIT d 63 1"), ":0\r\n");
         assert_eq!(
-            h.run("SETBIT d 64 1"),
+            h.run_text("SETBIT d 64 1"),
             "-ERR bit offset is not an integer or out of range\r\n"
         );
-        assert_eq!(h.run("GETBIT d 63"), ":1\r\n");
+        assert_eq!(h.run_text("GETBIT d 63"), ":1\r\n");
     }
 
     #[test]
     fn incrbyfloat_uses_long_double() {
         let mut h = Harness::new();
-        h.run("SET f 10.5");
-        assert_eq!(h.run("INCRBYFLOAT f 0.1"), "$4\r\n10.6\r\n");
+        h.run_text("SET f 10.5");
+        assert_eq!(h.run_text("INCRBYFLOAT f 0.1"), "$4\r\n10.6\r\n");
         assert_eq!(
-            h.run("INCRBYFLOAT g 0.000003814697265625"),
+            h.run_text("INCRBYFLOAT g 0.000003814697265625"),
             "$19\r\n0.00000381469726562\r\n"
         );
         assert_eq!(
-            h.run("INCRBYFLOAT f inf"),
+            h.run_text("INCRBYFLOAT f inf"),
             "-ERR increment would produce NaN or Infinity\r\n"
         );
-        h.run("SET h abc");
+        h.run_text("SET h abc");
         assert_eq!(
-            h.run("INCRBYFLOAT h 1"),
+            h.run_text("INCRBYFLOAT h 1"),
             "-ERR value is not a valid float\r\n"
         );
     }
