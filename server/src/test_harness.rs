@@ -53,17 +53,6 @@ impl Harness {
         self.run_args_raw(&args)
     }
 
-    /// Runs a command given as binary arguments and decodes the reply.
-    pub fn run_args(&mut self, args: &[&[u8]]) -> Reply {
-        let raw = Bytes::from(self.run_args_raw(args));
-        decode_value(&raw).unwrap().expect("a whole reply").0
-    }
-
-    /// Runs a command given as binary arguments and returns the reply bytes as text.
-    pub fn run_args_text(&mut self, args: &[&[u8]]) -> String {
-        String::from_utf8_lossy(&self.run_args_raw(args)).into_owned()
-    }
-
     fn run_args_raw(&mut self, args: &[&[u8]]) -> Vec<u8> {
         let args: Vec<Bytes> = args.iter().map(|a| Bytes::copy_from_slice(a)).collect();
         let mut out = BytesMut::new();
