@@ -503,11 +503,26 @@ impl Engine {
         if self.server.active_expire {
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
         }
+        self.resize_and_rehash();
+    }
+
+    /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
+    /// per tick in total — to the first table that needs it, as Redis's `databasesCron` does —
+    /// so that the tick never holds clients up for long.
+    fn resize_and_rehash(&mut self) {
         for db in self.ks.dbs.iter_mut() {
             db.main.shrink_if_needed();
             db.expires.shrink_if_needed();
-            db.main.rehash_for(Duration::from_millis(1));
-            db.expires.rehash_for(Duration::from_millis(1));
+        }
+        for db in self.ks.dbs.iter_mut() {
+            if db.main.is_rehashing() {
+                db.main.rehash_for(Duration::from_millis(1));
+                return;
+            }
+            if db.expires.is_rehashing() {
+                db.expires.rehash_for(Duration::from_millis(1));
+                return;
+            }
         }
     }
 
