@@ -877,3 +877,54 @@ fn config_set_dir_is_protected_unless_enabled() {
     );
     assert_eq!(std::env::current_dir().unwrap(), cwd);
 }
+
+#[test]
+fn config_set_port_moves_the_listener_and_keeps_open_connections() {
+    let server = embedis::Server::builder().start().unwrap();
+    let old = server.addr();
+    let mut c = Client::connect(old);
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_port = taken.local_addr().unwrap().port().to_string();
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "port", &taken_port]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n".to_vec()
+    );
+    let old_port = old.port().to_string();
+    let expected = format!("*2\r\n$4\r\nport\r\n${}\r\n{old_port}\r\n", old_port.len());
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "port"]),
+        expected.into_bytes(),
+        "a failed SET changes nothing"
+    );
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let new_port = free.local_addr().unwrap().port();
+    drop(free);
+    let new_port_text = new_port.to_string();
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "port", &new_port_text]),
+        b"+OK\r\n"
+    );
+    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n", "the open connection stays");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut fresh = loop {
+        if let Ok(stream) = TcpStream::connect(("127.0.0.1", new_port)) {
+            break Client {
+                stream,
+                buf: BytesMut::new(),
+            };
+        }
+        assert!(Instant::now() < deadline, "nothing listens on the new port");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    assert_eq!(fresh.cmd(&["PING"]), b"+PONG\r\n");
+    let refused = (0..100).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        TcpStream::connect(old).is_err()
+    });
+    assert!(refused, "the old port stops accepting");
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "bind", "192.0.2.1"]),
+        b"-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n".to_vec()
+    );
+    assert_eq!(fresh.cmd(&["PING"]), b"+PONG\r\n");
+}

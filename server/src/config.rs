@@ -163,9 +163,9 @@ fn parse_access(v: &str) -> Access {
 
 /// Every parameter embedis implements.
 pub static PARAMS: &[Param] = &[
-    param!("port", Kind::Int { min: 0, max: 65535 }, mutable: false,
+    param!("port", Kind::Int { min: 0, max: 65535 }, mutable: true,
         get: |c| c.port.to_string(), set: |c, v| c.port = v.parse().unwrap_or(0)),
-    param!("bind", Kind::Text, mutable: false,
+    param!("bind", Kind::Text, mutable: true,
         get: |c| c.bind.join(" "),
         set: |c, v| c.bind = v.split_ascii_whitespace().map(String::from).collect()),
     param!("unixsocket", Kind::Text, mutable: false,

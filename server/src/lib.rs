@@ -19,6 +19,7 @@ pub mod engine;
 pub mod error;
 pub mod expire;
 pub mod keyspace;
+pub mod listeners;
 pub mod log;
 pub mod net;
 pub mod net_threaded;

@@ -18,16 +18,16 @@ use bytes::BytesMut;
 use embedis_protocol::RequestDecoder;
 use std::cell::RefCell;
 use std::io;
-use std::net::SocketAddr;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpSocket, UnixListener};
+use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
 use crate::client::{ClientHandle, Peer};
 use crate::engine::{Engine, Outcome, Refusal};
+use crate::listeners::set_keepalive;
 
 /// Requests run per turn before the task writes what it has and lets other connections run.
 const REQUESTS_PER_TURN: usize = 1024;
@@ -58,133 +58,26 @@ impl Shared {
     }
 }
 
-/// Binds the TCP listeners for `bind` addresses on `port` (0 with `ephemeral` = let the OS pick
-/// one port, then use it for every address). Redis's conventions: `*` is every IPv4 address, `::*`
-/// every IPv6 one, and a leading `-` marks an address that may be unavailable.
-pub fn bind_tcp(
-    bind: &[String],
-    port: u16,
-    ephemeral: bool,
-    backlog: u32,
-) -> io::Result<Vec<TcpListener>> {
-    let mut listeners = Vec::new();
-    let mut port = port;
-    for raw in bind {
-        let (optional, addr) = match raw.strip_prefix('-') {
-            Some(rest) => (true, rest),
-            None => (false, raw.as_str()),
-        };
-        let ip: std::net::IpAddr = match addr {
-            "*" => "0.0.0.0".parse().expect("valid"),
-            "::*" => "::".parse().expect("valid"),
-            other => match other.parse() {
-                Ok(ip) => ip,
-                Err(_) if optional => continue,
-                Err(_) => {
-                    return Err(io::Error::new(
-                        io::ErrorKind::InvalidInput,
-                        format!("Invalid bind address '{other}'"),
-                    ))
-                }
-            },
-        };
-        let socket_addr = SocketAddr::new(
-            ip,
-            if ephemeral && listeners.is_empty() {
-                0
-            } else {
-                port
-            },
-        );
-        match listen(socket_addr, backlog) {
-            Ok(listener) => {
-                if ephemeral && listeners.is_empty() {
-                    port = listener.local_addr()?.port();
-                }
-                listeners.push(listener);
-            }
-            Err(_) if optional => continue,
-            Err(e) => {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!("Could not create server TCP listening socket {addr}:{port}: {e}"),
-                ))
-            }
-        }
-    }
-    Ok(listeners)
-}
-
-fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
-    let socket = if addr.is_ipv4() {
-        TcpSocket::new_v4()?
-    } else {
-        TcpSocket::new_v6()?
+/// Accepts connections on the current TCP listeners, replacing them when CONFIG SET port / bind
+/// sends a new set (see [`crate::listeners`]).
+pub async fn manage_tcp_listeners(
+    initial: Vec<std::net::TcpListener>,
+    mut replacements: tokio::sync::mpsc::UnboundedReceiver<Vec<std::net::TcpListener>>,
+    shared: Rc<Shared>,
+) {
+    let spawn_all = |listeners: Vec<std::net::TcpListener>| -> Vec<tokio::task::JoinHandle<()>> {
+        listeners
+            .into_iter()
+            .filter_map(|l| TcpListener::from_std(l).ok())
+            .map(|l| tokio::task::spawn_local(accept_tcp(l, shared.clone())))
+            .collect()
     };
-    socket.set_reuseaddr(true)?;
-    if addr.is_ipv6() {
-        set_v6_only(&socket);
-    }
-    socket.bind(addr)?;
-    socket.listen(backlog.max(1))
-}
-
-/// Redis binds IPv6 addresses with IPV6_V6ONLY so that `*` and `::*` can coexist.
-fn set_v6_only(socket: &TcpSocket) {
-    use std::os::fd::AsRawFd;
-    let on: libc::c_int = 1;
-    // SAFETY: setsockopt on a valid, owned socket fd with a pointer to a local int.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::IPPROTO_IPV6,
-            libc::IPV6_V6ONLY,
-            &on as *const _ as *const libc::c_void,
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        );
-    }
-}
-
-/// Turns on TCP keepalive with Redis's interval semantics (`tcp-keepalive` seconds).
-fn set_keepalive(fd: i32, seconds: u64) {
-    if seconds == 0 {
-        return;
-    }
-    let on: libc::c_int = 1;
-    let idle = seconds.min(i32::MAX as u64) as libc::c_int;
-    let interval = (idle / 3).max(1);
-    let count: libc::c_int = 3;
-    // SAFETY: setsockopt on a valid connected socket fd with pointers to local ints.
-    unsafe {
-        let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_KEEPALIVE,
-            &on as *const _ as *const _,
-            size,
-        );
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_KEEPIDLE,
-            &idle as *const _ as *const _,
-            size,
-        );
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_KEEPINTVL,
-            &interval as *const _ as *const _,
-            size,
-        );
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_KEEPCNT,
-            &count as *const _ as *const _,
-            size,
-        );
+    let mut running = spawn_all(initial);
+    while let Some(next) = replacements.recv().await {
+        for task in running.drain(..) {
+            task.abort();
+        }
+        running = spawn_all(next);
     }
 }
 
@@ -201,7 +94,7 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
         };
         let _ = stream.set_nodelay(true);
         let fd = stream.as_raw_fd();
-        set_keepalive(fd, shared.engine.borrow().server.config.tcp_keepalive);
+        set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
         let local = stream.local_addr().unwrap_or(addr);
         let peer = Peer::Tcp { addr, local };
         tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));

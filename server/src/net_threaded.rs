@@ -57,7 +57,10 @@ pub(crate) async fn serve(
     ready: Option<std::sync::mpsc::Sender<io::Result<Bound>>>,
 ) -> io::Result<()> {
     let prepared = prepare(&options, &ready)?;
-    let engine = new_engine(&options, &prepared);
+    let mut engine = new_engine(&options, &prepared);
+    let (listener_tx, mut listener_rx) =
+        tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
+    engine.server.listeners = Some(crate::listeners::ListenerControl::new(listener_tx));
     let Prepared {
         log,
         tcp,
@@ -81,29 +84,28 @@ pub(crate) async fn serve(
         "Threaded I/O: {} I/O threads and one executor thread",
         options.config.io_threads
     ));
-    for listener in tcp {
-        let tx = tx.clone();
-        let keepalive = options.config.tcp_keepalive;
-        tokio::spawn(async move {
-            use std::os::fd::AsRawFd;
-            loop {
-                let Ok((stream, addr)) = listener.accept().await else {
-                    tokio::time::sleep(Duration::from_millis(10)).await;
-                    continue;
-                };
-                let _ = stream.set_nodelay(true);
-                let fd = stream.as_raw_fd();
-                let _ = keepalive;
-                let local = stream.local_addr().unwrap_or(addr);
-                tokio::spawn(serve_connection(
-                    stream,
-                    tx.clone(),
-                    Peer::Tcp { addr, local },
-                    fd,
-                ));
+    // Accept on the current listeners; CONFIG SET port / bind sends replacements.
+    let accept_tx = tx.clone();
+    let keepalive = options.config.tcp_keepalive;
+    tokio::spawn(async move {
+        let spawn_all =
+            |listeners: Vec<std::net::TcpListener>| -> Vec<tokio::task::JoinHandle<()>> {
+                listeners
+                    .into_iter()
+                    .filter_map(|l| tokio::net::TcpListener::from_std(l).ok())
+                    .map(|listener| {
+                        tokio::spawn(accept_tcp(listener, accept_tx.clone(), keepalive))
+                    })
+                    .collect()
+            };
+        let mut running = spawn_all(tcp);
+        while let Some(next) = listener_rx.recv().await {
+            for task in running.drain(..) {
+                task.abort();
             }
-        });
-    }
+            running = spawn_all(next);
+        }
+    });
     if let Some(listener) = unix {
         let tx = tx.clone();
         let path = options.config.unixsocket.clone();
@@ -133,6 +135,26 @@ pub(crate) async fn serve(
     let _ = tokio::task::spawn_blocking(move || executor.join()).await;
     finish(&options.config, &log);
     Ok(())
+}
+
+async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, keepalive: u64) {
+    use std::os::fd::AsRawFd;
+    loop {
+        let Ok((stream, addr)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        crate::listeners::set_keepalive(&stream, keepalive);
+        let fd = stream.as_raw_fd();
+        let local = stream.local_addr().unwrap_or(addr);
+        tokio::spawn(serve_connection(
+            stream,
+            tx.clone(),
+            Peer::Tcp { addr, local },
+            fd,
+        ));
+    }
 }
 
 fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) {

@@ -16,14 +16,15 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use tokio::net::{TcpListener, UnixListener};
+use tokio::net::UnixListener;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::listeners::{bind_tcp, ListenerControl};
 use crate::log::Logger;
-use crate::net::{accept_tcp, accept_unix, bind_tcp, Shared};
+use crate::net::{accept_unix, manage_tcp_listeners, Shared};
 
 /// How to start a server. The default: Redis's default configuration on the system clock.
 #[derive(Clone, Default)]
@@ -176,7 +177,7 @@ fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Res
 /// What both I/O modes need before serving: a logger, the working directory, listeners.
 pub(crate) struct Prepared {
     pub log: Logger,
-    pub tcp: Vec<TcpListener>,
+    pub tcp: Vec<std::net::TcpListener>,
     pub unix: Option<UnixListener>,
     pub bound: Bound,
     /// Absolute path of the config file, if any.
@@ -312,7 +313,7 @@ async fn serve_single_thread(
     ready: Ready,
 ) -> io::Result<()> {
     let prepared = prepare(&options, &ready)?;
-    let engine = new_engine(&options, &prepared);
+    let mut engine = new_engine(&options, &prepared);
     let Prepared {
         log,
         tcp,
@@ -320,6 +321,8 @@ async fn serve_single_thread(
         bound,
         ..
     } = prepared;
+    let (listener_tx, listener_rx) = tokio::sync::mpsc::unbounded_channel();
+    engine.server.listeners = Some(ListenerControl::new(listener_tx));
     let config = options.config.clone();
     let shared = Rc::new(Shared {
         engine: RefCell::new(engine),
@@ -337,9 +340,7 @@ async fn serve_single_thread(
     }));
 
     log.warning("Server initialized");
-    for listener in tcp {
-        tokio::task::spawn_local(accept_tcp(listener, shared.clone()));
-    }
+    tokio::task::spawn_local(manage_tcp_listeners(tcp, listener_rx, shared.clone()));
     if let Some(listener) = unix {
         log.notice(&format!(
             "The server is now ready to accept connections at {}",

@@ -129,6 +129,9 @@ pub struct ServerState {
     pub expire_cycle_timed_out: bool,
     /// Set when a deadline was added (blocked client, pause): the timer must recompute its sleep.
     pub timers_changed: bool,
+    /// Where CONFIG SET port / bind sends new TCP listeners (`None` in engines without a
+    /// networking layer, such as unit tests).
+    pub listeners: Option<crate::listeners::ListenerControl>,
     /// Requests from the running command, carried out by the engine after it.
     pub requests: Vec<EngineRequest>,
     /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
@@ -182,6 +185,7 @@ impl ServerState {
             expire_cycle_timed_out: false,
             timers_changed: false,
             requests: Vec::new(),
+            listeners: None,
             active_expire: true,
             replid,
             memory_peak: memory_startup,

@@ -16,6 +16,7 @@ use crate::config::{find_param_named, Access, Config, Kind, Param, PARAMS};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::KeyspaceStats;
+use crate::listeners::bind_tcp;
 use crate::state::{CommandStats, Stats};
 
 const ADMIN: Flags = Flags::ADMIN
@@ -141,6 +142,9 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
             next.dir = cwd.to_string_lossy().into_owned();
         }
     }
+    if next.port != ctx.server.config.port || next.bind != ctx.server.config.bind {
+        rebind(ctx, &next)?;
+    }
     if next.loglevel != ctx.server.config.loglevel {
         ctx.server.log.set_level(next.loglevel);
     }
@@ -148,6 +152,30 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;
     ctx.out.ok();
+    Ok(())
+}
+
+/// Listens on the new port / addresses before CONFIG SET commits them, as Redis does: if any
+/// address cannot be bound nothing changes and the command fails; otherwise the networking layer
+/// swaps its listeners (open connections stay).
+fn rebind(ctx: &mut Ctx<'_>, next: &Config) -> CmdResult {
+    let Some(control) = ctx.server.listeners.clone() else {
+        return Ok(());
+    };
+    let listeners = if next.port == 0 {
+        Vec::new()
+    } else {
+        bind_tcp(&next.bind, next.port, false, next.tcp_backlog).map_err(|e| {
+            ctx.server.log.warning(&e.to_string());
+            if next.port != ctx.server.config.port {
+                Error::msg("ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.")
+            } else {
+                Error::msg("ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.")
+            }
+        })?
+    };
+    control.replace(listeners);
+    ctx.server.tcp_port = next.port;
     Ok(())
 }
 

@@ -1,0 +1,138 @@
+//! TCP listening sockets: binding them with Redis's conventions, and replacing them while the
+//! server runs (CONFIG SET port / bind).
+//!
+//! Binding happens synchronously on plain `std` sockets — at start-up, and inside CONFIG SET so
+//! that the command can answer Redis's error when an address is taken — and the networking layer
+//! turns them into tokio listeners. [`ListenerControl`] hands a new set to the networking layer,
+//! which stops accepting on the old sockets and starts on the new ones; open connections are not
+//! affected, as in Redis.
+
+use socket2::{Domain, Socket, Type};
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener};
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Binds listeners for the `bind` addresses on `port` (0 with `ephemeral` = let the OS pick a
+/// port for the first address and use it for the rest). Redis's conventions: `*` is every IPv4
+/// address, `::*` every IPv6 one, and a leading `-` marks an address that may be unavailable.
+pub fn bind_tcp(
+    bind: &[String],
+    port: u16,
+    ephemeral: bool,
+    backlog: u32,
+) -> io::Result<Vec<TcpListener>> {
+    let mut listeners = Vec::new();
+    let mut port = port;
+    for raw in bind {
+        let (optional, addr) = match raw.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, raw.as_str()),
+        };
+        let ip: IpAddr = match addr {
+            "*" => IpAddr::from([0, 0, 0, 0]),
+            "::*" => IpAddr::from([0u16; 8]),
+            other => match other.parse() {
+                Ok(ip) => ip,
+                Err(_) if optional => continue,
+                Err(_) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("Invalid bind address '{other}'"),
+                    ))
+                }
+            },
+        };
+        let pick_port = ephemeral && listeners.is_empty();
+        match listen(
+            SocketAddr::new(ip, if pick_port { 0 } else { port }),
+            backlog,
+        ) {
+            Ok(listener) => {
+                if pick_port {
+                    port = listener.local_addr()?.port();
+                }
+                listeners.push(listener);
+            }
+            Err(_) if optional => continue,
+            Err(e) => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!("Could not create server TCP listening socket {addr}:{port}: {e}"),
+                ))
+            }
+        }
+    }
+    Ok(listeners)
+}
+
+fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, None)?;
+    socket.set_reuse_address(true)?;
+    if addr.is_ipv6() {
+        // As Redis does, so that `*` and `::*` can both be bound.
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(backlog.clamp(1, i32::MAX as u32) as i32)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}
+
+/// Turns on TCP keepalive with Redis's meaning of `tcp-keepalive` (seconds of idleness).
+pub fn set_keepalive(stream: &tokio::net::TcpStream, seconds: u64) {
+    if seconds == 0 {
+        return;
+    }
+    let idle = std::time::Duration::from_secs(seconds);
+    let keepalive = socket2::TcpKeepalive::new()
+        .with_time(idle)
+        .with_interval((idle / 3).max(std::time::Duration::from_secs(1)))
+        .with_retries(3);
+    let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
+}
+
+/// The networking layer's inbox for a new set of TCP listeners.
+#[derive(Clone)]
+pub struct ListenerControl {
+    sender: UnboundedSender<Vec<TcpListener>>,
+}
+
+impl ListenerControl {
+    pub fn new(sender: UnboundedSender<Vec<TcpListener>>) -> Self {
+        ListenerControl { sender }
+    }
+
+    /// Replaces the listeners the server accepts on.
+    pub fn replace(&self, listeners: Vec<TcpListener>) {
+        let _ = self.sender.send(listeners);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ephemeral_port_is_shared_and_optional_addresses_may_fail() {
+        let listeners = bind_tcp(&["127.0.0.1".into(), "-192.0.2.1".into()], 0, true, 16).unwrap();
+        assert_eq!(
+            listeners.len(),
+            1,
+            "the unavailable optional address is skipped"
+        );
+        assert_ne!(listeners[0].local_addr().unwrap().port(), 0);
+    }
+
+    #[test]
+    fn a_taken_port_is_an_error() {
+        let taken = bind_tcp(&["127.0.0.1".into()], 0, true, 16).unwrap();
+        let port = taken[0].local_addr().unwrap().port();
+        let err = bind_tcp(&["127.0.0.1".into()], port, false, 16).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("Could not create server TCP listening socket"),
+            "{err}"
+        );
+        assert!(bind_tcp(&["nonsense".into()], port, false, 16).is_err());
+    }
+}
