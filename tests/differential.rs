@@ -11,7 +11,8 @@
 //! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
 //! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state).
 //!
-//! `#` starts a comment line. Each fixture starts on fresh connections after FLUSHALL.
+//! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
+//! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
 //! Needs redis-server: skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
 mod support;
@@ -69,7 +70,14 @@ fn sorted(value: &Value) -> Vec<u8> {
     }
 }
 
-fn run_fixture(path: &Path, redis: &RedisServer, ours: &embedis::Server) -> Vec<String> {
+/// Lines mentioning any of `type_only` are compared by reply type only (settings that differ by
+/// design between the two servers under test).
+fn run_fixture(
+    path: &Path,
+    redis: &RedisServer,
+    ours: &embedis::Server,
+    type_only: &[&str],
+) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut failures = Vec::new();
@@ -92,9 +100,17 @@ fn run_fixture(path: &Path, redis: &RedisServer, ours: &embedis::Server) -> Vec<
             Some(("@run", rest)) => (Compare::Nothing, rest),
             _ => (Compare::Bytes, trimmed),
         };
+        let mode = if type_only.iter().any(|w| command.contains(w)) && mode != Compare::Nothing {
+            Compare::Type
+        } else {
+            mode
+        };
         let args = embedis_protocol::inline::split_args(command.as_bytes())
             .unwrap_or_else(|_| panic!("{name}:{line_no}: unbalanced quotes"));
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        if std::env::var_os("DIFF_TRACE").is_some() {
+            eprintln!("{name}:{line_no}: {command}");
+        }
         let request = Conn::encode(&args);
         pair.redis.send_raw(&request);
         pair.ours.send_raw(&request);
@@ -122,12 +138,8 @@ fn run_fixture(path: &Path, redis: &RedisServer, ours: &embedis::Server) -> Vec<
     failures
 }
 
-#[test]
-fn fixtures_match_redis_byte_for_byte() {
-    let Some(redis) = RedisServer::start("differential", &[]) else {
-        return;
-    };
-    let ours = embedis::Server::builder().start().unwrap();
+/// Runs every fixture (or those named by DIFF_ONLY) against `redis` and `ours`.
+fn compare_all(redis: &RedisServer, ours: &embedis::Server, label: &str, type_only: &[&str]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diff");
     let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -149,17 +161,40 @@ fn fixtures_match_redis_byte_for_byte() {
             .lines()
             .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
             .count();
-        failures.extend(run_fixture(fixture, &redis, &ours));
+        failures.extend(run_fixture(fixture, redis, ours, type_only));
     }
     eprintln!(
-        "differential: {} fixtures, {commands} command lines, {} mismatches",
+        "differential ({label}): {} fixtures, {commands} command lines, {} mismatches",
         fixtures.len(),
         failures.len()
     );
     assert!(
         failures.is_empty(),
-        "{} replies differ from Redis:\n{}",
+        "{} replies differ from Redis ({label}):\n{}",
         failures.len(),
         failures.join("\n")
     );
+}
+
+#[test]
+fn fixtures_match_redis_byte_for_byte() {
+    let Some(redis) = RedisServer::start("differential", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    compare_all(&redis, &ours, "io-threads 1", &[]);
+}
+
+/// The same fixtures through the threaded I/O mode, whose request path differs.
+#[test]
+fn fixtures_match_redis_with_threaded_io() {
+    let Some(redis) = RedisServer::start("differential-threaded", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("io-threads", "2")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_all(&redis, &ours, "io-threads 2", &["io-threads"]);
 }

@@ -15,7 +15,7 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::RequestDecoder;
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
@@ -160,13 +160,17 @@ async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, k
 fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) {
     let mut queues: HashMap<ClientId, VecDeque<Vec<Bytes>>> = HashMap::new();
     let mut handles: HashMap<ClientId, Arc<ClientHandle>> = HashMap::new();
+    let mut unfinished: HashSet<ClientId> = HashSet::new();
     let mut next_tick = Instant::now();
     let clock_changed = AtomicBool::new(false);
     loop {
         let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
         let mut wake = next_tick;
         if let Some(at) = engine.next_deadline() {
-            let until = Duration::from_millis((at - engine.server.clock.now_ms()).max(0) as u64);
+            let until = Duration::from_millis(
+                at.saturating_sub(engine.server.clock.now_ms())
+                    .clamp(0, 3_600_000) as u64,
+            );
             wake = wake.min(Instant::now() + until);
         }
         let first = rx.recv_timeout(wake.saturating_duration_since(Instant::now()));
@@ -179,7 +183,6 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
         while let Ok(m) = rx.try_recv() {
             messages.push(m);
         }
-        let mut touched = Vec::new();
         for message in messages {
             match message {
                 ToExecutor::Connect { peer, fd, reply } => {
@@ -196,11 +199,12 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
                 } => {
                     engine.count_input(id, input_bytes, 0);
                     queues.entry(id).or_default().extend(requests);
-                    touched.push(id);
+                    unfinished.insert(id);
                 }
                 ToExecutor::Output { bytes } => engine.count_output(bytes),
                 ToExecutor::Disconnect { id } => {
                     queues.remove(&id);
+                    unfinished.remove(&id);
                     handles.remove(&id);
                     engine.disconnect(id);
                 }
@@ -214,48 +218,68 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
         } else {
             engine.process_timeouts();
         }
-        // Clients released by timeouts or other clients' commands resume their queues too.
-        for (id, handle) in &handles {
-            if !handle.is_blocked() && queues.get(id).is_some_and(|q| !q.is_empty()) {
-                touched.push(*id);
+        // Run every client that has requests and is not blocked, until none is left: a command
+        // may release another client (CLIENT UNPAUSE), whose queue then resumes at once.
+        // Out-of-turn output (a released client's reply) is flushed before that client's next
+        // replies, so each connection sees its replies in order.
+        loop {
+            engine.flush_pending();
+            let ready: Vec<ClientId> = queues
+                .iter()
+                .filter(|(id, q)| !q.is_empty() && handles.get(id).is_some_and(|h| !h.is_blocked()))
+                .map(|(id, _)| *id)
+                .collect();
+            if ready.is_empty() {
+                break;
+            }
+            for id in ready {
+                run_queue(&mut engine, id, &handles, &mut queues);
             }
         }
-        touched.sort_unstable();
-        touched.dedup();
-        for id in touched {
-            let Some(handle) = handles.get(&id) else {
-                continue;
+        engine.flush_pending();
+        // A batch is complete once all its requests ran (none left queued, client not blocked).
+        unfinished.retain(|id| {
+            let Some(handle) = handles.get(id) else {
+                return false;
             };
-            let Some(queue) = queues.get_mut(&id) else {
-                continue;
-            };
-            let mut out = BytesMut::new();
-            let mut close = false;
-            while !handle.is_blocked() {
-                let Some(args) = queue.pop_front() else { break };
-                match engine.execute(id, args, &mut out) {
-                    Outcome::Continue | Outcome::Blocked => {}
-                    Outcome::Close => {
-                        close = true;
-                        queue.clear();
-                        break;
-                    }
-                }
-            }
-            if !out.is_empty() {
-                handle.deliver(&out);
-            }
-            if close {
-                handle.kill();
-            }
-            if queue.is_empty() && !handle.is_blocked() {
+            let done = !handle.is_blocked() && queues.get(id).is_none_or(VecDeque::is_empty);
+            if done {
                 handle.complete_batch();
             }
-        }
+            !done
+        });
         engine.flush_pending();
         if engine.server.shutdown.is_some() {
             shutdown.notify_one();
         }
+    }
+}
+
+/// Runs a client's queued requests until it blocks or none is left, and hands over the output.
+fn run_queue(
+    engine: &mut Engine,
+    id: ClientId,
+    handles: &HashMap<ClientId, Arc<ClientHandle>>,
+    queues: &mut HashMap<ClientId, VecDeque<Vec<Bytes>>>,
+) {
+    let (Some(handle), Some(queue)) = (handles.get(&id), queues.get_mut(&id)) else {
+        return;
+    };
+    let mut out = BytesMut::new();
+    let mut close = false;
+    while !handle.is_blocked() {
+        let Some(args) = queue.pop_front() else { break };
+        if engine.execute(id, args, &mut out) == Outcome::Close {
+            close = true;
+            queue.clear();
+            break;
+        }
+    }
+    if !out.is_empty() {
+        handle.deliver(&out);
+    }
+    if close {
+        handle.kill();
     }
 }
 

@@ -391,7 +391,8 @@ async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
             let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
             let deadline = engine.next_deadline().map(|at| {
                 let now = engine.server.clock.now_ms();
-                tokio::time::Instant::now() + Duration::from_millis((at - now).max(0) as u64)
+                tokio::time::Instant::now()
+                    + Duration::from_millis(at.saturating_sub(now).clamp(0, 3_600_000) as u64)
             });
             (period, deadline)
         };
