@@ -1,6 +1,7 @@
 //! The real `redis-cli` against embedis: one-shot commands and their output formats, database
 //! selection, authentication options, `--pipe` mass insertion, `--scan`, and an interactive
-//! session fed through stdin (which makes redis-cli fetch COMMAND DOCS at start-up).
+//! session fed through stdin (which makes redis-cli fetch COMMAND DOCS at start-up and render
+//! `help` from it).
 //!
 //! redis-cli is the client people reach for first, and it is particular: it sends HELLO for `-3`,
 //! AUTH before anything else, a trailing ECHO to find the end of a `--pipe` stream, SCAN with its
@@ -445,5 +446,84 @@ fn interactive_session_prints_what_redis_prints() {
         let run = s.same(args, SESSION.as_bytes());
         assert!(run.stdout().contains("hello world"), "{args:?}: {run:?}");
         s.same(&["FLUSHALL"], b"");
+    }
+}
+
+/// The blocks of a `help` output (one per command: name and syntax, summary, since, group) for
+/// the commands in `known`, without their summary line. `help client` lists every CLIENT
+/// subcommand the server documents, and only those both servers have can be compared.
+fn comparable_help(run: &Run, known: &BTreeSet<String>) -> Vec<String> {
+    run.stdout()
+        .split("\r\n\r\n")
+        .flat_map(|chunk| chunk.split("\n\n"))
+        .filter_map(|block| {
+            let block = block.trim_matches(|c| c == '\r' || c == '\n');
+            // "  \x1b[1mCLIENT KILL\x1b[0m \x1b[90m<syntax>\x1b[0m"
+            let name = block.split("\x1b[1m").nth(1)?.split("\x1b[0m").next()?;
+            let name = name.to_lowercase().replace(' ', "|");
+            known.contains(&name).then(|| {
+                block
+                    .lines()
+                    .filter(|l| !l.contains("summary:"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+        })
+        .collect()
+}
+
+/// redis-cli fetches COMMAND DOCS when its interactive session starts and renders `help <cmd>`
+/// from it: every command's syntax, version and group must come out as Redis's do; the summary
+/// line is ours (our own words), and showing it proves the help came from our COMMAND DOCS.
+#[test]
+fn interactive_help_is_rendered_from_our_command_docs() {
+    let Some(s) = Servers::start("redis_cli help", None) else {
+        return;
+    };
+    let list = |port: u16| -> BTreeSet<String> {
+        cli(&s.cli, port, &["COMMAND", "LIST"], b"")
+            .stdout()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let ours = list(s.embedis.addr().port());
+    let theirs = list(s.redis.port);
+    // CLIENT SETINFO is Redis 7.2's, which 7.0's COMMAND DOCS cannot be compared with.
+    let common: BTreeSet<String> = ours.intersection(&theirs).cloned().collect();
+    assert!(common.len() >= 95, "{} commands in common", common.len());
+
+    let mut conn = Conn::connect(s.embedis.addr()).unwrap();
+    for command in &common {
+        let words = command.replace('|', " ");
+        let input = format!("help {words}\n");
+        let ours = cli(&s.cli, s.embedis.addr().port(), &[], input.as_bytes());
+        let theirs = cli(&s.cli, s.redis.port, &[], input.as_bytes());
+        let (ours_blocks, theirs_blocks) = (
+            comparable_help(&ours, &common),
+            comparable_help(&theirs, &common),
+        );
+        assert!(!theirs_blocks.is_empty(), "help {words}: {theirs:?}");
+        for (got, expected) in ours_blocks.iter().zip(&theirs_blocks) {
+            assert_eq!(
+                got.escape_debug().to_string(),
+                expected.escape_debug().to_string(),
+                "help {words}"
+            );
+        }
+        assert_eq!(ours_blocks.len(), theirs_blocks.len(), "help {words}");
+        // Our summary, as COMMAND DOCS gives it, is what redis-cli shows.
+        let docs = conn.command(&["COMMAND", "DOCS", command]);
+        let docs = String::from_utf8_lossy(&docs);
+        let summary = docs
+            .split("\r\n")
+            .skip_while(|l| *l != "summary")
+            .nth(2)
+            .unwrap_or_else(|| panic!("COMMAND DOCS {command} has a summary: {docs}"));
+        assert!(
+            ours.stdout().contains(summary),
+            "help {words} shows our summary {summary:?}: {}",
+            ours.stdout()
+        );
     }
 }
