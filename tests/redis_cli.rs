@@ -9,6 +9,8 @@
 //! the same invocation runs against a real redis-server and the two outputs (stdout, stderr and
 //! exit status) must be identical. Needs redis-cli (and redis-server for the comparisons):
 //! skipped loudly without them, unless EMBEDIS_REQUIRE_REDIS=1.
+//!
+//! `--eval` is not tested: embedis has no scripting yet.
 
 mod support;
 
