@@ -35,6 +35,9 @@ pub fn active_expire_cycle(
         loop {
             let db = &mut ks.dbs[db_index];
             if db.expires.is_empty() {
+                // Nothing volatile left: INFO's avg_ttl goes back to 0, as in Redis, rather
+                // than keeping the estimate of keys that are gone.
+                db.avg_ttl = 0;
                 break;
             }
             let mut expired_keys = Vec::new();
@@ -150,6 +153,21 @@ mod tests {
         assert_eq!(ks.dbs[1].len(), 500);
         assert_eq!(ks.dbs[0].expires.len(), 0);
         assert!(ks.dbs[1].avg_ttl > 0);
+    }
+
+    #[test]
+    fn avg_ttl_returns_to_zero_once_no_key_is_volatile() {
+        let mut ks = Keyspace::new(1);
+        let mut state = server();
+        ks.add(0, b"lease", Value::Int(1), Some(30_000), 0);
+        ks.add(0, b"plain", Value::Int(1), None, 0);
+        active_expire_cycle(&mut ks, &mut state, 0, Duration::from_secs(1));
+        assert_eq!(ks.dbs[0].avg_ttl, 30_000);
+        // The volatile key is deleted by a command, not by the cycle: the next cycle notices.
+        assert!(ks.dbs[0].remove(b"lease").is_some());
+        active_expire_cycle(&mut ks, &mut state, 1, Duration::from_secs(1));
+        assert_eq!(ks.dbs[0].avg_ttl, 0);
+        assert_eq!(ks.dbs[0].len(), 1);
     }
 
     #[test]

@@ -8,6 +8,7 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::{decode_value, Value};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -46,53 +47,89 @@ pub fn free_port() -> u16 {
 }
 
 /// A redis-server child process, killed on drop.
+///
+/// Each runs in a fresh directory of its own, removed on drop: redis-server loads a `dump.rdb`
+/// it finds in its directory at start-up, and a shared one (the temp dir) may hold anybody's.
 pub struct RedisServer {
     child: Child,
     pub port: u16,
+    dir: PathBuf,
 }
 
 impl RedisServer {
     /// Starts redis-server with no persistence on a free port; None if it is not installed.
+    ///
+    /// The port is picked by binding and releasing it, so another test may grab the same one
+    /// before redis-server binds it (an embedis started at the same moment, or another
+    /// redis-server). The server that answers is therefore checked to be the process started
+    /// here (INFO's process_id), and the start is retried on a new port otherwise.
     pub fn start(test: &str, extra: &[&str]) -> Option<RedisServer> {
         let binary = find_binary("redis-server", test)?;
-        let port = free_port();
-        let mut args: Vec<String> = vec![
-            "--port".into(),
-            port.to_string(),
-            "--bind".into(),
-            "127.0.0.1".into(),
-            "--save".into(),
-            "".into(),
-            "--appendonly".into(),
-            "no".into(),
-            "--daemonize".into(),
-            "no".into(),
-            "--logfile".into(),
-            "".into(),
-            "--loglevel".into(),
-            "warning".into(),
-            "--dir".into(),
-            std::env::temp_dir().display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        let child = Command::new(binary)
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn redis-server");
-        let server = RedisServer { child, port };
+        let password = extra
+            .iter()
+            .position(|a| *a == "--requirepass")
+            .and_then(|i| extra.get(i + 1))
+            .copied();
+        for _attempt in 0..10 {
+            let port = free_port();
+            let dir = std::env::temp_dir()
+                .join(format!("embedis-test-redis-{}-{port}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("create redis-server's directory");
+            let mut args: Vec<String> = vec![
+                "--port".into(),
+                port.to_string(),
+                "--bind".into(),
+                "127.0.0.1".into(),
+                "--save".into(),
+                "".into(),
+                "--appendonly".into(),
+                "no".into(),
+                "--daemonize".into(),
+                "no".into(),
+                "--logfile".into(),
+                "".into(),
+                "--loglevel".into(),
+                "warning".into(),
+                "--dir".into(),
+                dir.display().to_string(),
+            ];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let child = Command::new(&binary)
+                .args(&args)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("spawn redis-server");
+            let mut server = RedisServer { child, port, dir };
+            if server.wait_until_serving(password) {
+                return Some(server);
+            }
+            // Dropping `server` kills the child if it is still running.
+        }
+        panic!("{test}: redis-server did not start (10 attempts)");
+    }
+
+    /// Waits until this process answers on its port; false if it exited (port taken) or another
+    /// process answers there.
+    fn wait_until_serving(&mut self, password: Option<&str>) -> bool {
+        let pid = format!("process_id:{}\r\n", self.child.id());
         let deadline = Instant::now() + Duration::from_secs(10);
         while Instant::now() < deadline {
-            if let Ok(mut c) = Conn::connect(server.addr()) {
-                let reply = c.command(&["PING"]);
-                if reply == b"+PONG\r\n" || reply.starts_with(b"-NOAUTH") {
-                    return Some(server);
+            if !matches!(self.child.try_wait(), Ok(None)) {
+                return false;
+            }
+            if let Ok(mut c) = Conn::connect(self.addr()) {
+                if let Some(password) = password {
+                    c.command(&["AUTH", password]);
+                }
+                let reply = c.command(&["INFO", "server"]);
+                if reply.starts_with(b"$") || reply.starts_with(b"=") {
+                    return String::from_utf8_lossy(&reply).contains(&pid);
                 }
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        panic!("redis-server did not start on port {port}");
+        panic!("redis-server did not start on port {}", self.port);
     }
 
     pub fn addr(&self) -> SocketAddr {
@@ -104,6 +141,7 @@ impl Drop for RedisServer {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

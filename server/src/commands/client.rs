@@ -106,7 +106,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     ),
     sub("pause", -3, pause, ADMIN).doc(
         "connection",
-        "3.0.0",
+        "2.9.50",
         "O(1)",
         "Holds back the commands of all clients (or only writes) for a number of milliseconds.",
         "timeout:integer [mode=(WRITE|ALL)]",

@@ -46,14 +46,16 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "2.8.13",
         "O(N) where N is the number of arguments to the command",
         "Returns the keys of a full command line.",
-        "command [arg...]",
+        // Redis 7.0 documents no arguments for it (7.2 added them).
+        "",
     ),
     sub("getkeysandflags", -4, getkeysandflags).doc(
         "server",
         "7.0.0",
         "O(N) where N is the number of arguments to the command",
         "Returns the keys of a full command line, each with how the command uses it.",
-        "command [arg...]",
+        // Redis 7.0 documents no arguments for it (7.2 added them).
+        "",
     ),
     sub("help", 2, help).doc(
         "server",
