@@ -61,6 +61,14 @@ fn bench(c: &mut Criterion) {
             black_box(out.len())
         })
     });
+    group.bench_function("format integral double %.17g", |b| {
+        let mut out = Vec::with_capacity(32);
+        b.iter(|| {
+            out.clear();
+            float::push_g17(&mut out, black_box(1234.0));
+            black_box(out.len())
+        })
+    });
     group.finish();
 }
 

@@ -34,16 +34,44 @@ pub fn push_g(out: &mut Vec<u8>, value: f64, precision: usize) {
         return;
     }
     let precision = precision.max(1);
+    // Fast path: integral values print as plain integers while the exponent stays below the
+    // precision (scores and counters are usually whole numbers).
+    if value.fract() == 0.0 && value.abs() < 1e15 && precision >= 16 {
+        if value == 0.0 && value.is_sign_negative() {
+            out.push(b'-');
+        }
+        out.extend_from_slice(itoa::Buffer::new().format(value as i64).as_bytes());
+        return;
+    }
+    push_g_general(out, value, precision)
+}
+
+/// `%g` of a finite `value` by way of its correctly rounded scientific form.
+fn push_g_general(out: &mut Vec<u8>, value: f64, precision: usize) {
     // Scientific form with `precision` significant digits gives us both the correctly rounded
     // digits and the decimal exponent after rounding, which is what %g uses to pick a style.
-    let sci = format!("{:.*e}", precision - 1, value);
+    // Written into a stack buffer: no allocation.
+    let mut buf = [0u8; 64];
+    let len = {
+        use std::io::Write;
+        let mut cursor = std::io::Cursor::new(&mut buf[..]);
+        write!(cursor, "{:.*e}", precision - 1, value).expect("fits in 64 bytes");
+        cursor.position() as usize
+    };
+    let sci = std::str::from_utf8(&buf[..len]).expect("ASCII");
     let (mantissa, exponent) = sci.split_once('e').expect("{:e} always has an exponent");
     let exponent: i32 = exponent.parse().expect("exponent is an integer");
     let (negative, mantissa) = match mantissa.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, mantissa),
     };
-    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    let mut digit_buf = [0u8; 64];
+    let mut n = 0;
+    for b in mantissa.bytes().filter(|b| *b != b'.') {
+        digit_buf[n] = b;
+        n += 1;
+    }
+    let digits = &digit_buf[..n];
     if negative {
         out.push(b'-');
     }
@@ -110,11 +138,25 @@ mod tests {
             (5e-324, "4.9406564584124654e-324"),
             (2f64.powi(-25), "2.9802322387695312e-08"),
             (3.0000000000000004, "3.0000000000000004"),
+            (-42.0, "-42"),
+            (999999999999999.0, "999999999999999"),
+            (1e15, "1000000000000000"),
+            (123456789012345680.0, "1.2345678901234568e+17"),
             (f64::INFINITY, "inf"),
             (f64::NEG_INFINITY, "-inf"),
         ];
         for (value, expected) in cases {
             assert_eq!(format_g17(*value), *expected, "value {value:e}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn integral_fast_path_agrees_with_the_general_rule(n in -999_999_999_999_999i64..=999_999_999_999_999) {
+            let (mut fast, mut general) = (Vec::new(), Vec::new());
+            push_g17(&mut fast, n as f64);
+            push_g_general(&mut general, n as f64, 17);
+            proptest::prop_assert_eq!(fast, general);
         }
     }
 
