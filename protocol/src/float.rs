@@ -103,7 +103,7 @@ fn push_g_general(out: &mut Vec<u8>, value: f64, precision: usize) {
         for _ in 0..(-exponent - 1) {
             out.push(b'0');
         }
-        out.extend_from_slice(trim_trailing_zeros(&digits));
+        out.extend_from_slice(trim_trailing_zeros(digits));
     }
 }
 
