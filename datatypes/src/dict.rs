@@ -604,6 +604,29 @@ where
     }
 }
 
+impl<K, V, S> Clone for Dict<K, V, S>
+where
+    K: Hash + Eq + Clone,
+    V: Clone,
+    S: BuildHasher + Clone,
+{
+    /// A copy with the same entries (rehashing finished: the copy has one table sized for them).
+    fn clone(&self) -> Self {
+        let mut copy = Dict::with_hasher(self.hasher.clone());
+        copy.expand(self.len());
+        for (k, v) in self.iter() {
+            copy.insert_new(k.clone(), v.clone());
+        }
+        copy
+    }
+}
+
+impl<K: std::fmt::Debug, V: std::fmt::Debug, S> std::fmt::Debug for Dict<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
 /// Iterator over a dict's entries.
 pub struct Iter<'a, K, V> {
     tables: &'a [Table<K, V>; 2],

@@ -5,6 +5,9 @@
 //! - [`small_bytes`]: an owned byte string that keeps short values inline (keys and small
 //!   values cost no second allocation).
 //! - [`glob`]: Redis's glob matcher for KEYS, SCAN MATCH, PSUBSCRIBE and CONFIG GET.
+//! - [`listpack`]: byte strings packed into one allocation, the compact form of small collections.
+//! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
+//!   Redis's encodings with its conversion thresholds.
 //! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
 //!   because INCRBYFLOAT replies are computed in it.
 //!
@@ -12,8 +15,14 @@
 
 pub mod dict;
 pub mod glob;
+pub mod hash;
+pub mod intset;
+pub mod listpack;
 pub mod long_double;
+pub mod quicklist;
+pub mod set;
 pub mod small_bytes;
+pub mod zset;
 
 pub use dict::Dict;
 pub use small_bytes::SmallBytes;

@@ -40,6 +40,34 @@ pub struct Config {
     pub tcp_keepalive: u64,
     pub tcp_backlog: u32,
     pub protected_mode: bool,
+    /// Thresholds of the compact encodings (see each collection's module).
+    pub encodings: EncodingLimits,
+}
+
+/// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
+/// `set-max-intset-entries` parameters say.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EncodingLimits {
+    pub hash_max_listpack_entries: usize,
+    pub hash_max_listpack_value: usize,
+    pub set_max_intset_entries: usize,
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+    /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
+    pub list_max_listpack_size: i64,
+}
+
+impl Default for EncodingLimits {
+    fn default() -> Self {
+        EncodingLimits {
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
+            list_max_listpack_size: -2,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -85,6 +113,7 @@ impl Default for Config {
             tcp_keepalive: 300,
             tcp_backlog: 511,
             protected_mode: true,
+            encodings: EncodingLimits::default(),
         }
     }
 }
@@ -248,6 +277,71 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.tcp_backlog.to_string(), set: |c, v| c.tcp_backlog = v.parse().unwrap_or(511)),
     param!("protected-mode", Kind::Bool, mutable: true,
         get: |c| yes_no(c.protected_mode), set: |c, v| c.protected_mode = parse_yes_no(v)),
+    Param {
+        name: "hash-max-listpack-entries",
+        aliases: &["hash-max-ziplist-entries"],
+        kind: Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.hash_max_listpack_entries.to_string(),
+        set: |c, v| c.encodings.hash_max_listpack_entries = v.parse().unwrap_or(512),
+    },
+    Param {
+        name: "hash-max-listpack-value",
+        aliases: &["hash-max-ziplist-value"],
+        kind: Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.hash_max_listpack_value.to_string(),
+        set: |c, v| c.encodings.hash_max_listpack_value = parse_memory(v).unwrap_or(64) as usize,
+    },
+    param!("set-max-intset-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.set_max_intset_entries.to_string(),
+        set: |c, v| c.encodings.set_max_intset_entries = v.parse().unwrap_or(512)),
+    Param {
+        name: "zset-max-listpack-entries",
+        aliases: &["zset-max-ziplist-entries"],
+        kind: Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.zset_max_listpack_entries.to_string(),
+        set: |c, v| c.encodings.zset_max_listpack_entries = v.parse().unwrap_or(128),
+    },
+    Param {
+        name: "zset-max-listpack-value",
+        aliases: &["zset-max-ziplist-value"],
+        kind: Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.zset_max_listpack_value.to_string(),
+        set: |c, v| c.encodings.zset_max_listpack_value = parse_memory(v).unwrap_or(64) as usize,
+    },
+    Param {
+        name: "list-max-listpack-size",
+        aliases: &["list-max-ziplist-size"],
+        kind: Kind::Int {
+            min: i32::MIN as i64,
+            max: i32::MAX as i64,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.list_max_listpack_size.to_string(),
+        set: |c, v| c.encodings.list_max_listpack_size = v.parse().unwrap_or(-2),
+    },
+    // Lists are never compressed: only the value that says so.
+    param!("list-compress-depth", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
     // embedis has no persistence yet: it never snapshots and keeps no AOF. These accept exactly
     // the values that say so, so that harnesses passing them keep working.
     param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),
@@ -285,6 +379,16 @@ pub fn parse_memory(s: &str) -> Option<i64> {
     digits.parse::<i64>().ok()?.checked_mul(mul)
 }
 
+/// True if `s` has the shape of a memory size (digits and an optional unit), whatever its value.
+fn is_memory_syntax(s: &str) -> bool {
+    let lower = s.to_ascii_lowercase();
+    let digits = ["kb", "mb", "gb", "k", "m", "g"]
+        .iter()
+        .find_map(|u| lower.strip_suffix(u))
+        .unwrap_or(&lower);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Parses an integer parameter value as Redis does (`string2ll`: canonical digits only, no sign
 /// `+`, no spaces).
 fn parse_int(s: &str) -> Option<i64> {
@@ -295,6 +399,7 @@ fn parse_int(s: &str) -> Option<i64> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValueError {
     NotInteger,
+    NotMemory,
     OutOfRange { min: i64, max: i64 },
     NotYesNo,
     NotOneOf(&'static [&'static str]),
@@ -305,6 +410,7 @@ impl std::fmt::Display for ValueError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ValueError::NotInteger => f.write_str("argument couldn't be parsed into an integer"),
+            ValueError::NotMemory => f.write_str("argument must be a memory value"),
             ValueError::OutOfRange { min, max } => {
                 write!(f, "argument must be between {min} and {max} inclusive")
             }
@@ -335,7 +441,14 @@ impl Param {
                 }
             }
             Kind::Memory { min, max } => {
-                let n = parse_memory(value).ok_or(ValueError::NotInteger)?;
+                let n = match parse_memory(value) {
+                    Some(n) => n,
+                    // Well-formed but too big for 64 bits: Redis reports the range.
+                    None if is_memory_syntax(value) => {
+                        return Err(ValueError::OutOfRange { min, max })
+                    }
+                    None => return Err(ValueError::NotMemory),
+                };
                 if n < min || n > max {
                     return Err(ValueError::OutOfRange { min, max });
                 }
@@ -529,17 +642,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "rename-command",
     "lua-time-limit",
     "busy-reply-threshold",
-    "hash-max-listpack-entries",
-    "hash-max-ziplist-entries",
-    "hash-max-listpack-value",
-    "hash-max-ziplist-value",
-    "zset-max-listpack-entries",
-    "zset-max-ziplist-entries",
-    "zset-max-listpack-value",
-    "zset-max-ziplist-value",
-    "set-max-intset-entries",
-    "list-max-listpack-size",
-    "list-max-ziplist-size",
     "hll-sparse-max-bytes",
     "latency-monitor-threshold",
     "supervised",

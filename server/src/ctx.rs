@@ -77,6 +77,12 @@ pub struct Ctx<'a> {
     pub now_us: i64,
     /// Set by a handler that must wait (the executor parks the client).
     pub block: Option<Blocked>,
+    /// False where Redis runs blocking commands as their non-blocking twins (inside MULTI or a
+    /// script): a handler that would block replies as if it had timed out instead.
+    pub may_block: bool,
+    /// When a blocked command runs again because a key was written: that key. Redis 7.0 serves
+    /// a client from the key that became ready, not from the first non-empty key it listed.
+    pub woken_by: Option<&'a [u8]>,
 }
 
 impl<'a> Ctx<'a> {

@@ -20,7 +20,7 @@ use embedis_protocol::{Version, Writer};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::blocking::{BlockReason, Blocked};
+use crate::blocking::{BlockReason, Blocked, TimeoutReply};
 use crate::client::{ClientHandle, ClientId, ClientState, Peer, ReplyMode};
 use crate::clock::Clock;
 use crate::command::{registry, Command, Flags, Lookup};
@@ -28,7 +28,7 @@ use crate::config::{Access, Config};
 use crate::ctx::{Clients, Ctx};
 use crate::error::Error;
 use crate::expire;
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Access as KeyAccess, Keyspace};
 use crate::log::Logger;
 use crate::state::{EngineRequest, ServerState};
 
@@ -41,6 +41,16 @@ pub enum Outcome {
     Blocked,
     /// Write what is pending, then close the connection.
     Close,
+}
+
+/// How a command comes to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run<'k> {
+    /// Sent by the client (or postponed by CLIENT PAUSE and run now for the first time).
+    Fresh,
+    /// A blocked command run again because a key it waits on was written: its statistics and
+    /// MONITOR line were counted when it first ran, and it is told which key woke it.
+    Rerun { woken_by: &'k [u8] },
 }
 
 /// Why a connection was refused.
@@ -95,7 +105,7 @@ impl Engine {
     pub fn disconnect(&mut self, id: ClientId) {
         if let Some(mut client) = self.clients.remove(id) {
             if let Some(blocked) = client.blocked.take() {
-                self.server.blocked.remove(id, &blocked);
+                self.forget_block(id, &blocked);
             }
             self.server.monitors.retain(|&m| m != id);
         }
@@ -120,13 +130,16 @@ impl Engine {
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
-        let outcome = self.execute_for(&mut client, args, out);
+        let outcome = self.execute_for(&mut client, args, out, Run::Fresh);
         client
             .handle
             .set_authenticated(!auth_required(&self.server.config, &client));
         self.clients.insert(client);
         if !self.server.requests.is_empty() {
             self.carry_out_requests();
+        }
+        if self.ks.ready.has_ready() {
+            self.serve_ready_keys();
         }
         outcome
     }
@@ -164,13 +177,13 @@ impl Engine {
         let Some(blocked) = client.blocked.take() else {
             return;
         };
-        self.server.blocked.remove(id, &blocked);
         let version = client.resp;
         Writer::new(&mut client.pending, version).error_line(error);
+        client.handle.set_blocked(false);
+        self.forget_block(id, &blocked);
         let code_end = error.iter().position(|&b| b == b' ').unwrap_or(error.len());
         self.server
             .count_error(&String::from_utf8_lossy(&error[..code_end]));
-        client.handle.set_blocked(false);
         self.server.pending_writes.push(id);
     }
 
@@ -179,12 +192,13 @@ impl Engine {
         client: &mut ClientState,
         args: Vec<Bytes>,
         out: &mut BytesMut,
+        run: Run<'_>,
     ) -> Outcome {
         // CLIENT REPLY OFF / SKIP: run the command, throw the reply away — unless the command
         // itself turned replies back on (CLIENT REPLY ON, RESET), whose reply Redis sends.
         let outcome = if matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip) {
             let mut scratch = BytesMut::new();
-            let outcome = self.process(client, args, &mut scratch);
+            let outcome = self.process(client, args, &mut scratch, run);
             match client.reply_mode {
                 ReplyMode::On => out.extend_from_slice(&scratch),
                 ReplyMode::Skip => client.reply_mode = ReplyMode::On,
@@ -192,7 +206,7 @@ impl Engine {
             }
             outcome
         } else {
-            self.process(client, args, out)
+            self.process(client, args, out, run)
         };
         if client.reply_mode == ReplyMode::SkipNext {
             client.reply_mode = ReplyMode::Skip;
@@ -206,6 +220,7 @@ impl Engine {
         client: &mut ClientState,
         args: Vec<Bytes>,
         out: &mut BytesMut,
+        run: Run<'_>,
     ) -> Outcome {
         let now_us = self.server.clock.now_us();
         let now_ms = now_us.div_euclid(1000);
@@ -253,8 +268,8 @@ impl Engine {
             self.reject(client, Some(command), error, out);
             return self.finish(client);
         }
-        // Replicas (and so MONITOR clients) are never paused.
-        if !client.monitor && self.is_paused_for(command) {
+        // Replicas (and so MONITOR clients) are never paused; a blocked command already passed.
+        if run == Run::Fresh && !client.monitor && self.is_paused_for(command) {
             client.last_command = &command.full_name;
             self.park(
                 client,
@@ -266,7 +281,13 @@ impl Engine {
             );
             return Outcome::Blocked;
         }
-        self.call(client, command, &args, out, now_ms, now_us);
+        let block = self.call(client, command, &args, out, now_ms, now_us, run);
+        match (block, run) {
+            (Some(blocked), Run::Fresh) => self.park(client, blocked),
+            // Still nothing for it: the caller keeps the client where it was in the queues.
+            (Some(_), Run::Rerun { .. }) => return Outcome::Blocked,
+            (None, _) => {}
+        }
         self.finish(client)
     }
 
@@ -328,7 +349,8 @@ impl Engine {
         out: &mut BytesMut,
         now_ms: i64,
         now_us: i64,
-    ) {
+        run: Run<'_>,
+    ) -> Option<Blocked> {
         let handler = command
             .spec
             .handler
@@ -349,29 +371,34 @@ impl Engine {
                 now_ms,
                 now_us,
                 block: None,
+                may_block: true,
+                woken_by: match run {
+                    Run::Rerun { woken_by } => Some(woken_by),
+                    Run::Fresh => None,
+                },
             };
             let result = handler(&mut ctx);
             (result, ctx.block)
         };
-        let elapsed = started.elapsed().as_micros() as u64;
-        let stats = &mut self.server.command_stats[command.id];
-        stats.calls += 1;
-        stats.usec += elapsed;
-        self.server.stats.total_commands_processed += 1;
         if let Err(error) = result {
             self.server.command_stats[command.id].failed_calls += 1;
             self.server.count_error(&error.code());
             Writer::new(out, version).error_line(&error.line());
         }
-        if !self.server.monitors.is_empty()
-            && !command.spec.flags.contains(Flags::SKIP_MONITOR)
-            && !command.spec.flags.contains(Flags::ADMIN)
-        {
-            self.feed_monitors(client, command, args, now_us, out);
+        if run == Run::Fresh {
+            let elapsed = started.elapsed().as_micros() as u64;
+            let stats = &mut self.server.command_stats[command.id];
+            stats.calls += 1;
+            stats.usec += elapsed;
+            self.server.stats.total_commands_processed += 1;
+            if !self.server.monitors.is_empty()
+                && !command.spec.flags.contains(Flags::SKIP_MONITOR)
+                && !command.spec.flags.contains(Flags::ADMIN)
+            {
+                self.feed_monitors(client, command, args, now_us, out);
+            }
         }
-        if let Some(blocked) = block {
-            self.park(client, blocked);
-        }
+        block
     }
 
     /// Sends the command to every MONITOR client in Redis's line format. A monitoring client
@@ -420,9 +447,78 @@ impl Engine {
     /// Parks `client` until something releases it.
     fn park(&mut self, client: &mut ClientState, blocked: Blocked) {
         self.server.timers_changed = true;
+        if let BlockReason::Keys(wait) = &blocked.reason {
+            for key in &wait.keys {
+                self.ks.ready.watch(wait.db, key.clone());
+            }
+        }
         self.server.blocked.add(client.id, &blocked);
         client.blocked = Some(blocked);
         client.handle.set_blocked(true);
+    }
+
+    /// Removes a released client from the blocked index; keys nobody waits on anymore stop
+    /// being watched.
+    fn forget_block(&mut self, id: ClientId, blocked: &Blocked) {
+        for (db, key) in self.server.blocked.remove(id, blocked) {
+            self.ks.ready.unwatch(db, &key);
+        }
+    }
+
+    /// Serves the clients blocked on keys that commands wrote to: for each ready key, in the
+    /// order keys were signalled, its waiting clients in the order they blocked, as long as the
+    /// key holds the type of value they wait for. Serving one (BLMOVE) may make another key
+    /// ready, which is served in turn.
+    pub fn serve_ready_keys(&mut self) {
+        while let Some((db, key)) = self.ks.ready.pop() {
+            for id in self.server.blocked.waiting_on(db, &key) {
+                let wants = match self.clients.get(id).and_then(|c| c.blocked.as_ref()) {
+                    Some(Blocked {
+                        reason: BlockReason::Keys(wait),
+                        ..
+                    }) => wait.wants,
+                    _ => continue,
+                };
+                let now = self.server.clock.now_ms();
+                let holds = self
+                    .ks
+                    .lookup(db, &key, now, KeyAccess::NoTouch)
+                    .map(|o| o.value.value_type());
+                match holds {
+                    None => break,
+                    Some(kind) if kind != wants => continue,
+                    Some(_) => self.rerun_blocked(id, &key),
+                }
+            }
+        }
+    }
+
+    /// Runs a key-blocked client's command again. If it can now complete, the client is released
+    /// with its reply; otherwise it keeps its place in every queue and its deadline.
+    fn rerun_blocked(&mut self, id: ClientId, woken_by: &[u8]) {
+        let Some(mut client) = self.clients.remove(id) else {
+            return;
+        };
+        let Some(blocked) = client.blocked.take() else {
+            self.clients.insert(client);
+            return;
+        };
+        let mut out = std::mem::take(&mut client.pending);
+        let outcome = self.execute_for(
+            &mut client,
+            blocked.args.clone(),
+            &mut out,
+            Run::Rerun { woken_by },
+        );
+        client.pending = out;
+        if outcome == Outcome::Blocked {
+            client.blocked = Some(blocked);
+        } else {
+            self.forget_block(id, &blocked);
+            client.handle.set_blocked(false);
+            self.server.pending_writes.push(id);
+        }
+        self.clients.insert(client);
     }
 
     /// Releases a blocked client: `retry` re-runs its command (pause ended), otherwise the
@@ -432,12 +528,15 @@ impl Engine {
             return;
         };
         if let Some(blocked) = client.blocked.take() {
-            self.server.blocked.remove(id, &blocked);
+            self.forget_block(id, &blocked);
             let mut out = std::mem::take(&mut client.pending);
             if retry {
-                self.execute_for(&mut client, blocked.args, &mut out);
+                self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
             } else {
-                timeout_reply(&blocked, &mut Writer::new(&mut out, client.resp));
+                write_timeout_reply(
+                    blocked.timeout_reply(),
+                    &mut Writer::new(&mut out, client.resp),
+                );
             }
             client.pending = out;
             if client.blocked.is_none() {
@@ -488,6 +587,10 @@ impl Engine {
         }
         for id in self.server.blocked.due(now) {
             self.release(id, false);
+        }
+        // Commands re-run when a pause ended may have written to keys others wait on.
+        if self.ks.ready.has_ready() {
+            self.serve_ready_keys();
         }
     }
 
@@ -599,11 +702,12 @@ fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
     }
 }
 
-/// The reply a blocked command gives when its time runs out.
-fn timeout_reply(blocked: &Blocked, w: &mut Writer<'_>) {
-    match blocked.reason {
-        BlockReason::Wait => w.integer(0),
-        BlockReason::Postponed => w.null_array(),
+/// Writes the reply a blocked command gives when its time runs out.
+fn write_timeout_reply(reply: TimeoutReply, w: &mut Writer<'_>) {
+    match reply {
+        TimeoutReply::Integer(n) => w.integer(n),
+        TimeoutReply::NullArray => w.null_array(),
+        TimeoutReply::Null => w.null(),
     }
 }
 

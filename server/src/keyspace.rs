@@ -21,6 +21,7 @@
 
 use embedis_datatypes::{Dict, SmallBytes};
 use rand::Rng;
+use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
@@ -156,12 +157,77 @@ pub enum Ttl {
     At(i64),
 }
 
+/// Keys that blocked clients wait on, and which of them a command has written to.
+///
+/// Blocking pops (BLPOP, BZPOPMIN…) wait for a key to hold something. Rather than every push
+/// command knowing about blocked clients, the keyspace notices writes to watched keys — a write
+/// lookup, or a new value stored under the key — and queues the key as *ready*; after the
+/// command, the engine serves the clients waiting on each ready key. A spurious signal (a write
+/// that removed elements) is harmless: the client's command runs again, finds nothing, and keeps
+/// waiting. When nobody is blocked the cost is one emptiness check per write.
+#[derive(Debug, Default)]
+pub struct ReadyKeys {
+    watched: HashSet<(usize, SmallBytes)>,
+    queue: VecDeque<(usize, SmallBytes)>,
+    queued: HashSet<(usize, SmallBytes)>,
+}
+
+impl ReadyKeys {
+    /// A client now waits on `key` of `db`.
+    pub fn watch(&mut self, db: usize, key: SmallBytes) {
+        self.watched.insert((db, key));
+    }
+
+    /// Nobody waits on `key` of `db` anymore.
+    pub fn unwatch(&mut self, db: usize, key: &SmallBytes) {
+        self.watched.remove(&(db, key.clone()));
+    }
+
+    /// Notes a write to `key` of `db`: queued as ready if someone waits on it.
+    #[inline]
+    pub fn signal(&mut self, db: usize, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        let slot = (db, SmallBytes::new(key));
+        if self.watched.contains(&slot) && self.queued.insert(slot.clone()) {
+            self.queue.push_back(slot);
+        }
+    }
+
+    /// Queues every watched key of `db` (SWAPDB changed what the database holds).
+    pub fn signal_db(&mut self, db: usize) {
+        let keys: Vec<SmallBytes> = self
+            .watched
+            .iter()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, k)| k.clone())
+            .collect();
+        for key in keys {
+            self.signal(db, &key);
+        }
+    }
+
+    pub fn has_ready(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
+    /// The next ready key, in the order they were signalled.
+    pub fn pop(&mut self) -> Option<(usize, SmallBytes)> {
+        let slot = self.queue.pop_front()?;
+        self.queued.remove(&slot);
+        Some(slot)
+    }
+}
+
 /// All databases and the counters that span them.
 pub struct Keyspace {
     pub dbs: Vec<Db>,
     pub stats: KeyspaceStats,
     /// Writes since the last save (INFO rdb_changes_since_last_save).
     pub dirty: u64,
+    /// Keys blocked clients wait on (see [`ReadyKeys`]).
+    pub ready: ReadyKeys,
 }
 
 impl Keyspace {
@@ -170,6 +236,7 @@ impl Keyspace {
             dbs: (0..databases).map(Db::new).collect(),
             stats: KeyspaceStats::default(),
             dirty: 0,
+            ready: ReadyKeys::default(),
         }
     }
 
@@ -200,6 +267,9 @@ impl Keyspace {
         access: Access,
     ) -> Option<&mut Object> {
         self.expire_if_needed(db, key, now);
+        if access == Access::Write {
+            self.ready.signal(db, key);
+        }
         let found = self.dbs[db].main.get_mut(key);
         match access {
             Access::Read | Access::Inspect => {
@@ -257,6 +327,7 @@ impl Keyspace {
                     .insert_new(SmallBytes::new(key), Object::new(value, lru));
             }
         }
+        self.ready.signal(db, key);
         self.dirty += 1;
     }
 
@@ -316,6 +387,7 @@ impl Keyspace {
                 }
             }
         }
+        self.ready.signal(db, key);
         self.dirty += 1;
         true
     }
@@ -330,6 +402,7 @@ impl Keyspace {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
         }
+        self.ready.signal(db, key);
         self.dirty += 1;
     }
 
@@ -400,6 +473,7 @@ impl Keyspace {
     /// deadline. The object keeps its header (LRU clock, private-integer mark). Not counted in
     /// `dirty` (see [`Keyspace::take`]).
     pub fn put(&mut self, db: usize, key: SmallBytes, mut obj: Object, expire_at: Option<i64>) {
+        self.ready.signal(db, &key);
         let d = &mut self.dbs[db];
         obj.set_has_expire(expire_at.is_some());
         match expire_at {
@@ -423,6 +497,9 @@ impl Keyspace {
         let (low, high) = (a.min(b), a.max(b));
         let (left, right) = self.dbs.split_at_mut(high);
         left[low].swap_contents(&mut right[0]);
+        // Clients blocked on either database may now find their keys.
+        self.ready.signal_db(a);
+        self.ready.signal_db(b);
     }
 
     /// Removes every key of database `db` (FLUSHDB) and returns how many there were. With

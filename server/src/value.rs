@@ -12,6 +12,10 @@
 //! and a flag saying whether the key has a TTL (so deleting a key without one never touches the
 //! expiry index).
 
+use embedis_datatypes::hash::HashValue;
+use embedis_datatypes::quicklist::Quicklist;
+use embedis_datatypes::set::SetValue;
+use embedis_datatypes::zset::ZSetValue;
 use embedis_datatypes::SmallBytes;
 use embedis_protocol::number::parse_i64;
 use std::borrow::Cow;
@@ -21,7 +25,8 @@ pub const EMBSTR_MAX: usize = 44;
 /// Longest string Redis considers for the `int` encoding.
 const INT_ENCODING_MAX_LEN: usize = 20;
 
-/// A value held by a key. Collections join this enum with their own issues.
+/// A value held by a key. The collections keep their compact forms inline (16 bytes) so that a
+/// small hash or set costs one allocation besides its key.
 #[derive(Clone, Debug)]
 pub enum Value {
     /// A string that is a canonical integer: OBJECT ENCODING `int`.
@@ -30,18 +35,30 @@ pub enum Value {
     Str(SmallBytes),
     /// A string modified in place (APPEND, SETRANGE, SETBIT): always `raw`.
     Raw(Box<Vec<u8>>),
+    List(Box<Quicklist>),
+    Hash(HashValue),
+    Set(SetValue),
+    ZSet(ZSetValue),
 }
 
 /// The type names TYPE and SCAN TYPE use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ValueType {
     String,
+    List,
+    Hash,
+    Set,
+    ZSet,
 }
 
 impl ValueType {
     pub fn name(self) -> &'static str {
         match self {
             ValueType::String => "string",
+            ValueType::List => "list",
+            ValueType::Hash => "hash",
+            ValueType::Set => "set",
+            ValueType::ZSet => "zset",
         }
     }
 }
@@ -66,6 +83,10 @@ impl Value {
     pub fn value_type(&self) -> ValueType {
         match self {
             Value::Int(_) | Value::Str(_) | Value::Raw(_) => ValueType::String,
+            Value::List(_) => ValueType::List,
+            Value::Hash(_) => ValueType::Hash,
+            Value::Set(_) => ValueType::Set,
+            Value::ZSet(_) => ValueType::ZSet,
         }
     }
 
@@ -75,6 +96,10 @@ impl Value {
             Value::Int(_) => "int",
             Value::Str(s) if s.len() <= EMBSTR_MAX => "embstr",
             Value::Str(_) | Value::Raw(_) => "raw",
+            Value::List(_) => "quicklist",
+            Value::Hash(h) => h.encoding_name(),
+            Value::Set(s) => s.encoding_name(),
+            Value::ZSet(z) => z.encoding_name(),
         }
     }
 
@@ -90,6 +115,7 @@ impl Value {
             )),
             Value::Str(s) => Some(Cow::Borrowed(s.as_slice())),
             Value::Raw(v) => Some(Cow::Borrowed(v.as_slice())),
+            _ => None,
         }
     }
 
@@ -99,6 +125,7 @@ impl Value {
             Value::Int(n) => Some(itoa::Buffer::new().format(*n).len()),
             Value::Str(s) => Some(s.len()),
             Value::Raw(v) => Some(v.len()),
+            _ => None,
         }
     }
 
@@ -114,15 +141,6 @@ impl Value {
         match self {
             Value::Raw(v) => Some(v),
             _ => unreachable!("converted above"),
-        }
-    }
-
-    /// Approximate heap bytes owned by this value (for INFO and MEMORY USAGE estimates).
-    pub fn heap_size(&self) -> usize {
-        match self {
-            Value::Int(_) => 0,
-            Value::Str(s) => s.heap_size(),
-            Value::Raw(v) => v.capacity() + std::mem::size_of::<Vec<u8>>(),
         }
     }
 }

@@ -1,0 +1,416 @@
+//! [`Listpack`]: a sequence of byte strings packed into one exactly-sized allocation — the
+//! compact form of small hashes and sorted sets (Redis's `listpack` encoding plays this role), and
+//! the entry codec that list nodes reuse.
+//!
+//! Small collections are the common case (a reentrant lock is a hash with one field), and giving
+//! each element its own allocation and pointers would cost several times the element itself. Here
+//! the elements sit back to back:
+//!
+//! ```text
+//! [count: u32 LE] [entry] [entry] …
+//! entry = [len: LEB128 varint] [data: len bytes] [backlen: size of len+data, 7-bit groups, read backwards]
+//! ```
+//!
+//! The forward length lets iteration go front to back, the backward length back to front, so both
+//! ends are reachable without an index. A one-byte header and a one-byte trailer suffice for any
+//! element under 128 bytes. Every change rebuilds the allocation at its new exact size (one
+//! allocation and one copy): fine for the few hundred bytes these forms are limited to, and what
+//! keeps them as small as possible. Callers convert to a real hash table or skiplist past their
+//! thresholds.
+
+use std::ops::Range;
+
+const HEADER: usize = 4;
+
+/// Appends the encoding of one entry holding `data` to `out`.
+pub fn encode_entry(out: &mut Vec<u8>, data: &[u8]) {
+    let start = out.len();
+    push_varint(out, data.len() as u64);
+    out.extend_from_slice(data);
+    let body = out.len() - start;
+    push_backlen(out, body as u64);
+}
+
+/// Bytes `encode_entry` would write for `data`.
+pub fn entry_size(data: &[u8]) -> usize {
+    let body = varint_size(data.len() as u64) + data.len();
+    body + backlen_size(body as u64)
+}
+
+fn varint_size(mut v: u64) -> usize {
+    let mut n = 1;
+    while v >= 0x80 {
+        v >>= 7;
+        n += 1;
+    }
+    n
+}
+
+fn backlen_size(v: u64) -> usize {
+    varint_size(v)
+}
+
+fn push_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8 & 0x7f) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The backward length: 7-bit groups, most significant first, every byte but the first flagged
+/// with 0x80, so that a reader starting at the entry's last byte finds the least significant group
+/// first and knows whether more bytes precede.
+fn push_backlen(out: &mut Vec<u8>, v: u64) {
+    let n = backlen_size(v);
+    for i in (0..n).rev() {
+        let group = ((v >> (7 * i)) & 0x7f) as u8;
+        out.push(if i == n - 1 { group } else { group | 0x80 });
+    }
+}
+
+/// Decodes the entry starting at `pos`: the byte range of its data and where the next entry starts.
+pub fn entry_at(buf: &[u8], pos: usize) -> (Range<usize>, usize) {
+    let mut len: u64 = 0;
+    let mut shift = 0;
+    let mut p = pos;
+    loop {
+        let b = buf[p];
+        p += 1;
+        len |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    let data = p..p + len as usize;
+    let body = data.end - pos;
+    (data.clone(), data.end + backlen_size(body as u64))
+}
+
+/// Decodes the entry that ends just before `end`: its start and the byte range of its data.
+pub fn entry_before(buf: &[u8], end: usize) -> (usize, Range<usize>) {
+    let mut body: u64 = 0;
+    let mut shift = 0;
+    let mut p = end;
+    loop {
+        p -= 1;
+        let b = buf[p];
+        body |= ((b & 0x7f) as u64) << shift;
+        if b & 0x80 == 0 {
+            break;
+        }
+        shift += 7;
+    }
+    let start = p - body as usize;
+    let (data, _) = entry_at(buf, start);
+    (start, data)
+}
+
+/// A packed sequence of byte strings; see the module documentation.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct Listpack {
+    /// Empty (no allocation) for an empty listpack, else the header and the entries.
+    buf: Box<[u8]>,
+}
+
+impl Listpack {
+    pub fn new() -> Self {
+        Listpack {
+            buf: Box::default(),
+        }
+    }
+
+    /// Builds a listpack from `items` in one allocation.
+    pub fn from_items<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Self {
+        let mut out = vec![0u8; HEADER];
+        let mut count: u32 = 0;
+        for item in items {
+            encode_entry(&mut out, item);
+            count += 1;
+        }
+        if count == 0 {
+            return Self::new();
+        }
+        out[..HEADER].copy_from_slice(&count.to_le_bytes());
+        Listpack {
+            buf: out.into_boxed_slice(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        if self.buf.is_empty() {
+            0
+        } else {
+            u32::from_le_bytes(self.buf[..HEADER].try_into().expect("4 bytes")) as usize
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes allocated.
+    pub fn byte_size(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// The raw bytes (header and entries).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf
+    }
+
+    pub fn iter(&self) -> Iter<'_> {
+        let (front, back) = if self.buf.is_empty() {
+            (0, 0)
+        } else {
+            (HEADER, self.buf.len())
+        };
+        Iter {
+            buf: &self.buf,
+            front,
+            back,
+            remaining: self.len(),
+        }
+    }
+
+    /// Entry `index`, walking from the nearer end.
+    pub fn get(&self, index: usize) -> Option<&[u8]> {
+        let len = self.len();
+        if index >= len {
+            return None;
+        }
+        if index <= len / 2 {
+            self.iter().nth(index)
+        } else {
+            self.iter().rev().nth(len - 1 - index)
+        }
+    }
+
+    /// Byte offset where entry `index` starts (or the end, for `index == len`).
+    fn offset_of(&self, index: usize) -> usize {
+        if self.buf.is_empty() {
+            return HEADER;
+        }
+        let mut pos = HEADER;
+        for _ in 0..index {
+            pos = entry_at(&self.buf, pos).1;
+        }
+        pos
+    }
+
+    /// Replaces the entries in byte range `range` (covering `removed` entries) with `items`.
+    fn splice_bytes(&mut self, range: Range<usize>, removed: usize, items: &[&[u8]]) {
+        let count = self.len() - removed + items.len();
+        if count == 0 {
+            self.buf = Box::default();
+            return;
+        }
+        let old: &[u8] = if self.buf.is_empty() {
+            &[0u8; HEADER]
+        } else {
+            &self.buf
+        };
+        let added: usize = items.iter().map(|i| entry_size(i)).sum();
+        let mut out = Vec::with_capacity(old.len() - range.len() + added);
+        out.extend_from_slice(&(count as u32).to_le_bytes());
+        out.extend_from_slice(&old[HEADER..range.start]);
+        for item in items {
+            encode_entry(&mut out, item);
+        }
+        out.extend_from_slice(&old[range.end..]);
+        self.buf = out.into_boxed_slice();
+    }
+
+    /// Replaces `count` entries starting at `index` with `items`.
+    pub fn splice(&mut self, index: usize, count: usize, items: &[&[u8]]) {
+        let len = self.len();
+        assert!(index <= len && count <= len - index, "splice out of bounds");
+        let start = self.offset_of(index);
+        let mut end = start;
+        for _ in 0..count {
+            end = entry_at(&self.buf, end).1;
+        }
+        self.splice_bytes(start..end, count, items);
+    }
+
+    pub fn push_back(&mut self, item: &[u8]) {
+        let end = if self.buf.is_empty() {
+            HEADER
+        } else {
+            self.buf.len()
+        };
+        self.splice_bytes(end..end, 0, &[item]);
+    }
+
+    pub fn push_front(&mut self, item: &[u8]) {
+        self.splice_bytes(HEADER..HEADER, 0, &[item]);
+    }
+
+    pub fn insert(&mut self, index: usize, item: &[u8]) {
+        self.splice(index, 0, &[item]);
+    }
+
+    pub fn remove(&mut self, index: usize) {
+        self.splice(index, 1, &[]);
+    }
+
+    pub fn replace(&mut self, index: usize, item: &[u8]) {
+        self.splice(index, 1, &[item]);
+    }
+
+    pub fn pop_front(&mut self) -> Option<Vec<u8>> {
+        let first = self.iter().next()?.to_vec();
+        self.splice(0, 1, &[]);
+        Some(first)
+    }
+
+    pub fn pop_back(&mut self) -> Option<Vec<u8>> {
+        let last = self.iter().next_back()?.to_vec();
+        let len = self.len();
+        let (start, _) = entry_before(&self.buf, self.buf.len());
+        let end = self.buf.len();
+        self.splice_bytes(start..end, 1, &[]);
+        debug_assert_eq!(self.len(), len - 1);
+        Some(last)
+    }
+
+    /// Index of the first entry equal to `item` among entries `index % step == offset`
+    /// (step 2 offset 0 finds a field among field/value pairs).
+    pub fn position(&self, item: &[u8], step: usize, offset: usize) -> Option<usize> {
+        self.iter()
+            .enumerate()
+            .skip(offset)
+            .step_by(step.max(1))
+            .find(|(_, e)| *e == item)
+            .map(|(i, _)| i)
+    }
+}
+
+impl std::fmt::Debug for Listpack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list()
+            .entries(self.iter().map(|e| String::from_utf8_lossy(e).into_owned()))
+            .finish()
+    }
+}
+
+/// Iterator over a listpack's entries, from either end.
+pub struct Iter<'a> {
+    buf: &'a [u8],
+    front: usize,
+    back: usize,
+    remaining: usize,
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let (data, next) = entry_at(self.buf, self.front);
+        self.front = next;
+        self.remaining -= 1;
+        Some(&self.buf[data])
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<'a> DoubleEndedIterator for Iter<'a> {
+    fn next_back(&mut self) -> Option<&'a [u8]> {
+        if self.remaining == 0 {
+            return None;
+        }
+        let (start, data) = entry_before(self.buf, self.back);
+        self.back = start;
+        self.remaining -= 1;
+        Some(&self.buf[data])
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::VecDeque;
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        PushBack(Vec<u8>),
+        PushFront(Vec<u8>),
+        PopBack,
+        PopFront,
+        Insert(usize, Vec<u8>),
+        Remove(usize),
+        Replace(usize, Vec<u8>),
+    }
+
+    fn item() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            proptest::collection::vec(any::<u8>(), 0..10),
+            proptest::collection::vec(any::<u8>(), 120..140),
+            proptest::collection::vec(any::<u8>(), 16_380..16_390),
+        ]
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            item().prop_map(Op::PushBack),
+            item().prop_map(Op::PushFront),
+            Just(Op::PopBack),
+            Just(Op::PopFront),
+            (any::<usize>(), item()).prop_map(|(i, v)| Op::Insert(i, v)),
+            any::<usize>().prop_map(Op::Remove),
+            (any::<usize>(), item()).prop_map(|(i, v)| Op::Replace(i, v)),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// A listpack behaves like a VecDeque of byte strings, read from either end.
+        #[test]
+        fn behaves_like_a_deque(ops in proptest::collection::vec(op(), 1..60)) {
+            let mut lp = Listpack::new();
+            let mut model: VecDeque<Vec<u8>> = VecDeque::new();
+            for op in ops {
+                match op {
+                    Op::PushBack(v) => { lp.push_back(&v); model.push_back(v); }
+                    Op::PushFront(v) => { lp.push_front(&v); model.push_front(v); }
+                    Op::PopBack => prop_assert_eq!(lp.pop_back(), model.pop_back()),
+                    Op::PopFront => prop_assert_eq!(lp.pop_front(), model.pop_front()),
+                    Op::Insert(i, v) => { let i = i % (model.len() + 1); lp.insert(i, &v); model.insert(i, v); }
+                    Op::Remove(i) => if !model.is_empty() { let i = i % model.len(); lp.remove(i); model.remove(i); },
+                    Op::Replace(i, v) => if !model.is_empty() { let i = i % model.len(); lp.replace(i, &v); model[i] = v; },
+                }
+                prop_assert_eq!(lp.len(), model.len());
+                let forward: Vec<&[u8]> = lp.iter().collect();
+                let expected: Vec<&[u8]> = model.iter().map(|v| v.as_slice()).collect();
+                prop_assert_eq!(&forward, &expected);
+                let backward: Vec<&[u8]> = lp.iter().rev().collect();
+                let expected_back: Vec<&[u8]> = model.iter().rev().map(|v| v.as_slice()).collect();
+                prop_assert_eq!(backward, expected_back);
+                for (i, v) in model.iter().enumerate() {
+                    prop_assert_eq!(lp.get(i), Some(v.as_slice()));
+                }
+                prop_assert_eq!(lp.byte_size(), if model.is_empty() { 0 } else { HEADER + model.iter().map(|v| entry_size(v)).sum::<usize>() });
+            }
+        }
+    }
+
+    #[test]
+    fn small_entries_cost_two_bytes_of_framing() {
+        let lp = Listpack::from_items([&b"field:0"[..], b"value:0"]);
+        assert_eq!(lp.byte_size(), HEADER + 2 * (1 + 7 + 1));
+        assert_eq!(lp.position(b"value:0", 2, 1), Some(1));
+        assert_eq!(lp.position(b"value:0", 2, 0), None);
+        assert_eq!(Listpack::new().byte_size(), 0);
+        assert_eq!(std::mem::size_of::<Listpack>(), 16);
+    }
+}
