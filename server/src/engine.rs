@@ -281,7 +281,7 @@ impl Engine {
             );
             return Outcome::Blocked;
         }
-        let block = self.call(client, command, &args, out, now_ms, now_us, run);
+        let block = self.call(client, command, &args, out, now_us, run);
         match (block, run) {
             (Some(blocked), Run::Fresh) => self.park(client, blocked),
             // Still nothing for it: the caller keeps the client where it was in the queues.
@@ -347,10 +347,10 @@ impl Engine {
         command: &'static Command,
         args: &[Bytes],
         out: &mut BytesMut,
-        now_ms: i64,
         now_us: i64,
         run: Run<'_>,
     ) -> Option<Blocked> {
+        let now_ms = now_us.div_euclid(1000);
         let handler = command
             .spec
             .handler
