@@ -6,8 +6,13 @@ use proptest::prelude::*;
 use std::collections::{BTreeSet, HashMap};
 
 /// A score that orders totally (the generated scores are never NaN or -0).
-#[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Score(f64);
+impl PartialOrd for Score {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
 impl Eq for Score {}
 impl Ord for Score {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
