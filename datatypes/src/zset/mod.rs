@@ -509,12 +509,12 @@ impl ZSetValue {
 
     /// Calls `emit` for the elements of 0-based ranks `start..=end` (both within the set), from
     /// `start` upward, or from the highest down when `reverse` (ranks then count from the top).
-    pub fn for_each_in_ranks(
-        &self,
+    pub fn for_each_in_ranks<'s>(
+        &'s self,
         start: usize,
         end: usize,
         reverse: bool,
-        mut emit: impl FnMut(&[u8], f64),
+        mut emit: impl FnMut(&'s [u8], f64),
     ) {
         let len = self.len();
         if start > end || end >= len {
@@ -630,13 +630,13 @@ impl ZSetValue {
     /// ZRANGEBYSCORE: the elements in `range`, lowest first (highest first if `reverse`), after
     /// skipping `offset` (a negative offset selects nothing, as in Redis), at most `limit` of
     /// them (negative: no limit).
-    pub fn for_each_in_scores(
-        &self,
+    pub fn for_each_in_scores<'s>(
+        &'s self,
         range: &ScoreRange,
         reverse: bool,
         offset: i64,
         limit: i64,
-        mut emit: impl FnMut(&[u8], f64),
+        mut emit: impl FnMut(&'s [u8], f64),
     ) {
         if offset < 0 || limit == 0 {
             return;
@@ -666,13 +666,13 @@ impl ZSetValue {
     }
 
     /// ZRANGEBYLEX: as [`ZSetValue::for_each_in_scores`] over member bytes.
-    pub fn for_each_in_lex(
-        &self,
+    pub fn for_each_in_lex<'s>(
+        &'s self,
         range: &LexRange<'_>,
         reverse: bool,
         offset: i64,
         limit: i64,
-        mut emit: impl FnMut(&[u8], f64),
+        mut emit: impl FnMut(&'s [u8], f64),
     ) {
         if offset < 0 || limit == 0 {
             return;
@@ -823,7 +823,7 @@ impl ZSetValue {
     }
 
     /// Every element, lowest first.
-    pub fn for_each(&self, mut f: impl FnMut(&[u8], f64)) {
+    pub fn for_each<'s>(&'s self, mut f: impl FnMut(&'s [u8], f64)) {
         match self {
             ZSetValue::Packed(p) => p.iter().for_each(|(m, s)| f(m, s)),
             ZSetValue::Skip(s) => {
@@ -845,7 +845,7 @@ impl ZSetValue {
 
     /// One ZSCAN step: the packed form returns everything with cursor 0 (as Redis does); the
     /// skiplist walks its arena from the cursor (see [`SkipList::scan`]). Returns the next cursor.
-    pub fn scan(&self, cursor: u64, count: usize, mut f: impl FnMut(&[u8], f64)) -> u64 {
+    pub fn scan<'s>(&'s self, cursor: u64, count: usize, mut f: impl FnMut(&'s [u8], f64)) -> u64 {
         match self {
             ZSetValue::Packed(p) => {
                 p.iter().for_each(|(m, s)| f(m, s));

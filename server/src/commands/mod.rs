@@ -14,6 +14,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod strings;
+pub mod zsets;
 
 /// Every family's table, in the order COMMAND and the README list them.
 pub static FAMILIES: &[&[CommandSpec]] = &[
@@ -28,4 +29,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    zsets::COMMANDS,
 ];
