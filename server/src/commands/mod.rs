@@ -10,6 +10,7 @@ pub mod configuration;
 pub mod connection;
 pub mod databases;
 pub mod expiry;
+pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
@@ -19,6 +20,7 @@ pub mod strings;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bits::COMMANDS,
+    hashes::COMMANDS,
     keys::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
