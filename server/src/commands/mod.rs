@@ -13,6 +13,7 @@ pub mod expiry;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod sets;
 pub mod strings;
 
 /// Every family's table, in the order COMMAND and the README list them.
@@ -28,4 +29,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    sets::COMMANDS,
 ];
