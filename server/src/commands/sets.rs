@@ -379,7 +379,7 @@ fn sadd(ctx: &mut Ctx<'_>) -> CmdResult {
         None => {
             let mut set = SetValue::new();
             let added = members.iter().filter(|m| set.insert(m, max)).count();
-            // Counts one change; Redis counts one per member added.
+            // `add` counts one change; Redis counts one per member added.
             ctx.ks.add(db, key, Value::Set(set), None, now);
             ctx.ks.dirty += added as u64 - 1;
             added
