@@ -14,6 +14,7 @@ pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod sets;
 pub mod strings;
 
 /// Every family's table, in the order COMMAND and the README list them.
@@ -30,4 +31,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    sets::COMMANDS,
 ];
