@@ -19,9 +19,8 @@ use embedis_protocol::number::parse_i64;
 
 use crate::command::keys::flag;
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::keys::parse_cursor;
+use crate::commands::keys::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::commands::strings::long_double_add;
-use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Keyspace;
@@ -599,26 +598,7 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.array(0);
         return Ok(());
     };
-    let args = ctx.args;
-    let mut count: i64 = 10;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < args.len() {
-        let has_value = args.len() - i >= 2;
-        if word_is(&args[i], "count") && has_value {
-            count = parse_i64(&args[i + 1]).ok_or(Error::NotInteger)?;
-            if count < 1 {
-                return Err(Error::Syntax);
-            }
-        } else if word_is(&args[i], "match") && has_value {
-            let p = &args[i + 1][..];
-            // A lone `*` is no filter at all.
-            pattern = (p != b"*").then_some(p);
-        } else {
-            return Err(Error::Syntax);
-        }
-        i += 2;
-    }
+    let ScanOptions { count, pattern, .. } = parse_scan_options(ctx.args, 3, false)?;
     let mut found: Vec<(&[u8], &[u8])> = Vec::new();
     let next = if hash.is_packed() {
         // A compact hash is returned whole, whatever the cursor.

@@ -32,7 +32,7 @@ use std::collections::HashSet;
 
 use crate::command::keys::{flag, Begin, Find};
 use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::keys::parse_cursor;
+use crate::commands::keys::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -699,26 +699,8 @@ fn sscan(ctx: &mut Ctx<'_>) -> CmdResult {
             set_of(value)?;
         }
     }
-    let mut count: u64 = 10;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < ctx.argc() {
-        let has_value = ctx.argc() - i >= 2;
-        let word = ctx.arg(i);
-        if word_is(word, "count") && has_value {
-            let n = ctx.int_arg(i + 1)?;
-            if n < 1 {
-                return Err(Error::Syntax);
-            }
-            count = n as u64;
-        } else if word_is(word, "match") && has_value {
-            let p = ctx.arg(i + 1);
-            pattern = (p != b"*").then_some(p);
-        } else {
-            return Err(Error::Syntax);
-        }
-        i += 2;
-    }
+    let ScanOptions { count, pattern, .. } = parse_scan_options(ctx.args, 3, false)?;
+    let count = count as u64;
     let set = match ctx.ks.dbs[db].main.get(key).map(|o| &o.value) {
         Some(Value::Set(s)) => s,
         _ => unreachable!("looked up above"),
