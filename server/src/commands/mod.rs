@@ -13,12 +13,14 @@ pub mod expiry;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod lists;
 pub mod strings;
 
 /// Every family's table, in the order COMMAND and the README list them.
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bits::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
