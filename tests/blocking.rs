@@ -280,9 +280,10 @@ fn service_order_matches_redis() {
     assert_eq!(transcript[..expected_start.len()], expected_start);
     assert!(transcript.contains(&format!("client 0: {}", pair("k3", "three"))));
     assert!(transcript.contains(&format!("client 2: {}", pair("dst", "v1"))));
-    assert!(transcript.contains(&format!(
-        "client 0: -WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
-    )));
+    assert!(transcript.contains(
+        &"client 0: -WRONGTYPE Operation against a key holding the wrong kind of value\r\n"
+            .to_string()
+    ));
     let Some(redis) = support::RedisServer::start("blocking service order", &[]) else {
         return;
     };

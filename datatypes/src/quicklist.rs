@@ -550,9 +550,8 @@ impl Quicklist {
                 continue;
             }
             let node = &mut self.nodes[n];
-            let mut buf = Vec::with_capacity(
-                node.size() - ranges.iter().map(|(a, b)| b - a).sum::<usize>(),
-            );
+            let mut buf =
+                Vec::with_capacity(node.size() - ranges.iter().map(|(a, b)| b - a).sum::<usize>());
             let mut copied = node.start;
             for &(from, to) in &ranges {
                 buf.extend_from_slice(&node.buf[copied..from]);
