@@ -280,6 +280,14 @@ impl Quicklist {
         fill_allows(self.fill, node.count, node.size() + extra)
     }
 
+    /// Most lists are small: their first node gets a one-slot deque (a deque's first push
+    /// would reserve four); more slots come by doubling as nodes are added.
+    fn reserve_node(&mut self) {
+        if self.nodes.capacity() == 0 {
+            self.nodes.reserve_exact(1);
+        }
+    }
+
     pub fn push_back(&mut self, item: &[u8]) {
         let limit = byte_limit(self.fill);
         match self.nodes.back() {
@@ -287,7 +295,10 @@ impl Quicklist {
                 let node = self.nodes.back_mut().expect("checked");
                 node.push_back(item, limit);
             }
-            _ => self.nodes.push_back(Node::with_entry(item)),
+            _ => {
+                self.reserve_node();
+                self.nodes.push_back(Node::with_entry(item));
+            }
         }
         self.len += 1;
     }
@@ -299,7 +310,10 @@ impl Quicklist {
                 let node = self.nodes.front_mut().expect("checked");
                 node.push_front(item, limit);
             }
-            _ => self.nodes.push_front(Node::with_entry(item)),
+            _ => {
+                self.reserve_node();
+                self.nodes.push_front(Node::with_entry(item));
+            }
         }
         self.len += 1;
     }

@@ -954,6 +954,66 @@ fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_harness::{int, strings, Harness};
+
+    fn list_in(h: &mut Harness, key: &str) -> (usize, i32) {
+        match h.engine.ks.read(0, key.as_bytes(), h.now()) {
+            Some(Value::List(list)) => (list.node_count(), list.fill()),
+            other => panic!("not a list: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lists_keep_the_fill_they_were_created_with() {
+        let mut h = Harness::new();
+        h.run("CONFIG SET list-max-listpack-size 2");
+        h.run("RPUSH a 1 2 3 4 5");
+        assert_eq!(list_in(&mut h, "a"), (3, 2));
+        h.run("CONFIG SET list-max-listpack-size -2");
+        h.run("RPUSH a 6 7");
+        assert_eq!(list_in(&mut h, "a"), (4, 2), "the old fill still applies");
+        h.run("RPUSH b 1 2 3 4 5");
+        assert_eq!(list_in(&mut h, "b"), (1, -2));
+        // LMOVE creates its destination with the current setting too.
+        h.run("LMOVE a c LEFT LEFT");
+        assert_eq!(list_in(&mut h, "c"), (1, -2));
+        assert_eq!(h.encoding("c"), "quicklist");
+    }
+
+    #[test]
+    fn emptied_lists_are_deleted_by_every_command() {
+        let mut h = Harness::new();
+        for line in [
+            "LPOP k",
+            "RPOP k 5",
+            "LREM k 0 v",
+            "LTRIM k 1 0",
+            "LMPOP 1 k LEFT",
+            "BLPOP k 0",
+            "BLMPOP 0 1 k RIGHT COUNT 9",
+            "RPOPLPUSH k other",
+            "LMOVE k other LEFT RIGHT",
+        ] {
+            h.run("DEL other");
+            h.run("RPUSH k v");
+            h.run(line);
+            assert_eq!(int(&h.run("EXISTS k")), 0, "{line}");
+        }
+        assert_eq!(strings(&h.run("LRANGE other 0 -1")), vec![b"v".to_vec()]);
+    }
+
+    #[test]
+    fn debug_object_shows_nodes() {
+        let mut h = Harness::new();
+        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        h.run("RPUSH k a b c");
+        let line = h.run_text("DEBUG OBJECT k");
+        assert!(
+            line.contains(" encoding:quicklist ")
+                && line.contains(" ql_nodes:1 ql_avg_node:3.00 ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:9"),
+            "{line}"
+        );
+    }
 
     #[test]
     fn ranges_as_redis_computes_them() {
