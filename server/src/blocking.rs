@@ -38,9 +38,10 @@ pub struct KeyWait {
 /// The reply a blocked command gives when its timeout fires (or CLIENT UNBLOCK … TIMEOUT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutReply {
-    /// `*-1` in RESP2 (BLPOP, BZPOPMIN, BLMPOP, BZMPOP).
+    /// `*-1` in RESP2: every blocking pop of Redis 7.0 (BLPOP, BLMPOP, BZPOPMIN, BZMPOP, and
+    /// BLMOVE and BRPOPLPUSH too, although their served reply is a bulk string).
     NullArray,
-    /// `$-1` in RESP2 (BLMOVE, BRPOPLPUSH).
+    /// `$-1` in RESP2.
     Null,
     /// An integer (WAIT: the replicas that acknowledged, always 0 here).
     Integer(i64),
