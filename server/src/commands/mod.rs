@@ -14,6 +14,7 @@ pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod lists;
 pub mod sets;
 pub mod strings;
 
@@ -22,6 +23,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bits::COMMANDS,
     hashes::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
