@@ -2,17 +2,22 @@
 """Side-by-side server benchmark: embedis against redis-server on this machine.
 
 Starts both servers pinned to one core (taskset), runs redis-benchmark pinned to the other core
-against each in turn -- alternating A B A B so that machine noise hits both -- and prints the
+against each in turn -- alternating A B, B A, ... so that machine noise hits both -- and prints the
 medians as a Markdown table: ops/s, p50/p99 latency, and the server's CPU time per request
 (utime+stime from /proc/PID/stat before and after each run, divided by the requests). On 2 cores
 redis-benchmark saturates its own core before either server does at -P 1, so ops/s there hides
 differences and CPU per request is the figure that tells the servers apart.
 
-Also measures memory for 1,000,000 small string keys (`SET key:%012d xxx`): RSS growth per key
-for both servers, and Redis's own used_memory growth per key.
+Suites:
+  strings      PING_MBULK, SET, GET, INCR, MSET, SET NX PX 30000
+  collections  LPUSH, LPOP, RPOP, LRANGE_100, SADD, SPOP, HSET, ZADD, ZINCRBY, and ZRANGEBYSCORE /
+               ZRANK on a prefilled 100,000-member sorted set
+  memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
+               one sorted set of 1,000,000 members
 
-Usage: benches/server/compare.py [--rounds 3] [--seconds 2.5] [--embedis target/release/embedis-server]
-                                 [--io-threads 1] [--only SET,GET] [--no-memory] [--no-pipeline]
+Usage: benches/server/compare.py [--suite strings,collections,memory] [--rounds 3] [--seconds 2.5]
+                                 [--embedis target/release/embedis-server] [--io-threads 1]
+                                 [--only SET,GET] [--pipelines 1,16]
 """
 
 import argparse
@@ -29,14 +34,27 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 SERVER_CORE = "0"
 CLIENT_CORE = "1"
 
-TESTS = [
-    # (label, redis-benchmark arguments selecting the test)
-    ("PING_MBULK", ["-t", "ping_mbulk"]),
-    ("SET", ["-t", "set"]),
-    ("GET", ["-t", "get"]),
-    ("INCR", ["-t", "incr"]),
-    ("MSET (10 keys)", ["-t", "mset"]),
-    ("SET NX PX 30000", ["SET", "lock:__rand_int__", "token", "NX", "PX", "30000"]),
+# (label, redis-benchmark arguments, what must be prefilled before the runs)
+STRING_TESTS = [
+    ("PING_MBULK", ["-t", "ping_mbulk"], None),
+    ("SET", ["-t", "set"], None),
+    ("GET", ["-t", "get"], None),
+    ("INCR", ["-t", "incr"], None),
+    ("MSET (10 keys)", ["-t", "mset"], None),
+    ("SET NX PX 30000", ["SET", "lock:__rand_int__", "token", "NX", "PX", "30000"], None),
+]
+COLLECTION_TESTS = [
+    ("LPUSH", ["LPUSH", "mylist", "xxx"], None),
+    ("LPOP", ["LPOP", "mylist"], "list"),
+    ("RPOP", ["RPOP", "mylist"], "list"),
+    ("LRANGE_100", ["LRANGE", "mylist", "0", "99"], "list"),
+    ("SADD", ["-t", "sadd"], None),
+    ("SPOP", ["SPOP", "popset"], "set"),
+    ("HSET", ["-t", "hset"], None),
+    ("ZADD", ["-t", "zadd"], None),
+    ("ZINCRBY", ["ZINCRBY", "myzset", "1", "element:__rand_int__"], None),
+    ("ZRANGEBYSCORE 100k", ["ZRANGEBYSCORE", "bigzset", "__rand_int__", "+inf", "LIMIT", "0", "10"], "bigzset"),
+    ("ZRANK 100k", ["ZRANK", "bigzset", "member:__rand_int__"], "bigzset"),
 ]
 
 
@@ -85,7 +103,7 @@ def start_redis():
 def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    # fields[11], fields[12] are utime and stime (14th and 15th of the full line)
+    # fields[11], fields[12] are utime and stime (the 14th and 15th of the full line)
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -101,6 +119,26 @@ def redis_cli(port, *args):
     return subprocess.run(["redis-cli", "-p", str(port), *args], capture_output=True, text=True).stdout
 
 
+def pipe(port, lines):
+    """Sends commands (one per line) with redis-cli --pipe."""
+    payload = ("\r\n".join(lines) + "\r\n").encode()
+    out = subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=payload, capture_output=True, check=True)
+    if b"errors: 0" not in out.stdout:
+        raise RuntimeError(f"prefill failed: {out.stdout[-200:]}")
+
+
+def prefill(port, what, elements):
+    if what == "list":
+        pipe(port, ["RPUSH mylist " + " ".join(["xxx"] * 100)] * (elements // 100 + 1))
+    elif what == "set":
+        pipe(port, ["SADD popset " + " ".join(f"m:{i}" for i in range(j, j + 100))
+                    for j in range(0, elements + 100, 100)])
+    elif what == "bigzset":
+        if redis_cli(port, "ZCARD", "bigzset").strip() != "100000":
+            pipe(port, ["ZADD bigzset " + " ".join(f"{i} member:{i:012d}" for i in range(j, j + 100))
+                        for j in range(0, 100000, 100)])
+
+
 def bench(port, pid, test_args, pipeline, requests):
     before = cpu_seconds(pid)
     cmd = ["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-p", str(port), "-c", "50", "-r", "100000",
@@ -108,8 +146,7 @@ def bench(port, pid, test_args, pipeline, requests):
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     after = cpu_seconds(pid)
     rows = list(csv.reader(io.StringIO(out)))
-    header, data = rows[0], rows[1]
-    row = dict(zip(header, data))
+    row = dict(zip(rows[0], rows[1]))
     return {
         "rps": float(row["rps"]),
         "p50": float(row["p50_latency_ms"]),
@@ -119,7 +156,7 @@ def bench(port, pid, test_args, pipeline, requests):
 
 
 def calibrate(port, test_args, pipeline, seconds):
-    """Picks a request count that runs for about `seconds`."""
+    """Picks a request count that runs for about `seconds` against `port`."""
     probe = 20000 if pipeline == 1 else 100000
     start = time.time()
     subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-p", str(port), "-c", "50", "-r", "100000",
@@ -128,26 +165,43 @@ def calibrate(port, test_args, pipeline, seconds):
     return max(int(probe * seconds / elapsed), 10000)
 
 
-def memory(start, label):
-    proc, port = start()
-    try:
-        time.sleep(0.3)
-        base_rss = rss_bytes(proc.pid)
-        base_used = parse_info(redis_cli(port, "info", "memory")).get("used_memory")
-        n = 1_000_000
-        payload = "".join(f"SET key:{i:012d} xxx\r\n" for i in range(n)).encode()
-        subprocess.run(["redis-cli", "-p", str(port), "--pipe"], input=payload, capture_output=True, check=True)
-        time.sleep(0.5)
-        dbsize = int(redis_cli(port, "dbsize").strip() or 0)
-        rss = rss_bytes(proc.pid)
-        used = parse_info(redis_cli(port, "info", "memory")).get("used_memory")
-        result = {"label": label, "keys": dbsize, "rss_per_key": (rss - base_rss) / n, "rss_total": rss}
-        if used and base_used:
-            result["used_per_key"] = (int(used) - int(base_used)) / n
-        return result
-    finally:
-        proc.kill()
-        proc.wait()
+def run_suite(tests, args, running):
+    results = {}
+    pipelines = [int(p) for p in args.pipelines.split(",")]
+    for pipeline in pipelines:
+        for label, test_args, needs in tests:
+            probe = 20000 if pipeline == 1 else 100000
+            if needs:
+                prefill(running["redis"][1], needs, probe)
+            n = calibrate(running["redis"][1], test_args, pipeline, args.seconds)
+            if needs:
+                for _, port in running.values():
+                    prefill(port, needs, n * args.rounds + 1000)
+            for r in range(args.rounds):
+                order = ["embedis", "redis"] if r % 2 == 0 else ["redis", "embedis"]
+                for name in order:
+                    proc, port = running[name]
+                    res = bench(port, proc.pid, test_args, pipeline, n)
+                    results.setdefault((label, pipeline, name), []).append(res)
+                    print(f"  P{pipeline:<2} {label:<20} {name:<8} round {r + 1}: {res['rps']:>10.0f} ops/s "
+                          f"p50 {res['p50']:.3f} ms  p99 {res['p99']:.3f} ms  cpu {res['cpu_us']:.2f} us/req",
+                          file=sys.stderr, flush=True)
+
+    def med(label, pipeline, name, key):
+        return statistics.median(r[key] for r in results[(label, pipeline, name)])
+
+    print("| test | -P | embedis ops/s | redis ops/s | ratio | embedis p50/p99 ms | redis p50/p99 ms "
+          "| embedis CPU µs/req | redis CPU µs/req | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for pipeline in pipelines:
+        for label, _, _ in tests:
+            e_rps, r_rps = med(label, pipeline, "embedis", "rps"), med(label, pipeline, "redis", "rps")
+            e_cpu, r_cpu = med(label, pipeline, "embedis", "cpu_us"), med(label, pipeline, "redis", "cpu_us")
+            print(f"| {label} | {pipeline} | {e_rps:,.0f} | {r_rps:,.0f} | {e_rps / r_rps:.2f} "
+                  f"| {med(label, pipeline, 'embedis', 'p50'):.3f} / {med(label, pipeline, 'embedis', 'p99'):.3f} "
+                  f"| {med(label, pipeline, 'redis', 'p50'):.3f} / {med(label, pipeline, 'redis', 'p99'):.3f} "
+                  f"| {e_cpu:.2f} | {r_cpu:.2f} | {e_cpu / r_cpu:.2f} |")
+    print()
 
 
 def parse_info(text):
@@ -159,68 +213,74 @@ def parse_info(text):
     return out
 
 
+def used_memory(port):
+    return int(parse_info(redis_cli(port, "info", "memory")).get("used_memory", 0))
+
+
+MEMORY_CASES = [
+    ("1,000,000 string keys `SET key:%012d xxx`", "key", 1_000_000,
+     lambda: [f"SET key:{i:012d} xxx" for i in range(1_000_000)]),
+    ("100,000 hashes of 10 fields `HSET hash:%06d field:N value:N …`", "hash", 100_000,
+     lambda: ["HSET hash:%06d " % i + " ".join(f"field:{j} value:{j}" for j in range(10)) for i in range(100_000)]),
+    ("one sorted set of 1,000,000 members `member:%07d`", "member", 1_000_000,
+     lambda: ["ZADD bigz " + " ".join(f"{(i * 7919) % 1000003} member:{i:07d}" for i in range(j, j + 100))
+              for j in range(0, 1_000_000, 100)]),
+]
+
+
+def run_memory(servers):
+    print("| data | server | used_memory per item | RSS growth per item |")
+    print("|---|---|---|---|")
+    for label, unit, count, make in MEMORY_CASES:
+        lines = make()
+        for name, start in servers.items():
+            proc, port = start()
+            try:
+                time.sleep(0.3)
+                base_rss, base_used = rss_bytes(proc.pid), used_memory(port)
+                pipe(port, lines)
+                time.sleep(0.5)
+                rss, used = rss_bytes(proc.pid), used_memory(port)
+                print(f"| {label} | {name} | {(used - base_used) / count:.1f} B per {unit} "
+                      f"| {(rss - base_rss) / count:.1f} B per {unit} |", flush=True)
+            finally:
+                proc.kill()
+                proc.wait()
+    print()
+
+
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--suite", default="strings,collections,memory")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.5)
     ap.add_argument("--embedis", default="target/release/embedis-server")
     ap.add_argument("--io-threads", type=int, default=1)
     ap.add_argument("--only", default="")
     ap.add_argument("--pipelines", default="1,16")
-    ap.add_argument("--no-memory", action="store_true")
     args = ap.parse_args()
-
-    tests = [t for t in TESTS if not args.only or t[0].split()[0] in args.only.split(",")]
-    pipelines = [int(p) for p in args.pipelines.split(",")]
+    suites = args.suite.split(",")
     servers = {
         "embedis": lambda: start_embedis(args.embedis, args.io_threads),
         "redis": start_redis,
     }
-    running = {name: start() for name, start in servers.items()}
-    results = {}
-    try:
-        for pipeline in pipelines:
-            for label, test_args in tests:
-                n = calibrate(running["redis"][1], test_args, pipeline, args.seconds)
-                for r in range(args.rounds):
-                    order = ["embedis", "redis"] if r % 2 == 0 else ["redis", "embedis"]
-                    for name in order:
-                        proc, port = running[name]
-                        res = bench(port, proc.pid, test_args, pipeline, n)
-                        results.setdefault((label, pipeline, name), []).append(res)
-                        print(f"  P{pipeline:<2} {label:<16} {name:<8} round {r + 1}: {res['rps']:>10.0f} ops/s "
-                              f"p50 {res['p50']:.3f} ms  p99 {res['p99']:.3f} ms  cpu {res['cpu_us']:.2f} us/req",
-                              file=sys.stderr, flush=True)
-    finally:
-        for proc, _ in running.values():
-            proc.kill()
-            proc.wait()
-
-    def med(label, pipeline, name, key):
-        return statistics.median(r[key] for r in results[(label, pipeline, name)])
-
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
-    print("| test | -P | embedis ops/s | redis ops/s | ratio | embedis p50/p99 ms | redis p50/p99 ms "
-          "| embedis CPU µs/req | redis CPU µs/req | CPU ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for pipeline in pipelines:
-        for label, _ in tests:
-            e_rps, r_rps = med(label, pipeline, "embedis", "rps"), med(label, pipeline, "redis", "rps")
-            e_cpu, r_cpu = med(label, pipeline, "embedis", "cpu_us"), med(label, pipeline, "redis", "cpu_us")
-            print(f"| {label} | {pipeline} | {e_rps:,.0f} | {r_rps:,.0f} | {e_rps / r_rps:.2f} "
-                  f"| {med(label, pipeline, 'embedis', 'p50'):.3f} / {med(label, pipeline, 'embedis', 'p99'):.3f} "
-                  f"| {med(label, pipeline, 'redis', 'p50'):.3f} / {med(label, pipeline, 'redis', 'p99'):.3f} "
-                  f"| {e_cpu:.2f} | {r_cpu:.2f} | {e_cpu / r_cpu:.2f} |")
-
-    if not args.no_memory:
-        print("\nMemory after 1,000,000 `SET key:%012d xxx`:\n")
-        print("| server | keys | RSS growth per key | used_memory growth per key | RSS total |")
-        print("|---|---|---|---|---|")
-        for name, start in servers.items():
-            m = memory(start, name)
-            used = f"{m['used_per_key']:.1f} B" if "used_per_key" in m else "n/a"
-            print(f"| {name} | {m['keys']:,} | {m['rss_per_key']:.1f} B | {used} | {m['rss_total'] / 1e6:.1f} MB |")
+    for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS)]:
+        if suite not in suites:
+            continue
+        chosen = [t for t in tests if not args.only or t[0].split()[0] in args.only.split(",")]
+        if not chosen:
+            continue
+        running = {name: start() for name, start in servers.items()}
+        try:
+            run_suite(chosen, args, running)
+        finally:
+            for proc, _ in running.values():
+                proc.kill()
+                proc.wait()
+    if "memory" in suites:
+        run_memory(servers)
 
 
 if __name__ == "__main__":

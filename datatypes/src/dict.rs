@@ -523,13 +523,14 @@ where
 
     /// One SCAN step: calls `visit` for every entry of the bucket(s) `cursor` designates and
     /// returns the next cursor (0 when the iteration is complete). See the module documentation
-    /// for the guarantees.
-    pub fn scan(&self, cursor: u64, mut visit: impl FnMut(&K, &V)) -> u64 {
+    /// for the guarantees. The entries are lent for as long as the dict is, so that callers can
+    /// collect references.
+    pub fn scan<'a>(&'a self, cursor: u64, mut visit: impl FnMut(&'a K, &'a V)) -> u64 {
         if self.is_empty() {
             return 0;
         }
         let mut v = cursor as usize;
-        let emit = |table: &Table<K, V>, index: usize, visit: &mut dyn FnMut(&K, &V)| {
+        let emit = |table: &'a Table<K, V>, index: usize, visit: &mut dyn FnMut(&'a K, &'a V)| {
             let mut link = table.buckets[index & table.mask()].as_deref();
             while let Some(entry) = link {
                 visit(&entry.key, &entry.value);

@@ -19,6 +19,7 @@ pub mod hash;
 pub mod intset;
 pub mod listpack;
 pub mod long_double;
+pub mod number;
 pub mod quicklist;
 pub mod set;
 pub mod small_bytes;

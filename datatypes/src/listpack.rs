@@ -20,7 +20,8 @@
 
 use std::ops::Range;
 
-const HEADER: usize = 4;
+/// Bytes of the entry count at the start of a non-empty listpack.
+pub const HEADER: usize = 4;
 
 /// Appends the encoding of one entry holding `data` to `out`.
 pub fn encode_entry(out: &mut Vec<u8>, data: &[u8]) {
@@ -86,6 +87,47 @@ pub fn entry_at(buf: &[u8], pos: usize) -> (Range<usize>, usize) {
     let data = p..p + len as usize;
     let body = data.end - pos;
     (data.clone(), data.end + backlen_size(body as u64))
+}
+
+/// Writes the encoding of `data` over `dst`, which must be exactly `entry_size(data)` bytes.
+fn write_entry(dst: &mut [u8], data: &[u8]) {
+    let mut p = 0;
+    let mut v = data.len() as u64;
+    while v >= 0x80 {
+        dst[p] = (v as u8 & 0x7f) | 0x80;
+        v >>= 7;
+        p += 1;
+    }
+    dst[p] = v as u8;
+    p += 1;
+    dst[p..p + data.len()].copy_from_slice(data);
+    p += data.len();
+    let body = p as u64;
+    let n = backlen_size(body);
+    for i in (0..n).rev() {
+        let group = ((body >> (7 * i)) & 0x7f) as u8;
+        dst[p] = if i == n - 1 { group } else { group | 0x80 };
+        p += 1;
+    }
+    debug_assert_eq!(p, dst.len());
+}
+
+/// Replaces the bytes `range` of an encoded buffer (one whole entry, or an empty range to insert
+/// at) with the encoding of `data`, moving what follows: one memmove, and an allocation only when
+/// `buf` must grow past its capacity. An entry of the same size is overwritten in place.
+pub fn replace_entry(buf: &mut Vec<u8>, range: Range<usize>, data: &[u8]) {
+    let new_len = entry_size(data);
+    let old_len = range.len();
+    let tail = range.end..buf.len();
+    if new_len > old_len {
+        buf.resize(buf.len() + new_len - old_len, 0);
+        buf.copy_within(tail, range.start + new_len);
+    } else if new_len < old_len {
+        let shrunk = buf.len() - (old_len - new_len);
+        buf.copy_within(tail, range.start + new_len);
+        buf.truncate(shrunk);
+    }
+    write_entry(&mut buf[range.start..range.start + new_len], data);
 }
 
 /// Decodes the entry that ends just before `end`: its start and the byte range of its data.
@@ -287,6 +329,39 @@ impl Listpack {
     }
 }
 
+/// Raw access, for structures that edit several entries in one pass with the codec functions
+/// (a hash's HSET of many fields, HDEL of many) instead of one rebuild per entry.
+impl Listpack {
+    /// The bytes as a vector (header and entries; empty for an empty listpack), without copying.
+    pub fn into_raw(self) -> Vec<u8> {
+        self.buf.into_vec()
+    }
+
+    /// Wraps bytes laid out as this module describes: empty, or a [`HEADER`] holding the entry
+    /// count followed by exactly that many entries. A count of zero gives the empty listpack.
+    /// The buffer is shrunk to its length (no copy when its capacity is exact).
+    pub fn from_raw(raw: Vec<u8>) -> Self {
+        if raw.len() <= HEADER || raw[..HEADER] == [0; HEADER] {
+            return Self::new();
+        }
+        let lp = Listpack {
+            buf: raw.into_boxed_slice(),
+        };
+        debug_assert!(
+            {
+                let (mut pos, mut n) = (HEADER, 0);
+                while pos < lp.buf.len() {
+                    pos = entry_at(&lp.buf, pos).1;
+                    n += 1;
+                }
+                pos == lp.buf.len() && n == lp.len()
+            },
+            "the count matches the entries"
+        );
+        lp
+    }
+}
+
 impl std::fmt::Debug for Listpack {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
@@ -400,6 +475,28 @@ mod tests {
                     prop_assert_eq!(lp.get(i), Some(v.as_slice()));
                 }
                 prop_assert_eq!(lp.byte_size(), if model.is_empty() { 0 } else { HEADER + model.iter().map(|v| entry_size(v)).sum::<usize>() });
+            }
+        }
+    }
+
+    proptest! {
+        /// Editing raw bytes with `replace_entry` (insert, replace, grow, shrink) gives the same
+        /// listpack as the splice operations.
+        #[test]
+        fn raw_edits_match_splices(items in proptest::collection::vec(item(), 1..8),
+                                   edits in proptest::collection::vec((any::<usize>(), item(), any::<bool>()), 1..8)) {
+            let mut lp = Listpack::from_items(items.iter().map(|v| v.as_slice()));
+            for (at, data, insert) in edits {
+                let len = lp.len();
+                let mut raw = lp.clone().into_raw();
+                let index = at % (len + usize::from(insert));
+                let start = lp.offset_of(index);
+                let end = if insert { start } else { entry_at(&raw, start).1 };
+                replace_entry(&mut raw, start..end, &data);
+                let count = len + usize::from(insert);
+                raw[..HEADER].copy_from_slice(&(count as u32).to_le_bytes());
+                if insert { lp.insert(index, &data) } else { lp.replace(index, &data) }
+                prop_assert_eq!(Listpack::from_raw(raw), lp.clone());
             }
         }
     }

@@ -1,41 +1,11 @@
-//! Redis's strict integer parsing (`string2ll`), shared by the protocol (lengths) and the server
-//! (every integer argument).
+//! Redis's strict integer parsing (`string2ll`, from `embedis_datatypes::number`), used by the
+//! protocol for lengths and by the server for every integer argument.
 //!
 //! Redis accepts exactly the canonical decimal form: an optional `-`, no `+`, no leading zeros
 //! (except a lone `0`), no spaces, no overflow. Clients rely on `"01"` and `" 1"` being rejected, so
 //! this is not `str::parse`, which accepts `+1` and `01`.
 
-/// Parses `bytes` as Redis's `string2ll` does; `None` for anything but a canonical i64.
-pub fn parse_i64(bytes: &[u8]) -> Option<i64> {
-    let (negative, digits) = match bytes {
-        [] => return None,
-        [b'0'] => return Some(0),
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, bytes),
-    };
-    // The first digit must be 1..9: this rejects "", "-", "-0", "00", "01".
-    match digits.first() {
-        Some(b'1'..=b'9') => {}
-        _ => return None,
-    }
-    if digits.len() > 19 {
-        return None;
-    }
-    // Accumulate as a negative number so that i64::MIN (whose magnitude is one more than
-    // i64::MAX) parses without overflow.
-    let mut value: i64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_sub((b - b'0') as i64)?;
-    }
-    if negative {
-        Some(value)
-    } else {
-        value.checked_neg()
-    }
-}
+pub use embedis_datatypes::number::parse_i64;
 
 /// Appends the decimal form of `value` to `out` without allocating.
 pub fn push_i64(out: &mut Vec<u8>, value: i64) {

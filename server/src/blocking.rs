@@ -38,9 +38,10 @@ pub struct KeyWait {
 /// The reply a blocked command gives when its timeout fires (or CLIENT UNBLOCK … TIMEOUT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimeoutReply {
-    /// `*-1` in RESP2 (BLPOP, BZPOPMIN, BLMPOP, BZMPOP).
+    /// `*-1` in RESP2: every blocking pop of Redis 7.0 (BLPOP, BLMPOP, BZPOPMIN, BZMPOP, and
+    /// BLMOVE and BRPOPLPUSH too, although their served reply is a bulk string).
     NullArray,
-    /// `$-1` in RESP2 (BLMOVE, BRPOPLPUSH).
+    /// `$-1` in RESP2.
     Null,
     /// An integer (WAIT: the replicas that acknowledged, always 0 here).
     Integer(i64),
@@ -145,18 +146,22 @@ impl BlockedIndex {
             .unwrap_or_default()
     }
 
-    /// Clients whose deadline is at or before `now`.
+    /// Clients whose deadline has passed at `now`. As in Redis, a deadline fires once the clock
+    /// is past it (`deadline < now`): `BLPOP k 5` at t answers at t + 5001 ms at the earliest.
     pub fn due(&self, now_ms: i64) -> Vec<ClientId> {
         self.timeouts
             .iter()
-            .take_while(|(d, _)| *d <= now_ms)
+            .take_while(|(d, _)| *d < now_ms)
             .map(|(_, id)| *id)
             .collect()
     }
 
-    /// The earliest deadline, if any.
+    /// When the earliest deadline fires (one millisecond past it), if any.
     pub fn next_deadline(&self) -> Option<i64> {
-        self.timeouts.iter().next().map(|(d, _)| *d)
+        self.timeouts
+            .iter()
+            .next()
+            .map(|(d, _)| d.saturating_add(1))
     }
 }
 

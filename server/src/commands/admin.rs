@@ -271,12 +271,28 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
                 Value::Int(n) if (0..10_000).contains(&n) => i32::MAX as i64,
                 _ => 1,
             };
-            format!(
+            let mut line = format!(
                 "Value at:{address:#x} refcount:{refcount} encoding:{} serializedlength:{} lru:{} lru_seconds_idle:{idle}",
                 object.value.encoding_name(),
                 serialized_length(&object.value),
                 object.lru(),
-            )
+            );
+            // Lists add their node statistics, as Redis's quicklist does (sizes are of our
+            // own node encoding; nothing is compressed).
+            if let Value::List(list) = &object.value {
+                let nodes = list.node_count();
+                let avg = if nodes == 0 {
+                    0.0
+                } else {
+                    list.len() as f64 / nodes as f64
+                };
+                line.push_str(&format!(
+                    " ql_nodes:{nodes} ql_avg_node:{avg:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{}",
+                    list.fill(),
+                    list.byte_size()
+                ));
+            }
+            line
         };
         ctx.out.simple(line.as_bytes());
     } else {

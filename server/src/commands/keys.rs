@@ -359,34 +359,59 @@ pub(crate) fn parse_cursor(arg: &[u8]) -> CmdResult<u64> {
     })
 }
 
-fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
-    // The cursor is checked before the options, as in Redis.
-    let cursor = parse_cursor(ctx.arg(1))?;
-    let mut count: u64 = 10;
-    let mut pattern: Option<&[u8]> = None;
-    let mut type_name: Option<&[u8]> = None;
-    let mut i = 2;
-    while i < ctx.argc() {
-        let has_value = ctx.argc() - i >= 2;
-        let word = ctx.arg(i);
+/// The options of SCAN and of HSCAN / SSCAN / ZSCAN, as Redis's `scanGenericCommand` parses
+/// them: `COUNT n` (an integer ≥ 1, else a syntax error), `MATCH pattern` (a lone `*` filters
+/// nothing, so it is dropped — it would otherwise miss the empty key) and, for SCAN only,
+/// `TYPE name`; anything else is a syntax error.
+pub(crate) struct ScanOptions<'a> {
+    pub count: i64,
+    pub pattern: Option<&'a [u8]>,
+    pub type_name: Option<&'a [u8]>,
+}
+
+pub(crate) fn parse_scan_options<'a>(
+    args: &'a [bytes::Bytes],
+    start: usize,
+    allow_type: bool,
+) -> CmdResult<ScanOptions<'a>> {
+    let mut options = ScanOptions {
+        count: 10,
+        pattern: None,
+        type_name: None,
+    };
+    let mut i = start;
+    while i < args.len() {
+        let has_value = args.len() - i >= 2;
+        let word = &args[i][..];
         if word_is(word, "count") && has_value {
-            let n = ctx.int_arg(i + 1)?;
-            if n < 1 {
+            options.count =
+                embedis_protocol::number::parse_i64(&args[i + 1]).ok_or(Error::NotInteger)?;
+            if options.count < 1 {
                 return Err(Error::Syntax);
             }
-            count = n as u64;
         } else if word_is(word, "match") && has_value {
-            let p = ctx.arg(i + 1);
-            // A lone `*` is no filter at all (it would otherwise miss the empty key).
-            pattern = (p != b"*").then_some(p);
-        } else if word_is(word, "type") && has_value {
+            let p = &args[i + 1][..];
+            options.pattern = (p != b"*").then_some(p);
+        } else if allow_type && word_is(word, "type") && has_value {
             // Compared as a C string, case-insensitively, like the option words.
-            type_name = Some(c_str(ctx.arg(i + 1)));
+            options.type_name = Some(c_str(&args[i + 1]));
         } else {
             return Err(Error::Syntax);
         }
         i += 2;
     }
+    Ok(options)
+}
+
+fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
+    // The cursor is checked before the options, as in Redis.
+    let cursor = parse_cursor(ctx.arg(1))?;
+    let ScanOptions {
+        count,
+        pattern,
+        type_name,
+    } = parse_scan_options(ctx.args, 2, true)?;
+    let count = count as u64;
     let (db, now) = (ctx.db(), ctx.now_ms);
     let (next, candidates) = ctx.ks.scan_keys(db, cursor, count);
     let mut found: Vec<SmallBytes> = Vec::with_capacity(candidates.len());

@@ -10,9 +10,12 @@ pub mod configuration;
 pub mod connection;
 pub mod databases;
 pub mod expiry;
+pub mod hashes;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod lists;
+pub mod sets;
 pub mod strings;
 pub mod zsets;
 
@@ -20,6 +23,8 @@ pub mod zsets;
 pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bits::COMMANDS,
+    hashes::COMMANDS,
+    lists::COMMANDS,
     keys::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
@@ -29,5 +34,6 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    sets::COMMANDS,
     zsets::COMMANDS,
 ];

@@ -817,6 +817,12 @@ fn float_sum(current: Option<&Value>, increment: &[u8]) -> CmdResult<String> {
         Some(other) => LongDouble::from_redis_bytes(&string_of(other)?).ok_or(Error::NotFloat)?,
     };
     let increment = LongDouble::from_redis_bytes(increment).ok_or(Error::NotFloat)?;
+    long_double_add(value, increment)
+}
+
+/// The arithmetic INCRBYFLOAT and HINCRBYFLOAT share: `value + increment` in x87 precision,
+/// refused when the sum is not finite, printed in Redis's human form.
+pub(crate) fn long_double_add(value: LongDouble, increment: LongDouble) -> CmdResult<String> {
     let sum = value + increment;
     if !sum.is_finite() {
         return Err(Error::msg("ERR increment would produce NaN or Infinity"));

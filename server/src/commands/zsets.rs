@@ -330,7 +330,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "7.0.0",
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "Pops members with the lowest or highest scores from the first non-empty sorted set among several keys.",
-            "numkeys:integer key... where=MIN|MAX [COUNT count:integer]",
+            "numkeys:integer key... where=(MIN|MAX) [COUNT count:integer]",
         ),
     CommandSpec::new("bzpopmin", -3, bzpopmin)
         .flags(FAST_WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING))
@@ -363,7 +363,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "7.0.0",
             "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
             "ZMPOP that waits for a non-empty sorted set when none of the keys has members.",
-            "timeout:double numkeys:integer key... where=MIN|MAX [COUNT count:integer]",
+            "timeout:double numkeys:integer key... where=(MIN|MAX) [COUNT count:integer]",
         ),
     CommandSpec::new("zunion", -3, zunion)
         .flags(Flags::READONLY)
@@ -374,7 +374,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "6.2.0",
             "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "Returns the union of sorted sets (and sets), combining scores.",
-            "numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=SUM|MIN|MAX] [WITHSCORES]",
+            "numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=(SUM|MIN|MAX)] [WITHSCORES]",
         ),
     CommandSpec::new("zinter", -3, zinter)
         .flags(Flags::READONLY)
@@ -385,7 +385,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "6.2.0",
             "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "Returns the intersection of sorted sets (and sets), combining scores.",
-            "numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=SUM|MIN|MAX] [WITHSCORES]",
+            "numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=(SUM|MIN|MAX)] [WITHSCORES]",
         ),
     CommandSpec::new("zdiff", -3, zdiff)
         .flags(Flags::READONLY)
@@ -407,7 +407,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.0.0",
             "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
             "Stores the union of sorted sets (and sets) under a key.",
-            "destination:key numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=SUM|MIN|MAX]",
+            "destination:key numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=(SUM|MIN|MAX)]",
         ),
     CommandSpec::new("zinterstore", -4, zinterstore)
         .flags(Flags::WRITE.union(Flags::DENYOOM))
@@ -418,7 +418,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.0.0",
             "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
             "Stores the intersection of sorted sets (and sets) under a key.",
-            "destination:key numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=SUM|MIN|MAX]",
+            "destination:key numkeys:integer key... [WEIGHTS weight:integer...] [AGGREGATE aggregate=(SUM|MIN|MAX)]",
         ),
     CommandSpec::new("zdiffstore", -4, zdiffstore)
         .flags(Flags::WRITE.union(Flags::DENYOOM))
@@ -1774,25 +1774,9 @@ fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
         return Ok(());
     };
     let set = zset_of(value)?;
-    let mut count: u64 = 10;
-    let mut pattern: Option<&[u8]> = None;
-    let mut i = 3;
-    while i < args.len() {
-        let has_value = args.len() - i >= 2;
-        if word_is(&args[i], "count") && has_value {
-            let n = parse_i64(&args[i + 1]).ok_or(Error::NotInteger)?;
-            if n < 1 {
-                return Err(Error::Syntax);
-            }
-            count = n as u64;
-        } else if word_is(&args[i], "match") && has_value {
-            let p: &[u8] = &args[i + 1];
-            pattern = (p != b"*").then_some(p);
-        } else {
-            return Err(Error::Syntax);
-        }
-        i += 2;
-    }
+    let crate::commands::keys::ScanOptions { count, pattern, .. } =
+        crate::commands::keys::parse_scan_options(args, 3, false)?;
+    let count = count as u64;
     let mut found: Vec<(&[u8], f64)> = Vec::new();
     let set: &ZSetValue = set;
     let next = set.scan(cursor, count.min(usize::MAX as u64) as usize, |m, s| {
