@@ -8,6 +8,7 @@
 //! - [`listpack`]: byte strings packed into one allocation, the compact form of small collections.
 //! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
 //!   Redis's encodings with its conversion thresholds.
+//! - [`hll`]: Redis's HyperLogLog string, sparse and dense, byte for byte.
 //! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
 //!   because INCRBYFLOAT replies are computed in it.
 //!
@@ -16,6 +17,7 @@
 pub mod dict;
 pub mod glob;
 pub mod hash;
+pub mod hll;
 pub mod intset;
 pub mod listpack;
 pub mod long_double;

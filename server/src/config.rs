@@ -55,6 +55,8 @@ pub struct EncodingLimits {
     pub zset_max_listpack_value: usize,
     /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
     pub list_max_listpack_size: i64,
+    /// Longest sparse HyperLogLog string before it turns dense.
+    pub hll_sparse_max_bytes: usize,
 }
 
 impl Default for EncodingLimits {
@@ -66,6 +68,7 @@ impl Default for EncodingLimits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            hll_sparse_max_bytes: embedis_datatypes::hll::DEFAULT_SPARSE_MAX_BYTES,
         }
     }
 }
@@ -301,6 +304,9 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.encodings.hash_max_listpack_value.to_string(),
         set: |c, v| c.encodings.hash_max_listpack_value = parse_memory(v).unwrap_or(64) as usize,
     },
+    param!("hll-sparse-max-bytes", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.hll_sparse_max_bytes.to_string(),
+        set: |c, v| c.encodings.hll_sparse_max_bytes = parse_memory(v).unwrap_or(3000) as usize),
     param!("set-max-intset-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.encodings.set_max_intset_entries.to_string(),
         set: |c, v| c.encodings.set_max_intset_entries = v.parse().unwrap_or(512)),

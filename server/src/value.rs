@@ -13,6 +13,7 @@
 //! expiry index).
 
 use embedis_datatypes::hash::HashValue;
+use embedis_datatypes::hll::Hll;
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_datatypes::set::SetValue;
 use embedis_datatypes::zset::ZSetValue;
@@ -35,6 +36,10 @@ pub enum Value {
     Str(SmallBytes),
     /// A string modified in place (APPEND, SETRANGE, SETBIT): always `raw`.
     Raw(Box<Vec<u8>>),
+    /// A string that the HyperLogLog commands have worked on: exactly Redis's bytes (what GET
+    /// returns), plus what makes PFCOUNT fast. Always `raw`, like every HLL Redis writes; any
+    /// other string command that modifies it turns it back into [`Value::Raw`].
+    Hll(Box<Hll>),
     List(Box<Quicklist>),
     Hash(HashValue),
     Set(SetValue),
@@ -82,7 +87,7 @@ impl Value {
 
     pub fn value_type(&self) -> ValueType {
         match self {
-            Value::Int(_) | Value::Str(_) | Value::Raw(_) => ValueType::String,
+            Value::Int(_) | Value::Str(_) | Value::Raw(_) | Value::Hll(_) => ValueType::String,
             Value::List(_) => ValueType::List,
             Value::Hash(_) => ValueType::Hash,
             Value::Set(_) => ValueType::Set,
@@ -95,7 +100,7 @@ impl Value {
         match self {
             Value::Int(_) => "int",
             Value::Str(s) if s.len() <= EMBSTR_MAX => "embstr",
-            Value::Str(_) | Value::Raw(_) => "raw",
+            Value::Str(_) | Value::Raw(_) | Value::Hll(_) => "raw",
             Value::List(_) => "quicklist",
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
@@ -104,7 +109,10 @@ impl Value {
     }
 
     pub fn is_string(&self) -> bool {
-        matches!(self, Value::Int(_) | Value::Str(_) | Value::Raw(_))
+        matches!(
+            self,
+            Value::Int(_) | Value::Str(_) | Value::Raw(_) | Value::Hll(_)
+        )
     }
 
     /// The bytes of a string value (formatted for `int`); `None` for other types.
@@ -115,6 +123,7 @@ impl Value {
             )),
             Value::Str(s) => Some(Cow::Borrowed(s.as_slice())),
             Value::Raw(v) => Some(Cow::Borrowed(v.as_slice())),
+            Value::Hll(h) => Some(Cow::Borrowed(h.as_bytes())),
             _ => None,
         }
     }
@@ -125,6 +134,7 @@ impl Value {
             Value::Int(n) => Some(itoa::Buffer::new().format(*n).len()),
             Value::Str(s) => Some(s.len()),
             Value::Raw(v) => Some(v.len()),
+            Value::Hll(h) => Some(h.len()),
             _ => None,
         }
     }
@@ -134,7 +144,10 @@ impl Value {
         if !self.is_string() {
             return None;
         }
-        if !matches!(self, Value::Raw(_)) {
+        if let Value::Hll(hll) = self {
+            let bytes = std::mem::take(hll.as_mut()).into_bytes();
+            *self = Value::Raw(Box::new(bytes));
+        } else if !matches!(self, Value::Raw(_)) {
             let bytes = self.string_bytes().expect("string").into_owned();
             *self = Value::Raw(Box::new(bytes));
         }

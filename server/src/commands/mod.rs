@@ -11,6 +11,7 @@ pub mod connection;
 pub mod databases;
 pub mod expiry;
 pub mod hashes;
+pub mod hll;
 pub mod info;
 pub mod introspection;
 pub mod keys;
@@ -36,4 +37,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     admin::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
+    hll::COMMANDS,
 ];

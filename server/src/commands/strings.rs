@@ -67,6 +67,7 @@ pub(crate) fn string_of(value: &Value) -> CmdResult<StrBytes<'_>> {
         }
         Value::Str(s) => Ok(StrBytes::Slice(s.as_slice())),
         Value::Raw(v) => Ok(StrBytes::Slice(v.as_slice())),
+        Value::Hll(h) => Ok(StrBytes::Slice(h.as_bytes())),
         _ => Err(Error::WrongType),
     }
 }
@@ -84,6 +85,7 @@ pub(crate) fn reply_string(out: &mut Writer<'_>, value: &Value) -> CmdResult {
         Value::Int(n) => out.bulk_integer(*n),
         Value::Str(s) => out.bulk(s.as_slice()),
         Value::Raw(v) => out.bulk(v),
+        Value::Hll(h) => out.bulk(h.as_bytes()),
         _ => return Err(Error::WrongType),
     }
     Ok(())
