@@ -12,10 +12,12 @@ Suites:
   strings      PING_MBULK, SET, GET, INCR, MSET, SET NX PX 30000
   collections  LPUSH, LPOP, RPOP, LRANGE_100, SADD, SPOP, HSET, ZADD, ZINCRBY, and ZRANGEBYSCORE /
                ZRANK on a prefilled 100,000-member sorted set
+  hll          PFADD of random elements, PFCOUNT of a prefilled key, PFCOUNT of two dense keys
+               (a full merge and estimate on every call)
   memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
-               one sorted set of 1,000,000 members
+               one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements
 
-Usage: benches/server/compare.py [--suite strings,collections,memory] [--rounds 3] [--seconds 2.5]
+Usage: benches/server/compare.py [--suite strings,collections,hll,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16]
 """
@@ -55,6 +57,11 @@ COLLECTION_TESTS = [
     ("ZINCRBY", ["ZINCRBY", "myzset", "1", "element:__rand_int__"], None),
     ("ZRANGEBYSCORE 100k", ["ZRANGEBYSCORE", "bigzset", "__rand_int__", "+inf", "LIMIT", "0", "10"], "bigzset"),
     ("ZRANK 100k", ["ZRANK", "bigzset", "member:__rand_int__"], "bigzset"),
+]
+HLL_TESTS = [
+    ("PFADD", ["PFADD", "visitors", "user:__rand_int__"], None),
+    ("PFCOUNT", ["PFCOUNT", "hll:prefilled"], "hll"),
+    ("PFCOUNT 2 dense keys", ["PFCOUNT", "hll:a", "hll:b"], "hll"),
 ]
 
 
@@ -137,6 +144,11 @@ def prefill(port, what, elements):
         if redis_cli(port, "ZCARD", "bigzset").strip() != "100000":
             pipe(port, ["ZADD bigzset " + " ".join(f"{i} member:{i:012d}" for i in range(j, j + 100))
                         for j in range(0, 100000, 100)])
+    elif what == "hll":
+        if redis_cli(port, "EXISTS", "hll:prefilled").strip() != "1":
+            for key, first, count in [("hll:prefilled", 0, 100000), ("hll:a", 0, 50000), ("hll:b", 25000, 50000)]:
+                pipe(port, [f"PFADD {key} " + " ".join(f"e:{i}" for i in range(j, j + 500))
+                            for j in range(first, first + count, 500)])
 
 
 def bench(port, pid, test_args, pipeline, requests):
@@ -225,13 +237,18 @@ MEMORY_CASES = [
     ("one sorted set of 1,000,000 members `member:%07d`", "member", 1_000_000,
      lambda: ["ZADD bigz " + " ".join(f"{(i * 7919) % 1000003} member:{i:07d}" for i in range(j, j + 100))
               for j in range(0, 1_000_000, 100)]),
+    ("1,000 HyperLogLogs of 10,000 distinct elements `PFADD hll:%04d e:N …`", "HLL", 1_000,
+     lambda: [f"PFADD hll:{k:04d} " + " ".join(f"e:{k}:{i}" for i in range(j, j + 500))
+              for k in range(1_000) for j in range(0, 10_000, 500)]),
 ]
 
 
-def run_memory(servers):
+def run_memory(servers, only):
     print("| data | server | used_memory per item | RSS growth per item |")
     print("|---|---|---|---|")
     for label, unit, count, make in MEMORY_CASES:
+        if only and unit not in only:
+            continue
         lines = make()
         for name, start in servers.items():
             proc, port = start()
@@ -251,12 +268,13 @@ def run_memory(servers):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", default="strings,collections,memory")
+    ap.add_argument("--suite", default="strings,collections,hll,memory")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.5)
     ap.add_argument("--embedis", default="target/release/embedis-server")
     ap.add_argument("--io-threads", type=int, default=1)
     ap.add_argument("--only", default="")
+    ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL)")
     ap.add_argument("--pipelines", default="1,16")
     args = ap.parse_args()
     suites = args.suite.split(",")
@@ -266,7 +284,7 @@ def main():
     }
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
-    for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS)]:
+    for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS)]:
         if suite not in suites:
             continue
         chosen = [t for t in tests if not args.only or t[0].split()[0] in args.only.split(",")]
@@ -280,7 +298,7 @@ def main():
                 proc.kill()
                 proc.wait()
     if "memory" in suites:
-        run_memory(servers)
+        run_memory(servers, [u for u in args.memory_only.split(",") if u])
 
 
 if __name__ == "__main__":
