@@ -93,8 +93,29 @@ impl Default for SkipList {
     }
 }
 
-/// Predecessors at each level and their ranks, from a search.
-type Path = [u32; MAX_LEVEL];
+/// The predecessors of a place at each level, from a search: the node and where its links start
+/// in `levels` (the descent knows it without reading the node, and relinking then needs not).
+#[derive(Clone, Copy)]
+struct Path {
+    node: [u32; MAX_LEVEL],
+    upper: [u32; MAX_LEVEL],
+}
+
+impl Path {
+    /// The header at every level (its links are the first block).
+    fn new() -> Self {
+        Path {
+            node: [HEAD; MAX_LEVEL],
+            upper: [0; MAX_LEVEL],
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, node: u32, upper: usize) {
+        self.node[i] = node;
+        self.upper[i] = upper as u32;
+    }
+}
 
 fn seed() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -248,20 +269,40 @@ impl SkipList {
         }
     }
 
+    /// The link at level `i` of the predecessor `path` gives.
+    #[inline]
+    fn get_at(&self, path: &Path, i: usize) -> Level {
+        if i == 0 {
+            self.get(path.node[0], 0)
+        } else {
+            self.levels[path.upper[i] as usize + i - 1]
+        }
+    }
+
+    /// Sets the link at level `i` of the predecessor `path` gives.
+    #[inline]
+    fn put_at(&mut self, path: &Path, i: usize, link: Level) {
+        if i == 0 {
+            self.put(path.node[0], 0, link);
+        } else {
+            self.levels[path.upper[i] as usize + i - 1] = link;
+        }
+    }
+
     /// Updates the score cached in the link of `u` at level `i` (which points to a node whose
     /// score changed in place).
     #[inline]
-    fn cache_score(&mut self, u: u32, i: usize, score: f64) {
+    fn cache_score(&mut self, path: &Path, i: usize, score: f64) {
         if i > 0 {
-            let at = self.nodes[u as usize].upper as usize + i - 1;
-            self.levels[at].next_score = score;
+            self.levels[path.upper[i] as usize + i - 1].next_score = score;
         }
     }
 
     /// The descent every search is made of: from the header, at each level from the top, move
     /// forward while `go(next, next_score, rank_of_next)` says so, then call
-    /// `visit(level, node, rank)` with the node reached (at level 0: with each node reached),
-    /// stopping early if it returns true.
+    /// `visit(level, node, upper, rank)` with the node reached (at level 0: with each node
+    /// reached), where its links start (meaningless at level 0) and its rank, stopping early if
+    /// it returns true.
     /// Returns the last node reached and its rank.
     ///
     /// Upper levels are walked in `levels` alone thanks to the cached `next_score` and
@@ -270,7 +311,7 @@ impl SkipList {
     fn descend(
         &self,
         mut go: impl FnMut(u32, f64, u32) -> bool,
-        mut visit: impl FnMut(usize, u32, u32) -> bool,
+        mut visit: impl FnMut(usize, u32, usize, u32) -> bool,
     ) -> (u32, u32) {
         let mut x = HEAD;
         // The header's levels are the first block.
@@ -287,13 +328,13 @@ impl SkipList {
                     break;
                 }
             }
-            if visit(i, x, rank) {
+            if visit(i, x, upper, rank) {
                 return (x, rank);
             }
         }
         // Level 0 asks `visit` at every node, so that ZRANK stops on its node without reading
         // the one after it.
-        while !visit(0, x, rank) {
+        while !visit(0, x, upper, rank) {
             let n = self.nodes[x as usize].next0;
             if n != NIL && go(n, self.nodes[n as usize].score, rank + 1) {
                 rank += 1;
@@ -399,13 +440,13 @@ impl SkipList {
     }
 
     /// The predecessors of (score, member) at every level in use, and their ranks.
-    fn search(&self, score: f64, member: &[u8]) -> (Path, Path) {
-        let mut update = [HEAD; MAX_LEVEL];
+    fn search(&self, score: f64, member: &[u8]) -> (Path, [u32; MAX_LEVEL]) {
+        let mut update = Path::new();
         let mut rank = [0u32; MAX_LEVEL];
         self.descend(
             |n, s, _| s < score || (s == score && self.member(n) < member),
-            |i, x, r| {
-                update[i] = x;
+            |i, x, upper, r| {
+                update.set(i, x, upper);
                 rank[i] = r;
                 false
             },
@@ -424,15 +465,14 @@ impl SkipList {
         if height > level {
             for i in level..height {
                 rank[i] = 0;
-                update[i] = HEAD;
+                update.set(i, HEAD, 0);
                 self.set_span(HEAD, i, self.len);
             }
             self.level = height as u8;
         }
         let to_x = self.link_to(x, 0);
         for i in 0..height {
-            let u = update[i];
-            let old = self.get(u, i);
+            let old = self.get_at(&update, i);
             let before = rank[0] - rank[i];
             self.put(
                 x,
@@ -442,8 +482,8 @@ impl SkipList {
                     ..old
                 },
             );
-            self.put(
-                u,
+            self.put_at(
+                &update,
                 i,
                 Level {
                     span: before + 1,
@@ -451,16 +491,13 @@ impl SkipList {
                 },
             );
         }
-        for (i, &u) in update
-            .iter()
-            .enumerate()
-            .take(self.level as usize)
-            .skip(height)
-        {
-            let span = self.span(u, i);
-            self.set_span(u, i, span + 1);
+        for i in height..self.level as usize {
+            let mut link = self.get_at(&update, i);
+            link.span += 1;
+            self.put_at(&update, i, link);
         }
-        self.nodes[x as usize].backward = if update[0] == HEAD { NIL } else { update[0] };
+        let before = update.node[0];
+        self.nodes[x as usize].backward = if before == HEAD { NIL } else { before };
         let after = self.nodes[x as usize].next0;
         if after != NIL {
             self.nodes[after as usize].backward = x;
@@ -472,13 +509,14 @@ impl SkipList {
 
     /// Unlinks node `x`, whose predecessors are `update`; the node stays allocated.
     fn unlink(&mut self, x: u32, update: &Path) {
-        for (i, &u) in update.iter().enumerate().take(self.level as usize) {
-            let link = self.get(u, i);
+        for i in 0..self.level as usize {
+            let link = self.get_at(update, i);
             if link.next == x {
-                // `u` now links where `x` did, with `x`'s cached fields for that node.
+                // The predecessor now links where `x` did, with `x`'s cached fields for that
+                // node.
                 let from_x = self.get(x, i);
-                self.put(
-                    u,
+                self.put_at(
+                    update,
                     i,
                     Level {
                         span: link.span + from_x.span - 1,
@@ -486,8 +524,14 @@ impl SkipList {
                     },
                 );
             } else if i > 0 {
-                let span = self.span(u, i);
-                self.set_span(u, i, span - 1);
+                self.put_at(
+                    update,
+                    i,
+                    Level {
+                        span: link.span - 1,
+                        ..link
+                    },
+                );
             }
         }
         let (after, before) = {
@@ -508,7 +552,7 @@ impl SkipList {
     fn path_to(&self, x: u32) -> Path {
         let n = &self.nodes[x as usize];
         let (update, _) = self.search(n.score, n.member.as_slice());
-        debug_assert_eq!(self.forward(update[0], 0), x);
+        debug_assert_eq!(self.forward(update.node[0], 0), x);
         update
     }
 
@@ -540,8 +584,8 @@ impl SkipList {
             // predecessor is the one before it; a tall one's are found by a search.
             if height > 1 {
                 let update = self.path_to(x);
-                for (i, &u) in update.iter().enumerate().take(height) {
-                    self.cache_score(u, i, score);
+                for i in 1..height {
+                    self.cache_score(&update, i, score);
                 }
             }
             self.nodes[x as usize].score = score;
@@ -558,7 +602,7 @@ impl SkipList {
         let (score, member) = (self.score(x), self.member(x));
         let (y, rank) = self.descend(
             |n, s, _| s < score || (s == score && (n == x || self.member(n) < member)),
-            |_, y, _| y == x,
+            |_, y, _, _| y == x,
         );
         assert_eq!(y, x, "node {x} is not in the list");
         rank as usize
@@ -570,7 +614,7 @@ impl SkipList {
             return NIL;
         }
         let rank = rank as u32;
-        let (y, traversed) = self.descend(|_, _, r| r <= rank, |_, _, r| r == rank);
+        let (y, traversed) = self.descend(|_, _, r| r <= rank, |_, _, _, r| r == rank);
         debug_assert_eq!(traversed, rank);
         y
     }
@@ -587,7 +631,7 @@ impl SkipList {
         if !self.may_hold_scores(range) {
             return NIL;
         }
-        let (y, _) = self.descend(|_, s, _| !range.gte_min(s), |_, _, _| false);
+        let (y, _) = self.descend(|_, s, _| !range.gte_min(s), |_, _, _, _| false);
         let x = self.next(y);
         if x == NIL || !range.lte_max(self.score(x)) {
             NIL
@@ -601,7 +645,7 @@ impl SkipList {
         if !self.may_hold_scores(range) {
             return NIL;
         }
-        let (y, _) = self.descend(|_, s, _| range.lte_max(s), |_, _, _| false);
+        let (y, _) = self.descend(|_, s, _| range.lte_max(s), |_, _, _, _| false);
         if y == HEAD || !range.gte_min(self.score(y)) {
             NIL
         } else {
@@ -622,7 +666,7 @@ impl SkipList {
         if !self.may_hold_members(range) {
             return NIL;
         }
-        let (y, _) = self.descend(|n, _, _| !range.gte_min(self.member(n)), |_, _, _| false);
+        let (y, _) = self.descend(|n, _, _| !range.gte_min(self.member(n)), |_, _, _, _| false);
         let x = self.next(y);
         if x == NIL || !range.lte_max(self.member(x)) {
             NIL
@@ -636,7 +680,7 @@ impl SkipList {
         if !self.may_hold_members(range) {
             return NIL;
         }
-        let (y, _) = self.descend(|n, _, _| range.lte_max(self.member(n)), |_, _, _| false);
+        let (y, _) = self.descend(|n, _, _| range.lte_max(self.member(n)), |_, _, _, _| false);
         if y == HEAD || !range.gte_min(self.member(y)) {
             NIL
         } else {
@@ -652,7 +696,7 @@ impl SkipList {
         mut keep_going: impl FnMut(&Self, u32) -> bool,
         mut removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut x = self.next(update[0]);
+        let mut x = self.next(update.node[0]);
         let mut count = 0;
         while x != NIL && keep_going(self, x) {
             let after = self.next(x);
@@ -671,11 +715,11 @@ impl SkipList {
         range: &ScoreRange,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
+        let mut update = Path::new();
         self.descend(
             |_, s, _| !range.gte_min(s),
-            |i, y, _| {
-                update[i] = y;
+            |i, y, upper, _| {
+                update.set(i, y, upper);
                 false
             },
         );
@@ -688,11 +732,11 @@ impl SkipList {
         range: &LexRange<'_>,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
+        let mut update = Path::new();
         self.descend(
             |n, _, _| !range.gte_min(self.member(n)),
-            |i, y, _| {
-                update[i] = y;
+            |i, y, upper, _| {
+                update.set(i, y, upper);
                 false
             },
         );
@@ -706,11 +750,11 @@ impl SkipList {
         end: usize,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
+        let mut update = Path::new();
         let (_, traversed) = self.descend(
             |_, _, r| (r as usize) < start,
-            |i, y, _| {
-                update[i] = y;
+            |i, y, upper, _| {
+                update.set(i, y, upper);
                 false
             },
         );
