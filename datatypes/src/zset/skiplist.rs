@@ -460,12 +460,11 @@ impl SkipList {
             let n = &self.nodes[x as usize];
             (n.score, n.height as usize)
         };
-        let (mut update, mut rank) = self.search(score, self.member(x));
+        let (update, rank) = self.search(score, self.member(x));
         let level = self.level as usize;
         if height > level {
+            // The search left the header (rank 0) as the predecessor at the new levels.
             for i in level..height {
-                rank[i] = 0;
-                update.set(i, HEAD, 0);
                 self.set_span(HEAD, i, self.len);
             }
             self.level = height as u8;
