@@ -908,3 +908,13 @@ impl SkipList {
         }
     }
 }
+
+#[cfg(test)]
+mod layout_tests {
+    /// The sizes the module documentation (and the memory budget) count on.
+    #[test]
+    fn node_and_link_sizes() {
+        assert_eq!(std::mem::size_of::<super::Node>(), 48);
+        assert_eq!(std::mem::size_of::<super::Level>(), 24);
+    }
+}
