@@ -7,13 +7,23 @@
 //!
 //! Memory is what decides the layout. Redis allocates each node separately, with 8-byte pointers
 //! and a 16-byte link per level. Here nodes live in one `Vec` and refer to each other by `u32`
-//! index; a node holds its member inline when it is at most 23 bytes ([`SmallBytes`]), its score,
-//! its backward index and its level-0 forward index (level 0 needs no span: it is always 1).
-//! Only the quarter of nodes that are taller keep their upper levels, as `(next, span)` pairs of
-//! `u32`, in a second `Vec`, in a block of `height - 1` consecutive entries. Freed nodes and freed
+//! index; a node (48 bytes) holds its member inline when it is at most 23 bytes
+//! ([`SmallBytes`]), its score, its backward index and its level-0 forward index (level 0 needs
+//! no span: it is always 1). Only the quarter of nodes that are taller keep their upper levels,
+//! in a second `Vec`, in a block of `height - 1` consecutive 24-byte links. Freed nodes and freed
 //! level blocks (by height) go on free lists and are reused, so a node keeps its index for life:
 //! the member index of [`super::SkipSet`] stores only that index, and a SCAN cursor can be a node
-//! index (elements present for a whole scan never move).
+//! index (elements present for a whole scan never move). With P = 1/4 a node has 1/3 of an upper
+//! link on average: 48 + 24/3 = 56 bytes per element, plus the member index.
+//!
+//! Cache misses are what decides the speed of a search (ZRANK, ZADD, ZRANGEBYSCORE on a big
+//! set). An upper link therefore carries, besides `(next, span)`, a copy of the score of the node
+//! it points to and the position of that node's own level block (`next_upper`): a descent
+//! compares and steps from link to link in `levels` alone and reads a node only on a score tie
+//! (to compare members) and at level 0 — one miss per step where reading the node's score and
+//! then its links would cost two. Every path that links, unlinks or rescores a node keeps those
+//! copies exact ([`SkipList::check`] verifies them). Level 0 keeps no copy: it would make a node
+//! 56 bytes, straddling more cache lines on the walks along level 0 that range replies make.
 //!
 //! Invariant of spans: a link to a node covers the ranks between; a link to nothing (the end)
 //! covers the distance to the end of the list, so that inserting after it keeps it exact.
@@ -28,11 +38,25 @@ pub const NIL: u32 = u32::MAX;
 /// The header node: no element, `MAX_LEVEL` levels.
 const HEAD: u32 = 0;
 
+/// One link of an upper level. Besides where it goes and how far, it caches what a search
+/// needs to know about the node it points to — its score and where its own links start — so a
+/// descent steps from link to link in `levels` and reads a node only on a score tie.
 #[derive(Clone, Copy, Debug)]
 struct Level {
     next: u32,
     span: u32,
+    /// `nodes[next].upper` (unused when `next` is NIL).
+    next_upper: u32,
+    /// `nodes[next].score` (unused when `next` is NIL).
+    next_score: f64,
 }
+
+const NO_LINK: Level = Level {
+    next: NIL,
+    span: 0,
+    next_upper: NIL,
+    next_score: 0.0,
+};
 
 #[derive(Clone, Debug)]
 struct Node {
@@ -69,8 +93,29 @@ impl Default for SkipList {
     }
 }
 
-/// Predecessors at each level and their ranks, from a search.
-type Path = [u32; MAX_LEVEL];
+/// The predecessors of a place at each level, from a search: the node and where its links start
+/// in `levels` (the descent knows it without reading the node, and relinking then needs not).
+#[derive(Clone, Copy)]
+struct Path {
+    node: [u32; MAX_LEVEL],
+    upper: [u32; MAX_LEVEL],
+}
+
+impl Path {
+    /// The header at every level (its links are the first block).
+    fn new() -> Self {
+        Path {
+            node: [HEAD; MAX_LEVEL],
+            upper: [0; MAX_LEVEL],
+        }
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, node: u32, upper: usize) {
+        self.node[i] = node;
+        self.upper[i] = upper as u32;
+    }
+}
 
 fn seed() -> u64 {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -181,14 +226,124 @@ impl SkipList {
         }
     }
 
+    /// The link of `x` at level `i`; level 0's has span 1 and no `next_upper`.
     #[inline]
-    fn set_forward(&mut self, x: u32, i: usize, to: u32) {
+    fn get(&self, x: u32, i: usize) -> Level {
+        let n = &self.nodes[x as usize];
         if i == 0 {
-            self.nodes[x as usize].next0 = to;
+            Level {
+                next: n.next0,
+                span: 1,
+                ..NO_LINK
+            }
         } else {
-            let at = self.nodes[x as usize].upper as usize + i - 1;
-            self.levels[at].next = to;
+            self.levels[n.upper as usize + i - 1]
         }
+    }
+
+    /// Sets the link of `x` at level `i` (level 0 keeps only `next` and `next_score`).
+    #[inline]
+    fn put(&mut self, x: u32, i: usize, link: Level) {
+        let n = &mut self.nodes[x as usize];
+        if i == 0 {
+            n.next0 = link.next;
+        } else {
+            let at = n.upper as usize + i - 1;
+            self.levels[at] = link;
+        }
+    }
+
+    /// A link to `to` (or to the end) covering `span`, with `to`'s cached fields.
+    #[inline]
+    fn link_to(&self, to: u32, span: u32) -> Level {
+        if to == NIL {
+            Level { span, ..NO_LINK }
+        } else {
+            let n = &self.nodes[to as usize];
+            Level {
+                next: to,
+                span,
+                next_upper: n.upper,
+                next_score: n.score,
+            }
+        }
+    }
+
+    /// The link at level `i` of the predecessor `path` gives.
+    #[inline]
+    fn get_at(&self, path: &Path, i: usize) -> Level {
+        if i == 0 {
+            self.get(path.node[0], 0)
+        } else {
+            self.levels[path.upper[i] as usize + i - 1]
+        }
+    }
+
+    /// Sets the link at level `i` of the predecessor `path` gives.
+    #[inline]
+    fn put_at(&mut self, path: &Path, i: usize, link: Level) {
+        if i == 0 {
+            self.put(path.node[0], 0, link);
+        } else {
+            self.levels[path.upper[i] as usize + i - 1] = link;
+        }
+    }
+
+    /// Updates the score cached in the link of `u` at level `i` (which points to a node whose
+    /// score changed in place).
+    #[inline]
+    fn cache_score(&mut self, path: &Path, i: usize, score: f64) {
+        if i > 0 {
+            self.levels[path.upper[i] as usize + i - 1].next_score = score;
+        }
+    }
+
+    /// The descent every search is made of: from the header, at each level from the top, move
+    /// forward while `go(next, next_score, rank_of_next)` says so, then call
+    /// `visit(level, node, upper, rank)` with the node reached (at level 0: with each node
+    /// reached), where its links start (meaningless at level 0) and its rank, stopping early if
+    /// it returns true.
+    /// Returns the last node reached and its rank.
+    ///
+    /// Upper levels are walked in `levels` alone thanks to the cached `next_score` and
+    /// `next_upper`; a node is read at level 0, and when `go` looks at a member.
+    #[inline(always)]
+    fn descend(
+        &self,
+        mut go: impl FnMut(u32, f64, u32) -> bool,
+        mut visit: impl FnMut(usize, u32, usize, u32) -> bool,
+    ) -> (u32, u32) {
+        let mut x = HEAD;
+        // The header's levels are the first block.
+        let mut upper = 0usize;
+        let mut rank = 0u32;
+        for i in (1..self.level as usize).rev() {
+            loop {
+                let l = self.levels[upper + i - 1];
+                if l.next != NIL && go(l.next, l.next_score, rank + l.span) {
+                    rank += l.span;
+                    x = l.next;
+                    upper = l.next_upper as usize;
+                } else {
+                    break;
+                }
+            }
+            if visit(i, x, upper, rank) {
+                return (x, rank);
+            }
+        }
+        // Level 0 asks `visit` at every node, so that ZRANK stops on its node without reading
+        // the one after it.
+        while !visit(0, x, upper, rank) {
+            let n = self.nodes[x as usize].next0;
+            if n != NIL && go(n, self.nodes[n as usize].score, rank + 1) {
+                rank += 1;
+                x = n;
+            } else {
+                break;
+            }
+        }
+        (x, rank)
     }
 
     /// Sets a span; level 0's is implicit.
@@ -229,7 +384,7 @@ impl SkipList {
             return head;
         }
         let at = self.levels.len();
-        self.levels.resize(at + size, Level { next: NIL, span: 0 });
+        self.levels.resize(at + size, NO_LINK);
         at as u32
     }
 
@@ -285,24 +440,17 @@ impl SkipList {
     }
 
     /// The predecessors of (score, member) at every level in use, and their ranks.
-    fn search(&self, score: f64, member: &[u8]) -> (Path, Path) {
-        let mut update = [HEAD; MAX_LEVEL];
+    fn search(&self, score: f64, member: &[u8]) -> (Path, [u32; MAX_LEVEL]) {
+        let mut update = Path::new();
         let mut rank = [0u32; MAX_LEVEL];
-        let mut x = HEAD;
-        let mut traversed = 0;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(x, i);
-                if n != NIL && self.before(n, score, member) {
-                    traversed += self.span(x, i);
-                    x = n;
-                } else {
-                    break;
-                }
-            }
-            update[i] = x;
-            rank[i] = traversed;
-        }
+        self.descend(
+            |n, s, _| s < score || (s == score && self.member(n) < member),
+            |i, x, upper, r| {
+                update.set(i, x, upper);
+                rank[i] = r;
+                false
+            },
+        );
         (update, rank)
     }
 
@@ -312,37 +460,43 @@ impl SkipList {
             let n = &self.nodes[x as usize];
             (n.score, n.height as usize)
         };
-        let (mut update, mut rank) = self.search(score, self.member(x));
+        let (update, rank) = self.search(score, self.member(x));
         let level = self.level as usize;
         if height > level {
+            // The search left the header (rank 0) as the predecessor at the new levels.
             for i in level..height {
-                rank[i] = 0;
-                update[i] = HEAD;
                 self.set_span(HEAD, i, self.len);
             }
             self.level = height as u8;
         }
+        let to_x = self.link_to(x, 0);
         for i in 0..height {
-            let u = update[i];
-            let after = self.forward(u, i);
-            self.set_forward(x, i, after);
-            self.set_forward(u, i, x);
-            if i > 0 {
-                let span = self.span(u, i);
-                self.set_span(x, i, span - (rank[0] - rank[i]));
-                self.set_span(u, i, rank[0] - rank[i] + 1);
-            }
+            let old = self.get_at(&update, i);
+            let before = rank[0] - rank[i];
+            self.put(
+                x,
+                i,
+                Level {
+                    span: old.span - before,
+                    ..old
+                },
+            );
+            self.put_at(
+                &update,
+                i,
+                Level {
+                    span: before + 1,
+                    ..to_x
+                },
+            );
         }
-        for (i, &u) in update
-            .iter()
-            .enumerate()
-            .take(self.level as usize)
-            .skip(height)
-        {
-            let span = self.span(u, i);
-            self.set_span(u, i, span + 1);
+        for i in height..self.level as usize {
+            let mut link = self.get_at(&update, i);
+            link.span += 1;
+            self.put_at(&update, i, link);
         }
-        self.nodes[x as usize].backward = if update[0] == HEAD { NIL } else { update[0] };
+        let before = update.node[0];
+        self.nodes[x as usize].backward = if before == HEAD { NIL } else { before };
         let after = self.nodes[x as usize].next0;
         if after != NIL {
             self.nodes[after as usize].backward = x;
@@ -354,17 +508,29 @@ impl SkipList {
 
     /// Unlinks node `x`, whose predecessors are `update`; the node stays allocated.
     fn unlink(&mut self, x: u32, update: &Path) {
-        for (i, &u) in update.iter().enumerate().take(self.level as usize) {
-            if self.forward(u, i) == x {
-                if i > 0 {
-                    let span = self.span(u, i) + self.span(x, i) - 1;
-                    self.set_span(u, i, span);
-                }
-                let after = self.forward(x, i);
-                self.set_forward(u, i, after);
+        for i in 0..self.level as usize {
+            let link = self.get_at(update, i);
+            if link.next == x {
+                // The predecessor now links where `x` did, with `x`'s cached fields for that
+                // node.
+                let from_x = self.get(x, i);
+                self.put_at(
+                    update,
+                    i,
+                    Level {
+                        span: link.span + from_x.span - 1,
+                        ..from_x
+                    },
+                );
             } else if i > 0 {
-                let span = self.span(u, i);
-                self.set_span(u, i, span - 1);
+                self.put_at(
+                    update,
+                    i,
+                    Level {
+                        span: link.span - 1,
+                        ..link
+                    },
+                );
             }
         }
         let (after, before) = {
@@ -385,7 +551,7 @@ impl SkipList {
     fn path_to(&self, x: u32) -> Path {
         let n = &self.nodes[x as usize];
         let (update, _) = self.search(n.score, n.member.as_slice());
-        debug_assert_eq!(self.forward(update[0], 0), x);
+        debug_assert_eq!(self.forward(update.node[0], 0), x);
         update
     }
 
@@ -406,10 +572,21 @@ impl SkipList {
 
     /// Gives node `x` a new score, moving it if its place changes. It keeps its index.
     pub fn update_score(&mut self, x: u32, score: f64) {
-        let (before, after) = (self.prev(x), self.next(x));
+        let (before, after, height) = {
+            let n = &self.nodes[x as usize];
+            (n.backward, n.next0, n.height as usize)
+        };
         if (before == NIL || self.score(before) < score)
             && (after == NIL || self.score(after) > score)
         {
+            // It stays in place, but the links to it cache its score: a short node's only
+            // predecessor is the one before it; a tall one's are found by a search.
+            if height > 1 {
+                let update = self.path_to(x);
+                for i in 1..height {
+                    self.cache_score(&update, i, score);
+                }
+            }
             self.nodes[x as usize].score = score;
             return;
         }
@@ -422,23 +599,12 @@ impl SkipList {
     /// 1-based rank of node `x`.
     pub fn rank(&self, x: u32) -> usize {
         let (score, member) = (self.score(x), self.member(x));
-        let mut y = HEAD;
-        let mut rank = 0;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && (n == x || self.before(n, score, member)) {
-                    rank += self.span(y, i);
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-            if y == x {
-                return rank as usize;
-            }
-        }
-        unreachable!("node {x} is not in the list")
+        let (y, rank) = self.descend(
+            |n, s, _| s < score || (s == score && (n == x || self.member(n) < member)),
+            |_, y, _, _| y == x,
+        );
+        assert_eq!(y, x, "node {x} is not in the list");
+        rank as usize
     }
 
     /// The node at 1-based `rank` (or NIL).
@@ -447,23 +613,9 @@ impl SkipList {
             return NIL;
         }
         let rank = rank as u32;
-        let mut y = HEAD;
-        let mut traversed = 0;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && traversed + self.span(y, i) <= rank {
-                    traversed += self.span(y, i);
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-            if traversed == rank {
-                return y;
-            }
-        }
-        NIL
+        let (y, traversed) = self.descend(|_, _, r| r <= rank, |_, _, _, r| r == rank);
+        debug_assert_eq!(traversed, rank);
+        y
     }
 
     fn may_hold_scores(&self, range: &ScoreRange) -> bool {
@@ -478,17 +630,7 @@ impl SkipList {
         if !self.may_hold_scores(range) {
             return NIL;
         }
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && !range.gte_min(self.score(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-        }
+        let (y, _) = self.descend(|_, s, _| !range.gte_min(s), |_, _, _, _| false);
         let x = self.next(y);
         if x == NIL || !range.lte_max(self.score(x)) {
             NIL
@@ -502,17 +644,7 @@ impl SkipList {
         if !self.may_hold_scores(range) {
             return NIL;
         }
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && range.lte_max(self.score(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-        }
+        let (y, _) = self.descend(|_, s, _| range.lte_max(s), |_, _, _, _| false);
         if y == HEAD || !range.gte_min(self.score(y)) {
             NIL
         } else {
@@ -533,17 +665,7 @@ impl SkipList {
         if !self.may_hold_members(range) {
             return NIL;
         }
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && !range.gte_min(self.member(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-        }
+        let (y, _) = self.descend(|n, _, _| !range.gte_min(self.member(n)), |_, _, _, _| false);
         let x = self.next(y);
         if x == NIL || !range.lte_max(self.member(x)) {
             NIL
@@ -557,17 +679,7 @@ impl SkipList {
         if !self.may_hold_members(range) {
             return NIL;
         }
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && range.lte_max(self.member(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-        }
+        let (y, _) = self.descend(|n, _, _| range.lte_max(self.member(n)), |_, _, _, _| false);
         if y == HEAD || !range.gte_min(self.member(y)) {
             NIL
         } else {
@@ -583,7 +695,7 @@ impl SkipList {
         mut keep_going: impl FnMut(&Self, u32) -> bool,
         mut removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut x = self.next(update[0]);
+        let mut x = self.next(update.node[0]);
         let mut count = 0;
         while x != NIL && keep_going(self, x) {
             let after = self.next(x);
@@ -602,19 +714,14 @@ impl SkipList {
         range: &ScoreRange,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && !range.gte_min(self.score(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-            update[i] = y;
-        }
+        let mut update = Path::new();
+        self.descend(
+            |_, s, _| !range.gte_min(s),
+            |i, y, upper, _| {
+                update.set(i, y, upper);
+                false
+            },
+        );
         self.remove_run(&update, |l, x| range.lte_max(l.score(x)), removed)
     }
 
@@ -624,19 +731,14 @@ impl SkipList {
         range: &LexRange<'_>,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
-        let mut y = HEAD;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && !range.gte_min(self.member(n)) {
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-            update[i] = y;
-        }
+        let mut update = Path::new();
+        self.descend(
+            |n, _, _| !range.gte_min(self.member(n)),
+            |i, y, upper, _| {
+                update.set(i, y, upper);
+                false
+            },
+        );
         self.remove_run(&update, |l, x| range.lte_max(l.member(x)), removed)
     }
 
@@ -647,22 +749,15 @@ impl SkipList {
         end: usize,
         removed: impl FnMut(u32, &[u8]),
     ) -> usize {
-        let mut update = [HEAD; MAX_LEVEL];
-        let mut y = HEAD;
-        let mut traversed: usize = 0;
-        for i in (0..self.level as usize).rev() {
-            loop {
-                let n = self.forward(y, i);
-                if n != NIL && traversed + (self.span(y, i) as usize) < start {
-                    traversed += self.span(y, i) as usize;
-                    y = n;
-                } else {
-                    break;
-                }
-            }
-            update[i] = y;
-        }
-        let mut rank = traversed;
+        let mut update = Path::new();
+        let (_, traversed) = self.descend(
+            |_, _, r| (r as usize) < start,
+            |i, y, upper, _| {
+                update.set(i, y, upper);
+                false
+            },
+        );
+        let mut rank = traversed as usize;
         self.remove_run(
             &update,
             |_, _| {
@@ -738,10 +833,9 @@ impl SkipList {
                 }
             }
             if i < height {
-                self.set_forward(y, i, x);
-                self.set_span(y, i, self.len - rank + 1);
-                self.set_forward(x, i, NIL);
-                self.set_span(x, i, 0);
+                let to_x = self.link_to(x, self.len - rank + 1);
+                self.put(y, i, to_x);
+                self.put(x, i, NO_LINK);
             } else {
                 let span = self.span(y, i);
                 self.set_span(y, i, span + 1);
@@ -784,7 +878,22 @@ impl SkipList {
             } else {
                 self.nodes[node as usize].height as usize
             };
-            for i in 1..height {
+            for i in 0..height {
+                let link = self.get(node, i);
+                if link.next != NIL && i > 0 {
+                    let target = &self.nodes[link.next as usize];
+                    assert_eq!(
+                        link.next_score.to_bits(),
+                        target.score.to_bits(),
+                        "cached score in {node} at level {i}"
+                    );
+                    if i > 0 {
+                        assert_eq!(link.next_upper, target.upper, "next_upper of {node}");
+                    }
+                }
+                if i == 0 {
+                    continue;
+                }
                 let n = self.forward(node, i);
                 let expected = if n == NIL {
                     self.len - rank
@@ -797,5 +906,15 @@ impl SkipList {
         for i in self.level as usize..MAX_LEVEL {
             assert_eq!(self.forward(HEAD, i), NIL);
         }
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    /// The sizes the module documentation (and the memory budget) count on.
+    #[test]
+    fn node_and_link_sizes() {
+        assert_eq!(std::mem::size_of::<super::Node>(), 48);
+        assert_eq!(std::mem::size_of::<super::Level>(), 24);
     }
 }

@@ -446,3 +446,56 @@ fn arena_shrinks_after_mass_removal() {
         s.list().check();
     }
 }
+
+/// The links of a big list cache the score of the node they point to: score updates that keep a
+/// node in place (short and tall nodes alike), that move it, and ties must all keep those caches
+/// exact (`check` compares every one), and ranks must stay right.
+#[test]
+fn cached_scores_follow_every_update() {
+    let limits = Limits {
+        max_entries: 0,
+        max_value: 0,
+    };
+    let mut set = ZSetValue::for_size(0, 0, &limits);
+    let n = 3_000usize;
+    for i in 0..n {
+        set.add(
+            format!("m{i}").as_bytes(),
+            (i * 10) as f64,
+            AddFlags::default(),
+            &limits,
+        );
+    }
+    let incr = AddFlags {
+        incr: true,
+        ..AddFlags::default()
+    };
+    let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+    for round in 0..6_000u64 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let i = (x % n as u64) as usize;
+        // Mostly nudges that stay between the neighbours, sometimes jumps and exact ties.
+        let delta = match round % 5 {
+            0 => ((x >> 20) % 4_000) as f64 - 2_000.0,
+            1 => 0.0,
+            _ => 1.0 + ((x >> 20) % 7) as f64 / 8.0,
+        };
+        set.add(format!("m{i}").as_bytes(), delta, incr, &limits);
+        if round % 500 == 0 {
+            if let ZSetValue::Skip(s) = &set {
+                s.list().check();
+            }
+        }
+    }
+    let ZSetValue::Skip(s) = &set else {
+        panic!("should be a skiplist")
+    };
+    s.list().check();
+    let all = set.to_vec();
+    for (rank, (m, score)) in all.iter().enumerate().step_by(7) {
+        assert_eq!(set.rank(m, false), Some(rank));
+        assert_eq!(set.score(m), Some(*score));
+    }
+}
