@@ -12,8 +12,11 @@
 //!
 //! Beyond Redis: once a dense [`Hll`] has been counted it keeps the histogram up to date as
 //! registers change, so a PFCOUNT after a PFADD costs the estimator alone (about a hundred
-//! floating-point steps) rather than a pass over 16384 registers. The histogram is not part of the string: GET still returns
-//! exactly Redis's bytes.
+//! floating-point steps) rather than a pass over 16384 registers; and a sparse [`Hll`] keeps an
+//! index of its opcodes ([`sparse::Index`], at most a quarter of the code's size once it is
+//! past 256 bytes, nothing below 64), so that PFADD finds a register's opcode from a nearby
+//! checkpoint rather than by walking the code from its start. Neither is part of the string: GET
+//! still returns exactly Redis's bytes, and two HLLs are equal when their strings are.
 
 pub mod dense;
 pub mod estimate;
@@ -151,14 +154,24 @@ pub fn self_test(elements: u64, sparse_max_bytes: usize, seed: u64) -> Result<()
     Ok(())
 }
 
-/// An HLL string with, when dense, the histogram of its registers.
-#[derive(Clone, Debug, PartialEq)]
+/// An HLL string with, when dense, the histogram of its registers, and when sparse, an index of
+/// its opcodes. Two HLLs are equal when their strings are: the rest is derived from the string.
+#[derive(Clone, Debug)]
 pub struct Hll {
     bytes: Vec<u8>,
     /// For dense HLLs: the histogram of register values once a count has needed it, then kept
     /// up to date by every register change; `None` until then (and always for sparse HLLs, which
     /// are short enough to scan).
     histogram: Option<Box<[u16; 64]>>,
+    /// For sparse HLLs whose code has grown past a few dozen bytes: checkpoints that let an
+    /// update start its scan near the register ([`sparse::Index`]); `None` otherwise.
+    index: Option<sparse::Index>,
+}
+
+impl PartialEq for Hll {
+    fn eq(&self, other: &Hll) -> bool {
+        self.bytes == other.bytes
+    }
 }
 
 impl Default for Hll {
@@ -178,6 +191,7 @@ impl Hll {
         Hll {
             bytes,
             histogram: None,
+            index: None,
         }
     }
 
@@ -199,6 +213,7 @@ impl Hll {
         Ok(Hll {
             bytes,
             histogram: None,
+            index: None,
         })
     }
 
@@ -253,7 +268,16 @@ impl Hll {
         sparse_max_bytes: usize,
     ) -> Result<bool, Corrupt> {
         if self.encoding() == Encoding::Sparse {
-            match sparse::set(&mut self.bytes, HEADER, index, value, sparse_max_bytes)? {
+            sparse::Index::keep_up(&mut self.index, &self.bytes[HEADER..]);
+            let outcome = sparse::set(
+                &mut self.bytes,
+                HEADER,
+                &mut self.index,
+                index,
+                value,
+                sparse_max_bytes,
+            )?;
+            match outcome {
                 sparse::SetOutcome::Unchanged => return Ok(false),
                 sparse::SetOutcome::Updated => {
                     self.invalidate_cache();
@@ -295,6 +319,7 @@ impl Hll {
         dense::encode(&values, &mut bytes[HEADER..]);
         self.bytes = bytes;
         self.histogram = None;
+        self.index = None;
         Ok(true)
     }
 

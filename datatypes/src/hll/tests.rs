@@ -179,3 +179,161 @@ fn counts_are_close_and_cached() {
 fn self_test_passes() {
     self_test(200_000, DEFAULT_SPARSE_MAX_BYTES, 0x1234_5678_9abc_def0).unwrap();
 }
+
+/// Writes that make long codes and many merges: registers anywhere, or packed into a few narrow
+/// windows (neighbouring VALs of equal value merge), values mostly 1..=4, sometimes above 32.
+fn dense_writes() -> impl Strategy<Value = Vec<(usize, u8)>> {
+    proptest::collection::vec(
+        (
+            prop_oneof![
+                0..REGISTERS,
+                0..40usize,
+                8000..8100usize,
+                (REGISTERS - 40)..REGISTERS
+            ],
+            prop_oneof![12 => 1u8..=4, 4 => 1u8..=32, 1 => 33u8..=51],
+        ),
+        0..1500,
+    )
+}
+
+/// Drives the same writes through [`sparse::set_reference`] (the plain scan, verbatim) and
+/// through `set`, with the index of `blocks` blocks when given or as [`Hll::raise`] keeps it
+/// otherwise; the strings must agree after every write, and the kept index must be the one a
+/// fresh build gives.
+fn check_against_reference(
+    start: &[u8],
+    writes: &[(usize, u8)],
+    max_bytes: usize,
+    blocks: Option<usize>,
+) -> Result<(), TestCaseError> {
+    let mut reference = start.to_vec();
+    let mut hll = Hll::from_bytes(start.to_vec()).unwrap();
+    if let Some(blocks) = blocks {
+        hll.index = sparse::Index::build(&start[HEADER..], blocks);
+    }
+    for &(i, v) in writes {
+        let expected = sparse::set_reference(&mut reference, HEADER, i, v, max_bytes);
+        let got = match blocks {
+            Some(_) => sparse::set(&mut hll.bytes, HEADER, &mut hll.index, i, v, max_bytes),
+            None => {
+                sparse::Index::keep_up(&mut hll.index, &hll.bytes[HEADER..]);
+                sparse::set(&mut hll.bytes, HEADER, &mut hll.index, i, v, max_bytes)
+            }
+        };
+        prop_assert_eq!(got, expected);
+        prop_assert_eq!(&hll.bytes, &reference);
+        if let Some(index) = &hll.index {
+            let fresh = sparse::Index::build(&hll.bytes[HEADER..], index.blocks());
+            prop_assert_eq!(Some(index), fresh.as_ref());
+        }
+        if got != Ok(sparse::SetOutcome::Updated) && got != Ok(sparse::SetOutcome::Unchanged) {
+            // Promoted (dense from here on, no sparse code to compare) or corrupt.
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A well-formed code that Redis would not write: random opcodes (short XZEROs, unmerged VALs)
+/// covering exactly 16384 registers.
+fn odd_code() -> impl Strategy<Value = Vec<u8>> {
+    proptest::collection::vec((0u8..3, 1usize..=600, 1u8..=32, 1usize..=4), 1..400).prop_map(
+        |ops| {
+            let mut code = Vec::new();
+            let mut left = REGISTERS;
+            for (kind, n, value, len) in ops {
+                if left == 0 {
+                    break;
+                }
+                match kind {
+                    0 => {
+                        let n = n.min(64).min(left);
+                        code.push((n - 1) as u8);
+                        left -= n;
+                    }
+                    1 => {
+                        let n = n.min(left);
+                        code.extend_from_slice(&[0x40 | ((n - 1) >> 8) as u8, (n - 1) as u8]);
+                        left -= n;
+                    }
+                    _ => {
+                        let len = len.min(left);
+                        code.push(0x80 | (value - 1) << 2 | (len - 1) as u8);
+                        left -= len;
+                    }
+                }
+            }
+            while left > 0 {
+                let n = left.min(XZERO_LIMIT);
+                code.extend_from_slice(&[0x40 | ((n - 1) >> 8) as u8, (n - 1) as u8]);
+                left -= n;
+            }
+            code
+        },
+    )
+}
+
+const XZERO_LIMIT: usize = sparse::XZERO_MAX_LEN;
+
+fn with_header(code: &[u8]) -> Vec<u8> {
+    let mut bytes = Hll::new().as_bytes()[..HEADER].to_vec();
+    bytes.extend_from_slice(code);
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn indexed_set_writes_the_reference_bytes(
+        writes in dense_writes(),
+        max_bytes in prop_oneof![20usize..300, 300usize..5000],
+    ) {
+        check_against_reference(Hll::new().as_bytes(), &writes, max_bytes, None)?;
+    }
+
+    #[test]
+    fn any_index_size_writes_the_reference_bytes(
+        writes in dense_writes(),
+        max_bytes in prop_oneof![20usize..300, 300usize..5000],
+        blocks_log2 in 0u32..=10,
+    ) {
+        check_against_reference(Hll::new().as_bytes(), &writes, max_bytes, Some(1 << blocks_log2))?;
+    }
+
+    #[test]
+    fn odd_codes_are_updated_as_redis_would(
+        code in odd_code(),
+        writes in dense_writes(),
+        blocks_log2 in proptest::option::of(0u32..=10),
+    ) {
+        let start = with_header(&code);
+        prop_assert!(sparse::Index::build(&code, 16).is_some());
+        check_against_reference(&start, &writes, 40_000, blocks_log2.map(|b| 1 << b))?;
+    }
+
+    #[test]
+    fn corrupt_codes_are_updated_as_redis_would(
+        code in proptest::collection::vec(any::<u8>(), 0..300),
+        writes in dense_writes(),
+    ) {
+        check_against_reference(&with_header(&code), &writes, 40_000, None)?;
+    }
+}
+
+#[test]
+fn the_index_costs_at_most_the_code() {
+    let mut hll = Hll::new();
+    for i in 0..1_500u64 {
+        let (index, value) = position(&i.to_le_bytes());
+        hll.raise(index, value.min(32), 1 << 20).unwrap();
+        let code = hll.len() - HEADER;
+        let cost = hll.index.as_ref().map_or(0, sparse::Index::heap_bytes);
+        assert!(cost <= code, "{cost} > {code}");
+        assert!(code < 256 || cost * 4 <= code + 64, "{cost} for {code}");
+    }
+    assert!(hll.index.is_some());
+    hll.to_dense().unwrap();
+    assert!(hll.index.is_none());
+}
