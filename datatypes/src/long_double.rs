@@ -834,8 +834,15 @@ mod tests {
             };
             match LongDouble::parse(text.as_bytes()) {
                 Ok(r) => prop_assert!(is_nearest(&exact, &r), "{} -> {:?}", text, r),
-                Err(ParseError::Overflow) => prop_assert!(exp10 > 4900),
-                Err(ParseError::Underflow) => prop_assert!(exp10 < -4900),
+                // The decimal magnitude, not exp10 alone (the digits may be 41 long): overflow
+                // needs ≥ 1e4932 (the largest long double is about 1.19e4932), underflow less
+                // than 1e-4950 (half the smallest denormal is about 1.8e-4951).
+                Err(ParseError::Overflow) => {
+                    prop_assert!(exp10 + digits.len() as i64 - 1 >= 4932)
+                }
+                Err(ParseError::Underflow) => {
+                    prop_assert!(exp10 + digits.len() as i64 - 1 < -4950)
+                }
                 Err(e) => prop_assert!(false, "{:?}", e),
             }
 

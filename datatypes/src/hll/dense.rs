@@ -40,31 +40,39 @@ pub fn set(registers: &mut [u8], index: usize, value: u8) {
 }
 
 /// The 16 registers packed in 12 bytes (96 bits: a 64-bit and a 32-bit little-endian word).
+/// Each 3-byte group (4 registers) is spread into one 32-bit word with a register per byte —
+/// the bytes land in register order — by a few shifts and masks on the whole word.
 #[inline(always)]
 fn unpack16(chunk: &[u8]) -> [u8; 16] {
     let a = u64::from_le_bytes(chunk[0..8].try_into().expect("8 bytes"));
     let b = u32::from_le_bytes(chunk[8..12].try_into().expect("4 bytes")) as u64;
+    let groups = [
+        a & 0xff_ffff,
+        (a >> 24) & 0xff_ffff,
+        ((a >> 48) | (b << 16)) & 0xff_ffff,
+        b >> 8,
+    ];
     let mut v = [0u8; 16];
-    for (k, out) in v.iter_mut().enumerate().take(10) {
-        *out = (a >> (6 * k) & 63) as u8;
-    }
-    v[10] = ((a >> 60 | b << 4) & 63) as u8;
-    for (k, out) in v.iter_mut().enumerate().skip(11) {
-        *out = (b >> (6 * k - 64) & 63) as u8;
+    for (out, g) in v.chunks_exact_mut(4).zip(groups) {
+        let g = g as u32;
+        let spread =
+            (g & 0x3f) | ((g << 2) & 0x3f00) | ((g << 4) & 0x3f_0000) | ((g << 6) & 0x3f00_0000);
+        out.copy_from_slice(&spread.to_le_bytes());
     }
     v
 }
 
+/// The inverse of [`unpack16`]: each 32-bit word of 4 registers is squeezed back into 24 bits.
 #[inline(always)]
 fn pack16(v: &[u8], chunk: &mut [u8]) {
-    let mut a = 0u64;
-    for (k, &x) in v.iter().enumerate().take(11) {
-        a |= (x as u64 & 63) << (6 * k);
+    let mut groups = [0u64; 4];
+    for (g, word) in groups.iter_mut().zip(v.chunks_exact(4)) {
+        let w = u32::from_le_bytes(word.try_into().expect("4 bytes")) & 0x3f3f_3f3f;
+        *g = ((w & 0x3f) | ((w >> 2) & 0xfc0) | ((w >> 4) & 0x3_f000) | ((w >> 6) & 0xfc_0000))
+            as u64;
     }
-    let mut b = (v[10] as u64 & 63) >> 4;
-    for (k, &x) in v.iter().enumerate().skip(11) {
-        b |= (x as u64 & 63) << (6 * k - 64);
-    }
+    let a = groups[0] | groups[1] << 24 | groups[2] << 48;
+    let b = (groups[2] >> 16) | groups[3] << 8;
     chunk[0..8].copy_from_slice(&a.to_le_bytes());
     chunk[8..12].copy_from_slice(&(b as u32).to_le_bytes());
 }

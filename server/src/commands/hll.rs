@@ -75,7 +75,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.8.9",
             "O(N) to merge N HyperLogLogs, but with high constant times.",
             "Merges HyperLogLogs into a destination, which keeps its own registers too.",
-            "destkey [sourcekey...]",
+            "destkey sourcekey...",
         ),
     CommandSpec::new("pfdebug", 3, pfdebug)
         .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ADMIN))
