@@ -838,7 +838,7 @@ mod tests {
                 // needs ≥ 1e4932 (the largest long double is about 1.19e4932), underflow less
                 // than 1e-4950 (half the smallest denormal is about 1.8e-4951).
                 Err(ParseError::Overflow) => {
-                    prop_assert!(exp10 + digits.len() as i64 - 1 >= 4932)
+                    prop_assert!(exp10 + digits.len() as i64 > 4932)
                 }
                 Err(ParseError::Underflow) => {
                     prop_assert!(exp10 + digits.len() as i64 - 1 < -4950)
