@@ -549,30 +549,12 @@ impl ZSetValue {
                 if range.is_empty() {
                     return None;
                 }
-                let (first, last) = (p.first()?, p.last()?);
-                if !range.gte_min(p.get(last).1) || !range.lte_max(p.get(first).1) {
-                    return None;
-                }
-                if reverse {
-                    let mut pos = Some(last);
-                    while let Some(at) = pos {
-                        let s = p.get(at).1;
-                        if range.lte_max(s) {
-                            return range.gte_min(s).then_some(at);
-                        }
-                        pos = p.prev(at);
-                    }
-                } else {
-                    let mut pos = Some(first);
-                    while let Some(at) = pos {
-                        let s = p.get(at).1;
-                        if range.gte_min(s) {
-                            return range.lte_max(s).then_some(at);
-                        }
-                        pos = p.next(at);
-                    }
-                }
-                None
+                packed_first_in(
+                    p,
+                    reverse,
+                    |at| range.gte_min(p.get(at).1),
+                    |at| range.lte_max(p.get(at).1),
+                )
             }
             ZSetValue::Skip(s) => {
                 let x = if reverse {
@@ -591,30 +573,12 @@ impl ZSetValue {
                 if range.is_empty() {
                     return None;
                 }
-                let (first, last) = (p.first()?, p.last()?);
-                if !range.gte_min(p.get(last).0) || !range.lte_max(p.get(first).0) {
-                    return None;
-                }
-                if reverse {
-                    let mut pos = Some(last);
-                    while let Some(at) = pos {
-                        let m = p.get(at).0;
-                        if range.lte_max(m) {
-                            return range.gte_min(m).then_some(at);
-                        }
-                        pos = p.prev(at);
-                    }
-                } else {
-                    let mut pos = Some(first);
-                    while let Some(at) = pos {
-                        let m = p.get(at).0;
-                        if range.gte_min(m) {
-                            return range.lte_max(m).then_some(at);
-                        }
-                        pos = p.next(at);
-                    }
-                }
-                None
+                packed_first_in(
+                    p,
+                    reverse,
+                    |at| range.gte_min(p.get(at).0),
+                    |at| range.lte_max(p.get(at).0),
+                )
             }
             ZSetValue::Skip(s) => {
                 let x = if reverse {
@@ -882,3 +846,33 @@ impl ZSetValue {
 
 #[cfg(test)]
 mod tests;
+
+/// The first element of a packed set inside a range (the last one if `reverse`), given the
+/// range's two bounds as tests on the element at a position: a walk from the matching end, as
+/// Redis walks its listpack (a packed set has at most a few hundred elements).
+fn packed_first_in(
+    p: &Packed,
+    reverse: bool,
+    above_min: impl Fn(usize) -> bool,
+    below_max: impl Fn(usize) -> bool,
+) -> Option<Pos> {
+    let (first, last) = (p.first()?, p.last()?);
+    if !above_min(last) || !below_max(first) {
+        return None;
+    }
+    let mut pos = Some(if reverse { last } else { first });
+    while let Some(at) = pos {
+        if reverse {
+            if below_max(at) {
+                return above_min(at).then_some(at);
+            }
+            pos = p.prev(at);
+        } else {
+            if above_min(at) {
+                return below_max(at).then_some(at);
+            }
+            pos = p.next(at);
+        }
+    }
+    None
+}

@@ -21,10 +21,9 @@
 //! into the reply buffer.
 
 use embedis_datatypes::quicklist::Quicklist;
-use embedis_datatypes::SmallBytes;
 use embedis_protocol::number::parse_i64;
 
-use crate::blocking::{parse_timeout_seconds, BlockReason, Blocked, KeyWait, TimeoutReply};
+use crate::blocking::{block_on_keys, parse_timeout_seconds};
 use crate::command::keys::flag;
 use crate::command::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
 use crate::ctx::Ctx;
@@ -377,25 +376,6 @@ fn delete_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) {
         let db = ctx.db();
         ctx.ks.delete(db, key, ctx.now_ms);
     }
-}
-
-/// Parks the client on `keys` until one of them is pushed to, or replies as the timeout would
-/// where blocking is not allowed.
-fn block_on(ctx: &mut Ctx<'_>, keys: &[bytes::Bytes], deadline_ms: Option<i64>) {
-    if !ctx.may_block {
-        ctx.out.null_array();
-        return;
-    }
-    ctx.block = Some(Blocked {
-        args: ctx.args.to_vec(),
-        reason: BlockReason::Keys(KeyWait {
-            db: ctx.db(),
-            keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
-            wants: ValueType::List,
-            on_timeout: TimeoutReply::NullArray,
-        }),
-        deadline_ms,
-    });
 }
 
 /// The keys a blocked command may be served from now: all of them on its first run, only the
@@ -914,7 +894,7 @@ fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         delete_if_empty(ctx, key, empty);
         return Ok(());
     }
-    block_on(ctx, keys, deadline);
+    block_on_keys(ctx, keys, ValueType::List, deadline);
     Ok(())
 }
 
@@ -935,7 +915,7 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
         Some(element) => ctx.out.bulk(&element),
         None => {
             let args: &[bytes::Bytes] = ctx.args;
-            block_on(ctx, &args[1..2], deadline);
+            block_on_keys(ctx, &args[1..2], ValueType::List, deadline);
         }
     }
     Ok(())
@@ -946,7 +926,7 @@ fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     let deadline = parse_timeout_seconds(ctx.arg(1), ctx.now_ms)?;
     let keys = candidates(ctx, args.keys);
     if !mpop_from(ctx, &keys, args.end, args.count)? {
-        block_on(ctx, args.keys, deadline);
+        block_on_keys(ctx, args.keys, ValueType::List, deadline);
     }
     Ok(())
 }

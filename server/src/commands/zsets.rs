@@ -35,7 +35,7 @@ use embedis_protocol::Writer;
 use rand::Rng;
 use std::collections::HashMap;
 
-use crate::blocking::{parse_timeout_seconds, BlockReason, Blocked, KeyWait, TimeoutReply};
+use crate::blocking::{block_on_keys, parse_timeout_seconds};
 use crate::command::keys::{flag, Begin, Find, KeySpec};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::cstr::{c_str, word_is};
@@ -1303,7 +1303,7 @@ fn bzpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     if serve_blocking(ctx, keys, end, 1, PopReply::WithKey)? {
         return Ok(());
     }
-    block_on(ctx, keys, deadline);
+    block_on_keys(ctx, keys, ValueType::ZSet, deadline);
     Ok(())
 }
 
@@ -1313,7 +1313,7 @@ fn bzmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     if serve_blocking(ctx, mpop.keys, mpop.end, mpop.count, PopReply::Nested)? {
         return Ok(());
     }
-    block_on(ctx, mpop.keys, deadline);
+    block_on_keys(ctx, mpop.keys, ValueType::ZSet, deadline);
     Ok(())
 }
 
@@ -1336,25 +1336,6 @@ fn serve_blocking(
         },
         None => pop_first_of(ctx, keys, end, count, reply),
     }
-}
-
-/// Parks the client on `keys` until one holds a sorted set, or replies as the timeout would where
-/// blocking is not allowed.
-fn block_on(ctx: &mut Ctx<'_>, keys: &[Bytes], deadline_ms: Option<i64>) {
-    if !ctx.may_block {
-        ctx.out.null_array();
-        return;
-    }
-    ctx.block = Some(Blocked {
-        args: ctx.args.to_vec(),
-        reason: BlockReason::Keys(KeyWait {
-            db: ctx.db(),
-            keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
-            wants: ValueType::ZSet,
-            on_timeout: TimeoutReply::NullArray,
-        }),
-        deadline_ms,
-    });
 }
 
 // ---------------------------------------------------------------------------------------------
