@@ -358,19 +358,19 @@ pub static PARAMS: &[Param] = &[
     param!("tcp-backlog", Kind::Int { min: 0, max: INT_MAX }, mutable: false,
         get: |c| c.tcp_backlog.to_string(), set: |c, v| c.tcp_backlog = v.parse().unwrap_or(511)),
     param!("client-output-buffer-limit", Kind::Text, mutable: true,
-        get: |c| {
-            let [n, r, p] = c.obuf_limits;
-            format!(
-                "normal {} {} {} slave {} {} {} pubsub {} {} {}",
-                n.hard, n.soft, n.soft_seconds, r.hard, r.soft, r.soft_seconds,
-                p.hard, p.soft, p.soft_seconds
-            )
-        },
-        set: |c, v| {
-            for (class, limit) in parse_obuf_limits(v).unwrap_or_default() {
-                c.obuf_limits[class] = limit;
-            }
-        }),
+    get: |c| {
+        let [n, r, p] = c.obuf_limits;
+        format!(
+            "normal {} {} {} slave {} {} {} pubsub {} {} {}",
+            n.hard, n.soft, n.soft_seconds, r.hard, r.soft, r.soft_seconds,
+            p.hard, p.soft, p.soft_seconds
+        )
+    },
+    set: |c, v| {
+        for (class, limit) in parse_obuf_limits(v).unwrap_or_default() {
+            c.obuf_limits[class] = limit;
+        }
+    }),
     param!("protected-mode", Kind::Bool, mutable: true,
         get: |c| yes_no(c.protected_mode), set: |c, v| c.protected_mode = parse_yes_no(v)),
     Param {
@@ -499,10 +499,15 @@ fn parse_int(s: &str) -> Option<i64> {
 pub enum ValueError {
     NotInteger,
     NotMemory,
-    OutOfRange { min: i64, max: i64 },
+    OutOfRange {
+        min: i64,
+        max: i64,
+    },
     NotYesNo,
     NotOneOf(&'static [&'static str]),
-    NotImplemented { value: String },
+    NotImplemented {
+        value: String,
+    },
     /// A parameter's own message.
     Custom(&'static str),
 }

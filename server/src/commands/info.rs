@@ -444,7 +444,12 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let pubsub = &ctx.server.pubsub;
     field!(out, "pubsub_channels", "{}", pubsub.channel_count(false));
     field!(out, "pubsub_patterns", "{}", pubsub.pattern_count());
-    field!(out, "pubsubshard_channels", "{}", pubsub.channel_count(true));
+    field!(
+        out,
+        "pubsubshard_channels",
+        "{}",
+        pubsub.channel_count(true)
+    );
     for name in [
         "latest_fork_usec",
         "total_forks",

@@ -239,7 +239,12 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
         return Ok(());
     }
     for name in &ctx.args[1..] {
-        if ctx.client.subs.of_mut(kind).shift_remove(name.as_ref() as &[u8]) {
+        if ctx
+            .client
+            .subs
+            .of_mut(kind)
+            .shift_remove(name.as_ref() as &[u8])
+        {
             ctx.server.pubsub.unsubscribe(kind, name, id);
         }
         ctx.out.push(3);
