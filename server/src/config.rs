@@ -112,7 +112,7 @@ impl ObufLimit {
 /// `<class> <hard> <soft> <soft seconds>`, all checked before any is applied.
 pub fn parse_obuf_limits(value: &str) -> Result<Vec<(usize, ObufLimit)>, ValueError> {
     let words: Vec<&str> = value.split_ascii_whitespace().collect();
-    if words.len() % 4 != 0 {
+    if !words.len().is_multiple_of(4) {
         return Err(ValueError::Custom(
             "Wrong number of arguments in buffer limit configuration.",
         ));
