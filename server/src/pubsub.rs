@@ -269,6 +269,44 @@ mod tests {
         assert!(names.is_empty());
     }
 
+    fn client() -> ClientState {
+        let handle = std::sync::Arc::new(crate::client::ClientHandle::new(1));
+        let peer = crate::client::Peer::Unix { path: "t".into() };
+        ClientState::new(handle, peer, 0, 0, true)
+    }
+
+    #[test]
+    fn output_limits_hard_at_once_soft_after_its_seconds() {
+        let limit = ObufLimit {
+            hard: 1000,
+            soft: 100,
+            soft_seconds: 2,
+        };
+        let mut c = client();
+        c.pending.extend_from_slice(&[0; 99]);
+        assert!(!over_limit(&mut c, &limit, 0));
+        assert_eq!(c.obuf.soft_since, None);
+        // Over the soft limit: the timer starts; it takes more than 2 whole seconds.
+        c.handle.deliver(&[0; 10]);
+        assert!(!over_limit(&mut c, &limit, 0));
+        assert!(!over_limit(&mut c, &limit, 2_999));
+        assert!(over_limit(&mut c, &limit, 3_000));
+        // Written out in between: the timer starts again.
+        c.handle.wrote(10);
+        assert!(!over_limit(&mut c, &limit, 3_000));
+        assert_eq!(c.obuf.soft_since, None);
+        // The hard limit closes at once.
+        c.handle.deliver(&[0; 901]);
+        assert!(over_limit(&mut c, &limit, 3_000));
+        // A limit of 0 is no limit.
+        let none = ObufLimit {
+            hard: 0,
+            soft: 0,
+            soft_seconds: 0,
+        };
+        assert!(!over_limit(&mut c, &none, 1_000_000));
+    }
+
     #[test]
     fn counts_join_channels_and_patterns_but_not_shard_channels() {
         let mut subs = Subscriptions::default();
