@@ -12,7 +12,7 @@ use bytes::BytesMut;
 use embedis_protocol::Version;
 use parking_lot::Mutex;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::Notify;
 
@@ -31,6 +31,9 @@ pub struct ClientHandle {
     authenticated: AtomicBool,
     /// Request batches fully executed (threaded I/O mode: the task waits for its batch).
     completed: AtomicU64,
+    /// Out-of-turn bytes delivered and not yet written to the socket by the task: what the
+    /// output-buffer limits (a subscriber that stops reading) are checked against.
+    unsent: AtomicUsize,
 }
 
 impl ClientHandle {
@@ -43,6 +46,7 @@ impl ClientHandle {
             blocked: AtomicBool::new(false),
             authenticated: AtomicBool::new(false),
             completed: AtomicU64::new(0),
+            unsent: AtomicUsize::new(0),
         }
     }
 
@@ -66,8 +70,23 @@ impl ClientHandle {
 
     /// Appends out-of-turn output and wakes the task.
     pub fn deliver(&self, bytes: &[u8]) {
+        self.unsent.fetch_add(bytes.len(), Ordering::AcqRel);
         self.outbox.lock().extend_from_slice(bytes);
         self.notify.notify_one();
+    }
+
+    /// The task wrote `n` bytes it had taken from the outbox to the socket.
+    pub fn wrote(&self, n: usize) {
+        let _ = self
+            .unsent
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                Some(u.saturating_sub(n))
+            });
+    }
+
+    /// Bytes delivered and not yet written to the socket.
+    pub fn unsent(&self) -> usize {
+        self.unsent.load(Ordering::Acquire)
     }
 
     /// Takes everything delivered so far.
@@ -181,6 +200,10 @@ pub struct ClientState {
     pub blocked: Option<Blocked>,
     /// Bytes waiting in the connection's read buffer (CLIENT LIST `qbuf=`), updated by the task.
     pub query_buffer: usize,
+    /// Channels, patterns and shard channels this client listens to.
+    pub subs: crate::pubsub::Subscriptions,
+    /// Output-buffer limit state (soft-limit timer, scheduled close).
+    pub obuf: crate::pubsub::ObufState,
 }
 
 impl ClientState {
@@ -212,6 +235,8 @@ impl ClientState {
             pending: BytesMut::new(),
             blocked: None,
             query_buffer: 0,
+            subs: crate::pubsub::Subscriptions::default(),
+            obuf: crate::pubsub::ObufState::default(),
         }
     }
 
@@ -220,6 +245,9 @@ impl ClientState {
         let mut f = String::new();
         if self.monitor {
             f.push('O');
+        }
+        if self.subs.total() > 0 {
+            f.push('P');
         }
         if self.blocked.is_some() {
             f.push('b');
@@ -246,14 +274,14 @@ impl ClientState {
         let name = String::from_utf8_lossy(&self.name);
         let lib_name = String::from_utf8_lossy(&self.lib_name);
         let lib_ver = String::from_utf8_lossy(&self.lib_ver);
-        let omem = self.pending.len();
+        let omem = crate::pubsub::unsent_output(self);
         let resp = match self.resp {
             Version::Resp2 => 2,
             Version::Resp3 => 3,
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub=0 psub=0 ssub=0 multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -263,6 +291,9 @@ impl ClientState {
             idle,
             self.flags(),
             self.db,
+            self.subs.channels.len(),
+            self.subs.patterns.len(),
+            self.subs.shard.len(),
             self.query_buffer,
             omem,
             omem + self.query_buffer + std::mem::size_of::<ClientState>(),

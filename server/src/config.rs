@@ -40,6 +40,8 @@ pub struct Config {
     pub tcp_keepalive: u64,
     pub tcp_backlog: u32,
     pub protected_mode: bool,
+    /// `client-output-buffer-limit` for the normal, replica and pub/sub client classes.
+    pub obuf_limits: [ObufLimit; 3],
     /// Thresholds of the compact encodings (see each collection's module).
     pub encodings: EncodingLimits,
 }
@@ -71,6 +73,82 @@ impl Default for EncodingLimits {
             hll_sparse_max_bytes: embedis_datatypes::hll::DEFAULT_SPARSE_MAX_BYTES,
         }
     }
+}
+
+/// One client class's output-buffer limit (bytes; 0 = none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ObufLimit {
+    pub hard: u64,
+    pub soft: u64,
+    pub soft_seconds: u64,
+}
+
+impl ObufLimit {
+    /// Index of each class in [`Config::obuf_limits`].
+    pub const NORMAL: usize = 0;
+    pub const REPLICA: usize = 1;
+    pub const PUBSUB: usize = 2;
+    /// Redis's defaults: `normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60`.
+    pub const DEFAULTS: [ObufLimit; 3] = [
+        ObufLimit {
+            hard: 0,
+            soft: 0,
+            soft_seconds: 0,
+        },
+        ObufLimit {
+            hard: 256 << 20,
+            soft: 64 << 20,
+            soft_seconds: 60,
+        },
+        ObufLimit {
+            hard: 32 << 20,
+            soft: 8 << 20,
+            soft_seconds: 60,
+        },
+    ];
+}
+
+/// Parses a `client-output-buffer-limit` value as Redis does: groups of
+/// `<class> <hard> <soft> <soft seconds>`, all checked before any is applied.
+pub fn parse_obuf_limits(value: &str) -> Result<Vec<(usize, ObufLimit)>, ValueError> {
+    let words: Vec<&str> = value.split_ascii_whitespace().collect();
+    if !words.len().is_multiple_of(4) {
+        return Err(ValueError::Custom(
+            "Wrong number of arguments in buffer limit configuration.",
+        ));
+    }
+    let mut out = Vec::new();
+    for group in words.chunks(4) {
+        let class = match group[0].to_ascii_lowercase().as_str() {
+            "normal" => ObufLimit::NORMAL,
+            "slave" | "replica" => ObufLimit::REPLICA,
+            "pubsub" => ObufLimit::PUBSUB,
+            _ => {
+                return Err(ValueError::Custom(
+                    "Invalid client class specified in buffer limit configuration.",
+                ))
+            }
+        };
+        let hard = parse_memory(group[1]);
+        let soft = parse_memory(group[2]);
+        let seconds = parse_int(group[3]);
+        match (hard, soft, seconds) {
+            (Some(hard), Some(soft), Some(seconds)) if seconds >= 0 => out.push((
+                class,
+                ObufLimit {
+                    hard: hard as u64,
+                    soft: soft as u64,
+                    soft_seconds: seconds as u64,
+                },
+            )),
+            _ => {
+                return Err(ValueError::Custom(
+                    "Error in hard, soft or soft_seconds setting in buffer limit configuration.",
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -116,6 +194,7 @@ impl Default for Config {
             tcp_keepalive: 300,
             tcp_backlog: 511,
             protected_mode: true,
+            obuf_limits: ObufLimit::DEFAULTS,
             encodings: EncodingLimits::default(),
         }
     }
@@ -278,6 +357,20 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.tcp_keepalive.to_string(), set: |c, v| c.tcp_keepalive = v.parse().unwrap_or(300)),
     param!("tcp-backlog", Kind::Int { min: 0, max: INT_MAX }, mutable: false,
         get: |c| c.tcp_backlog.to_string(), set: |c, v| c.tcp_backlog = v.parse().unwrap_or(511)),
+    param!("client-output-buffer-limit", Kind::Text, mutable: true,
+    get: |c| {
+        let [n, r, p] = c.obuf_limits;
+        format!(
+            "normal {} {} {} slave {} {} {} pubsub {} {} {}",
+            n.hard, n.soft, n.soft_seconds, r.hard, r.soft, r.soft_seconds,
+            p.hard, p.soft, p.soft_seconds
+        )
+    },
+    set: |c, v| {
+        for (class, limit) in parse_obuf_limits(v).unwrap_or_default() {
+            c.obuf_limits[class] = limit;
+        }
+    }),
     param!("protected-mode", Kind::Bool, mutable: true,
         get: |c| yes_no(c.protected_mode), set: |c, v| c.protected_mode = parse_yes_no(v)),
     Param {
@@ -406,10 +499,17 @@ fn parse_int(s: &str) -> Option<i64> {
 pub enum ValueError {
     NotInteger,
     NotMemory,
-    OutOfRange { min: i64, max: i64 },
+    OutOfRange {
+        min: i64,
+        max: i64,
+    },
     NotYesNo,
     NotOneOf(&'static [&'static str]),
-    NotImplemented { value: String },
+    NotImplemented {
+        value: String,
+    },
+    /// A parameter's own message.
+    Custom(&'static str),
 }
 
 impl std::fmt::Display for ValueError {
@@ -428,6 +528,7 @@ impl std::fmt::Display for ValueError {
                     choices.join(", ")
                 )
             }
+            ValueError::Custom(text) => f.write_str(text),
             ValueError::NotImplemented { value } => write!(
                 f,
                 "embedis does not implement the value '{value}' for this parameter yet"
@@ -472,6 +573,9 @@ impl Param {
             Kind::Text => {
                 if self.name == "unixsocketperm" && u32::from_str_radix(value, 8).is_err() {
                     return Err(ValueError::NotInteger);
+                }
+                if self.name == "client-output-buffer-limit" {
+                    parse_obuf_limits(value)?;
                 }
             }
             Kind::Only(allowed) => {

@@ -108,6 +108,7 @@ impl Engine {
                 self.forget_block(id, &blocked);
             }
             self.server.monitors.retain(|&m| m != id);
+            crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
         }
     }
 
@@ -265,6 +266,30 @@ impl Engine {
                 || command.spec.flags.contains(Flags::MAY_REPLICATE))
         {
             let error = Error::msg("ERR Replica can't interact with the keyspace");
+            self.reject(client, Some(command), error, out);
+            return self.finish(client);
+        }
+        // A RESP2 connection in subscribe mode can only tell pushed messages from replies if it
+        // sends nothing but the pub/sub commands, PING, QUIT and RESET.
+        if client.resp == Version::Resp2
+            && client.subs.total() > 0
+            && !matches!(
+                command.full_name.as_str(),
+                "subscribe"
+                    | "unsubscribe"
+                    | "psubscribe"
+                    | "punsubscribe"
+                    | "ssubscribe"
+                    | "sunsubscribe"
+                    | "ping"
+                    | "quit"
+                    | "reset"
+            )
+        {
+            let error = Error::owned(format!(
+                "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                command.full_name
+            ));
             self.reject(client, Some(command), error, out);
             return self.finish(client);
         }

@@ -23,6 +23,7 @@ pub mod listeners;
 pub mod log;
 pub mod net;
 pub mod net_threaded;
+pub mod pubsub;
 pub mod server;
 pub mod state;
 #[cfg(test)]

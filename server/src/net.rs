@@ -157,11 +157,15 @@ where
     let mut closing = false;
     loop {
         let mut more_waiting = false;
+        // Bytes of `output` that came from the outbox (the engine counts them as unsent).
+        let mut from_outbox = 0;
         if !handle.is_blocked() && !handle.is_killed() {
             let mut engine = shared.engine.borrow_mut();
             // Output delivered out of turn comes before the replies of newer requests.
             if handle.has_outbox() {
-                output.extend_from_slice(&handle.take_outbox());
+                let delivered = handle.take_outbox();
+                from_outbox += delivered.len();
+                output.extend_from_slice(&delivered);
             }
             decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
             let mut ran = 0;
@@ -199,10 +203,17 @@ where
             shared.after_work(&mut engine);
         }
         if handle.has_outbox() {
-            output.extend_from_slice(&handle.take_outbox());
+            let delivered = handle.take_outbox();
+            from_outbox += delivered.len();
+            output.extend_from_slice(&delivered);
         }
+        let mut woken = false;
         if !output.is_empty() {
-            stream.write_all(&output).await?;
+            match write_unless_killed(stream, &output, handle).await? {
+                Wrote::Killed => return Ok(()),
+                Wrote::All { woken: w } => woken = w,
+            }
+            handle.wrote(from_outbox);
             shared.engine.borrow_mut().count_output(output.len());
             output.clear();
         }
@@ -210,7 +221,8 @@ where
             let _ = stream.flush().await;
             return Ok(());
         }
-        if more_waiting {
+        // A wake-up taken while writing (new output, a release) must not be lost.
+        if more_waiting || woken {
             tokio::task::yield_now().await;
             continue;
         }
@@ -231,4 +243,41 @@ where
             _ = handle.notified() => {}
         }
     }
+}
+
+/// How [`write_unless_killed`] ended.
+pub(crate) enum Wrote {
+    /// Everything was written; `woken` if the handle's notification fired meanwhile (the caller
+    /// must look for new work instead of waiting for the next one).
+    All { woken: bool },
+    /// The executor closed the client (e.g. over its output-buffer limit) before the peer took
+    /// everything: give up on the rest.
+    Killed,
+}
+
+/// Writes `bytes`, unless the client is killed first: a peer that stops reading must not keep
+/// its connection task, and so its connection, alive forever.
+pub(crate) async fn write_unless_killed<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut bytes: &[u8],
+    handle: &ClientHandle,
+) -> io::Result<Wrote> {
+    let mut woken = false;
+    while !bytes.is_empty() {
+        if handle.is_killed() {
+            return Ok(Wrote::Killed);
+        }
+        tokio::select! {
+            biased;
+            written = stream.write(bytes) => {
+                let n = written?;
+                if n == 0 {
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                bytes = &bytes[n..];
+            }
+            _ = handle.notified() => woken = true,
+        }
+    }
+    Ok(Wrote::All { woken })
 }

@@ -322,6 +322,8 @@ where
     let mut decoder = RequestDecoder::default();
     let mut sent: u64 = 0;
     let mut pending_input = 0usize;
+    // Set when a wake-up was taken while writing: look for work before waiting again.
+    let mut woken = false;
     loop {
         let mut batch = Vec::new();
         let mut protocol_error = None;
@@ -351,17 +353,22 @@ where
             }
             // Wait for the whole batch, writing output as it comes (a blocked request may take long).
             while handle.completed_batches() < sent && !handle.is_killed() {
-                handle.notified().await;
-                write_outbox(stream, tx, handle).await?;
+                if !std::mem::take(&mut woken) {
+                    handle.notified().await;
+                }
+                woken = write_outbox(stream, tx, handle).await?;
             }
         }
-        write_outbox(stream, tx, handle).await?;
+        woken |= write_outbox(stream, tx, handle).await?;
         if let Some(error) = protocol_error {
             stream.write_all(&error.to_resp()).await?;
             return Ok(());
         }
         if handle.is_killed() {
             return Ok(());
+        }
+        if std::mem::take(&mut woken) {
+            continue;
         }
         tokio::select! {
             read = stream.read_buf(&mut input) => {
@@ -371,20 +378,28 @@ where
                 }
                 pending_input += n;
             }
-            _ = handle.notified() => write_outbox(stream, tx, handle).await?,
+            _ = handle.notified() => woken = write_outbox(stream, tx, handle).await?,
         }
     }
 }
 
+/// Writes what the executor delivered. Returns true if the handle was notified meanwhile (or
+/// the client was killed): the caller must look again before waiting.
 async fn write_outbox<S: AsyncWrite + Unpin>(
     stream: &mut S,
     tx: &Sender<ToExecutor>,
     handle: &ClientHandle,
-) -> io::Result<()> {
+) -> io::Result<bool> {
     let out = handle.take_outbox();
-    if !out.is_empty() {
-        stream.write_all(&out).await?;
-        let _ = tx.send(ToExecutor::Output { bytes: out.len() });
+    if out.is_empty() {
+        return Ok(false);
     }
-    Ok(())
+    match crate::net::write_unless_killed(stream, &out, handle).await? {
+        crate::net::Wrote::Killed => Ok(true),
+        crate::net::Wrote::All { woken } => {
+            handle.wrote(out.len());
+            let _ = tx.send(ToExecutor::Output { bytes: out.len() });
+            Ok(woken)
+        }
+    }
 }

@@ -114,6 +114,8 @@ pub struct ServerState {
     pub pause: Option<Pause>,
     pub blocked: BlockedIndex,
     pub monitors: Vec<ClientId>,
+    /// Pub/sub subscriptions, by channel, pattern and shard channel.
+    pub pubsub: crate::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
     pub pending_writes: Vec<ClientId>,
     pub shutdown: Option<ShutdownRequest>,
@@ -172,6 +174,7 @@ impl ServerState {
             pause: None,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
+            pubsub: crate::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             shutdown: None,
             rng,

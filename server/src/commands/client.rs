@@ -307,9 +307,13 @@ fn client_type(name: &[u8]) -> CmdResult<ClientType> {
 }
 
 /// The type Redis gives a client. MONITOR clients count as normal; embedis has no replicas or
-/// masters, and pub/sub clients join with pub/sub.
-fn type_of(_client: &ClientState) -> ClientType {
-    ClientType::Normal
+/// masters; a client with any subscription is a pub/sub client.
+fn type_of(client: &ClientState) -> ClientType {
+    if client.subs.total() > 0 {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
 }
 
 /// Every client, the caller included, in id order (Redis lists them in connection order).

@@ -99,6 +99,13 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 fn ping(ctx: &mut Ctx<'_>) -> CmdResult {
+    // A RESP2 subscriber gets PING's answer in the shape of a pushed message.
+    if ctx.client.resp == Version::Resp2 && ctx.client.subs.total() > 0 && ctx.argc() <= 2 {
+        ctx.out.array(2);
+        ctx.out.bulk(b"pong");
+        ctx.out.bulk(if ctx.argc() == 2 { ctx.arg(1) } else { b"" });
+        return Ok(());
+    }
     match ctx.argc() {
         1 => ctx.out.simple(b"PONG"),
         2 => ctx.out.bulk(ctx.arg(1)),
@@ -249,14 +256,15 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 /// RESET: what Redis's `clearClientConnectionState` undoes — MONITOR, the selected database,
-/// the protocol, authentication, the name and CLIENT REPLY. (MULTI and subscriptions join this
-/// list with their features.) CLIENT NO-EVICT stays, as in Redis 7.0.
+/// the protocol, authentication, the name, CLIENT REPLY and every pub/sub subscription. (MULTI
+/// joins this list with its feature.) CLIENT NO-EVICT stays, as in Redis 7.0.
 fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.client.monitor {
         ctx.client.monitor = false;
         let id = ctx.client.id;
         ctx.server.monitors.retain(|&m| m != id);
     }
+    crate::pubsub::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
     ctx.client.db = 0;
     ctx.client.resp = Version::Resp2;
     ctx.client.authenticated = ctx.server.config.requirepass.is_empty();

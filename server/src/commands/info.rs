@@ -441,10 +441,16 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     }
     field!(out, "keyspace_hits", "{}", k.hits);
     field!(out, "keyspace_misses", "{}", k.misses);
-    for name in [
-        "pubsub_channels",
-        "pubsub_patterns",
+    let pubsub = &ctx.server.pubsub;
+    field!(out, "pubsub_channels", "{}", pubsub.channel_count(false));
+    field!(out, "pubsub_patterns", "{}", pubsub.pattern_count());
+    field!(
+        out,
         "pubsubshard_channels",
+        "{}",
+        pubsub.channel_count(true)
+    );
+    for name in [
         "latest_fork_usec",
         "total_forks",
         "migrate_cached_sockets",

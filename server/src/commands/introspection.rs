@@ -222,7 +222,8 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
         .lookup(args)
         .map_err(|_| Error::msg("ERR Invalid command specified"))?;
     let specs = command.spec.keys;
-    if specs.is_empty() {
+    // Specs of names that are not keys (shard channels) do not count, as in Redis.
+    if specs.iter().all(|spec| spec.flags & flag::NOT_KEY != 0) {
         return Err(Error::msg("ERR The command has no key arguments"));
     }
     if !command.arity_ok(args.len()) {

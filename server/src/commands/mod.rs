@@ -16,6 +16,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod pubsub;
 pub mod sets;
 pub mod strings;
 pub mod zsets;
@@ -38,4 +39,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     sets::COMMANDS,
     zsets::COMMANDS,
     hll::COMMANDS,
+    pubsub::COMMANDS,
 ];
