@@ -18,14 +18,15 @@
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
+use crate::call::{How, Parts};
 use crate::client::{ClientHandle, ClientId, ClientState, Peer, ReplyMode};
 use crate::clock::Clock;
 use crate::command::{registry, Command, Flags, Lookup};
 use crate::config::{Access, Config};
-use crate::ctx::{Clients, Ctx};
+use crate::ctx::Clients;
 use crate::error::Error;
 use crate::expire;
 use crate::keyspace::{Access as KeyAccess, Keyspace};
@@ -365,7 +366,7 @@ impl Engine {
         Writer::new(out, client.resp).error_line(&error.line());
     }
 
-    /// Redis's `call`: run the handler with `now` frozen, then the shared bookkeeping.
+    /// Redis's `call` for a client's own command (see [`crate::call`]).
     fn call(
         &mut self,
         client: &mut ClientState,
@@ -375,97 +376,32 @@ impl Engine {
         now_us: i64,
         run: Run<'_>,
     ) -> Option<Blocked> {
-        let now_ms = now_us.div_euclid(1000);
-        let handler = command
-            .spec
-            .handler
-            .expect("containers are resolved to subcommands");
-        let started = Instant::now();
-        let version = client.resp;
-        // Before the handler: CLIENT LIST / INFO show the running command as the client's own.
-        client.last_command = &command.full_name;
-        let (result, block) = {
-            let mut ctx = Ctx {
-                args,
-                out: Writer::new(out, version),
-                ks: &mut self.ks,
-                server: &mut self.server,
-                client: &mut *client,
-                clients: &mut self.clients,
-                cmd: command,
-                now_ms,
-                now_us,
-                block: None,
-                may_block: true,
-                woken_by: match run {
-                    Run::Rerun { woken_by } => Some(woken_by),
-                    Run::Fresh => None,
-                },
-            };
-            let result = handler(&mut ctx);
-            (result, ctx.block)
+        let how = match run {
+            Run::Fresh => How::FRESH,
+            Run::Rerun { woken_by } => How {
+                woken_by: Some(woken_by),
+                counted: false,
+                ..How::FRESH
+            },
         };
-        if let Err(error) = result {
-            self.server.command_stats[command.id].failed_calls += 1;
-            self.server.count_error(&error.code());
-            Writer::new(out, version).error_line(&error.line());
-        }
-        if run == Run::Fresh {
-            let elapsed = started.elapsed().as_micros() as u64;
-            let stats = &mut self.server.command_stats[command.id];
-            stats.calls += 1;
-            stats.usec += elapsed;
-            self.server.stats.total_commands_processed += 1;
-            if !self.server.monitors.is_empty()
-                && !command.spec.flags.contains(Flags::SKIP_MONITOR)
-                && !command.spec.flags.contains(Flags::ADMIN)
-            {
-                self.feed_monitors(client, command, args, now_us, out);
-            }
-        }
-        block
+        crate::call::call(
+            &mut self.parts(),
+            client,
+            command,
+            args,
+            out,
+            client.resp,
+            now_us,
+            how,
+        )
     }
 
-    /// Sends the command to every MONITOR client in Redis's line format. A monitoring client
-    /// sees its own commands too, right after their replies.
-    fn feed_monitors(
-        &mut self,
-        client: &ClientState,
-        command: &Command,
-        args: &[Bytes],
-        now_us: i64,
-        out: &mut BytesMut,
-    ) {
-        let mut line = format!(
-            "+{}.{:06} [{} ",
-            now_us.div_euclid(1_000_000),
-            now_us.rem_euclid(1_000_000),
-            client.db
-        );
-        match &client.peer {
-            Peer::Unix { path } => line.push_str(&format!("unix:{path}] ")),
-            peer => line.push_str(&format!("{}] ", peer.addr())),
-        }
-        let mut bytes = line.into_bytes();
-        let redacted = redacted_arguments(command.spec.name, args);
-        for (i, arg) in args.iter().enumerate() {
-            if i > 0 {
-                bytes.push(b' ');
-            }
-            if redacted.contains(&i) {
-                bytes.extend_from_slice(b"\"(redacted)\"");
-            } else {
-                push_repr(&mut bytes, arg);
-            }
-        }
-        bytes.extend_from_slice(b"\r\n");
-        for id in self.server.monitors.clone() {
-            if id == client.id {
-                out.extend_from_slice(&bytes);
-            } else if let Some(monitor) = self.clients.get_mut(id) {
-                monitor.pending.extend_from_slice(&bytes);
-                self.server.pending_writes.push(id);
-            }
+    /// The data a command may touch, lent out together.
+    pub fn parts(&mut self) -> Parts<'_> {
+        Parts {
+            ks: &mut self.ks,
+            server: &mut self.server,
+            clients: &mut self.clients,
         }
     }
 
@@ -698,7 +634,7 @@ fn auth_required(config: &Config, client: &ClientState) -> bool {
 
 /// The arguments MONITOR shows as `"(redacted)"`: the passwords of AUTH and HELLO … AUTH, as
 /// far as Redis's own parsing of those commands gets before it redacts them.
-fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
+pub(crate) fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
     match name {
         "auth" if args.len() <= 3 => (1..args.len()).collect(),
         "hello" => {

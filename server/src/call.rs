@@ -1,0 +1,189 @@
+//! Redis's `call`: running one command's handler with `now` frozen and doing the bookkeeping
+//! every command shares — per-command and error statistics and MONITOR feeds.
+//!
+//! It lives apart from the engine because commands run commands: EXEC runs the queued ones and a
+//! script's `redis.call` runs whatever the script names. Both hold a [`Ctx`] (the engine is lent
+//! out to them), so the path takes the engine's data as [`Parts`] — the keyspace, the server state
+//! and the other clients — which a handler can hand on from its own `Ctx`.
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::{Version, Writer};
+use std::time::Instant;
+
+use crate::blocking::Blocked;
+use crate::client::{ClientState, Peer};
+use crate::command::{Command, Flags};
+use crate::ctx::{Clients, Ctx};
+use crate::keyspace::Keyspace;
+use crate::state::ServerState;
+
+/// The engine's data, lent to a command that runs other commands.
+pub struct Parts<'a> {
+    pub ks: &'a mut Keyspace,
+    pub server: &'a mut ServerState,
+    pub clients: &'a mut Clients,
+}
+
+/// How a command comes to run.
+#[derive(Debug, Clone, Copy)]
+pub struct How<'k> {
+    /// Count it in the statistics and feed MONITOR (false for a blocked command run again: it
+    /// was counted when it first ran).
+    pub counted: bool,
+    /// May it block? False inside MULTI and scripts, where Redis runs blocking commands as their
+    /// non-blocking twins.
+    pub may_block: bool,
+    /// The key whose write woke a blocked command.
+    pub woken_by: Option<&'k [u8]>,
+    /// Run from a script: MONITOR shows it as `[db lua]`.
+    pub from_script: bool,
+}
+
+impl How<'static> {
+    /// A client's own command, run for the first time.
+    pub const FRESH: How<'static> = How {
+        counted: true,
+        may_block: true,
+        woken_by: None,
+        from_script: false,
+    };
+    /// A command run by EXEC.
+    pub const IN_MULTI: How<'static> = How {
+        counted: true,
+        may_block: false,
+        woken_by: None,
+        from_script: false,
+    };
+    /// A command run by a script's `redis.call`.
+    pub const FROM_SCRIPT: How<'static> = How {
+        counted: true,
+        may_block: false,
+        woken_by: None,
+        from_script: true,
+    };
+}
+
+impl<'a> Parts<'a> {
+    /// The parts a handler holds in its `Ctx`, lent on to a command it runs.
+    pub fn of<'c>(ctx: &'c mut Ctx<'_>) -> (Parts<'c>, &'c mut ClientState) {
+        (
+            Parts {
+                ks: &mut *ctx.ks,
+                server: &mut *ctx.server,
+                clients: &mut *ctx.clients,
+            },
+            &mut *ctx.client,
+        )
+    }
+}
+
+/// Runs `command` for `client`, appending its reply (or error) to `out` in protocol `version`.
+/// Returns what the command asked to wait for, if it blocked.
+#[allow(clippy::too_many_arguments)]
+pub fn call(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &'static Command,
+    args: &[Bytes],
+    out: &mut BytesMut,
+    version: Version,
+    now_us: i64,
+    how: How<'_>,
+) -> Option<Blocked> {
+    let now_ms = now_us.div_euclid(1000);
+    let handler = command
+        .spec
+        .handler
+        .expect("containers are resolved to subcommands");
+    let started = Instant::now();
+    // Before the handler: CLIENT LIST / INFO show the running command as the client's own.
+    if !how.from_script {
+        client.last_command = &command.full_name;
+    }
+    let (result, block) = {
+        let mut ctx = Ctx {
+            args,
+            out: Writer::new(out, version),
+            ks: &mut *parts.ks,
+            server: &mut *parts.server,
+            client: &mut *client,
+            clients: &mut *parts.clients,
+            cmd: command,
+            now_ms,
+            now_us,
+            block: None,
+            may_block: how.may_block,
+            woken_by: how.woken_by,
+        };
+        let result = handler(&mut ctx);
+        (result, ctx.block)
+    };
+    let server = &mut *parts.server;
+    if let Err(error) = result {
+        server.command_stats[command.id].failed_calls += 1;
+        server.count_error(&error.code());
+        Writer::new(out, version).error_line(&error.line());
+    }
+    if how.counted {
+        let elapsed = started.elapsed().as_micros() as u64;
+        let stats = &mut server.command_stats[command.id];
+        stats.calls += 1;
+        stats.usec += elapsed;
+        server.stats.total_commands_processed += 1;
+        if !server.monitors.is_empty()
+            && !command.spec.flags.contains(Flags::SKIP_MONITOR)
+            && !command.spec.flags.contains(Flags::ADMIN)
+        {
+            feed_monitors(parts, client, command, args, now_us, how.from_script, out);
+        }
+    }
+    block
+}
+
+/// Sends the command to every MONITOR client in Redis's line format. A monitoring client
+/// sees its own commands too, right after their replies.
+fn feed_monitors(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &Command,
+    args: &[Bytes],
+    now_us: i64,
+    from_script: bool,
+    out: &mut BytesMut,
+) {
+    let mut line = format!(
+        "+{}.{:06} [{} ",
+        now_us.div_euclid(1_000_000),
+        now_us.rem_euclid(1_000_000),
+        client.db
+    );
+    match &client.peer {
+        _ if from_script => line.push_str("lua] "),
+        Peer::Unix { path } => line.push_str(&format!("unix:{path}] ")),
+        peer => line.push_str(&format!("{}] ", peer.addr())),
+    }
+    let mut bytes = line.into_bytes();
+    let redacted = crate::engine::redacted_arguments(command.spec.name, args);
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            bytes.push(b' ');
+        }
+        if redacted.contains(&i) {
+            bytes.extend_from_slice(b"\"(redacted)\"");
+        } else {
+            crate::engine::push_repr(&mut bytes, arg);
+        }
+    }
+    bytes.extend_from_slice(b"\r\n");
+    for id in parts.server.monitors.clone() {
+        if id == client.id && !from_script {
+            out.extend_from_slice(&bytes);
+        } else if id == client.id {
+            client.pending.extend_from_slice(&bytes);
+            parts.server.pending_writes.push(id);
+        } else if let Some(monitor) = parts.clients.get_mut(id) {
+            monitor.pending.extend_from_slice(&bytes);
+            parts.server.pending_writes.push(id);
+        }
+    }
+}
