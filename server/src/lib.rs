@@ -25,6 +25,7 @@ pub mod log;
 pub mod net;
 pub mod net_threaded;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod state;
 #[cfg(test)]

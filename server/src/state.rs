@@ -114,6 +114,8 @@ pub struct ServerState {
     pub pause: Option<Pause>,
     pub blocked: BlockedIndex,
     pub monitors: Vec<ClientId>,
+    /// The Lua VM and its script cache.
+    pub scripting: crate::scripting::Scripting,
     /// Pub/sub subscriptions, by channel, pattern and shard channel.
     pub pubsub: crate::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
@@ -174,6 +176,7 @@ impl ServerState {
             pause: None,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
+            scripting: crate::scripting::Scripting::default(),
             pubsub: crate::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             shutdown: None,

@@ -17,6 +17,7 @@ pub mod introspection;
 pub mod keys;
 pub mod lists;
 pub mod pubsub;
+pub mod scripting;
 pub mod sets;
 pub mod strings;
 pub mod zsets;
@@ -40,4 +41,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hll::COMMANDS,
     pubsub::COMMANDS,
+    scripting::COMMANDS,
 ];

@@ -1,0 +1,511 @@
+//! The Lua VM Redis scripts run in, and the script cache.
+//!
+//! [`ScriptVm`] is one Lua 5.1 state, created the way Redis 7.0 creates its own: the `base`,
+//! `table`, `string` and `math` libraries plus `bit`, `cjson`, `cmsgpack` and `struct`; no `os`,
+//! `io`, `package`, `debug`, `print`, `dofile`, `loadfile` or `require`; no bytecode; the globals
+//! and every library table read-only (`Attempt to modify a readonly table`), and reading a global
+//! that does not exist an error (`Script attempted to access nonexistent global variable …`).
+//!
+//! Redis gets read-only tables from a patched Lua; plain Lua 5.1 has no such thing, so each
+//! protected table is an empty proxy whose `__index` is the real table and whose `__newindex`
+//! refuses. `rawset`, `setmetatable`, `rawget`, `next` and `pairs` see through the proxies, so a
+//! script cannot write around them and can still walk `_G` or `string`. KEYS and ARGV are written
+//! into the real globals table before each call.
+//!
+//! Scripts compile once and are cached by SHA1 (EVAL fills the cache too). Each run gets fresh
+//! KEYS and ARGV, Redis's fixed random seed, the host that runs its commands and the protocol
+//! version 2; it runs under Redis's message handler, and a count hook asks the host every
+//! [`HOOK_INSTRUCTIONS`] instructions whether to stop (time limit, SCRIPT KILL).
+
+use bytes::Bytes;
+use embedis_protocol::{Version, Writer};
+use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use std::collections::HashMap;
+
+use crate::bridge::{Host, Interrupt, RunState};
+use crate::errors::{failure_line, lua_error_value, message_handler, Raise};
+use crate::scripts::{parse_shebang, ScriptFlags};
+
+/// The chunk name of the sandbox's own Lua code: the message handler skips its frames when it
+/// looks for the user's line.
+pub const INTERNAL_CHUNK: &str = "=[embedis]";
+
+/// How often the running script's host is asked whether to go on (Redis: every 100,000).
+pub const HOOK_INSTRUCTIONS: u32 = 100_000;
+
+/// The globals Redis 7.0 leaves in a script's environment (plus KEYS and ARGV, set per call).
+const KEPT_GLOBALS: &[&str] = &[
+    "_G",
+    "_VERSION",
+    "assert",
+    "collectgarbage",
+    "coroutine",
+    "error",
+    "gcinfo",
+    "getmetatable",
+    "ipairs",
+    "load",
+    "loadstring",
+    "math",
+    "next",
+    "pairs",
+    "pcall",
+    "rawequal",
+    "rawget",
+    "rawset",
+    "select",
+    "setmetatable",
+    "string",
+    "table",
+    "tonumber",
+    "tostring",
+    "type",
+    "unpack",
+    "xpcall",
+];
+
+/// Library tables made read-only besides the globals themselves.
+const PROTECTED_LIBRARIES: &[&str] = &[
+    "coroutine",
+    "math",
+    "string",
+    "table",
+    "redis",
+    "bit",
+    "cjson",
+    "cmsgpack",
+    "struct",
+];
+
+/// The sandbox's setup, run once on the real globals table.
+const SANDBOX_SETUP: &str = r#"
+local backing, libraries, to_error_value = ...
+local error, rawget, setmetatable, type, tostring, pcall =
+    error, rawget, setmetatable, type, tostring, pcall
+
+-- proxy -> the table it protects
+local protected = setmetatable({}, {__mode = 'k'})
+local function refuse() error('Attempt to modify a readonly table', 2) end
+local function protect(t)
+    local proxy = {}
+    protected[proxy] = t
+    return setmetatable(proxy, {__index = t, __newindex = refuse})
+end
+for i = 1, #libraries do
+    local name = libraries[i]
+    if rawget(backing, name) ~= nil then backing[name] = protect(backing[name]) end
+end
+local globals = protect(backing)
+backing._G = globals
+setmetatable(backing, {__index = function(_, name)
+    error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
+end})
+
+-- Redis's pcall hands a script the message of an error table ({err = "ERR …"}), not the
+-- table; errors raised by the Rust side arrive as mlua's error objects and are read the same way.
+local function settle(ok, ...)
+    if ok then return ok, ... end
+    local e = ...
+    if type(e) == 'userdata' then e = to_error_value(e) end
+    if type(e) == 'table' then
+        local message = e.err
+        if type(message) == 'string' or type(message) == 'number' then e = message end
+    end
+    return false, e
+end
+backing.pcall = function(...) return settle(pcall(...)) end
+
+return globals, protected
+"#;
+
+/// A compiled EVAL script.
+pub struct Script {
+    pub function: Function,
+    pub flags: ScriptFlags,
+    pub body: Bytes,
+}
+
+/// The Lua VM scripts run in.
+pub struct ScriptVm {
+    lua: Lua,
+    /// The real globals table (scripts see its read-only proxy).
+    backing: Table,
+    xpcall: Function,
+    handler: Function,
+    scripts: HashMap<String, Script>,
+}
+
+impl ScriptVm {
+    /// A fresh VM whose allocations may not pass `memory_limit` bytes (0 = no limit).
+    pub fn new(memory_limit: usize) -> mlua::Result<ScriptVm> {
+        let lua = Lua::new_with(
+            StdLib::TABLE | StdLib::STRING | StdLib::MATH,
+            LuaOptions::new(),
+        )?;
+        let backing = lua.globals();
+        install_libraries(&lua, &backing)?;
+        let redis = crate::bridge::redis_table(&lua)?;
+        backing.raw_set("redis", redis)?;
+        let handler = lua.create_function(|lua, err: Value| message_handler(lua, err))?;
+        backing.raw_set("__redis__err__handler", handler.clone())?;
+        // Everything Redis does not offer goes.
+        let names: Vec<String> = backing
+            .pairs::<String, Value>()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        for name in names {
+            let kept = KEPT_GLOBALS.contains(&name.as_str())
+                || PROTECTED_LIBRARIES.contains(&name.as_str())
+                || name == "__redis__err__handler";
+            if !kept {
+                backing.raw_set(name, Value::Nil)?;
+            }
+        }
+        let xpcall: Function = backing.get("xpcall")?;
+        let to_error_value = lua.create_function(|lua, err: Value| match err {
+            Value::Error(e) => lua_error_value(lua, &e),
+            other => Ok(other),
+        })?;
+        let libraries = lua.create_sequence_from(PROTECTED_LIBRARIES.iter().copied())?;
+        let (globals, protected): (Table, Table) = lua
+            .load(SANDBOX_SETUP)
+            .set_name(INTERNAL_CHUNK)
+            .call((backing.clone(), libraries, to_error_value))?;
+        install_raw_access(&lua, &backing, &protected)?;
+        lua.set_globals(globals)?;
+        if memory_limit > 0 {
+            lua.set_memory_limit(memory_limit)?;
+        }
+        lua.set_hook(
+            HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+            hook,
+        )?;
+        Ok(ScriptVm {
+            lua,
+            backing,
+            xpcall,
+            handler,
+            scripts: HashMap::new(),
+        })
+    }
+
+    pub fn lua(&self) -> &Lua {
+        &self.lua
+    }
+
+    /// Compiles `body` into the cache (if it is not there yet) and returns its SHA1. The error
+    /// is the reply line for a script Redis would refuse.
+    pub fn load_script(&mut self, body: &Bytes) -> Result<String, Vec<u8>> {
+        let sha = crate::sha1_hex(body);
+        if self.scripts.contains_key(&sha) {
+            return Ok(sha);
+        }
+        let (flags, code) = parse_shebang(body).map_err(|e| e.0)?;
+        let function = self
+            .lua
+            .load(code)
+            .set_name("@user_script")
+            .into_function()
+            .map_err(|e| {
+                let mut line = b"ERR Error compiling script (new function): ".to_vec();
+                line.extend_from_slice(compile_message(&e).as_bytes());
+                crate::convert::error_text(&line)
+            })?;
+        self.scripts.insert(
+            sha.clone(),
+            Script {
+                function,
+                flags,
+                body: body.clone(),
+            },
+        );
+        Ok(sha)
+    }
+
+    pub fn script(&self, sha: &str) -> Option<&Script> {
+        self.scripts.get(sha)
+    }
+
+    pub fn script_count(&self) -> usize {
+        self.scripts.len()
+    }
+
+    /// Bytes of the cached scripts' bodies (INFO used_memory_scripts_eval).
+    pub fn scripts_memory(&self) -> usize {
+        self.scripts.values().map(|s| s.body.len() + 40).sum()
+    }
+
+    /// SCRIPT FLUSH.
+    pub fn flush_scripts(&mut self) {
+        self.scripts.clear();
+        let _ = self.lua.gc_collect();
+    }
+
+    /// Bytes the Lua VM uses (INFO used_memory_lua).
+    pub fn used_memory(&self) -> usize {
+        self.lua.used_memory()
+    }
+
+    /// Runs `function` with `keys` and `argv`, its commands served by `host`, and writes its
+    /// result to `out`. On failure returns the error reply line; `name` is what the error calls
+    /// the script (its SHA1 or the function's name).
+    pub fn run(
+        &mut self,
+        host: &mut dyn Host,
+        function: &Function,
+        name: &str,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        out: &mut Writer<'_>,
+    ) -> Result<(), Vec<u8>> {
+        let setup = || -> mlua::Result<()> {
+            self.backing.raw_set("KEYS", self.string_array(keys)?)?;
+            self.backing.raw_set("ARGV", self.string_array(argv)?)?;
+            reset_random(&self.lua)
+        };
+        setup().map_err(|e| format!("ERR {e}").into_bytes())?;
+        // SAFETY (lifetime): the pointer is removed from the app data before this function
+        // returns, and only dereferenced by callbacks running inside the call below.
+        let host: *mut (dyn Host + '_) = host;
+        let host: *mut (dyn Host + 'static) = unsafe { std::mem::transmute(host) };
+        self.lua.set_app_data(RunState {
+            host,
+            resp: Version::Resp2,
+            killed: false,
+        });
+        let result = self
+            .xpcall
+            .call::<MultiValue>((function.clone(), self.handler.clone()));
+        let state = self.lua.remove_app_data::<RunState>();
+        if state.as_ref().is_some_and(|s| s.killed) {
+            // The hook had switched to every instruction to stop the script.
+            let _ = self.lua.set_hook(
+                HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+                hook,
+            );
+        }
+        let script_resp3 = state.is_some_and(|s| s.resp == Version::Resp3);
+        match result {
+            Ok(values) => {
+                let mut values = values.into_iter();
+                let ok = matches!(values.next(), Some(Value::Boolean(true)));
+                let value = values.next().unwrap_or(Value::Nil);
+                if ok {
+                    crate::convert::write_lua_reply(out, &value, script_resp3);
+                    Ok(())
+                } else {
+                    let line = failure_line(&self.lua, value, name);
+                    if line.starts_with(b"ERR not enough memory") {
+                        let _ = self.lua.gc_collect();
+                    }
+                    Err(line)
+                }
+            }
+            Err(e) => Err(crate::convert::error_text(format!("ERR {e}").as_bytes())),
+        }
+    }
+
+    fn string_array(&self, items: &[Bytes]) -> mlua::Result<Table> {
+        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
+        for (i, item) in items.iter().enumerate() {
+            t.raw_set(i + 1, self.lua.create_string(item)?)?;
+        }
+        Ok(t)
+    }
+}
+
+/// The count hook: asks the host whether the script may go on. Once it may not, the error is
+/// raised again at every instruction, so a `pcall` in the script cannot swallow it.
+fn hook(lua: &Lua, _: &mlua::debug::Debug) -> mlua::Result<VmState> {
+    let verdict = match lua.app_data_mut::<RunState>() {
+        // SAFETY: see `ScriptVm::run`.
+        Some(mut state) => {
+            let verdict = unsafe { (*state.host).interrupt() };
+            state.killed |= verdict != Interrupt::Continue;
+            verdict
+        }
+        None => Interrupt::Continue,
+    };
+    match verdict {
+        Interrupt::Continue => Ok(VmState::Continue),
+        Interrupt::Kill(line) => {
+            lua.set_hook(HookTriggers::new().every_nth_instruction(1), hook)?;
+            Err(Raise::err(line))
+        }
+    }
+}
+
+/// Replaces the functions that could reach around a read-only proxy (`rawset`, `setmetatable`)
+/// or would not see through one (`rawget`, `next`, `pairs`), and the chunk loaders, which must
+/// refuse bytecode. They are Rust functions, not Lua ones, so that a tail call to them keeps the
+/// caller's frame for error positions, as Redis's C functions do.
+fn install_raw_access(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Result<()> {
+    let original = |name: &str| backing.raw_get::<Function>(name);
+    let (rawset, setmetatable, rawget, next, loadstring) = (
+        original("rawset")?,
+        original("setmetatable")?,
+        original("rawget")?,
+        original("next")?,
+        original("loadstring")?,
+    );
+    let is_protected = {
+        let protected = protected.clone();
+        move |t: &Value| {
+            !matches!(
+                protected.raw_get::<Value>(t.clone()),
+                Ok(Value::Nil) | Err(_)
+            )
+        }
+    };
+    let real = {
+        let protected = protected.clone();
+        move |t: Value| match protected.raw_get::<Value>(t.clone()) {
+            Ok(Value::Table(real)) => Value::Table(real),
+            _ => t,
+        }
+    };
+    let refuse = || Raise::err("ERR Attempt to modify a readonly table");
+    {
+        let is_protected = is_protected.clone();
+        backing.raw_set(
+            "rawset",
+            lua.create_function(move |_, args: MultiValue| {
+                if args.front().is_some_and(&is_protected) {
+                    return Err(refuse());
+                }
+                rawset.call::<MultiValue>(args)
+            })?,
+        )?;
+    }
+    backing.raw_set(
+        "setmetatable",
+        lua.create_function(move |_, args: MultiValue| {
+            if args.front().is_some_and(&is_protected) {
+                return Err(refuse());
+            }
+            setmetatable.call::<MultiValue>(args)
+        })?,
+    )?;
+    {
+        let real = real.clone();
+        backing.raw_set(
+            "rawget",
+            lua.create_function(move |_, (t, k): (Value, Value)| {
+                rawget.call::<MultiValue>((real(t), k))
+            })?,
+        )?;
+    }
+    {
+        let real = real.clone();
+        let next = next.clone();
+        backing.raw_set(
+            "next",
+            lua.create_function(move |_, (t, k): (Value, Value)| {
+                next.call::<MultiValue>((real(t), k))
+            })?,
+        )?;
+    }
+    backing.raw_set(
+        "pairs",
+        lua.create_function(move |_, args: MultiValue| {
+            let t = args.front().cloned();
+            match t.map(&real) {
+                Some(Value::Table(t)) => Ok((next.clone(), t, Value::Nil)),
+                other => {
+                    let got = other.map_or("no value", |v| v.type_name());
+                    Err(mlua::Error::runtime(format!(
+                        "bad argument #1 to 'pairs' (table expected, got {got})"
+                    )))
+                }
+            }
+        })?,
+    )?;
+    // No bytecode: a binary chunk is refused as Lua's parser refuses its first byte.
+    let load_text = {
+        let loadstring = loadstring.clone();
+        move |lua: &Lua, code: mlua::LuaString, name: Value| -> mlua::Result<MultiValue> {
+            if code.as_bytes().first() == Some(&27) {
+                let id = match &name {
+                    Value::String(n) => chunk_id(&n.as_bytes()),
+                    _ => chunk_id(&code.as_bytes()),
+                };
+                let message = format!("[string \"{id}\"]:1: unexpected symbol near 'char(27)'");
+                return Ok(MultiValue::from_vec(vec![
+                    Value::Nil,
+                    Value::String(lua.create_string(message)?),
+                ]));
+            }
+            loadstring.call::<MultiValue>((code, name))
+        }
+    };
+    {
+        let load_text = load_text.clone();
+        backing.raw_set(
+            "loadstring",
+            lua.create_function(move |lua, args: MultiValue| {
+                let mut args = args.into_iter();
+                match args.next() {
+                    Some(Value::String(code)) => {
+                        load_text(lua, code, args.next().unwrap_or(Value::Nil))
+                    }
+                    other => {
+                        let mut all = vec![other.unwrap_or(Value::Nil)];
+                        all.extend(args);
+                        loadstring.call::<MultiValue>(MultiValue::from_vec(all))
+                    }
+                }
+            })?,
+        )?;
+    }
+    backing.raw_set(
+        "load",
+        lua.create_function(move |lua, (reader, name): (Function, Value)| {
+            let mut code = Vec::new();
+            loop {
+                match reader.call::<Value>(())? {
+                    Value::String(piece) if !piece.as_bytes().is_empty() => {
+                        code.extend_from_slice(&piece.as_bytes())
+                    }
+                    _ => break,
+                }
+            }
+            let name = match name {
+                Value::Nil => Value::String(lua.create_string("=(load)")?),
+                other => other,
+            };
+            load_text(lua, lua.create_string(&code)?, name)
+        })?,
+    )?;
+    Ok(())
+}
+
+/// Opens the libraries Redis preloads besides Lua's own and makes them globals.
+fn install_libraries(_lua: &Lua, _globals: &Table) -> mlua::Result<()> {
+    Ok(())
+}
+
+/// Redis reseeds its random generator before every script, so `math.random` repeats.
+fn reset_random(_lua: &Lua) -> mlua::Result<()> {
+    Ok(())
+}
+
+/// A compile error's message as Lua wrote it.
+fn compile_message(e: &mlua::Error) -> String {
+    match e {
+        mlua::Error::SyntaxError { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// Lua's `luaO_chunkid` for a string chunk: its first line, cut at a NUL, shortened with `...`.
+fn chunk_id(source: &[u8]) -> String {
+    let source = source.split(|&b| b == 0).next().unwrap_or_default();
+    let line = source.split(|&b| b == b'\n').next().unwrap_or_default();
+    const ROOM: usize = 60 - 15;
+    let mut text = String::from_utf8_lossy(&line[..line.len().min(ROOM)]).into_owned();
+    if line.len() > ROOM || line.len() < source.len() {
+        text.push_str("...");
+    }
+    text
+}

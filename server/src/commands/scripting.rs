@@ -1,0 +1,326 @@
+//! The scripting commands: EVAL, EVALSHA, EVAL_RO, EVALSHA_RO and the SCRIPT container (LOAD,
+//! EXISTS, FLUSH, KILL, HELP).
+//!
+//! A script runs whole, as one command: the clock frozen at its start, nothing else running
+//! meanwhile, its writes waking blocked clients once it returns. The VM, the sandbox and the
+//! conversions are the `embedis-scripting` crate's; the gates a script's commands pass and the
+//! VM's home are [`crate::scripting`]. Here: argument checks in Redis's order and words, the
+//! script cache commands, and what a script's flags allow (`*_RO` refuses a script that may
+//! write; a `no-writes` script or an `*_RO` call refuses write commands).
+
+use bytes::Bytes;
+
+use crate::call::Parts;
+use crate::command::keys::{flag, Begin, Find, KeySpec};
+use crate::command::{Acl, CommandSpec, Flags};
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::scripting::{Permissions, ScriptHost};
+
+const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::STALE)
+    .union(Flags::SKIP_MONITOR)
+    .union(Flags::NO_MANDATORY_KEYS)
+    .union(Flags::MOVABLE_KEYS);
+
+/// The keys of EVAL and friends: `numkeys` at 2, then that many keys.
+const fn script_keys(flags: u16) -> KeySpec {
+    KeySpec {
+        flags,
+        begin: Begin::Index(2),
+        find: Find::Keynum {
+            count_index: 0,
+            first_key: 1,
+            step: 1,
+        },
+        notes: "",
+    }
+}
+
+const RW_KEYS: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags")];
+const RW_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)];
+const RO_KEYS: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags")];
+const RO_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("eval", -3, eval)
+        .flags(SCRIPT_FLAGS)
+        .acl(Acl::SCRIPTING)
+        .keys(RW_KEYS)
+        .doc(
+            "scripting",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "Runs a Lua script on the server, caching it by its SHA1.",
+            "script numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("evalsha", -3, evalsha)
+        .flags(SCRIPT_FLAGS)
+        .acl(Acl::SCRIPTING)
+        .keys(RW_KEYS_SHA)
+        .doc(
+            "scripting",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "Runs a cached Lua script named by its SHA1.",
+            "sha1 numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("eval_ro", -3, eval_ro)
+        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
+        .acl(Acl::SCRIPTING)
+        .keys(RO_KEYS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "Runs a Lua script that may only read.",
+            "script numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("evalsha_ro", -3, evalsha_ro)
+        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
+        .acl(Acl::SCRIPTING)
+        .keys(RO_KEYS_SHA)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "Runs a cached Lua script, named by its SHA1, that may only read.",
+            "sha1 numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::container("script", SCRIPT_SUBCOMMANDS).doc(
+        "scripting",
+        "2.6.0",
+        "Depends on subcommand.",
+        "A container for the script cache commands.",
+        "",
+    ),
+];
+
+static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("exists", -3, script_exists)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .tips(&[
+            "request_policy:all_shards",
+            "response_policy:agg_logical_and",
+        ])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+            "Tells, for each SHA1, whether the script is in the cache.",
+            "sha1...",
+        ),
+    CommandSpec::new("flush", -2, script_flush)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the number of scripts in cache",
+            "Empties the script cache.",
+            "[flush-type=(ASYNC|SYNC)]",
+        ),
+    CommandSpec::new("help", 2, script_help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .acl(Acl::SCRIPTING)
+        .doc(
+            "scripting",
+            "5.0.0",
+            "O(1)",
+            "Lists the SCRIPT subcommands.",
+            "",
+        ),
+    CommandSpec::new("kill", 2, script_kill)
+        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(1)",
+            "Stops the running script if it has not written yet.",
+            "",
+        ),
+    CommandSpec::new("load", 3, script_load)
+        .flags(Flags::NOSCRIPT.union(Flags::STALE))
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the length in bytes of the script body.",
+            "Compiles a script into the cache without running it; answers its SHA1.",
+            "script",
+        ),
+];
+
+/// Which script an EVAL-family command names.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Body,
+    Sha,
+}
+
+fn eval(ctx: &mut Ctx<'_>) -> CmdResult {
+    run_script(ctx, Source::Body, false)
+}
+
+fn evalsha(ctx: &mut Ctx<'_>) -> CmdResult {
+    run_script(ctx, Source::Sha, false)
+}
+
+fn eval_ro(ctx: &mut Ctx<'_>) -> CmdResult {
+    run_script(ctx, Source::Body, true)
+}
+
+fn evalsha_ro(ctx: &mut Ctx<'_>) -> CmdResult {
+    run_script(ctx, Source::Sha, true)
+}
+
+const NO_SCRIPT: Error = Error::msg("NOSCRIPT No matching script. Please use EVAL.");
+
+/// EVAL, EVALSHA and their read-only forms.
+fn run_script(ctx: &mut Ctx<'_>, source: Source, ro_command: bool) -> CmdResult {
+    let numkeys = ctx.int_arg(2)?;
+    if numkeys > (ctx.argc() - 3) as i64 {
+        return Err(Error::msg(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    if numkeys < 0 {
+        return Err(Error::msg("ERR Number of keys can't be negative"));
+    }
+    let numkeys = numkeys as usize;
+    let mut vm = ctx.server.scripting.take().map_err(Error::owned)?;
+    let result = run_in(ctx, &mut vm, source, ro_command, numkeys);
+    ctx.server.scripting.put_back(vm);
+    result
+}
+
+fn run_in(
+    ctx: &mut Ctx<'_>,
+    vm: &mut embedis_scripting::ScriptVm,
+    source: Source,
+    ro_command: bool,
+    numkeys: usize,
+) -> CmdResult {
+    let sha = match source {
+        Source::Body => vm.load_script(&ctx.args[1]).map_err(Error::bytes)?,
+        Source::Sha => {
+            let sha = &ctx.args[1];
+            if sha.len() != 40 {
+                return Err(NO_SCRIPT);
+            }
+            String::from_utf8_lossy(sha).to_ascii_lowercase()
+        }
+    };
+    let Some(script) = vm.script(&sha) else {
+        return Err(NO_SCRIPT);
+    };
+    if ro_command && script.flags.declared && !script.flags.no_writes {
+        return Err(Error::msg(
+            "ERR Can not execute a script with write flag using *_ro command.",
+        ));
+    }
+    let permissions = Permissions {
+        read_only: ro_command || (script.flags.declared && script.flags.no_writes),
+    };
+    let function = script.function.clone();
+    let keys: Vec<Bytes> = ctx.args[3..3 + numkeys].to_vec();
+    let argv: Vec<Bytes> = ctx.args[3 + numkeys..].to_vec();
+    let caller_db = ctx.client.db;
+    let now_us = ctx.now_us;
+    let version = ctx.out.version();
+    let mut reply = bytes::BytesMut::new();
+    let outcome = {
+        let (parts, client) = Parts::of(ctx);
+        let mut host = ScriptHost {
+            parts,
+            client,
+            now_us,
+            permissions,
+        };
+        let mut out = embedis_protocol::Writer::new(&mut reply, version);
+        vm.run(&mut host, &function, &sha, &keys, &argv, &mut out)
+    };
+    ctx.client.db = caller_db;
+    match outcome {
+        Ok(()) => {
+            ctx.out.raw(&reply);
+            Ok(())
+        }
+        Err(line) => Err(Error::bytes(line)),
+    }
+}
+
+fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
+    let mut vm = ctx.server.scripting.take().map_err(Error::owned)?;
+    let loaded = vm.load_script(&ctx.args[2]);
+    ctx.server.scripting.put_back(vm);
+    let sha = loaded.map_err(Error::bytes)?;
+    ctx.out.bulk(sha.as_bytes());
+    Ok(())
+}
+
+fn script_exists(ctx: &mut Ctx<'_>) -> CmdResult {
+    let vm = ctx.server.scripting.vm();
+    let found: Vec<bool> = ctx.args[2..]
+        .iter()
+        .map(|sha| {
+            sha.len() == 40
+                && vm.is_some_and(|vm| {
+                    vm.script(&String::from_utf8_lossy(sha).to_ascii_lowercase())
+                        .is_some()
+                })
+        })
+        .collect();
+    ctx.out.array(found.len());
+    for f in found {
+        ctx.out.integer(f as i64);
+    }
+    Ok(())
+}
+
+fn script_flush(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() > 3 || (ctx.argc() == 3 && !ctx.arg_is(2, "sync") && !ctx.arg_is(2, "async")) {
+        return Err(Error::msg(
+            "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
+        ));
+    }
+    if let Some(vm) = ctx.server.scripting.vm_mut() {
+        vm.flush_scripts();
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// SCRIPT KILL as a command: a script runs whole on the executor, so when this command runs
+/// none is running. (While a script runs too long, the connection side answers SCRIPT KILL.)
+fn script_kill(_ctx: &mut Ctx<'_>) -> CmdResult {
+    Err(Error::msg("NOTBUSY No scripts in execution right now."))
+}
+
+fn script_help(ctx: &mut Ctx<'_>) -> CmdResult {
+    const LINES: &[&str] = &[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    For each SHA1, 1 if the script is in the cache, else 0.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Empty the script cache.",
+        "KILL",
+        "    Stop the running script, if it has not written anything.",
+        "LOAD <script>",
+        "    Compile a script into the cache without running it; reply its SHA1.",
+        "HELP",
+        "    Print this list.",
+    ];
+    ctx.out.array(LINES.len());
+    for line in LINES {
+        ctx.out.simple(line.as_bytes());
+    }
+    Ok(())
+}

@@ -1,0 +1,145 @@
+//! The server's side of Lua scripting: where the VM lives, and the [`Host`] through which a
+//! running script's `redis.call` reaches the command table.
+//!
+//! The VM belongs to the executor like everything else. It is created at the first script, on
+//! the executor's thread, and lent out for the length of one script: the EVAL handler takes it
+//! from [`ServerState`] (so that the host can borrow the server state mutably while Lua runs)
+//! and puts it back afterwards — no script can start another, since EVAL and friends are
+//! `noscript`.
+//!
+//! [`ScriptHost::call`] applies Redis's script gates in Redis's order (`scriptCall`): unknown
+//! command, arity, `noscript` commands, writes from a read-only script; then runs the command
+//! through [`crate::call::call`] as the calling client, with the script's frozen time, never
+//! blocking. SELECT inside a script changes the script's database only: the caller's is put
+//! back when the script ends.
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::{Version, Writer};
+use embedis_scripting::{Host, HostLog, Interrupt, ScriptVm};
+
+use crate::call::{call, How, Parts};
+use crate::client::ClientState;
+use crate::command::{registry, Flags};
+use crate::config::LogLevel;
+
+/// Bytes a script's Lua VM may allocate before its allocations fail with an error.
+pub const LUA_MEMORY_LIMIT: usize = 1 << 30;
+
+/// The VM slot in the server state.
+#[derive(Default)]
+pub struct Scripting {
+    vm: Option<Box<ScriptVm>>,
+}
+
+// SAFETY: the VM is created on the executor's thread at the first script and never leaves it:
+// the engine moves between threads only before it starts serving (threaded I/O mode hands the
+// new engine to its executor thread), when the slot is still empty.
+unsafe impl Send for Scripting {}
+
+impl Scripting {
+    /// Takes the VM out for one script, creating it at first use.
+    pub fn take(&mut self) -> Result<Box<ScriptVm>, String> {
+        match self.vm.take() {
+            Some(vm) => Ok(vm),
+            None => ScriptVm::new(LUA_MEMORY_LIMIT)
+                .map(Box::new)
+                .map_err(|e| format!("ERR could not create the Lua VM: {e}")),
+        }
+    }
+
+    /// Puts the VM back after a script.
+    pub fn put_back(&mut self, vm: Box<ScriptVm>) {
+        self.vm = Some(vm);
+    }
+
+    /// The VM, if a script ever ran (INFO, SCRIPT EXISTS without creating one).
+    pub fn vm(&self) -> Option<&ScriptVm> {
+        self.vm.as_deref()
+    }
+
+    pub fn vm_mut(&mut self) -> Option<&mut ScriptVm> {
+        self.vm.as_deref_mut()
+    }
+}
+
+/// What one script may do, from the command that runs it and the flags it declares.
+#[derive(Debug, Clone, Copy)]
+pub struct Permissions {
+    /// EVAL_RO / FCALL_RO, or a script declaring `no-writes`.
+    pub read_only: bool,
+}
+
+/// The server as a running script sees it.
+pub struct ScriptHost<'a> {
+    pub parts: Parts<'a>,
+    pub client: &'a mut ClientState,
+    pub now_us: i64,
+    pub permissions: Permissions,
+}
+
+const UNKNOWN_COMMAND: &[u8] = b"-ERR Unknown Redis command called from script\r\n";
+const WRONG_ARITY: &[u8] = b"-ERR Wrong number of args calling Redis command from script\r\n";
+const NOT_ALLOWED: &[u8] = b"-ERR This Redis command is not allowed from script\r\n";
+const WRITE_IN_READ_ONLY: &[u8] =
+    b"-ERR Write commands are not allowed from read-only scripts.\r\n";
+
+impl Host for ScriptHost<'_> {
+    fn call(&mut self, args: Vec<Bytes>, version: Version, out: &mut BytesMut) {
+        let Ok(command) = registry().lookup(&args) else {
+            return self.refuse(out, UNKNOWN_COMMAND);
+        };
+        if !command.arity_ok(args.len()) {
+            return self.refuse(out, WRONG_ARITY);
+        }
+        let flags = command.spec.flags;
+        if flags.contains(Flags::NOSCRIPT) {
+            return self.refuse(out, NOT_ALLOWED);
+        }
+        if flags.contains(Flags::WRITE) && self.permissions.read_only {
+            return self.refuse(out, WRITE_IN_READ_ONLY);
+        }
+        call(
+            &mut self.parts,
+            self.client,
+            command,
+            &args,
+            out,
+            version,
+            self.now_us,
+            How::FROM_SCRIPT,
+        );
+    }
+
+    fn log(&mut self, level: HostLog, message: &[u8]) {
+        let level = match level {
+            HostLog::Debug => LogLevel::Debug,
+            HostLog::Verbose => LogLevel::Verbose,
+            HostLog::Notice => LogLevel::Notice,
+            HostLog::Warning => LogLevel::Warning,
+        };
+        self.parts
+            .server
+            .log
+            .log(level, &String::from_utf8_lossy(message));
+    }
+
+    fn interrupt(&mut self) -> Interrupt {
+        Interrupt::Continue
+    }
+
+    fn command_exists(&mut self, name: &[u8]) -> bool {
+        registry().by_name(name).is_some()
+    }
+}
+
+impl ScriptHost<'_> {
+    /// A refusal by the script gates: an error reply, counted as Redis counts it.
+    fn refuse(&mut self, out: &mut BytesMut, line: &[u8]) {
+        let code_end = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
+        self.parts
+            .server
+            .count_error(&String::from_utf8_lossy(&line[1..code_end]));
+        let version = Version::Resp2;
+        Writer::new(out, version).raw(line);
+    }
+}
