@@ -143,7 +143,11 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
             let level = match &args[0] {
                 Value::Integer(i) => *i as f64,
                 Value::Number(n) => *n,
-                _ => return Err(Raise::err("ERR First argument must be a number")),
+                _ => {
+                    return Err(Raise::err(
+                        "ERR First argument must be a number (log level).",
+                    ))
+                }
             };
             let level = match level as i64 {
                 0 => HostLog::Debug,
@@ -182,7 +186,7 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
         "set_repl",
         lua.create_function(|_, args: MultiValue| {
             if args.len() != 1 {
-                return Err(Raise::err("ERR redis.set_repl() requires one argument."));
+                return Err(Raise::err("ERR redis.set_repl() requires two arguments."));
             }
             match number_of(&args[0]) {
                 Some(n) if (0.0..=3.0).contains(&n) => Ok(()),

@@ -38,10 +38,10 @@ const fn script_keys(flags: u16) -> KeySpec {
 }
 
 const RW_KEYS: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE flags")];
+    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
 const RW_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)];
 const RO_KEYS: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS flags")];
+    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")];
 const RO_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)];
 
 pub static COMMANDS: &[CommandSpec] = &[
