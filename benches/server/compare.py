@@ -12,17 +12,20 @@ Suites:
   strings      PING_MBULK, SET, GET, INCR, MSET, SET NX PX 30000
   collections  LPUSH, LPOP, RPOP, LRANGE_100, SADD, SPOP, HSET, ZADD, ZINCRBY, and ZRANGEBYSCORE /
                ZRANK on a prefilled 100,000-member sorted set
+  locks        EVALSHA of reentrant-acquire.lua (random lock name) and compare-and-delete.lua, SET NX PX
+               30000 (random key), PUBLISH to a channel with 50 subscribers
   hll          PFADD of random elements, PFCOUNT of a prefilled key, PFCOUNT of two dense keys
                (a full merge and estimate on every call)
   memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
                one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements
 
-Usage: benches/server/compare.py [--suite strings,collections,hll,memory] [--rounds 3] [--seconds 2.5]
+Usage: benches/server/compare.py [--suite strings,collections,hll,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16]
 """
 
 import argparse
+import hashlib
 import csv
 import io
 import os
@@ -58,6 +61,30 @@ COLLECTION_TESTS = [
     ("ZRANGEBYSCORE 100k", ["ZRANGEBYSCORE", "bigzset", "__rand_int__", "+inf", "LIMIT", "0", "10"], "bigzset"),
     ("ZRANK 100k", ["ZRANK", "bigzset", "member:__rand_int__"], "bigzset"),
 ]
+LOCK_SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures",
+                            "lock-scripts")
+
+
+def script_sha(name):
+    with open(os.path.join(LOCK_SCRIPTS, name), "rb") as f:
+        return hashlib.sha1(f.read()).hexdigest()
+
+
+def lock_tests():
+    """Built when the suite runs: the scripts' SHA1s come from the fixture files."""
+    return [
+        ("EVALSHA reentrant-acquire", ["EVALSHA", script_sha("reentrant-acquire.lua"), "1", "lock:__rand_int__",
+                                       "30000", "owner-1:1"], "scripts"),
+        ("EVALSHA compare-and-delete", ["EVALSHA", script_sha("compare-and-delete.lua"), "1", "lease:__rand_int__",
+                                        "token"], "scripts"),
+        ("SET NX PX 30000", ["SET", "lease:__rand_int__", "token", "NX", "PX", "30000"], None),
+        ("PUBLISH to 50 subscribers", ["PUBLISH", "events", "payload"], "subscribers"),
+    ]
+
+
+SUBSCRIBERS = {}
+
+
 HLL_TESTS = [
     ("PFADD", ["PFADD", "visitors", "user:__rand_int__"], None),
     ("PFCOUNT", ["PFCOUNT", "hll:prefilled"], "hll"),
@@ -135,7 +162,19 @@ def pipe(port, lines):
 
 
 def prefill(port, what, elements):
-    if what == "list":
+    if what == "scripts":
+        for name in ["reentrant-acquire.lua", "compare-and-delete.lua"]:
+            with open(os.path.join(LOCK_SCRIPTS, name)) as f:
+                redis_cli(port, "SCRIPT", "LOAD", f.read())
+    elif what == "subscribers":
+        # 50 connections that SUBSCRIBE and read everything, on the client's core.
+        if port not in SUBSCRIBERS:
+            SUBSCRIBERS[port] = [subprocess.Popen(["taskset", "-c", CLIENT_CORE, "redis-cli", "-p", str(port),
+                                                   "SUBSCRIBE", "events"], stdout=subprocess.DEVNULL)
+                                 for _ in range(50)]
+            while redis_cli(port, "PUBSUB", "NUMSUB", "events").split()[-1:] != ["50"]:
+                time.sleep(0.05)
+    elif what == "list":
         pipe(port, ["RPUSH mylist " + " ".join(["xxx"] * 100)] * (elements // 100 + 1))
     elif what == "set":
         pipe(port, ["SADD popset " + " ".join(f"m:{i}" for i in range(j, j + 100))
@@ -268,7 +307,7 @@ def run_memory(servers, only):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--suite", default="strings,collections,hll,memory")
+    ap.add_argument("--suite", default="strings,collections,hll,locks,memory")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=2.5)
     ap.add_argument("--embedis", default="target/release/embedis-server")
@@ -284,9 +323,12 @@ def main():
     }
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
-    for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS)]:
+    for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS),
+                         ("locks", None)]:
         if suite not in suites:
             continue
+        if tests is None:
+            tests = lock_tests()
         chosen = [t for t in tests if not args.only or t[0].split()[0] in args.only.split(",")]
         if not chosen:
             continue
@@ -294,7 +336,10 @@ def main():
         try:
             run_suite(chosen, args, running)
         finally:
-            for proc, _ in running.values():
+            for proc, port in running.values():
+                for sub in SUBSCRIBERS.pop(port, []):
+                    sub.kill()
+                    sub.wait()
                 proc.kill()
                 proc.wait()
     if "memory" in suites:

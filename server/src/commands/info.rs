@@ -284,24 +284,34 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         "{}",
         bytes_to_human(total_system)
     );
-    for name in ["used_memory_lua", "used_memory_vm_eval"] {
-        field!(out, name, "0");
-    }
-    field!(out, "used_memory_lua_human", "0B");
+    // The Lua VM exists once a script has run; before that, as in Redis before its first
+    // script, it holds next to nothing.
+    let vm = ctx.server.scripting.vm();
+    let lua = vm.map_or(0, |vm| vm.used_memory()) as u64;
+    let scripts = vm.map_or(0, |vm| vm.scripts_memory()) as u64;
+    let cached = vm.map_or(0, |vm| vm.script_count());
+    field!(out, "used_memory_lua", "{lua}");
+    field!(out, "used_memory_vm_eval", "{lua}");
+    field!(out, "used_memory_lua_human", "{}", bytes_to_human(lua));
+    field!(out, "used_memory_scripts_eval", "{scripts}");
+    field!(out, "number_of_cached_scripts", "{cached}");
     for name in [
-        "used_memory_scripts_eval",
-        "number_of_cached_scripts",
         "number_of_functions",
         "number_of_libraries",
         "used_memory_vm_functions",
-        "used_memory_vm_total",
     ] {
         field!(out, name, "0");
     }
-    field!(out, "used_memory_vm_total_human", "0B");
+    field!(out, "used_memory_vm_total", "{lua}");
+    field!(out, "used_memory_vm_total_human", "{}", bytes_to_human(lua));
     field!(out, "used_memory_functions", "0");
-    field!(out, "used_memory_scripts", "0");
-    field!(out, "used_memory_scripts_human", "0B");
+    field!(out, "used_memory_scripts", "{scripts}");
+    field!(
+        out,
+        "used_memory_scripts_human",
+        "{}",
+        bytes_to_human(scripts)
+    );
     field!(out, "maxmemory", "0");
     field!(out, "maxmemory_human", "0B");
     field!(out, "maxmemory_policy", "noeviction");
