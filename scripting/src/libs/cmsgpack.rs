@@ -1,0 +1,3 @@
+pub fn open(lua: &mlua::Lua) -> mlua::Result<mlua::Table> {
+    lua.create_table()
+}
