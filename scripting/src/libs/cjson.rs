@@ -15,7 +15,7 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use mlua::{LightUserData, Lua, MultiValue, Table, Value};
+use mlua::{Function, LightUserData, Lua, MultiValue, Table, Value};
 
 use super::{check_integer, check_string, function, msg, typename, Fail, LResult};
 
@@ -64,7 +64,11 @@ pub fn open(lua: &Lua) -> mlua::Result<Table> {
     let cfg = Rc::new(Config::default());
     let t = lua.create_table()?;
     let c = cfg.clone();
-    t.set("encode", function(lua, move |lua, a| encode(lua, &c, a))?)?;
+    let next = super::raw_next(lua)?;
+    t.set(
+        "encode",
+        function(lua, move |lua, a| encode(lua, &c, &next, a))?,
+    )?;
     let c = cfg.clone();
     t.set("decode", function(lua, move |lua, a| decode(lua, &c, a))?)?;
     let c = cfg.clone();
@@ -253,6 +257,11 @@ fn exception(v: &Value, reason: &str) -> Fail {
 struct Encoder<'a> {
     cfg: &'a Config,
     out: Vec<u8>,
+    /// The tables being encoded (at `2*depth`) and the key each is at (`2*depth+1`). Kept in a
+    /// Lua table rather than in Rust frames: every value a Rust frame holds is an mlua reference,
+    /// and mlua has only about 8000 of them, fewer than the levels a raised limit allows.
+    spine: Table,
+    next: Function,
 }
 
 impl Encoder<'_> {
@@ -325,10 +334,17 @@ impl Encoder<'_> {
     }
 
     /// `json_append_data` for the value `v`, which sits at stack height `height` in the C code.
-    fn value(&mut self, v: &Value, depth: i32, height: usize) -> LResult<()> {
-        match v {
+    fn value(&mut self, v: Value, depth: i32, height: usize) -> LResult<()> {
+        // Raised depth limits allow nesting thousands deep: grow the stack rather than overflow.
+        super::deep(|| self.value_inner(v, depth, height))
+    }
+
+    fn value_inner(&mut self, v: Value, depth: i32, height: usize) -> LResult<()> {
+        match &v {
             Value::String(s) => self.string(&s.as_bytes()),
-            Value::Integer(_) | Value::Number(_) => self.number(number_of(v).unwrap_or(0.0), v)?,
+            Value::Integer(_) | Value::Number(_) => {
+                self.number(number_of(&v).unwrap_or(0.0), &v)?
+            }
             Value::Boolean(b) => self
                 .out
                 .extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -342,25 +358,31 @@ impl Encoder<'_> {
                     )));
                 }
                 let len = self.array_length(t)?;
+                let slot = 2 * depth as i64;
+                self.spine.raw_set(slot, t)?;
+                drop(v);
                 if len > 0 {
                     self.out.push(b'[');
                     for i in 1..=len {
                         if i > 1 {
                             self.out.push(b',');
                         }
-                        let e: Value = t.raw_get(i)?;
-                        self.value(&e, depth, height + 1)?;
+                        let e: Value = self.spine.raw_get::<Table>(slot)?.raw_get(i)?;
+                        self.value(e, depth, height + 1)?;
                     }
                     self.out.push(b']');
                 } else {
                     self.out.push(b'{');
-                    let mut comma = false;
-                    for pair in t.pairs::<Value, Value>() {
-                        let (k, e) = pair?;
-                        if comma {
+                    let mut key = Value::Nil;
+                    loop {
+                        let t: Table = self.spine.raw_get(slot)?;
+                        let (k, e): (Value, Value) = self.next.call((t, key))?;
+                        if k.is_nil() {
+                            break;
+                        }
+                        if self.out.last() != Some(&b'{') {
                             self.out.push(b',');
                         }
-                        comma = true;
                         match &k {
                             Value::Integer(_) | Value::Number(_) => {
                                 self.out.push(b'"');
@@ -373,18 +395,21 @@ impl Encoder<'_> {
                             }
                             _ => return Err(exception(&k, "table key must be a number or string")),
                         }
-                        self.value(&e, depth, height + 2)?;
+                        self.spine.raw_set(slot + 1, k)?;
+                        self.value(e, depth, height + 2)?;
+                        key = self.spine.raw_get(slot + 1)?;
                     }
                     self.out.push(b'}');
                 }
+                return Ok(());
             }
-            _ => return Err(exception(v, "type not supported")),
+            _ => return Err(exception(&v, "type not supported")),
         }
         Ok(())
     }
 }
 
-fn encode(lua: &Lua, cfg: &Config, a: MultiValue) -> LResult<MultiValue> {
+fn encode(lua: &Lua, cfg: &Config, next: &Function, a: MultiValue) -> LResult<MultiValue> {
     let a = a.into_vec();
     if a.len() != 1 {
         return Err(Fail::Arg(1, "expected 1 argument".into()));
@@ -392,8 +417,11 @@ fn encode(lua: &Lua, cfg: &Config, a: MultiValue) -> LResult<MultiValue> {
     let mut e = Encoder {
         cfg,
         out: Vec::new(),
+        spine: lua.create_table()?,
+        next: next.clone(),
     };
-    e.value(&a[0], 0, 1)?;
+    let v = a.into_iter().next().unwrap_or(Value::Nil);
+    e.value(v, 0, 1)?;
     one(Value::String(lua.create_string(&e.out)?))
 }
 
@@ -451,6 +479,8 @@ struct Parser<'a> {
     data: &'a [u8],
     ptr: usize,
     depth: i32,
+    /// The tables being filled, by depth (see `Encoder::spine` for why not in Rust frames).
+    spine: Table,
 }
 
 /// The value of an ASCII hex digit.
@@ -772,6 +802,10 @@ impl Parser<'_> {
     }
 
     fn value(&mut self, lua: &Lua, t: Token, height: usize) -> LResult<Value> {
+        super::deep(|| self.value_inner(lua, t, height))
+    }
+
+    fn value_inner(&mut self, lua: &Lua, t: Token, height: usize) -> LResult<Value> {
         Ok(match t.ty {
             Tok::Str => Value::String(lua.create_string(&t.string)?),
             Tok::Num => Value::Number(t.num),
@@ -785,28 +819,31 @@ impl Parser<'_> {
 
     fn object(&mut self, lua: &Lua, height: usize) -> LResult<Table> {
         self.descend(height, 3)?;
-        let table = lua.create_table()?;
+        let d = self.depth as i64;
+        self.spine.raw_set(d, lua.create_table()?)?;
         let mut t = self.next_token();
         if t.ty == Tok::ObjEnd {
             self.depth -= 1;
-            return Ok(table);
+            return Ok(self.spine.raw_get(d)?);
         }
         loop {
             if t.ty != Tok::Str {
                 return Err(self.parse_error("object key string", &t));
             }
-            let key = lua.create_string(&t.string)?;
+            let key = std::mem::take(&mut t.string);
             t = self.next_token();
             if t.ty != Tok::Colon {
                 return Err(self.parse_error("colon", &t));
             }
             t = self.next_token();
             let v = self.value(lua, t, height + 2)?;
-            table.raw_set(key, v)?;
+            let table: Table = self.spine.raw_get(d)?;
+            table.raw_set(lua.create_string(&key)?, v)?;
+            drop(table);
             t = self.next_token();
             if t.ty == Tok::ObjEnd {
                 self.depth -= 1;
-                return Ok(table);
+                return Ok(self.spine.raw_get(d)?);
             }
             if t.ty != Tok::Comma {
                 return Err(self.parse_error("comma or object end", &t));
@@ -817,21 +854,22 @@ impl Parser<'_> {
 
     fn array(&mut self, lua: &Lua, height: usize) -> LResult<Table> {
         self.descend(height, 2)?;
-        let table = lua.create_table()?;
+        let d = self.depth as i64;
+        self.spine.raw_set(d, lua.create_table()?)?;
         let mut t = self.next_token();
         if t.ty == Tok::ArrEnd {
             self.depth -= 1;
-            return Ok(table);
+            return Ok(self.spine.raw_get(d)?);
         }
         let mut i: i64 = 1;
         loop {
             let v = self.value(lua, t, height + 1)?;
-            table.raw_set(i, v)?;
+            self.spine.raw_get::<Table>(d)?.raw_set(i, v)?;
             i += 1;
             t = self.next_token();
             if t.ty == Tok::ArrEnd {
                 self.depth -= 1;
-                return Ok(table);
+                return Ok(self.spine.raw_get(d)?);
             }
             if t.ty != Tok::Comma {
                 return Err(self.parse_error("comma or array end", &t));
@@ -857,6 +895,7 @@ fn decode(lua: &Lua, cfg: &Config, a: MultiValue) -> LResult<MultiValue> {
         data,
         ptr: 0,
         depth: 0,
+        spine: lua.create_table()?,
     };
     let t = p.next_token();
     let v = p.value(lua, t, 1)?;

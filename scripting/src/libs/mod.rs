@@ -61,9 +61,11 @@ pub(crate) fn msg(m: impl Into<Vec<u8>>) -> Fail {
     Fail::Msg(m.into())
 }
 
-/// The codes the callback's error results carry in place of an argument number.
+/// The codes the callback's marked results carry in place of an argument number.
 const MSG: i64 = -1;
 const RAW: i64 = -2;
+/// Not an error: "my results are the `n` values of this table" (see [`many`]).
+const MANY: i64 = -3;
 
 /// The address that tells the trampoline "the callback's results are an error to raise".
 static ERROR_MARKER: u8 = 0;
@@ -82,11 +84,26 @@ unsafe extern "C-unwind" fn trampoline(l: *mut ffi::lua_State) -> c_int {
         ffi::lua_insert(l, 1);
         ffi::lua_call(l, nargs, ffi::LUA_MULTRET);
         let nres = ffi::lua_gettop(l);
-        if nres == 3
+        if nres >= 3
             && ffi::lua_type(l, 1) == ffi::LUA_TLIGHTUSERDATA
             && ffi::lua_touserdata(l, 1) == &ERROR_MARKER as *const u8 as *mut c_void
         {
             let narg = ffi::lua_tointeger(l, 2);
+            if narg == MANY {
+                // Results too many for mlua's callback stack: spread them on ours. A C function
+                // may hold LUAI_MAXCSTACK values; the callers keep their count below that.
+                let n = ffi::lua_tointeger(l, 4) as c_int;
+                ffi::lua_settop(l, 3);
+                ffi::lua_replace(l, 1);
+                ffi::lua_settop(l, 1);
+                if ffi::lua_checkstack(l, n) == 0 {
+                    ffi::luaL_error(l, c"stack overflow (too many results)".as_ptr());
+                }
+                for i in 1..=n {
+                    ffi::lua_rawgeti(l, 1, i as _);
+                }
+                return n;
+            }
             if narg == RAW {
                 ffi::lua_settop(l, 3);
                 ffi::lua_error(l);
@@ -138,6 +155,51 @@ where
     }
 }
 
+/// Runs one level of a recursive encoder or decoder. The C libraries recurse on the C stack
+/// (8 MB on Redis's main thread) as deep as Lua's 8000-slot limit lets them, thousands of levels
+/// when a script raises cjson's depth limits; we may run on a smaller thread stack, so a level
+/// moves to a heap-allocated stack segment when little stack is left.
+pub(crate) fn deep<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+}
+
+/// Returns `values` as a function's results even when they are more than mlua lets a callback
+/// return (it keeps a few stack slots for itself): beyond a handful they travel in a table that
+/// the trampoline spreads. Callers keep the count within `LUAI_MAXCSTACK` as the C code must.
+pub(crate) fn many(values: Table, n: usize) -> LResult<MultiValue> {
+    if n <= 32 {
+        let mut out = Vec::with_capacity(n);
+        for i in 1..=n {
+            out.push(values.raw_get::<Value>(i)?);
+        }
+        return Ok(MultiValue::from_vec(out));
+    }
+    Ok(MultiValue::from_vec(vec![
+        marker(),
+        Value::Integer(MANY),
+        Value::Table(values),
+        Value::Integer(n as i64),
+    ]))
+}
+
+/// A raw `next(t, k)` for walking tables without holding mlua references per level.
+pub(crate) fn raw_next(lua: &Lua) -> mlua::Result<Function> {
+    unsafe extern "C-unwind" fn next(l: *mut ffi::lua_State) -> c_int {
+        unsafe {
+            ffi::luaL_checktype(l, 1, ffi::LUA_TTABLE);
+            ffi::lua_settop(l, 2);
+            if ffi::lua_next(l, 1) != 0 {
+                2
+            } else {
+                ffi::lua_pushnil(l);
+                1
+            }
+        }
+    }
+    // SAFETY: `next` follows the Lua C API: it checks its argument and returns pushed values.
+    unsafe { lua.create_c_function(next) }
+}
+
 /// Lua's `luaL_typename`: the type names C libraries put in "X expected, got Y".
 pub(crate) fn typename(v: Option<&Value>) -> &'static str {
     match v {
@@ -187,7 +249,7 @@ pub(crate) fn check_string(lua: &Lua, args: &[Value], n: usize) -> LResult<mlua:
 /// C's `(int64_t)d` as x86-64 computes it (`cvttsd2si`): truncation, and the "integer
 /// indefinite" value `i64::MIN` for NaN and anything out of range.
 pub(crate) fn f64_to_i64_x86(d: f64) -> i64 {
-    if d.is_nan() || d >= 9223372036854775808.0 || d < -9223372036854775808.0 {
+    if !(-9223372036854775808.0..9223372036854775808.0).contains(&d) {
         i64::MIN
     } else {
         d as i64

@@ -1,10 +1,14 @@
 //! `math.random` and `math.randomseed` as Redis replaces them: Lua 5.1's functions drawing from
 //! Redis's own rand48 generator (`redisLrand48`/`redisSrand48`, a 48-bit linear congruential
-//! generator with the classic `lrand48` constants) instead of libc's `rand()`. Redis reseeds it
-//! with 0 before every EVAL, so a script's "random" numbers are the same at every call and
-//! replicate deterministically; [`reset`] does that reseeding. The state lives in the VM's app
-//! data, so each VM has its own generator (Redis has one per process, which is the same thing
-//! for its single VM).
+//! generator with the classic `lrand48` constants) instead of libc's `rand()`.
+//!
+//! Observed on redis-server 7.0.15: the generator is *not* reseeded before each EVAL — a fresh
+//! server's first three `math.random()` are 0.39646477363839, 0.84048536971234 and
+//! 0.35333609737146 whichever scripts draw them, the sequence simply continues from script to
+//! script, and SCRIPT FLUSH does not restart it. The state starts at the C static initialiser
+//! ([`INITIAL_STATE`]) and `math.randomseed(n)` sets it to `n`'s 32 bits above 0x330E. Here the
+//! state lives in the VM's app data; [`state`]/[`set_state`] let the engine carry it over when
+//! it replaces the VM (Redis's is one per process), and [`reset`] goes back to the start.
 
 use std::cell::Cell;
 
@@ -21,11 +25,10 @@ const LRAND48_MAX: i32 = i32::MAX;
 /// The 48-bit generator state.
 struct Rand48(Cell<u64>);
 
-impl Rand48 {
-    fn seeded(seed: i32) -> Self {
-        Rand48(Cell::new(Self::state_for(seed)))
-    }
+/// The generator's state before any seeding: `{0x330E, 0xABCD, 0x1234}` in rand.c.
+pub const INITIAL_STATE: u64 = 0x1234_ABCD_330E;
 
+impl Rand48 {
     /// `redisSrand48`: the seed's 32 bits above the fixed low word 0x330E.
     fn state_for(seed: i32) -> u64 {
         ((seed as u32 as u64) << 16) | 0x330E
@@ -41,20 +44,31 @@ impl Rand48 {
 
 fn with_state<R>(lua: &Lua, f: impl FnOnce(&Rand48) -> R) -> R {
     if lua.app_data_ref::<Rand48>().is_none() {
-        lua.set_app_data(Rand48::seeded(0));
+        lua.set_app_data(Rand48(Cell::new(INITIAL_STATE)));
     }
     let st = lua.app_data_ref::<Rand48>().expect("rand48 state just set");
     f(&st)
 }
 
-/// Reseeds the generator with 0, as Redis does before running each script.
+/// Puts the generator back in its initial state (that of a freshly started redis-server).
 pub fn reset(lua: &Lua) {
-    with_state(lua, |s| s.0.set(Rand48::state_for(0)));
+    set_state(lua, INITIAL_STATE);
 }
 
-/// Replaces `math.random` and `math.randomseed` in `math` with Redis's versions.
+/// The generator's 48-bit state.
+pub fn state(lua: &Lua) -> u64 {
+    with_state(lua, |s| s.0.get())
+}
+
+/// Sets the generator's state (its low 48 bits).
+pub fn set_state(lua: &Lua, state: u64) {
+    with_state(lua, |s| s.0.set(state & MASK48));
+}
+
+/// Replaces `math.random` and `math.randomseed` in `math` with Redis's versions. The state is
+/// left as it is if the VM already has one, else it starts at [`INITIAL_STATE`].
 pub fn install(lua: &Lua, math: &Table) -> mlua::Result<()> {
-    reset(lua);
+    with_state(lua, |_| ());
     math.set("random", function(lua, random)?)?;
     math.set("randomseed", function(lua, randomseed)?)?;
     Ok(())

@@ -12,7 +12,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::{
-    check_integer, check_number, check_string, f64_to_i64_x86, function, msg, Fail, LResult,
+    check_integer, check_number, check_string, f64_to_i64_x86, function, many, msg, Fail, LResult,
 };
 
 const MAXINTSIZE: usize = 32;
@@ -271,7 +271,10 @@ fn unpack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
         i: 0,
     };
     let mut h = Header::new();
-    let mut res: Vec<Value> = Vec::new();
+    // Results go into a table (see `many`); the C code checks for 2 free slots per item.
+    let results = lua.create_table()?;
+    let mut n: usize = 0;
+    let nargs = args.len();
     let too_short = || Fail::Arg(2, "data string too short".into());
     while let Some(opt) = fmt.next() {
         let mut size = fmt.optsize(opt)?;
@@ -279,23 +282,26 @@ fn unpack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
         if pos.checked_add(size).is_none_or(|end| end > ld) {
             return Err(too_short());
         }
-        match opt {
+        if nargs + n + 2 > 8000 {
+            return Err(msg("stack overflow (too many results)"));
+        }
+        let item = match opt {
             b'b' | b'B' | b'h' | b'H' | b'l' | b'L' | b'T' | b'i' | b'I' => {
                 let signed = opt.is_ascii_lowercase();
-                res.push(Value::Number(getinteger(
+                Some(Value::Number(getinteger(
                     &data[pos..pos + size],
                     h.endian,
                     signed,
-                )));
+                )))
             }
-            b'x' => {}
+            b'x' => None,
             b'f' => {
                 let b: [u8; 4] = data[pos..pos + 4].try_into().unwrap();
                 let f = match h.endian {
                     Endian::Little => f32::from_le_bytes(b),
                     Endian::Big => f32::from_be_bytes(b),
                 };
-                res.push(Value::Number(f as f64));
+                Some(Value::Number(f as f64))
             }
             b'd' => {
                 let b: [u8; 8] = data[pos..pos + 8].try_into().unwrap();
@@ -303,40 +309,55 @@ fn unpack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
                     Endian::Little => f64::from_le_bytes(b),
                     Endian::Big => f64::from_be_bytes(b),
                 };
-                res.push(Value::Number(d));
+                Some(Value::Number(d))
             }
             b'c' => {
                 if size == 0 {
                     // `c0` takes its length from the previous result, which it consumes.
-                    let prev = match res.last() {
-                        Some(Value::Number(n)) => Some(*n),
-                        Some(Value::String(s)) => lua.coerce_number(Value::String(s.clone()))?,
+                    let last: Value = if n == 0 {
+                        Value::Nil
+                    } else {
+                        results.raw_get(n)?
+                    };
+                    let prev = match last {
+                        Value::Integer(i) => Some(i as f64),
+                        Value::Number(x) => Some(x),
+                        Value::String(s) => lua.coerce_number(Value::String(s))?,
                         _ => None,
                     };
-                    let Some(n) = prev else {
+                    let Some(len) = prev else {
                         return Err(msg("format 'c0' needs a previous size"));
                     };
-                    size = f64_to_u64_x86(n) as usize;
-                    res.pop();
+                    size = f64_to_u64_x86(len) as usize;
+                    results.raw_set(n, Value::Nil)?;
+                    n -= 1;
                     if size > ld || pos > ld - size {
                         return Err(too_short());
                     }
                 }
-                res.push(Value::String(lua.create_string(&data[pos..pos + size])?));
+                Some(Value::String(lua.create_string(&data[pos..pos + size])?))
             }
             b's' => {
                 let Some(e) = data[pos..].iter().position(|&c| c == 0) else {
                     return Err(msg("unfinished string in data"));
                 };
-                res.push(Value::String(lua.create_string(&data[pos..pos + e])?));
                 size = e + 1;
+                Some(Value::String(lua.create_string(&data[pos..pos + e])?))
             }
-            _ => fmt.control(opt, &mut h)?,
+            _ => {
+                fmt.control(opt, &mut h)?;
+                None
+            }
+        };
+        if let Some(v) = item {
+            n += 1;
+            results.raw_set(n, v)?;
         }
         pos = pos.wrapping_add(size);
     }
-    res.push(Value::Number(pos.wrapping_add(1) as i64 as f64));
-    Ok(MultiValue::from_vec(res))
+    n += 1;
+    results.raw_set(n, Value::Number(pos.wrapping_add(1) as i64 as f64))?;
+    many(results, n)
 }
 
 fn size(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {

@@ -6,6 +6,8 @@ use mlua::{Lua, Value};
 
 use super::*;
 
+mod observed;
+
 /// A VM with the libraries installed as globals, as Redis has them.
 pub(crate) fn vm() -> Lua {
     let lua = Lua::new();
@@ -118,5 +120,101 @@ fn errors_are_plain_strings_with_c_positions() {
     check(
         "return type(cjson.encode), type(bit.band)",
         "\"function\" \"function\"",
+    );
+}
+
+/// The Lua-side printer the observed cases run under, on redis-server and here alike: it prints
+/// values unambiguously (strings byte-escaped, numbers with `%.17g`, tables in `next` order,
+/// `cjson.null` as `null`), so a script's results can be compared as one string.
+const PRELUDE: &str = r#"local function Q(x) local t = type(x) if t == 'string' then return '"' .. (x:gsub('.', function(c) local b = c:byte() if b < 32 or b > 126 then return string.format('\\x%02x', b) elseif c == '"' or c == '\\' then return '\\' .. c end end)) .. '"' elseif t == 'number' then return string.format('%.17g', x) elseif t == 'table' then local p = {} for k, v in pairs(x) do p[#p + 1] = Q(k) .. '=' .. Q(v) end return '{' .. table.concat(p, ',') .. '}' elseif x == cjson.null then return 'null' elseif t == 'nil' or t == 'boolean' then return tostring(x) else return t end end local function S(...) local p = {} for i = 1, select('#', ...) do p[i] = Q((select(i, ...))) end return table.concat(p, ' ') end"#;
+
+/// Runs each `(body, printed results)` case — the body as a function, its results printed by
+/// [`PRELUDE`], or `ERR <message>` — and checks it prints what redis-server printed.
+#[track_caller]
+fn check_observed(cases: &[(&str, &str)]) {
+    let mut failures = Vec::new();
+    for (body, expected) in cases {
+        let code = format!(
+            "{PRELUDE} local ok, r = pcall(function() return S((function() {body} end)()) end) \
+             if ok then return r else return 'ERR ' .. tostring(r) end"
+        );
+        let got = run(&code);
+        let got = got
+            .strip_prefix('"')
+            .and_then(|g| g.strip_suffix('"'))
+            .unwrap_or(&got);
+        // `run` shows the printed string escaped again; undo that one level.
+        let got = got
+            .replace("\\\\", "\u{0}")
+            .replace("\\\"", "\"")
+            .replace('\u{0}', "\\");
+        if got != *expected {
+            failures.push(format!("{body}\n  redis: {expected}\n  ours:  {got}"));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn bit_observed() {
+    check_observed(observed::BIT);
+}
+
+#[test]
+fn struct_observed() {
+    check_observed(observed::STRUCT);
+}
+
+#[test]
+fn rand48_observed() {
+    check_observed(observed::RAND);
+}
+
+#[test]
+fn cjson_observed() {
+    check_observed(observed::CJSON);
+}
+
+#[test]
+fn cmsgpack_observed() {
+    check_observed(observed::CMSGPACK);
+}
+
+#[test]
+fn rand48_starts_where_a_fresh_server_starts() {
+    // A fresh redis-server 7.0.15's first three `math.random()` (tostring), one per EVAL.
+    let lua = vm();
+    for expected in ["0.39646477363839", "0.84048536971234", "0.35333609737146"] {
+        assert_eq!(
+            run_in(&lua, "return tostring(math.random())"),
+            format!("\"{expected}\"")
+        );
+    }
+    rand48::reset(&lua);
+    assert_eq!(rand48::state(&lua), rand48::INITIAL_STATE);
+    assert_eq!(
+        run_in(&lua, "return tostring(math.random())"),
+        "\"0.39646477363839\""
+    );
+    // randomseed(0), as observed: 0.17082803611217 then 0.74990198051087.
+    assert_eq!(
+        run_in(
+            &lua,
+            "math.randomseed(0) return tostring(math.random()), tostring(math.random())"
+        ),
+        "\"0.17082803611217\" \"0.74990198051087\""
+    );
+    let st = rand48::state(&lua);
+    let other = vm();
+    rand48::set_state(&other, st);
+    assert_eq!(
+        run_in(&lua, "return math.random(1000)"),
+        run_in(&other, "return math.random(1000)")
     );
 }
