@@ -7,7 +7,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{function, to_number, typename, Fail, LResult};
+use super::{arg, function, to_number, typename, LResult};
 
 /// LuaBitOp's `barg`: the argument normalised to 32 bits. Like the C code, a type error is only
 /// raised when the normalised value is 0 and the argument is not a number (`lua_tonumber` gave
@@ -16,7 +16,7 @@ fn barg(lua: &Lua, args: &[Value], n: usize) -> LResult<u32> {
     let x = to_number(lua, args.get(n - 1))?;
     let b = tobit(x.unwrap_or(0.0));
     if b == 0 && x.is_none() {
-        return Err(Fail::Arg(
+        return Err(arg(
             n,
             format!("number expected, got {}", typename(args.get(n - 1))),
         ));

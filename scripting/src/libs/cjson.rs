@@ -17,7 +17,7 @@ use std::rc::Rc;
 
 use mlua::{Function, LightUserData, Lua, MultiValue, Table, Value};
 
-use super::{check_integer, check_string, function, msg, typename, Fail, LResult};
+use super::{arg, check_integer, check_string, function, msg, typename, Fail, LResult};
 
 /// Lua 5.1's `LUAI_MAXCSTACK`: the most stack slots one C function may use.
 const MAXCSTACK: usize = 8000;
@@ -140,7 +140,7 @@ pub fn open(lua: &Lua) -> mlua::Result<Table> {
 fn arg_init(a: MultiValue, n: usize) -> LResult<Vec<Value>> {
     let mut a = a.into_vec();
     if a.len() > n {
-        return Err(Fail::Arg(n + 1, "found too many arguments".into()));
+        return Err(arg(n + 1, "found too many arguments"));
     }
     a.resize(n, Value::Nil);
     Ok(a)
@@ -159,10 +159,7 @@ fn integer_option(
     if !a[i - 1].is_nil() {
         let v = check_integer(lua, a, i)? as i32;
         if !(min <= v && v <= max) {
-            return Err(Fail::Arg(
-                1,
-                format!("expected integer between {min} and {max}"),
-            ));
+            return Err(arg(1, format!("expected integer between {min} and {max}")));
         }
         setting.set(v);
     }
@@ -188,7 +185,7 @@ fn enum_option(
             match options.iter().position(|o| o.as_bytes() == name) {
                 Some(p) => setting.set(p as i32),
                 None => {
-                    return Err(Fail::Arg(
+                    return Err(arg(
                         i,
                         format!("invalid option '{}'", String::from_utf8_lossy(name)),
                     ))
@@ -412,7 +409,7 @@ impl Encoder<'_> {
 fn encode(lua: &Lua, cfg: &Config, next: &Function, a: MultiValue) -> LResult<MultiValue> {
     let a = a.into_vec();
     if a.len() != 1 {
-        return Err(Fail::Arg(1, "expected 1 argument".into()));
+        return Err(arg(1, "expected 1 argument"));
     }
     let mut e = Encoder {
         cfg,
@@ -882,7 +879,7 @@ impl Parser<'_> {
 fn decode(lua: &Lua, cfg: &Config, a: MultiValue) -> LResult<MultiValue> {
     let a = a.into_vec();
     if a.len() != 1 {
-        return Err(Fail::Arg(1, "expected 1 argument".into()));
+        return Err(arg(1, "expected 1 argument"));
     }
     let s = check_string(lua, &a, 1)?;
     let bytes = s.as_bytes();

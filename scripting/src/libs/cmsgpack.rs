@@ -13,7 +13,7 @@
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{check_integer, check_string, f64_to_i64_x86, function, many, msg, Fail, LResult};
+use super::{arg, check_integer, check_string, f64_to_i64_x86, function, many, msg, Fail, LResult};
 
 /// Lua 5.1's `LUAI_MAXCSTACK`.
 const MAXCSTACK: usize = 8000;
@@ -216,13 +216,10 @@ fn pack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
     let a = a.into_vec();
     let nargs = a.len();
     if nargs == 0 {
-        return Err(Fail::Arg(0, "MessagePack pack needs input.".into()));
+        return Err(arg(0, "MessagePack pack needs input."));
     }
     if nargs + nargs > MAXCSTACK {
-        return Err(Fail::Arg(
-            0,
-            "Too many arguments for MessagePack pack.".into(),
-        ));
+        return Err(arg(0, "Too many arguments for MessagePack pack."));
     }
     let mut out = Vec::new();
     for (i, v) in a.iter().enumerate() {

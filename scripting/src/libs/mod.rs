@@ -41,7 +41,7 @@ pub(crate) enum Fail {
     /// `luaL_error(L, msg)`: raised with the caller's position prefixed.
     Msg(Vec<u8>),
     /// `luaL_argerror(L, narg, msg)`.
-    Arg(usize, String),
+    Arg(usize, Vec<u8>),
     /// `lua_error` with the message as it is: what the Lua core raises from inside a C
     /// function (e.g. "table index is nil"), which gets no position as that frame is C.
     Raw(Vec<u8>),
@@ -59,6 +59,10 @@ pub(crate) type LResult<T> = Result<T, Fail>;
 
 pub(crate) fn msg(m: impl Into<Vec<u8>>) -> Fail {
     Fail::Msg(m.into())
+}
+
+pub(crate) fn arg(n: usize, m: impl Into<Vec<u8>>) -> Fail {
+    Fail::Arg(n, m.into())
 }
 
 /// The codes the callback's marked results carry in place of an argument number.
@@ -220,7 +224,7 @@ pub(crate) fn typename(v: Option<&Value>) -> &'static str {
 pub(crate) fn check_number(lua: &Lua, args: &[Value], n: usize) -> LResult<f64> {
     match to_number(lua, args.get(n - 1))? {
         Some(x) => Ok(x),
-        None => Err(Fail::Arg(
+        None => Err(arg(
             n,
             format!("number expected, got {}", typename(args.get(n - 1))),
         )),
@@ -243,7 +247,7 @@ pub(crate) fn check_string(lua: &Lua, args: &[Value], n: usize) -> LResult<mlua:
         Some(v @ (Value::Integer(_) | Value::Number(_))) => lua.coerce_string(v.clone())?,
         _ => None,
     };
-    s.ok_or_else(|| Fail::Arg(n, format!("string expected, got {}", typename(v))))
+    s.ok_or_else(|| arg(n, format!("string expected, got {}", typename(v))))
 }
 
 /// C's `(int64_t)d` as x86-64 computes it (`cvttsd2si`): truncation, and the "integer

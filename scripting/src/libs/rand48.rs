@@ -14,7 +14,7 @@ use std::cell::Cell;
 
 use mlua::{Lua, MultiValue, Table, Value};
 
-use super::{check_integer, function, msg, Fail, LResult};
+use super::{arg, check_integer, function, msg, LResult};
 
 const A: u64 = 0x5_DEEC_E66D;
 const C: u64 = 0xB;
@@ -88,7 +88,7 @@ fn random(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
         1 => {
             let u = check_int(lua, &args, 1)?;
             if u < 1 {
-                return Err(Fail::Arg(1, "interval is empty".into()));
+                return Err(arg(1, "interval is empty"));
             }
             (r * u as f64).floor() + 1.0
         }
@@ -96,7 +96,7 @@ fn random(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
             let l = check_int(lua, &args, 1)?;
             let u = check_int(lua, &args, 2)?;
             if l > u {
-                return Err(Fail::Arg(2, "interval is empty".into()));
+                return Err(arg(2, "interval is empty"));
             }
             // `u-l+1` is C int arithmetic: it wraps for the full 32-bit range.
             let span = u.wrapping_sub(l).wrapping_add(1);

@@ -12,7 +12,7 @@
 use mlua::{Lua, MultiValue, Table, Value};
 
 use super::{
-    check_integer, check_number, check_string, f64_to_i64_x86, function, many, msg, Fail, LResult,
+    arg, check_integer, check_number, check_string, f64_to_i64_x86, function, many, msg, LResult,
 };
 
 const MAXINTSIZE: usize = 32;
@@ -107,7 +107,7 @@ impl Fmt<'_> {
                 let mut m = b"invalid format option '".to_vec();
                 m.push(opt);
                 m.push(b'\'');
-                return Err(Fail::Arg(1, String::from_utf8_lossy(&m).into_owned()));
+                return Err(arg(1, m));
             }
         }
         Ok(())
@@ -214,7 +214,7 @@ fn pack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
                 }
                 if s.len() < size {
                     // The C code checks after advancing `arg`: the message names the next one.
-                    return Err(Fail::Arg(arg, "string too short".into()));
+                    return Err(super::arg(arg, "string too short"));
                 }
                 out.extend_from_slice(&s[..size]);
                 if opt == b's' {
@@ -262,7 +262,7 @@ fn unpack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
     };
     // The position is a size_t in C: a negative offset wraps around and passes this check.
     if pos == 0 {
-        return Err(Fail::Arg(3, "offset must be 1 or greater".into()));
+        return Err(arg(3, "offset must be 1 or greater"));
     }
     let mut pos = (pos as u64 as usize).wrapping_sub(1);
     let fmt_b = fmt_s.as_bytes();
@@ -275,7 +275,7 @@ fn unpack(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
     let results = lua.create_table()?;
     let mut n: usize = 0;
     let nargs = args.len();
-    let too_short = || Fail::Arg(2, "data string too short".into());
+    let too_short = || arg(2, "data string too short");
     while let Some(opt) = fmt.next() {
         let mut size = fmt.optsize(opt)?;
         pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
@@ -374,9 +374,9 @@ fn size(lua: &Lua, a: MultiValue) -> LResult<MultiValue> {
         let size = fmt.optsize(opt)?;
         pos = pos.wrapping_add(gettoalign(pos, &h, opt, size));
         if opt == b's' {
-            return Err(Fail::Arg(1, "option 's' has no fixed size".into()));
+            return Err(arg(1, "option 's' has no fixed size"));
         } else if opt == b'c' && size == 0 {
-            return Err(Fail::Arg(1, "option 'c0' has no fixed size".into()));
+            return Err(arg(1, "option 'c0' has no fixed size"));
         }
         // Letters the library does not know are ignored here (only non-alphanumerics go to
         // the control options), unlike in pack and unpack.

@@ -218,3 +218,131 @@ fn rand48_starts_where_a_fresh_server_starts() {
         run_in(&other, "return math.random(1000)")
     );
 }
+
+#[test]
+fn option_bytes_are_reported_as_bytes() {
+    // Observed: "bad argument #1 to '?' (invalid format option '\xc8')".
+    let lua = vm();
+    let e: mlua::LuaString = lua
+        .load("local ok, e = pcall(struct.pack, '\\200') return e")
+        .eval()
+        .unwrap();
+    assert_eq!(
+        &e.as_bytes()[..],
+        b"bad argument #1 to '?' (invalid format option '\xc8')"
+    );
+}
+
+mod properties {
+    use mlua::{Function, Lua, Value};
+    use proptest::prelude::*;
+
+    use super::vm;
+
+    fn f(lua: &Lua, path: &str) -> Function {
+        lua.load(format!("return {path}")).eval().unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn cjson_strings_round_trip(s in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let lua = vm();
+            let (enc, dec) = (f(&lua, "cjson.encode"), f(&lua, "cjson.decode"));
+            let json: mlua::LuaString = enc.call(lua.create_string(&s).unwrap()).unwrap();
+            // Only ASCII controls, '"', '\\' and '/' are escaped; other bytes pass through.
+            let j = json.as_bytes();
+            prop_assert!(j.iter().all(|&c| c >= 0x20 && c != 0x7f));
+            let back: mlua::LuaString = dec.call(json.clone()).unwrap();
+            prop_assert_eq!(&back.as_bytes()[..], &s[..]);
+        }
+
+        #[test]
+        fn cjson_integers_print_like_percent_14g(n in -99_999_999_999_999i64..99_999_999_999_999) {
+            let lua = vm();
+            let enc = f(&lua, "cjson.encode");
+            let json: String = enc.call(n as f64).unwrap();
+            prop_assert_eq!(json, n.to_string());
+        }
+
+        #[test]
+        fn cmsgpack_round_trips(
+            s in proptest::collection::vec(any::<u8>(), 0..300),
+            i in -(1i64 << 53)..(1i64 << 53),
+            x in any::<f64>().prop_filter("not NaN", |x| !x.is_nan()),
+        ) {
+            let lua = vm();
+            let (pack, unpack) = (f(&lua, "cmsgpack.pack"), f(&lua, "cmsgpack.unpack"));
+            let packed: mlua::LuaString =
+                pack.call((lua.create_string(&s).unwrap(), i as f64, x)).unwrap();
+            let (bs, bi, bx): (mlua::LuaString, f64, f64) = unpack.call(packed).unwrap();
+            prop_assert_eq!(&bs.as_bytes()[..], &s[..]);
+            prop_assert_eq!(bi, i as f64);
+            prop_assert_eq!(bx.to_bits(), if x == 0.0 { 0f64.to_bits() } else { x.to_bits() });
+        }
+
+        #[test]
+        fn cmsgpack_integer_headers(i in any::<i64>()) {
+            let lua = vm();
+            let pack = f(&lua, "cmsgpack.pack");
+            let packed: mlua::LuaString = pack.call(i as f64).unwrap();
+            let p = packed.as_bytes();
+            let x = i as f64;
+            // The smallest type that holds the value, when the double is an int64.
+            let expected_len = if x >= 9223372036854775808.0 {
+                5 // float32 2^63 or above: not int64-equivalent
+            } else {
+                let n = x as i64;
+                match n {
+                    -32..=127 => 1,
+                    128..=255 | -128..=-33 => 2,
+                    256..=65535 | -32768..=-129 => 3,
+                    65536..=4294967295 | -2147483648..=-32769 => 5,
+                    _ => 9,
+                }
+            };
+            prop_assert_eq!(p.len(), expected_len);
+        }
+
+        #[test]
+        fn struct_integers_round_trip(
+            n in any::<i64>(),
+            size in 1usize..=8,
+            big in any::<bool>(),
+            signed in any::<bool>(),
+        ) {
+            let lua = vm();
+            let (pack, unpack) = (f(&lua, "struct.pack"), f(&lua, "struct.unpack"));
+            let fmt = format!("{}{}{}", if big { '>' } else { '<' }, if signed { 'i' } else { 'I' }, size);
+            // Keep to values the double represents exactly and the size holds.
+            let bits = 8 * size as u32;
+            let v: i64 = if signed {
+                n >> (64 - bits.min(53))
+            } else {
+                ((n as u64) >> (64 - bits.min(53))) as i64
+            };
+            let packed: mlua::LuaString = pack.call((fmt.clone(), v as f64)).unwrap();
+            prop_assert_eq!(packed.as_bytes().len(), size);
+            let bytes = packed.as_bytes().to_vec();
+            let expected: Vec<u8> = if big {
+                (v as u64).to_be_bytes()[8 - size..].to_vec()
+            } else {
+                (v as u64).to_le_bytes()[..size].to_vec()
+            };
+            prop_assert_eq!(&bytes, &expected);
+            let (back, next): (f64, f64) = unpack.call((fmt, packed)).unwrap();
+            prop_assert_eq!(back, v as f64);
+            prop_assert_eq!(next, size as f64 + 1.0);
+        }
+
+        #[test]
+        fn bit_tobit_is_modular_for_integers(n in -(1i64 << 51)..(1i64 << 51)) {
+            let lua = vm();
+            let tobit = f(&lua, "bit.tobit");
+            let r: Value = tobit.call(n as f64).unwrap();
+            let r = match r { Value::Integer(i) => i, Value::Number(x) => x as i64, _ => unreachable!() };
+            prop_assert_eq!(r, n as i32 as i64);
+        }
+    }
+}
