@@ -98,7 +98,7 @@ impl Fmt<'_> {
             b'<' => h.endian = Endian::Little,
             b'!' => {
                 let a = self.getnum(MAXALIGN)?;
-                if a & a.wrapping_sub(1) != 0 {
+                if a == 0 || a & (a - 1) != 0 {
                     return Err(msg(format!("alignment {a} is not a power of 2")));
                 }
                 h.align = a;

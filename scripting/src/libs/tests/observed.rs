@@ -288,6 +288,14 @@ pub(crate) const STRUCT: &[(&str, &str)] = &[
         r"return struct.unpack('b', 'a', nil), struct.unpack('bxx', 'abc', 1, 'extra')",
         r"97 97 4",
     ),
+    (
+        r"local ok, e = pcall(struct.pack, '!0 b i', 1, 2) return ok, e, pcall(struct.size, '!0'), pcall(struct.unpack, '!0 b', 'a')",
+        r#"false "alignment 0 is not a power of 2" false false "alignment 0 is not a power of 2""#,
+    ),
+    (
+        r"return struct.pack('!16 b d', 1, 2), struct.size('!16 b d'), struct.size('!1 b d'), struct.size('! b h i l d')",
+        r#""\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00@" 16 9 24"#,
+    ),
 ];
 
 pub(crate) const RAND: &[(&str, &str)] = &[
@@ -754,6 +762,23 @@ pub(crate) const CJSON: &[(&str, &str)] = &[
     (
         r"local c = cjson.new() pcall(c.encode_sparse_array, true, -1) return c.encode_sparse_array(), c.encode({[1] = 1, [30] = 2})",
         r#"true "{\"1\":1,\"30\":2}""#,
+    ),
+    (
+        r"return cjson.decode('0x1.8p1'), cjson.decode('0x123456789abcdef123'), cjson.decode('nan(123)'), cjson.decode('-nan'), cjson.decode('-0x10'), cjson.decode('0XaP-2')",
+        r"3 3.3581272767073033e+20 nan -nan -16 2.5",
+    ),
+    (
+        r"return cjson.decode('0x')",
+        r"ERR user_script:1: Expected the end but found invalid token at character 2",
+    ),
+    (
+        r"return cjson.decode('1e+')",
+        r"ERR user_script:1: Expected the end but found invalid token at character 2",
+    ),
+    (r"return cjson.decode('-.5')", r"-0.5"),
+    (
+        r#"return cjson.encode(cjson.decode('"\\u0000"')), cjson.decode('[1e400, -1e400, 1e-400]')"#,
+        r#""\"\\u0000\"" {1=inf,2=-inf,3=0}"#,
     ),
 ];
 
