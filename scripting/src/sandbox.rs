@@ -13,7 +13,7 @@
 //! into the real globals table before each call.
 //!
 //! Scripts compile once and are cached by SHA1 (EVAL fills the cache too). Each run gets fresh
-//! KEYS and ARGV, Redis's fixed random seed, the host that runs its commands and the protocol
+//! KEYS and ARGV, the host that runs its commands and the protocol
 //! version 2; it runs under Redis's message handler, and a count hook asks the host every
 //! [`HOOK_INSTRUCTIONS`] instructions whether to stop (time limit, SCRIPT KILL).
 
@@ -261,8 +261,7 @@ impl ScriptVm {
     ) -> Result<(), Vec<u8>> {
         let setup = || -> mlua::Result<()> {
             self.backing.raw_set("KEYS", self.string_array(keys)?)?;
-            self.backing.raw_set("ARGV", self.string_array(argv)?)?;
-            reset_random(&self.lua)
+            self.backing.raw_set("ARGV", self.string_array(argv)?)
         };
         setup().map_err(|e| format!("ERR {e}").into_bytes())?;
         // SAFETY (lifetime): the pointer is removed from the app data before this function
@@ -480,14 +479,14 @@ fn install_raw_access(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Re
     Ok(())
 }
 
-/// Opens the libraries Redis preloads besides Lua's own and makes them globals.
-fn install_libraries(_lua: &Lua, _globals: &Table) -> mlua::Result<()> {
-    Ok(())
-}
-
-/// Redis reseeds its random generator before every script, so `math.random` repeats.
-fn reset_random(_lua: &Lua) -> mlua::Result<()> {
-    Ok(())
+/// Opens the libraries Redis preloads besides Lua's own, makes them globals, and gives `math`
+/// Redis's rand48 generator (whose state runs on from script to script, as in Redis 7.0).
+fn install_libraries(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    for (name, library) in crate::libs::open_all(lua)? {
+        globals.raw_set(name, library)?;
+    }
+    let math: Table = globals.raw_get("math")?;
+    crate::libs::rand48::install(lua, &math)
 }
 
 /// A compile error's message as Lua wrote it.
