@@ -19,6 +19,7 @@ pub mod lists;
 pub mod pubsub;
 pub mod sets;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 /// Every family's table, in the order COMMAND and the README list them.
@@ -40,4 +41,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hll::COMMANDS,
     pubsub::COMMANDS,
+    transactions::COMMANDS,
 ];
