@@ -215,18 +215,12 @@ fn unwatch(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The error a refused EXEC answers: EXECABORT with the gate's reason. Redis quotes a plain
-/// error without its `ERR` code, and an error with its own code (NOAUTH…) whole, its line end
-/// turned into two spaces.
+/// The error a refused EXEC answers: EXECABORT with the gate's reason — a plain error without
+/// its `ERR` code, an error with its own code (NOAUTH…) whole, as Redis words it.
 pub fn exec_abort_error(reason: &Error) -> Error {
     let line = reason.line();
+    let message = line.strip_prefix(b"ERR ").unwrap_or(&line);
     let mut text = b"EXECABORT Transaction discarded because of: ".to_vec();
-    match line.strip_prefix(b"ERR ") {
-        Some(message) => text.extend_from_slice(message),
-        None => {
-            text.extend_from_slice(&line);
-            text.extend_from_slice(b"  ");
-        }
-    }
+    text.extend_from_slice(message);
     Error::bytes(text)
 }
