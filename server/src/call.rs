@@ -100,6 +100,7 @@ pub fn call(
     if !how.from_script {
         client.last_command = &command.full_name;
     }
+    let dirty_before = parts.ks.dirty;
     let (result, block) = {
         let mut ctx = Ctx {
             args,
@@ -118,6 +119,9 @@ pub fn call(
         let result = handler(&mut ctx);
         (result, ctx.block)
     };
+    // WATCH: the keys it looked up for writing changed if it counted a change.
+    let changed = parts.ks.dirty != dirty_before;
+    parts.ks.settle_noted_writes(changed);
     let server = &mut *parts.server;
     if let Err(error) = result {
         server.command_stats[command.id].failed_calls += 1;
@@ -142,7 +146,7 @@ pub fn call(
 
 /// Sends the command to every MONITOR client in Redis's line format. A monitoring client
 /// sees its own commands too, right after their replies.
-fn feed_monitors(
+pub(crate) fn feed_monitors(
     parts: &mut Parts<'_>,
     client: &mut ClientState,
     command: &Command,

@@ -204,6 +204,8 @@ pub struct ClientState {
     pub subs: crate::pubsub::Subscriptions,
     /// Output-buffer limit state (soft-limit timer, scheduled close).
     pub obuf: crate::pubsub::ObufState,
+    /// The commands queued since MULTI, while a transaction is open.
+    pub multi: Option<Box<crate::commands::transactions::Transaction>>,
 }
 
 impl ClientState {
@@ -237,11 +239,12 @@ impl ClientState {
             query_buffer: 0,
             subs: crate::pubsub::Subscriptions::default(),
             obuf: crate::pubsub::ObufState::default(),
+            multi: None,
         }
     }
 
-    /// CLIENT LIST `flags=`.
-    pub fn flags(&self) -> String {
+    /// CLIENT LIST `flags=`; `watch_broken`: a key it WATCHes was modified.
+    pub fn flags(&self, watch_broken: bool) -> String {
         let mut f = String::new();
         if self.monitor {
             f.push('O');
@@ -249,8 +252,14 @@ impl ClientState {
         if self.subs.total() > 0 {
             f.push('P');
         }
+        if self.multi.is_some() {
+            f.push('x');
+        }
         if self.blocked.is_some() {
             f.push('b');
+        }
+        if watch_broken {
+            f.push('d');
         }
         if self.close_after_reply {
             f.push('c');
@@ -267,8 +276,9 @@ impl ClientState {
         f
     }
 
-    /// One CLIENT LIST / CLIENT INFO line (without the trailing newline).
-    pub fn info_line(&self, now_ms: i64) -> String {
+    /// One CLIENT LIST / CLIENT INFO line (without the trailing newline); `watch_broken` as
+    /// for [`ClientState::flags`].
+    pub fn info_line(&self, now_ms: i64, watch_broken: bool) -> String {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms).max(0) / 1000;
         let name = String::from_utf8_lossy(&self.name);
@@ -281,7 +291,7 @@ impl ClientState {
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi=-1 qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -289,11 +299,12 @@ impl ClientState {
             name,
             age,
             idle,
-            self.flags(),
+            self.flags(watch_broken),
             self.db,
             self.subs.channels.len(),
             self.subs.patterns.len(),
             self.subs.shard.len(),
+            self.multi.as_ref().map_or(-1, |m| m.commands.len() as i64),
             self.query_buffer,
             omem,
             omem + self.query_buffer + std::mem::size_of::<ClientState>(),

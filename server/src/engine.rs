@@ -25,6 +25,7 @@ use crate::call::{How, Parts};
 use crate::client::{ClientHandle, ClientId, ClientState, Peer, ReplyMode};
 use crate::clock::Clock;
 use crate::command::{registry, Command, Flags, Lookup};
+use crate::commands::transactions;
 use crate::config::{Access, Config};
 use crate::ctx::Clients;
 use crate::error::Error;
@@ -110,6 +111,7 @@ impl Engine {
             }
             self.server.monitors.retain(|&m| m != id);
             crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
+            self.ks.watches.unwatch_all(id);
         }
     }
 
@@ -237,13 +239,13 @@ impl Engine {
                         unknown_subcommand_error(&args, &registry.commands[parent])
                     }
                 };
-                self.reject(client, None, error, out);
+                self.reject(client, None, error, &args, out);
                 return self.finish(client);
             }
         };
         if !command.arity_ok(args.len()) {
             let error = Error::WrongArity(command.full_name.clone().into());
-            self.reject(client, Some(command), error, out);
+            self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
         if command.spec.flags.contains(Flags::PROTECTED) && !self.protected_allowed(client) {
@@ -251,13 +253,18 @@ impl Engine {
                 "ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
                 command.spec.name.to_ascii_uppercase()
             ));
-            self.reject(client, Some(command), error, out);
+            self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
         if auth_required(&self.server.config, client)
             && !command.spec.flags.contains(Flags::NO_AUTH)
         {
-            self.reject(client, Some(command), Error::NoAuth, out);
+            self.reject(client, Some(command), Error::NoAuth, &args, out);
+            return self.finish(client);
+        }
+        if client.multi.is_some() && command.spec.flags.contains(Flags::NO_MULTI) {
+            let error = Error::msg("ERR Command not allowed inside a transaction");
+            self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
         // A MONITOR client is a replica to Redis: it may not touch the keyspace.
@@ -267,7 +274,7 @@ impl Engine {
                 || command.spec.flags.contains(Flags::MAY_REPLICATE))
         {
             let error = Error::msg("ERR Replica can't interact with the keyspace");
-            self.reject(client, Some(command), error, out);
+            self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
         // A RESP2 connection in subscribe mode can only tell pushed messages from replies if it
@@ -291,11 +298,11 @@ impl Engine {
                 "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                 command.full_name
             ));
-            self.reject(client, Some(command), error, out);
+            self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
         // Replicas (and so MONITOR clients) are never paused; a blocked command already passed.
-        if run == Run::Fresh && !client.monitor && self.is_paused_for(command) {
+        if run == Run::Fresh && !client.monitor && self.is_paused_for(command, client) {
             client.last_command = &command.full_name;
             self.park(
                 client,
@@ -306,6 +313,16 @@ impl Engine {
                 },
             );
             return Outcome::Blocked;
+        }
+        // Inside MULTI, a command that passed the gates waits for EXEC.
+        if let Some(transaction) = client.multi.as_mut() {
+            if !transactions::is_transaction_control(command) {
+                let broken = self.ks.watches.is_broken(client.id);
+                transactions::queue(transaction, command, args, broken);
+                client.last_command = &command.full_name;
+                Writer::new(out, client.resp).simple(b"QUEUED");
+                return self.finish(client);
+            }
         }
         let block = self.call(client, command, &args, out, now_us, run);
         match (block, run) {
@@ -335,8 +352,8 @@ impl Engine {
         }
     }
 
-    /// True if CLIENT PAUSE holds this command back.
-    fn is_paused_for(&self, command: &Command) -> bool {
+    /// True if CLIENT PAUSE holds this command back (an EXEC counts as the writes it queued).
+    fn is_paused_for(&self, command: &Command, client: &ClientState) -> bool {
         let Some(pause) = self.server.pause else {
             return false;
         };
@@ -344,23 +361,46 @@ impl Engine {
         // Under a pause of everything, Redis postpones every command, CLIENT PAUSE and
         // CLIENT UNPAUSE included: such a pause can only run out.
         if pause.writes_only {
-            flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE)
+            flags.contains(Flags::WRITE)
+                || flags.contains(Flags::MAY_REPLICATE)
+                || (command.full_name == "exec"
+                    && client.multi.as_ref().is_some_and(|m| m.may_write()))
         } else {
             true
         }
     }
 
-    /// A command refused by a gate: error reply, counted as rejected.
+    /// A command refused by a gate: error reply, counted as rejected. Inside MULTI it aborts
+    /// the transaction; a refused EXEC discards it (even without MULTI) and says why, and MONITOR
+    /// still sees it.
     fn reject(
         &mut self,
         client: &mut ClientState,
-        command: Option<&Command>,
+        command: Option<&'static Command>,
         error: Error,
+        args: &[Bytes],
         out: &mut BytesMut,
     ) {
-        let _ = client;
+        if let Some(transaction) = client.multi.as_mut() {
+            transaction.aborted = true;
+        }
         if let Some(command) = command {
             self.server.command_stats[command.id].rejected_calls += 1;
+            if command.full_name == "exec" {
+                client.multi = None;
+                self.ks.watches.unwatch_all(client.id);
+                let error = transactions::exec_abort_error(&error);
+                self.server.count_error(&error.code());
+                Writer::new(out, client.resp).error_line(&error.line());
+                if !self.server.monitors.is_empty() {
+                    let now_us = self.server.clock.now_us();
+                    let mut parts = self.parts();
+                    crate::call::feed_monitors(
+                        &mut parts, client, command, args, now_us, false, out,
+                    );
+                }
+                return;
+            }
         }
         self.server.count_error(&error.code());
         Writer::new(out, client.resp).error_line(&error.line());

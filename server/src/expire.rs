@@ -66,8 +66,8 @@ pub fn active_expire_cycle(
             }
             db.expires_cursor = cursor;
             let expired = expired_keys.len();
-            for key in expired_keys {
-                db.remove(&key);
+            for key in &expired_keys {
+                db.remove(key);
             }
             if ttl_count > 0 {
                 // Redis's running average: new = old/50*49 + sample/50.
@@ -77,6 +77,9 @@ pub fn active_expire_cycle(
                 } else {
                     db.avg_ttl / 50 * 49 + avg / 50
                 };
+            }
+            for key in &expired_keys {
+                ks.touched(db_index, key);
             }
             ks.stats.expired_keys += expired as u64;
             ks.dirty += expired as u64;

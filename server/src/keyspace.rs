@@ -27,6 +27,7 @@ use std::sync::mpsc;
 use std::sync::OnceLock;
 
 use crate::value::{lru_clock, Object, Value};
+use crate::watch::Watches;
 
 /// One database.
 pub struct Db {
@@ -228,6 +229,8 @@ pub struct Keyspace {
     pub dirty: u64,
     /// Keys blocked clients wait on (see [`ReadyKeys`]).
     pub ready: ReadyKeys,
+    /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
+    pub watches: Watches,
 }
 
 impl Keyspace {
@@ -237,6 +240,7 @@ impl Keyspace {
             stats: KeyspaceStats::default(),
             dirty: 0,
             ready: ReadyKeys::default(),
+            watches: Watches::default(),
         }
     }
 
@@ -255,7 +259,42 @@ impl Keyspace {
         d.remove(key);
         self.stats.expired_keys += 1;
         self.dirty += 1;
+        self.touched(db, key);
         true
+    }
+
+    /// Tells the watchers of `key` of `db` that a command modified it (Redis's
+    /// `signalModifiedKey`). Free while nobody watches.
+    #[inline]
+    pub fn touched(&mut self, db: usize, key: &[u8]) {
+        if !self.watches.is_empty() {
+            let exists = self.dbs[db].main.get(key).is_some();
+            self.watches.touch(db, key, exists);
+        }
+    }
+
+    /// After a command: the watched keys it looked up for writing count as modified if it
+    /// changed anything (`changed`: the `dirty` counter moved). See [`crate::watch`].
+    #[inline]
+    pub fn settle_noted_writes(&mut self, changed: bool) {
+        if self.watches.has_noted() {
+            for (db, key) in self.watches.take_noted() {
+                if changed {
+                    self.touched(db, &key);
+                }
+            }
+        }
+    }
+
+    /// True if a key `client` watched alive has passed its deadline since (EXEC refuses to run
+    /// then, deleted or not).
+    pub fn watched_key_expired(&self, client: crate::client::ClientId, now: i64) -> bool {
+        self.watches
+            .keys_of(client)
+            .iter()
+            .any(|(db, key, expired_at_watch)| {
+                !expired_at_watch && self.dbs[*db].is_expired(key, now)
+            })
     }
 
     /// Looks `key` up for `access`, deleting it first if it has expired.
@@ -269,6 +308,7 @@ impl Keyspace {
         self.expire_if_needed(db, key, now);
         if access == Access::Write {
             self.ready.signal(db, key);
+            self.watches.note_write(db, key);
         }
         let found = self.dbs[db].main.get_mut(key);
         match access {
@@ -328,6 +368,7 @@ impl Keyspace {
             }
         }
         self.ready.signal(db, key);
+        self.touched(db, key);
         self.dirty += 1;
     }
 
@@ -388,6 +429,7 @@ impl Keyspace {
             }
         }
         self.ready.signal(db, key);
+        self.touched(db, key);
         self.dirty += 1;
         true
     }
@@ -403,6 +445,7 @@ impl Keyspace {
             d.expires.insert(SmallBytes::new(key), when);
         }
         self.ready.signal(db, key);
+        self.touched(db, key);
         self.dirty += 1;
     }
 
@@ -414,6 +457,7 @@ impl Keyspace {
         let removed = self.dbs[db].remove(key).is_some();
         if removed {
             self.dirty += 1;
+            self.touched(db, key);
         }
         removed
     }
@@ -426,6 +470,7 @@ impl Keyspace {
         };
         obj.set_has_expire(true);
         d.expires.insert(SmallBytes::new(key), when_ms);
+        self.touched(db, key);
         true
     }
 
@@ -440,6 +485,7 @@ impl Keyspace {
         }
         obj.set_has_expire(false);
         d.expires.remove(key);
+        self.touched(db, key);
         true
     }
 
@@ -466,6 +512,7 @@ impl Keyspace {
             None
         };
         obj.set_has_expire(false);
+        self.touched(db, key);
         Some((name, obj, deadline))
     }
 
@@ -479,22 +526,27 @@ impl Keyspace {
         match expire_at {
             Some(when) => {
                 d.main.insert_new(key.clone(), obj);
-                d.expires.insert(key, when);
+                d.expires.insert(key.clone(), when);
             }
             None => {
-                d.main.insert_new(key, obj);
+                d.main.insert_new(key.clone(), obj);
             }
         }
+        self.touched(db, &key);
     }
 
     /// Exchanges the contents of databases `a` and `b` (SWAPDB): clients that selected `a` now
     /// see what was in `b`. Each database keeps its number. Not counted in `dirty`: SWAPDB
     /// counts one change even when `a == b`.
-    pub fn swap_dbs(&mut self, a: usize, b: usize) {
+    pub fn swap_dbs(&mut self, a: usize, b: usize, now: i64) {
         if a == b {
             return;
         }
         let (low, high) = (a.min(b), a.max(b));
+        if !self.watches.is_empty() {
+            self.touch_watched_on_swap(a, b, now);
+            self.touch_watched_on_swap(b, a, now);
+        }
         let (left, right) = self.dbs.split_at_mut(high);
         left[low].swap_contents(&mut right[0]);
         // Clients blocked on either database may now find their keys.
@@ -502,9 +554,53 @@ impl Keyspace {
         self.ready.signal_db(b);
     }
 
+    /// SWAPDB is about to replace what database `db` holds with what `incoming` holds: a
+    /// watched key of `db` changes if either holds it, with Redis 7.0's exceptions for expired
+    /// keys — an expired key replaced by nothing or by another expired key is no change, and a
+    /// missing key replaced by an expired one becomes a key watched expired.
+    fn touch_watched_on_swap(&mut self, db: usize, incoming: usize, now: i64) {
+        for key in self.watches.keys_in(db) {
+            let here = self.dbs[db].main.get(key.as_slice()).is_some();
+            let there = self.dbs[incoming].main.get(key.as_slice()).is_some();
+            if !here && !there {
+                continue;
+            }
+            let there_expired = self.dbs[incoming].is_expired(&key, now);
+            for (client, expired_at_watch) in self.watches.watchers_of(db, &key) {
+                if expired_at_watch {
+                    if !there {
+                        self.watches.set_watcher_expired(client, db, &key, false);
+                        continue;
+                    }
+                    if there_expired {
+                        continue;
+                    }
+                } else if !here && there_expired {
+                    self.watches.set_watcher_expired(client, db, &key, true);
+                    continue;
+                }
+                self.watches.break_transaction(client);
+            }
+        }
+    }
+
+    /// FLUSHDB / FLUSHALL is about to empty `db`: its watched keys that are stored change (an
+    /// already expired one only disappears, which is no change).
+    fn touch_watched_on_flush(&mut self, db: usize) {
+        if self.watches.is_empty() {
+            return;
+        }
+        for key in self.watches.keys_in(db) {
+            if self.dbs[db].main.get(key.as_slice()).is_some() {
+                self.watches.touch(db, &key, false);
+            }
+        }
+    }
+
     /// Removes every key of database `db` (FLUSHDB) and returns how many there were. With
     /// `lazy`, the entries are freed on the background thread and the call returns at once.
     pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
+        self.touch_watched_on_flush(db);
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -514,6 +610,9 @@ impl Keyspace {
 
     /// Removes every key of every database (FLUSHALL); returns how many there were.
     pub fn flush_all(&mut self, lazy: bool) -> usize {
+        for db in 0..self.dbs.len() {
+            self.touch_watched_on_flush(db);
+        }
         let removed = self.total_keys();
         let tables: Vec<Tables> = self.dbs.iter_mut().map(Db::take_contents).collect();
         dispose(tables, removed, lazy);
@@ -702,11 +801,11 @@ mod tests {
         ks.add(0, b"x", Value::Int(1), Some(100), 0);
         ks.add(2, b"y", Value::Int(2), None, 0);
         ks.dbs[0].avg_ttl = 7;
-        ks.swap_dbs(0, 2);
+        ks.swap_dbs(0, 2, 0);
         assert_eq!(ks.expire_of(2, b"x"), Some(100));
         assert_eq!((ks.dbs[0].id, ks.dbs[2].id, ks.dbs[2].avg_ttl), (0, 2, 7));
         assert!(ks.exists(0, b"y", 0));
-        ks.swap_dbs(1, 1);
+        ks.swap_dbs(1, 1, 0);
         assert_eq!(ks.flush_db(2, false), 1);
         assert!(ks.dbs[2].expires.is_empty() && ks.dbs[2].avg_ttl == 0);
         assert_eq!(ks.flush_all(true), 1);

@@ -31,6 +31,7 @@ pub mod state;
 #[cfg(test)]
 pub(crate) mod test_harness;
 pub mod value;
+pub mod watch;
 
 pub use clock::Clock;
 pub use config::Config;

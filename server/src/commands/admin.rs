@@ -135,6 +135,12 @@ fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn monitor(ctx: &mut Ctx<'_>) -> CmdResult {
+    // Inside EXEC (where nothing may block) every command owes exactly one reply.
+    if !ctx.may_block {
+        return Err(Error::msg(
+            "ERR MONITOR isn't allowed for DENY BLOCKING client",
+        ));
+    }
     // Already monitoring: Redis ignores the command, without a reply.
     if ctx.client.monitor {
         return Ok(());

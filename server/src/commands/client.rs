@@ -275,7 +275,8 @@ fn id(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn info(ctx: &mut Ctx<'_>) -> CmdResult {
-    let mut text = ctx.client.info_line(ctx.now_ms);
+    let broken = ctx.ks.watches.is_broken(ctx.client.id);
+    let mut text = ctx.client.info_line(ctx.now_ms, broken);
     text.push('\n');
     write_text(ctx, &text);
     Ok(())
@@ -342,7 +343,7 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
     {
         let all = all_clients(ctx);
         let mut push = |c: &ClientState| {
-            text.push_str(&c.info_line(ctx.now_ms));
+            text.push_str(&c.info_line(ctx.now_ms, ctx.ks.watches.is_broken(c.id)));
             text.push('\n');
         };
         match &ids {

@@ -256,9 +256,10 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 /// RESET: what Redis's `clearClientConnectionState` undoes — MONITOR, the selected database,
-/// the protocol, authentication, the name, CLIENT REPLY and every pub/sub subscription. (MULTI
-/// joins this list with its feature.) CLIENT NO-EVICT stays, as in Redis 7.0.
+/// the protocol, authentication, the name, CLIENT REPLY, every pub/sub subscription, the open
+/// transaction and the watched keys. CLIENT NO-EVICT stays, as in Redis 7.0.
 fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
+    crate::commands::transactions::discard_transaction(ctx);
     if ctx.client.monitor {
         ctx.client.monitor = false;
         let id = ctx.client.id;

@@ -95,7 +95,7 @@ fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let a = int32_arg(ctx, 1, Some("ERR invalid first DB index"))?;
     let b = int32_arg(ctx, 2, Some("ERR invalid second DB index"))?;
     let (a, b) = (db_index(ctx, a)?, db_index(ctx, b)?);
-    ctx.ks.swap_dbs(a, b);
+    ctx.ks.swap_dbs(a, b, ctx.now_ms);
     ctx.ks.dirty += 1;
     ctx.out.ok();
     Ok(())

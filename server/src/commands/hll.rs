@@ -184,7 +184,9 @@ fn pfcount(ctx: &mut Ctx<'_>) -> CmdResult {
         Some(value) => {
             let (count, stored) = hll_for_write(value)?.count()?;
             if stored {
+                // Caching the cardinality rewrites the value: Redis reports it modified.
                 ctx.ks.dirty += 1;
+                ctx.ks.touched(db, &args[1]);
             }
             count
         }

@@ -417,7 +417,10 @@ fn push_generic(ctx: &mut Ctx<'_>, end: End, only_existing: bool) -> CmdResult {
             for item in items {
                 push(list, end, item);
             }
-            list.len()
+            let len = list.len();
+            // Redis counts one change per element (`add` counted the creation as one).
+            ctx.ks.dirty += items.len() as u64;
+            len
         }
         None if only_existing => 0,
         None => {
@@ -427,6 +430,7 @@ fn push_generic(ctx: &mut Ctx<'_>, end: End, only_existing: bool) -> CmdResult {
             }
             let len = list.len();
             ctx.ks.add(db, key, Value::List(list), None, ctx.now_ms);
+            ctx.ks.dirty += items.len() as u64 - 1;
             len
         }
     };
@@ -466,17 +470,22 @@ fn pop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         return Ok(());
     };
     let list = list_of(value)?;
-    match count {
-        None => pop(list, end, &mut ctx.out),
+    let popped = match count {
+        None => {
+            pop(list, end, &mut ctx.out);
+            1
+        }
         Some(count) => {
             let n = (count as u64).min(list.len() as u64) as usize;
             ctx.out.array(n);
             for _ in 0..n {
                 pop(list, end, &mut ctx.out);
             }
+            n
         }
-    }
+    };
     let empty = list.is_empty();
+    ctx.ks.dirty += popped as u64;
     delete_if_empty(ctx, key, empty);
     Ok(())
 }
@@ -538,6 +547,7 @@ fn mpop_from(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, count: usize) -> CmdRe
             pop(list, end, &mut ctx.out);
         }
         let empty = list.is_empty();
+        ctx.ks.dirty += n as u64;
         delete_if_empty(ctx, key, empty);
         return Ok(true);
     }
@@ -639,6 +649,7 @@ fn lset(ctx: &mut Ctx<'_>) -> CmdResult {
     match resolve_index(index, list.len()) {
         Some(i) => {
             list.set(i, element);
+            ctx.ks.dirty += 1;
             ctx.out.ok();
             Ok(())
         }
@@ -659,6 +670,7 @@ fn lrem(ctx: &mut Ctx<'_>) -> CmdResult {
     let limit = count.unsigned_abs().min(usize::MAX as u64) as usize;
     let removed = list.remove_matching(element, limit, count < 0);
     let empty = list.is_empty();
+    ctx.ks.dirty += removed as u64;
     delete_if_empty(ctx, key, empty);
     ctx.out.integer(removed as i64);
     Ok(())
@@ -680,6 +692,9 @@ fn ltrim(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         }
         let empty = list.is_empty();
+        ctx.ks.dirty += (len - list.len()) as u64;
+        // Redis reports the key modified even when nothing was trimmed.
+        ctx.ks.touched(db, key);
         delete_if_empty(ctx, key, empty);
     }
     ctx.out.ok();
@@ -707,6 +722,7 @@ fn linsert(ctx: &mut Ctx<'_>) -> CmdResult {
         Some(at) => {
             list.insert(if after { at + 1 } else { at }, element);
             ctx.out.integer(list.len() as i64);
+            ctx.ks.dirty += 1;
         }
     }
     Ok(())
@@ -831,6 +847,7 @@ fn move_element(
     let list = list_of(ctx.ks.write(db, src, now).expect("looked up"))?;
     let element = pop_owned(list, from).expect("lists are never empty");
     let emptied = list.is_empty();
+    ctx.ks.dirty += 1;
     if emptied && src != dst {
         ctx.ks.delete(db, src, now);
     }
@@ -891,6 +908,7 @@ fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         ctx.out.bulk(key);
         pop(list, end, &mut ctx.out);
         let empty = list.is_empty();
+        ctx.ks.dirty += 1;
         delete_if_empty(ctx, key, empty);
         return Ok(());
     }
@@ -913,6 +931,9 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
     let (src, dst) = (ctx.arg(1), ctx.arg(2));
     match move_element(ctx, src, dst, from, to)? {
         Some(element) => ctx.out.bulk(&element),
+        // Where it may not block (EXEC), Redis answers a null string, not the null array a
+        // timed-out BLMOVE gets.
+        None if !ctx.may_block => ctx.out.null(),
         None => {
             let args: &[bytes::Bytes] = ctx.args;
             block_on_keys(ctx, &args[1..2], ValueType::List, deadline);

@@ -20,6 +20,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod sets;
 pub mod strings;
+pub mod transactions;
 pub mod zsets;
 
 /// Every family's table, in the order COMMAND and the README list them.
@@ -41,5 +42,6 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     zsets::COMMANDS,
     hll::COMMANDS,
     pubsub::COMMANDS,
+    transactions::COMMANDS,
     scripting::COMMANDS,
 ];

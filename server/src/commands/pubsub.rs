@@ -351,7 +351,7 @@ fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if pubsub::over_limit(client, &limit, ctx.now_ms) {
         client.obuf.closing = true;
         client.pending.clear();
-        let info = client.info_line(ctx.now_ms);
+        let info = client.info_line(ctx.now_ms, ctx.ks.watches.is_broken(id));
         ctx.server.log.warning(&format!(
             "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
         ));

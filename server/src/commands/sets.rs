@@ -664,6 +664,9 @@ fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
     if dst_is_set.is_some() {
         if ctx_set(ctx, dst).insert(member, max) {
             ctx.ks.dirty += 1;
+        } else {
+            // The member was there already: as in Redis, the destination did not change.
+            ctx.ks.watches.unnote(db, dst);
         }
     } else {
         let mut set = SetValue::new();

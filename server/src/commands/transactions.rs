@@ -1,0 +1,226 @@
+//! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, and the per-client queue they manage.
+//!
+//! After MULTI the engine queues each command that passes its generic gates instead of running
+//! it ([`queue`], called from `Engine::process`), answering `+QUEUED`; a command refused by a gate
+//! (unknown, wrong arity, not allowed in a transaction…) marks the transaction aborted, and EXEC
+//! then answers EXECABORT. EXEC runs the queue through [`crate::call::call`] as Redis's `call`
+//! does — statistics, MONITOR lines, blocking commands run as their non-blocking twins — and
+//! gathers the replies in one array, or answers a null array if a watched key changed (the
+//! watch index is [`crate::watch`], inside the keyspace).
+
+use bytes::Bytes;
+
+use crate::call::{How, Parts};
+use crate::command::keys::{flag, KeySpec};
+use crate::command::{Acl, Command, CommandSpec, Flags};
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+
+/// An open transaction: what MULTI started.
+#[derive(Default)]
+pub struct Transaction {
+    /// The queued commands with their arguments, in order.
+    pub commands: Vec<(&'static Command, Vec<Bytes>)>,
+    /// The union of the queued commands' flags (CLIENT PAUSE WRITE holds back an EXEC that
+    /// would write).
+    pub flags: Flags,
+    /// A command was refused while queueing: EXEC will answer EXECABORT.
+    pub aborted: bool,
+}
+
+impl Transaction {
+    /// True if running the queue may write (or replicate), as CLIENT PAUSE WRITE sees it.
+    pub fn may_write(&self) -> bool {
+        self.flags.contains(Flags::WRITE) || self.flags.contains(Flags::MAY_REPLICATE)
+    }
+}
+
+/// The commands that act on the transaction itself and so are never queued. (QUIT is not
+/// queued either: it closes the connection.)
+pub fn is_transaction_control(command: &Command) -> bool {
+    matches!(
+        command.full_name.as_str(),
+        "exec" | "discard" | "multi" | "watch" | "reset" | "quit"
+    )
+}
+
+/// Queues `command` in the client's open transaction. Like Redis, a transaction already bound
+/// to fail (aborted, or a watched key changed) keeps nothing more: the reply is the same.
+pub fn queue(
+    transaction: &mut Transaction,
+    command: &'static Command,
+    args: Vec<Bytes>,
+    broken: bool,
+) {
+    if transaction.aborted || broken {
+        return;
+    }
+    transaction.flags = transaction.flags | command.spec.flags;
+    transaction.commands.push((command, args));
+}
+
+const CONTROL_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::LOADING)
+    .union(Flags::STALE)
+    .union(Flags::FAST)
+    .union(Flags::ALLOW_BUSY);
+
+static WATCHED_KEYS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RO)];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("multi", 1, multi)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "1.2.0",
+            "O(1)",
+            "Opens a transaction: the following commands are queued until EXEC or DISCARD.",
+            "",
+        ),
+    CommandSpec::new("exec", 1, exec)
+        .flags(
+            Flags::NOSCRIPT
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::SKIP_SLOWLOG),
+        )
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "1.2.0",
+            "Depends on commands in the transaction",
+            "Runs the queued commands of the transaction and answers all their replies at once.",
+            "",
+        ),
+    CommandSpec::new("discard", 1, discard)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "2.0.0",
+            "O(N), when N is the number of queued commands",
+            "Drops the queued commands of the transaction and forgets the watched keys.",
+            "",
+        ),
+    CommandSpec::new("watch", -2, watch)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .keys(WATCHED_KEYS)
+        .doc(
+            "transactions",
+            "2.2.0",
+            "O(1) for every key.",
+            "Makes the next EXEC fail if any of these keys is modified before it.",
+            "key...",
+        ),
+    CommandSpec::new("unwatch", 1, unwatch)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "2.2.0",
+            "O(1)",
+            "Forgets every key this connection watches.",
+            "",
+        ),
+];
+
+fn multi(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.client.multi.is_some() {
+        return Err(Error::msg("ERR MULTI calls can not be nested"));
+    }
+    ctx.client.multi = Some(Box::default());
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Ends the client's transaction, if any, and forgets what it watches (Redis's
+/// `discardTransaction`; also RESET's and a rejected EXEC's).
+pub fn discard_transaction(ctx: &mut Ctx<'_>) {
+    ctx.client.multi = None;
+    ctx.ks.watches.unwatch_all(ctx.client.id);
+}
+
+fn discard(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.client.multi.is_none() {
+        return Err(Error::msg("ERR DISCARD without MULTI"));
+    }
+    discard_transaction(ctx);
+    ctx.out.ok();
+    Ok(())
+}
+
+fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
+    let Some(transaction) = ctx.client.multi.take() else {
+        return Err(Error::msg("ERR EXEC without MULTI"));
+    };
+    let id = ctx.client.id;
+    let broken = ctx.ks.watches.is_broken(id) || ctx.ks.watched_key_expired(id, ctx.now_ms);
+    ctx.ks.watches.unwatch_all(id);
+    if transaction.aborted {
+        return Err(Error::msg(
+            "EXECABORT Transaction discarded because of previous errors.",
+        ));
+    }
+    if broken {
+        ctx.out.null_array();
+        return Ok(());
+    }
+    ctx.out.array(transaction.commands.len());
+    let exec_name = ctx.client.last_command;
+    for (command, args) in &transaction.commands {
+        let mut parts = Parts {
+            ks: &mut *ctx.ks,
+            server: &mut *ctx.server,
+            clients: &mut *ctx.clients,
+        };
+        // A queued HELLO may change the protocol of the replies after it.
+        let version = ctx.client.resp;
+        let block = crate::call::call(
+            &mut parts,
+            ctx.client,
+            command,
+            args,
+            ctx.out.buffer(),
+            version,
+            ctx.now_us,
+            How::IN_MULTI,
+        );
+        debug_assert!(block.is_none(), "nothing blocks inside EXEC");
+        // CLIENT LIST shows EXEC as the running command throughout, as Redis does.
+        ctx.client.last_command = exec_name;
+    }
+    Ok(())
+}
+
+fn watch(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.client.multi.is_some() {
+        return Err(Error::msg("ERR WATCH inside MULTI is not allowed"));
+    }
+    let db = ctx.db();
+    let id = ctx.client.id;
+    for key in &ctx.args[1..] {
+        // A key stored but past its deadline counts as already gone (see crate::watch).
+        let expired = ctx.ks.dbs[db].is_expired(key, ctx.now_ms);
+        ctx.ks.watches.watch(id, db, key, expired);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+fn unwatch(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.ks.watches.unwatch_all(ctx.client.id);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// The error a refused EXEC answers: EXECABORT with the gate's reason — a plain error without
+/// its `ERR` code, an error with its own code (NOAUTH…) whole, as Redis words it.
+pub fn exec_abort_error(reason: &Error) -> Error {
+    let line = reason.line();
+    let message = line.strip_prefix(b"ERR ").unwrap_or(&line);
+    let mut text = b"EXECABORT Transaction discarded because of: ".to_vec();
+    text.extend_from_slice(message);
+    Error::bytes(text)
+}
