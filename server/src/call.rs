@@ -115,6 +115,7 @@ pub fn call(
             block: None,
             may_block: how.may_block,
             woken_by: how.woken_by,
+            from_script: how.from_script,
         };
         let result = handler(&mut ctx);
         (result, ctx.block)

@@ -83,6 +83,10 @@ pub struct Ctx<'a> {
     /// When a blocked command runs again because a key was written: that key. Redis 7.0 serves
     /// a client from the key that became ready, not from the first non-empty key it listed.
     pub woken_by: Option<&'a [u8]>,
+    /// Run by a script's `redis.call`, whose reply buffer holds the command's reply alone: output
+    /// for the calling client itself (its own pub/sub messages) goes to its pending buffer, which
+    /// the script command sends ahead of the script's reply.
+    pub from_script: bool,
 }
 
 impl<'a> Ctx<'a> {

@@ -329,12 +329,20 @@ fn spublish(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// Hands a message to one subscriber: the publisher itself gets it before its reply; another
-/// client gets it in its pending output, unless that output is over its limit — then the client
-/// is scheduled to be closed (as Redis's `closeClientOnOutputBufferLimitReached`).
+/// Hands a message to one subscriber: the publisher itself gets it before its reply (from a
+/// script: before the script's reply); another client gets it in its pending output, unless that
+/// output is over its limit — then the client is scheduled to be closed (as Redis's
+/// `closeClientOnOutputBufferLimitReached`).
 fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if id == ctx.client.id {
-        ctx.out.raw(message.for_version(ctx.client.resp));
+        let message = message.for_version(ctx.client.resp);
+        if ctx.from_script {
+            // Not into redis.call's reply, which the script would read as PUBLISH's answer.
+            ctx.client.pending.extend_from_slice(message);
+            ctx.server.pending_writes.push(id);
+        } else {
+            ctx.out.raw(message);
+        }
         return;
     }
     let Some(client) = ctx.clients.get_mut(id) else {

@@ -236,6 +236,7 @@ fn run_in(
     let now_us = ctx.now_us;
     let version = ctx.out.version();
     let mut reply = bytes::BytesMut::new();
+    let own_output_mark = ctx.client.pending.len();
     let outcome = {
         let (parts, client) = Parts::of(ctx);
         let mut host = ScriptHost {
@@ -248,6 +249,10 @@ fn run_in(
         vm.run(&mut host, &function, &sha, &keys, &argv, &mut out)
     };
     ctx.client.db = caller_db;
+    // What the script's commands sent the caller itself (its own pub/sub messages) goes out
+    // ahead of the script's reply or error, as Redis writes it to the caller's buffer at once.
+    let own_output = ctx.client.pending.split_off(own_output_mark);
+    ctx.out.raw(&own_output);
     match outcome {
         Ok(()) => {
             ctx.out.raw(&reply);
