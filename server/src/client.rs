@@ -34,6 +34,13 @@ pub struct ClientHandle {
     /// Out-of-turn bytes delivered and not yet written to the socket by the task: what the
     /// output-buffer limits (a subscriber that stops reading) are checked against.
     unsent: AtomicUsize,
+    /// The task waits for input with nothing buffered, nothing half-decoded and nothing unwritten:
+    /// while a script runs too long, the executor may read this client's socket itself (see
+    /// [`crate::busy`]).
+    idle: AtomicBool,
+    /// Bytes the executor read from the socket while a script was busy and did not answer (a
+    /// request not yet complete): the task takes them back before reading more.
+    stolen: Mutex<BytesMut>,
 }
 
 impl ClientHandle {
@@ -47,6 +54,8 @@ impl ClientHandle {
             authenticated: AtomicBool::new(false),
             completed: AtomicU64::new(0),
             unsent: AtomicUsize::new(0),
+            idle: AtomicBool::new(false),
+            stolen: Mutex::new(BytesMut::new()),
         }
     }
 
@@ -96,6 +105,32 @@ impl ClientHandle {
 
     pub fn has_outbox(&self) -> bool {
         !self.outbox.lock().is_empty()
+    }
+
+    /// The task is (or stops being) idle, in the sense of [`ClientHandle::is_idle`].
+    pub fn set_idle(&self, idle: bool) {
+        self.idle.store(idle, Ordering::Release);
+    }
+
+    /// True while the task waits for input with nothing buffered, half-decoded or unwritten.
+    pub fn is_idle(&self) -> bool {
+        self.idle.load(Ordering::Acquire)
+    }
+
+    /// Runs `f` on the bytes read for this client by the executor (see [`crate::busy`]).
+    pub fn with_stolen<R>(&self, f: impl FnOnce(&mut BytesMut) -> R) -> R {
+        f(&mut self.stolen.lock())
+    }
+
+    /// Takes back the bytes the executor read for this client, if any.
+    pub fn take_stolen(&self) -> Option<BytesMut> {
+        let mut stolen = self.stolen.lock();
+        (!stolen.is_empty()).then(|| stolen.split())
+    }
+
+    /// Wakes the task (it has stolen input or outbox bytes to look at).
+    pub fn wake(&self) {
+        self.notify.notify_one();
     }
 
     /// Tells the task to close the connection.

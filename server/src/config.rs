@@ -26,6 +26,9 @@ pub struct Config {
     pub databases: usize,
     pub maxclients: u64,
     pub timeout: u64,
+    /// Milliseconds a script may run before other clients are answered `-BUSY` and SCRIPT KILL
+    /// can stop it (`busy-reply-threshold`, alias `lua-time-limit`).
+    pub busy_reply_threshold: u64,
     pub hz: u32,
     pub dynamic_hz: bool,
     pub loglevel: LogLevel,
@@ -178,6 +181,7 @@ impl Default for Config {
             databases: 16,
             maxclients: 10000,
             timeout: 0,
+            busy_reply_threshold: 5000,
             hz: 10,
             dynamic_hz: true,
             loglevel: LogLevel::Notice,
@@ -300,6 +304,18 @@ pub static PARAMS: &[Param] = &[
     param!("timeout", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
         get: |c| c.timeout.to_string(), set: |c, v| c.timeout = v.parse().unwrap_or(0)),
     // Redis accepts any non-negative hz and clamps it to 1..=500.
+    Param {
+        name: "busy-reply-threshold",
+        aliases: &["lua-time-limit"],
+        kind: Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.busy_reply_threshold.to_string(),
+        set: |c, v| c.busy_reply_threshold = v.parse().unwrap_or(5000),
+    },
     param!("hz", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
         get: |c| c.hz.to_string(),
         set: |c, v| c.hz = v.parse::<i64>().unwrap_or(10).clamp(1, 500) as u32),
@@ -750,8 +766,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "aclfile",
     "user",
     "rename-command",
-    "lua-time-limit",
-    "busy-reply-threshold",
     "hll-sparse-max-bytes",
     "latency-monitor-threshold",
     "supervised",

@@ -668,7 +668,7 @@ impl Engine {
 /// True if the client must authenticate before running commands other than AUTH, HELLO and the
 /// like. As in Redis, this is decided per command: a client that connected while a password was
 /// required is free once the password is removed.
-fn auth_required(config: &Config, client: &ClientState) -> bool {
+pub(crate) fn auth_required(config: &Config, client: &ClientState) -> bool {
     !client.authenticated && !config.requirepass.is_empty()
 }
 
@@ -714,7 +714,7 @@ fn write_timeout_reply(reply: TimeoutReply, w: &mut Writer<'_>) {
 
 /// `ERR unknown command 'foo', with args beginning with: 'a' 'b' ` — Redis quotes at most about
 /// 128 bytes of arguments and, being C, stops each at a NUL byte.
-fn unknown_command_error(args: &[Bytes]) -> Error {
+pub(crate) fn unknown_command_error(args: &[Bytes]) -> Error {
     let mut line = b"ERR unknown command '".to_vec();
     line.extend_from_slice(c_str_max(&args[0], 128));
     line.extend_from_slice(b"', with args beginning with: ");
@@ -732,7 +732,7 @@ fn unknown_command_error(args: &[Bytes]) -> Error {
     Error::bytes(line)
 }
 
-fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
+pub(crate) fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
     let mut line = b"ERR unknown subcommand '".to_vec();
     line.extend_from_slice(c_str_max(&args[1], 128));
     line.extend_from_slice(b"'. Try ");

@@ -8,6 +8,7 @@
 
 pub mod alloc;
 pub mod blocking;
+pub mod busy;
 pub mod call;
 pub mod client;
 pub mod clock;

@@ -226,6 +226,8 @@ where
             tokio::task::yield_now().await;
             continue;
         }
+        // Idle: a script that runs too long may read and answer this socket meanwhile.
+        handle.set_idle(input.is_empty() && !decoder.in_progress());
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;
@@ -241,6 +243,12 @@ where
                 shared.engine.borrow_mut().count_input(id, n, input.len());
             }
             _ = handle.notified() => {}
+        }
+        handle.set_idle(false);
+        // Bytes a busy script's executor read and left unanswered come before anything newer.
+        if let Some(mut stolen) = handle.take_stolen() {
+            stolen.extend_from_slice(&input);
+            input = stolen;
         }
     }
 }

@@ -17,6 +17,7 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 use embedis_scripting::{Host, HostLog, Interrupt, ScriptVm};
 
+use crate::busy::BusyWatch;
 use crate::call::{call, How, Parts};
 use crate::client::ClientState;
 use crate::command::{registry, Flags};
@@ -75,6 +76,8 @@ pub struct ScriptHost<'a> {
     pub client: &'a mut ClientState,
     pub now_us: i64,
     pub permissions: Permissions,
+    /// How long the script has run, and what other clients asked of it meanwhile.
+    pub busy: BusyWatch,
 }
 
 const UNKNOWN_COMMAND: &[u8] = b"-ERR Unknown Redis command called from script\r\n";
@@ -95,8 +98,12 @@ impl Host for ScriptHost<'_> {
         if flags.contains(Flags::NOSCRIPT) {
             return self.refuse(out, NOT_ALLOWED);
         }
-        if flags.contains(Flags::WRITE) && self.permissions.read_only {
-            return self.refuse(out, WRITE_IN_READ_ONLY);
+        if flags.contains(Flags::WRITE) {
+            if self.permissions.read_only {
+                return self.refuse(out, WRITE_IN_READ_ONLY);
+            }
+            // From the first write on, SCRIPT KILL would leave the dataset half changed.
+            self.busy.wrote = true;
         }
         call(
             &mut self.parts,
@@ -124,7 +131,11 @@ impl Host for ScriptHost<'_> {
     }
 
     fn interrupt(&mut self) -> Interrupt {
-        Interrupt::Continue
+        self.busy.check(&mut self.parts);
+        match self.busy.kill {
+            Some(_) => Interrupt::Kill(self.busy.kill_line()),
+            None => Interrupt::Continue,
+        }
     }
 
     fn command_exists(&mut self, name: &[u8]) -> bool {

@@ -10,6 +10,7 @@
 
 use bytes::Bytes;
 
+use crate::busy::{BusyWatch, ScriptKind};
 use crate::call::Parts;
 use crate::command::keys::{flag, Begin, Find, KeySpec};
 use crate::command::{Acl, CommandSpec, Flags};
@@ -239,11 +240,13 @@ fn run_in(
     let own_output_mark = ctx.client.pending.len();
     let outcome = {
         let (parts, client) = Parts::of(ctx);
+        let busy = BusyWatch::new(ScriptKind::Eval, &sha, parts.server.config.busy_reply_threshold);
         let mut host = ScriptHost {
             parts,
             client,
             now_us,
             permissions,
+            busy,
         };
         let mut out = embedis_protocol::Writer::new(&mut reply, version);
         vm.run(&mut host, &function, &sha, &keys, &argv, &mut out)
