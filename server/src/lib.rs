@@ -26,6 +26,7 @@ pub mod net;
 pub mod net_threaded;
 pub mod pubsub;
 pub mod scripting;
+pub mod functions;
 pub mod server;
 pub mod state;
 #[cfg(test)]

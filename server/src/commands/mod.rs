@@ -18,6 +18,7 @@ pub mod keys;
 pub mod lists;
 pub mod pubsub;
 pub mod scripting;
+pub mod functions;
 pub mod sets;
 pub mod strings;
 pub mod zsets;
@@ -42,4 +43,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hll::COMMANDS,
     pubsub::COMMANDS,
     scripting::COMMANDS,
+    functions::COMMANDS,
 ];
