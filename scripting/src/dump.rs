@@ -140,7 +140,9 @@ impl Reader<'_> {
             0 => Ok(u64::from(first & 0x3f)),
             1 => Ok((u64::from(first & 0x3f) << 8) | u64::from(self.byte()?)),
             2 => match first {
-                0x80 => Ok(u64::from(u32::from_be_bytes(self.take(4)?.try_into().ok()?))),
+                0x80 => Ok(u64::from(u32::from_be_bytes(
+                    self.take(4)?.try_into().ok()?,
+                ))),
                 0x81 => Ok(u64::from_be_bytes(self.take(8)?.try_into().ok()?)),
                 _ => return None,
             },

@@ -68,7 +68,9 @@ pub struct Functions {
     vm: ScriptVm,
     /// Libraries by name (FUNCTION LIST and DUMP walk them in this order).
     libraries: BTreeMap<String, Library>,
-    /// Function name → the library that holds it.
+    /// Function name, lower-cased → the library that holds it. Redis looks functions up
+    /// (FCALL, collisions between libraries) regardless of case, while one library may hold
+    /// names that differ only in case.
     owners: HashMap<String, String>,
     /// The metatable of the chunks' environment: `__index`/`__newindex` name the table global
     /// names resolve in.
@@ -147,14 +149,17 @@ impl Functions {
             Table,
             Function,
             Function,
-        ) = lua
-            .load(FUNCTIONS_SETUP)
-            .set_name(INTERNAL_CHUNK)
-            .call((backing.clone(), real_redis, register))?;
+        ) = lua.load(FUNCTIONS_SETUP).set_name(INTERNAL_CHUNK).call((
+            backing.clone(),
+            real_redis,
+            register,
+        ))?;
         switch.raw_set("__index", globals.clone())?;
         switch.raw_set("__newindex", globals.clone())?;
         let xpcall: Function = backing.raw_get("xpcall")?;
         let handler: Function = backing.raw_get("__redis__err__handler")?;
+        // Redis keeps the functions VM's message handler out of the globals.
+        backing.raw_set("__redis__err__handler", Value::Nil)?;
         // The chunks' environment is reached through the switch's owner.
         lua.set_named_registry_value("embedis_functions_env", chunk_env)?;
         Ok(Functions {
@@ -190,8 +195,15 @@ impl Functions {
     /// The function called `name`.
     pub fn function(&self, name: &[u8]) -> Option<&FunctionDef> {
         let name = std::str::from_utf8(name).ok()?;
-        let library = self.owners.get(name)?;
-        self.libraries.get(library)?.functions.get(name)
+        let library = self
+            .libraries
+            .get(self.owners.get(&name.to_ascii_lowercase())?)?;
+        library.functions.get(name).or_else(|| {
+            library
+                .functions
+                .values()
+                .find(|f| f.name.eq_ignore_ascii_case(name))
+        })
     }
 
     /// Bytes the VM uses (INFO used_memory_vm_functions).
@@ -219,7 +231,12 @@ impl Functions {
 
     /// FUNCTION LOAD: compiles and runs `code`, then installs the library it defines. Returns
     /// the library's name; the error is the reply line.
-    pub fn load(&mut self, host: &mut dyn Host, code: &Bytes, replace: bool) -> Result<String, Vec<u8>> {
+    pub fn load(
+        &mut self,
+        host: &mut dyn Host,
+        code: &Bytes,
+        replace: bool,
+    ) -> Result<String, Vec<u8>> {
         let name = parse_library_shebang(code)?;
         if !replace && self.libraries.contains_key(&name) {
             return Err(format!("ERR Library '{name}' already exists").into_bytes());
@@ -228,7 +245,7 @@ impl Functions {
         for function in library.functions.keys() {
             if self
                 .owners
-                .get(function)
+                .get(&function.to_ascii_lowercase())
                 .is_some_and(|owner| *owner != library.name)
             {
                 return Err(format!("ERR Function {function} already exists").into_bytes());
@@ -247,7 +264,7 @@ impl Functions {
         match self.libraries.remove(name) {
             Some(library) => {
                 for function in library.functions.keys() {
-                    self.owners.remove(function);
+                    self.owners.remove(&function.to_ascii_lowercase());
                 }
                 true
             }
@@ -287,37 +304,31 @@ impl Functions {
             }
             let library = self.build(host, name, &code)?;
             for function in library.functions.keys() {
-                if restored_owners.contains_key(function) {
+                let key = function.to_ascii_lowercase();
+                if restored_owners
+                    .get(&key)
+                    .is_some_and(|o| *o != library.name)
+                {
                     return Err(format!("ERR Function {function} already exists").into_bytes());
                 }
-                restored_owners.insert(function.clone(), library.name.clone());
+                restored_owners.insert(key, library.name.clone());
             }
             restored.insert(library.name.clone(), library);
         }
-        match policy {
-            RestorePolicy::Flush => {}
-            RestorePolicy::Append | RestorePolicy::Replace => {
-                if policy == RestorePolicy::Append {
-                    if let Some(name) = restored.keys().find(|n| self.libraries.contains_key(*n))
-                    {
-                        return Err(format!("ERR Library {name} already exists").into_bytes());
-                    }
-                }
-                for (function, owner) in &restored_owners {
-                    if let Some(current) = self.owners.get(function) {
-                        if current != owner || policy == RestorePolicy::Append {
-                            return Err(
-                                format!("ERR Function {function} already exists").into_bytes()
-                            );
-                        }
-                    }
-                }
-                // Functions of a replaced library are gone with it: they may not collide.
-                for (function, current) in &self.owners {
-                    if restored.contains_key(current) {
-                        continue;
-                    }
-                    if restored_owners.contains_key(function) {
+        if policy == RestorePolicy::Append {
+            if let Some(name) = restored.keys().find(|n| self.libraries.contains_key(*n)) {
+                return Err(format!("ERR Library {name} already exists").into_bytes());
+            }
+        }
+        if policy != RestorePolicy::Flush {
+            // Libraries that stay: all of them on APPEND, those not replaced on REPLACE.
+            for library in restored.values() {
+                for function in library.functions.keys() {
+                    let staying_owner = self
+                        .owners
+                        .get(&function.to_ascii_lowercase())
+                        .filter(|owner| !restored.contains_key(*owner));
+                    if staying_owner.is_some() {
                         return Err(format!("ERR Function {function} already exists").into_bytes());
                     }
                 }
@@ -358,14 +369,20 @@ impl Functions {
     fn install(&mut self, library: Library) {
         self.delete(library.name.as_bytes());
         for function in library.functions.keys() {
-            self.owners.insert(function.clone(), library.name.clone());
+            self.owners
+                .insert(function.to_ascii_lowercase(), library.name.clone());
         }
         self.libraries.insert(library.name.clone(), library);
     }
 
     /// Compiles and runs a library's code in the load-time environment; the library it
     /// registers.
-    fn build(&mut self, host: &mut dyn Host, name: String, code: &Bytes) -> Result<Library, Vec<u8>> {
+    fn build(
+        &mut self,
+        host: &mut dyn Host,
+        name: String,
+        code: &Bytes,
+    ) -> Result<Library, Vec<u8>> {
         let lua = self.vm.lua().clone();
         let newline = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
         let env: Table = lua
@@ -410,7 +427,12 @@ impl Functions {
 
     /// Runs a library chunk with the load-time environment in place and `host` lent for
     /// `redis.log` and the time limit. The error is the `err` text of what it raised.
-    fn run_load(&mut self, lua: &Lua, host: &mut dyn Host, chunk: &Function) -> Result<(), Vec<u8>> {
+    fn run_load(
+        &mut self,
+        lua: &Lua,
+        host: &mut dyn Host,
+        chunk: &Function,
+    ) -> Result<(), Vec<u8>> {
         let set_env = |env: &Table| -> mlua::Result<()> {
             self.switch.raw_set("__index", env.clone())?;
             self.switch.raw_set("__newindex", env.clone())
@@ -678,11 +700,16 @@ mod tests {
 
     #[test]
     fn shebang_checks_in_redis_order() {
-        let err = |code: &str| String::from_utf8(parse_library_shebang(code.as_bytes()).unwrap_err()).unwrap();
+        let err = |code: &str| {
+            String::from_utf8(parse_library_shebang(code.as_bytes()).unwrap_err()).unwrap()
+        };
         assert_eq!(err("return 1"), "ERR Missing library metadata");
         assert_eq!(err("#!lua name=x"), "ERR Invalid library metadata");
         assert_eq!(err("#!lua\n"), "ERR Library name was not given");
-        assert_eq!(err("#!lua foo name=a-b\n"), "ERR Invalid metadata value given: foo");
+        assert_eq!(
+            err("#!lua foo name=a-b\n"),
+            "ERR Invalid metadata value given: foo"
+        );
         assert_eq!(
             err("#!lua name=a name=b\n"),
             "ERR Invalid metadata value, name argument was given multiple times"
@@ -698,7 +725,10 @@ mod tests {
         let mut f = Functions::new(0).unwrap();
         let code = "#!lua name=lib\nlocal function helper(x) return string.upper(x) end\nredis.register_function('f', function(keys, args) return {helper(keys[1]), args[1], #keys} end)\nredis.register_function('g', function() return KEYS end)";
         assert_eq!(load(&mut f, code).unwrap(), "lib");
-        assert_eq!(fcall(&mut f, "f", &["k"], &["a"]), "*3\r\n$1\r\nK\r\n$1\r\na\r\n:1\r\n");
+        assert_eq!(
+            fcall(&mut f, "f", &["k"], &["a"]),
+            "*3\r\n$1\r\nK\r\n$1\r\na\r\n:1\r\n"
+        );
         assert_eq!(
             fcall(&mut f, "g", &["k"], &[]),
             "-ERR user_function:4: Script attempted to access nonexistent global variable 'KEYS' script: g, on @user_function:4."
@@ -723,7 +753,10 @@ mod tests {
             load(&mut f, "#!lua name=x\nlocal a =").unwrap_err(),
             "ERR Error compiling function: user_function:2: unexpected symbol near '<eof>'"
         );
-        assert_eq!(load(&mut f, "#!lua name=x\nlocal a = 1").unwrap_err(), "ERR No functions registered");
+        assert_eq!(
+            load(&mut f, "#!lua name=x\nlocal a = 1").unwrap_err(),
+            "ERR No functions registered"
+        );
         assert_eq!(
             load(&mut f, "#!lua name=x\nwhile true do end").unwrap_err(),
             "ERR Error registering functions: ERR FUNCTION LOAD timeout"
@@ -736,7 +769,8 @@ mod tests {
     #[test]
     fn register_function_refusals() {
         let mut f = Functions::new(0).unwrap();
-        let err = |f: &mut Functions, body: &str| load(f, &format!("#!lua name=x\n{body}")).unwrap_err();
+        let err =
+            |f: &mut Functions, body: &str| load(f, &format!("#!lua name=x\n{body}")).unwrap_err();
         assert_eq!(
             err(&mut f, "redis.register_function('f', function() end, 3)"),
             "ERR Error registering functions: ERR wrong number of arguments to redis.register_function"
@@ -757,20 +791,41 @@ mod tests {
         let def = f.function(b"f").unwrap();
         assert!(def.flags.no_writes && def.flags.allow_oom && !def.flags.allow_stale);
         assert_eq!(def.description.as_deref(), Some(&b"d"[..]));
-        assert_eq!(load(&mut f, "#!lua name=x\nredis.register_function('g', function() end)").unwrap_err(), "ERR Library 'x' already exists");
-        assert_eq!(load(&mut f, "#!lua name=y\nredis.register_function('f', function() end)").unwrap_err(), "ERR Function f already exists");
+        assert_eq!(
+            load(
+                &mut f,
+                "#!lua name=x\nredis.register_function('g', function() end)"
+            )
+            .unwrap_err(),
+            "ERR Library 'x' already exists"
+        );
+        assert_eq!(
+            load(
+                &mut f,
+                "#!lua name=y\nredis.register_function('f', function() end)"
+            )
+            .unwrap_err(),
+            "ERR Function f already exists"
+        );
     }
 
     #[test]
     fn dump_and_restore_policies() {
         let mut f = Functions::new(0).unwrap();
-        load(&mut f, "#!lua name=a\nredis.register_function('fa', function() return 1 end)").unwrap();
+        load(
+            &mut f,
+            "#!lua name=a\nredis.register_function('fa', function() return 1 end)",
+        )
+        .unwrap();
         let payload = f.dump(true);
         let restore = |f: &mut Functions, policy| {
             f.restore(&mut host(), &payload, policy)
                 .map_err(|e| String::from_utf8(e).unwrap())
         };
-        assert_eq!(restore(&mut f, RestorePolicy::Append).unwrap_err(), "ERR Library a already exists");
+        assert_eq!(
+            restore(&mut f, RestorePolicy::Append).unwrap_err(),
+            "ERR Library a already exists"
+        );
         restore(&mut f, RestorePolicy::Replace).unwrap();
         restore(&mut f, RestorePolicy::Flush).unwrap();
         f.flush();
@@ -778,7 +833,8 @@ mod tests {
         restore(&mut f, RestorePolicy::Append).unwrap();
         assert_eq!(fcall(&mut f, "fa", &[], &[]), ":1\r\n");
         assert_eq!(
-            f.restore(&mut host(), b"garbage", RestorePolicy::Flush).unwrap_err(),
+            f.restore(&mut host(), b"garbage", RestorePolicy::Flush)
+                .unwrap_err(),
             b"ERR DUMP payload version or checksum are wrong"
         );
     }

@@ -19,6 +19,7 @@ pub mod ctx;
 pub mod engine;
 pub mod error;
 pub mod expire;
+pub mod functions;
 pub mod keyspace;
 pub mod listeners;
 pub mod log;
@@ -26,7 +27,6 @@ pub mod net;
 pub mod net_threaded;
 pub mod pubsub;
 pub mod scripting;
-pub mod functions;
 pub mod server;
 pub mod state;
 #[cfg(test)]

@@ -409,9 +409,9 @@ fn function_list(ctx: &mut Ctx<'_>) -> CmdResult {
     let libraries: Vec<_> = functions
         .libraries()
         .filter(|lib| {
-            pattern.as_ref().is_none_or(|p| {
-                embedis_datatypes::glob::matches(p, lib.name.as_bytes(), false)
-            })
+            pattern
+                .as_ref()
+                .is_none_or(|p| embedis_datatypes::glob::matches(p, lib.name.as_bytes(), true))
         })
         .collect();
     let out = &mut ctx.out;
