@@ -50,6 +50,9 @@ pub struct Library {
     pub code: Bytes,
     /// Its functions, by name.
     pub functions: BTreeMap<String, FunctionDef>,
+    /// Lower-cased name → the function FCALL finds by it. Of names that differ only in case
+    /// the last registered wins (Redis picks by its hash table's order).
+    by_folded_name: HashMap<String, String>,
 }
 
 /// What FUNCTION RESTORE does with the libraries already loaded.
@@ -189,21 +192,15 @@ impl Functions {
     }
 
     pub fn function_count(&self) -> usize {
-        self.owners.len()
+        self.libraries.values().map(|l| l.functions.len()).sum()
     }
 
     /// The function called `name`.
     pub fn function(&self, name: &[u8]) -> Option<&FunctionDef> {
         let name = std::str::from_utf8(name).ok()?;
-        let library = self
-            .libraries
-            .get(self.owners.get(&name.to_ascii_lowercase())?)?;
-        library.functions.get(name).or_else(|| {
-            library
-                .functions
-                .values()
-                .find(|f| f.name.eq_ignore_ascii_case(name))
-        })
+        let folded = name.to_ascii_lowercase();
+        let library = self.libraries.get(self.owners.get(&folded)?)?;
+        library.functions.get(library.by_folded_name.get(&folded)?)
     }
 
     /// Bytes the VM uses (INFO used_memory_vm_functions).
@@ -414,6 +411,10 @@ impl Functions {
         if registered.is_empty() {
             return Err(b"ERR No functions registered".to_vec());
         }
+        let by_folded_name = registered
+            .iter()
+            .map(|f| (f.name.to_ascii_lowercase(), f.name.clone()))
+            .collect();
         let functions = registered
             .into_iter()
             .map(|f| (f.name.clone(), f))
@@ -422,6 +423,7 @@ impl Functions {
             name,
             code: code.clone(),
             functions,
+            by_folded_name,
         })
     }
 
