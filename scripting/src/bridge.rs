@@ -104,9 +104,10 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
                         &with_default_code(&line, true),
                     )?))
                 } else {
+                    // Redis puts the dash back first: the code is read the same either way.
                     Ok(Value::Table(error_table(
                         lua,
-                        &with_default_code(&line, false),
+                        &with_default_code(&line, true),
                     )?))
                 }
             })

@@ -9,16 +9,20 @@
 //! Module map: [`sandbox`] builds the VM and its read-only globals; [`bridge`] is the `redis.*`
 //! table; [`convert`] turns replies into Lua values and a script's result into a reply;
 //! [`errors`] gives script errors Redis's shapes; [`scripts`] is the EVAL script cache and its
-//! shebang flags.
+//! shebang flags; [`functions`] holds Redis 7 function libraries in a VM of their own, and
+//! [`dump`] their FUNCTION DUMP / RESTORE payload.
 
 pub mod bridge;
 pub mod convert;
+pub mod dump;
 pub mod errors;
+pub mod functions;
 pub mod libs;
 pub mod sandbox;
 pub mod scripts;
 
 pub use bridge::{Host, HostLog, Interrupt};
+pub use functions::{Functions, RestorePolicy};
 pub use sandbox::ScriptVm;
 pub use scripts::{ScriptFlags, ShebangError};
 

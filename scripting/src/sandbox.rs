@@ -335,6 +335,15 @@ fn hook(lua: &Lua, _: &mlua::debug::Debug) -> mlua::Result<VmState> {
     }
 }
 
+/// Puts the count hook back to its normal period after a run the host stopped (the hook had
+/// switched to every instruction). For runs made outside [`ScriptVm::run`] (library loads).
+pub(crate) fn rearm_hook(lua: &Lua) {
+    let _ = lua.set_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_INSTRUCTIONS),
+        hook,
+    );
+}
+
 /// Replaces the functions that could reach around a read-only proxy (`rawset`, `setmetatable`)
 /// or would not see through one (`rawget`, `next`, `pairs`), and the chunk loaders, which must
 /// refuse bytecode. They are Rust functions, not Lua ones, so that a tail call to them keeps the

@@ -161,7 +161,13 @@ impl BusyWatch {
         let command = match registry.lookup(&args) {
             Ok(command) => command,
             Err(Lookup::UnknownCommand) => {
-                return refuse(parts, client, None, crate::engine::unknown_command_error(&args), out)
+                return refuse(
+                    parts,
+                    client,
+                    None,
+                    crate::engine::unknown_command_error(&args),
+                    out,
+                )
             }
             Err(Lookup::UnknownSubcommand(parent)) => {
                 let error =
@@ -215,7 +221,16 @@ impl BusyWatch {
         }
         let now_us = parts.server.clock.now_us();
         let version = client.resp;
-        call(parts, client, command, &args, out, version, now_us, How::FRESH);
+        call(
+            parts,
+            client,
+            command,
+            &args,
+            out,
+            version,
+            now_us,
+            How::FRESH,
+        );
         if parts.server.shutdown.is_some() {
             self.kill = Some(Kill::Shutdown);
         }

@@ -20,6 +20,7 @@ pub mod ctx;
 pub mod engine;
 pub mod error;
 pub mod expire;
+pub mod functions;
 pub mod keyspace;
 pub mod listeners;
 pub mod log;

@@ -17,11 +17,13 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 use embedis_scripting::{Host, HostLog, Interrupt, ScriptVm};
 
-use crate::busy::BusyWatch;
+use crate::busy::{BusyWatch, ScriptKind};
 use crate::call::{call, How, Parts};
 use crate::client::ClientState;
 use crate::command::{registry, Flags};
 use crate::config::LogLevel;
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
 
 /// Bytes a script's Lua VM may allocate before its allocations fail with an error.
 pub const LUA_MEMORY_LIMIT: usize = 1 << 30;
@@ -140,6 +142,46 @@ impl Host for ScriptHost<'_> {
 
     fn command_exists(&mut self, name: &[u8]) -> bool {
         registry().by_name(name).is_some()
+    }
+}
+
+/// Runs one script or function for the command in `ctx`: lends the engine's parts to a
+/// [`ScriptHost`], lets `run` drive the VM with it, then restores the caller's database and
+/// writes what the script's commands sent the caller itself (its own pub/sub messages) ahead of
+/// the script's reply or error, as Redis writes those to the caller's buffer at once.
+pub fn run_script(
+    ctx: &mut Ctx<'_>,
+    permissions: Permissions,
+    kind: ScriptKind,
+    name: &str,
+    run: impl FnOnce(&mut ScriptHost<'_>, &mut Writer<'_>) -> Result<(), Vec<u8>>,
+) -> CmdResult {
+    let caller_db = ctx.client.db;
+    let now_us = ctx.now_us;
+    let version = ctx.out.version();
+    let mut reply = BytesMut::new();
+    let own_output_mark = ctx.client.pending.len();
+    let outcome = {
+        let (parts, client) = Parts::of(ctx);
+        let threshold = parts.server.config.busy_reply_threshold;
+        let mut host = ScriptHost {
+            parts,
+            client,
+            now_us,
+            permissions,
+            busy: BusyWatch::new(kind, name, threshold),
+        };
+        run(&mut host, &mut Writer::new(&mut reply, version))
+    };
+    ctx.client.db = caller_db;
+    let own_output = ctx.client.pending.split_off(own_output_mark);
+    ctx.out.raw(&own_output);
+    match outcome {
+        Ok(()) => {
+            ctx.out.raw(&reply);
+            Ok(())
+        }
+        Err(line) => Err(Error::bytes(line)),
     }
 }
 

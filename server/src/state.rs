@@ -116,6 +116,8 @@ pub struct ServerState {
     pub monitors: Vec<ClientId>,
     /// The Lua VM and its script cache.
     pub scripting: crate::scripting::Scripting,
+    /// The functions VM and its libraries (FUNCTION, FCALL).
+    pub functions: crate::functions::FunctionsSlot,
     /// Pub/sub subscriptions, by channel, pattern and shard channel.
     pub pubsub: crate::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
@@ -177,6 +179,7 @@ impl ServerState {
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
             scripting: crate::scripting::Scripting::default(),
+            functions: crate::functions::FunctionsSlot::default(),
             pubsub: crate::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             shutdown: None,

@@ -295,22 +295,28 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "used_memory_lua_human", "{}", bytes_to_human(lua));
     field!(out, "used_memory_scripts_eval", "{scripts}");
     field!(out, "number_of_cached_scripts", "{cached}");
-    for name in [
-        "number_of_functions",
-        "number_of_libraries",
-        "used_memory_vm_functions",
-    ] {
-        field!(out, name, "0");
-    }
-    field!(out, "used_memory_vm_total", "{lua}");
-    field!(out, "used_memory_vm_total_human", "{}", bytes_to_human(lua));
-    field!(out, "used_memory_functions", "0");
-    field!(out, "used_memory_scripts", "{scripts}");
+    let functions = ctx.server.functions.get();
+    let function_count = functions.map_or(0, |f| f.function_count());
+    let library_count = functions.map_or(0, |f| f.library_count());
+    let functions_vm = functions.map_or(0, |f| f.vm_memory()) as u64;
+    let libraries = functions.map_or(0, |f| f.libraries_memory()) as u64;
+    field!(out, "number_of_functions", "{function_count}");
+    field!(out, "number_of_libraries", "{library_count}");
+    field!(out, "used_memory_vm_functions", "{functions_vm}");
+    field!(out, "used_memory_vm_total", "{}", lua + functions_vm);
+    field!(
+        out,
+        "used_memory_vm_total_human",
+        "{}",
+        bytes_to_human(lua + functions_vm)
+    );
+    field!(out, "used_memory_functions", "{libraries}");
+    field!(out, "used_memory_scripts", "{}", scripts + libraries);
     field!(
         out,
         "used_memory_scripts_human",
         "{}",
-        bytes_to_human(scripts)
+        bytes_to_human(scripts + libraries)
     );
     field!(out, "maxmemory", "0");
     field!(out, "maxmemory_human", "0B");

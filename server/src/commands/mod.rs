@@ -10,6 +10,7 @@ pub mod configuration;
 pub mod connection;
 pub mod databases;
 pub mod expiry;
+pub mod functions;
 pub mod hashes;
 pub mod hll;
 pub mod info;
@@ -44,4 +45,5 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     pubsub::COMMANDS,
     transactions::COMMANDS,
     scripting::COMMANDS,
+    functions::COMMANDS,
 ];

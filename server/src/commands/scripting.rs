@@ -10,13 +10,12 @@
 
 use bytes::Bytes;
 
-use crate::busy::{BusyWatch, ScriptKind};
-use crate::call::Parts;
+use crate::busy::ScriptKind;
 use crate::command::keys::{flag, Begin, Find, KeySpec};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::scripting::{Permissions, ScriptHost};
+use crate::scripting::Permissions;
 
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -233,36 +232,9 @@ fn run_in(
     let function = script.function.clone();
     let keys: Vec<Bytes> = ctx.args[3..3 + numkeys].to_vec();
     let argv: Vec<Bytes> = ctx.args[3 + numkeys..].to_vec();
-    let caller_db = ctx.client.db;
-    let now_us = ctx.now_us;
-    let version = ctx.out.version();
-    let mut reply = bytes::BytesMut::new();
-    let own_output_mark = ctx.client.pending.len();
-    let outcome = {
-        let (parts, client) = Parts::of(ctx);
-        let busy = BusyWatch::new(ScriptKind::Eval, &sha, parts.server.config.busy_reply_threshold);
-        let mut host = ScriptHost {
-            parts,
-            client,
-            now_us,
-            permissions,
-            busy,
-        };
-        let mut out = embedis_protocol::Writer::new(&mut reply, version);
-        vm.run(&mut host, &function, &sha, &keys, &argv, &mut out)
-    };
-    ctx.client.db = caller_db;
-    // What the script's commands sent the caller itself (its own pub/sub messages) goes out
-    // ahead of the script's reply or error, as Redis writes it to the caller's buffer at once.
-    let own_output = ctx.client.pending.split_off(own_output_mark);
-    ctx.out.raw(&own_output);
-    match outcome {
-        Ok(()) => {
-            ctx.out.raw(&reply);
-            Ok(())
-        }
-        Err(line) => Err(Error::bytes(line)),
-    }
+    crate::scripting::run_script(ctx, permissions, ScriptKind::Eval, &sha, |host, out| {
+        vm.run(host, &function, &sha, &keys, &argv, out)
+    })
 }
 
 fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
