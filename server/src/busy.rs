@@ -8,7 +8,9 @@
 //! NOSAVE, and connection commands (AUTH, HELLO, QUIT, RESET, MULTI, WATCH…).
 //!
 //! Here the script's count hook calls [`BusyWatch::check`] (through the script's host). Past the
-//! threshold it reads, without blocking, the sockets of the clients whose connection task is
+//! threshold it accepts waiting connections (registering each with the engine and spawning its
+//! task, which starts once the script ends — see [`crate::net::accept_while_busy`]) and reads,
+//! without blocking, the sockets of the clients whose connection task is
 //! idle — waiting for input with nothing buffered or half-decoded (see
 //! [`ClientHandle::is_idle`]) — and answers each complete request itself, writing the reply to the
 //! socket directly (or to the client's outbox when earlier output is still queued). Bytes of a
@@ -41,13 +43,30 @@ pub enum Kill {
     Shutdown,
 }
 
+/// A script that has run past the threshold, as FUNCTION STATS shows it.
+#[derive(Debug, Clone)]
+pub struct RunningScript {
+    pub kind: ScriptKind,
+    pub name: String,
+    /// The command that runs it (FCALL name numkeys …).
+    pub command: Vec<Bytes>,
+    pub started: Instant,
+    /// The function libraries and functions loaded (the functions are lent to the running
+    /// function, so FUNCTION STATS reads them here).
+    pub function_counts: (usize, usize),
+}
+
 /// The running script's clock and state, as far as other clients are concerned.
-pub struct BusyWatch {
+pub struct BusyWatch<'a> {
     started: Instant,
     threshold: Duration,
     kind: ScriptKind,
     /// The script's name for the log (its SHA1 or function name).
-    name: String,
+    name: &'a str,
+    /// The command running the script.
+    command: &'a [Bytes],
+    /// Libraries and functions loaded, for FUNCTION STATS while a function runs.
+    pub function_counts: (usize, usize),
     /// Past the threshold: other clients are being answered.
     busy: bool,
     /// The script called a write command: it can no longer be killed.
@@ -58,28 +77,34 @@ pub struct BusyWatch {
 /// Most bytes read from one client per turn of the busy loop.
 const READ_PER_TURN: usize = 64 * 1024;
 
-impl BusyWatch {
-    pub fn new(kind: ScriptKind, name: &str, threshold_ms: u64) -> BusyWatch {
+impl<'a> BusyWatch<'a> {
+    pub fn new(
+        kind: ScriptKind,
+        name: &'a str,
+        command: &'a [Bytes],
+        threshold_ms: u64,
+    ) -> BusyWatch<'a> {
         BusyWatch {
             started: Instant::now(),
             threshold: Duration::from_millis(threshold_ms),
             kind,
-            name: name.to_string(),
+            name,
+            command,
+            function_counts: (0, 0),
             busy: false,
             wrote: false,
             kill: None,
         }
     }
 
-    /// The error the script's caller gets when the script is stopped.
+    /// The error the script's caller gets when the script is stopped (Redis words it the same
+    /// for functions).
     pub fn kill_line(&self) -> &'static str {
-        match self.kind {
-            ScriptKind::Eval => "ERR Script killed by user with SCRIPT KILL...",
-            ScriptKind::Function => "ERR Script killed by user with FUNCTION KILL...",
-        }
+        "ERR Script killed by user with SCRIPT KILL..."
     }
 
-    fn busy_error(kind: ScriptKind) -> Error {
+    /// The BUSY error while a script of `kind` runs.
+    pub fn busy_error(kind: ScriptKind) -> Error {
         match kind {
             ScriptKind::Eval => Error::msg(
                 "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
@@ -97,6 +122,13 @@ impl BusyWatch {
                 return;
             }
             self.busy = true;
+            parts.server.running_script = Some(RunningScript {
+                kind: self.kind,
+                name: self.name.to_string(),
+                command: self.command.to_vec(),
+                started: self.started,
+                function_counts: self.function_counts,
+            });
             parts.server.log.warning(&format!(
                 "Slow script detected: still in execution after {} milliseconds. You can try killing the script using the {} command. Script name is: {}.",
                 self.started.elapsed().as_millis(),
@@ -107,6 +139,7 @@ impl BusyWatch {
                 self.name
             ));
         }
+        crate::net::accept_while_busy(parts);
         for id in parts.clients.ids() {
             let Some(mut client) = parts.clients.remove(id) else {
                 continue;
@@ -204,10 +237,10 @@ impl BusyWatch {
             match verdict {
                 Ok(()) => {
                     self.kill = Some(Kill::ByUser);
-                    parts.server.log.warning(match kind {
-                        ScriptKind::Eval => "Script killed by user with SCRIPT KILL.",
-                        ScriptKind::Function => "Script killed by user with FUNCTION KILL.",
-                    });
+                    parts
+                        .server
+                        .log
+                        .warning("Script killed by user with SCRIPT KILL.");
                     parts.server.command_stats[command.id].calls += 1;
                     Writer::new(out, client.resp).ok();
                 }

@@ -80,27 +80,7 @@ impl Engine {
 
     /// Registers a new connection. Returns its handle, or the refusal to send.
     pub fn connect(&mut self, peer: Peer, fd: i32) -> Result<Arc<ClientHandle>, Refusal> {
-        if self.clients.len() as u64 >= self.server.config.maxclients {
-            self.server.stats.rejected_connections += 1;
-            return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
-        }
-        let config = &self.server.config;
-        if config.protected_mode && config.requirepass.is_empty() && !peer.is_loopback() {
-            self.server.stats.rejected_connections += 1;
-            return Err(Refusal::Reply(
-                "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
-            ));
-        }
-        let id = self.server.next_client_id;
-        self.server.next_client_id += 1;
-        self.server.stats.total_connections_received += 1;
-        let handle = Arc::new(ClientHandle::new(id));
-        let authenticated = self.server.config.requirepass.is_empty();
-        let now = self.server.clock.now_ms();
-        handle.set_authenticated(authenticated);
-        let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
-        self.clients.insert(Box::new(client));
-        Ok(handle)
+        connect_client(&mut self.parts(), peer, fd)
     }
 
     /// Forgets a connection (closed by the peer, killed, or QUIT).
@@ -663,6 +643,37 @@ impl Engine {
     pub fn version_of(&self, id: ClientId) -> Version {
         self.clients.get(id).map_or(Version::Resp2, |c| c.resp)
     }
+}
+
+/// Registers a new connection with the engine's parts (the engine's own `connect`, and a busy
+/// script accepting connections from inside its hook). Returns its handle, or the refusal.
+pub fn connect_client(
+    parts: &mut Parts<'_>,
+    peer: Peer,
+    fd: i32,
+) -> Result<Arc<ClientHandle>, Refusal> {
+    let server = &mut *parts.server;
+    if parts.clients.len() as u64 >= server.config.maxclients {
+        server.stats.rejected_connections += 1;
+        return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
+    }
+    let config = &server.config;
+    if config.protected_mode && config.requirepass.is_empty() && !peer.is_loopback() {
+        server.stats.rejected_connections += 1;
+        return Err(Refusal::Reply(
+            "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
+        ));
+    }
+    let id = server.next_client_id;
+    server.next_client_id += 1;
+    server.stats.total_connections_received += 1;
+    let handle = Arc::new(ClientHandle::new(id));
+    let authenticated = server.config.requirepass.is_empty();
+    let now = server.clock.now_ms();
+    handle.set_authenticated(authenticated);
+    let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
+    parts.clients.insert(Box::new(client));
+    Ok(handle)
 }
 
 /// True if the client must authenticate before running commands other than AUTH, HELLO and the

@@ -84,6 +84,7 @@ pub async fn manage_tcp_listeners(
 /// Accepts TCP connections forever.
 pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
     use std::os::fd::AsRawFd;
+    let _busy = BusyListener::register(listener.as_raw_fd(), None, &shared);
     loop {
         let (stream, addr) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -104,6 +105,7 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
 /// Accepts unix-socket connections forever.
 pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared>) {
     use std::os::fd::AsRawFd;
+    let _busy = BusyListener::register(listener.as_raw_fd(), Some(path.clone()), &shared);
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -112,6 +114,124 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
         let fd = stream.as_raw_fd();
         let peer = Peer::Unix { path: path.clone() };
         tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));
+    }
+}
+
+/// A listener a busy script may accept connections from (see [`crate::busy`]): registered
+/// while its accept task runs, on the engine's thread.
+struct BusyListener {
+    fd: i32,
+}
+
+/// What a busy script needs to accept on a listener and hand the connection to a task.
+struct BusyAccept {
+    fd: i32,
+    /// The socket path of a unix listener; None for TCP.
+    unix_path: Option<String>,
+    shared: std::rc::Weak<Shared>,
+}
+
+thread_local! {
+    /// The listeners of the server whose engine runs on this thread.
+    static BUSY_LISTENERS: RefCell<Vec<BusyAccept>> = const { RefCell::new(Vec::new()) };
+}
+
+impl BusyListener {
+    fn register(fd: i32, unix_path: Option<String>, shared: &Rc<Shared>) -> BusyListener {
+        BUSY_LISTENERS.with(|l| {
+            let mut listeners = l.borrow_mut();
+            listeners.retain(|b| b.fd != fd);
+            listeners.push(BusyAccept {
+                fd,
+                unix_path,
+                shared: Rc::downgrade(shared),
+            });
+        });
+        BusyListener { fd }
+    }
+}
+
+impl Drop for BusyListener {
+    fn drop(&mut self) {
+        BUSY_LISTENERS.with(|l| l.borrow_mut().retain(|b| b.fd != self.fd));
+    }
+}
+
+/// Accepts, without blocking, the connections waiting on this thread's listeners while a script
+/// is busy: each is registered with the engine at once (so the busy script can answer it) and
+/// gets its task, which starts when the script has finished.
+pub fn accept_while_busy(parts: &mut crate::call::Parts<'_>) {
+    use std::os::fd::FromRawFd;
+    let pending: Vec<(i32, Option<String>, Rc<Shared>)> = BUSY_LISTENERS.with(|l| {
+        l.borrow()
+            .iter()
+            .filter_map(|b| Some((b.fd, b.unix_path.clone(), b.shared.upgrade()?)))
+            .collect()
+    });
+    for (listener, unix_path, shared) in pending {
+        loop {
+            // SAFETY: accept4 on a listening socket we own; the new descriptor is handed to a
+            // std stream right away, which owns (and closes) it.
+            let fd = unsafe {
+                libc::accept4(
+                    listener,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                break;
+            }
+            match &unix_path {
+                None => {
+                    let std_stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+                    let (Ok(addr), Ok(local)) = (std_stream.peer_addr(), std_stream.local_addr())
+                    else {
+                        continue;
+                    };
+                    let _ = std_stream.set_nodelay(true);
+                    let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) else {
+                        continue;
+                    };
+                    set_keepalive(&stream, parts.server.config.tcp_keepalive);
+                    adopt(parts, stream, Peer::Tcp { addr, local }, fd, &shared);
+                }
+                Some(path) => {
+                    let std_stream = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
+                    let Ok(stream) = tokio::net::UnixStream::from_std(std_stream) else {
+                        continue;
+                    };
+                    adopt(
+                        parts,
+                        stream,
+                        Peer::Unix { path: path.clone() },
+                        fd,
+                        &shared,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Registers a connection accepted by a busy script and spawns its task.
+fn adopt<S>(parts: &mut crate::call::Parts<'_>, stream: S, peer: Peer, fd: i32, shared: &Rc<Shared>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    match crate::engine::connect_client(parts, peer, fd) {
+        Ok(handle) => {
+            // Its task has not run yet: nothing buffered, so the busy script may serve it.
+            handle.set_idle(true);
+            tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
+        }
+        Err(Refusal::Reply(line)) => {
+            let mut stream = stream;
+            tokio::task::spawn_local(async move {
+                let _ = stream.write_all(line.as_bytes()).await;
+            });
+        }
     }
 }
 
@@ -128,6 +248,14 @@ where
             return;
         }
     };
+    serve_registered(stream, shared, handle).await;
+}
+
+/// Serves a connection already registered with the engine until it closes.
+async fn serve_registered<S>(mut stream: S, shared: Rc<Shared>, handle: Arc<ClientHandle>)
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
     let _ = run_connection(&mut stream, &shared, &handle).await;
     let mut engine = shared.engine.borrow_mut();
     engine.disconnect(handle.id);

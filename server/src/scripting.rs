@@ -17,7 +17,7 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 use embedis_scripting::{Host, HostLog, Interrupt, ScriptVm};
 
-use crate::busy::{BusyWatch, ScriptKind};
+use crate::busy::{BusyWatch, Kill, ScriptKind};
 use crate::call::{call, How, Parts};
 use crate::client::ClientState;
 use crate::command::{registry, Flags};
@@ -79,7 +79,7 @@ pub struct ScriptHost<'a> {
     pub now_us: i64,
     pub permissions: Permissions,
     /// How long the script has run, and what other clients asked of it meanwhile.
-    pub busy: BusyWatch,
+    pub busy: BusyWatch<'a>,
 }
 
 const UNKNOWN_COMMAND: &[u8] = b"-ERR Unknown Redis command called from script\r\n";
@@ -154,8 +154,10 @@ pub fn run_script(
     permissions: Permissions,
     kind: ScriptKind,
     name: &str,
+    function_counts: (usize, usize),
     run: impl FnOnce(&mut ScriptHost<'_>, &mut Writer<'_>) -> Result<(), Vec<u8>>,
 ) -> CmdResult {
+    let command = ctx.args;
     let caller_db = ctx.client.db;
     let now_us = ctx.now_us;
     let version = ctx.out.version();
@@ -164,16 +166,25 @@ pub fn run_script(
     let outcome = {
         let (parts, client) = Parts::of(ctx);
         let threshold = parts.server.config.busy_reply_threshold;
+        let mut busy = BusyWatch::new(kind, name, command, threshold);
+        busy.function_counts = function_counts;
         let mut host = ScriptHost {
             parts,
             client,
             now_us,
             permissions,
-            busy: BusyWatch::new(kind, name, threshold),
+            busy,
         };
-        run(&mut host, &mut Writer::new(&mut reply, version))
+        let outcome = run(&mut host, &mut Writer::new(&mut reply, version));
+        (outcome, host.busy.kill)
     };
+    let (outcome, killed) = outcome;
+    ctx.server.running_script = None;
     ctx.client.db = caller_db;
+    if killed == Some(Kill::Shutdown) {
+        // The server is going down: like Redis, the script's caller gets no reply.
+        return Ok(());
+    }
     let own_output = ctx.client.pending.split_off(own_output_mark);
     ctx.out.raw(&own_output);
     match outcome {

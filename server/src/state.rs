@@ -116,6 +116,8 @@ pub struct ServerState {
     pub monitors: Vec<ClientId>,
     /// The Lua VM and its script cache.
     pub scripting: crate::scripting::Scripting,
+    /// The script running past busy-reply-threshold, while other clients are served.
+    pub running_script: Option<crate::busy::RunningScript>,
     /// The functions VM and its libraries (FUNCTION, FCALL).
     pub functions: crate::functions::FunctionsSlot,
     /// Pub/sub subscriptions, by channel, pattern and shard channel.
@@ -179,6 +181,7 @@ impl ServerState {
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
             scripting: crate::scripting::Scripting::default(),
+            running_script: None,
             functions: crate::functions::FunctionsSlot::default(),
             pubsub: crate::pubsub::PubSub::default(),
             pending_writes: Vec::new(),

@@ -253,6 +253,7 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
             permissions,
             ScriptKind::Function,
             &String::from_utf8_lossy(&name),
+            (functions.library_count(), functions.function_count()),
             |host, out| functions.call(host, &name, &keys, &args, out),
         );
         let rand_state = embedis_scripting::libs::rand48::state(functions.lua());
@@ -434,16 +435,40 @@ fn function_list(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn function_stats(ctx: &mut Ctx<'_>) -> CmdResult {
-    let (libraries, functions) = ctx
-        .server
-        .functions
-        .get()
-        .map_or((0, 0), |f| (f.library_count(), f.function_count()));
+    // Reached while a script runs only when it is busy (see crate::busy): during an EVAL script
+    // Redis refuses; during a function it describes it.
+    let running = ctx.server.running_script.clone();
+    if let Some(running) = &running {
+        if running.kind == ScriptKind::Eval {
+            return Err(crate::busy::BusyWatch::busy_error(ScriptKind::Eval));
+        }
+    }
+    let (libraries, functions) = match &running {
+        Some(running) => running.function_counts,
+        None => ctx
+            .server
+            .functions
+            .get()
+            .map_or((0, 0), |f| (f.library_count(), f.function_count())),
+    };
     let out = &mut ctx.out;
     out.map(2);
     out.bulk(b"running_script");
-    // A function runs whole on the executor: while a command runs, none is running.
-    out.null();
+    match &running {
+        Some(running) => {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(running.name.as_bytes());
+            out.bulk(b"command");
+            out.array(running.command.len());
+            for arg in &running.command {
+                out.bulk(arg);
+            }
+            out.bulk(b"duration_ms");
+            out.integer(running.started.elapsed().as_millis() as i64);
+        }
+        None => out.null(),
+    }
     out.bulk(b"engines");
     out.map(1);
     out.bulk(b"LUA");

@@ -232,9 +232,14 @@ fn run_in(
     let function = script.function.clone();
     let keys: Vec<Bytes> = ctx.args[3..3 + numkeys].to_vec();
     let argv: Vec<Bytes> = ctx.args[3 + numkeys..].to_vec();
-    crate::scripting::run_script(ctx, permissions, ScriptKind::Eval, &sha, |host, out| {
-        vm.run(host, &function, &sha, &keys, &argv, out)
-    })
+    crate::scripting::run_script(
+        ctx,
+        permissions,
+        ScriptKind::Eval,
+        &sha,
+        (0, 0),
+        |host, out| vm.run(host, &function, &sha, &keys, &argv, out),
+    )
 }
 
 fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
