@@ -324,6 +324,44 @@ fn client_pause_write_lets_reads_through_and_unpause_releases_in_order() {
     );
 }
 
+/// WAITAOF as Redis 7.2 answers it on a server without an AOF or replicas (Redis 7.0 has no
+/// WAITAOF; lock clients such as Redisson send it).
+#[test]
+fn waitaof_answers_as_a_server_without_aof_or_replicas() {
+    let server = manual_server();
+    let mut a = Client::connect(server.addr());
+    assert_eq!(a.cmd(&["WAITAOF", "0", "0", "0"]), b"*2\r\n:0\r\n:0\r\n");
+    assert_eq!(
+        a.cmd(&["WAITAOF", "1", "0", "0"]),
+        b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n"
+    );
+    assert_eq!(
+        a.cmd(&["WAITAOF", "-1", "0", "0"]),
+        b"-ERR value is out of range, must be positive\r\n"
+    );
+    assert_eq!(
+        a.cmd(&["WAITAOF", "0", "x", "0"]),
+        b"-ERR value is not an integer or out of range\r\n"
+    );
+    assert_eq!(
+        a.cmd(&["WAITAOF", "0", "0", "-1"]),
+        b"-ERR timeout is negative\r\n"
+    );
+    assert_eq!(
+        a.cmd(&["WAITAOF", "0", "0"]),
+        b"-ERR wrong number of arguments for 'waitaof' command\r\n"
+    );
+    // Asking for replicas waits out the timeout on the server's clock, then counts none.
+    a.send(&["WAITAOF", "0", "1", "1000"]);
+    assert_eq!(a.reply_within(SHORT), None);
+    server.clock().advance(Duration::from_millis(1001));
+    assert_eq!(a.reply(), b"*2\r\n:0\r\n:0\r\n");
+    // Inside MULTI nothing blocks: the counts come at once.
+    assert_eq!(a.cmd(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(a.cmd(&["WAITAOF", "0", "1", "0"]), b"+QUEUED\r\n");
+    assert_eq!(a.cmd(&["EXEC"]), b"*1\r\n*2\r\n:0\r\n:0\r\n");
+}
+
 #[test]
 fn wait_times_out_on_the_servers_clock() {
     let server = manual_server();

@@ -517,3 +517,103 @@ fn chunk_id(source: &[u8]) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::HostLog;
+    use bytes::BytesMut;
+
+    /// A host that answers every command with `+OK` and says stop once the hook has asked
+    /// `kill_after` times.
+    struct TestHost {
+        asked: usize,
+        kill_after: Option<usize>,
+    }
+
+    impl Host for TestHost {
+        fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+            out.extend_from_slice(b"+OK\r\n");
+        }
+        fn log(&mut self, _level: HostLog, _message: &[u8]) {}
+        fn interrupt(&mut self) -> Interrupt {
+            self.asked += 1;
+            match self.kill_after {
+                Some(n) if self.asked > n => {
+                    Interrupt::Kill("ERR Script killed by user with SCRIPT KILL...")
+                }
+                _ => Interrupt::Continue,
+            }
+        }
+        fn command_exists(&mut self, _name: &[u8]) -> bool {
+            true
+        }
+    }
+
+    fn run(vm: &mut ScriptVm, host: &mut TestHost, body: &str) -> Result<Vec<u8>, String> {
+        let sha = vm
+            .load_script(&Bytes::copy_from_slice(body.as_bytes()))
+            .unwrap();
+        let function = vm.script(&sha).unwrap().function.clone();
+        let mut buf = BytesMut::new();
+        let mut out = Writer::new(&mut buf, Version::Resp2);
+        vm.run(host, &function, &sha, &[], &[], &mut out)
+            .map(|()| buf.to_vec())
+            .map_err(|line| String::from_utf8_lossy(&line).into_owned())
+    }
+
+    #[test]
+    fn a_kill_cannot_be_swallowed_by_pcall() {
+        let mut vm = ScriptVm::new(0).unwrap();
+        let mut host = TestHost {
+            asked: 0,
+            kill_after: Some(2),
+        };
+        let error = run(
+            &mut vm,
+            &mut host,
+            "while true do pcall(function() while true do end end) end",
+        )
+        .unwrap_err();
+        assert!(
+            error.starts_with("ERR Script killed by user with SCRIPT KILL... script: "),
+            "{error}"
+        );
+        // The VM is usable afterwards, with its hook back to the usual period.
+        let mut host = TestHost {
+            asked: 0,
+            kill_after: None,
+        };
+        assert_eq!(run(&mut vm, &mut host, "return 7").unwrap(), b":7\r\n");
+        assert_eq!(
+            run(
+                &mut vm,
+                &mut host,
+                "local n = 0 for i = 1, 1000000 do n = n + i end return n"
+            )
+            .unwrap(),
+            b":500000500000\r\n"
+        );
+        assert!(host.asked < 100, "the hook ran {} times", host.asked);
+    }
+
+    #[test]
+    fn a_script_that_allocates_without_bound_fails_and_the_vm_recovers() {
+        let mut vm = ScriptVm::new(64 << 20).unwrap();
+        let mut host = TestHost {
+            asked: 0,
+            kill_after: None,
+        };
+        let error = run(
+            &mut vm,
+            &mut host,
+            "local t = {} while true do t[#t + 1] = string.rep('x', 100000) .. #t end",
+        )
+        .unwrap_err();
+        assert!(error.contains("not enough memory"), "{error}");
+        assert_eq!(
+            run(&mut vm, &mut host, "return redis.call('ping')").unwrap(),
+            b"+OK\r\n"
+        );
+    }
+}

@@ -45,6 +45,8 @@ pub enum TimeoutReply {
     Null,
     /// An integer (WAIT: the replicas that acknowledged, always 0 here).
     Integer(i64),
+    /// Two zero counts (WAITAOF: local AOF files and replicas that fsynced).
+    ZeroPair,
 }
 
 /// Why a client is blocked.
@@ -52,8 +54,9 @@ pub enum TimeoutReply {
 pub enum BlockReason {
     /// Postponed by CLIENT PAUSE: the command re-runs when the pause ends.
     Postponed,
-    /// WAIT for replica acknowledgements; replies with the count (0) at the deadline.
-    Wait,
+    /// WAIT / WAITAOF for acknowledgements that never come; the reply (the counts, 0) at the
+    /// deadline.
+    Wait(TimeoutReply),
     /// Waiting for one of some keys to be able to serve it.
     Keys(KeyWait),
 }
@@ -71,7 +74,7 @@ impl Blocked {
     /// The reply its command gives when the deadline passes.
     pub fn timeout_reply(&self) -> TimeoutReply {
         match &self.reason {
-            BlockReason::Wait => TimeoutReply::Integer(0),
+            BlockReason::Wait(reply) => *reply,
             BlockReason::Postponed => TimeoutReply::NullArray,
             BlockReason::Keys(wait) => wait.on_timeout,
         }
@@ -108,7 +111,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait => {}
+            BlockReason::Wait(_) => {}
         }
     }
 
@@ -133,7 +136,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait => {}
+            BlockReason::Wait(_) => {}
         }
         emptied
     }

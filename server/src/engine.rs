@@ -720,6 +720,11 @@ fn write_timeout_reply(reply: TimeoutReply, w: &mut Writer<'_>) {
         TimeoutReply::Integer(n) => w.integer(n),
         TimeoutReply::NullArray => w.null_array(),
         TimeoutReply::Null => w.null(),
+        TimeoutReply::ZeroPair => {
+            w.array(2);
+            w.integer(0);
+            w.integer(0);
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
 //! SET-ACTIVE-EXPIRE, OBJECT and LOG.
 
-use crate::blocking::{BlockReason, Blocked};
+use crate::blocking::{BlockReason, Blocked, TimeoutReply};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::commands::client::{deadline_from_ms, write_help};
 use crate::cstr::c_str;
@@ -69,6 +69,19 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(1)",
             "Waits until replicas acknowledge this connection's writes, or a timeout.",
             "numreplicas:integer timeout:integer",
+        ),
+    // Redis 7.2's (lock clients such as Redisson send it around locked scripts); a 7.0 server
+    // answers unknown command, which those clients handle less gracefully.
+    CommandSpec::new("waitaof", 4, waitaof)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::CONNECTION)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .doc(
+            "generic",
+            "7.2.0",
+            "O(1)",
+            "Waits until this connection's writes reach the append-only file locally and on replicas, or a timeout.",
+            "numlocal:integer numreplicas:integer timeout:integer",
         ),
     CommandSpec::new("monitor", 1, monitor).flags(ADMIN).doc(
         "server",
@@ -128,7 +141,41 @@ fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.block = Some(Blocked {
         args: ctx.args.to_vec(),
-        reason: BlockReason::Wait,
+        reason: BlockReason::Wait(TimeoutReply::Integer(0)),
+        deadline_ms: (deadline != 0).then_some(deadline),
+    });
+    Ok(())
+}
+
+/// WAITAOF numlocal numreplicas timeout, as Redis 7.2 answers it without an AOF or replicas:
+/// nothing is ever fsynced, so asking for none answers `[0, 0]` at once, asking for replicas
+/// waits out the timeout (0 = for ever) and then answers `[0, 0]`, asking for a local fsync is
+/// refused.
+fn waitaof(ctx: &mut Ctx<'_>) -> CmdResult {
+    let deadline = deadline_from_ms(ctx, 3)?;
+    let count = |i: usize| -> CmdResult<i64> {
+        let n = ctx.int_arg(i)?;
+        if n < 0 {
+            return Err(Error::msg("ERR value is out of range, must be positive"));
+        }
+        Ok(n)
+    };
+    let numlocal = count(1)?;
+    let numreplicas = count(2)?;
+    if numlocal > 0 {
+        return Err(Error::msg(
+            "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
+        ));
+    }
+    if numreplicas == 0 || !ctx.may_block {
+        ctx.out.array(2);
+        ctx.out.integer(0);
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    ctx.block = Some(Blocked {
+        args: ctx.args.to_vec(),
+        reason: BlockReason::Wait(TimeoutReply::ZeroPair),
         deadline_ms: (deadline != 0).then_some(deadline),
     });
     Ok(())
