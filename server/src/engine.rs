@@ -4,10 +4,12 @@
 //!
 //! [`Engine::execute`] is the path of one request. It applies Redis's generic gates in Redis's
 //! order (`processCommand` in server.c): QUIT first, then unknown command or subcommand, arity,
-//! protected commands (DEBUG), authentication, MONITOR clients touching the keyspace (Redis
-//! treats them as replicas), CLIENT PAUSE; then it freezes `now`, runs the
-//! handler, and does the bookkeeping every command shares — per-command statistics, error
-//! statistics, MONITOR feeds, CLIENT REPLY modes and blocking.
+//! protected commands (DEBUG), authentication, `no_multi` commands inside MULTI, MONITOR clients
+//! touching the keyspace (Redis treats them as replicas), RESP2 subscribe mode, CLIENT PAUSE,
+//! queueing inside MULTI; then it freezes `now`, runs the handler through [`crate::call`], and
+//! does the bookkeeping every command shares — per-command statistics, error statistics, MONITOR
+//! feeds, CLIENT REPLY modes and blocking. (While a script runs too long, other clients' requests
+//! meet a shorter gate list of their own: see [`crate::busy`].)
 //!
 //! The networking layer calls `execute` for each request of a connection and writes the replies;
 //! out-of-turn output (released blocked commands, MONITOR lines) is handed over by
