@@ -227,10 +227,12 @@ impl<'a> BusyWatch<'a> {
             _ => None,
         };
         if let Some(kind) = kills {
-            let verdict = if kind != self.kind {
-                Err(Self::busy_error(self.kind))
-            } else if self.wrote {
+            // A script that wrote is unkillable whichever KILL names it; only then does the
+            // wrong KILL get the BUSY text (Redis checks in this order).
+            let verdict = if self.wrote {
                 Err(Error::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."))
+            } else if kind != self.kind {
+                Err(Self::busy_error(self.kind))
             } else {
                 Ok(())
             };
