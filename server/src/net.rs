@@ -98,7 +98,7 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
         set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
         let local = stream.local_addr().unwrap_or(addr);
         let peer = Peer::Tcp { addr, local };
-        tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));
+        start_connection(stream, &shared, peer, fd);
     }
 }
 
@@ -113,7 +113,7 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
         };
         let fd = stream.as_raw_fd();
         let peer = Peer::Unix { path: path.clone() };
-        tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));
+        start_connection(stream, &shared, peer, fd);
     }
 }
 
@@ -220,9 +220,32 @@ fn adopt<S>(parts: &mut crate::call::Parts<'_>, stream: S, peer: Peer, fd: i32, 
 where
     S: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    match crate::engine::connect_client(parts, peer, fd) {
+    let connected = crate::engine::connect_client(parts, peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Registers a connection just accepted and spawns its task. Registering at once, not when the
+/// task first runs, matters when a script starts before the task does: the busy script must
+/// know the client to answer it.
+fn start_connection<S>(stream: S, shared: &Rc<Shared>, peer: Peer, fd: i32)
+where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let connected = shared.engine.borrow_mut().connect(peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Spawns the task of a registered connection, or sends the refusal and closes.
+fn spawn_connection<S>(
+    connected: Result<Arc<ClientHandle>, Refusal>,
+    stream: S,
+    shared: &Rc<Shared>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    match connected {
         Ok(handle) => {
-            // Its task has not run yet: nothing buffered, so the busy script may serve it.
+            // Its task has not run yet: nothing buffered, so a busy script may serve it.
             handle.set_idle(true);
             tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
         }
@@ -233,22 +256,6 @@ where
             });
         }
     }
-}
-
-/// Serves one connection until it closes.
-pub async fn serve_connection<S>(mut stream: S, shared: Rc<Shared>, peer: Peer, fd: i32)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let connected = shared.engine.borrow_mut().connect(peer, fd);
-    let handle = match connected {
-        Ok(handle) => handle,
-        Err(Refusal::Reply(line)) => {
-            let _ = stream.write_all(line.as_bytes()).await;
-            return;
-        }
-    };
-    serve_registered(stream, shared, handle).await;
 }
 
 /// Serves a connection already registered with the engine until it closes.
