@@ -34,6 +34,10 @@ const REQUESTS_PER_TURN: usize = 1024;
 /// Replies buffered before the task writes them even if more requests are waiting.
 const OUTPUT_PER_TURN: usize = 1024 * 1024;
 
+/// Most bytes of an unfinished request an idle connection hands to a busy script (see
+/// `run_connection`).
+const HAND_OVER_LIMIT: usize = 16 * 1024;
+
 /// What the tasks of one server share (all on one thread).
 pub struct Shared {
     pub engine: RefCell<Engine>,
@@ -361,8 +365,22 @@ where
             tokio::task::yield_now().await;
             continue;
         }
-        // Idle: a script that runs too long may read and answer this socket meanwhile.
-        handle.set_idle(input.is_empty() && !decoder.in_progress());
+        // Idle: a script that runs too long may read and answer this socket meanwhile. A small
+        // request begun but not finished goes to the handle as bytes, so that the busy script
+        // can finish reading it and answer it, as Redis does; a big one (a large value still
+        // arriving) stays here and waits for the script to end.
+        let idle = if input.is_empty() && !decoder.in_progress() {
+            true
+        } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
+            let mut partial = decoder.take_partial();
+            partial.extend_from_slice(&input);
+            input.clear();
+            handle.with_stolen(|stolen| stolen.extend_from_slice(&partial));
+            true
+        } else {
+            false
+        };
+        handle.set_idle(idle);
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;
