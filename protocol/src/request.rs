@@ -126,6 +126,34 @@ impl RequestDecoder {
         self.pending_args > 0
     }
 
+    /// Gives back the request in progress as bytes — its header and the arguments read so far,
+    /// encoded again — and forgets it, so that a decoder can read it again from the start (a
+    /// busy script finishing the request for an idle connection, see the server's `busy`).
+    /// Empty when no multibulk request is in progress.
+    pub fn take_partial(&mut self) -> BytesMut {
+        let mut out = BytesMut::new();
+        if self.pending_args == 0 {
+            return out;
+        }
+        let total = self.args.len() + self.pending_args;
+        out.extend_from_slice(format!("*{total}\r\n").as_bytes());
+        for arg in self.args.drain(..) {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(&arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        if let Some(len) = self.pending_bulk.take() {
+            out.extend_from_slice(format!("${len}\r\n").as_bytes());
+        }
+        self.pending_args = 0;
+        out
+    }
+
+    /// Bytes of the arguments of the request in progress read so far.
+    pub fn partial_len(&self) -> usize {
+        self.args.iter().map(|a| a.len()).sum()
+    }
+
     /// Decodes the next command from `buf`, consuming its bytes. `authenticated` selects Redis's
     /// stricter limits for clients that still have to AUTH.
     ///
@@ -435,5 +463,20 @@ mod tests {
             ProtocolError::InvalidBulkLength.to_resp(),
             b"-ERR Protocol error: invalid bulk length\r\n".to_vec()
         );
+    }
+
+    #[test]
+    fn take_partial_gives_back_what_a_fresh_decoder_reads_the_same() {
+        let request = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nvalue\r\n";
+        for cut in 0..request.len() {
+            let mut decoder = RequestDecoder::default();
+            let mut buf = BytesMut::from(&request[..cut]);
+            assert_eq!(decoder.decode(&mut buf, true), Ok(None), "cut at {cut}");
+            let mut again = decoder.take_partial();
+            assert!(!decoder.in_progress());
+            again.extend_from_slice(&buf);
+            again.extend_from_slice(&request[cut..]);
+            assert_eq!(&again[..], &request[..], "cut at {cut}");
+        }
     }
 }

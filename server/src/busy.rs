@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::call::{call, How, Parts};
 use crate::client::{ClientHandle, ClientState};
-use crate::command::{registry, Flags, Lookup};
+use crate::command::{registry, Command, Flags, Lookup};
 use crate::error::Error;
 
 /// What kind of script is running: the BUSY and kill texts name their own KILL command.
@@ -210,16 +210,16 @@ impl<'a> BusyWatch<'a> {
         };
         if !command.arity_ok(args.len()) {
             let error = Error::WrongArity(command.full_name.clone().into());
-            return refuse(parts, client, Some(command.id), error, out);
+            return refuse(parts, client, Some(command), error, out);
         }
         if crate::engine::auth_required(&parts.server.config, client)
             && !command.spec.flags.contains(Flags::NO_AUTH)
         {
-            return refuse(parts, client, Some(command.id), Error::NoAuth, out);
+            return refuse(parts, client, Some(command), Error::NoAuth, out);
         }
         if !command.spec.flags.contains(Flags::ALLOW_BUSY) {
             let error = Self::busy_error(self.kind);
-            return refuse(parts, client, Some(command.id), error, out);
+            return refuse(parts, client, Some(command), error, out);
         }
         let kills = match command.full_name.as_str() {
             "script|kill" => Some(ScriptKind::Eval),
@@ -227,10 +227,12 @@ impl<'a> BusyWatch<'a> {
             _ => None,
         };
         if let Some(kind) = kills {
-            let verdict = if kind != self.kind {
-                Err(Self::busy_error(self.kind))
-            } else if self.wrote {
+            // A script that wrote is unkillable whichever KILL names it; only then does the
+            // wrong KILL get the BUSY text (Redis checks in this order).
+            let verdict = if self.wrote {
                 Err(Error::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."))
+            } else if kind != self.kind {
+                Err(Self::busy_error(self.kind))
             } else {
                 Ok(())
             };
@@ -271,19 +273,26 @@ impl<'a> BusyWatch<'a> {
 }
 
 /// A gate's refusal while busy: error reply, counted as rejected; inside MULTI it dooms the
-/// transaction, as any gate's refusal does.
+/// transaction, as any gate's refusal does. A refused EXEC ends the transaction (if any) and
+/// answers EXECABORT with the reason, as the engine's own gates do.
 fn refuse(
     parts: &mut Parts<'_>,
     client: &mut ClientState,
-    command: Option<usize>,
+    command: Option<&Command>,
     error: Error,
     out: &mut BytesMut,
 ) {
     if let Some(transaction) = client.multi.as_mut() {
         transaction.aborted = true;
     }
-    if let Some(id) = command {
-        parts.server.command_stats[id].rejected_calls += 1;
+    let mut error = error;
+    if let Some(command) = command {
+        parts.server.command_stats[command.id].rejected_calls += 1;
+        if command.full_name == "exec" {
+            client.multi = None;
+            parts.ks.watches.unwatch_all(client.id);
+            error = crate::commands::transactions::exec_abort_error(&error);
+        }
     }
     parts.server.count_error(&error.code());
     Writer::new(out, client.resp).error_line(&error.line());

@@ -34,6 +34,10 @@ const REQUESTS_PER_TURN: usize = 1024;
 /// Replies buffered before the task writes them even if more requests are waiting.
 const OUTPUT_PER_TURN: usize = 1024 * 1024;
 
+/// Most bytes of an unfinished request an idle connection hands to a busy script (see
+/// `run_connection`).
+const HAND_OVER_LIMIT: usize = 16 * 1024;
+
 /// What the tasks of one server share (all on one thread).
 pub struct Shared {
     pub engine: RefCell<Engine>,
@@ -98,7 +102,7 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
         set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
         let local = stream.local_addr().unwrap_or(addr);
         let peer = Peer::Tcp { addr, local };
-        tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));
+        start_connection(stream, &shared, peer, fd);
     }
 }
 
@@ -113,7 +117,7 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
         };
         let fd = stream.as_raw_fd();
         let peer = Peer::Unix { path: path.clone() };
-        tokio::task::spawn_local(serve_connection(stream, shared.clone(), peer, fd));
+        start_connection(stream, &shared, peer, fd);
     }
 }
 
@@ -220,9 +224,32 @@ fn adopt<S>(parts: &mut crate::call::Parts<'_>, stream: S, peer: Peer, fd: i32, 
 where
     S: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    match crate::engine::connect_client(parts, peer, fd) {
+    let connected = crate::engine::connect_client(parts, peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Registers a connection just accepted and spawns its task. Registering at once, not when the
+/// task first runs, matters when a script starts before the task does: the busy script must
+/// know the client to answer it.
+fn start_connection<S>(stream: S, shared: &Rc<Shared>, peer: Peer, fd: i32)
+where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    let connected = shared.engine.borrow_mut().connect(peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Spawns the task of a registered connection, or sends the refusal and closes.
+fn spawn_connection<S>(
+    connected: Result<Arc<ClientHandle>, Refusal>,
+    stream: S,
+    shared: &Rc<Shared>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + 'static,
+{
+    match connected {
         Ok(handle) => {
-            // Its task has not run yet: nothing buffered, so the busy script may serve it.
+            // Its task has not run yet: nothing buffered, so a busy script may serve it.
             handle.set_idle(true);
             tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
         }
@@ -233,22 +260,6 @@ where
             });
         }
     }
-}
-
-/// Serves one connection until it closes.
-pub async fn serve_connection<S>(mut stream: S, shared: Rc<Shared>, peer: Peer, fd: i32)
-where
-    S: AsyncRead + AsyncWrite + Unpin,
-{
-    let connected = shared.engine.borrow_mut().connect(peer, fd);
-    let handle = match connected {
-        Ok(handle) => handle,
-        Err(Refusal::Reply(line)) => {
-            let _ = stream.write_all(line.as_bytes()).await;
-            return;
-        }
-    };
-    serve_registered(stream, shared, handle).await;
 }
 
 /// Serves a connection already registered with the engine until it closes.
@@ -354,8 +365,22 @@ where
             tokio::task::yield_now().await;
             continue;
         }
-        // Idle: a script that runs too long may read and answer this socket meanwhile.
-        handle.set_idle(input.is_empty() && !decoder.in_progress());
+        // Idle: a script that runs too long may read and answer this socket meanwhile. A small
+        // request begun but not finished goes to the handle as bytes, so that the busy script
+        // can finish reading it and answer it, as Redis does; a big one (a large value still
+        // arriving) stays here and waits for the script to end.
+        let idle = if input.is_empty() && !decoder.in_progress() {
+            true
+        } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
+            let mut partial = decoder.take_partial();
+            partial.extend_from_slice(&input);
+            input.clear();
+            handle.with_stolen(|stolen| stolen.extend_from_slice(&partial));
+            true
+        } else {
+            false
+        };
+        handle.set_idle(idle);
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;

@@ -223,6 +223,12 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
         // Shutting down never waits (no replicas to catch up), so there is never one to abort.
         return Err(Error::msg("ERR No shutdown in progress."));
     }
+    // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::busy).
+    if let Some(running) = &ctx.server.running_script {
+        if !nosave {
+            return Err(crate::busy::BusyWatch::busy_error(running.kind));
+        }
+    }
     if save {
         ctx.server.log.warning(
             "Error trying to save the DB: embedis has no persistence, SHUTDOWN SAVE cannot save",
