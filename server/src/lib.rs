@@ -20,6 +20,7 @@ pub mod ctx;
 pub mod engine;
 pub mod error;
 pub mod expire;
+pub mod faults;
 pub mod functions;
 pub mod keyspace;
 pub mod listeners;
@@ -37,4 +38,5 @@ pub mod watch;
 
 pub use clock::Clock;
 pub use config::Config;
+pub use faults::{FaultAction, FaultRule, Faults};
 pub use server::{run, start, ServerHandle, ServerOptions};

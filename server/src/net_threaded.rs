@@ -79,6 +79,13 @@ pub(crate) async fn serve(
             let _ = tx.send(ToExecutor::ClockChanged);
         }
     }));
+    // A pause or drop set from outside (the Rust API) needs the executor at once.
+    let faults_tx = std::sync::Mutex::new(tx.clone());
+    options.faults.on_change(Arc::new(move || {
+        if let Ok(tx) = faults_tx.lock() {
+            let _ = tx.send(ToExecutor::ClockChanged);
+        }
+    }));
     log.warning("Server initialized");
     log.notice(&format!(
         "Threaded I/O: {} I/O threads and one executor thread",
