@@ -599,3 +599,58 @@ fn the_binary_with_debug_enabled_runs_on_a_controllable_clock() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+// ---- Real time, threaded I/O ----
+
+#[test]
+fn on_a_running_clock_pause_and_latency_are_real_time() {
+    let server = Server::builder().start().unwrap();
+    let mut c = Client::connect(server.addr());
+    let started = std::time::Instant::now();
+    server.faults().pause(Duration::from_millis(60));
+    c.send(&["PING"]);
+    assert_eq!(c.reply().unwrap(), "+PONG\r\n");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(55), "{waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+
+    server
+        .faults()
+        .latency("get", "*", Duration::from_millis(60));
+    let started = std::time::Instant::now();
+    assert_eq!(c.call(&["GET", "k"]), "$-1\r\n");
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(55), "{waited:?}");
+    assert!(waited < Duration::from_secs(3), "{waited:?}");
+}
+
+#[test]
+fn faults_work_with_threaded_io() {
+    let server = Server::builder()
+        .clock(Clock::manual())
+        .config("io-threads", "2")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Client::connect(server.addr());
+    let mut other = Client::connect(server.addr());
+    server.faults().error("set", "*", "ERR injected", 1);
+    assert_eq!(c.call(&["SET", "k", "v"]), "-ERR injected\r\n");
+    assert_eq!(c.call(&["SET", "k", "v"]), "+OK\r\n");
+    server
+        .faults()
+        .latency("get", "*", Duration::from_millis(100));
+    c.send(&["GET", "k"]);
+    wait_blocked(&mut other, 1);
+    server.clock().advance(Duration::from_millis(100));
+    assert_eq!(c.reply().unwrap(), bulk("v"));
+    server.faults().clear();
+    server.faults().pause(Duration::from_millis(1000));
+    c.send(&["PING"]);
+    c.assert_quiet("paused");
+    server.clock().advance(Duration::from_millis(1000));
+    assert_eq!(c.reply().unwrap(), "+PONG\r\n");
+    assert_eq!(server.faults().drop_connections(), 2);
+    c.assert_closed();
+    other.assert_closed();
+}

@@ -569,13 +569,16 @@ impl Engine {
     pub fn unpause(&mut self) {
         self.server.pause = None;
         // The commands a server pause (a fault) holds wait for its end.
-        if self.server.faults.paused_until().is_some() {
+        let fault_paused = |engine: &Engine| {
+            engine.server.faults.active() && engine.server.faults.paused_until().is_some()
+        };
+        if fault_paused(self) {
             return;
         }
         while let Some(id) = self.server.blocked.postponed.front().copied() {
             self.release(id, true);
             // A re-run command may be postponed again only if a new pause started.
-            if self.server.pause.is_some() || self.server.faults.paused_until().is_some() {
+            if self.server.pause.is_some() || fault_paused(self) {
                 break;
             }
         }

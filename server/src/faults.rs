@@ -12,8 +12,8 @@
 //!
 //! Semantics, all on the server's [`crate::clock::Clock`] (real time on the system clock or a
 //! running controllable one; test-controlled on a manual one):
-//! - A rule matches a command by name (a glob, ASCII case folded, against the command's name or
-//!   its `parent|sub` full name) and, optionally, by key (a Redis glob that any of the command's
+//! - A rule matches a command by name (a glob, ASCII case folded, against the command's first
+//!   word, or its `parent|sub` full name for one subcommand) and, optionally, by key (a Redis glob that any of the command's
 //!   keys must match; a command without keys never matches a key pattern). The first matching
 //!   rule applies; one with a count is spent after that many commands.
 //! - Error: the command does not run; the client gets the error (counted as a rejected call).
@@ -125,9 +125,12 @@ impl FaultRule {
     }
 
     fn matches(&self, command: &Command, args: &[Bytes]) -> bool {
+        // `client|kill` names one subcommand, `client` all of them (the command's first word);
+        // a subcommand's own name (`get` of CONFIG GET) is not the command's.
         let pattern = self.command.as_bytes();
-        let named = glob::matches(pattern, command.spec.name.as_bytes(), true)
-            || glob::matches(pattern, command.full_name.as_bytes(), true);
+        let full = command.full_name.as_bytes();
+        let first_word = full.split(|&b| b == b'|').next().unwrap_or(full);
+        let named = glob::matches(pattern, full, true) || glob::matches(pattern, first_word, true);
         if !named {
             return false;
         }
@@ -469,7 +472,9 @@ mod tests {
 
     fn action(faults: &Faults, words: &[&str]) -> Option<FaultAction> {
         let args = args(words);
-        let command = registry().lookup(&args).ok().expect("known command");
+        let Ok(command) = registry().lookup(&args) else {
+            panic!("unknown command {words:?}")
+        };
         faults.take_action(command, &args)
     }
 
@@ -479,9 +484,14 @@ mod tests {
         assert!(!faults.active());
         faults.add(FaultRule::error("SET", "ERR one").keys("lock:*").times(2));
         faults.add(FaultRule::close("client|kill"));
+        faults.add(FaultRule::error("get", "ERR get"));
         assert!(faults.active());
         let err = Some(FaultAction::Error("ERR one".into()));
-        assert_eq!(action(&faults, &["get", "lock:a"]), None);
+        assert_eq!(
+            action(&faults, &["get", "lock:a"]),
+            Some(FaultAction::Error("ERR get".into()))
+        );
+        assert_eq!(action(&faults, &["config", "get", "port"]), None);
         assert_eq!(action(&faults, &["set", "other", "v"]), None);
         assert_eq!(action(&faults, &["set", "lock:a", "v"]), err);
         assert_eq!(action(&faults, &["SET", "lock:b", "v", "NX"]), err);
@@ -491,7 +501,12 @@ mod tests {
             Some(FaultAction::Close)
         );
         assert_eq!(action(&faults, &["client", "list"]), None);
-        assert_eq!(faults.rules().len(), 1);
+        faults.add(FaultRule::close("CLIENT"));
+        assert_eq!(
+            action(&faults, &["client", "list"]),
+            Some(FaultAction::Close)
+        );
+        assert_eq!(faults.rules().len(), 3);
         faults.clear();
         assert!(!faults.active());
     }
