@@ -36,7 +36,8 @@ pub(crate) mod test_harness;
 pub mod value;
 pub mod watch;
 
+pub use faults::{FaultAction, FaultRule, Faults};
+
 pub use clock::Clock;
 pub use config::Config;
-pub use faults::{FaultAction, FaultRule, Faults};
 pub use server::{run, start, ServerHandle, ServerOptions};

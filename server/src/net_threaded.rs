@@ -79,6 +79,11 @@ pub(crate) async fn serve(
             let _ = tx.send(ToExecutor::ClockChanged);
         }
     }));
+    log.warning("Server initialized");
+    log.notice(&format!(
+        "Threaded I/O: {} I/O threads and one executor thread",
+        options.config.io_threads
+    ));
     // A pause or drop set from outside (the Rust API) needs the executor at once.
     let faults_tx = std::sync::Mutex::new(tx.clone());
     options.faults.on_change(Arc::new(move || {
@@ -86,11 +91,6 @@ pub(crate) async fn serve(
             let _ = tx.send(ToExecutor::ClockChanged);
         }
     }));
-    log.warning("Server initialized");
-    log.notice(&format!(
-        "Threaded I/O: {} I/O threads and one executor thread",
-        options.config.io_threads
-    ));
     // Accept on the current listeners; CONFIG SET port / bind sends replacements.
     let accept_tx = tx.clone();
     let keepalive = options.config.tcp_keepalive;

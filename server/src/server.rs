@@ -298,10 +298,10 @@ pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine
         options.seed,
     );
     let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
+    engine.server.faults = options.faults.clone();
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = prepared.config_file.clone();
-    engine.server.faults = options.faults.clone();
     engine
 }
 
