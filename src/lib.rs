@@ -10,6 +10,9 @@
 //! ```
 pub use embedis_server::{Clock, Config};
 
+mod faults;
+pub use faults::{FaultAction, FaultRule, Faults};
+
 use std::io;
 use std::net::SocketAddr;
 

@@ -4,6 +4,7 @@
 //! Three things block:
 //! - CLIENT PAUSE postpones affected commands; they re-run, in arrival order, when it ends.
 //! - WAIT waits out its timeout (there are no replicas to acknowledge anything).
+//! - An injected latency fault holds a command's reply until its deadline ([`crate::faults`]).
 //! - Blocking pops (BLPOP, BLMOVE, BZPOPMIN, …) wait for a key. Each key has a FIFO queue of the
 //!   clients blocked on it. Any command that writes to a key someone waits on marks it *ready*
 //!   (see [`crate::keyspace::ReadyKeys`]); after the command, the engine re-runs the blocked
@@ -59,6 +60,9 @@ pub enum BlockReason {
     Wait(TimeoutReply),
     /// Waiting for one of some keys to be able to serve it.
     Keys(KeyWait),
+    /// Its command ran; the reply is held until the deadline (an injected latency fault, see
+    /// [`crate::faults`]).
+    Delayed(Bytes),
 }
 
 /// A client's blocked command.
@@ -75,7 +79,8 @@ impl Blocked {
     pub fn timeout_reply(&self) -> TimeoutReply {
         match &self.reason {
             BlockReason::Wait(reply) => *reply,
-            BlockReason::Postponed => TimeoutReply::NullArray,
+            // Never asked for: a postponed command re-runs, a delayed one sends what it holds.
+            BlockReason::Postponed | BlockReason::Delayed(_) => TimeoutReply::NullArray,
             BlockReason::Keys(wait) => wait.on_timeout,
         }
     }
@@ -111,7 +116,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) => {}
+            BlockReason::Wait(_) | BlockReason::Delayed(_) => {}
         }
     }
 
@@ -136,7 +141,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) => {}
+            BlockReason::Wait(_) | BlockReason::Delayed(_) => {}
         }
         emptied
     }

@@ -49,7 +49,7 @@ pub enum Outcome {
 
 /// How a command comes to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Run<'k> {
+pub(crate) enum Run<'k> {
     /// Sent by the client (or postponed by CLIENT PAUSE and run now for the first time).
     Fresh,
     /// A blocked command run again because a key it waits on was written: its statistics and
@@ -200,8 +200,23 @@ impl Engine {
         outcome
     }
 
-    /// Redis's `processCommand`: the generic gates, then the call.
+    /// A request meets the fault rules first when there are any (embedis's test controls,
+    /// [`crate::faults`]): one branch when there are none.
     fn process(
+        &mut self,
+        client: &mut ClientState,
+        args: Vec<Bytes>,
+        out: &mut BytesMut,
+        run: Run<'_>,
+    ) -> Outcome {
+        if self.server.faults.active() && run == Run::Fresh {
+            return crate::faults::process_with_faults(self, client, args, out);
+        }
+        self.process_command(client, args, out, run)
+    }
+
+    /// Redis's `processCommand`: the generic gates, then the call.
+    pub(crate) fn process_command(
         &mut self,
         client: &mut ClientState,
         args: Vec<Bytes>,
@@ -355,7 +370,7 @@ impl Engine {
     /// A command refused by a gate: error reply, counted as rejected. Inside MULTI it aborts
     /// the transaction; a refused EXEC discards it (even without MULTI) and says why, and MONITOR
     /// still sees it.
-    fn reject(
+    pub(crate) fn reject(
         &mut self,
         client: &mut ClientState,
         command: Option<&'static Command>,
@@ -428,7 +443,7 @@ impl Engine {
     }
 
     /// Parks `client` until something releases it.
-    fn park(&mut self, client: &mut ClientState, blocked: Blocked) {
+    pub(crate) fn park(&mut self, client: &mut ClientState, blocked: Blocked) {
         self.server.timers_changed = true;
         if let BlockReason::Keys(wait) = &blocked.reason {
             for key in &wait.keys {
@@ -515,6 +530,8 @@ impl Engine {
             let mut out = std::mem::take(&mut client.pending);
             if retry {
                 self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
+            } else if let BlockReason::Delayed(reply) = &blocked.reason {
+                out.extend_from_slice(reply);
             } else {
                 write_timeout_reply(
                     blocked.timeout_reply(),
@@ -551,17 +568,33 @@ impl Engine {
     /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.
     pub fn unpause(&mut self) {
         self.server.pause = None;
+        // The commands a server pause (a fault) holds wait for its end.
+        let fault_paused = |engine: &Engine| {
+            engine.server.faults.active() && engine.server.faults.paused_until().is_some()
+        };
+        if fault_paused(self) {
+            return;
+        }
         while let Some(id) = self.server.blocked.postponed.front().copied() {
             self.release(id, true);
             // A re-run command may be postponed again only if a new pause started.
-            if self.server.pause.is_some() {
+            if self.server.pause.is_some() || fault_paused(self) {
                 break;
             }
         }
     }
 
+    /// Re-runs one postponed command (the end of a server pause while CLIENT PAUSE goes on).
+    pub(crate) fn release_postponed(&mut self, id: ClientId) {
+        self.release(id, true);
+    }
+
     /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
     pub fn process_timeouts(&mut self) {
+        // A paused server (a fault) fires nothing until the pause ends.
+        if self.server.faults.active() && crate::faults::on_timer(self) {
+            return;
+        }
         let now = self.server.clock.now_ms();
         if let Some(pause) = self.server.pause {
             if now >= pause.until_ms {
@@ -635,10 +668,15 @@ impl Engine {
     /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.
     pub fn next_deadline(&self) -> Option<i64> {
         let pause = self.server.pause.map(|p| p.until_ms);
-        match (pause, self.server.blocked.next_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let fault_pause = if self.server.faults.active() {
+            self.server.faults.paused_until()
+        } else {
+            None
+        };
+        [pause, fault_pause, self.server.blocked.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     /// The protocol version of a client (for errors written by the connection layer).

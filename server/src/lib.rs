@@ -20,6 +20,7 @@ pub mod ctx;
 pub mod engine;
 pub mod error;
 pub mod expire;
+pub mod faults;
 pub mod functions;
 pub mod keyspace;
 pub mod listeners;
@@ -34,6 +35,8 @@ pub mod state;
 pub(crate) mod test_harness;
 pub mod value;
 pub mod watch;
+
+pub use faults::{FaultAction, FaultRule, Faults};
 
 pub use clock::Clock;
 pub use config::Config;

@@ -84,6 +84,13 @@ pub(crate) async fn serve(
         "Threaded I/O: {} I/O threads and one executor thread",
         options.config.io_threads
     ));
+    // A pause or drop set from outside (the Rust API) needs the executor at once.
+    let faults_tx = std::sync::Mutex::new(tx.clone());
+    options.faults.on_change(Arc::new(move || {
+        if let Ok(tx) = faults_tx.lock() {
+            let _ = tx.send(ToExecutor::ClockChanged);
+        }
+    }));
     // Accept on the current listeners; CONFIG SET port / bind sends replacements.
     let accept_tx = tx.clone();
     let keepalive = options.config.tcp_keepalive;

@@ -22,6 +22,7 @@ use tokio::sync::Notify;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::engine::Engine;
+use crate::faults::Faults;
 use crate::listeners::{bind_tcp, ListenerControl};
 use crate::log::Logger;
 use crate::net::{accept_unix, manage_tcp_listeners, Shared};
@@ -40,6 +41,8 @@ pub struct ServerOptions {
     pub config_file: Option<String>,
     /// Stop on SIGINT / SIGTERM (the binary; not servers inside a test process).
     pub handle_signals: bool,
+    /// Fault rules (see [`crate::faults`]); the handle shares them.
+    pub faults: Faults,
 }
 
 /// A running server.
@@ -47,6 +50,7 @@ pub struct ServerHandle {
     tcp_addr: Option<SocketAddr>,
     unix_path: Option<String>,
     clock: Clock,
+    faults: Faults,
     shutdown: Arc<Notify>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
@@ -63,6 +67,11 @@ impl ServerHandle {
 
     pub fn clock(&self) -> &Clock {
         &self.clock
+    }
+
+    /// The server's fault rules.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     /// Stops the server and waits for its thread to finish.
@@ -102,6 +111,7 @@ type Ready = Option<mpsc::Sender<io::Result<Bound>>>;
 pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
     let shutdown = Arc::new(Notify::new());
     let clock = options.clock.clone();
+    let faults = options.faults.clone();
     let (ready_tx, ready_rx) = mpsc::channel();
     let thread_shutdown = shutdown.clone();
     let thread = std::thread::Builder::new()
@@ -112,6 +122,7 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
             tcp_addr: bound.tcp_addr,
             unix_path: bound.unix_path,
             clock,
+            faults,
             shutdown,
             thread: Some(thread),
         }),
@@ -287,6 +298,7 @@ pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine
         options.seed,
     );
     let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
+    engine.server.faults = options.faults.clone();
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = prepared.config_file.clone();
@@ -338,6 +350,11 @@ async fn serve_single_thread(
         flag.store(true, Ordering::Release);
         timer.notify_one();
     }));
+    // A pause or drop set from outside (the Rust API) needs the timer at once.
+    let timer = shared.timer.clone();
+    options
+        .faults
+        .on_change(Arc::new(move || timer.notify_one()));
 
     log.warning("Server initialized");
     tokio::task::spawn_local(manage_tcp_listeners(tcp, listener_rx, shared.clone()));

@@ -150,6 +150,8 @@ pub struct ServerState {
     pub memory_peak: u64,
     /// Memory in use when the server started (`used_memory_startup`).
     pub memory_startup: u64,
+    /// Injected faults (tests' control; shared with the server's handle).
+    pub faults: crate::faults::Faults,
 }
 
 impl ServerState {
@@ -202,6 +204,7 @@ impl ServerState {
             replid,
             memory_peak: memory_startup,
             memory_startup,
+            faults: crate::faults::Faults::default(),
         }
     }
 

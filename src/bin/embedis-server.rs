@@ -4,11 +4,15 @@
 //! line, `port=<n>`, on standard output as soon as the server listens, so that a test harness in
 //! any language can spawn the server and learn where it is. Unknown options, and Redis options
 //! embedis does not implement yet, stop start-up with a message saying which.
+//!
+//! With `--enable-debug-command yes|local` the server runs on a controllable clock (real time
+//! until a test says otherwise), so that DEBUG CLOCK can move it.
 
 use std::process::ExitCode;
 
 use embedis_server::alloc::CountingAllocator;
-use embedis_server::{Config, ServerOptions};
+use embedis_server::config::Access;
+use embedis_server::{Clock, Config, ServerOptions};
 
 /// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does.
 #[global_allocator]
@@ -64,7 +68,15 @@ fn main() -> ExitCode {
         eprintln!("{e}");
         return ExitCode::FAILURE;
     }
+    // DEBUG CLOCK works over the wire only on a controllable clock; it runs in real time until a
+    // test moves it, so a server that allows DEBUG behaves as before until then.
+    let clock = if config.enable_debug_command == Access::No {
+        Clock::system()
+    } else {
+        Clock::controllable()
+    };
     let options = ServerOptions {
+        clock,
         config,
         ephemeral_port,
         config_file: file,

@@ -9,11 +9,13 @@
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
 //! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
-//! SET-ACTIVE-EXPIRE, OBJECT and LOG.
+//! SET-ACTIVE-EXPIRE, OBJECT and LOG — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
+//! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::commands::client::{deadline_from_ms, write_help};
+use crate::commands::debug_controls;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -300,7 +302,12 @@ fn strtod(bytes: &[u8]) -> f64 {
 fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
     let argc = ctx.argc();
     if ctx.arg_is(1, "help") && argc == 2 {
-        write_help(ctx, DEBUG_HELP);
+        // Redis's subcommands, then ours, then HELP itself (the last two lines).
+        let (own, help) = DEBUG_HELP.split_at(DEBUG_HELP.len() - 2);
+        let lines: Vec<&str> = [own, debug_controls::HELP, help].concat();
+        write_help(ctx, &lines);
+    } else if let Some(result) = debug_controls::run(ctx) {
+        return result;
     } else if ctx.arg_is(1, "sleep") && argc == 3 {
         // Redis converts to whole microseconds in a C cast: anything out of range (or NaN)
         // becomes a negative duration, which sleeps not at all.

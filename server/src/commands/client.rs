@@ -598,13 +598,14 @@ fn unblock(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let id = ctx.int_arg(2)?;
     // Only a command blocked on its own account can be unblocked; one postponed by CLIENT
-    // PAUSE cannot (Redis 7.0.15 crashes there; later versions answer 0).
+    // PAUSE cannot (Redis 7.0.15 crashes there; later versions answer 0), nor a reply held by
+    // a latency fault (Redis has no such state).
     let unblockable = id != ctx.client.id as i64
         && ctx
             .clients
             .get(id as ClientId)
             .and_then(|c| c.blocked.as_ref())
-            .is_some_and(|b| b.reason != BlockReason::Postponed);
+            .is_some_and(|b| matches!(b.reason, BlockReason::Keys(_) | BlockReason::Wait(_)));
     if unblockable {
         ctx.server.requests.push(EngineRequest::Unblock {
             id: id as ClientId,

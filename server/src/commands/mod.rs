@@ -9,6 +9,7 @@ pub mod client;
 pub mod configuration;
 pub mod connection;
 pub mod databases;
+pub mod debug_controls;
 pub mod expiry;
 pub mod functions;
 pub mod hashes;
