@@ -98,7 +98,7 @@ impl ServerBuilder {
         let handle = embedis_server::start(self.options.clone())?;
         Ok(Server {
             handle,
-            options: self.options,
+            options: Box::new(self.options),
         })
     }
 }
@@ -106,8 +106,9 @@ impl ServerBuilder {
 /// A running server. Dropping it shuts it down.
 pub struct Server {
     handle: embedis_server::ServerHandle,
-    /// What it was started with, to start it again ([`Server::restart`]).
-    options: embedis_server::ServerOptions,
+    /// What it was started with, to start it again ([`Server::restart`]); boxed because the
+    /// configuration is large and a `Server` is moved around.
+    options: Box<embedis_server::ServerOptions>,
 }
 
 impl Server {
@@ -143,7 +144,7 @@ impl Server {
     /// between, the error is returned and the server stays stopped, its data lost.
     pub fn restart(&mut self) -> io::Result<()> {
         let data = self.handle.stop();
-        let mut options = self.options.clone();
+        let mut options = (*self.options).clone();
         if let Some(addr) = self.handle.addr() {
             options.ephemeral_port = false;
             options.config.port = addr.port();

@@ -155,6 +155,7 @@ impl Clock {
         self.now_us().div_euclid(1000)
     }
 
+    /// The current time as a `SystemTime`.
     pub fn now(&self) -> SystemTime {
         let us = self.now_us();
         if us >= 0 {

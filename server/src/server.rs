@@ -74,10 +74,12 @@ impl ServerHandle {
         self.tcp_addr
     }
 
+    /// The path of the unix socket the server listens on, if any.
     pub fn unix_socket(&self) -> Option<&str> {
         self.unix_path.as_deref()
     }
 
+    /// The clock the server runs on.
     pub fn clock(&self) -> &Clock {
         &self.clock
     }
