@@ -8,7 +8,18 @@
 //! // ... point any Redis client at `url` ...
 //! drop(server); // stops it
 //! ```
+//!
+//! A test can also read and write the server's data without a client ([`Server::get`],
+//! [`Server::set`], [`Server::command`]…), restart it with its data kept ([`Server::restart`]),
+//! control its time ([`Server::clock`]), and start several independent servers at once
+//! ([`Nodes::start`], five for a Redlock test).
+
+mod direct;
+mod nodes;
+
+pub use direct::Reply;
 pub use embedis_server::{Clock, Config};
+pub use nodes::Nodes;
 
 mod faults;
 pub use faults::{FaultAction, FaultRule, Faults};
@@ -23,6 +34,7 @@ pub struct ServerBuilder {
 }
 
 impl Server {
+    /// A builder with the defaults above; [`ServerBuilder::start`] starts the server.
     pub fn builder() -> ServerBuilder {
         let mut options = embedis_server::ServerOptions {
             ephemeral_port: true,
@@ -48,6 +60,7 @@ impl ServerBuilder {
         self
     }
 
+    /// The number of databases (SELECT 0 … n-1); at least 1.
     pub fn databases(mut self, n: usize) -> Self {
         self.options.config.databases = n.max(1);
         self
@@ -85,14 +98,20 @@ impl ServerBuilder {
 
     /// Starts the server on its own thread; returns once it is accepting connections.
     pub fn start(self) -> io::Result<Server> {
-        let handle = embedis_server::start(self.options)?;
-        Ok(Server { handle })
+        let handle = embedis_server::start(self.options.clone())?;
+        Ok(Server {
+            handle,
+            options: Box::new(self.options),
+        })
     }
 }
 
 /// A running server. Dropping it shuts it down.
 pub struct Server {
     handle: embedis_server::ServerHandle,
+    /// What it was started with, to start it again ([`Server::restart`]); boxed because the
+    /// configuration is large and a `Server` is moved around.
+    options: Box<embedis_server::ServerOptions>,
 }
 
 impl Server {
@@ -116,5 +135,24 @@ impl Server {
     /// Stops the server and waits until it has.
     pub fn shutdown(mut self) {
         self.handle.shutdown();
+    }
+
+    /// Stops the server and starts it again on the same address with its data kept, as a Redis
+    /// process restarted from its RDB file would be: the same keys, values and TTLs (on the same
+    /// clock, so a key whose TTL passed meanwhile is gone) and the same function libraries.
+    /// Everything else starts afresh: clients are disconnected, statistics reset, CONFIG SET
+    /// changes forgotten.
+    ///
+    /// The listening socket is reopened with `SO_REUSEADDR`; if another process took the port in
+    /// between, the error is returned and the server stays stopped, its data lost.
+    pub fn restart(&mut self) -> io::Result<()> {
+        let data = self.handle.stop();
+        let mut options = (*self.options).clone();
+        if let Some(addr) = self.handle.addr() {
+            options.ephemeral_port = false;
+            options.config.port = addr.port();
+        }
+        self.handle = embedis_server::start_with(options, data)?;
+        Ok(())
     }
 }

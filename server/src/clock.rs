@@ -27,18 +27,25 @@ struct Inner {
     listeners: Mutex<Vec<Arc<dyn Fn() + Send + Sync>>>,
 }
 
-/// Virtual time = `virtual_anchor + rate × (real now − real_anchor)`, or `virtual_anchor` when
-/// frozen.
+/// Virtual time = `virtual_anchor + rate × (real now − real_anchor) + offset`, or
+/// `virtual_anchor + offset` when frozen. The offset is kept apart from the anchor so that a skew
+/// can be read back and undone (`set_offset(0)`) whatever happened to the clock meanwhile.
 #[derive(Debug, Clone, Copy)]
 struct Controlled {
     frozen: bool,
     rate: f64,
     real_anchor_us: i64,
     virtual_anchor_us: i64,
+    offset_us: i64,
 }
 
 impl Controlled {
     fn now_us(&self, real_us: i64) -> i64 {
+        self.unskewed_us(real_us) + self.offset_us
+    }
+
+    /// The time without the offset.
+    fn unskewed_us(&self, real_us: i64) -> i64 {
         if self.frozen {
             self.virtual_anchor_us
         } else {
@@ -49,7 +56,7 @@ impl Controlled {
 
     /// Re-anchors at the current instant so that a change of mode or rate starts from here.
     fn reanchor(&mut self, real_us: i64) {
-        self.virtual_anchor_us = self.now_us(real_us);
+        self.virtual_anchor_us = self.unskewed_us(real_us);
         self.real_anchor_us = real_us;
     }
 }
@@ -101,6 +108,7 @@ impl Clock {
             rate: 1.0,
             real_anchor_us: real_now_us(),
             virtual_anchor_us: real_now_us(),
+            offset_us: 0,
         })
     }
 
@@ -111,6 +119,7 @@ impl Clock {
             rate: 1.0,
             real_anchor_us: real_now_us(),
             virtual_anchor_us: to_us(at),
+            offset_us: 0,
         })
     }
 
@@ -146,6 +155,7 @@ impl Clock {
         self.now_us().div_euclid(1000)
     }
 
+    /// The current time as a `SystemTime`.
     pub fn now(&self) -> SystemTime {
         let us = self.now_us();
         if us >= 0 {
@@ -160,11 +170,12 @@ impl Clock {
         self.update(|c, _| c.virtual_anchor_us += by.as_micros() as i64)
     }
 
-    /// Sets a controllable clock to `to` (it keeps running, or stays frozen, from there).
+    /// Sets a controllable clock to `to` (it keeps running, or stays frozen, from there). The
+    /// clock reads `to` afterwards, its offset included: the offset stays as it was.
     pub fn set(&self, to: SystemTime) -> bool {
         self.update(|c, real| {
             c.real_anchor_us = real;
-            c.virtual_anchor_us = to_us(to);
+            c.virtual_anchor_us = to_us(to) - c.offset_us;
         })
     }
 
@@ -190,6 +201,30 @@ impl Clock {
             c.reanchor(real);
             c.rate = rate;
         })
+    }
+
+    /// Skews a controllable clock: from now on it reads `offset_ms` milliseconds ahead of
+    /// (negative: behind) the time it would read without a skew. The offset replaces the previous
+    /// one rather than adding to it, so `set_offset(0)` undoes any skew; advancing, freezing and
+    /// rates apply beneath it. This is how one server of several runs ahead of the others while
+    /// a test moves all their clocks together. Setting it moves the clock at once (backwards
+    /// too), and keys that the new time expires are expired for every client.
+    pub fn set_offset(&self, offset_ms: i64) -> bool {
+        self.update(|c, _| c.offset_us = offset_ms.saturating_mul(1000))
+    }
+
+    /// Shorthand for [`Clock::set_offset`]: `by` ahead of the unskewed time, or behind it.
+    pub fn skew(&self, by: Duration, ahead: bool) -> bool {
+        let ms = i64::try_from(by.as_millis()).unwrap_or(i64::MAX);
+        self.set_offset(if ahead { ms } else { -ms })
+    }
+
+    /// The current offset in milliseconds (see [`Clock::set_offset`]); 0 for the system clock.
+    pub fn offset_ms(&self) -> i64 {
+        match &self.inner.controlled {
+            None => 0,
+            Some(c) => c.lock().offset_us.div_euclid(1000),
+        }
     }
 
     fn update(&self, change: impl FnOnce(&mut Controlled, i64)) -> bool {
@@ -245,6 +280,25 @@ mod tests {
         let frozen = clock.now_ms();
         std::thread::sleep(Duration::from_millis(2));
         assert_eq!(clock.now_ms(), frozen);
+    }
+
+    #[test]
+    fn offset_is_kept_apart_from_advances_and_can_be_undone() {
+        let clock = Clock::frozen_at(UNIX_EPOCH + Duration::from_secs(100));
+        assert!(clock.set_offset(250));
+        assert_eq!(clock.now_ms(), 100_250);
+        clock.advance(Duration::from_millis(1000));
+        assert_eq!(clock.now_ms(), 101_250);
+        assert_eq!(clock.offset_ms(), 250);
+        clock.skew(Duration::from_millis(40), false);
+        assert_eq!(clock.now_ms(), 100_960);
+        clock.set(UNIX_EPOCH + Duration::from_secs(200));
+        assert_eq!(clock.now_ms(), 200_000);
+        clock.set_offset(0);
+        assert_eq!(clock.now_ms(), 200_040);
+        clock.set_rate(2.0);
+        assert_eq!(clock.now_ms(), 200_040, "a change of rate does not jump");
+        assert!(!Clock::system().set_offset(5));
     }
 
     #[test]

@@ -19,6 +19,7 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -113,6 +114,7 @@ impl Engine {
 
     /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
+        self.catch_up_with_clock();
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
@@ -131,7 +133,7 @@ impl Engine {
     }
 
     /// Does what the last command asked for (see [`EngineRequest`]).
-    fn carry_out_requests(&mut self) {
+    pub(crate) fn carry_out_requests(&mut self) {
         for request in std::mem::take(&mut self.server.requests) {
             match request {
                 EngineRequest::Unpause => self.unpause(),
@@ -607,6 +609,18 @@ impl Engine {
         // Commands re-run when a pause ended may have written to keys others wait on.
         if self.ks.ready.has_ready() {
             self.serve_ready_keys();
+        }
+    }
+
+    /// Runs the tick now if a test moved the clock since the last one ([`ServerState::clock_changed`]),
+    /// so that every command after `Clock::advance` returns sees its keys expired and its
+    /// timeouts fired — without waiting for the timer task, which the change also wakes.
+    #[inline]
+    pub fn catch_up_with_clock(&mut self) {
+        if self.server.clock_changed.load(Ordering::Relaxed)
+            && self.server.clock_changed.swap(false, Ordering::AcqRel)
+        {
+            self.cron();
         }
     }
 

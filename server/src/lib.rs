@@ -17,6 +17,7 @@ pub mod commands;
 pub mod config;
 pub mod cstr;
 pub mod ctx;
+pub mod direct;
 pub mod engine;
 pub mod error;
 pub mod expire;
@@ -40,4 +41,5 @@ pub use faults::{FaultAction, FaultRule, Faults};
 
 pub use clock::Clock;
 pub use config::Config;
-pub use server::{run, start, ServerHandle, ServerOptions};
+pub use direct::Dataset;
+pub use server::{run, start, start_with, EngineJob, ServerHandle, ServerOptions};

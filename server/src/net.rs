@@ -442,3 +442,18 @@ pub(crate) async fn write_unless_killed<S: AsyncWrite + Unpin>(
     }
     Ok(Wrote::All { woken })
 }
+
+/// Runs the embedding process's closures against the engine (see
+/// [`crate::server::ServerHandle::with_engine`]), each between two connection turns like a
+/// command, followed by the same hand-over of out-of-turn output a command gets: a closure's
+/// write that released a blocked client must reach that client's connection.
+pub async fn run_engine_jobs(
+    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::server::EngineJob>,
+    shared: Rc<Shared>,
+) {
+    while let Some(job) = jobs.recv().await {
+        let mut engine = shared.engine.borrow_mut();
+        job(&mut engine);
+        shared.after_work(&mut engine);
+    }
+}

@@ -17,7 +17,7 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::RequestDecoder;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,9 +25,10 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{oneshot, Notify};
 
 use crate::client::{ClientHandle, ClientId, Peer};
+use crate::direct::Dataset;
 use crate::engine::{Engine, Outcome, Refusal};
 use crate::server::{
-    finish, new_engine, prepare, wait_for_shutdown, Bound, Prepared, ServerOptions,
+    finish, new_engine, prepare, wait_for_shutdown, EngineJob, Prepared, ServerOptions, Start,
 };
 
 enum ToExecutor {
@@ -48,16 +49,20 @@ enum ToExecutor {
         id: ClientId,
     },
     ClockChanged,
+    /// A closure of the embedding process (see [`crate::server::ServerHandle::with_engine`]).
+    Job(EngineJob),
     Stop,
 }
 
-pub(crate) async fn serve(
-    options: ServerOptions,
-    shutdown: Arc<Notify>,
-    ready: Option<std::sync::mpsc::Sender<io::Result<Bound>>>,
-) -> io::Result<()> {
+pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Dataset> {
+    let Start {
+        data,
+        mut jobs,
+        shutdown,
+        ready,
+    } = start;
     let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared);
+    let mut engine = new_engine(&options, &prepared, data);
     let (listener_tx, mut listener_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
     engine.server.listeners = Some(crate::listeners::ListenerControl::new(listener_tx));
@@ -69,16 +74,28 @@ pub(crate) async fn serve(
         ..
     } = prepared;
     let (tx, rx) = channel::<ToExecutor>();
+    // Set before the message that wakes the executor: a command already queued catches up too.
+    let clock_changed = engine.server.clock_changed.clone();
     let executor_shutdown = shutdown.clone();
     let executor = std::thread::Builder::new()
         .name("embedis-exec".into())
         .spawn(move || executor_loop(engine, rx, executor_shutdown))?;
     let clock_tx = std::sync::Mutex::new(tx.clone());
     options.clock.on_change(Arc::new(move || {
+        clock_changed.store(true, Ordering::Release);
         if let Ok(tx) = clock_tx.lock() {
             let _ = tx.send(ToExecutor::ClockChanged);
         }
     }));
+    // The embedding process's closures join the executor's queue like any request.
+    let job_tx = tx.clone();
+    tokio::spawn(async move {
+        while let Some(job) = jobs.recv().await {
+            if job_tx.send(ToExecutor::Job(job)).is_err() {
+                break;
+            }
+        }
+    });
     log.warning("Server initialized");
     log.notice(&format!(
         "Threaded I/O: {} I/O threads and one executor thread",
@@ -139,9 +156,14 @@ pub(crate) async fn serve(
     }
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
     let _ = tx.send(ToExecutor::Stop);
-    let _ = tokio::task::spawn_blocking(move || executor.join()).await;
+    let engine = tokio::task::spawn_blocking(move || executor.join()).await;
+    let mut engine = match engine {
+        Ok(Ok(engine)) => engine,
+        _ => return Err(io::Error::other("the executor thread panicked")),
+    };
+    let data = Dataset::take(&mut engine);
     finish(&options.config, &log);
-    Ok(())
+    Ok(data)
 }
 
 async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, keepalive: u64) {
@@ -164,12 +186,12 @@ async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, k
     }
 }
 
-fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) {
+/// Runs the engine until told to stop; returns it (its data outlives the server).
+fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) -> Engine {
     let mut queues: HashMap<ClientId, VecDeque<Vec<Bytes>>> = HashMap::new();
     let mut handles: HashMap<ClientId, Arc<ClientHandle>> = HashMap::new();
     let mut unfinished: HashSet<ClientId> = HashSet::new();
     let mut next_tick = Instant::now();
-    let clock_changed = AtomicBool::new(false);
     loop {
         let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
         let mut wake = next_tick;
@@ -185,7 +207,7 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
         match first {
             Ok(m) => messages.push(m),
             Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return,
+            Err(RecvTimeoutError::Disconnected) => return engine,
         }
         while let Ok(m) = rx.try_recv() {
             messages.push(m);
@@ -215,12 +237,19 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
                     handles.remove(&id);
                     engine.disconnect(id);
                 }
-                ToExecutor::ClockChanged => clock_changed.store(true, Ordering::Relaxed),
-                ToExecutor::Stop => return,
+                // The listener set the engine's flag; the message only wakes this loop.
+                ToExecutor::ClockChanged => {}
+                ToExecutor::Job(job) => job(&mut engine),
+                ToExecutor::Stop => return engine,
             }
         }
-        if Instant::now() >= next_tick || clock_changed.swap(false, Ordering::Relaxed) {
+        if Instant::now() >= next_tick {
+            // The tick covers a clock change too.
+            engine.server.clock_changed.store(false, Ordering::Release);
             engine.cron();
+            next_tick = Instant::now() + period;
+        } else if engine.server.clock_changed.load(Ordering::Acquire) {
+            engine.catch_up_with_clock();
             next_tick = Instant::now() + period;
         } else {
             engine.process_timeouts();

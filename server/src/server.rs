@@ -6,6 +6,12 @@
 //! With `io-threads N > 1`, connection I/O runs on N threads and the engine on its own thread
 //! ([`crate::net_threaded`]). Several servers in one process are fully independent (Redlock tests
 //! run five). The [`ServerHandle`] stops its server when asked or when dropped.
+//!
+//! The embedding process reaches the engine through the handle: [`ServerHandle::with_engine`]
+//! sends a closure over a channel to the thread that owns the engine and waits for its result
+//! (the engine is never shared, so this is the only way in). [`ServerHandle::stop`] hands back
+//! the server's data as a [`Dataset`], which [`start_with`] loads into a new server — a restart
+//! with the data kept, as Redis reloads its RDB file.
 
 use std::cell::RefCell;
 use std::io;
@@ -21,6 +27,7 @@ use tokio::sync::Notify;
 
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::direct::Dataset;
 use crate::engine::Engine;
 use crate::faults::Faults;
 use crate::listeners::{bind_tcp, ListenerControl};
@@ -45,6 +52,15 @@ pub struct ServerOptions {
     pub faults: Faults,
 }
 
+/// A closure the embedding process runs on the engine's thread (see
+/// [`ServerHandle::with_engine`]).
+pub type EngineJob = Box<dyn FnOnce(&mut Engine) + Send>;
+
+/// The sending end of a server's job channel.
+pub(crate) type Jobs = tokio::sync::mpsc::UnboundedSender<EngineJob>;
+/// The receiving end, served by the thread that owns the engine.
+pub(crate) type JobQueue = tokio::sync::mpsc::UnboundedReceiver<EngineJob>;
+
 /// A running server.
 pub struct ServerHandle {
     tcp_addr: Option<SocketAddr>,
@@ -52,7 +68,8 @@ pub struct ServerHandle {
     clock: Clock,
     faults: Faults,
     shutdown: Arc<Notify>,
-    thread: Option<JoinHandle<io::Result<()>>>,
+    jobs: Jobs,
+    thread: Option<JoinHandle<io::Result<Dataset>>>,
 }
 
 impl ServerHandle {
@@ -61,10 +78,12 @@ impl ServerHandle {
         self.tcp_addr
     }
 
+    /// The path of the unix socket the server listens on, if any.
     pub fn unix_socket(&self) -> Option<&str> {
         self.unix_path.as_deref()
     }
 
+    /// The clock the server runs on.
     pub fn clock(&self) -> &Clock {
         &self.clock
     }
@@ -76,10 +95,31 @@ impl ServerHandle {
 
     /// Stops the server and waits for its thread to finish.
     pub fn shutdown(&mut self) {
+        self.stop();
+    }
+
+    /// Stops the server, waits for its thread to finish and returns its data (None if it had
+    /// already stopped, or failed). Clients are disconnected. [`start_with`] loads the data into
+    /// a new server.
+    pub fn stop(&mut self) -> Option<Dataset> {
         self.shutdown.notify_one();
-        if let Some(thread) = self.thread.take() {
-            let _ = thread.join();
-        }
+        self.thread.take()?.join().ok()?.ok()
+    }
+
+    /// Runs `job` on the thread that owns the engine, between two commands, and returns its
+    /// result; None if the server has stopped. It waits while a script runs (the engine is
+    /// busy) but not for blocked clients. Calling it from a server's own thread — inside another
+    /// job — would wait forever.
+    pub fn with_engine<R: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut Engine) -> R + Send + 'static,
+    ) -> Option<R> {
+        let (tx, rx) = mpsc::sync_channel(1);
+        let job: EngineJob = Box::new(move |engine| {
+            let _ = tx.send(job(engine));
+        });
+        self.jobs.send(job).ok()?;
+        rx.recv().ok()
     }
 
     /// Waits until the server stops by itself (SHUTDOWN, signal).
@@ -87,7 +127,8 @@ impl ServerHandle {
         match self.thread.take() {
             Some(thread) => thread
                 .join()
-                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked"))),
+                .unwrap_or_else(|_| Err(io::Error::other("server thread panicked")))
+                .map(drop),
             None => Ok(()),
         }
     }
@@ -109,14 +150,29 @@ type Ready = Option<mpsc::Sender<io::Result<Bound>>>;
 
 /// Starts a server on a new thread; returns once it is listening.
 pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
+    start_with(options, None)
+}
+
+/// Starts a server on a new thread with `data` loaded (from [`ServerHandle::stop`]); returns
+/// once it is listening.
+pub fn start_with(options: ServerOptions, data: Option<Dataset>) -> io::Result<ServerHandle> {
     let shutdown = Arc::new(Notify::new());
     let clock = options.clock.clone();
     let faults = options.faults.clone();
     let (ready_tx, ready_rx) = mpsc::channel();
+    let (jobs, job_queue) = tokio::sync::mpsc::unbounded_channel();
     let thread_shutdown = shutdown.clone();
     let thread = std::thread::Builder::new()
         .name("embedis".into())
-        .spawn(move || serve(options, thread_shutdown, Some(ready_tx)))?;
+        .spawn(move || {
+            let start = Start {
+                data,
+                jobs: job_queue,
+                shutdown: thread_shutdown,
+                ready: Some(ready_tx),
+            };
+            serve(options, start)
+        })?;
     match ready_rx.recv() {
         Ok(Ok(bound)) => Ok(ServerHandle {
             tcp_addr: bound.tcp_addr,
@@ -124,6 +180,7 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
             clock,
             faults,
             shutdown,
+            jobs,
             thread: Some(thread),
         }),
         Ok(Err(e)) => {
@@ -136,6 +193,16 @@ pub fn start(options: ServerOptions) -> io::Result<ServerHandle> {
             .err()
             .unwrap_or_else(|| io::Error::other("server stopped before listening"))),
     }
+}
+
+/// What a server starts from besides its options.
+pub(crate) struct Start {
+    /// Data to load (a restart).
+    pub data: Option<Dataset>,
+    /// The embedding process's closures (see [`ServerHandle::with_engine`]).
+    pub jobs: JobQueue,
+    pub shutdown: Arc<Notify>,
+    pub ready: Ready,
 }
 
 /// Runs a server on the calling thread until it is shut down. `on_ready` is called with the
@@ -151,9 +218,17 @@ pub fn run(
             on_ready(bound.tcp_addr);
         }
     });
-    let result = serve(options, shutdown, Some(ready_tx));
+    // Nobody sends jobs to the binary's server: the channel closes at once.
+    let (_, jobs) = tokio::sync::mpsc::unbounded_channel();
+    let start = Start {
+        data: None,
+        jobs,
+        shutdown,
+        ready: Some(ready_tx),
+    };
+    let result = serve(options, start);
     let _ = waiter.join();
-    result
+    result.map(drop)
 }
 
 fn report(ready: &Ready, e: io::Error) -> io::Error {
@@ -163,7 +238,7 @@ fn report(ready: &Ready, e: io::Error) -> io::Error {
     e
 }
 
-fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Result<()> {
+fn serve(options: ServerOptions, start: Start) -> io::Result<Dataset> {
     let threaded = options.config.io_threads > 1;
     let runtime = if threaded {
         tokio::runtime::Builder::new_multi_thread()
@@ -176,12 +251,12 @@ fn serve(options: ServerOptions, shutdown: Arc<Notify>, ready: Ready) -> io::Res
             .enable_all()
             .build()
     };
-    let runtime = runtime.map_err(|e| report(&ready, e))?;
+    let runtime = runtime.map_err(|e| report(&start.ready, e))?;
     if threaded {
-        runtime.block_on(crate::net_threaded::serve(options, shutdown, ready))
+        runtime.block_on(crate::net_threaded::serve(options, start))
     } else {
         let local = tokio::task::LocalSet::new();
-        local.block_on(&runtime, serve_single_thread(options, shutdown, ready))
+        local.block_on(&runtime, serve_single_thread(options, start))
     }
 }
 
@@ -289,8 +364,12 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     })
 }
 
-/// Creates the engine for a prepared server.
-pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine {
+/// Creates the engine for a prepared server, with `data` loaded.
+pub(crate) fn new_engine(
+    options: &ServerOptions,
+    prepared: &Prepared,
+    data: Option<Dataset>,
+) -> Engine {
     let mut engine = Engine::new(
         options.config.clone(),
         options.clock.clone(),
@@ -302,6 +381,9 @@ pub(crate) fn new_engine(options: &ServerOptions, prepared: &Prepared) -> Engine
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = prepared.config_file.clone();
+    if let Some(data) = data {
+        data.restore(&mut engine);
+    }
     engine
 }
 
@@ -319,13 +401,15 @@ pub(crate) fn finish(config: &Config, log: &Logger) {
     log.warning("embedis is now ready to exit, bye bye...");
 }
 
-async fn serve_single_thread(
-    options: ServerOptions,
-    shutdown: Arc<Notify>,
-    ready: Ready,
-) -> io::Result<()> {
+async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result<Dataset> {
+    let Start {
+        data,
+        jobs,
+        shutdown,
+        ready,
+    } = start;
     let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared);
+    let mut engine = new_engine(&options, &prepared, data);
     let Prepared {
         log,
         tcp,
@@ -336,15 +420,16 @@ async fn serve_single_thread(
     let (listener_tx, listener_rx) = tokio::sync::mpsc::unbounded_channel();
     engine.server.listeners = Some(ListenerControl::new(listener_tx));
     let config = options.config.clone();
+    let clock_changed = engine.server.clock_changed.clone();
     let shared = Rc::new(Shared {
         engine: RefCell::new(engine),
         timer: Arc::new(Notify::new()),
         shutdown: shutdown.clone(),
     });
 
-    // A change of a controllable clock runs expiry and timeouts at once.
+    // A change of a controllable clock runs expiry and timeouts at once: before the next
+    // command, or by the timer if no command comes.
     let timer = shared.timer.clone();
-    let clock_changed = Arc::new(AtomicBool::new(false));
     let flag = clock_changed.clone();
     options.clock.on_change(Arc::new(move || {
         flag.store(true, Ordering::Release);
@@ -370,13 +455,16 @@ async fn serve_single_thread(
         ));
     }
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
+    tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
     }
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
+    // Nothing else runs on this thread now: the engine is free to give its data up.
+    let data = Dataset::take(&mut shared.engine.borrow_mut());
     finish(&config, &log);
-    Ok(())
+    Ok(data)
 }
 
 pub(crate) async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger) {
@@ -422,8 +510,13 @@ async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
             _ = shared.timer.notified() => {}
         }
         let mut engine = shared.engine.borrow_mut();
-        if tokio::time::Instant::now() >= next_tick || clock_changed.swap(false, Ordering::AcqRel) {
+        if tokio::time::Instant::now() >= next_tick {
+            // The tick covers a clock change too.
+            clock_changed.store(false, Ordering::Release);
             engine.cron();
+            next_tick = tokio::time::Instant::now() + period;
+        } else if clock_changed.load(Ordering::Acquire) {
+            engine.catch_up_with_clock();
             next_tick = tokio::time::Instant::now() + period;
         } else {
             engine.process_timeouts();

@@ -102,6 +102,9 @@ pub enum ShutdownRequest {
 pub struct ServerState {
     pub config: Config,
     pub clock: Clock,
+    /// Set by the clock's change listener (a test moved time); the engine runs its tick before
+    /// the next command (see [`crate::engine::Engine::catch_up_with_clock`]).
+    pub clock_changed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub log: Logger,
     pub started: Instant,
     pub started_ms: i64,
@@ -179,6 +182,7 @@ impl ServerState {
             stats: Stats::default(),
             command_stats: vec![CommandStats::default(); crate::command::registry().commands.len()],
             error_stats: BTreeMap::new(),
+            clock_changed: Default::default(),
             pause: None,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
