@@ -16,6 +16,7 @@ use mlua::{Lua, MultiValue, Table, Value};
 
 use crate::convert::{error_table, lua_to_arg, resp_to_lua};
 use crate::errors::Raise;
+use crate::sandbox::unlimited;
 
 /// Log levels of `redis.log`, as Redis numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,7 +89,7 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
         "pcall",
         lua.create_function(|lua, args: MultiValue| match raw_call(lua, args)? {
             Ok(value) => Ok(value),
-            Err(line) => Ok(Value::Table(error_table(lua, &line)?)),
+            Err(line) => Ok(Value::Table(unlimited(lua, || error_table(lua, &line))?)),
         })?,
     )?;
 
@@ -272,7 +273,9 @@ fn raw_call(lua: &Lua, args: MultiValue) -> mlua::Result<Result<Value, Vec<u8>>>
         embedis_protocol::Value::Error(line) | embedis_protocol::Value::BlobError(line) => {
             Ok(Err(line.to_vec()))
         }
-        other => Ok(Ok(resp_to_lua(lua, other, version == Version::Resp3)?)),
+        other => Ok(Ok(unlimited(lua, || {
+            resp_to_lua(lua, other, version == Version::Resp3)
+        })?)),
     }
 }
 

@@ -263,7 +263,7 @@ impl ScriptVm {
             self.backing.raw_set("KEYS", self.string_array(keys)?)?;
             self.backing.raw_set("ARGV", self.string_array(argv)?)
         };
-        setup().map_err(|e| format!("ERR {e}").into_bytes())?;
+        unlimited(&self.lua, setup).map_err(|e| format!("ERR {e}").into_bytes())?;
         // SAFETY (lifetime): the pointer is removed from the app data before this function
         // returns, and only dereferenced by callbacks running inside the call below.
         let host: *mut (dyn Host + '_) = host;
@@ -291,7 +291,9 @@ impl ScriptVm {
                 let ok = matches!(values.next(), Some(Value::Boolean(true)));
                 let value = values.next().unwrap_or(Value::Nil);
                 if ok {
-                    crate::convert::write_lua_reply(out, &value, script_resp3);
+                    unlimited(&self.lua, || {
+                        crate::convert::write_lua_reply(out, &value, script_resp3)
+                    });
                     Ok(())
                 } else {
                     let line = failure_line(&self.lua, value, name);
@@ -312,6 +314,30 @@ impl ScriptVm {
         }
         Ok(t)
     }
+}
+
+/// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
+///
+/// While a limit is set, mlua cannot assume an allocation succeeds, so it runs every API call
+/// that may allocate (each string, table, table write — even a `raw_get` by a string key) inside
+/// a `lua_pcall` of two freshly allocated C closures. Building KEYS and ARGV and converting
+/// `redis.call`'s arguments and replies that way was about a third of an EVALSHA's CPU. What
+/// Rust builds here is bounded by a request or a reply the server already holds; the limit keeps
+/// applying to everything the script's own code allocates. (mlua lifts the limit the same way
+/// for its own closures.) Nested calls are fine: the inner one finds no limit to lift.
+pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    /// Puts the limit back even if `f` unwinds (a panic in a callback).
+    struct Restore<'a>(&'a Lua, usize);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            if self.1 > 0 {
+                let _ = self.0.set_memory_limit(self.1);
+            }
+        }
+    }
+    let limit = lua.set_memory_limit(0).unwrap_or(0);
+    let _restore = Restore(lua, limit);
+    f()
 }
 
 /// The count hook: asks the host whether the script may go on. Once it may not, the error is
@@ -516,4 +542,77 @@ fn chunk_id(source: &[u8]) -> String {
         text.push_str("...");
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::HostLog;
+    use bytes::BytesMut;
+
+    /// Answers every command with a bulk of `reply_len` bytes.
+    struct BulkHost {
+        reply_len: usize,
+    }
+
+    impl Host for BulkHost {
+        fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+            let mut w = Writer::new(out, Version::Resp2);
+            w.bulk(&vec![b'x'; self.reply_len]);
+        }
+        fn log(&mut self, _level: HostLog, _message: &[u8]) {}
+        fn interrupt(&mut self) -> Interrupt {
+            Interrupt::Continue
+        }
+        fn command_exists(&mut self, _name: &[u8]) -> bool {
+            true
+        }
+    }
+
+    fn eval(vm: &mut ScriptVm, host: &mut BulkHost, code: &str, keys: &[Bytes]) -> String {
+        let sha = vm.load_script(&Bytes::from(code.to_string())).unwrap();
+        let function = vm.script(&sha).unwrap().function.clone();
+        let mut buf = BytesMut::new();
+        let mut out = Writer::new(&mut buf, Version::Resp2);
+        match vm.run(host, &function, &sha, keys, &[], &mut out) {
+            Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+            Err(line) => format!("-{}", String::from_utf8_lossy(&line)),
+        }
+    }
+
+    /// KEYS, ARGV and `redis.call` replies are built with the limit lifted (see `unlimited`);
+    /// the script's own allocations must still meet it, run after run.
+    #[test]
+    fn memory_limit_still_applies_to_the_scripts_own_allocations() {
+        let mut vm = ScriptVm::new(16 << 20).unwrap();
+        let mut host = BulkHost { reply_len: 1 << 20 };
+        let hog = "local t = {} for i = 1, 1e7 do t[i] = 'v' .. i end return #t";
+        let big_key = Bytes::from(vec![b'k'; 1 << 20]);
+        for _ in 0..3 {
+            let failed = eval(&mut vm, &mut host, hog, &[]);
+            assert!(failed.starts_with("-ERR not enough memory"), "got {failed}");
+            // Lifting the limit for Rust-built values leaves it in force afterwards.
+            assert_eq!(
+                eval(
+                    &mut vm,
+                    &mut host,
+                    "return #KEYS[1] + #redis.call('get', 'x')",
+                    std::slice::from_ref(&big_key)
+                ),
+                ":2097152\r\n"
+            );
+            let limit = vm.lua().set_memory_limit(16 << 20).unwrap();
+            assert_eq!(limit, 16 << 20);
+        }
+        // A pcall in the script sees the failure as Lua's own error.
+        assert_eq!(
+            eval(
+                &mut vm,
+                &mut host,
+                "local ok, e = pcall(function() local s = string.rep('x', 64 * 1024 * 1024) end) return tostring(e)",
+                &[]
+            ),
+            "$17\r\nnot enough memory\r\n"
+        );
+    }
 }
