@@ -17,7 +17,7 @@ const COMPARE_AND_DELETE: &str =
 struct CannedHost;
 
 impl Host for CannedHost {
-    fn call(&mut self, args: Vec<Bytes>, _: Version, out: &mut BytesMut) {
+    fn call(&mut self, args: &[Bytes], _: Version, out: &mut BytesMut) {
         let reply: &[u8] = match args[0].to_ascii_lowercase().as_slice() {
             b"exists" | b"hexists" => b":0\r\n",
             b"hincrby" | b"pexpire" => b":1\r\n",

@@ -41,7 +41,7 @@ pub trait Host {
     /// Runs `args` as a command of the script and appends its reply to `out`, in protocol
     /// `version` (the script's `redis.setresp`). Refusals (unknown command, wrong arity, a
     /// command not allowed from scripts, a write in a read-only script…) are error replies too.
-    fn call(&mut self, args: Vec<Bytes>, version: Version, out: &mut BytesMut);
+    fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut);
     /// `redis.log`: writes `message` to the server log at `level`.
     fn log(&mut self, level: HostLog, message: &[u8]);
     /// Called every few thousand Lua instructions: time limits, SCRIPT KILL.
@@ -255,6 +255,8 @@ const HOW_PANIC: i64 = 16;
 std::thread_local! {
     /// The reply buffer `redis.call` lends to the host, kept between calls.
     static REPLY: std::cell::Cell<BytesMut> = std::cell::Cell::new(BytesMut::new());
+    /// The argument list `redis.call` hands the host, kept between calls.
+    static ARGS: std::cell::Cell<Vec<Bytes>> = const { std::cell::Cell::new(Vec::new()) };
     /// A panic caught in `call_command`, on its way to `finish_call`.
     static PANIC: std::cell::Cell<Option<Box<dyn std::any::Any + Send>>> =
         const { std::cell::Cell::new(None) };
@@ -315,15 +317,13 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
             pcall,
         ));
     }
-    // One buffer for all the arguments; numbers are written as Redis writes them (`%.17g`).
-    let mut text = Vec::new();
-    let mut ends = Vec::with_capacity(argc as usize);
+    // One buffer for all the arguments, sized first; numbers are written as Redis writes them
+    // (`%.17g`, at most 24 bytes).
+    let mut size = 0;
     for i in 1..=argc {
-        match ffi::lua_type(state, i) {
-            ffi::LUA_TSTRING => text.extend_from_slice(lua_bytes(state, i)),
-            ffi::LUA_TNUMBER => {
-                embedis_protocol::float::push_g17(&mut text, ffi::lua_tonumber(state, i))
-            }
+        size += match ffi::lua_type(state, i) {
+            ffi::LUA_TSTRING => lua_bytes(state, i).len(),
+            ffi::LUA_TNUMBER => 24,
             _ => {
                 return Some(push_line(
                     lua,
@@ -332,8 +332,7 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
                     pcall,
                 ))
             }
-        }
-        ends.push(text.len());
+        };
     }
     let Some(mut run) = lua.app_data_mut::<RunState>() else {
         return Some(push_line(
@@ -343,24 +342,28 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
             HOW_ALWAYS_RAISE,
         ));
     };
-    let text = Bytes::from(text);
-    let mut start = 0;
-    let args: Vec<Bytes> = ends
-        .iter()
-        .map(|&end| {
-            let arg = text.slice(start..end);
-            start = end;
-            arg
-        })
-        .collect();
-    drop(text);
+    let mut text = BytesMut::with_capacity(size);
+    let mut args = ARGS.with(|a| a.take());
+    args.clear();
+    for i in 1..=argc {
+        if ffi::lua_type(state, i) == ffi::LUA_TSTRING {
+            text.extend_from_slice(lua_bytes(state, i));
+        } else {
+            let mut digits = Vec::with_capacity(24);
+            embedis_protocol::float::push_g17(&mut digits, ffi::lua_tonumber(state, i));
+            text.extend_from_slice(&digits);
+        }
+        args.push(text.split().freeze());
+    }
     let version = run.resp;
     let mut reply = REPLY.with(|r| r.take());
     reply.clear();
     // SAFETY: see `with_host`.
     let host = &mut *run.host;
-    host.call(args, version, &mut reply);
+    host.call(&args, version, &mut reply);
     drop(run);
+    args.clear();
+    ARGS.with(|a| a.set(args));
     let how = crate::sandbox::unlimited(lua, || {
         if version == Version::Resp2 && push_simple_reply(state, &reply) {
             None
@@ -585,7 +588,7 @@ mod tests {
     }
 
     impl Host for CannedHost {
-        fn call(&mut self, args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+        fn call(&mut self, args: &[Bytes], _version: Version, out: &mut BytesMut) {
             self.args = args.iter().map(|a| a.to_vec()).collect();
             out.extend_from_slice(&self.reply);
         }

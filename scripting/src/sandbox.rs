@@ -19,7 +19,10 @@
 
 use bytes::Bytes;
 use embedis_protocol::{Version, Writer};
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{
+    ffi, Function, HookTriggers, IntoLua, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
+    VmState,
+};
 use std::collections::HashMap;
 
 use crate::bridge::{Host, Interrupt, RunState};
@@ -130,7 +133,6 @@ pub struct ScriptVm {
     lua: Lua,
     /// The real globals table (scripts see its read-only proxy).
     backing: Table,
-    xpcall: Function,
     handler: Function,
     scripts: HashMap<String, Script>,
 }
@@ -162,7 +164,6 @@ impl ScriptVm {
                 backing.raw_set(name, Value::Nil)?;
             }
         }
-        let xpcall: Function = backing.get("xpcall")?;
         let to_error_value = lua.create_function(|lua, err: Value| match err {
             Value::Error(e) => lua_error_value(lua, &e),
             other => Ok(other),
@@ -184,7 +185,6 @@ impl ScriptVm {
         Ok(ScriptVm {
             lua,
             backing,
-            xpcall,
             handler,
             scripts: HashMap::new(),
         })
@@ -259,11 +259,8 @@ impl ScriptVm {
         argv: &[Bytes],
         out: &mut Writer<'_>,
     ) -> Result<(), Vec<u8>> {
-        let setup = || -> mlua::Result<()> {
-            self.backing.raw_set("KEYS", self.string_array(keys)?)?;
-            self.backing.raw_set("ARGV", self.string_array(argv)?)
-        };
-        unlimited(&self.lua, setup).map_err(|e| format!("ERR {e}").into_bytes())?;
+        unlimited(&self.lua, || self.set_keys_and_argv(keys, argv))
+            .map_err(|e| format!("ERR {e}").into_bytes())?;
         // SAFETY (lifetime): the pointer is removed from the app data before this function
         // returns, and only dereferenced by callbacks running inside the call below.
         let host: *mut (dyn Host + '_) = host;
@@ -273,9 +270,7 @@ impl ScriptVm {
             resp: Version::Resp2,
             killed: false,
         });
-        let result = self
-            .xpcall
-            .call::<MultiValue>((function.clone(), self.handler.clone()));
+        let result = self.call_under_handler(function);
         let state = self.lua.remove_app_data::<RunState>();
         if state.as_ref().is_some_and(|s| s.killed) {
             // The hook had switched to every instruction to stop the script.
@@ -286,10 +281,7 @@ impl ScriptVm {
         }
         let script_resp3 = state.is_some_and(|s| s.resp == Version::Resp3);
         match result {
-            Ok(values) => {
-                let mut values = values.into_iter();
-                let ok = matches!(values.next(), Some(Value::Boolean(true)));
-                let value = values.next().unwrap_or(Value::Nil);
+            Ok((ok, value)) => {
                 if ok {
                     unlimited(&self.lua, || {
                         crate::convert::write_lua_reply(out, &value, script_resp3)
@@ -307,12 +299,49 @@ impl ScriptVm {
         }
     }
 
-    fn string_array(&self, items: &[Bytes]) -> mlua::Result<Table> {
-        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
-        for (i, item) in items.iter().enumerate() {
-            t.raw_set(i + 1, self.lua.create_string(item)?)?;
-        }
-        Ok(t)
+    /// Runs `function` as Lua's `xpcall(function, handler)` would — `xpcall` is a `lua_pcall`
+    /// with the handler as its message handler — and returns its status and first result (or
+    /// what the handler made of the error). Done directly, it saves a second protected call, the
+    /// Lua function call to `xpcall` and mlua's handling of the outer call's results.
+    fn call_under_handler(&self, function: &Function) -> mlua::Result<(bool, Value)> {
+        self.lua.exec_raw_lua(|raw| unsafe {
+            let state = raw.state();
+            if ffi::lua_checkstack(state, 3) == 0 {
+                return Err(mlua::Error::StackError);
+            }
+            let top = ffi::lua_gettop(state);
+            (&self.handler).push_into_stack(raw)?;
+            function.push_into_stack(raw)?;
+            let status = ffi::lua_pcall(state, 0, 1, top + 1);
+            let value = raw.pop_value();
+            ffi::lua_settop(state, top);
+            Ok((status == 0, value))
+        })
+    }
+
+    /// Fresh KEYS and ARGV tables in the real globals, built on the Lua stack directly (mlua's
+    /// table and string handles cost a registry reference each). Call with the memory limit
+    /// lifted ([`unlimited`]): an allocation failure here would be a Lua error outside any
+    /// protected call.
+    fn set_keys_and_argv(&self, keys: &[Bytes], argv: &[Bytes]) -> mlua::Result<()> {
+        self.lua.exec_raw_lua(|raw| unsafe {
+            let state = raw.state();
+            if ffi::lua_checkstack(state, 4) == 0 {
+                return Err(mlua::Error::StackError);
+            }
+            (&self.backing).push_into_stack(raw)?;
+            for (name, items) in [(c"KEYS", keys), (c"ARGV", argv)] {
+                ffi::lua_pushstring(state, name.as_ptr());
+                ffi::lua_createtable(state, items.len().try_into().unwrap_or(0), 0);
+                for (i, item) in items.iter().enumerate() {
+                    ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+                    ffi::lua_rawseti(state, -2, i as ffi::lua_Integer + 1);
+                }
+                ffi::lua_rawset(state, -3);
+            }
+            ffi::lua_pop(state, 1);
+            Ok(())
+        })
     }
 }
 
@@ -556,7 +585,7 @@ mod tests {
     }
 
     impl Host for BulkHost {
-        fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+        fn call(&mut self, _args: &[Bytes], _version: Version, out: &mut BytesMut) {
             let mut w = Writer::new(out, Version::Resp2);
             w.bulk(&vec![b'x'; self.reply_len]);
         }

@@ -89,8 +89,8 @@ const WRITE_IN_READ_ONLY: &[u8] =
     b"-ERR Write commands are not allowed from read-only scripts.\r\n";
 
 impl Host for ScriptHost<'_> {
-    fn call(&mut self, args: Vec<Bytes>, version: Version, out: &mut BytesMut) {
-        let Ok(command) = registry().lookup(&args) else {
+    fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut) {
+        let Ok(command) = registry().lookup(args) else {
             return self.refuse(out, UNKNOWN_COMMAND);
         };
         if !command.arity_ok(args.len()) {
@@ -111,7 +111,7 @@ impl Host for ScriptHost<'_> {
             &mut self.parts,
             self.client,
             command,
-            &args,
+            args,
             out,
             version,
             self.now_us,
@@ -174,8 +174,12 @@ pub fn run_script(
         run(&mut host, &mut Writer::new(&mut reply, version))
     };
     ctx.client.db = caller_db;
-    let own_output = ctx.client.pending.split_off(own_output_mark);
-    ctx.out.raw(&own_output);
+    // Usually there is none; splitting an unchanged buffer would still make it shared (an
+    // allocation) and cut its capacity to its length.
+    if ctx.client.pending.len() > own_output_mark {
+        let own_output = ctx.client.pending.split_off(own_output_mark);
+        ctx.out.raw(&own_output);
+    }
     match outcome {
         Ok(()) => {
             ctx.out.raw(&reply);
