@@ -159,34 +159,41 @@ pub fn run_script(
     let caller_db = ctx.client.db;
     let now_us = ctx.now_us;
     let version = ctx.out.version();
-    let mut reply = BytesMut::new();
     let own_output_mark = ctx.client.pending.len();
+    let threshold = ctx.server.config.busy_reply_threshold;
+    // The reply goes straight into the caller's buffer after what it holds (no buffer of its
+    // own to allocate and copy); it moves behind the script's own output below, and goes on
+    // failure.
+    let out = ctx.out.buffer();
+    let reply_mark = out.len();
     let outcome = {
-        let (parts, client) = Parts::of(ctx);
-        let threshold = parts.server.config.busy_reply_threshold;
         let mut host = ScriptHost {
-            parts,
-            client,
+            parts: Parts {
+                ks: &mut *ctx.ks,
+                server: &mut *ctx.server,
+                clients: &mut *ctx.clients,
+            },
+            client: &mut *ctx.client,
             now_us,
             permissions,
             busy: BusyWatch::new(kind, name, threshold),
         };
-        run(&mut host, &mut Writer::new(&mut reply, version))
+        run(&mut host, &mut Writer::new(out, version))
     };
     ctx.client.db = caller_db;
+    let out = ctx.out.buffer();
+    if outcome.is_err() {
+        out.truncate(reply_mark);
+    }
     // Usually there is none; splitting an unchanged buffer would still make it shared (an
     // allocation) and cut its capacity to its length.
     if ctx.client.pending.len() > own_output_mark {
         let own_output = ctx.client.pending.split_off(own_output_mark);
-        ctx.out.raw(&own_output);
+        let reply = out.split_off(reply_mark);
+        out.extend_from_slice(&own_output);
+        out.extend_from_slice(&reply);
     }
-    match outcome {
-        Ok(()) => {
-            ctx.out.raw(&reply);
-            Ok(())
-        }
-        Err(line) => Err(Error::bytes(line)),
-    }
+    outcome.map_err(Error::bytes)
 }
 
 impl ScriptHost<'_> {
