@@ -252,6 +252,11 @@ const HOW_ALWAYS_RAISE: i64 = 8;
 /// to the Rust caller of the script as it does for any callback's panic.
 const HOW_PANIC: i64 = 16;
 
+/// The largest reply buffer and argument list kept between calls: a script that once read a
+/// big value should not hold its size for good.
+const KEEP_REPLY_BYTES: usize = 64 * 1024;
+const KEEP_ARGS: usize = 1024;
+
 std::thread_local! {
     /// The reply buffer `redis.call` lends to the host, kept between calls.
     static REPLY: std::cell::Cell<BytesMut> = std::cell::Cell::new(BytesMut::new());
@@ -363,7 +368,10 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
     host.call(&args, version, &mut reply);
     drop(run);
     args.clear();
-    ARGS.with(|a| a.set(args));
+    // Kept for the next call unless a huge command made it huge.
+    if args.capacity() <= KEEP_ARGS {
+        ARGS.with(|a| a.set(args));
+    }
     let how = crate::sandbox::unlimited(lua, || {
         if version == Version::Resp2 && push_simple_reply(state, &reply) {
             None
@@ -379,7 +387,9 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
             )
         }
     });
-    REPLY.with(|r| r.set(reply));
+    if reply.capacity() <= KEEP_REPLY_BYTES {
+        REPLY.with(|r| r.set(reply));
+    }
     how
 }
 
