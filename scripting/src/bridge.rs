@@ -12,10 +12,12 @@
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::value::decode_value;
 use embedis_protocol::Version;
-use mlua::{Lua, MultiValue, Table, Value};
+use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
+use std::os::raw::c_int;
 
-use crate::convert::{error_table, lua_to_arg, resp_to_lua};
+use crate::convert::{error_table, resp_to_lua};
 use crate::errors::Raise;
+use crate::sandbox::unlimited;
 
 /// Log levels of `redis.log`, as Redis numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +41,7 @@ pub trait Host {
     /// Runs `args` as a command of the script and appends its reply to `out`, in protocol
     /// `version` (the script's `redis.setresp`). Refusals (unknown command, wrong arity, a
     /// command not allowed from scripts, a write in a read-only script…) are error replies too.
-    fn call(&mut self, args: Vec<Bytes>, version: Version, out: &mut BytesMut);
+    fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut);
     /// `redis.log`: writes `message` to the server log at `level`.
     fn log(&mut self, level: HostLog, message: &[u8]);
     /// Called every few thousand Lua instructions: time limits, SCRIPT KILL.
@@ -76,21 +78,12 @@ fn with_host<R>(lua: &Lua, f: impl FnOnce(&mut dyn Host, &mut Version) -> R) -> 
 pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     let redis = lua.create_table()?;
     // redis.call raises a failed command's error (as the table `{err = …}` once the message
-    // handler sees it); redis.pcall returns it.
-    redis.raw_set(
-        "call",
-        lua.create_function(|lua, args: MultiValue| match raw_call(lua, args)? {
-            Ok(value) => Ok(value),
-            Err(line) => Err(Raise::line(line)),
-        })?,
-    )?;
-    redis.raw_set(
-        "pcall",
-        lua.create_function(|lua, args: MultiValue| match raw_call(lua, args)? {
-            Ok(value) => Ok(value),
-            Err(line) => Ok(Value::Table(error_table(lua, &line)?)),
-        })?,
-    )?;
+    // handler sees it); redis.pcall returns it. Both are C functions: see `call_entry`.
+    let finish = lua.create_function(|lua, (text, how): (mlua::LuaString, i64)| {
+        finish_call(lua, &text.as_bytes(), how)
+    })?;
+    redis.raw_set("call", command_function(lua, &finish, redis_call)?)?;
+    redis.raw_set("pcall", command_function(lua, &finish, redis_pcall)?)?;
 
     redis.raw_set(
         "error_reply",
@@ -237,42 +230,307 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     Ok(redis)
 }
 
-/// `redis.call` / `redis.pcall`: the reply as a Lua value, or the error line of a failure.
-fn raw_call(lua: &Lua, args: MultiValue) -> mlua::Result<Result<Value, Vec<u8>>> {
-    let fail =
-        |_: &Lua, line: &[u8]| -> mlua::Result<Result<Value, Vec<u8>>> { Ok(Err(line.to_vec())) };
-    if args.is_empty() {
-        return fail(
-            lua,
-            b"ERR Please specify at least one argument for this redis lib call",
-        );
-    }
-    let mut argv = Vec::with_capacity(args.len());
-    for arg in args.iter() {
-        match lua_to_arg(arg) {
-            Some(bytes) => argv.push(bytes),
-            None => {
-                return fail(
-                    lua,
-                    b"ERR Lua redis lib command arguments must be strings or integers",
-                )
+// `redis.call` and `redis.pcall` are plain Lua C functions rather than mlua callbacks. An mlua
+// callback turns every argument into a registry-backed `Value`, collects them in a `MultiValue`,
+// and wraps the call in a panic guard and a stack guard; for the two or three short strings of a
+// typical `redis.call` that was most of its cost. Here the arguments are read straight off the
+// Lua stack into one buffer, and the replies scripts mostly get — integers, bulks, nulls,
+// statuses and flat arrays of those, in RESP2 — are pushed straight onto it. Everything else
+// (errors, RESP3, nested replies, the refusals) goes to `finish_call`, an ordinary mlua
+// callback run by `lua_call`, so those cases keep their exact former behaviour: the same
+// conversions, and errors raised as the same mlua error object.
+
+/// `how` bits for [`finish_call`].
+const HOW_PCALL: i64 = 1;
+/// The text is an error line, not a RESP reply.
+const HOW_LINE: i64 = 2;
+/// The script runs in RESP3 (`redis.setresp(3)`).
+const HOW_RESP3: i64 = 4;
+/// Raise the error even from `redis.pcall` (no script is running).
+const HOW_ALWAYS_RAISE: i64 = 8;
+/// A Rust panic happened: re-raise it from inside an mlua callback, where mlua carries it out
+/// to the Rust caller of the script as it does for any callback's panic.
+const HOW_PANIC: i64 = 16;
+
+/// The largest reply buffer and argument list kept between calls: a script that once read a
+/// big value should not hold its size for good.
+const KEEP_REPLY_BYTES: usize = 64 * 1024;
+const KEEP_ARGS: usize = 1024;
+
+std::thread_local! {
+    /// The reply buffer `redis.call` lends to the host, kept between calls.
+    static REPLY: std::cell::Cell<BytesMut> = std::cell::Cell::new(BytesMut::new());
+    /// The argument list `redis.call` hands the host, kept between calls.
+    static ARGS: std::cell::Cell<Vec<Bytes>> = const { std::cell::Cell::new(Vec::new()) };
+    /// A panic caught in `call_command`, on its way to `finish_call`.
+    static PANIC: std::cell::Cell<Option<Box<dyn std::any::Any + Send>>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// `redis.call` or `redis.pcall` as a C closure whose upvalue is `finish`.
+fn command_function(lua: &Lua, finish: &Function, f: ffi::lua_CFunction) -> mlua::Result<Function> {
+    // SAFETY: `finish` is on the stack as the one argument; the closure replaces it.
+    unsafe { lua.exec_raw::<Function>(finish, |state| ffi::lua_pushcclosure(state, f, 1)) }
+}
+
+unsafe extern "C-unwind" fn redis_call(state: *mut ffi::lua_State) -> c_int {
+    call_entry(state, 0)
+}
+
+unsafe extern "C-unwind" fn redis_pcall(state: *mut ffi::lua_State) -> c_int {
+    call_entry(state, HOW_PCALL)
+}
+
+/// Runs the command and returns its reply, or hands over to `finish` (upvalue 1), which may raise
+/// a Lua error — a longjmp over this frame. So every Rust value with a destructor lives in
+/// `call_command` and is gone before `finish` is called.
+unsafe fn call_entry(state: *mut ffi::lua_State, pcall: i64) -> c_int {
+    let how =
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| call_command(state, pcall)))
+        {
+            Ok(None) => return 1,
+            Ok(Some(how)) => how,
+            Err(payload) => {
+                PANIC.with(|p| p.set(Some(payload)));
+                ffi::lua_pushlstring(state, c"".as_ptr(), 0);
+                HOW_PANIC
             }
+        };
+    // Stack: the arguments, then the text for `finish`.
+    ffi::lua_pushvalue(state, ffi::lua_upvalueindex(1));
+    ffi::lua_insert(state, -2);
+    ffi::lua_pushinteger(state, how as ffi::lua_Integer);
+    ffi::lua_call(state, 2, 1);
+    1
+}
+
+/// The work of `redis.call`: None when the reply is on the stack, else the `how` for
+/// `finish_call` with its text pushed.
+unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
+    let lua = Lua::get_or_init_from_ptr(state);
+    // Room for the text, `finish` and `how` (arguments are read in place); nothing is pushed if
+    // the stack cannot grow, so an error message can still be.
+    if ffi::lua_checkstack(state, 4) == 0 {
+        return Some(push_line(lua, state, b"ERR Lua stack overflow", pcall));
+    }
+    let argc = ffi::lua_gettop(state);
+    if argc == 0 {
+        return Some(push_line(
+            lua,
+            state,
+            b"ERR Please specify at least one argument for this redis lib call",
+            pcall,
+        ));
+    }
+    // One buffer for all the arguments, sized first; numbers are written as Redis writes them
+    // (`%.17g`, at most 24 bytes).
+    let mut size = 0;
+    for i in 1..=argc {
+        size += match ffi::lua_type(state, i) {
+            ffi::LUA_TSTRING => lua_bytes(state, i).len(),
+            ffi::LUA_TNUMBER => 24,
+            _ => {
+                return Some(push_line(
+                    lua,
+                    state,
+                    b"ERR Lua redis lib command arguments must be strings or integers",
+                    pcall,
+                ))
+            }
+        };
+    }
+    let Some(mut run) = lua.app_data_mut::<RunState>() else {
+        return Some(push_line(
+            lua,
+            state,
+            b"ERR redis API called outside of a script",
+            HOW_ALWAYS_RAISE,
+        ));
+    };
+    let mut text = BytesMut::with_capacity(size);
+    let mut args = ARGS.with(|a| a.take());
+    args.clear();
+    for i in 1..=argc {
+        if ffi::lua_type(state, i) == ffi::LUA_TSTRING {
+            text.extend_from_slice(lua_bytes(state, i));
+        } else {
+            let mut digits = Vec::with_capacity(24);
+            embedis_protocol::float::push_g17(&mut digits, ffi::lua_tonumber(state, i));
+            text.extend_from_slice(&digits);
+        }
+        args.push(text.split().freeze());
+    }
+    let version = run.resp;
+    let mut reply = REPLY.with(|r| r.take());
+    reply.clear();
+    // SAFETY: see `with_host`.
+    let host = &mut *run.host;
+    host.call(&args, version, &mut reply);
+    drop(run);
+    args.clear();
+    // Kept for the next call unless a huge command made it huge.
+    if args.capacity() <= KEEP_ARGS {
+        ARGS.with(|a| a.set(args));
+    }
+    let how = crate::sandbox::unlimited(lua, || {
+        if version == Version::Resp2 && push_simple_reply(state, &reply) {
+            None
+        } else {
+            ffi::lua_pushlstring(state, reply.as_ptr().cast(), reply.len());
+            Some(
+                pcall
+                    | if version == Version::Resp3 {
+                        HOW_RESP3
+                    } else {
+                        0
+                    },
+            )
+        }
+    });
+    if reply.capacity() <= KEEP_REPLY_BYTES {
+        REPLY.with(|r| r.set(reply));
+    }
+    how
+}
+
+/// Pushes `line` as the text of a failure for `finish_call`.
+unsafe fn push_line(lua: &Lua, state: *mut ffi::lua_State, line: &[u8], how: i64) -> i64 {
+    crate::sandbox::unlimited(lua, || {
+        ffi::lua_pushlstring(state, line.as_ptr().cast(), line.len())
+    });
+    how | HOW_LINE
+}
+
+/// The bytes of the string at `index`.
+unsafe fn lua_bytes<'a>(state: *mut ffi::lua_State, index: c_int) -> &'a [u8] {
+    let mut len = 0;
+    let ptr = ffi::lua_tolstring(state, index, &mut len);
+    std::slice::from_raw_parts(ptr.cast(), len)
+}
+
+/// Pushes a RESP2 reply of the common shapes as `resp_to_lua` would convert it: an integer,
+/// a bulk or null bulk, a status, or an array (or null array) of integers and bulks. False
+/// (nothing pushed) for anything else or anything unexpected. Needs the memory limit lifted:
+/// an allocation failure here would be a Lua error outside any protected call.
+unsafe fn push_simple_reply(state: *mut ffi::lua_State, reply: &[u8]) -> bool {
+    let top = ffi::lua_gettop(state);
+    let mut pos = 0;
+    let pushed = match reply.first() {
+        Some(b'*') => match header(reply, &mut pos) {
+            Some(-1) => {
+                ffi::lua_pushboolean(state, 0);
+                true
+            }
+            Some(count) if count >= 0 && count <= c_int::MAX as i64 => {
+                ffi::lua_createtable(state, count as c_int, 0);
+                let mut ok = true;
+                for i in 1..=count {
+                    if !push_scalar(state, reply, &mut pos) {
+                        ok = false;
+                        break;
+                    }
+                    ffi::lua_rawseti(state, -2, i as ffi::lua_Integer);
+                }
+                ok
+            }
+            _ => false,
+        },
+        Some(b'+') => match line_end(reply, 1) {
+            Some(end) => {
+                ffi::lua_createtable(state, 0, 1);
+                ffi::lua_pushlstring(state, c"ok".as_ptr(), 2);
+                ffi::lua_pushlstring(state, reply[1..].as_ptr().cast(), end - 1);
+                ffi::lua_rawset(state, -3);
+                pos = end + 2;
+                true
+            }
+            None => false,
+        },
+        _ => push_scalar(state, reply, &mut pos),
+    };
+    if pushed && pos == reply.len() {
+        return true;
+    }
+    ffi::lua_settop(state, top);
+    false
+}
+
+/// Pushes the integer, bulk or null bulk at `pos`.
+unsafe fn push_scalar(state: *mut ffi::lua_State, reply: &[u8], pos: &mut usize) -> bool {
+    match reply.get(*pos) {
+        Some(b':') => match header(reply, pos) {
+            Some(n) => {
+                ffi::lua_pushnumber(state, n as f64);
+                true
+            }
+            None => false,
+        },
+        Some(b'$') => match header(reply, pos) {
+            Some(-1) => {
+                ffi::lua_pushboolean(state, 0);
+                true
+            }
+            Some(len) if len >= 0 => {
+                let start = *pos;
+                let end = start + len as usize;
+                if reply.len() < end + 2 || &reply[end..end + 2] != b"\r\n" {
+                    return false;
+                }
+                ffi::lua_pushlstring(state, reply[start..].as_ptr().cast(), len as usize);
+                *pos = end + 2;
+                true
+            }
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The number after the type byte at `pos` up to CRLF; moves `pos` past the line.
+fn header(reply: &[u8], pos: &mut usize) -> Option<i64> {
+    let end = line_end(reply, *pos + 1)?;
+    let digits = &reply[*pos + 1..end];
+    if digits.first() == Some(&b'+') {
+        return None; // Rust's parse would take it; leave oddities to `decode_value`.
+    }
+    let n = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    *pos = end + 2;
+    Some(n)
+}
+
+/// Where the CRLF that ends the line starting at `from` is.
+fn line_end(reply: &[u8], from: usize) -> Option<usize> {
+    let rest = reply.get(from..)?;
+    let cr = rest.iter().position(|&b| b == b'\r')?;
+    (rest.get(cr + 1) == Some(&b'\n')).then_some(from + cr)
+}
+
+/// The rest of `redis.call` / `redis.pcall` for the cases `call_command` leaves: a reply to
+/// decode and convert, or an error (line or error reply) to raise or return as `{err = …}`.
+fn finish_call(lua: &Lua, text: &[u8], how: i64) -> mlua::Result<Value> {
+    if how & HOW_PANIC != 0 {
+        if let Some(payload) = PANIC.with(|p| p.take()) {
+            std::panic::resume_unwind(payload);
         }
     }
-    let (reply, version) = with_host(lua, |host, resp| {
-        let mut out = BytesMut::new();
-        host.call(argv, *resp, &mut out);
-        (out.freeze(), *resp)
-    })?;
-    let decoded = match decode_value(&reply) {
-        Ok(Some((value, _))) => value,
-        _ => return fail(lua, b"ERR the command's reply could not be read"),
-    };
-    match decoded {
-        embedis_protocol::Value::Error(line) | embedis_protocol::Value::BlobError(line) => {
-            Ok(Err(line.to_vec()))
+    let line = if how & HOW_LINE != 0 {
+        text.to_vec()
+    } else {
+        match decode_value(&Bytes::copy_from_slice(text)) {
+            Ok(Some((
+                embedis_protocol::Value::Error(line) | embedis_protocol::Value::BlobError(line),
+                _,
+            ))) => line.to_vec(),
+            Ok(Some((other, _))) => {
+                return unlimited(lua, || resp_to_lua(lua, other, how & HOW_RESP3 != 0));
+            }
+            _ => b"ERR the command's reply could not be read".to_vec(),
         }
-        other => Ok(Ok(resp_to_lua(lua, other, version == Version::Resp3)?)),
+    };
+    if how & HOW_PCALL != 0 && how & HOW_ALWAYS_RAISE == 0 {
+        Ok(Value::Table(unlimited(lua, || error_table(lua, &line))?))
+    } else {
+        Err(Raise::line(line))
     }
 }
 
@@ -324,5 +582,144 @@ fn number_of(value: &Value) -> Option<f64> {
         Value::Number(n) => Some(*n),
         Value::String(s) => std::str::from_utf8(&s.as_bytes()).ok()?.trim().parse().ok(),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{HostLog, ScriptVm};
+    use embedis_protocol::Writer;
+
+    /// Answers every command with `reply` and remembers the arguments it was given.
+    struct CannedHost {
+        reply: Vec<u8>,
+        args: Vec<Vec<u8>>,
+    }
+
+    impl Host for CannedHost {
+        fn call(&mut self, args: &[Bytes], _version: Version, out: &mut BytesMut) {
+            self.args = args.iter().map(|a| a.to_vec()).collect();
+            out.extend_from_slice(&self.reply);
+        }
+        fn log(&mut self, _level: HostLog, _message: &[u8]) {}
+        fn interrupt(&mut self) -> Interrupt {
+            Interrupt::Continue
+        }
+        fn command_exists(&mut self, _name: &[u8]) -> bool {
+            true
+        }
+    }
+
+    /// Describes a Lua value, tables included, so two conversions can be compared exactly.
+    const DESCRIBE: &str = r#"
+        local function d(v)
+            if type(v) ~= 'table' then return type(v) .. ':' .. tostring(v) end
+            local keys = {}
+            for k in pairs(v) do keys[#keys + 1] = k end
+            table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+            local s = '{'
+            for _, k in ipairs(keys) do s = s .. tostring(k) .. '=' .. d(v[k]) .. ',' end
+            return s .. '}'
+        end
+        return d
+    "#;
+
+    fn script(vm: &mut ScriptVm, host: &mut CannedHost, code: &str) -> String {
+        let code = format!("local d = (function() {DESCRIBE} end)() {code}");
+        let sha = vm.load_script(&Bytes::from(code)).unwrap();
+        let function = vm.script(&sha).unwrap().function.clone();
+        let mut buf = BytesMut::new();
+        let mut out = Writer::new(&mut buf, Version::Resp2);
+        match vm.run(host, &function, &sha, &[], &[], &mut out) {
+            Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+            Err(line) => format!("-{}", String::from_utf8_lossy(&line)),
+        }
+    }
+
+    /// The direct path for common replies gives what decoding and `resp_to_lua` give.
+    #[test]
+    fn direct_replies_match_the_decoded_conversion() {
+        let mut vm = ScriptVm::new(1 << 30).unwrap();
+        let describe: Function = vm.lua().load(DESCRIBE).eval().unwrap();
+        let replies: &[&[u8]] = &[
+            b":0\r\n",
+            b":-12\r\n",
+            b":9223372036854775807\r\n",
+            b"$-1\r\n",
+            b"$0\r\n\r\n",
+            b"$5\r\nh\r\nlo\r\n",
+            b"$3\r\na\x00b\r\n",
+            b"+OK\r\n",
+            b"+\r\n",
+            b"*-1\r\n",
+            b"*0\r\n",
+            b"*3\r\n:1\r\n$-1\r\n$2\r\nab\r\n",
+            b"*2\r\n*1\r\n:1\r\n:2\r\n",
+            b"*2\r\n+OK\r\n-ERR inner\r\n",
+            b"_\r\n",
+            b",1.5\r\n",
+        ];
+        for reply in replies {
+            let mut host = CannedHost {
+                reply: reply.to_vec(),
+                args: Vec::new(),
+            };
+            let direct = script(&mut vm, &mut host, "return d(redis.call('x'))");
+            let decoded = decode_value(&Bytes::copy_from_slice(reply))
+                .unwrap()
+                .unwrap()
+                .0;
+            let value = resp_to_lua(vm.lua(), decoded, false).unwrap();
+            let expected: String = describe.call(value).unwrap();
+            assert_eq!(
+                direct,
+                format!("${}\r\n{expected}\r\n", expected.len()),
+                "reply {:?}",
+                String::from_utf8_lossy(reply)
+            );
+        }
+    }
+
+    #[test]
+    fn arguments_errors_and_bad_replies() {
+        let mut vm = ScriptVm::new(1 << 30).unwrap();
+        let mut host = CannedHost {
+            reply: b"-WRONGTYPE bad\r\n".to_vec(),
+            args: Vec::new(),
+        };
+        let out = script(
+            &mut vm,
+            &mut host,
+            "return redis.pcall('a', 1, 0.5, '', 'b\\0c')",
+        );
+        assert_eq!(out, "-WRONGTYPE bad\r\n");
+        assert_eq!(
+            host.args,
+            [&b"a"[..], b"1", b"0.5", b"", b"b\0c"].map(|a| a.to_vec())
+        );
+        let out = script(&mut vm, &mut host, "return redis.call('a')");
+        assert!(out.starts_with("-WRONGTYPE bad script: "), "{out}");
+        let out = script(
+            &mut vm,
+            &mut host,
+            "local ok, e = pcall(redis.call, 'a') return {tostring(ok), e}",
+        );
+        assert_eq!(out, "*2\r\n$5\r\nfalse\r\n$13\r\nWRONGTYPE bad\r\n");
+        let out = script(&mut vm, &mut host, "return d(redis.pcall({}))");
+        assert_eq!(
+            out,
+            "$77\r\n{err=string:ERR Lua redis lib command arguments must be strings or integers,}\r\n"
+        );
+        let out = script(&mut vm, &mut host, "return redis.call()");
+        assert!(
+            out.starts_with(
+                "-ERR Please specify at least one argument for this redis lib call script: "
+            ),
+            "{out}"
+        );
+        host.reply = b"$3\r\nab".to_vec();
+        let out = script(&mut vm, &mut host, "return redis.pcall('a')");
+        assert_eq!(out, "-ERR the command's reply could not be read\r\n");
     }
 }

@@ -659,7 +659,7 @@ mod tests {
     }
 
     impl Host for TestHost {
-        fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+        fn call(&mut self, _args: &[Bytes], _version: Version, out: &mut BytesMut) {
             out.extend_from_slice(b"+OK\r\n");
         }
         fn log(&mut self, _level: HostLog, message: &[u8]) {

@@ -19,7 +19,10 @@
 
 use bytes::Bytes;
 use embedis_protocol::{Version, Writer};
-use mlua::{Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, VmState};
+use mlua::{
+    ffi, Function, HookTriggers, IntoLua, Lua, LuaOptions, MultiValue, StdLib, Table, Value,
+    VmState,
+};
 use std::collections::HashMap;
 
 use crate::bridge::{Host, Interrupt, RunState};
@@ -130,7 +133,6 @@ pub struct ScriptVm {
     lua: Lua,
     /// The real globals table (scripts see its read-only proxy).
     backing: Table,
-    xpcall: Function,
     handler: Function,
     scripts: HashMap<String, Script>,
 }
@@ -162,7 +164,6 @@ impl ScriptVm {
                 backing.raw_set(name, Value::Nil)?;
             }
         }
-        let xpcall: Function = backing.get("xpcall")?;
         let to_error_value = lua.create_function(|lua, err: Value| match err {
             Value::Error(e) => lua_error_value(lua, &e),
             other => Ok(other),
@@ -184,7 +185,6 @@ impl ScriptVm {
         Ok(ScriptVm {
             lua,
             backing,
-            xpcall,
             handler,
             scripts: HashMap::new(),
         })
@@ -259,11 +259,8 @@ impl ScriptVm {
         argv: &[Bytes],
         out: &mut Writer<'_>,
     ) -> Result<(), Vec<u8>> {
-        let setup = || -> mlua::Result<()> {
-            self.backing.raw_set("KEYS", self.string_array(keys)?)?;
-            self.backing.raw_set("ARGV", self.string_array(argv)?)
-        };
-        setup().map_err(|e| format!("ERR {e}").into_bytes())?;
+        unlimited(&self.lua, || self.set_keys_and_argv(keys, argv))
+            .map_err(|e| format!("ERR {e}").into_bytes())?;
         // SAFETY (lifetime): the pointer is removed from the app data before this function
         // returns, and only dereferenced by callbacks running inside the call below.
         let host: *mut (dyn Host + '_) = host;
@@ -273,9 +270,7 @@ impl ScriptVm {
             resp: Version::Resp2,
             killed: false,
         });
-        let result = self
-            .xpcall
-            .call::<MultiValue>((function.clone(), self.handler.clone()));
+        let result = self.call_under_handler(function);
         let state = self.lua.remove_app_data::<RunState>();
         if state.as_ref().is_some_and(|s| s.killed) {
             // The hook had switched to every instruction to stop the script.
@@ -286,12 +281,11 @@ impl ScriptVm {
         }
         let script_resp3 = state.is_some_and(|s| s.resp == Version::Resp3);
         match result {
-            Ok(values) => {
-                let mut values = values.into_iter();
-                let ok = matches!(values.next(), Some(Value::Boolean(true)));
-                let value = values.next().unwrap_or(Value::Nil);
+            Ok((ok, value)) => {
                 if ok {
-                    crate::convert::write_lua_reply(out, &value, script_resp3);
+                    unlimited(&self.lua, || {
+                        crate::convert::write_lua_reply(out, &value, script_resp3)
+                    });
                     Ok(())
                 } else {
                     let line = failure_line(&self.lua, value, name);
@@ -305,13 +299,74 @@ impl ScriptVm {
         }
     }
 
-    fn string_array(&self, items: &[Bytes]) -> mlua::Result<Table> {
-        let t = self.lua.create_table_with_capacity(items.len(), 0)?;
-        for (i, item) in items.iter().enumerate() {
-            t.raw_set(i + 1, self.lua.create_string(item)?)?;
-        }
-        Ok(t)
+    /// Runs `function` as Lua's `xpcall(function, handler)` would — `xpcall` is a `lua_pcall`
+    /// with the handler as its message handler — and returns its status and first result (or
+    /// what the handler made of the error). Done directly, it saves a second protected call, the
+    /// Lua function call to `xpcall` and mlua's handling of the outer call's results.
+    fn call_under_handler(&self, function: &Function) -> mlua::Result<(bool, Value)> {
+        self.lua.exec_raw_lua(|raw| unsafe {
+            let state = raw.state();
+            if ffi::lua_checkstack(state, 3) == 0 {
+                return Err(mlua::Error::StackError);
+            }
+            let top = ffi::lua_gettop(state);
+            (&self.handler).push_into_stack(raw)?;
+            function.push_into_stack(raw)?;
+            let status = ffi::lua_pcall(state, 0, 1, top + 1);
+            let value = raw.pop_value();
+            ffi::lua_settop(state, top);
+            Ok((status == 0, value))
+        })
     }
+
+    /// Fresh KEYS and ARGV tables in the real globals, built on the Lua stack directly (mlua's
+    /// table and string handles cost a registry reference each). Call with the memory limit
+    /// lifted ([`unlimited`]): an allocation failure here would be a Lua error outside any
+    /// protected call.
+    fn set_keys_and_argv(&self, keys: &[Bytes], argv: &[Bytes]) -> mlua::Result<()> {
+        self.lua.exec_raw_lua(|raw| unsafe {
+            let state = raw.state();
+            if ffi::lua_checkstack(state, 4) == 0 {
+                return Err(mlua::Error::StackError);
+            }
+            (&self.backing).push_into_stack(raw)?;
+            for (name, items) in [(c"KEYS", keys), (c"ARGV", argv)] {
+                ffi::lua_pushstring(state, name.as_ptr());
+                ffi::lua_createtable(state, items.len().try_into().unwrap_or(0), 0);
+                for (i, item) in items.iter().enumerate() {
+                    ffi::lua_pushlstring(state, item.as_ptr().cast(), item.len());
+                    ffi::lua_rawseti(state, -2, i as ffi::lua_Integer + 1);
+                }
+                ffi::lua_rawset(state, -3);
+            }
+            ffi::lua_pop(state, 1);
+            Ok(())
+        })
+    }
+}
+
+/// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
+///
+/// While a limit is set, mlua cannot assume an allocation succeeds, so it runs every API call
+/// that may allocate (each string, table, table write — even a `raw_get` by a string key) inside
+/// a `lua_pcall` of two freshly allocated C closures. Building KEYS and ARGV and converting
+/// `redis.call`'s arguments and replies that way was about a third of an EVALSHA's CPU. What
+/// Rust builds here is bounded by a request or a reply the server already holds; the limit keeps
+/// applying to everything the script's own code allocates. (mlua lifts the limit the same way
+/// for its own closures.) Nested calls are fine: the inner one finds no limit to lift.
+pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    /// Puts the limit back even if `f` unwinds (a panic in a callback).
+    struct Restore<'a>(&'a Lua, usize);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            if self.1 > 0 {
+                let _ = self.0.set_memory_limit(self.1);
+            }
+        }
+    }
+    let limit = lua.set_memory_limit(0).unwrap_or(0);
+    let _restore = Restore(lua, limit);
+    f()
 }
 
 /// The count hook: asks the host whether the script may go on. Once it may not, the error is
@@ -524,6 +579,79 @@ mod tests {
     use crate::bridge::HostLog;
     use bytes::BytesMut;
 
+    /// Answers every command with a bulk of `reply_len` bytes.
+    struct BulkHost {
+        reply_len: usize,
+    }
+
+    impl Host for BulkHost {
+        fn call(&mut self, _args: &[Bytes], _version: Version, out: &mut BytesMut) {
+            let mut w = Writer::new(out, Version::Resp2);
+            w.bulk(&vec![b'x'; self.reply_len]);
+        }
+        fn log(&mut self, _level: HostLog, _message: &[u8]) {}
+        fn interrupt(&mut self) -> Interrupt {
+            Interrupt::Continue
+        }
+        fn command_exists(&mut self, _name: &[u8]) -> bool {
+            true
+        }
+    }
+
+    fn eval(vm: &mut ScriptVm, host: &mut BulkHost, code: &str, keys: &[Bytes]) -> String {
+        let sha = vm.load_script(&Bytes::from(code.to_string())).unwrap();
+        let function = vm.script(&sha).unwrap().function.clone();
+        let mut buf = BytesMut::new();
+        let mut out = Writer::new(&mut buf, Version::Resp2);
+        match vm.run(host, &function, &sha, keys, &[], &mut out) {
+            Ok(()) => String::from_utf8_lossy(&buf).into_owned(),
+            Err(line) => format!("-{}", String::from_utf8_lossy(&line)),
+        }
+    }
+
+    /// KEYS, ARGV and `redis.call` replies are built with the limit lifted (see `unlimited`);
+    /// the script's own allocations must still meet it, run after run.
+    #[test]
+    fn memory_limit_still_applies_to_the_scripts_own_allocations() {
+        let mut vm = ScriptVm::new(16 << 20).unwrap();
+        let mut host = BulkHost { reply_len: 1 << 20 };
+        let hog = "local t = {} for i = 1, 1e7 do t[i] = 'v' .. i end return #t";
+        let big_key = Bytes::from(vec![b'k'; 1 << 20]);
+        for _ in 0..3 {
+            let failed = eval(&mut vm, &mut host, hog, &[]);
+            assert!(failed.starts_with("-ERR not enough memory"), "got {failed}");
+            // Lifting the limit for Rust-built values leaves it in force afterwards.
+            assert_eq!(
+                eval(
+                    &mut vm,
+                    &mut host,
+                    "return #KEYS[1] + #redis.call('get', 'x')",
+                    std::slice::from_ref(&big_key)
+                ),
+                ":2097152\r\n"
+            );
+            let limit = vm.lua().set_memory_limit(16 << 20).unwrap();
+            assert_eq!(limit, 16 << 20);
+        }
+        // A pcall in the script sees the failure as Lua's own error.
+        assert_eq!(
+            eval(
+                &mut vm,
+                &mut host,
+                "local ok, e = pcall(function() local s = string.rep('x', 64 * 1024 * 1024) end) return tostring(e)",
+                &[]
+            ),
+            "$17\r\nnot enough memory\r\n"
+        );
+    }
+}
+
+#[cfg(test)]
+mod kill_tests {
+    use super::*;
+    use crate::bridge::HostLog;
+    use bytes::BytesMut;
+
     /// A host that answers every command with `+OK` and says stop once the hook has asked
     /// `kill_after` times.
     struct TestHost {
@@ -532,7 +660,7 @@ mod tests {
     }
 
     impl Host for TestHost {
-        fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+        fn call(&mut self, _args: &[Bytes], _version: Version, out: &mut BytesMut) {
             out.extend_from_slice(b"+OK\r\n");
         }
         fn log(&mut self, _level: HostLog, _message: &[u8]) {}

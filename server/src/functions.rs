@@ -63,7 +63,7 @@ pub struct LoadHost<'a> {
 }
 
 impl Host for LoadHost<'_> {
-    fn call(&mut self, _args: Vec<Bytes>, _version: Version, out: &mut BytesMut) {
+    fn call(&mut self, _args: &[Bytes], _version: Version, out: &mut BytesMut) {
         // redis.call does not exist at load time; nothing can reach this.
         out.extend_from_slice(b"-ERR redis.call is not available while a library loads\r\n");
     }

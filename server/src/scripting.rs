@@ -89,8 +89,8 @@ const WRITE_IN_READ_ONLY: &[u8] =
     b"-ERR Write commands are not allowed from read-only scripts.\r\n";
 
 impl Host for ScriptHost<'_> {
-    fn call(&mut self, args: Vec<Bytes>, version: Version, out: &mut BytesMut) {
-        let Ok(command) = registry().lookup(&args) else {
+    fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut) {
+        let Ok(command) = registry().lookup(args) else {
             return self.refuse(out, UNKNOWN_COMMAND);
         };
         if !command.arity_ok(args.len()) {
@@ -111,7 +111,7 @@ impl Host for ScriptHost<'_> {
             &mut self.parts,
             self.client,
             command,
-            &args,
+            args,
             out,
             version,
             self.now_us,
@@ -161,39 +161,51 @@ pub fn run_script(
     let caller_db = ctx.client.db;
     let now_us = ctx.now_us;
     let version = ctx.out.version();
-    let mut reply = BytesMut::new();
     let own_output_mark = ctx.client.pending.len();
+    let threshold = ctx.server.config.busy_reply_threshold;
+    // The reply goes straight into the caller's buffer after what it holds (no buffer of its
+    // own to allocate and copy); it moves behind the script's own output below, and goes on
+    // failure.
+    let out = ctx.out.buffer();
+    let reply_mark = out.len();
     let outcome = {
-        let (parts, client) = Parts::of(ctx);
-        let threshold = parts.server.config.busy_reply_threshold;
         let mut busy = BusyWatch::new(kind, name, command, threshold);
         busy.function_counts = function_counts;
         let mut host = ScriptHost {
-            parts,
-            client,
+            parts: Parts {
+                ks: &mut *ctx.ks,
+                server: &mut *ctx.server,
+                clients: &mut *ctx.clients,
+            },
+            client: &mut *ctx.client,
             now_us,
             permissions,
             busy,
         };
-        let outcome = run(&mut host, &mut Writer::new(&mut reply, version));
+        let outcome = run(&mut host, &mut Writer::new(out, version));
         (outcome, host.busy.kill)
     };
     let (outcome, killed) = outcome;
     ctx.server.running_script = None;
     ctx.client.db = caller_db;
+    let out = ctx.out.buffer();
     if killed == Some(Kill::Shutdown) {
         // The server is going down: like Redis, the script's caller gets no reply.
+        out.truncate(reply_mark);
         return Ok(());
     }
-    let own_output = ctx.client.pending.split_off(own_output_mark);
-    ctx.out.raw(&own_output);
-    match outcome {
-        Ok(()) => {
-            ctx.out.raw(&reply);
-            Ok(())
-        }
-        Err(line) => Err(Error::bytes(line)),
+    if outcome.is_err() {
+        out.truncate(reply_mark);
     }
+    // Usually there is none; splitting an unchanged buffer would still make it shared (an
+    // allocation) and cut its capacity to its length.
+    if ctx.client.pending.len() > own_output_mark {
+        let own_output = ctx.client.pending.split_off(own_output_mark);
+        let reply = out.split_off(reply_mark);
+        out.extend_from_slice(&own_output);
+        out.extend_from_slice(&reply);
+    }
+    outcome.map_err(Error::bytes)
 }
 
 impl ScriptHost<'_> {

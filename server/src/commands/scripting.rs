@@ -8,8 +8,6 @@
 //! script cache commands, and what a script's flags allow (`*_RO` refuses a script that may
 //! write; a `no-writes` script or an `*_RO` call refuses write commands).
 
-use bytes::Bytes;
-
 use crate::busy::ScriptKind;
 use crate::command::keys::{flag, Begin, Find, KeySpec};
 use crate::command::{Acl, CommandSpec, Flags};
@@ -208,17 +206,26 @@ fn run_in(
     ro_command: bool,
     numkeys: usize,
 ) -> CmdResult {
-    let sha = match source {
-        Source::Body => vm.load_script(&ctx.args[1]).map_err(Error::bytes)?,
+    // EVALSHA names its script by 40 hex digits in any case; the cache's names are lower case.
+    // Looked up from a copy on the stack: no allocation per call.
+    let mut folded = [0u8; 40];
+    let loaded;
+    let sha: &str = match source {
+        Source::Body => {
+            loaded = vm.load_script(&ctx.args[1]).map_err(Error::bytes)?;
+            &loaded
+        }
         Source::Sha => {
             let sha = &ctx.args[1];
             if sha.len() != 40 {
                 return Err(NO_SCRIPT);
             }
-            String::from_utf8_lossy(sha).to_ascii_lowercase()
+            folded.copy_from_slice(sha);
+            folded.make_ascii_lowercase();
+            std::str::from_utf8(&folded).map_err(|_| NO_SCRIPT)?
         }
     };
-    let Some(script) = vm.script(&sha) else {
+    let Some(script) = vm.script(sha) else {
         return Err(NO_SCRIPT);
     };
     if ro_command && script.flags.declared && !script.flags.no_writes {
@@ -230,15 +237,16 @@ fn run_in(
         read_only: ro_command || (script.flags.declared && script.flags.no_writes),
     };
     let function = script.function.clone();
-    let keys: Vec<Bytes> = ctx.args[3..3 + numkeys].to_vec();
-    let argv: Vec<Bytes> = ctx.args[3 + numkeys..].to_vec();
+    // The arguments outlive the command (`ctx.args` is a shared slice): no copies.
+    let args = ctx.args;
+    let (keys, argv) = args[3..].split_at(numkeys);
     crate::scripting::run_script(
         ctx,
         permissions,
         ScriptKind::Eval,
-        &sha,
+        sha,
         (0, 0),
-        |host, out| vm.run(host, &function, &sha, &keys, &argv, out),
+        |host, out| vm.run(host, &function, sha, keys, argv, out),
     )
 }
 
