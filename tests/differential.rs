@@ -33,6 +33,22 @@ impl Pair {
             ours: Conn::connect(ours.addr()).unwrap(),
         }
     }
+
+    /// Waits until each server sees only this pair's connection.
+    fn wait_alone(&mut self) {
+        // The connections just dropped are forgotten by each server in its own time (with
+        // io-threads 2, after the new connection's first commands may already have run): wait
+        // until each sees only the new one, so that their subscriptions and the like are gone.
+        for conn in [&mut self.redis, &mut self.ours] {
+            for _ in 0..400 {
+                let list = conn.command(&["CLIENT", "LIST"]);
+                if list.windows(6).filter(|w| w == b" addr=").count() <= 1 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,6 +108,7 @@ fn run_fixture(
         }
         if trimmed == "@reconnect" {
             pair = Pair::connect(redis, ours);
+            pair.wait_alone();
             continue;
         }
         let (mode, command) = match trimmed.split_once(' ') {
