@@ -694,7 +694,7 @@ impl Parser<'_> {
         Some(v)
     }
 
-    /// `json_append_unicode_escape`: `\uXXXX`, or a surrogate pair of them, as UTF-8.
+    /// `json_append_unicode_escape`: `\u` and four hex digits, or a surrogate pair of them, as UTF-8.
     fn unicode_escape(&mut self, out: &mut Vec<u8>) -> bool {
         let Some(mut cp) = self.hex4(self.ptr + 2) else {
             return false;
