@@ -287,6 +287,45 @@ fn blocked_commands_do_not_time_out_during_a_pause() {
     assert_eq!(c.reply().unwrap(), "*-1\r\n");
 }
 
+/// The CLIENT LIST lines of the clients held back (flags=b), as `cmd=` values.
+fn held_commands(server: &Server) -> Vec<String> {
+    let embedis::Reply::Verbatim { text, .. } = server.command(&["CLIENT", "LIST"]) else {
+        panic!("CLIENT LIST answers a verbatim string in RESP3");
+    };
+    String::from_utf8_lossy(&text)
+        .lines()
+        .filter(|line| line.contains(" flags=b "))
+        .filter_map(|line| line.split(" cmd=").nth(1)?.split(' ').next())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn a_client_held_by_a_pause_shows_its_command_in_client_list_as_under_client_pause() {
+    let server = manual_server();
+    let mut ctl = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    // Redis shows a client postponed by CLIENT PAUSE as blocked, with the command it waits to run.
+    assert_eq!(ctl.call(&["CLIENT", "PAUSE", "1000", "WRITE"]), "+OK\r\n");
+    c.send(&["SET", "k", "v"]);
+    wait_blocked(&mut ctl, 1);
+    assert_eq!(held_commands(&server), ["set"]);
+    assert_eq!(ctl.call(&["CLIENT", "UNPAUSE"]), "+OK\r\n");
+    assert_eq!(c.reply().unwrap(), "+OK\r\n");
+    // The server pause holds it the same way; the direct helpers still run meanwhile.
+    server.faults().pause(Duration::from_millis(1000));
+    c.send(&["EXPIRE", "k", "100"]);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while held_commands(&server).is_empty() {
+        assert!(std::time::Instant::now() < deadline, "never held");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(held_commands(&server), ["expire"]);
+    server.clock().advance(Duration::from_millis(1000));
+    assert_eq!(c.reply().unwrap(), ":1\r\n");
+    assert!(held_commands(&server).is_empty());
+}
+
 // ---- Drop ----
 
 #[test]

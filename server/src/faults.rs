@@ -346,7 +346,11 @@ pub(crate) fn process_with_faults(
     let now_ms = engine.server.clock.now_ms();
     if faults.paused_until().is_some() {
         if faults.paused_until().is_some_and(|until| now_ms < until) {
-            // As CLIENT PAUSE postpones a command: parked, re-run in arrival order at the end.
+            // As CLIENT PAUSE postpones a command: parked, re-run in arrival order at the end,
+            // and shown meanwhile as the client's command (CLIENT LIST's cmd=).
+            if let Ok(command) = registry().lookup(&args) {
+                client.last_command = &command.full_name;
+            }
             engine.park(
                 client,
                 Blocked {
