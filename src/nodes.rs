@@ -2,9 +2,21 @@
 //!
 //! Each node is a [`Server`] of its own — its own port, data, engine thread and clock. By
 //! default every node runs on a manual clock, all frozen at the same instant, so that a test
-//! moves time for all of them with [`Nodes::advance`] and makes one drift from the others with
-//! its own clock (`nodes[2].clock().set_offset(…)`, `set_rate`). Dropping the `Nodes` stops
-//! every server.
+//! moves time for all of them with [`Nodes::advance`] and makes one differ from the others with
+//! its own clock: `nodes[2].clock().set_offset(…)` (or `skew`) makes it jump ahead or behind,
+//! `nodes[2].clock().set_rate(1.05)` makes it drift — [`Nodes::advance`] moves each node by the
+//! time given times its rate, so that node gains 5% on the others at every advance although every
+//! clock is frozen. Dropping the `Nodes` stops every server.
+//!
+//! ```
+//! use std::time::Duration;
+//! let nodes = embedis::Nodes::start(3).unwrap();
+//! let start = nodes[0].clock().now_ms();
+//! nodes[2].clock().set_rate(1.05); // node 2's clock runs 5% fast
+//! nodes.advance(Duration::from_secs(10));
+//! assert_eq!(nodes[0].clock().now_ms() - start, 10_000);
+//! assert_eq!(nodes[2].clock().now_ms() - start, 10_500);
+//! ```
 
 use std::io;
 use std::net::SocketAddr;
@@ -64,15 +76,18 @@ impl Nodes {
         self.servers.iter().map(Server::addr).collect()
     }
 
-    /// Moves every node's clock forward by `by` (each keeps its own offset and rate): keys
-    /// expire and blocking timeouts fire on every node at once.
+    /// Lets `by` of real time pass for every node: each node's clock moves forward by `by`
+    /// times its rate ([`Clock::rate`], 1.0 unless the test called `set_rate`), to the
+    /// microsecond, and keeps its offset. Keys expire and blocking timeouts fire on every node at
+    /// once. (A node's own `clock().advance(by)` moves it by exactly `by`, whatever its rate.)
     ///
     /// # Panics
     /// If a node runs on the system clock (a builder closure gave it one).
     pub fn advance(&self, by: Duration) {
         for (i, server) in self.servers.iter().enumerate() {
+            let clock = server.clock();
             assert!(
-                server.clock().advance(by),
+                clock.advance(scaled(by, clock.rate())),
                 "node {i} runs on the system clock, which cannot be advanced"
             );
         }
@@ -83,6 +98,16 @@ impl Nodes {
         for server in self.servers {
             server.shutdown();
         }
+    }
+}
+
+/// `by × rate`, rounded to the microsecond (a negative or non-finite rate counts as 0).
+fn scaled(by: Duration, rate: f64) -> Duration {
+    let us = by.as_micros() as f64 * rate;
+    if us.is_finite() && us > 0.0 {
+        Duration::from_micros(us.round() as u64)
+    } else {
+        Duration::ZERO
     }
 }
 

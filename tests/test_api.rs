@@ -403,3 +403,41 @@ fn nodes_take_a_builder_per_node() {
     }
     let _ = SystemTime::now();
 }
+
+#[test]
+fn a_node_set_to_run_fast_gains_on_the_others_at_every_advance() {
+    let nodes = Nodes::start(3).unwrap();
+    let start = nodes[0].clock().now_ms();
+    for node in &nodes {
+        node.set_with_ttl("lock", "me", Duration::from_millis(10_000));
+    }
+    // Node 1 runs 5% fast, node 2 10% slow; their clocks stay frozen between advances.
+    assert!(nodes[1].clock().set_rate(1.05));
+    assert!(nodes[2].clock().set_rate(0.9));
+    assert_eq!(nodes[1].clock().rate(), 1.05);
+    assert_eq!(nodes[0].clock().rate(), 1.0);
+    assert_eq!(
+        nodes[1].clock().now_ms(),
+        start,
+        "a rate alone does not move it"
+    );
+
+    for _ in 0..4 {
+        nodes.advance(Duration::from_millis(2_000));
+    }
+    let elapsed: Vec<i64> = nodes.iter().map(|n| n.clock().now_ms() - start).collect();
+    assert_eq!(elapsed, vec![8_000, 8_400, 7_200]);
+    assert_eq!(
+        nodes.iter().map(|n| n.pttl("lock")).collect::<Vec<_>>(),
+        vec![2_000, 1_600, 2_800]
+    );
+
+    // 1,620 ms of real time later (1,701 on the fast node) the lease is over there only.
+    nodes.advance(Duration::from_millis(1_620));
+    let alive: Vec<bool> = nodes.iter().map(|n| n.exists("lock")).collect();
+    assert_eq!(alive, vec![true, false, true]);
+
+    // A node's own advance moves it by exactly what it is told.
+    nodes[1].clock().advance(Duration::from_millis(100));
+    assert_eq!(nodes[1].clock().now_ms() - start, 8_400 + 1_701 + 100);
+}

@@ -4,7 +4,10 @@
 //! A server runs on the system clock unless it was built with another one. A test can build a
 //! server on a clock it controls: frozen at a chosen instant and moved forward with
 //! [`Clock::advance`], set to any time, or running at a different rate or offset from real time
-//! (how one node of five drifts in a Redlock test). Every change notifies the server, which runs
+//! (how one node of five drifts in a Redlock test). A frozen clock keeps its rate too
+//! ([`Clock::rate`]): `advance` itself moves it by exactly the duration given, but a harness that
+//! lets simulated real time pass over several clocks (the facade's `Nodes::advance`) moves each
+//! by the duration times its rate, so a node set to run 5% fast drifts while time is frozen. Every change notifies the server, which runs
 //! its expiry cycle and blocked-client timeouts at once on the new time, so advancing a clock past a
 //! lease expires the key for every client without anyone sleeping.
 //!
@@ -165,7 +168,8 @@ impl Clock {
         }
     }
 
-    /// Moves a controllable clock forward by `by`. Returns false on the system clock.
+    /// Moves a controllable clock forward by exactly `by`, whatever its rate. Returns false on the
+    /// system clock.
     pub fn advance(&self, by: Duration) -> bool {
         self.update(|c, _| c.virtual_anchor_us += by.as_micros() as i64)
     }
@@ -195,12 +199,22 @@ impl Clock {
         })
     }
 
-    /// Makes a controllable clock run `rate` times as fast as real time (1.0 = normal).
+    /// Makes a controllable clock run `rate` times as fast as real time (1.0 = normal). A frozen
+    /// clock keeps the rate for when it resumes, and for whoever reads it with [`Clock::rate`] to
+    /// scale the time it advances the clock by (the facade's `Nodes::advance` does).
     pub fn set_rate(&self, rate: f64) -> bool {
         self.update(|c, real| {
             c.reanchor(real);
             c.rate = rate;
         })
+    }
+
+    /// The rate set by [`Clock::set_rate`] (1.0 unless changed; 1.0 for the system clock).
+    pub fn rate(&self) -> f64 {
+        match &self.inner.controlled {
+            None => 1.0,
+            Some(c) => c.lock().rate,
+        }
     }
 
     /// Skews a controllable clock: from now on it reads `offset_ms` milliseconds ahead of
@@ -296,8 +310,13 @@ mod tests {
         assert_eq!(clock.now_ms(), 200_000);
         clock.set_offset(0);
         assert_eq!(clock.now_ms(), 200_040);
+        assert_eq!(clock.rate(), 1.0);
         clock.set_rate(2.0);
         assert_eq!(clock.now_ms(), 200_040, "a change of rate does not jump");
+        assert_eq!(clock.rate(), 2.0);
+        clock.advance(Duration::from_millis(10));
+        assert_eq!(clock.now_ms(), 200_050, "advance ignores the rate");
+        assert_eq!(Clock::system().rate(), 1.0);
         assert!(!Clock::system().set_offset(5));
     }
 
