@@ -1,8 +1,11 @@
 //! Helpers shared by the integration tests: a real redis-server to compare against, a minimal
 //! synchronous RESP connection that returns replies as raw bytes, and the skip-or-fail policy
-//! for tests that need Redis's own binaries.
+//! for tests that need Redis's own binaries. [`locks`] holds the lock clients of the failure
+//! stories (tests/lock_failures.rs).
 
 #![allow(dead_code)]
+
+pub mod locks;
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{decode_value, Value};
