@@ -324,6 +324,83 @@ fn client_pause_write_lets_reads_through_and_unpause_releases_in_order() {
     );
 }
 
+/// Which of `commands` CLIENT PAUSE WRITE holds on the server at `addr`: each is sent alone and
+/// is held if the server counts its client as blocked, free if its reply comes first.
+fn held_by_write_pause(addr: SocketAddr, commands: &[&[&str]]) -> Vec<bool> {
+    let mut ctl = Client::connect(addr);
+    let lib = "#!lua name=pauselib\nredis.register_function('f', function() return 1 end)\nredis.register_function{function_name='g', callback=function() return 1 end, flags={'no-writes'}}";
+    ctl.cmd(&["FUNCTION", "LOAD", "REPLACE", lib]);
+    ctl.cmd(&["SCRIPT", "LOAD", "return 1"]);
+    ctl.cmd(&["PFADD", "h", "a"]);
+    commands
+        .iter()
+        .map(|command| {
+            let mut c = Client::connect(addr);
+            assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+            c.send(command);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let held = loop {
+                assert!(
+                    Instant::now() < deadline,
+                    "{command:?}: neither held nor answered"
+                );
+                if c.reply_within(Duration::from_millis(2)).is_some() {
+                    break false;
+                }
+                if ctl
+                    .text(&["INFO", "clients"])
+                    .contains("blocked_clients:1\r\n")
+                {
+                    break true;
+                }
+            };
+            assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+            if held {
+                c.reply();
+            }
+            held
+        })
+        .collect()
+}
+
+/// CLIENT PAUSE WRITE holds what may write or replicate, judged as Redis judges it: EVAL, EVALSHA
+/// and FCALL (a hidden `may_replicate` flag) unless the script or function declares `no-writes`,
+/// PUBLISH, SPUBLISH and PFCOUNT (hidden `may_replicate` too). A lock release by EVALSHA waits.
+#[test]
+fn client_pause_write_holds_scripts_that_may_write_publish_and_pfcount() {
+    let commands: &[&[&str]] = &[
+        &["EVAL", "return 1", "0"],
+        &["EVALSHA", "E0E1F9FABFC9D4800C877A703B823AC0578FF8DB", "0"],
+        &["EVAL", "#!lua\nreturn 1", "0"],
+        &["EVAL", "#!lua flags=no-writes\nreturn 1", "0"],
+        &["EVAL_RO", "return 1", "0"],
+        &["FCALL", "f", "0"],
+        &["FCALL", "g", "0"],
+        &["FCALL_RO", "g", "0"],
+        &["PUBLISH", "c", "m"],
+        &["SPUBLISH", "c", "m"],
+        &["PFCOUNT", "h"],
+        &["GET", "k"],
+        &["SET", "k", "v"],
+    ];
+    let expected = [
+        true, true, true, false, false, true, false, false, true, true, true, false, true,
+    ];
+    if let Some(redis) = support::RedisServer::start("client pause write", &[]) {
+        assert_eq!(
+            held_by_write_pause(redis.addr(), commands),
+            expected,
+            "redis-server"
+        );
+    }
+    let server = manual_server();
+    assert_eq!(
+        held_by_write_pause(server.addr(), commands),
+        expected,
+        "embedis"
+    );
+}
+
 /// WAITAOF as Redis 7.2 answers it on a server without an AOF or replicas (Redis 7.0 has no
 /// WAITAOF; lock clients such as Redisson send it).
 #[test]

@@ -65,6 +65,11 @@ pub enum Refusal {
     Reply(&'static str),
 }
 
+/// The commands that run scripts and carry Redis's hidden `may_replicate` flag (a script in
+/// compatibility mode may write), which CLIENT PAUSE WRITE holds. (Their specs live with the
+/// scripting commands; the flag is applied here so that the pause sees it.)
+const SCRIPT_RUNNERS_MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall"];
+
 pub struct Engine {
     pub ks: Keyspace,
     pub server: ServerState,
@@ -301,7 +306,7 @@ impl Engine {
             return self.finish(client);
         }
         // Replicas (and so MONITOR clients) are never paused; a blocked command already passed.
-        if run == Run::Fresh && !client.monitor && self.is_paused_for(command, client) {
+        if run == Run::Fresh && !client.monitor && self.is_paused_for(command, &args, client) {
             client.last_command = &command.full_name;
             self.park(
                 client,
@@ -352,21 +357,50 @@ impl Engine {
     }
 
     /// True if CLIENT PAUSE holds this command back (an EXEC counts as the writes it queued).
-    fn is_paused_for(&self, command: &Command, client: &ClientState) -> bool {
+    fn is_paused_for(&self, command: &Command, args: &[Bytes], client: &ClientState) -> bool {
         let Some(pause) = self.server.pause else {
             return false;
         };
         let flags = command.spec.flags;
         // Under a pause of everything, Redis postpones every command, CLIENT PAUSE and
         // CLIENT UNPAUSE included: such a pause can only run out.
-        if pause.writes_only {
-            flags.contains(Flags::WRITE)
-                || flags.contains(Flags::MAY_REPLICATE)
-                || (command.full_name == "exec"
-                    && client.multi.as_ref().is_some_and(|m| m.may_write()))
-        } else {
-            true
+        if !pause.writes_only {
+            return true;
         }
+        if let Some(writes) = self.script_declares_writes(command, args) {
+            return writes;
+        }
+        flags.contains(Flags::WRITE)
+            || flags.contains(Flags::MAY_REPLICATE)
+            || SCRIPT_RUNNERS_MAY_REPLICATE.contains(&command.full_name.as_str())
+            || (command.full_name == "exec" && client.multi.as_ref().is_some_and(|m| m.may_write()))
+    }
+
+    /// For a command that runs a script or function which declares its flags (a shebang, or
+    /// `register_function`'s flags), whether it may write: Redis then judges the command by the
+    /// script's flags instead of its own (`getCommandFlags`), so a `no-writes` script is not
+    /// held by CLIENT PAUSE WRITE and any other declared script is. `None` for other commands,
+    /// for scripts in compatibility mode (no shebang) and for unknown scripts and functions.
+    fn script_declares_writes(&self, command: &Command, args: &[Bytes]) -> Option<bool> {
+        let name = args.get(1)?;
+        let flags = match command.full_name.as_str() {
+            "eval" | "eval_ro" => embedis_scripting::scripts::parse_shebang(name).ok()?.0,
+            "evalsha" | "evalsha_ro" => {
+                if name.len() != 40 {
+                    return None;
+                }
+                let sha = std::str::from_utf8(name).ok()?.to_ascii_lowercase();
+                self.server.scripting.vm()?.script(&sha)?.flags
+            }
+            "fcall" | "fcall_ro" => {
+                let mut flags = self.server.functions.get()?.function(name)?.flags;
+                // A function always has flags; none declared means it may write.
+                flags.declared = true;
+                flags
+            }
+            _ => return None,
+        };
+        flags.declared.then_some(!flags.no_writes)
     }
 
     /// A command refused by a gate: error reply, counted as rejected. Inside MULTI it aborts

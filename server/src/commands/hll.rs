@@ -51,7 +51,8 @@ pub static COMMANDS: &[CommandSpec] = &[
             "key [element...]",
         ),
     CommandSpec::new("pfcount", -2, pfcount)
-        .flags(Flags::READONLY)
+        // may_replicate (hidden, as in Redis): it may rewrite the key's cached cardinality.
+        .flags(Flags::READONLY.union(Flags::MAY_REPLICATE))
         .acl(Acl::HYPERLOGLOG)
         .keys(&[KeySpec::range(1, -1, 1, flag::RW | flag::ACCESS).notes(
             "RW because it may change the internal representation of the key, and propagate to replicas",

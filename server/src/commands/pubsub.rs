@@ -26,10 +26,12 @@ const SUBSCRIBE_FLAGS: Flags = Flags::PUBSUB
     .union(Flags::NOSCRIPT)
     .union(Flags::LOADING)
     .union(Flags::STALE);
+/// With Redis's hidden `may_replicate` (CLIENT PAUSE WRITE holds a publish).
 const PUBLISH_FLAGS: Flags = Flags::PUBSUB
     .union(Flags::LOADING)
     .union(Flags::STALE)
-    .union(Flags::FAST);
+    .union(Flags::FAST)
+    .union(Flags::MAY_REPLICATE);
 const INTROSPECTION_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE);
 
 /// Shard channel names are keys to a cluster (for slot routing), but not keys of the keyspace.
