@@ -12,7 +12,8 @@
 //! A test can also read and write the server's data without a client ([`Server::get`],
 //! [`Server::set`], [`Server::command`]…), restart it with its data kept ([`Server::restart`]),
 //! control its time ([`Server::clock`]), and start several independent servers at once
-//! ([`Nodes::start`], five for a Redlock test).
+//! ([`Nodes::start`], five for a Redlock test). [`testing_guide`] shows how to test a lock client
+//! with all of this, failure by failure.
 
 mod direct;
 mod nodes;
@@ -23,6 +24,11 @@ pub use nodes::Nodes;
 
 mod faults;
 pub use faults::{FaultAction, FaultRule, Faults};
+
+/// docs/testing.md, the guide for lock-client authors; its Rust examples run as this crate's
+/// doctests.
+#[doc = include_str!("../docs/testing.md")]
+pub mod testing_guide {}
 
 use std::io;
 use std::net::SocketAddr;
