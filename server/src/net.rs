@@ -34,6 +34,12 @@ const REQUESTS_PER_TURN: usize = 1024;
 /// Replies buffered before the task writes them even if more requests are waiting.
 const OUTPUT_PER_TURN: usize = 1024 * 1024;
 
+/// Room made in the input buffer before every read, as Redis reads up to 16 KB at a time. The
+/// buffer's spare capacity shrinks as decoded requests are split off its front; without making
+/// room again, a read would take only part of a pipeline that the client wrote whole, and the
+/// connection would answer it in pieces (twice the system calls and TCP segments per batch).
+pub(crate) const READ_CHUNK: usize = 16 * 1024;
+
 /// Most bytes of an unfinished request an idle connection hands to a busy script (see
 /// `run_connection`).
 const HAND_OVER_LIMIT: usize = 16 * 1024;
@@ -282,7 +288,7 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let id = handle.id;
-    let mut input = BytesMut::with_capacity(16 * 1024);
+    let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut output = BytesMut::with_capacity(16 * 1024);
     let (max_bulk, query_limit) = {
         let engine = shared.engine.borrow();
@@ -340,6 +346,15 @@ where
                 }
             }
             shared.after_work(&mut engine);
+            drop(engine);
+            if ran > 0 && !closing {
+                // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes
+                // this task only once every other ready connection has run and the I/O driver
+                // has been polled, so replies leave in one burst after all the reads. Writing
+                // each connection's replies at once instead woke a pipelining client for every
+                // connection: 13x its context switches, and more kernel time on our side.
+                tokio::task::yield_now().await;
+            }
         }
         if handle.has_outbox() {
             let delivered = handle.take_outbox();
@@ -381,6 +396,9 @@ where
             false
         };
         handle.set_idle(idle);
+        // Reclaims the consumed front of the buffer when nothing else holds it (no copy when it
+        // is empty), or moves to a fresh one.
+        input.reserve(READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;

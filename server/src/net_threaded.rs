@@ -354,7 +354,7 @@ async fn run_connection<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
-    let mut input = BytesMut::with_capacity(16 * 1024);
+    let mut input = BytesMut::with_capacity(crate::net::READ_CHUNK);
     let mut decoder = RequestDecoder::default();
     let mut sent: u64 = 0;
     let mut pending_input = 0usize;
@@ -406,6 +406,8 @@ where
         if std::mem::take(&mut woken) {
             continue;
         }
+        // A whole pipeline per read (see `crate::net::READ_CHUNK`).
+        input.reserve(crate::net::READ_CHUNK);
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;
