@@ -304,6 +304,7 @@ where
         let mut more_waiting = false;
         // Bytes of `output` that came from the outbox (the engine counts them as unsent).
         let mut from_outbox = 0;
+        let mut ran = 0;
         if !handle.is_blocked() && !handle.is_killed() {
             let mut engine = shared.engine.borrow_mut();
             // Output delivered out of turn comes before the replies of newer requests.
@@ -313,7 +314,6 @@ where
                 output.extend_from_slice(&delivered);
             }
             decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
-            let mut ran = 0;
             loop {
                 let authenticated = handle.is_authenticated();
                 match decoder.decode(&mut input, authenticated) {
@@ -346,15 +346,14 @@ where
                 }
             }
             shared.after_work(&mut engine);
-            drop(engine);
-            if ran > 0 && !closing {
-                // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes
-                // this task only once every other ready connection has run and the I/O driver
-                // has been polled, so replies leave in one burst after all the reads. Writing
-                // each connection's replies at once instead woke a pipelining client for every
-                // connection: 13x its context switches, and more kernel time on our side.
-                tokio::task::yield_now().await;
-            }
+        }
+        if ran > 0 && !closing {
+            // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes this
+            // task only once every other ready connection has run and the I/O driver has been
+            // polled, so replies leave in one burst after all the reads. Writing each
+            // connection's replies at once instead woke a pipelining client for every
+            // connection: 13x its context switches, and more kernel time on our side.
+            tokio::task::yield_now().await;
         }
         if handle.has_outbox() {
             let delivered = handle.take_outbox();
