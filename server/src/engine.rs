@@ -390,7 +390,7 @@ impl Engine {
                     return None;
                 }
                 let sha = std::str::from_utf8(name).ok()?.to_ascii_lowercase();
-                self.server.scripting.vm()?.script(&sha)?.flags
+                self.server.scripting.get()?.script(&sha)?.flags
             }
             "fcall" | "fcall_ro" => {
                 let mut flags = self.server.functions.get()?.function(name)?.flags;

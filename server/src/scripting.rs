@@ -15,7 +15,7 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
-use embedis_scripting::{Host, HostLog, Interrupt, ScriptVm};
+use embedis_scripting::{Functions, Host, HostLog, Interrupt, ScriptVm};
 
 use crate::busy::{BusyWatch, Kill, ScriptKind};
 use crate::call::{call, How, Parts};
@@ -28,40 +28,94 @@ use crate::error::{CmdResult, Error};
 /// Bytes a script's Lua VM may allocate before its allocations fail with an error.
 pub const LUA_MEMORY_LIMIT: usize = 1 << 30;
 
-/// The VM slot in the server state.
-#[derive(Default)]
-pub struct Scripting {
-    vm: Option<Box<ScriptVm>>,
+/// A Lua VM that belongs to the executor: created at first use, on the executor's thread, and
+/// lent out for one command at a time ([`VmSlot::take`] / [`VmSlot::put_back`]), so that a
+/// running script's host can borrow the server state mutably. EVAL's [`ScriptVm`] and the
+/// functions VM ([`Functions`]) each have one.
+pub struct VmSlot<T> {
+    vm: Option<Box<T>>,
 }
 
-// SAFETY: the VM is created on the executor's thread at the first script and never leaves it:
-// the engine moves between threads only before it starts serving (threaded I/O mode hands the
-// new engine to its executor thread), when the slot is still empty.
-unsafe impl Send for Scripting {}
+impl<T> Default for VmSlot<T> {
+    fn default() -> Self {
+        VmSlot { vm: None }
+    }
+}
 
-impl Scripting {
-    /// Takes the VM out for one script, creating it at first use.
-    pub fn take(&mut self) -> Result<Box<ScriptVm>, String> {
+// SAFETY: the VM is created on the executor's thread at first use and never leaves it: the
+// engine moves between threads only before it starts serving (threaded I/O mode hands the new
+// engine to its executor thread), when the slot is still empty.
+unsafe impl<T> Send for VmSlot<T> {}
+
+/// How a slot creates its VM.
+pub trait LuaVm: Sized {
+    fn create(memory_limit: usize) -> Result<Self, String>;
+}
+
+impl LuaVm for ScriptVm {
+    fn create(memory_limit: usize) -> Result<Self, String> {
+        ScriptVm::new(memory_limit).map_err(|e| e.to_string())
+    }
+}
+
+impl LuaVm for Functions {
+    fn create(memory_limit: usize) -> Result<Self, String> {
+        Functions::new(memory_limit).map_err(|e| e.to_string())
+    }
+}
+
+impl<T: LuaVm> VmSlot<T> {
+    /// Takes the VM out for one command, creating it at first use.
+    pub fn take(&mut self) -> Result<Box<T>, Error> {
         match self.vm.take() {
             Some(vm) => Ok(vm),
-            None => ScriptVm::new(LUA_MEMORY_LIMIT)
+            None => T::create(LUA_MEMORY_LIMIT)
                 .map(Box::new)
-                .map_err(|e| format!("ERR could not create the Lua VM: {e}")),
+                .map_err(|e| Error::owned(format!("ERR could not create the Lua VM: {e}"))),
         }
     }
+}
 
-    /// Puts the VM back after a script.
-    pub fn put_back(&mut self, vm: Box<ScriptVm>) {
+impl<T> VmSlot<T> {
+    /// Puts the VM back after the command.
+    pub fn put_back(&mut self, vm: Box<T>) {
         self.vm = Some(vm);
     }
 
-    /// The VM, if a script ever ran (INFO, SCRIPT EXISTS without creating one).
-    pub fn vm(&self) -> Option<&ScriptVm> {
+    /// The VM, if a command ever created it (INFO, SCRIPT EXISTS, FUNCTION LIST… without
+    /// creating one).
+    pub fn get(&self) -> Option<&T> {
         self.vm.as_deref()
     }
 
-    pub fn vm_mut(&mut self) -> Option<&mut ScriptVm> {
+    pub fn get_mut(&mut self) -> Option<&mut T> {
         self.vm.as_deref_mut()
+    }
+}
+
+/// Splits the arguments of EVAL, FCALL and their forms (`name numkeys key… arg…`, `numkeys` at
+/// index 2, already parsed) into KEYS and ARGV, with Redis's errors for a bad count.
+pub fn split_keys(args: &[Bytes], numkeys: i64) -> Result<(&[Bytes], &[Bytes]), Error> {
+    let rest = &args[3..];
+    if numkeys > rest.len() as i64 {
+        return Err(Error::msg(
+            "ERR Number of keys can't be greater than number of args",
+        ));
+    }
+    if numkeys < 0 {
+        return Err(Error::msg("ERR Number of keys can't be negative"));
+    }
+    Ok(rest.split_at(numkeys as usize))
+}
+
+impl From<HostLog> for LogLevel {
+    fn from(level: HostLog) -> LogLevel {
+        match level {
+            HostLog::Debug => LogLevel::Debug,
+            HostLog::Verbose => LogLevel::Verbose,
+            HostLog::Notice => LogLevel::Notice,
+            HostLog::Warning => LogLevel::Warning,
+        }
     }
 }
 
@@ -120,16 +174,10 @@ impl Host for ScriptHost<'_> {
     }
 
     fn log(&mut self, level: HostLog, message: &[u8]) {
-        let level = match level {
-            HostLog::Debug => LogLevel::Debug,
-            HostLog::Verbose => LogLevel::Verbose,
-            HostLog::Notice => LogLevel::Notice,
-            HostLog::Warning => LogLevel::Warning,
-        };
         self.parts
             .server
             .log
-            .log(level, &String::from_utf8_lossy(message));
+            .log(level.into(), &String::from_utf8_lossy(message));
     }
 
     fn interrupt(&mut self) -> Interrupt {

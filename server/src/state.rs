@@ -118,11 +118,11 @@ pub struct ServerState {
     pub blocked: BlockedIndex,
     pub monitors: Vec<ClientId>,
     /// The Lua VM and its script cache.
-    pub scripting: crate::scripting::Scripting,
+    pub scripting: crate::scripting::VmSlot<embedis_scripting::ScriptVm>,
     /// The script running past busy-reply-threshold, while other clients are served.
     pub running_script: Option<crate::busy::RunningScript>,
     /// The functions VM and its libraries (FUNCTION, FCALL).
-    pub functions: crate::functions::FunctionsSlot,
+    pub functions: crate::scripting::VmSlot<embedis_scripting::Functions>,
     /// Pub/sub subscriptions, by channel, pattern and shard channel.
     pub pubsub: crate::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
@@ -186,9 +186,9 @@ impl ServerState {
             pause: None,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
-            scripting: crate::scripting::Scripting::default(),
+            scripting: Default::default(),
             running_script: None,
-            functions: crate::functions::FunctionsSlot::default(),
+            functions: Default::default(),
             pubsub: crate::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             shutdown: None,

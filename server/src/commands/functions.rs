@@ -19,7 +19,7 @@ use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::functions::LoadHost;
-use crate::scripting::Permissions;
+use crate::scripting::{split_keys, Permissions};
 
 const FCALL_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -190,7 +190,7 @@ fn with_functions<R>(
     ctx: &mut Ctx<'_>,
     f: impl FnOnce(&mut Ctx<'_>, &mut Functions) -> CmdResult<R>,
 ) -> CmdResult<R> {
-    let mut functions = ctx.server.functions.take().map_err(Error::owned)?;
+    let mut functions = ctx.server.functions.take()?;
     let result = f(ctx, &mut functions);
     ctx.server.functions.put_back(functions);
     result
@@ -217,7 +217,7 @@ fn fcall_ro(ctx: &mut Ctx<'_>) -> CmdResult {
 fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
     // Redis's math.random state is one for both VMs: the EVAL VM holds it (created here if no
     // script ran yet) and the function runs on from it.
-    let eval_vm = ctx.server.scripting.take().map_err(Error::owned)?;
+    let eval_vm = ctx.server.scripting.take()?;
     let rand_state = embedis_scripting::libs::rand48::state(eval_vm.lua());
     ctx.server.scripting.put_back(eval_vm);
     let (outcome, rand_state) = with_functions(ctx, |ctx, functions| {
@@ -227,14 +227,9 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         let numkeys = ctx
             .int_arg(2)
             .map_err(|_| Error::msg("ERR Bad number of keys provided"))?;
-        if numkeys > (ctx.argc() - 3) as i64 {
-            return Err(Error::msg(
-                "ERR Number of keys can't be greater than number of args",
-            ));
-        }
-        if numkeys < 0 {
-            return Err(Error::msg("ERR Number of keys can't be negative"));
-        }
+        // Slices of the request (it outlives the command), as for EVAL.
+        let args = ctx.args;
+        let (keys, argv) = split_keys(args, numkeys)?;
         if ro_command && !def.flags.no_writes {
             return Err(Error::msg(
                 "ERR Can not execute a script with write flag using *_ro command.",
@@ -243,23 +238,20 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         let permissions = Permissions {
             read_only: ro_command || def.flags.no_writes,
         };
-        let numkeys = numkeys as usize;
-        let keys: Vec<Bytes> = ctx.args[3..3 + numkeys].to_vec();
-        let args: Vec<Bytes> = ctx.args[3 + numkeys..].to_vec();
-        let name = ctx.args[1].clone();
+        let name = &args[1];
         embedis_scripting::libs::rand48::set_state(functions.lua(), rand_state);
         let outcome = crate::scripting::run_script(
             ctx,
             permissions,
             ScriptKind::Function,
-            &String::from_utf8_lossy(&name),
+            &String::from_utf8_lossy(name),
             (functions.library_count(), functions.function_count()),
-            |host, out| functions.call(host, &name, &keys, &args, out),
+            |host, out| functions.call(host, name, keys, argv, out),
         );
         let rand_state = embedis_scripting::libs::rand48::state(functions.lua());
         Ok((outcome, rand_state))
     })?;
-    if let Some(vm) = ctx.server.scripting.vm_mut() {
+    if let Some(vm) = ctx.server.scripting.get_mut() {
         embedis_scripting::libs::rand48::set_state(vm.lua(), rand_state);
     }
     outcome

@@ -286,7 +286,7 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     );
     // The Lua VM exists once a script has run; before that, as in Redis before its first
     // script, it holds next to nothing.
-    let vm = ctx.server.scripting.vm();
+    let vm = ctx.server.scripting.get();
     let lua = vm.map_or(0, |vm| vm.used_memory()) as u64;
     let scripts = vm.map_or(0, |vm| vm.scripts_memory()) as u64;
     let cached = vm.map_or(0, |vm| vm.script_count());

@@ -8,12 +8,14 @@
 //! script cache commands, and what a script's flags allow (`*_RO` refuses a script that may
 //! write; a `no-writes` script or an `*_RO` call refuses write commands).
 
+use bytes::Bytes;
+
 use crate::busy::ScriptKind;
 use crate::command::keys::{flag, Begin, Find, KeySpec};
 use crate::command::{Acl, CommandSpec, Flags};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::scripting::Permissions;
+use crate::scripting::{split_keys, Permissions};
 
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -183,18 +185,11 @@ const NO_SCRIPT: Error = Error::msg("NOSCRIPT No matching script. Please use EVA
 
 /// EVAL, EVALSHA and their read-only forms.
 fn run_script(ctx: &mut Ctx<'_>, source: Source, ro_command: bool) -> CmdResult {
-    let numkeys = ctx.int_arg(2)?;
-    if numkeys > (ctx.argc() - 3) as i64 {
-        return Err(Error::msg(
-            "ERR Number of keys can't be greater than number of args",
-        ));
-    }
-    if numkeys < 0 {
-        return Err(Error::msg("ERR Number of keys can't be negative"));
-    }
-    let numkeys = numkeys as usize;
-    let mut vm = ctx.server.scripting.take().map_err(Error::owned)?;
-    let result = run_in(ctx, &mut vm, source, ro_command, numkeys);
+    // The arguments outlive the command (`ctx.args` is a shared slice): KEYS and ARGV are
+    // slices of the request, no copies.
+    let (keys, argv) = split_keys(ctx.args, ctx.int_arg(2)?)?;
+    let mut vm = ctx.server.scripting.take()?;
+    let result = run_in(ctx, &mut vm, source, ro_command, keys, argv);
     ctx.server.scripting.put_back(vm);
     result
 }
@@ -204,7 +199,8 @@ fn run_in(
     vm: &mut embedis_scripting::ScriptVm,
     source: Source,
     ro_command: bool,
-    numkeys: usize,
+    keys: &[Bytes],
+    argv: &[Bytes],
 ) -> CmdResult {
     // EVALSHA names its script by 40 hex digits in any case; the cache's names are lower case.
     // Looked up from a copy on the stack: no allocation per call.
@@ -237,9 +233,6 @@ fn run_in(
         read_only: ro_command || (script.flags.declared && script.flags.no_writes),
     };
     let function = script.function.clone();
-    // The arguments outlive the command (`ctx.args` is a shared slice): no copies.
-    let args = ctx.args;
-    let (keys, argv) = args[3..].split_at(numkeys);
     crate::scripting::run_script(
         ctx,
         permissions,
@@ -251,7 +244,7 @@ fn run_in(
 }
 
 fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
-    let mut vm = ctx.server.scripting.take().map_err(Error::owned)?;
+    let mut vm = ctx.server.scripting.take()?;
     let loaded = vm.load_script(&ctx.args[2]);
     ctx.server.scripting.put_back(vm);
     let sha = loaded.map_err(Error::bytes)?;
@@ -260,7 +253,7 @@ fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn script_exists(ctx: &mut Ctx<'_>) -> CmdResult {
-    let vm = ctx.server.scripting.vm();
+    let vm = ctx.server.scripting.get();
     let found: Vec<bool> = ctx.args[2..]
         .iter()
         .map(|sha| {
@@ -284,7 +277,7 @@ fn script_flush(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR SCRIPT FLUSH only support SYNC|ASYNC option",
         ));
     }
-    if let Some(vm) = ctx.server.scripting.vm_mut() {
+    if let Some(vm) = ctx.server.scripting.get_mut() {
         vm.flush_scripts();
     }
     ctx.out.ok();
