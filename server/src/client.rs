@@ -20,6 +20,17 @@ use crate::blocking::Blocked;
 
 pub type ClientId = u64;
 
+/// Appends `from` to `to` and leaves `from` empty; when `to` is empty the buffers are swapped
+/// instead, so that the bytes are not copied and `from` keeps a buffer to write into.
+fn move_all(from: &mut BytesMut, to: &mut BytesMut) {
+    if to.is_empty() {
+        std::mem::swap(from, to);
+    } else {
+        to.extend_from_slice(from);
+    }
+    from.clear();
+}
+
 /// The part of a client shared between the executor and the connection's I/O task.
 pub struct ClientHandle {
     pub id: ClientId,
@@ -84,6 +95,15 @@ impl ClientHandle {
         self.notify.notify_one();
     }
 
+    /// Moves out-of-turn output from `pending` (left empty) to the outbox and wakes the task.
+    /// An empty outbox trades buffers with `pending` instead of copying: the two buffers go
+    /// back and forth between the executor and the task, and neither is allocated again.
+    pub fn deliver_from(&self, pending: &mut BytesMut) {
+        self.unsent.fetch_add(pending.len(), Ordering::AcqRel);
+        move_all(pending, &mut self.outbox.lock());
+        self.notify.notify_one();
+    }
+
     /// The task wrote `n` bytes it had taken from the outbox to the socket.
     pub fn wrote(&self, n: usize) {
         let _ = self
@@ -100,7 +120,16 @@ impl ClientHandle {
 
     /// Takes everything delivered so far.
     pub fn take_outbox(&self) -> BytesMut {
-        self.outbox.lock().split()
+        std::mem::take(&mut *self.outbox.lock())
+    }
+
+    /// Appends everything delivered so far to `output` (see [`ClientHandle::deliver_from`]);
+    /// returns how many bytes that was.
+    pub fn take_outbox_into(&self, output: &mut BytesMut) -> usize {
+        let mut outbox = self.outbox.lock();
+        let n = outbox.len();
+        move_all(&mut outbox, output);
+        n
     }
 
     pub fn has_outbox(&self) -> bool {

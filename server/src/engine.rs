@@ -591,14 +591,17 @@ impl Engine {
         let mut ids = std::mem::take(&mut self.server.pending_writes);
         ids.sort_unstable();
         ids.dedup();
-        for id in ids {
+        for &id in &ids {
             if let Some(client) = self.clients.get_mut(id) {
                 if !client.pending.is_empty() {
-                    let bytes = client.pending.split();
-                    client.handle.deliver(&bytes);
+                    client.handle.deliver_from(&mut client.pending);
                 }
             }
         }
+        // Handing over adds no pending writes: the list goes back with its capacity, so that
+        // a PUBLISH to many subscribers does not grow a new one every time.
+        ids.clear();
+        self.server.pending_writes = ids;
     }
 
     /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.

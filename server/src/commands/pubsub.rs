@@ -9,7 +9,7 @@
 //! bound. embedis runs no cluster, so shard channels are simply a second namespace with their
 //! own count.
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 
 use crate::client::{ClientId, ClientState};
@@ -257,33 +257,31 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
     Ok(())
 }
 
-/// A message in both protocol versions, encoded once for all its receivers.
+/// A message encoded once for all its receivers. A RESP3 push differs from the RESP2 array of
+/// the same strings only in its first byte (`>` for `*`), so one encoding serves both.
 struct Encoded {
-    resp2: Vec<u8>,
-    resp3: Vec<u8>,
+    resp2: BytesMut,
 }
 
 impl Encoded {
     fn new(parts: &[&[u8]]) -> Encoded {
-        let encode = |version| {
-            let mut buf = bytes::BytesMut::new();
-            let mut w = Writer::new(&mut buf, version);
-            w.push(parts.len());
-            for part in parts {
-                w.bulk(part);
-            }
-            buf.to_vec()
-        };
-        Encoded {
-            resp2: encode(Version::Resp2),
-            resp3: encode(Version::Resp3),
+        let mut resp2 = BytesMut::new();
+        let mut w = Writer::new(&mut resp2, Version::Resp2);
+        w.push(parts.len());
+        for part in parts {
+            w.bulk(part);
         }
+        Encoded { resp2 }
     }
 
-    fn for_version(&self, version: Version) -> &[u8] {
+    /// Appends the message as a client speaking `version` receives it.
+    fn write_to(&self, out: &mut BytesMut, version: Version) {
         match version {
-            Version::Resp2 => &self.resp2,
-            Version::Resp3 => &self.resp3,
+            Version::Resp2 => out.extend_from_slice(&self.resp2),
+            Version::Resp3 => {
+                out.extend_from_slice(b">");
+                out.extend_from_slice(&self.resp2[1..]);
+            }
         }
     }
 }
@@ -337,13 +335,12 @@ fn spublish(ctx: &mut Ctx<'_>) -> CmdResult {
 /// `closeClientOnOutputBufferLimitReached`).
 fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if id == ctx.client.id {
-        let message = message.for_version(ctx.client.resp);
         if ctx.from_script {
             // Not into redis.call's reply, which the script would read as PUBLISH's answer.
-            ctx.client.pending.extend_from_slice(message);
+            message.write_to(&mut ctx.client.pending, ctx.client.resp);
             ctx.server.pending_writes.push(id);
         } else {
-            ctx.out.raw(message);
+            message.write_to(ctx.out.buffer(), ctx.client.resp);
         }
         return;
     }
@@ -353,9 +350,7 @@ fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if client.obuf.closing {
         return;
     }
-    client
-        .pending
-        .extend_from_slice(message.for_version(client.resp));
+    message.write_to(&mut client.pending, client.resp);
     ctx.server.pending_writes.push(id);
     let limit = ctx.server.config.obuf_limits[class_of(client)];
     if pubsub::over_limit(client, &limit, ctx.now_ms) {
