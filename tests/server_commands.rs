@@ -401,6 +401,159 @@ fn client_pause_write_holds_scripts_that_may_write_publish_and_pfcount() {
     );
 }
 
+/// A MONITOR line with its timestamp and client address replaced (`[0 lua]` kept), so that two
+/// servers' lines compare.
+fn normalized_monitor_line(reply: &[u8]) -> String {
+    let text = String::from_utf8_lossy(reply).into_owned();
+    match (text.find(" ["), text.find("] ")) {
+        (Some(open), Some(close)) if text.starts_with('+') && open < close => {
+            let mut source = text[open + 2..close].splitn(2, ' ');
+            let db = source.next().unwrap_or("");
+            let who = match source.next() {
+                Some("lua") => "lua",
+                _ => "client",
+            };
+            format!("+T [{db} {who}] {}", &text[close + 2..])
+        }
+        _ => text,
+    }
+}
+
+/// What a MONITOR client receives up to and including the line showing `ECHO <mark>` (its own
+/// replies included).
+fn replies_until_echo(monitor: &mut Client, mark: &str) -> Vec<String> {
+    let shown = format!("\"ECHO\" \"{mark}\"");
+    let mut replies = Vec::new();
+    loop {
+        let reply = normalized_monitor_line(&monitor.reply());
+        let done = reply.starts_with('+') && reply.contains(&shown);
+        replies.push(reply);
+        if done {
+            return replies;
+        }
+    }
+}
+
+/// What a MONITOR client sees of scripts, and what it may run itself, as a transcript.
+fn monitor_script_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut monitor = Client::connect(addr);
+    let mut other = Client::connect(addr);
+    let lib = "#!lua name=monlib\nredis.register_function{function_name='ro', callback=function() return redis.call('get', 'k') end, flags={'no-writes'}}\nredis.register_function('rw', function() return redis.call('set', 'k', 'f') end)";
+    other.cmd(&["FUNCTION", "LOAD", "REPLACE", lib]);
+    other.cmd(&["SCRIPT", "FLUSH"]);
+    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
+    let mut transcript = Vec::new();
+    // Steps of one or more commands; the monitor's view is read after each step.
+    let from_other: &[&[&[&str]]] = &[
+        &[&["EVAL", "return redis.call('set', 'k', 'v')", "0"]],
+        &[&[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.call('get', 'k')",
+            "0",
+        ]],
+        &[&["EVAL", "error('x')", "0"]],
+        &[&["EVAL", "retur 1", "0"]],
+        &[&["EVAL", "return 1", "-1"]],
+        &[&["EVALSHA", "0000000000000000000000000000000000000000", "0"]],
+        &[&["EVAL_RO", "#!lua\nreturn 1", "0"]],
+        &[&["FCALL", "nosuch", "0"]],
+        &[&["FCALL", "rw", "0"]],
+        &[&["FCALL_RO", "ro", "0"]],
+        &[
+            &["MULTI"],
+            &["EVAL", "return redis.call('incr', 'n')", "0"],
+            &["SET", "m", "1"],
+            &["EXEC"],
+        ],
+    ];
+    for (i, step) in from_other.iter().enumerate() {
+        for command in step.iter() {
+            transcript.push(format!("other: {command:?}"));
+            transcript.push(String::from_utf8_lossy(&other.cmd(command)).into_owned());
+        }
+        let mark = format!("mark-{i}");
+        other.cmd(&["ECHO", &mark]);
+        transcript.extend(replies_until_echo(&mut monitor, &mark));
+    }
+    let from_monitor: &[&[&str]] = &[
+        &[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.call('get', 'k')",
+            "0",
+        ],
+        &["EVAL", "return 1", "0"],
+        &["EVAL_RO", "#!lua flags=no-writes\nreturn 1", "0"],
+        &["EVAL_RO", "return 1", "0"],
+        &["FCALL", "ro", "0"],
+        &["FCALL", "rw", "0"],
+        &["FCALL", "nosuch", "0"],
+        &["PUBLISH", "c", "m"],
+    ];
+    for (i, command) in from_monitor.iter().enumerate() {
+        transcript.push(format!("monitor: {command:?}"));
+        monitor.send(command);
+        let mark = format!("own-{i}");
+        monitor.send(&["ECHO", &mark]);
+        transcript.extend(replies_until_echo(&mut monitor, &mark));
+    }
+    transcript
+}
+
+/// MONITOR and scripts as in Redis: the commands that run scripts (EVAL, EVALSHA, FCALL and
+/// their _RO forms, flagged skip_monitor) are shown before they run, whatever their outcome, so
+/// a script's own commands follow it, inside EXEC too; and a MONITOR client's own script is
+/// judged by the script's declared flags: a no-writes script or function runs, one without
+/// flags (or an unknown function) is refused as touching the keyspace.
+#[test]
+fn monitor_shows_scripts_before_their_commands_and_judges_a_monitors_scripts_by_their_flags() {
+    let ours = manual_server();
+    let transcript = monitor_script_transcript(ours.addr());
+    let Some(redis) = support::RedisServer::start("monitor and scripts", &[]) else {
+        return;
+    };
+    assert_eq!(transcript, monitor_script_transcript(redis.addr()));
+}
+
+/// A transaction is held by CLIENT PAUSE WRITE when what it queued may write, judged as each
+/// command would be: EXEC of a lone EVAL waits, EXEC of a lone no-writes EVAL does not.
+#[test]
+fn client_pause_write_holds_an_exec_that_queued_a_script_unless_the_script_declares_no_writes() {
+    fn held(addr: SocketAddr, script: &str) -> bool {
+        let mut ctl = Client::connect(addr);
+        let mut c = Client::connect(addr);
+        assert_eq!(c.cmd(&["MULTI"]), b"+OK\r\n");
+        assert_eq!(c.cmd(&["EVAL", script, "0"]), b"+QUEUED\r\n");
+        assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+        c.send(&["EXEC"]);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let held = loop {
+            assert!(Instant::now() < deadline, "EXEC neither held nor answered");
+            if c.reply_within(Duration::from_millis(2)).is_some() {
+                break false;
+            }
+            if ctl
+                .text(&["INFO", "clients"])
+                .contains("blocked_clients:1\r\n")
+            {
+                break true;
+            }
+        };
+        assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+        if held {
+            assert_eq!(c.reply(), b"*1\r\n:1\r\n");
+        }
+        held
+    }
+    let scripts = ["return 1", "#!lua flags=no-writes\nreturn 1"];
+    let server = manual_server();
+    let ours: Vec<bool> = scripts.iter().map(|s| held(server.addr(), s)).collect();
+    assert_eq!(ours, [true, false]);
+    if let Some(redis) = support::RedisServer::start("exec of a script under pause", &[]) {
+        let theirs: Vec<bool> = scripts.iter().map(|s| held(redis.addr(), s)).collect();
+        assert_eq!(theirs, ours, "redis-server");
+    }
+}
+
 /// WAITAOF as Redis 7.2 answers it on a server without an AOF or replicas (Redis 7.0 has no
 /// WAITAOF; lock clients such as Redisson send it).
 #[test]

@@ -100,6 +100,14 @@ pub fn call(
     if !how.from_script {
         client.last_command = &command.full_name;
     }
+    let monitored = how.counted
+        && !parts.server.monitors.is_empty()
+        && !command.spec.flags.contains(Flags::ADMIN);
+    // The commands that run scripts (flagged skip_monitor) are shown before they run, whatever
+    // their outcome, so that MONITOR lists a script's own commands after it, as Redis does.
+    if monitored && command.spec.flags.contains(Flags::SKIP_MONITOR) {
+        feed_monitors(parts, client, command, args, now_us, how.from_script, out);
+    }
     let dirty_before = parts.ks.dirty;
     let (result, block) = {
         let mut ctx = Ctx {
@@ -135,10 +143,7 @@ pub fn call(
         stats.calls += 1;
         stats.usec += elapsed;
         server.stats.total_commands_processed += 1;
-        if !server.monitors.is_empty()
-            && !command.spec.flags.contains(Flags::SKIP_MONITOR)
-            && !command.spec.flags.contains(Flags::ADMIN)
-        {
+        if monitored && !command.spec.flags.contains(Flags::SKIP_MONITOR) {
             feed_monitors(parts, client, command, args, now_us, how.from_script, out);
         }
     }

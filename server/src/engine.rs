@@ -65,11 +65,6 @@ pub enum Refusal {
     Reply(&'static str),
 }
 
-/// The commands that run scripts and carry Redis's hidden `may_replicate` flag (a script in
-/// compatibility mode may write), which CLIENT PAUSE WRITE holds. (Their specs live with the
-/// scripting commands; the flag is applied here so that the pause sees it.)
-const SCRIPT_RUNNERS_MAY_REPLICATE: &[&str] = &["eval", "evalsha", "fcall"];
-
 pub struct Engine {
     pub ks: Keyspace,
     pub server: ServerState,
@@ -271,12 +266,15 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
-        // A MONITOR client is a replica to Redis: it may not touch the keyspace.
-        if client.monitor
-            && (command.spec.flags.contains(Flags::READONLY)
-                || command.spec.flags.contains(Flags::WRITE)
-                || command.spec.flags.contains(Flags::MAY_REPLICATE))
-        {
+        // A MONITOR client is a replica to Redis: it may not touch the keyspace. (The gates
+        // below that need a script's declared flags are for rare clients: the common path
+        // does not look the script up.)
+        if client.monitor && {
+            let flags = self.effective_flags(command, &args);
+            flags.contains(Flags::READONLY)
+                || flags.contains(Flags::WRITE)
+                || flags.contains(Flags::MAY_REPLICATE)
+        } {
             let error = Error::msg("ERR Replica can't interact with the keyspace");
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
@@ -306,7 +304,11 @@ impl Engine {
             return self.finish(client);
         }
         // Replicas (and so MONITOR clients) are never paused; a blocked command already passed.
-        if run == Run::Fresh && !client.monitor && self.is_paused_for(command, &args, client) {
+        if run == Run::Fresh
+            && !client.monitor
+            && self.server.pause.is_some()
+            && self.is_paused_for(self.effective_flags(command, &args), command, client)
+        {
             client.last_command = &command.full_name;
             self.park(
                 client,
@@ -319,10 +321,11 @@ impl Engine {
             return Outcome::Blocked;
         }
         // Inside MULTI, a command that passed the gates waits for EXEC.
-        if let Some(transaction) = client.multi.as_mut() {
-            if !transactions::is_transaction_control(command) {
-                let broken = self.ks.watches.is_broken(client.id);
-                transactions::queue(transaction, command, args, broken);
+        if client.multi.is_some() && !transactions::is_transaction_control(command) {
+            let broken = self.ks.watches.is_broken(client.id);
+            let flags = self.effective_flags(command, &args);
+            if let Some(transaction) = client.multi.as_mut() {
+                transactions::queue(transaction, command, flags, args, broken);
                 client.last_command = &command.full_name;
                 Writer::new(out, client.resp).simple(b"QUEUED");
                 return self.finish(client);
@@ -357,31 +360,58 @@ impl Engine {
     }
 
     /// True if CLIENT PAUSE holds this command back (an EXEC counts as the writes it queued).
-    fn is_paused_for(&self, command: &Command, args: &[Bytes], client: &ClientState) -> bool {
+    fn is_paused_for(&self, flags: Flags, command: &Command, client: &ClientState) -> bool {
         let Some(pause) = self.server.pause else {
             return false;
         };
-        let flags = command.spec.flags;
         // Under a pause of everything, Redis postpones every command, CLIENT PAUSE and
         // CLIENT UNPAUSE included: such a pause can only run out.
         if !pause.writes_only {
             return true;
         }
-        if let Some(writes) = self.script_declares_writes(command, args) {
-            return writes;
-        }
         flags.contains(Flags::WRITE)
             || flags.contains(Flags::MAY_REPLICATE)
-            || SCRIPT_RUNNERS_MAY_REPLICATE.contains(&command.full_name.as_str())
             || (command.full_name == "exec" && client.multi.as_ref().is_some_and(|m| m.may_write()))
     }
 
-    /// For a command that runs a script or function which declares its flags (a shebang, or
-    /// `register_function`'s flags), whether it may write: Redis then judges the command by the
-    /// script's flags instead of its own (`getCommandFlags`), so a `no-writes` script is not
-    /// held by CLIENT PAUSE WRITE and any other declared script is. `None` for other commands,
-    /// for scripts in compatibility mode (no shebang) and for unknown scripts and functions.
-    fn script_declares_writes(&self, command: &Command, args: &[Bytes]) -> Option<bool> {
+    /// The flags the gates judge this command by (Redis's `getCommandFlags`): its own, except
+    /// for a command running a script or function that declares its flags (a shebang, or
+    /// `register_function`'s flags): then the script's flags decide whether it writes, may be
+    /// refused when out of memory or run on stale data, and the hidden `may_replicate` goes,
+    /// since the script says whether it writes. So a `no-writes` script is neither held by
+    /// CLIENT PAUSE WRITE nor refused to a MONITOR client, and any other declared script is
+    /// held. Scripts in compatibility mode (no shebang), unknown scripts and functions keep the
+    /// command's flags.
+    pub(crate) fn effective_flags(&self, command: &Command, args: &[Bytes]) -> Flags {
+        let flags = command.spec.flags;
+        let Some(script) = self.declared_script_flags(command, args) else {
+            return flags;
+        };
+        let mut flags = flags.without(
+            Flags::STALE
+                .union(Flags::DENYOOM)
+                .union(Flags::WRITE)
+                .union(Flags::MAY_REPLICATE),
+        );
+        if !script.allow_oom && !script.no_writes {
+            flags = flags.union(Flags::DENYOOM);
+        }
+        if !script.no_writes {
+            flags = flags.union(Flags::WRITE);
+        }
+        if script.allow_stale {
+            flags = flags.union(Flags::STALE);
+        }
+        flags
+    }
+
+    /// The declared flags of the script or function a command runs (see
+    /// [`Engine::effective_flags`]); `None` for other commands and the cases listed there.
+    fn declared_script_flags(
+        &self,
+        command: &Command,
+        args: &[Bytes],
+    ) -> Option<embedis_scripting::scripts::ScriptFlags> {
         let name = args.get(1)?;
         let flags = match command.full_name.as_str() {
             "eval" | "eval_ro" => embedis_scripting::scripts::parse_shebang(name).ok()?.0,
@@ -400,7 +430,7 @@ impl Engine {
             }
             _ => return None,
         };
-        flags.declared.then_some(!flags.no_writes)
+        flags.declared.then_some(flags)
     }
 
     /// A command refused by a gate: error reply, counted as rejected. Inside MULTI it aborts

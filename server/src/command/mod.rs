@@ -85,6 +85,11 @@ impl Flags {
     pub const fn contains(self, other: Flags) -> bool {
         self.0 & other.0 == other.0
     }
+
+    /// These flags less those of `other`.
+    pub const fn without(self, other: Flags) -> Flags {
+        Flags(self.0 & !other.0)
+    }
 }
 
 impl std::ops::BitOr for Flags {

@@ -51,7 +51,7 @@ const WRITE_ACL: Acl = Acl::WRITE.union(Acl::SCRIPTING);
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("fcall", -3, fcall)
-        .flags(FCALL_FLAGS)
+        .flags(FCALL_FLAGS.union(Flags::MAY_REPLICATE))
         .acl(Acl::SCRIPTING)
         .keys(RW_KEYS)
         .doc(

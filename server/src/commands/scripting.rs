@@ -46,7 +46,7 @@ const RO_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)];
 
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("eval", -3, eval)
-        .flags(SCRIPT_FLAGS)
+        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
         .acl(Acl::SCRIPTING)
         .keys(RW_KEYS)
         .doc(
@@ -57,7 +57,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "script numkeys:integer [key...] [arg...]",
         ),
     CommandSpec::new("evalsha", -3, evalsha)
-        .flags(SCRIPT_FLAGS)
+        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
         .acl(Acl::SCRIPTING)
         .keys(RW_KEYS_SHA)
         .doc(

@@ -44,18 +44,20 @@ pub fn is_transaction_control(command: &Command) -> bool {
     )
 }
 
-/// Queues `command` in the client's open transaction. Like Redis, a transaction already bound
-/// to fail (aborted, or a watched key changed) keeps nothing more: the reply is the same.
+/// Queues `command`, whose effective flags are `flags` (see `Engine::effective_flags`), in the
+/// client's open transaction. Like Redis, a transaction already bound to fail (aborted, or a
+/// watched key changed) keeps nothing more: the reply is the same.
 pub fn queue(
     transaction: &mut Transaction,
     command: &'static Command,
+    flags: Flags,
     args: Vec<Bytes>,
     broken: bool,
 ) {
     if transaction.aborted || broken {
         return;
     }
-    transaction.flags = transaction.flags | command.spec.flags;
+    transaction.flags = transaction.flags | flags;
     transaction.commands.push((command, args));
 }
 
