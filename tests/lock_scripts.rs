@@ -27,7 +27,7 @@ mod support;
 use embedis_protocol::Value;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{show, Conn, RedisServer};
+use support::{flat, show, Conn, RedisServer};
 
 struct Script {
     file: &'static str,
@@ -133,26 +133,6 @@ impl Client {
         args.push(numkeys);
         args.extend_from_slice(rest);
         self.cmd(&args)
-    }
-}
-
-/// A reply's strings, nested arrays, maps and pushes flattened in order (doubles and integers as
-/// their decimal text), so that RESP2 and RESP3 shapes of the same data compare alike.
-fn flat(value: &Value) -> Vec<String> {
-    match value {
-        Value::Simple(s) | Value::Bulk(s) | Value::Error(s) => {
-            vec![String::from_utf8_lossy(s).into_owned()]
-        }
-        Value::Integer(n) => vec![n.to_string()],
-        Value::Double(d) => vec![d.to_string()],
-        Value::Array(items) | Value::Set(items) | Value::Push(items) => {
-            items.iter().flat_map(flat).collect()
-        }
-        Value::Map(pairs) => pairs
-            .iter()
-            .flat_map(|(k, v)| flat(k).into_iter().chain(flat(v)))
-            .collect(),
-        other => vec![format!("{other:?}")],
     }
 }
 

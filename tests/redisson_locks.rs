@@ -17,7 +17,7 @@ mod support;
 use embedis_protocol::Value;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::Conn;
+use support::{flat, Conn};
 
 const ACQUIRE: &str = include_str!("fixtures/lock-scripts/reentrant-acquire.lua");
 const RELEASE: &str = include_str!("fixtures/lock-scripts/reentrant-release.lua");
@@ -69,25 +69,6 @@ fn advance_ms(server: &embedis::Server, ms: i64) {
     assert!(server
         .clock()
         .advance(Duration::from_millis(ms.try_into().unwrap())));
-}
-
-/// A reply's strings, nested arrays, maps and pushes flattened in order.
-fn flat(value: &Value) -> Vec<String> {
-    match value {
-        Value::Simple(s) | Value::Bulk(s) | Value::Error(s) => {
-            vec![String::from_utf8_lossy(s).into_owned()]
-        }
-        Value::Integer(n) => vec![n.to_string()],
-        Value::Double(d) => vec![d.to_string()],
-        Value::Array(items) | Value::Set(items) | Value::Push(items) => {
-            items.iter().flat_map(flat).collect()
-        }
-        Value::Map(pairs) => pairs
-            .iter()
-            .flat_map(|(k, v)| flat(k).into_iter().chain(flat(v)))
-            .collect(),
-        other => vec![format!("{other:?}")],
-    }
 }
 
 /// What an acquire script answered: acquired (nil) or refused with a remaining time.

@@ -221,3 +221,23 @@ impl Conn {
 pub fn show(bytes: &[u8]) -> String {
     bytes.escape_ascii().to_string()
 }
+
+/// A reply's strings, nested arrays, maps and pushes flattened in order (doubles and integers as
+/// their decimal text), so that RESP2 and RESP3 shapes of the same data compare alike.
+pub fn flat(value: &Value) -> Vec<String> {
+    match value {
+        Value::Simple(s) | Value::Bulk(s) | Value::Error(s) => {
+            vec![String::from_utf8_lossy(s).into_owned()]
+        }
+        Value::Integer(n) => vec![n.to_string()],
+        Value::Double(d) => vec![d.to_string()],
+        Value::Array(items) | Value::Set(items) | Value::Push(items) => {
+            items.iter().flat_map(flat).collect()
+        }
+        Value::Map(pairs) => pairs
+            .iter()
+            .flat_map(|(k, v)| flat(k).into_iter().chain(flat(v)))
+            .collect(),
+        other => vec![format!("{other:?}")],
+    }
+}
