@@ -52,6 +52,9 @@ pub struct ClientHandle {
     /// Bytes the executor read from the socket while a script was busy and did not answer (a
     /// request not yet complete): the task takes them back before reading more.
     stolen: Mutex<BytesMut>,
+    /// Out-of-turn output was handed over with its wake-up left for the end of the event loop's
+    /// turn (see [`ClientHandle::deliver_from_later`]), which has not come yet.
+    wake_queued: AtomicBool,
 }
 
 impl ClientHandle {
@@ -67,6 +70,7 @@ impl ClientHandle {
             unsent: AtomicUsize::new(0),
             idle: AtomicBool::new(false),
             stolen: Mutex::new(BytesMut::new()),
+            wake_queued: AtomicBool::new(false),
         }
     }
 
@@ -101,6 +105,20 @@ impl ClientHandle {
     pub fn deliver_from(&self, pending: &mut BytesMut) {
         self.unsent.fetch_add(pending.len(), Ordering::AcqRel);
         move_all(pending, &mut self.outbox.lock());
+        self.notify.notify_one();
+    }
+
+    /// As [`ClientHandle::deliver_from`], but leaves the wake-up to the caller, for the end of
+    /// the event loop's turn: true if the caller must queue it (it is not queued already).
+    pub fn deliver_from_later(&self, pending: &mut BytesMut) -> bool {
+        self.unsent.fetch_add(pending.len(), Ordering::AcqRel);
+        move_all(pending, &mut self.outbox.lock());
+        !self.wake_queued.swap(true, Ordering::AcqRel)
+    }
+
+    /// The wake-up queued by [`ClientHandle::deliver_from_later`].
+    pub fn wake_queued(&self) {
+        self.wake_queued.store(false, Ordering::Release);
         self.notify.notify_one();
     }
 

@@ -615,6 +615,22 @@ impl Engine {
 
     /// Hands out-of-turn output to the connections and wakes them.
     pub fn flush_pending(&mut self) {
+        self.hand_over_pending(|handle, pending| {
+            handle.deliver_from(pending);
+        });
+    }
+
+    /// Hands out-of-turn output to the connections and adds those to wake to `wake`, for the
+    /// caller to wake at the end of the event loop's turn (see `crate::net`).
+    pub fn flush_pending_later(&mut self, wake: &mut Vec<Arc<ClientHandle>>) {
+        self.hand_over_pending(|handle, pending| {
+            if handle.deliver_from_later(pending) {
+                wake.push(handle.clone());
+            }
+        });
+    }
+
+    fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
         if self.server.pending_writes.is_empty() {
             return;
         }
@@ -624,7 +640,7 @@ impl Engine {
         for &id in &ids {
             if let Some(client) = self.clients.get_mut(id) {
                 if !client.pending.is_empty() {
-                    client.handle.deliver_from(&mut client.pending);
+                    hand_over(&client.handle, &mut client.pending);
                 }
             }
         }

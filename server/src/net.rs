@@ -54,19 +54,52 @@ pub struct Shared {
     pub timer: Arc<Notify>,
     /// Set when the server must stop.
     pub shutdown: Arc<Notify>,
+    /// Connections with out-of-turn output (pub/sub messages, a released blocked command's
+    /// reply, MONITOR lines) to wake at the end of this turn of the event loop, and the signal
+    /// that there are some (see [`wake_at_turn_end`]).
+    pub turn_end_wakes: RefCell<Vec<Arc<ClientHandle>>>,
+    pub turn_end: Notify,
 }
 
 impl Shared {
     /// Called after anything ran against the engine: hands out-of-turn output to connections and
     /// notices a SHUTDOWN request.
     pub fn after_work(&self, engine: &mut Engine) {
-        engine.flush_pending();
+        let mut wakes = self.turn_end_wakes.borrow_mut();
+        let had_wakes = !wakes.is_empty();
+        engine.flush_pending_later(&mut wakes);
+        if !had_wakes && !wakes.is_empty() {
+            self.turn_end.notify_one();
+        }
+        drop(wakes);
         if engine.server.shutdown.is_some() {
             self.shutdown.notify_one();
         }
         // A new blocked client or pause may need the timer earlier than its next tick.
         if std::mem::take(&mut engine.server.timers_changed) {
             self.timer.notify_one();
+        }
+    }
+}
+
+/// Wakes the connections that were handed out-of-turn output, once per turn of the event loop,
+/// after every ready task has run: as Redis writes in `beforeSleep`, a subscriber then writes
+/// the messages of every PUBLISH of the turn at once, and its task is polled once for them
+/// (woken at each PUBLISH, it would be polled again to wait for the turn's end).
+pub async fn wake_at_turn_end(shared: Rc<Shared>) {
+    loop {
+        shared.turn_end.notified().await;
+        // Resumes after the scheduler has run out of ready tasks and polled the I/O driver.
+        tokio::task::yield_now().await;
+        let wakes = std::mem::take(&mut *shared.turn_end_wakes.borrow_mut());
+        for handle in &wakes {
+            handle.wake_queued();
+        }
+        // The list keeps its capacity for the next turn.
+        let mut list = shared.turn_end_wakes.borrow_mut();
+        if list.is_empty() {
+            *list = wakes;
+            list.clear();
         }
     }
 }
@@ -307,6 +340,7 @@ where
         let mut more_waiting = false;
         // Bytes of `output` that came from the outbox (the engine counts them as unsent).
         let mut from_outbox = 0;
+        let mut ran = 0;
         if !handle.is_blocked() && !handle.is_killed() {
             let mut engine = shared.engine.borrow_mut();
             // Output delivered out of turn comes before the replies of newer requests.
@@ -314,7 +348,6 @@ where
                 from_outbox += handle.take_outbox_into(&mut output);
             }
             decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
-            let mut ran = 0;
             loop {
                 let authenticated = handle.is_authenticated();
                 match decoder.decode(&mut input, authenticated) {
@@ -348,13 +381,14 @@ where
             }
             shared.after_work(&mut engine);
         }
-        if !closing && (!output.is_empty() || handle.has_outbox()) {
+        if ran > 0 && !closing {
             // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes this
             // task only once every other ready connection has run and the I/O driver has been
-            // polled, so replies leave in one burst after all the reads, and a subscriber gets
-            // the messages of every PUBLISH of this turn in one write. Writing at once instead
-            // woke a pipelining client for every connection (13x its context switches, and
-            // more kernel time on our side) and wrote each subscriber about twice per turn.
+            // polled, so replies leave in one burst after all the reads. Writing each
+            // connection's replies at once instead woke a pipelining client for every
+            // connection (13x its context switches, and more kernel time on our side).
+            // Out-of-turn output (a subscriber's messages) needs no wait here: its wake-up
+            // comes at the turn's end already (`wake_at_turn_end`).
             tokio::task::yield_now().await;
         }
         if handle.has_outbox() {

@@ -425,6 +425,8 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         engine: RefCell::new(engine),
         timer: Arc::new(Notify::new()),
         shutdown: shutdown.clone(),
+        turn_end_wakes: RefCell::new(Vec::new()),
+        turn_end: Notify::new(),
     });
 
     // A change of a controllable clock runs expiry and timeouts at once: before the next
@@ -455,6 +457,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         ));
     }
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
+    tokio::task::spawn_local(crate::net::wake_at_turn_end(shared.clone()));
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
