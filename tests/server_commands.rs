@@ -324,6 +324,27 @@ fn client_pause_write_lets_reads_through_and_unpause_releases_in_order() {
     );
 }
 
+/// Waits until the request `c` sent last is answered (false) or its client is counted blocked
+/// by the server, as CLIENT PAUSE's held clients are (true); `ctl` asks, `what` names it.
+fn held_or_answered(ctl: &mut Client, c: &mut Client, what: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "{what}: neither held nor answered"
+        );
+        if c.reply_within(Duration::from_millis(2)).is_some() {
+            return false;
+        }
+        if ctl
+            .text(&["INFO", "clients"])
+            .contains("blocked_clients:1\r\n")
+        {
+            return true;
+        }
+    }
+}
+
 /// Which of `commands` CLIENT PAUSE WRITE holds on the server at `addr`: each is sent alone and
 /// is held if the server counts its client as blocked, free if its reply comes first.
 fn held_by_write_pause(addr: SocketAddr, commands: &[&[&str]]) -> Vec<bool> {
@@ -338,22 +359,7 @@ fn held_by_write_pause(addr: SocketAddr, commands: &[&[&str]]) -> Vec<bool> {
             let mut c = Client::connect(addr);
             assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
             c.send(command);
-            let deadline = Instant::now() + Duration::from_secs(10);
-            let held = loop {
-                assert!(
-                    Instant::now() < deadline,
-                    "{command:?}: neither held nor answered"
-                );
-                if c.reply_within(Duration::from_millis(2)).is_some() {
-                    break false;
-                }
-                if ctl
-                    .text(&["INFO", "clients"])
-                    .contains("blocked_clients:1\r\n")
-                {
-                    break true;
-                }
-            };
+            let held = held_or_answered(&mut ctl, &mut c, &format!("{command:?}"));
             assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
             if held {
                 c.reply();
@@ -525,19 +531,7 @@ fn client_pause_write_holds_an_exec_that_queued_a_script_unless_the_script_decla
         assert_eq!(c.cmd(&["EVAL", script, "0"]), b"+QUEUED\r\n");
         assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
         c.send(&["EXEC"]);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let held = loop {
-            assert!(Instant::now() < deadline, "EXEC neither held nor answered");
-            if c.reply_within(Duration::from_millis(2)).is_some() {
-                break false;
-            }
-            if ctl
-                .text(&["INFO", "clients"])
-                .contains("blocked_clients:1\r\n")
-            {
-                break true;
-            }
-        };
+        let held = held_or_answered(&mut ctl, &mut c, "EXEC");
         assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
         if held {
             assert_eq!(c.reply(), b"*1\r\n:1\r\n");
