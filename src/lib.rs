@@ -78,7 +78,12 @@ impl ServerBuilder {
         self
     }
 
-    /// Seeds the server's random choices so that runs are reproducible.
+    /// Seeds the server's random choices so that runs are reproducible: the random numbers
+    /// drawn and the layout of its hash tables both derive from the seed, so the same commands
+    /// make the same choices (SPOP, SRANDMEMBER, HRANDFIELD, RANDOMKEY…) on every run. One
+    /// caveat: the periodic tick rehashes the keyspace's table in the background for up to a
+    /// millisecond of real time, so a RANDOMKEY made while a large keyspace is being resized may
+    /// still differ.
     pub fn seed(mut self, seed: u64) -> Self {
         self.options.seed = Some(seed);
         self

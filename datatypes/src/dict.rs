@@ -113,8 +113,9 @@ impl<K, V> Default for Dict<K, V> {
 }
 
 impl<K, V> Dict<K, V> {
+    /// An empty table hashing with this thread's keys ([`crate::hash_seed`]).
     pub fn new() -> Self {
-        Self::with_hasher(ahash::RandomState::new())
+        Self::with_hasher(crate::hash_seed::random_state())
     }
 }
 

@@ -17,6 +17,7 @@
 pub mod dict;
 pub mod glob;
 pub mod hash;
+pub mod hash_seed;
 pub mod hll;
 pub mod intset;
 pub mod listpack;

@@ -77,9 +77,13 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
     // Set before the message that wakes the executor: a command already queued catches up too.
     let clock_changed = engine.server.clock_changed.clone();
     let executor_shutdown = shutdown.clone();
+    let seed = options.seed;
     let executor = std::thread::Builder::new()
         .name("embedis-exec".into())
-        .spawn(move || executor_loop(engine, rx, executor_shutdown))?;
+        .spawn(move || {
+            embedis_datatypes::hash_seed::seed_this_thread(seed);
+            executor_loop(engine, rx, executor_shutdown)
+        })?;
     let clock_tx = std::sync::Mutex::new(tx.clone());
     options.clock.on_change(Arc::new(move || {
         clock_changed.store(true, Ordering::Release);

@@ -239,6 +239,9 @@ fn report(ready: &Ready, e: io::Error) -> io::Error {
 }
 
 fn serve(options: ServerOptions, start: Start) -> io::Result<Dataset> {
+    // The data is created on this thread (and, with io-threads, on the executor's): a seeded
+    // server's hash tables must be laid out alike on every run.
+    embedis_datatypes::hash_seed::seed_this_thread(options.seed);
     let threaded = options.config.io_threads > 1;
     let runtime = if threaded {
         tokio::runtime::Builder::new_multi_thread()
