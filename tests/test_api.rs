@@ -441,3 +441,92 @@ fn a_node_set_to_run_fast_gains_on_the_others_at_every_advance() {
     nodes[1].clock().advance(Duration::from_millis(100));
     assert_eq!(nodes[1].clock().now_ms() - start, 8_400 + 1_701 + 100);
 }
+
+/// The random choices of SPOP, SRANDMEMBER, RANDOMKEY and HRANDFIELD, in order, on a fresh
+/// server built with `seed` (none: the server's own seed).
+fn random_choices(seed: Option<u64>) -> Vec<Vec<u8>> {
+    let builder = Server::builder();
+    let server = match seed {
+        Some(seed) => builder.seed(seed),
+        None => builder,
+    }
+    .start()
+    .unwrap();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let members: Vec<String> = (0..200).map(|i| format!("m{i}")).collect();
+    let mut sadd = vec!["SADD".to_string(), "set".to_string()];
+    sadd.extend(members.iter().cloned());
+    c.command(&sadd);
+    let mut hset = vec!["HSET".to_string(), "hash".to_string()];
+    for m in &members {
+        hset.extend([m.clone(), "v".to_string()]);
+    }
+    c.command(&hset);
+    for m in &members[..50] {
+        c.command(&["SET", m.as_str(), "v"]);
+    }
+    let mut choices = Vec::new();
+    for _ in 0..5 {
+        choices.push(c.command(&["SPOP", "set", "3"]));
+        choices.push(c.command(&["SRANDMEMBER", "set", "-4"]));
+        choices.push(c.command(&["RANDOMKEY"]));
+        choices.push(c.command(&["HRANDFIELD", "hash", "2"]));
+    }
+    choices
+}
+
+/// A seeded server makes the same random choices every run, so a test that depends on SPOP or
+/// RANDOMKEY is reproducible; another seed (or none) chooses otherwise.
+#[test]
+fn a_seed_makes_random_choices_reproducible() {
+    let first = random_choices(Some(42));
+    assert_eq!(random_choices(Some(42)), first);
+    assert_ne!(random_choices(Some(43)), first);
+    assert_ne!(random_choices(None), first);
+}
+
+/// A script runs on the time it started at, as in Redis: the clock advanced by a minute while it
+/// runs (past busy-reply-threshold, so a probe's PING proves it is running) changes neither TIME
+/// nor a TTL as the script sees them; the next command sees the new time.
+#[test]
+fn a_script_sees_the_time_it_started_at_while_the_clock_moves() {
+    let server = manual_server(1);
+    let mut a = Conn::connect(server.addr()).unwrap();
+    let mut probe = Conn::connect(server.addr()).unwrap();
+    assert_eq!(
+        a.command(&["CONFIG", "SET", "busy-reply-threshold", "10"]),
+        b"+OK\r\n"
+    );
+    let script = "local t1 = redis.call('TIME')\n\
+                  redis.call('SET', 'lease', 'me', 'PX', 1000)\n\
+                  for i = 1, 3e8 do end\n\
+                  local t2 = redis.call('TIME')\n\
+                  return {t1[1], t1[2], t2[1], t2[2], redis.call('PTTL', 'lease')}";
+    a.send_raw(&Conn::encode(&[b"EVAL", script.as_bytes(), b"0"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let reply = probe.command(&["PING"]);
+        if reply.starts_with(b"-BUSY") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the script never got busy");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(server.clock().advance(Duration::from_secs(60)));
+    let (reply, _) = a.read_reply().unwrap();
+    let start = format!("{SECS}");
+    assert_eq!(
+        reply,
+        format!(
+            "*5\r\n${len}\r\n{start}\r\n$1\r\n0\r\n${len}\r\n{start}\r\n$1\r\n0\r\n:1000\r\n",
+            len = start.len()
+        )
+        .into_bytes()
+    );
+    // After the script the minute has passed for everyone: the lease is gone.
+    assert_eq!(a.command(&["PTTL", "lease"]), b":-2\r\n");
+    assert_eq!(
+        a.command(&["TIME"]),
+        format!("*2\r\n$10\r\n{}\r\n$1\r\n0\r\n", SECS + 60).into_bytes()
+    );
+}
