@@ -33,24 +33,6 @@ fn blocks(markdown: &str, language: &str) -> Vec<String> {
     found
 }
 
-fn python() -> Option<String> {
-    let python = std::env::var("EMBEDIS_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let ok = Command::new(&python)
-        .args(["-c", "import redis"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
-        return Some(python);
-    }
-    let message = format!("{python} with the redis package is needed");
-    if support::redis_required() {
-        panic!("{message} (EMBEDIS_REQUIRE_REDIS is set)");
-    }
-    eprintln!("\n!!!!! SKIPPED the guide's Python examples: {message} !!!!!\n");
-    None
-}
-
 /// An `embedis-server` child process, killed on drop.
 struct Binary {
     child: Child,
@@ -108,7 +90,7 @@ fn the_guide_has_python_and_rust_examples() {
 
 #[test]
 fn the_guides_python_examples_pass_against_embedis_server() {
-    let Some(python) = python() else {
+    let Some(python) = support::python_with(&["redis"], "the guide's Python examples") else {
         return;
     };
     for (i, example) in blocks(GUIDE, "python").iter().enumerate() {

@@ -10,24 +10,6 @@ mod support;
 
 use std::process::Command;
 
-fn python() -> Option<String> {
-    let python = std::env::var("EMBEDIS_PYTHON").unwrap_or_else(|_| "python3".to_string());
-    let ok = Command::new(&python)
-        .args(["-c", "import redis, pottery"])
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false);
-    if ok {
-        return Some(python);
-    }
-    let message = format!("{python} with the redis and pottery packages is needed");
-    if support::redis_required() {
-        panic!("{message} (EMBEDIS_REQUIRE_REDIS is set)");
-    }
-    eprintln!("SKIPPED lock clients: {message}");
-    None
-}
-
 fn run_script(python: &str, ports: &[u16]) -> String {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/lock_clients.py");
     let output = Command::new(python)
@@ -46,7 +28,7 @@ fn run_script(python: &str, ports: &[u16]) -> String {
 
 #[test]
 fn redis_py_lock_and_pottery_redlock_work_against_embedis() {
-    let Some(python) = python() else {
+    let Some(python) = support::python_with(&["redis", "pottery"], "lock clients") else {
         return;
     };
     // The script's expectations, checked on Redis itself first.

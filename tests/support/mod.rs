@@ -241,3 +241,28 @@ pub fn flat(value: &Value) -> Vec<String> {
         other => vec![format!("{other:?}")],
     }
 }
+
+/// The Python interpreter for the tests that drive Python clients: `$EMBEDIS_PYTHON` if set,
+/// else `python3`, if it can import every one of `packages`. Otherwise the test `test` skips
+/// loudly, or fails when the environment demands everything (EMBEDIS_REQUIRE_REDIS=1, as CI,
+/// which installs them, sets).
+pub fn python_with(packages: &[&str], test: &str) -> Option<String> {
+    let python = std::env::var("EMBEDIS_PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let ok = Command::new(&python)
+        .args(["-c", &format!("import {}", packages.join(", "))])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if ok {
+        return Some(python);
+    }
+    let message = format!(
+        "{python} with the {} packages is needed",
+        packages.join(" and ")
+    );
+    if redis_required() {
+        panic!("{test}: {message} (EMBEDIS_REQUIRE_REDIS is set)");
+    }
+    eprintln!("\n!!!!! SKIPPED {test}: {message} !!!!!\n");
+    None
+}
