@@ -527,9 +527,7 @@ async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
         } else {
             engine.process_timeouts();
         }
-        engine.flush_pending();
-        if engine.server.shutdown.is_some() {
-            shared.shutdown.notify_one();
-        }
+        // Released clients' replies and expiry's effects go out as any command's do.
+        shared.after_work(&mut engine);
     }
 }
