@@ -7,7 +7,7 @@ const BEGIN: &str = "<!-- commands:begin (generated from the command table by te
 const END: &str = "<!-- commands:end -->";
 
 fn generated_list() -> String {
-    let registry = embedis_server::command::registry();
+    let registry = embedis_server::commands::registry();
     let mut by_group: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for command in registry.top_level() {
         let name = command.spec.name.to_ascii_uppercase();

@@ -68,3 +68,9 @@ pub fn resident_bytes() -> Option<usize> {
     let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     Some(pages * page.max(4096) as usize)
 }
+
+/// INFO's `used_memory`: bytes allocated when the counting allocator is installed, else the
+/// resident set size.
+pub fn used_memory() -> u64 {
+    allocated_bytes().or_else(resident_bytes).unwrap_or(0) as u64
+}

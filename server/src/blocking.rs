@@ -225,31 +225,6 @@ fn seconds_to_ms(seconds: &LongDouble) -> Option<i64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
-/// Parks the running command's client on `keys` until one of them holds a `wants` value — or,
-/// where blocking is not allowed (inside MULTI or a script), replies at once as the timeout would:
-/// a null array, what every blocking list and sorted-set pop answers on timeout in Redis 7.0.
-pub fn block_on_keys(
-    ctx: &mut crate::ctx::Ctx<'_>,
-    keys: &[Bytes],
-    wants: ValueType,
-    deadline_ms: Option<i64>,
-) {
-    if !ctx.may_block {
-        ctx.out.null_array();
-        return;
-    }
-    ctx.block = Some(Blocked {
-        args: ctx.args.to_vec(),
-        reason: BlockReason::Keys(KeyWait {
-            db: ctx.db(),
-            keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
-            wants,
-            on_timeout: TimeoutReply::NullArray,
-        }),
-        deadline_ms,
-    });
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

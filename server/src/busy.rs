@@ -9,7 +9,7 @@
 //!
 //! Here the script's count hook calls [`BusyWatch::check`] (through the script's host). Past the
 //! threshold it accepts waiting connections (registering each with the engine and spawning its
-//! task, which starts once the script ends — see [`crate::net::accept_while_busy`]) and reads,
+//! task, which starts once the script ends — through the [`Acceptor`] the I/O layer installs) and reads,
 //! without blocking, the sockets of the clients whose connection task is
 //! idle — waiting for input with nothing buffered or half-decoded (see
 //! [`ClientHandle::is_idle`]) — and answers each complete request itself, writing the reply to the
@@ -20,19 +20,15 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{RequestDecoder, Writer};
+use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::call::{call, How, Parts};
 use crate::client::{ClientHandle, ClientState};
-use crate::command::{registry, Command, Flags, Lookup};
 use crate::error::Error;
-
-/// What kind of script is running: the BUSY and kill texts name their own KILL command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScriptKind {
-    Eval,
-    Function,
-}
+use crate::flags::Flags;
+use crate::gates;
+use crate::vm_slot::{RunningScript, ScriptKind};
 
 /// Why a busy script must stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,19 +37,6 @@ pub enum Kill {
     ByUser,
     /// SHUTDOWN while the script ran.
     Shutdown,
-}
-
-/// A script that has run past the threshold, as FUNCTION STATS shows it.
-#[derive(Debug, Clone)]
-pub struct RunningScript {
-    pub kind: ScriptKind,
-    pub name: String,
-    /// The command that runs it (FCALL name numkeys …).
-    pub command: Vec<Bytes>,
-    pub started: Instant,
-    /// The function libraries and functions loaded (the functions are lent to the running
-    /// function, so FUNCTION STATS reads them here).
-    pub function_counts: (usize, usize),
 }
 
 /// The running script's clock and state, as far as other clients are concerned.
@@ -72,6 +55,21 @@ pub struct BusyWatch<'a> {
     /// The script called a write command: it can no longer be killed.
     pub wrote: bool,
     pub kill: Option<Kill>,
+}
+
+thread_local! {
+    /// How a busy script accepts waiting connections on this thread: installed by the I/O layer
+    /// that owns the listeners (`crate::net`), which registers each new client with the engine
+    /// and spawns its task. Without one (unit tests, threaded I/O) nobody new is accepted.
+    static ACCEPTOR: Cell<Option<Acceptor>> = const { Cell::new(None) };
+}
+
+/// Accepts, without blocking, the connections waiting while a script is busy.
+pub type Acceptor = fn(&mut Parts<'_>);
+
+/// Installs the acceptor busy scripts on this thread call (see [`BusyWatch::check`]).
+pub fn install_acceptor(acceptor: Acceptor) {
+    ACCEPTOR.set(Some(acceptor));
 }
 
 /// Most bytes read from one client per turn of the busy loop.
@@ -139,7 +137,11 @@ impl<'a> BusyWatch<'a> {
                 self.name
             ));
         }
-        crate::net::accept_while_busy(parts);
+        // New connections first (the I/O layer's acceptor, if it installed one), so that a
+        // client that connects while the script runs is answered too.
+        if let Some(accept) = ACCEPTOR.get() {
+            accept(parts);
+        }
         for id in parts.clients.ids() {
             let Some(mut client) = parts.clients.remove(id) else {
                 continue;
@@ -190,36 +192,19 @@ impl<'a> BusyWatch<'a> {
         args: Vec<Bytes>,
         out: &mut BytesMut,
     ) {
-        let registry = registry();
-        let command = match registry.lookup(&args) {
+        let command = match gates::resolve(parts.registry, &args) {
             Ok(command) => command,
-            Err(Lookup::UnknownCommand) => {
-                return refuse(
-                    parts,
-                    client,
-                    None,
-                    crate::engine::unknown_command_error(&args),
-                    out,
-                )
-            }
-            Err(Lookup::UnknownSubcommand(parent)) => {
-                let error =
-                    crate::engine::unknown_subcommand_error(&args, &registry.commands[parent]);
-                return refuse(parts, client, None, error, out);
+            Err(refused) => {
+                let error = refused.error(&args);
+                return gates::refuse(parts, client, refused.command(), error, &args, out);
             }
         };
-        if !command.arity_ok(args.len()) {
-            let error = Error::WrongArity(command.full_name.clone().into());
-            return refuse(parts, client, Some(command), error, out);
-        }
-        if crate::engine::auth_required(&parts.server.config, client)
-            && !command.spec.flags.contains(Flags::NO_AUTH)
-        {
-            return refuse(parts, client, Some(command), Error::NoAuth, out);
+        if gates::needs_auth(&parts.server.config, client, command) {
+            return gates::refuse(parts, client, Some(command), Error::NoAuth, &args, out);
         }
         if !command.spec.flags.contains(Flags::ALLOW_BUSY) {
             let error = Self::busy_error(self.kind);
-            return refuse(parts, client, Some(command), error, out);
+            return gates::refuse(parts, client, Some(command), error, &args, out);
         }
         let kills = match command.full_name.as_str() {
             "script|kill" => Some(ScriptKind::Eval),
@@ -270,32 +255,6 @@ impl<'a> BusyWatch<'a> {
             self.kill = Some(Kill::Shutdown);
         }
     }
-}
-
-/// A gate's refusal while busy: error reply, counted as rejected; inside MULTI it dooms the
-/// transaction, as any gate's refusal does. A refused EXEC ends the transaction (if any) and
-/// answers EXECABORT with the reason, as the engine's own gates do.
-fn refuse(
-    parts: &mut Parts<'_>,
-    client: &mut ClientState,
-    command: Option<&Command>,
-    error: Error,
-    out: &mut BytesMut,
-) {
-    if let Some(transaction) = client.multi.as_mut() {
-        transaction.aborted = true;
-    }
-    let mut error = error;
-    if let Some(command) = command {
-        parts.server.command_stats[command.id].rejected_calls += 1;
-        if command.full_name == "exec" {
-            client.multi = None;
-            parts.ks.watches.unwatch_all(client.id);
-            error = crate::commands::transactions::exec_abort_error(&error);
-        }
-    }
-    parts.server.count_error(&error.code());
-    Writer::new(out, client.resp).error_line(&error.line());
 }
 
 /// The next complete request in `buf`, consumed; None while it is incomplete (its bytes stay

@@ -11,17 +11,20 @@ use embedis_protocol::{Version, Writer};
 use std::time::Instant;
 
 use crate::blocking::Blocked;
+use crate::client::Clients;
 use crate::client::{ClientState, Peer};
-use crate::command::{Command, Flags};
-use crate::ctx::{Clients, Ctx};
+use crate::ctx::Ctx;
 use crate::keyspace::Keyspace;
 use crate::state::ServerState;
+use crate::table::{Command, Flags, Registry};
 
 /// The engine's data, lent to a command that runs other commands.
 pub struct Parts<'a> {
     pub ks: &'a mut Keyspace,
     pub server: &'a mut ServerState,
     pub clients: &'a mut Clients,
+    /// The command table (built by the handlers' layer, kept by the engine).
+    pub registry: &'static Registry,
 }
 
 /// How a command comes to run.
@@ -71,6 +74,7 @@ impl<'a> Parts<'a> {
                 ks: &mut *ctx.ks,
                 server: &mut *ctx.server,
                 clients: &mut *ctx.clients,
+                registry: ctx.registry,
             },
             &mut *ctx.client,
         )
@@ -118,6 +122,7 @@ pub fn call(
             client: &mut *client,
             clients: &mut *parts.clients,
             cmd: command,
+            registry: parts.registry,
             now_ms,
             now_us,
             block: None,
@@ -173,7 +178,7 @@ pub(crate) fn feed_monitors(
         peer => line.push_str(&format!("{}] ", peer.addr())),
     }
     let mut bytes = line.into_bytes();
-    let redacted = crate::engine::redacted_arguments(command.spec.name, args);
+    let redacted = redacted_arguments(command.spec.name, args);
     for (i, arg) in args.iter().enumerate() {
         if i > 0 {
             bytes.push(b' ');
@@ -181,7 +186,7 @@ pub(crate) fn feed_monitors(
         if redacted.contains(&i) {
             bytes.extend_from_slice(b"\"(redacted)\"");
         } else {
-            crate::engine::push_repr(&mut bytes, arg);
+            crate::cstr::push_repr(&mut bytes, arg);
         }
     }
     bytes.extend_from_slice(b"\r\n");
@@ -195,5 +200,36 @@ pub(crate) fn feed_monitors(
             monitor.pending.extend_from_slice(&bytes);
             parts.server.pending_writes.push(id);
         }
+    }
+}
+
+/// The arguments MONITOR shows as `"(redacted)"`: the passwords of AUTH and HELLO … AUTH, as
+/// far as Redis's own parsing of those commands gets before it redacts them.
+fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
+    match name {
+        "auth" if args.len() <= 3 => (1..args.len()).collect(),
+        "hello" => {
+            let mut redacted = Vec::new();
+            // An invalid protocol version stops HELLO before it looks at the options.
+            let version = args.get(1).map(|v| embedis_protocol::number::parse_i64(v));
+            if matches!(version, Some(v) if !matches!(v, Some(2..=3))) {
+                return redacted;
+            }
+            let mut j = 2;
+            while j < args.len() {
+                let more = args.len() - 1 - j;
+                if args[j].eq_ignore_ascii_case(b"auth") && more >= 2 {
+                    redacted.extend([j + 1, j + 2]);
+                    j += 2;
+                } else if args[j].eq_ignore_ascii_case(b"setname") && more >= 1 {
+                    j += 1;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            redacted
+        }
+        _ => Vec::new(),
     }
 }

@@ -6,11 +6,12 @@
 //! MONITOR lines, and later pub/sub messages — is appended to the client's `pending` buffer and,
 //! at the end of the current command, handed to its [`ClientHandle`] outbox and the task woken.
 //! The handle also carries the two signals the executor sends a connection: "you were killed"
-//! and "you are blocked / released".
+//! and "you are blocked / released". [`Clients`] is the executor's table of them.
 
 use bytes::BytesMut;
 use embedis_protocol::Version;
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -287,7 +288,7 @@ pub struct ClientState {
     /// Output-buffer limit state (soft-limit timer, scheduled close).
     pub obuf: crate::pubsub::ObufState,
     /// The commands queued since MULTI, while a transaction is open.
-    pub multi: Option<Box<crate::commands::transactions::Transaction>>,
+    pub multi: Option<Box<crate::multi::Transaction>>,
 }
 
 impl ClientState {
@@ -395,5 +396,49 @@ impl ClientState {
             lib_name,
             lib_ver
         )
+    }
+}
+
+/// All connected clients except the one whose command is running.
+#[derive(Default)]
+pub struct Clients {
+    map: HashMap<ClientId, Box<ClientState>, ahash::RandomState>,
+}
+
+impl Clients {
+    pub fn insert(&mut self, client: Box<ClientState>) {
+        self.map.insert(client.id, client);
+    }
+
+    pub fn remove(&mut self, id: ClientId) -> Option<Box<ClientState>> {
+        self.map.remove(&id)
+    }
+
+    pub fn get(&self, id: ClientId) -> Option<&ClientState> {
+        self.map.get(&id).map(|c| &**c)
+    }
+
+    pub fn get_mut(&mut self, id: ClientId) -> Option<&mut ClientState> {
+        self.map.get_mut(&id).map(|c| &mut **c)
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ClientState> {
+        self.map.values().map(|c| &**c)
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClientState> {
+        self.map.values_mut().map(|c| &mut **c)
+    }
+
+    pub fn ids(&self) -> Vec<ClientId> {
+        self.map.keys().copied().collect()
     }
 }

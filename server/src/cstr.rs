@@ -3,7 +3,8 @@
 //! Redis compares option words with `strcasecmp` and prints arguments with `%s`; both stop at
 //! the first NUL byte. So `SET k v "NX\0junk"` is an NX, and an error quoting `"a\0b"` shows
 //! `a`. Every option comparison and every error that quotes client data goes through here, so
-//! the rule lives in one place.
+//! the rule lives in one place. [`push_repr`] prints binary data as Redis's `sdscatrepr` does
+//! (MONITOR lines, CONFIG REWRITE, error texts that quote arguments).
 
 /// `bytes` up to its first NUL.
 pub fn c_str(bytes: &[u8]) -> &[u8] {
@@ -14,6 +15,25 @@ pub fn c_str(bytes: &[u8]) -> &[u8] {
 /// Redis's `strcasecmp(arg, word) == 0`: ASCII case-insensitive, blind to anything after a NUL.
 pub fn word_is(arg: &[u8], word: &str) -> bool {
     c_str(arg).eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// Redis's `sdscatrepr`: a quoted, escaped representation of binary data.
+pub fn push_repr(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.push(b'"');
+    for &b in bytes {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x07 => out.extend_from_slice(b"\\a"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x20..=0x7e => out.push(b),
+            _ => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
+        }
+    }
+    out.push(b'"');
 }
 
 #[cfg(test)]
@@ -27,5 +47,12 @@ mod tests {
         assert!(!word_is(b"", "nx"));
         assert!(!word_is(b"nxx", "nx"));
         assert_eq!(c_str(b"a\0b"), b"a");
+    }
+
+    #[test]
+    fn repr() {
+        let mut out = Vec::new();
+        push_repr(&mut out, b"a\"b\\\n\x01\xff");
+        assert_eq!(out, b"\"a\\\"b\\\\\\n\\x01\\xff\"");
     }
 }

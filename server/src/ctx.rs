@@ -8,58 +8,15 @@
 use bytes::Bytes;
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
-use std::collections::HashMap;
 
-use crate::blocking::Blocked;
-use crate::client::{ClientId, ClientState};
-use crate::command::Command;
+use crate::blocking::{BlockReason, Blocked, KeyWait, TimeoutReply};
+use crate::client::{ClientId, ClientState, Clients};
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Keyspace;
 use crate::state::ServerState;
-
-/// All connected clients except the one whose command is running.
-#[derive(Default)]
-pub struct Clients {
-    map: HashMap<ClientId, Box<ClientState>, ahash::RandomState>,
-}
-
-impl Clients {
-    pub fn insert(&mut self, client: Box<ClientState>) {
-        self.map.insert(client.id, client);
-    }
-
-    pub fn remove(&mut self, id: ClientId) -> Option<Box<ClientState>> {
-        self.map.remove(&id)
-    }
-
-    pub fn get(&self, id: ClientId) -> Option<&ClientState> {
-        self.map.get(&id).map(|c| &**c)
-    }
-
-    pub fn get_mut(&mut self, id: ClientId) -> Option<&mut ClientState> {
-        self.map.get_mut(&id).map(|c| &mut **c)
-    }
-
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &ClientState> {
-        self.map.values().map(|c| &**c)
-    }
-
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = &mut ClientState> {
-        self.map.values_mut().map(|c| &mut **c)
-    }
-
-    pub fn ids(&self) -> Vec<ClientId> {
-        self.map.keys().copied().collect()
-    }
-}
+use crate::table::{Command, Registry};
+use crate::value::ValueType;
+use embedis_datatypes::SmallBytes;
 
 /// Everything a command handler works with.
 pub struct Ctx<'a> {
@@ -72,6 +29,8 @@ pub struct Ctx<'a> {
     /// Every other client.
     pub clients: &'a mut Clients,
     pub cmd: &'static Command,
+    /// The command table, for commands that look others up (COMMAND, EXEC, INFO).
+    pub registry: &'static Registry,
     /// The command's time, frozen for its whole execution: milliseconds and microseconds.
     pub now_ms: i64,
     pub now_us: i64,
@@ -128,5 +87,25 @@ impl<'a> Ctx<'a> {
             other.pending.extend_from_slice(bytes);
             self.server.pending_writes.push(id);
         }
+    }
+
+    /// Parks the running command's client on `keys` until one of them holds a `wants` value — or,
+    /// where blocking is not allowed (inside MULTI or a script), replies at once as the timeout would:
+    /// a null array, what every blocking list and sorted-set pop answers on timeout in Redis 7.0.
+    pub fn block_on_keys(&mut self, keys: &[Bytes], wants: ValueType, deadline_ms: Option<i64>) {
+        if !self.may_block {
+            self.out.null_array();
+            return;
+        }
+        self.block = Some(Blocked {
+            args: self.args.to_vec(),
+            reason: BlockReason::Keys(KeyWait {
+                db: self.db(),
+                keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
+                wants,
+                on_timeout: TimeoutReply::NullArray,
+            }),
+            deadline_ms,
+        });
     }
 }

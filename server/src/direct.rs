@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use crate::call::{self, How};
 use crate::client::{ClientHandle, ClientId, ClientState, Peer};
-use crate::command::{registry, Lookup};
-use crate::engine::{unknown_command_error, unknown_subcommand_error, Engine};
+use crate::engine::Engine;
 use crate::error::Error;
+use crate::gates;
 use crate::keyspace::Db;
 
 /// The client id the embedding process's commands run as (CLIENT ID shows it). Connections
@@ -79,28 +79,13 @@ impl Engine {
             refuse(&mut out, Error::msg("ERR empty command"));
             return out;
         }
-        let registry = registry();
-        let command = match registry.lookup(args) {
+        let command = match gates::resolve(self.registry, args) {
             Ok(command) => command,
-            Err(Lookup::UnknownCommand) => {
-                refuse(&mut out, unknown_command_error(args));
-                return out;
-            }
-            Err(Lookup::UnknownSubcommand(parent)) => {
-                refuse(
-                    &mut out,
-                    unknown_subcommand_error(args, &registry.commands[parent]),
-                );
+            Err(refused) => {
+                refuse(&mut out, refused.error(args));
                 return out;
             }
         };
-        if !command.arity_ok(args.len()) {
-            refuse(
-                &mut out,
-                Error::WrongArity(command.full_name.clone().into()),
-            );
-            return out;
-        }
         if NEEDS_CONNECTION.contains(&command.full_name.as_str()) {
             refuse(
                 &mut out,

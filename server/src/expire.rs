@@ -120,6 +120,7 @@ mod tests {
             Clock::manual(),
             Logger::silent(),
             Some(1),
+            crate::commands::registry().commands.len(),
         )
     }
 

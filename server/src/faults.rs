@@ -26,20 +26,15 @@
 //!
 //! DEBUG commands are exempt from rules and from the pause: they are the test's control channel
 //! (a test paused over the wire must be able to advance the clock over the wire).
+//!
+//! This module is the rule store, part of what the executor owns; the engine applies the rules
+//! to requests in `engine/faults.rs`.
 
-use bytes::{Bytes, BytesMut};
 use embedis_datatypes::glob;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-use crate::blocking::{BlockReason, Blocked};
-use crate::client::{ClientState, ReplyMode};
-use crate::command::keys::flag;
-use crate::command::{registry, Command};
-use crate::engine::{Engine, Outcome, Run};
-use crate::error::Error;
 
 /// What a matching rule does.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,31 +119,22 @@ impl FaultRule {
         }
     }
 
-    fn matches(&self, command: &Command, args: &[Bytes]) -> bool {
+    /// True if the rule applies to the command with this full name (`get`, `client|kill`), whose
+    /// keys `any_key_matches` tests against a glob.
+    fn matches(&self, full_name: &str, any_key_matches: &mut dyn FnMut(&[u8]) -> bool) -> bool {
         // `client|kill` names one subcommand, `client` all of them (the command's first word);
         // a subcommand's own name (`get` of CONFIG GET) is not the command's.
         let pattern = self.command.as_bytes();
-        let full = command.full_name.as_bytes();
+        let full = full_name.as_bytes();
         let first_word = full.split(|&b| b == b'|').next().unwrap_or(full);
         let named = glob::matches(pattern, full, true) || glob::matches(pattern, first_word, true);
         if !named {
             return false;
         }
-        let Some(key_pattern) = &self.key_pattern else {
-            return true;
-        };
-        // Key positions assume a well-formed command line; a malformed one has no keys.
-        if !command.arity_ok(args.len()) {
-            return false;
+        match &self.key_pattern {
+            None => true,
+            Some(key_pattern) => any_key_matches(key_pattern),
         }
-        command
-            .spec
-            .keys
-            .iter()
-            .filter(|spec| spec.flags & flag::NOT_KEY == 0)
-            .flat_map(|spec| spec.key_positions(args))
-            .filter_map(|i| args.get(i))
-            .any(|key| glob::matches(key_pattern, key, false))
     }
 }
 
@@ -281,12 +267,13 @@ impl Faults {
     }
 
     /// True (once per request) if a drop of all connections is waiting for the engine.
-    fn drop_pending(&self) -> bool {
+    pub fn drop_pending(&self) -> bool {
         let state = self.inner.state.lock();
         state.drops_requested > state.drops_done
     }
 
-    fn drop_carried_out(&self, closed: usize) {
+    /// The engine closed `closed` connections for the drop requests so far.
+    pub fn drop_carried_out(&self, closed: usize) {
         self.update(|s| {
             s.drops_done = s.drops_requested;
             s.last_dropped = closed;
@@ -294,10 +281,18 @@ impl Faults {
         self.inner.dropped.notify_all();
     }
 
-    /// The action of the first rule matching this command, spending one of its uses.
-    fn take_action(&self, command: &Command, args: &[Bytes]) -> Option<FaultAction> {
+    /// The action of the first rule matching the command named `full_name` (whose keys
+    /// `any_key_matches` tests against a rule's key glob), spending one of its uses.
+    pub fn take_action(
+        &self,
+        full_name: &str,
+        any_key_matches: &mut dyn FnMut(&[u8]) -> bool,
+    ) -> Option<FaultAction> {
         self.update(|s| {
-            let i = s.rules.iter().position(|r| r.matches(command, args))?;
+            let i = s
+                .rules
+                .iter()
+                .position(|r| r.matches(full_name, &mut *any_key_matches))?;
             let rule = &mut s.rules[i];
             let action = rule.action.clone();
             if let Some(n) = rule.times.as_mut() {
@@ -311,7 +306,7 @@ impl Faults {
     }
 
     /// If the pause is over at `now_ms`, forgets it and returns true.
-    fn end_pause_if_over(&self, now_ms: i64) -> bool {
+    pub fn end_pause_if_over(&self, now_ms: i64) -> bool {
         self.update(|s| match s.pause_until_ms {
             Some(until) if now_ms >= until => {
                 s.pause_until_ms = None;
@@ -319,221 +314,5 @@ impl Faults {
             }
             _ => false,
         })
-    }
-}
-
-/// The engine's path for a fresh request while some fault is set (see [`Engine`]'s `process`).
-pub(crate) fn process_with_faults(
-    engine: &mut Engine,
-    client: &mut ClientState,
-    args: Vec<Bytes>,
-    out: &mut BytesMut,
-) -> Outcome {
-    let faults = engine.server.faults.clone();
-    if faults.drop_pending() {
-        // This client is out of the engine's table while it runs: close it here, the rest there.
-        client.handle.kill();
-        let closed = drop_all(engine) + 1;
-        faults.drop_carried_out(closed);
-        return Outcome::Close;
-    }
-    let is_debug = args
-        .first()
-        .is_some_and(|a| a.eq_ignore_ascii_case(b"debug"));
-    if is_debug {
-        return engine.process_command(client, args, out, Run::Fresh);
-    }
-    let now_ms = engine.server.clock.now_ms();
-    if faults.paused_until().is_some() {
-        if faults.paused_until().is_some_and(|until| now_ms < until) {
-            // As CLIENT PAUSE postpones a command: parked, re-run in arrival order at the end,
-            // and shown meanwhile as the client's command (CLIENT LIST's cmd=).
-            if let Ok(command) = registry().lookup(&args) {
-                client.last_command = &command.full_name;
-            }
-            engine.park(
-                client,
-                Blocked {
-                    args,
-                    reason: BlockReason::Postponed,
-                    deadline_ms: None,
-                },
-            );
-            return Outcome::Blocked;
-        }
-        // Over, but the timer has not noticed yet: the queued commands go first.
-        end_pause(engine, now_ms);
-    }
-    let Ok(command) = registry().lookup(&args) else {
-        return engine.process_command(client, args, out, Run::Fresh);
-    };
-    match faults.take_action(command, &args) {
-        None => engine.process_command(client, args, out, Run::Fresh),
-        Some(FaultAction::Error(text)) => {
-            client.last_command = &command.full_name;
-            let error = Error::owned(error_line(&text));
-            engine.reject(client, Some(command), error, &args, out);
-            Outcome::Continue
-        }
-        Some(FaultAction::Close) => {
-            client.close_after_reply = true;
-            Outcome::Close
-        }
-        Some(FaultAction::Latency(delay)) => {
-            // A client that asked for no replies has nothing to delay.
-            if client.reply_mode != ReplyMode::On {
-                return engine.process_command(client, args, out, Run::Fresh);
-            }
-            let start = out.len();
-            let outcome = engine.process_command(client, args, out, Run::Fresh);
-            // A command that blocked (or closes the connection) keeps its own timing.
-            if outcome != Outcome::Continue {
-                return outcome;
-            }
-            let held = out.split_off(start).freeze();
-            let delay_ms = i64::try_from(delay.as_millis()).unwrap_or(i64::MAX);
-            // Deadlines fire once the clock is past them: the reply goes out at now + delay.
-            let deadline = now_ms.saturating_add(delay_ms).saturating_sub(1);
-            engine.park(
-                client,
-                Blocked {
-                    args: Vec::new(),
-                    reason: BlockReason::Delayed(held),
-                    deadline_ms: Some(deadline),
-                },
-            );
-            Outcome::Blocked
-        }
-    }
-}
-
-/// An error reply line from user text: one line (Redis turns newlines in errors into spaces),
-/// never empty.
-fn error_line(text: &str) -> String {
-    let line: String = text
-        .chars()
-        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-        .collect();
-    let line = line.strip_prefix('-').unwrap_or(&line).trim().to_string();
-    if line.is_empty() {
-        "ERR injected fault".to_string()
-    } else {
-        line
-    }
-}
-
-/// Closes every connection registered with the engine; returns how many.
-fn drop_all(engine: &mut Engine) -> usize {
-    let ids = engine.clients.ids();
-    for &id in &ids {
-        if let Some(client) = engine.clients.get(id) {
-            client.handle.kill();
-        }
-        engine.disconnect(id);
-    }
-    ids.len()
-}
-
-/// Ends the server pause: the commands it held run in the order they arrived. (A CLIENT PAUSE
-/// still in force holds back again those it covers.)
-fn end_pause(engine: &mut Engine, now_ms: i64) {
-    if !engine.server.faults.end_pause_if_over(now_ms) {
-        return;
-    }
-    if engine.server.pause.is_none() {
-        engine.unpause();
-        return;
-    }
-    let queued: Vec<_> = engine.server.blocked.postponed.iter().copied().collect();
-    for id in queued {
-        engine.release_postponed(id);
-    }
-}
-
-/// The engine's timer hook while some fault is set: carries out a drop request and ends the
-/// pause when due. Returns true while the server is paused (nothing else may run).
-pub(crate) fn on_timer(engine: &mut Engine) -> bool {
-    let faults = engine.server.faults.clone();
-    if faults.drop_pending() {
-        let closed = drop_all(engine);
-        faults.drop_carried_out(closed);
-    }
-    let now_ms = engine.server.clock.now_ms();
-    end_pause(engine, now_ms);
-    faults.paused_until().is_some()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(words: &[&str]) -> Vec<Bytes> {
-        words
-            .iter()
-            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
-            .collect()
-    }
-
-    fn action(faults: &Faults, words: &[&str]) -> Option<FaultAction> {
-        let args = args(words);
-        let Ok(command) = registry().lookup(&args) else {
-            panic!("unknown command {words:?}")
-        };
-        faults.take_action(command, &args)
-    }
-
-    #[test]
-    fn rules_match_names_keys_and_run_out() {
-        let faults = Faults::new();
-        assert!(!faults.active());
-        faults.add(FaultRule::error("SET", "ERR one").keys("lock:*").times(2));
-        faults.add(FaultRule::close("client|kill"));
-        faults.add(FaultRule::error("get", "ERR get"));
-        assert!(faults.active());
-        let err = Some(FaultAction::Error("ERR one".into()));
-        assert_eq!(
-            action(&faults, &["get", "lock:a"]),
-            Some(FaultAction::Error("ERR get".into()))
-        );
-        assert_eq!(action(&faults, &["config", "get", "port"]), None);
-        assert_eq!(action(&faults, &["set", "other", "v"]), None);
-        assert_eq!(action(&faults, &["set", "lock:a", "v"]), err);
-        assert_eq!(action(&faults, &["SET", "lock:b", "v", "NX"]), err);
-        assert_eq!(action(&faults, &["set", "lock:c", "v"]), None, "spent");
-        assert_eq!(
-            action(&faults, &["client", "kill", "1.2.3.4:5"]),
-            Some(FaultAction::Close)
-        );
-        assert_eq!(action(&faults, &["client", "list"]), None);
-        faults.add(FaultRule::close("CLIENT"));
-        assert_eq!(
-            action(&faults, &["client", "list"]),
-            Some(FaultAction::Close)
-        );
-        assert_eq!(faults.rules().len(), 3);
-        faults.clear();
-        assert!(!faults.active());
-    }
-
-    #[test]
-    fn key_patterns_follow_key_specs() {
-        let faults = Faults::new();
-        faults.add(FaultRule::latency("eval*", Duration::from_millis(5)).keys("k?"));
-        let delay = Some(FaultAction::Latency(Duration::from_millis(5)));
-        assert_eq!(action(&faults, &["eval", "return 1", "1", "k1"]), delay);
-        assert_eq!(action(&faults, &["eval", "return 1", "0", "k1"]), None);
-        assert_eq!(action(&faults, &["evalsha", "abc", "2", "x", "k2"]), delay);
-        assert_eq!(action(&faults, &["ping"]), None, "no keys, no match");
-    }
-
-    #[test]
-    fn descriptions_read_as_debug_fault_lines() {
-        let rule = FaultRule::error("set", "ERR boom now").keys("a*").times(3);
-        assert_eq!(rule.describe(), "ERROR set a* 3 ERR boom now");
-        let rule = FaultRule::latency("get", Duration::from_millis(250));
-        assert_eq!(rule.describe(), "LATENCY get * 250 0");
-        assert_eq!(FaultRule::close("*").describe(), "CLOSE * * 0");
-        assert_eq!(error_line("-ERR a\r\nb"), "ERR a  b");
-        assert_eq!(error_line(""), "ERR injected fault");
     }
 }

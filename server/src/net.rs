@@ -26,7 +26,8 @@ use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
 use crate::client::{ClientHandle, Peer};
-use crate::engine::{Engine, Outcome, Refusal};
+use crate::engine::{Engine, Outcome};
+use crate::gates::Refusal;
 use crate::listeners::set_keepalive;
 
 /// Requests run per turn before the task writes what it has and lets other connections run.
@@ -163,7 +164,8 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
     }
 }
 
-/// A listener a busy script may accept connections from (see [`crate::busy`]): registered
+/// A listener a busy script may accept connections from (see [`crate::busy`], which calls
+/// [`accept_while_busy`] as the acceptor installed on this thread): registered
 /// while its accept task runs, on the engine's thread.
 struct BusyListener {
     fd: i32,
@@ -184,6 +186,7 @@ thread_local! {
 
 impl BusyListener {
     fn register(fd: i32, unix_path: Option<String>, shared: &Rc<Shared>) -> BusyListener {
+        crate::busy::install_acceptor(accept_while_busy);
         BUSY_LISTENERS.with(|l| {
             let mut listeners = l.borrow_mut();
             listeners.retain(|b| b.fd != fd);
@@ -266,7 +269,7 @@ fn adopt<S>(parts: &mut crate::call::Parts<'_>, stream: S, peer: Peer, fd: i32, 
 where
     S: AsyncRead + AsyncWrite + Unpin + 'static,
 {
-    let connected = crate::engine::connect_client(parts, peer, fd);
+    let connected = crate::gates::connect_client(parts, peer, fd);
     spawn_connection(connected, stream, shared);
 }
 

@@ -26,7 +26,8 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::client::{ClientHandle, ClientId, Peer};
 use crate::direct::Dataset;
-use crate::engine::{Engine, Outcome, Refusal};
+use crate::engine::{Engine, Outcome};
+use crate::gates::Refusal;
 use crate::server::{
     finish, new_engine, prepare, wait_for_shutdown, EngineJob, Prepared, ServerOptions, Start,
 };

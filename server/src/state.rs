@@ -103,7 +103,7 @@ pub struct ServerState {
     pub config: Config,
     pub clock: Clock,
     /// Set by the clock's change listener (a test moved time); the engine runs its tick before
-    /// the next command (see [`crate::engine::Engine::catch_up_with_clock`]).
+    /// the next command (see `Engine::catch_up_with_clock`).
     pub clock_changed: std::sync::Arc<std::sync::atomic::AtomicBool>,
     pub log: Logger,
     pub started: Instant,
@@ -118,11 +118,11 @@ pub struct ServerState {
     pub blocked: BlockedIndex,
     pub monitors: Vec<ClientId>,
     /// The Lua VM and its script cache.
-    pub scripting: crate::scripting::VmSlot<embedis_scripting::ScriptVm>,
+    pub scripting: crate::vm_slot::VmSlot<embedis_scripting::ScriptVm>,
     /// The script running past busy-reply-threshold, while other clients are served.
-    pub running_script: Option<crate::busy::RunningScript>,
+    pub running_script: Option<crate::vm_slot::RunningScript>,
     /// The functions VM and its libraries (FUNCTION, FCALL).
-    pub functions: crate::scripting::VmSlot<embedis_scripting::Functions>,
+    pub functions: crate::vm_slot::VmSlot<embedis_scripting::Functions>,
     /// Pub/sub subscriptions, by channel, pattern and shard channel.
     pub pubsub: crate::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
@@ -158,7 +158,15 @@ pub struct ServerState {
 }
 
 impl ServerState {
-    pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Self {
+    /// The state of a new server whose command table has `commands` entries (for the
+    /// per-command statistics).
+    pub fn new(
+        config: Config,
+        clock: Clock,
+        log: Logger,
+        seed: Option<u64>,
+        commands: usize,
+    ) -> Self {
         let mut rng = match seed {
             Some(seed) => StdRng::seed_from_u64(seed),
             None => StdRng::from_entropy(),
@@ -170,7 +178,7 @@ impl ServerState {
         };
         let run_id = hex40();
         let replid = hex40();
-        let memory_startup = crate::commands::info::used_memory();
+        let memory_startup = crate::alloc::used_memory();
         let now_ms = clock.now_ms();
         ServerState {
             config,
@@ -180,7 +188,7 @@ impl ServerState {
             started_ms: now_ms,
             run_id,
             stats: Stats::default(),
-            command_stats: vec![CommandStats::default(); crate::command::registry().commands.len()],
+            command_stats: vec![CommandStats::default(); commands],
             error_stats: BTreeMap::new(),
             clock_changed: Default::default(),
             pause: None,

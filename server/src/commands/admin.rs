@@ -13,14 +13,14 @@
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
-use crate::command::{Acl, CommandSpec, Flags};
-use crate::commands::client::{deadline_from_ms, write_help};
+use crate::commands::common::{deadline_from_ms, write_help};
 use crate::commands::debug_controls;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
 use crate::state::ShutdownRequest;
+use crate::table::{Acl, CommandSpec, Flags};
 use crate::value::{lru_clock, Value};
 
 const LSF: Flags = Flags::LOADING.union(Flags::STALE).union(Flags::FAST);

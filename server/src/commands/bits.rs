@@ -14,12 +14,12 @@
 use embedis_protocol::number::parse_i64;
 
 use super::strings::{string_len, string_of};
-use crate::command::keys::flag;
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{StoreIf, Ttl};
+use crate::table::keys::flag;
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;

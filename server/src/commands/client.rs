@@ -15,12 +15,13 @@ use embedis_protocol::number::parse_i64;
 
 use crate::blocking::BlockReason;
 use crate::client::{ClientId, ClientState, ReplyMode};
-use crate::command::{Acl, CommandSpec, Flags};
+use crate::commands::common::{deadline_from_ms, write_help};
 use crate::commands::connection::{set_client_name, valid_name};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::state::{EngineRequest, Pause};
+use crate::table::{Acl, CommandSpec, Flags};
 
 const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
 const ADMIN: Flags = Flags::ADMIN.union(BASE);
@@ -28,7 +29,7 @@ const ADMIN: Flags = Flags::ADMIN.union(BASE);
 const fn sub(
     name: &'static str,
     arity: i32,
-    handler: crate::command::Handler,
+    handler: crate::table::Handler,
     flags: Flags,
 ) -> CommandSpec {
     CommandSpec::new(name, arity, handler)
@@ -256,14 +257,6 @@ const HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
-/// Writes a HELP reply: one simple string per line.
-pub fn write_help(ctx: &mut Ctx<'_>, lines: &[&str]) {
-    ctx.out.array(lines.len());
-    for line in lines {
-        ctx.out.simple(line.as_bytes());
-    }
-}
-
 fn help(ctx: &mut Ctx<'_>) -> CmdResult {
     write_help(ctx, HELP);
     Ok(())
@@ -481,22 +474,6 @@ fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.out.ok();
     Ok(())
-}
-
-/// Parses a millisecond timeout as Redis's `getTimeoutFromObjectOrReply`: an integer, not
-/// negative. Returns the absolute deadline, or 0 for "no timeout". Like Redis, a huge timeout
-/// wraps around rather than saturating (so `CLIENT PAUSE 9223372036854775807` ends at once).
-pub fn deadline_from_ms(ctx: &Ctx<'_>, arg: usize) -> CmdResult<i64> {
-    let timeout = parse_i64(ctx.arg(arg))
-        .ok_or(Error::msg("ERR timeout is not an integer or out of range"))?;
-    if timeout < 0 {
-        return Err(Error::msg("ERR timeout is negative"));
-    }
-    Ok(if timeout > 0 {
-        timeout.wrapping_add(ctx.now_ms)
-    } else {
-        0
-    })
 }
 
 fn pause(ctx: &mut Ctx<'_>) -> CmdResult {

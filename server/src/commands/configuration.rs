@@ -10,14 +10,14 @@
 
 use std::path::Path;
 
-use crate::command::{Acl, CommandSpec, Flags};
-use crate::commands::client::write_help;
+use crate::commands::common::write_help;
 use crate::config::{find_param_named, Access, Config, Kind, Param, PARAMS};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::KeyspaceStats;
 use crate::listeners::bind_tcp;
 use crate::state::{CommandStats, Stats};
+use crate::table::{Acl, CommandSpec, Flags};
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -197,7 +197,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     }
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
-    ctx.server.memory_peak = crate::commands::info::used_memory();
+    ctx.server.memory_peak = crate::alloc::used_memory();
 }
 
 fn resetstat(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -257,7 +257,7 @@ fn config_line(param: &Param, value: &str) -> String {
     match param.kind {
         Kind::Text if name != "bind" => {
             let mut quoted = Vec::new();
-            crate::engine::push_repr(&mut quoted, value.as_bytes());
+            crate::cstr::push_repr(&mut quoted, value.as_bytes());
             format!("{name} {}", String::from_utf8_lossy(&quoted))
         }
         _ if value.is_empty() => format!("{name} \"\""),

@@ -10,10 +10,10 @@ use embedis_protocol::number::parse_i64;
 use embedis_protocol::Version;
 
 use crate::client::ReplyMode;
-use crate::command::{Acl, CommandSpec, Flags};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::table::{Acl, CommandSpec, Flags};
 
 /// The flags of the commands a client may send before authenticating (AUTH, HELLO, RESET, QUIT).
 const NO_AUTH_FLAGS: Flags = Flags::NOSCRIPT
@@ -127,8 +127,8 @@ fn quit(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn select(ctx: &mut Ctx<'_>) -> CmdResult {
     // Redis reads the index as a C int: beyond 32 bits is its range error, not "out of range".
-    let index = crate::commands::databases::int32_arg(ctx, 1, None)?;
-    ctx.client.db = crate::commands::databases::db_index(ctx, index)?;
+    let index = crate::commands::common::int32_arg(ctx, 1, None)?;
+    ctx.client.db = crate::commands::common::db_index(ctx, index)?;
     ctx.out.ok();
     Ok(())
 }

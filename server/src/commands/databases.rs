@@ -10,10 +10,11 @@
 //! DBSIZE counts every stored key, including keys whose TTL has passed but which nobody has
 //! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
-use crate::command::{Acl, CommandSpec, Flags};
+use crate::commands::common::{db_index, int32_arg};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::table::{Acl, CommandSpec, Flags};
 
 const ALL_SHARDS_SUCCEEDED: &[&str] =
     &["request_policy:all_shards", "response_policy:all_succeeded"];
@@ -63,27 +64,6 @@ pub static COMMANDS: &[CommandSpec] = &[
             "async=[ASYNC|SYNC]",
         ),
 ];
-
-/// Argument `i` as a C `int`, with Redis's `getIntFromObjectOrReply` errors: `msg` (or the
-/// generic not-an-integer text) for a non-integer, and `msg` (or the generic range text) for an
-/// integer beyond 32 bits.
-pub(crate) fn int32_arg(ctx: &Ctx<'_>, i: usize, msg: Option<&'static str>) -> CmdResult<i32> {
-    let custom = |m: Option<&'static str>| m.map(Error::msg);
-    let n = ctx.int_arg(i).map_err(|e| custom(msg).unwrap_or(e))?;
-    i32::try_from(n).map_err(|_| {
-        custom(msg).unwrap_or(Error::msg(
-            "ERR value is out of range, value must between -2147483648 and 2147483647",
-        ))
-    })
-}
-
-/// `index` as a database number of this server, or `ERR DB index is out of range`.
-pub(crate) fn db_index(ctx: &Ctx<'_>, index: i32) -> CmdResult<usize> {
-    usize::try_from(index)
-        .ok()
-        .filter(|&i| i < ctx.ks.dbs.len())
-        .ok_or(Error::DbIndexOutOfRange)
-}
 
 fn dbsize(ctx: &mut Ctx<'_>) -> CmdResult {
     let n = ctx.ks.dbs[ctx.client.db].len();

@@ -9,12 +9,12 @@
 //! `now` deletes the key at once and still answers 1. All time comes from the command's frozen
 //! `now`, so a TTL read right after an EXPIRE in the same MULTI or script is exact.
 
-use crate::command::keys::flag;
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
+use crate::table::keys::flag;
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 
 const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
 const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::single(1, flag::RO | flag::ACCESS)];

@@ -2,7 +2,7 @@
 //! DELETE, FLUSH, DUMP, RESTORE, STATS, KILL, HELP).
 //!
 //! Libraries, their load-time environment and the DUMP payload are `embedis-scripting`'s
-//! ([`embedis_scripting::Functions`]); the VM's home and the load host are [`crate::functions`].
+//! ([`embedis_scripting::Functions`]); the VM's home and the load host are [`crate::function_host`].
 //! A function runs like an EVAL script — whole, with the clock frozen, through EVAL's
 //! [`ScriptHost`] — except that functions always hold to their flags: without `no-writes` a
 //! function may write and FCALL_RO refuses it; with it, its write commands are refused.
@@ -12,14 +12,14 @@ use std::time::Instant;
 use bytes::Bytes;
 use embedis_scripting::{Functions, RestorePolicy};
 
-use crate::busy::ScriptKind;
-use crate::command::keys::{flag, Begin, Find, KeySpec};
-use crate::command::{Acl, CommandSpec, Flags};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::functions::LoadHost;
-use crate::scripting::{split_keys, Permissions};
+use crate::function_host::LoadHost;
+use crate::script_host::{split_keys, Permissions};
+use crate::table::keys::{flag, Begin, Find, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
+use crate::vm_slot::ScriptKind;
 
 const FCALL_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -240,7 +240,7 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         };
         let name = &args[1];
         embedis_scripting::libs::rand48::set_state(functions.lua(), rand_state);
-        let outcome = crate::scripting::run_script(
+        let outcome = crate::script_host::run_script(
             ctx,
             permissions,
             ScriptKind::Function,
@@ -272,6 +272,7 @@ fn function_load(ctx: &mut Ctx<'_>) -> CmdResult {
     let name = with_functions(ctx, |ctx, functions| {
         let mut host = LoadHost {
             log: &ctx.server.log,
+            registry: ctx.registry,
             started: Instant::now(),
         };
         functions
@@ -349,6 +350,7 @@ fn function_restore(ctx: &mut Ctx<'_>) -> CmdResult {
     with_functions(ctx, |ctx, functions| {
         let mut host = LoadHost {
             log: &ctx.server.log,
+            registry: ctx.registry,
             started: Instant::now(),
         };
         functions

@@ -17,13 +17,13 @@ use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
 use embedis_protocol::number::parse_i64;
 
-use crate::command::keys::flag;
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::keys::{parse_cursor, parse_scan_options, ScanOptions};
-use crate::commands::strings::long_double_add;
+use crate::commands::common::long_double_add;
+use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Keyspace;
+use crate::table::keys::flag;
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
@@ -639,7 +639,7 @@ mod tests {
 
     #[test]
     fn documented_syntax_parses() {
-        use crate::command::docs::parse;
+        use crate::table::docs::parse;
         for spec in COMMANDS {
             let args = parse(spec.syntax, spec.keys.len());
             assert!(args.is_ok(), "{}: {:?}", spec.name, args);

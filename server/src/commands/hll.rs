@@ -22,11 +22,11 @@ use bytes::Bytes;
 use embedis_datatypes::hll::{self, Corrupt, Encoding, Hll, REGISTERS};
 use rand::Rng;
 
-use crate::command::keys::{flag, KeySpec};
-use crate::command::{Acl, CommandSpec, Flags};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::table::keys::{flag, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
 use crate::value::Value;
 
 const NOT_AN_HLL: Error = Error::msg("WRONGTYPE Key is not a valid HyperLogLog string value.");

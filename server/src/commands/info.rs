@@ -13,9 +13,10 @@
 
 use std::fmt::Write as _;
 
-use crate::command::{registry, Acl, CommandSpec, Flags};
+use crate::alloc::used_memory;
 use crate::ctx::Ctx;
 use crate::error::CmdResult;
+use crate::table::{Acl, CommandSpec, Flags};
 
 /// The Redis version embedis answers as (INFO, HELLO).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -552,7 +553,7 @@ fn cpu(out: &mut String) {
 
 fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
-    for command in &registry().commands {
+    for command in &ctx.registry.commands {
         let s = &ctx.server.command_stats[command.id];
         if s.calls == 0 && s.failed_calls == 0 && s.rejected_calls == 0 {
             continue;
@@ -624,16 +625,6 @@ fn page_size() -> u64 {
     } else {
         4096
     }
-}
-
-/// The process's resident set size in bytes (second field of /proc/self/statm), or 0 where
-/// that file does not exist.
-/// `used_memory`: bytes allocated when the counting allocator is installed, else the resident
-/// set size.
-pub fn used_memory() -> u64 {
-    crate::alloc::allocated_bytes()
-        .or_else(crate::alloc::resident_bytes)
-        .unwrap_or(0) as u64
 }
 
 /// Physical memory of the machine.

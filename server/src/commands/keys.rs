@@ -18,13 +18,13 @@
 
 use embedis_datatypes::{glob, SmallBytes};
 
-use crate::command::keys::flag;
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::databases::{db_index, int32_arg};
-use crate::cstr::{c_str, word_is};
+use crate::commands::common::{db_index, int32_arg, parse_cursor, parse_scan_options, ScanOptions};
+use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
+use crate::table::keys::flag;
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::{lru_clock, Object};
 
 const MULTI_SHARD_SUM: &[&str] = &["request_policy:multi_shard", "response_policy:agg_sum"];
@@ -323,86 +323,6 @@ fn keys(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// A SCAN cursor, parsed as Redis does with `strtoul`: the argument is read as a C string (up to
-/// a NUL byte), may not start with white space, may carry a sign (a negative number wraps
-/// modulo 2^64, as `strtoul` does), must be all digits otherwise and fit in 64 bits. The empty
-/// string is cursor 0.
-pub(crate) fn parse_cursor(arg: &[u8]) -> CmdResult<u64> {
-    let invalid = Error::msg("ERR invalid cursor");
-    let text = c_str(arg);
-    let Some(&first) = text.first() else {
-        return Ok(0);
-    };
-    // C's isspace: space, \t, \n, \v, \f, \r.
-    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        return Err(invalid);
-    }
-    let (negative, digits) = match first {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(invalid);
-    }
-    let mut value: u64 = 0;
-    for &d in digits {
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add((d - b'0') as u64))
-            .ok_or(invalid.clone())?;
-    }
-    Ok(if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    })
-}
-
-/// The options of SCAN and of HSCAN / SSCAN / ZSCAN, as Redis's `scanGenericCommand` parses
-/// them: `COUNT n` (an integer ≥ 1, else a syntax error), `MATCH pattern` (a lone `*` filters
-/// nothing, so it is dropped — it would otherwise miss the empty key) and, for SCAN only,
-/// `TYPE name`; anything else is a syntax error.
-pub(crate) struct ScanOptions<'a> {
-    pub count: i64,
-    pub pattern: Option<&'a [u8]>,
-    pub type_name: Option<&'a [u8]>,
-}
-
-pub(crate) fn parse_scan_options<'a>(
-    args: &'a [bytes::Bytes],
-    start: usize,
-    allow_type: bool,
-) -> CmdResult<ScanOptions<'a>> {
-    let mut options = ScanOptions {
-        count: 10,
-        pattern: None,
-        type_name: None,
-    };
-    let mut i = start;
-    while i < args.len() {
-        let has_value = args.len() - i >= 2;
-        let word = &args[i][..];
-        if word_is(word, "count") && has_value {
-            options.count =
-                embedis_protocol::number::parse_i64(&args[i + 1]).ok_or(Error::NotInteger)?;
-            if options.count < 1 {
-                return Err(Error::Syntax);
-            }
-        } else if word_is(word, "match") && has_value {
-            let p = &args[i + 1][..];
-            options.pattern = (p != b"*").then_some(p);
-        } else if allow_type && word_is(word, "type") && has_value {
-            // Compared as a C string, case-insensitively, like the option words.
-            options.type_name = Some(c_str(&args[i + 1]));
-        } else {
-            return Err(Error::Syntax);
-        }
-        i += 2;
-    }
-    Ok(options)
-}
-
 fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
     // The cursor is checked before the options, as in Redis.
     let cursor = parse_cursor(ctx.arg(1))?;
@@ -636,6 +556,7 @@ fn object_help(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cstr::c_str;
     use crate::test_harness::*;
     use crate::value::Value;
     use proptest::prelude::*;
@@ -923,9 +844,9 @@ mod tests {
     #[test]
     fn documented_syntax_parses() {
         fn check(spec: &CommandSpec) {
-            let args = crate::command::docs::parse(spec.syntax, spec.keys.len())
+            let args = crate::table::docs::parse(spec.syntax, spec.keys.len())
                 .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
-            fn walk(args: &[crate::command::docs::Arg], name: &str) {
+            fn walk(args: &[crate::table::docs::Arg], name: &str) {
                 for a in args {
                     assert!(!a.name.contains('='), "{name}: {}", a.name);
                     walk(&a.children, name);

@@ -23,11 +23,11 @@
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_protocol::number::parse_i64;
 
-use crate::blocking::{block_on_keys, parse_timeout_seconds};
-use crate::command::keys::flag;
-use crate::command::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
+use crate::blocking::parse_timeout_seconds;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::table::keys::flag;
+use crate::table::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
 use crate::value::{Value, ValueType};
 
 // ---------------------------------------------------------------------------------------------
@@ -912,7 +912,7 @@ fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         delete_if_empty(ctx, key, empty);
         return Ok(());
     }
-    block_on_keys(ctx, keys, ValueType::List, deadline);
+    ctx.block_on_keys(keys, ValueType::List, deadline);
     Ok(())
 }
 
@@ -936,7 +936,7 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
         None if !ctx.may_block => ctx.out.null(),
         None => {
             let args: &[bytes::Bytes] = ctx.args;
-            block_on_keys(ctx, &args[1..2], ValueType::List, deadline);
+            ctx.block_on_keys(&args[1..2], ValueType::List, deadline);
         }
     }
     Ok(())
@@ -947,7 +947,7 @@ fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     let deadline = parse_timeout_seconds(ctx.arg(1), ctx.now_ms)?;
     let keys = candidates(ctx, args.keys);
     if !mpop_from(ctx, &keys, args.end, args.count)? {
-        block_on_keys(ctx, args.keys, ValueType::List, deadline);
+        ctx.block_on_keys(args.keys, ValueType::List, deadline);
     }
     Ok(())
 }

@@ -1,11 +1,17 @@
 //! Command handlers, one module per family, each declaring its table entries in a `COMMANDS`
-//! slice next to the handlers. [`FAMILIES`] lists them for the registry.
+//! slice next to the handlers. [`FAMILIES`] lists them, and [`registry`] builds the command
+//! table from them once: the table's own module (`crate::table`) knows no family, so that
+//! everything below the handlers — the gates, `call`, the script host — can look commands up
+//! without depending on every handler.
 
-use crate::command::CommandSpec;
+use std::sync::OnceLock;
+
+use crate::table::{CommandSpec, Registry};
 
 pub mod admin;
 pub mod bits;
 pub mod client;
+pub mod common;
 pub mod configuration;
 pub mod connection;
 pub mod databases;
@@ -48,3 +54,10 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     scripting::COMMANDS,
     functions::COMMANDS,
 ];
+
+/// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it
+/// and lends it to every command it runs.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| Registry::build(FAMILIES))
+}

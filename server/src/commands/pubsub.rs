@@ -13,14 +13,14 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 
 use crate::client::{ClientId, ClientState};
-use crate::command::keys::{flag, KeySpec};
-use crate::command::{Acl, CommandSpec, Flags};
 use crate::config::ObufLimit;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::pubsub::{self, Kind};
 use crate::state::EngineRequest;
+use crate::table::keys::{flag, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
 
 const SUBSCRIBE_FLAGS: Flags = Flags::PUBSUB
     .union(Flags::NOSCRIPT)
@@ -38,7 +38,7 @@ const INTROSPECTION_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Fla
 static SHARD_CHANNELS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::NOT_KEY)];
 static SHARD_CHANNEL: &[KeySpec] = &[KeySpec::single(1, flag::NOT_KEY)];
 
-const fn sub(name: &'static str, arity: i32, handler: crate::command::Handler) -> CommandSpec {
+const fn sub(name: &'static str, arity: i32, handler: crate::table::Handler) -> CommandSpec {
     CommandSpec::new(name, arity, handler).flags(INTROSPECTION_FLAGS)
 }
 
@@ -452,6 +452,6 @@ const HELP: &[&str] = &[
 ];
 
 fn help(ctx: &mut Ctx<'_>) -> CmdResult {
-    crate::commands::client::write_help(ctx, HELP);
+    crate::commands::common::write_help(ctx, HELP);
     Ok(())
 }

@@ -4,18 +4,18 @@
 //! A script runs whole, as one command: the clock frozen at its start, nothing else running
 //! meanwhile, its writes waking blocked clients once it returns. The VM, the sandbox and the
 //! conversions are the `embedis-scripting` crate's; the gates a script's commands pass and the
-//! VM's home are [`crate::scripting`]. Here: argument checks in Redis's order and words, the
+//! VM's home are [`crate::script_host`]. Here: argument checks in Redis's order and words, the
 //! script cache commands, and what a script's flags allow (`*_RO` refuses a script that may
 //! write; a `no-writes` script or an `*_RO` call refuses write commands).
 
 use bytes::Bytes;
 
-use crate::busy::ScriptKind;
-use crate::command::keys::{flag, Begin, Find, KeySpec};
-use crate::command::{Acl, CommandSpec, Flags};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::scripting::{split_keys, Permissions};
+use crate::script_host::{split_keys, Permissions};
+use crate::table::keys::{flag, Begin, Find, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
+use crate::vm_slot::ScriptKind;
 
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -233,7 +233,7 @@ fn run_in(
         read_only: ro_command || (script.flags.declared && script.flags.no_writes),
     };
     let function = script.function.clone();
-    crate::scripting::run_script(
+    crate::script_host::run_script(
         ctx,
         permissions,
         ScriptKind::Eval,

@@ -30,13 +30,13 @@ use embedis_datatypes::set::{Member, SetValue};
 use embedis_protocol::Writer;
 use std::collections::HashSet;
 
-use crate::command::keys::{flag, Begin, Find};
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
-use crate::commands::keys::{parse_cursor, parse_scan_options, ScanOptions};
+use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{Access, StoreIf, Ttl};
+use crate::table::keys::{flag, Begin, Find};
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
 
 // ---------------------------------------------------------------------------------------------

@@ -23,12 +23,13 @@ use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 use std::ops::Deref;
 
-use crate::command::keys::flag;
-use crate::command::{Acl, CommandSpec, Flags, KeySpec};
+use crate::commands::common::long_double_add;
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{Access, StoreIf, Ttl};
+use crate::table::keys::flag;
+use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
 
 // ---------------------------------------------------------------------------------------------
@@ -822,16 +823,6 @@ fn float_sum(current: Option<&Value>, increment: &[u8]) -> CmdResult<String> {
     long_double_add(value, increment)
 }
 
-/// The arithmetic INCRBYFLOAT and HINCRBYFLOAT share: `value + increment` in x87 precision,
-/// refused when the sum is not finite, printed in Redis's human form.
-pub(crate) fn long_double_add(value: LongDouble, increment: LongDouble) -> CmdResult<String> {
-    let sum = value + increment;
-    if !sum.is_finite() {
-        return Err(Error::msg("ERR increment would produce NaN or Infinity"));
-    }
-    Ok(sum.to_human_string())
-}
-
 fn incrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, increment) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
     let text = match ctx.ks.write(db, key, now) {
@@ -912,7 +903,7 @@ mod tests {
 
     #[test]
     fn documented_syntax_parses() {
-        use crate::command::docs::{parse, ArgType};
+        use crate::table::docs::{parse, ArgType};
         for spec in COMMANDS.iter().chain(super::super::bits::COMMANDS) {
             let args = parse(spec.syntax, spec.keys.len());
             assert!(args.is_ok(), "{}: {:?}", spec.name, args);

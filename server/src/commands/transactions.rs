@@ -1,65 +1,18 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, and the per-client queue they manage.
 //!
 //! After MULTI the engine queues each command that passes its generic gates instead of running
-//! it ([`queue`], called from `Engine::process`), answering `+QUEUED`; a command refused by a gate
+//! it ([`crate::multi::Transaction::queue`], called from `Engine::process`), answering `+QUEUED`; a command refused by a gate
 //! (unknown, wrong arity, not allowed in a transaction…) marks the transaction aborted, and EXEC
 //! then answers EXECABORT. EXEC runs the queue through [`crate::call::call`] as Redis's `call`
 //! does — statistics, MONITOR lines, blocking commands run as their non-blocking twins — and
 //! gathers the replies in one array, or answers a null array if a watched key changed (the
 //! watch index is [`crate::watch`], inside the keyspace).
 
-use bytes::Bytes;
-
 use crate::call::{How, Parts};
-use crate::command::keys::{flag, KeySpec};
-use crate::command::{Acl, Command, CommandSpec, Flags};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-
-/// An open transaction: what MULTI started.
-#[derive(Default)]
-pub struct Transaction {
-    /// The queued commands with their arguments, in order.
-    pub commands: Vec<(&'static Command, Vec<Bytes>)>,
-    /// The union of the queued commands' flags (CLIENT PAUSE WRITE holds back an EXEC that
-    /// would write).
-    pub flags: Flags,
-    /// A command was refused while queueing: EXEC will answer EXECABORT.
-    pub aborted: bool,
-}
-
-impl Transaction {
-    /// True if running the queue may write (or replicate), as CLIENT PAUSE WRITE sees it.
-    pub fn may_write(&self) -> bool {
-        self.flags.contains(Flags::WRITE) || self.flags.contains(Flags::MAY_REPLICATE)
-    }
-}
-
-/// The commands that act on the transaction itself and so are never queued. (QUIT is not
-/// queued either: it closes the connection.)
-pub fn is_transaction_control(command: &Command) -> bool {
-    matches!(
-        command.full_name.as_str(),
-        "exec" | "discard" | "multi" | "watch" | "reset" | "quit"
-    )
-}
-
-/// Queues `command`, whose effective flags are `flags` (see `Engine::effective_flags`), in the
-/// client's open transaction. Like Redis, a transaction already bound to fail (aborted, or a
-/// watched key changed) keeps nothing more: the reply is the same.
-pub fn queue(
-    transaction: &mut Transaction,
-    command: &'static Command,
-    flags: Flags,
-    args: Vec<Bytes>,
-    broken: bool,
-) {
-    if transaction.aborted || broken {
-        return;
-    }
-    transaction.flags = transaction.flags | flags;
-    transaction.commands.push((command, args));
-}
+use crate::table::keys::{flag, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
 
 const CONTROL_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::LOADING)
@@ -172,10 +125,12 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.array(transaction.commands.len());
     let exec_name = ctx.client.last_command;
     for (command, args) in &transaction.commands {
+        let command = &ctx.registry.commands[*command];
         let mut parts = Parts {
             ks: &mut *ctx.ks,
             server: &mut *ctx.server,
             clients: &mut *ctx.clients,
+            registry: ctx.registry,
         };
         // A queued HELLO may change the protocol of the replies after it.
         let version = ctx.client.resp;
@@ -215,14 +170,4 @@ fn unwatch(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.ks.watches.unwatch_all(ctx.client.id);
     ctx.out.ok();
     Ok(())
-}
-
-/// The error a refused EXEC answers: EXECABORT with the gate's reason — a plain error without
-/// its `ERR` code, an error with its own code (NOAUTH…) whole, as Redis words it.
-pub fn exec_abort_error(reason: &Error) -> Error {
-    let line = reason.line();
-    let message = line.strip_prefix(b"ERR ").unwrap_or(&line);
-    let mut text = b"EXECABORT Transaction discarded because of: ".to_vec();
-    text.extend_from_slice(message);
-    Error::bytes(text)
 }

@@ -35,12 +35,12 @@ use embedis_protocol::Writer;
 use rand::Rng;
 use std::collections::HashMap;
 
-use crate::blocking::{block_on_keys, parse_timeout_seconds};
-use crate::command::keys::{flag, Begin, Find, KeySpec};
-use crate::command::{Acl, CommandSpec, Flags};
+use crate::blocking::parse_timeout_seconds;
 use crate::cstr::{c_str, word_is};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::table::keys::{flag, Begin, Find, KeySpec};
+use crate::table::{Acl, CommandSpec, Flags};
 use crate::value::{Value, ValueType};
 
 const RW_UPDATE: u16 = flag::RW | flag::UPDATE;
@@ -1303,7 +1303,7 @@ fn bzpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     if serve_blocking(ctx, keys, end, 1, PopReply::WithKey)? {
         return Ok(());
     }
-    block_on_keys(ctx, keys, ValueType::ZSet, deadline);
+    ctx.block_on_keys(keys, ValueType::ZSet, deadline);
     Ok(())
 }
 
@@ -1313,7 +1313,7 @@ fn bzmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     if serve_blocking(ctx, mpop.keys, mpop.end, mpop.count, PopReply::Nested)? {
         return Ok(());
     }
-    block_on_keys(ctx, mpop.keys, ValueType::ZSet, deadline);
+    ctx.block_on_keys(mpop.keys, ValueType::ZSet, deadline);
     Ok(())
 }
 
@@ -1745,7 +1745,7 @@ fn zrandmember(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
-    let cursor = crate::commands::keys::parse_cursor(ctx.arg(2))?;
+    let cursor = crate::commands::common::parse_cursor(ctx.arg(2))?;
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let args: &[Bytes] = ctx.args;
     let Some(value) = ctx.ks.read(db, key, now) else {
@@ -1755,8 +1755,8 @@ fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
         return Ok(());
     };
     let set = zset_of(value)?;
-    let crate::commands::keys::ScanOptions { count, pattern, .. } =
-        crate::commands::keys::parse_scan_options(args, 3, false)?;
+    let crate::commands::common::ScanOptions { count, pattern, .. } =
+        crate::commands::common::parse_scan_options(args, 3, false)?;
     let count = count as u64;
     let mut found: Vec<(&[u8], f64)> = Vec::new();
     let set: &ZSetValue = set;

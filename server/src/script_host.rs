@@ -15,83 +15,17 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
-use embedis_scripting::{Functions, Host, HostLog, Interrupt, ScriptVm};
+use embedis_scripting::{Host, HostLog, Interrupt};
 
-use crate::busy::{BusyWatch, Kill, ScriptKind};
+use crate::busy::{BusyWatch, Kill};
 use crate::call::{call, How, Parts};
 use crate::client::ClientState;
-use crate::command::{registry, Flags};
 use crate::config::LogLevel;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-
-/// Bytes a script's Lua VM may allocate before its allocations fail with an error.
-pub const LUA_MEMORY_LIMIT: usize = 1 << 30;
-
-/// A Lua VM that belongs to the executor: created at first use, on the executor's thread, and
-/// lent out for one command at a time ([`VmSlot::take`] / [`VmSlot::put_back`]), so that a
-/// running script's host can borrow the server state mutably. EVAL's [`ScriptVm`] and the
-/// functions VM ([`Functions`]) each have one.
-pub struct VmSlot<T> {
-    vm: Option<Box<T>>,
-}
-
-impl<T> Default for VmSlot<T> {
-    fn default() -> Self {
-        VmSlot { vm: None }
-    }
-}
-
-// SAFETY: the VM is created on the executor's thread at first use and never leaves it: the
-// engine moves between threads only before it starts serving (threaded I/O mode hands the new
-// engine to its executor thread), when the slot is still empty.
-unsafe impl<T> Send for VmSlot<T> {}
-
-/// How a slot creates its VM.
-pub trait LuaVm: Sized {
-    fn create(memory_limit: usize) -> Result<Self, String>;
-}
-
-impl LuaVm for ScriptVm {
-    fn create(memory_limit: usize) -> Result<Self, String> {
-        ScriptVm::new(memory_limit).map_err(|e| e.to_string())
-    }
-}
-
-impl LuaVm for Functions {
-    fn create(memory_limit: usize) -> Result<Self, String> {
-        Functions::new(memory_limit).map_err(|e| e.to_string())
-    }
-}
-
-impl<T: LuaVm> VmSlot<T> {
-    /// Takes the VM out for one command, creating it at first use.
-    pub fn take(&mut self) -> Result<Box<T>, Error> {
-        match self.vm.take() {
-            Some(vm) => Ok(vm),
-            None => T::create(LUA_MEMORY_LIMIT)
-                .map(Box::new)
-                .map_err(|e| Error::owned(format!("ERR could not create the Lua VM: {e}"))),
-        }
-    }
-}
-
-impl<T> VmSlot<T> {
-    /// Puts the VM back after the command.
-    pub fn put_back(&mut self, vm: Box<T>) {
-        self.vm = Some(vm);
-    }
-
-    /// The VM, if a command ever created it (INFO, SCRIPT EXISTS, FUNCTION LIST… without
-    /// creating one).
-    pub fn get(&self) -> Option<&T> {
-        self.vm.as_deref()
-    }
-
-    pub fn get_mut(&mut self) -> Option<&mut T> {
-        self.vm.as_deref_mut()
-    }
-}
+use crate::flags::Flags;
+use crate::gates::{self, Refused};
+use crate::vm_slot::ScriptKind;
 
 /// Splits the arguments of EVAL, FCALL and their forms (`name numkeys key… arg…`, `numkeys` at
 /// index 2, already parsed) into KEYS and ARGV, with Redis's errors for a bad count.
@@ -136,27 +70,31 @@ pub struct ScriptHost<'a> {
     pub busy: BusyWatch<'a>,
 }
 
-const UNKNOWN_COMMAND: &[u8] = b"-ERR Unknown Redis command called from script\r\n";
-const WRONG_ARITY: &[u8] = b"-ERR Wrong number of args calling Redis command from script\r\n";
-const NOT_ALLOWED: &[u8] = b"-ERR This Redis command is not allowed from script\r\n";
-const WRITE_IN_READ_ONLY: &[u8] =
-    b"-ERR Write commands are not allowed from read-only scripts.\r\n";
-
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut) {
-        let Ok(command) = registry().lookup(args) else {
-            return self.refuse(out, UNKNOWN_COMMAND);
+        // Redis's `scriptCall` gates, with a script's own texts for the shared first ones.
+        let command = match gates::resolve(self.parts.registry, args) {
+            Ok(command) => command,
+            Err(Refused::WrongArity(_)) => {
+                let error =
+                    Error::msg("ERR Wrong number of args calling Redis command from script");
+                return self.refuse(out, version, error);
+            }
+            Err(Refused::UnknownCommand | Refused::UnknownSubcommand(_)) => {
+                let error = Error::msg("ERR Unknown Redis command called from script");
+                return self.refuse(out, version, error);
+            }
         };
-        if !command.arity_ok(args.len()) {
-            return self.refuse(out, WRONG_ARITY);
-        }
         let flags = command.spec.flags;
         if flags.contains(Flags::NOSCRIPT) {
-            return self.refuse(out, NOT_ALLOWED);
+            let error = Error::msg("ERR This Redis command is not allowed from script");
+            return self.refuse(out, version, error);
         }
         if flags.contains(Flags::WRITE) {
             if self.permissions.read_only {
-                return self.refuse(out, WRITE_IN_READ_ONLY);
+                let error =
+                    Error::msg("ERR Write commands are not allowed from read-only scripts.");
+                return self.refuse(out, version, error);
             }
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
             self.busy.wrote = true;
@@ -189,7 +127,7 @@ impl Host for ScriptHost<'_> {
     }
 
     fn command_exists(&mut self, name: &[u8]) -> bool {
-        registry().by_name(name).is_some()
+        self.parts.registry.by_name(name).is_some()
     }
 }
 
@@ -224,6 +162,7 @@ pub fn run_script(
                 ks: &mut *ctx.ks,
                 server: &mut *ctx.server,
                 clients: &mut *ctx.clients,
+                registry: ctx.registry,
             },
             client: &mut *ctx.client,
             now_us,
@@ -257,13 +196,10 @@ pub fn run_script(
 }
 
 impl ScriptHost<'_> {
-    /// A refusal by the script gates: an error reply, counted as Redis counts it.
-    fn refuse(&mut self, out: &mut BytesMut, line: &[u8]) {
-        let code_end = line.iter().position(|&b| b == b' ').unwrap_or(line.len());
-        self.parts
-            .server
-            .count_error(&String::from_utf8_lossy(&line[1..code_end]));
-        let version = Version::Resp2;
-        Writer::new(out, version).raw(line);
+    /// A refusal by the script gates: an error reply (which the script sees as an error,
+    /// raised or returned by `pcall`), counted in errorstats as Redis counts it.
+    fn refuse(&mut self, out: &mut BytesMut, version: Version, error: Error) {
+        self.parts.server.count_error(&error.code());
+        Writer::new(out, version).error_line(&error.line());
     }
 }

@@ -2,8 +2,8 @@
 //! runs against while it loads.
 //!
 //! Like EVAL's VM, the functions VM ([`embedis_scripting::Functions`], which also owns the
-//! libraries) belongs to the executor, in a [`crate::scripting::VmSlot`]. Running a
-//! function uses EVAL's [`crate::scripting::ScriptHost`]; loading a library uses [`LoadHost`],
+//! libraries) belongs to the executor, in a [`crate::script_host::VmSlot`]. Running a
+//! function uses EVAL's [`crate::script_host::ScriptHost`]; loading a library uses [`LoadHost`],
 //! which can only log and enforce the load time limit (nothing else of `redis.*` exists at load
 //! time).
 
@@ -13,8 +13,8 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::Version;
 use embedis_scripting::{Host, HostLog, Interrupt};
 
-use crate::command::registry;
 use crate::log::Logger;
+use crate::table::Registry;
 
 /// How long a library's code may run at load time before it is stopped (Redis: 500 ms).
 pub const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
@@ -22,6 +22,8 @@ pub const LOAD_TIMEOUT: Duration = Duration::from_millis(500);
 /// The host of a library's code while it loads: `redis.log` and the time limit.
 pub struct LoadHost<'a> {
     pub log: &'a Logger,
+    /// For `redis.call`'s command names checked at load time (none can run).
+    pub registry: &'static Registry,
     pub started: Instant,
 }
 
@@ -45,6 +47,6 @@ impl Host for LoadHost<'_> {
     }
 
     fn command_exists(&mut self, name: &[u8]) -> bool {
-        registry().by_name(name).is_some()
+        self.registry.by_name(name).is_some()
     }
 }

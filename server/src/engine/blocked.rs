@@ -1,0 +1,244 @@
+//! The blocked-client life cycle: a command that cannot be served yet parks its client
+//! ([`Engine::park`]); a write that makes a waited-on key ready re-runs the first waiters
+//! ([`Engine::serve_ready_keys`]); a timeout, CLIENT UNBLOCK or the end of a pause releases them
+//! ([`Engine::release`]). A released client's reply is out-of-turn output, handed to its
+//! connection with everything else of that kind at the end of the command
+//! ([`Engine::flush_pending`]).
+
+use bytes::BytesMut;
+use embedis_protocol::Writer;
+use std::sync::Arc;
+
+use super::{Engine, Outcome, Run};
+use crate::blocking::{BlockReason, Blocked, TimeoutReply};
+use crate::client::{ClientHandle, ClientId, ClientState};
+use crate::keyspace::Access as KeyAccess;
+use crate::state::EngineRequest;
+
+impl Engine {
+    /// Does what the last command asked for (see [`EngineRequest`]).
+    pub(crate) fn carry_out_requests(&mut self) {
+        for request in std::mem::take(&mut self.server.requests) {
+            match request {
+                EngineRequest::Unpause => self.unpause(),
+                EngineRequest::Kill { id } => {
+                    if let Some(client) = self.clients.get(id) {
+                        client.handle.kill();
+                    }
+                    self.disconnect(id);
+                }
+                EngineRequest::Unblock { id, with_error } => {
+                    if with_error {
+                        self.release_with_error(
+                            id,
+                            b"UNBLOCKED client unblocked via CLIENT UNBLOCK",
+                        );
+                    } else {
+                        self.release(id, false);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Releases a blocked client with an error reply instead of its command's result.
+    pub(super) fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
+        let Some(client) = self.clients.get_mut(id) else {
+            return;
+        };
+        let Some(blocked) = client.blocked.take() else {
+            return;
+        };
+        let version = client.resp;
+        Writer::new(&mut client.pending, version).error_line(error);
+        client.handle.set_blocked(false);
+        self.forget_block(id, &blocked);
+        let code_end = error.iter().position(|&b| b == b' ').unwrap_or(error.len());
+        self.server
+            .count_error(&String::from_utf8_lossy(&error[..code_end]));
+        self.server.pending_writes.push(id);
+    }
+
+    /// Parks `client` until something releases it.
+    pub(crate) fn park(&mut self, client: &mut ClientState, blocked: Blocked) {
+        self.server.timers_changed = true;
+        if let BlockReason::Keys(wait) = &blocked.reason {
+            for key in &wait.keys {
+                self.ks.ready.watch(wait.db, key.clone());
+            }
+        }
+        self.server.blocked.add(client.id, &blocked);
+        client.blocked = Some(blocked);
+        client.handle.set_blocked(true);
+    }
+
+    /// Removes a released client from the blocked index; keys nobody waits on anymore stop
+    /// being watched.
+    pub(super) fn forget_block(&mut self, id: ClientId, blocked: &Blocked) {
+        for (db, key) in self.server.blocked.remove(id, blocked) {
+            self.ks.ready.unwatch(db, &key);
+        }
+    }
+
+    /// Serves the clients blocked on keys that commands wrote to: for each ready key, in the
+    /// order keys were signalled, its waiting clients in the order they blocked, as long as the
+    /// key holds the type of value they wait for. Serving one (BLMOVE) may make another key
+    /// ready, which is served in turn.
+    pub fn serve_ready_keys(&mut self) {
+        while let Some((db, key)) = self.ks.ready.pop() {
+            for id in self.server.blocked.waiting_on(db, &key) {
+                let wants = match self.clients.get(id).and_then(|c| c.blocked.as_ref()) {
+                    Some(Blocked {
+                        reason: BlockReason::Keys(wait),
+                        ..
+                    }) => wait.wants,
+                    _ => continue,
+                };
+                let now = self.server.clock.now_ms();
+                let holds = self
+                    .ks
+                    .lookup(db, &key, now, KeyAccess::NoTouch)
+                    .map(|o| o.value.value_type());
+                match holds {
+                    None => break,
+                    Some(kind) if kind != wants => continue,
+                    Some(_) => self.rerun_blocked(id, &key),
+                }
+            }
+        }
+    }
+
+    /// Runs a key-blocked client's command again. If it can now complete, the client is released
+    /// with its reply; otherwise it keeps its place in every queue and its deadline.
+    pub(super) fn rerun_blocked(&mut self, id: ClientId, woken_by: &[u8]) {
+        let Some(mut client) = self.clients.remove(id) else {
+            return;
+        };
+        let Some(blocked) = client.blocked.take() else {
+            self.clients.insert(client);
+            return;
+        };
+        let mut out = std::mem::take(&mut client.pending);
+        let outcome = self.execute_for(
+            &mut client,
+            blocked.args.clone(),
+            &mut out,
+            Run::Rerun { woken_by },
+        );
+        client.pending = out;
+        if outcome == Outcome::Blocked {
+            client.blocked = Some(blocked);
+        } else {
+            self.forget_block(id, &blocked);
+            client.handle.set_blocked(false);
+            self.server.pending_writes.push(id);
+        }
+        self.clients.insert(client);
+    }
+
+    /// Releases a blocked client: `retry` re-runs its command (pause ended), otherwise the
+    /// command's timeout reply is sent. Output goes to the client's pending buffer.
+    pub(super) fn release(&mut self, id: ClientId, retry: bool) {
+        let Some(mut client) = self.clients.remove(id) else {
+            return;
+        };
+        if let Some(blocked) = client.blocked.take() {
+            self.forget_block(id, &blocked);
+            let mut out = std::mem::take(&mut client.pending);
+            if retry {
+                self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
+            } else if let BlockReason::Delayed(reply) = &blocked.reason {
+                out.extend_from_slice(reply);
+            } else {
+                write_timeout_reply(
+                    blocked.timeout_reply(),
+                    &mut Writer::new(&mut out, client.resp),
+                );
+            }
+            client.pending = out;
+            if client.blocked.is_none() {
+                client.handle.set_blocked(false);
+            }
+            self.server.pending_writes.push(id);
+        }
+        self.clients.insert(client);
+    }
+
+    /// Hands out-of-turn output to the connections and wakes them.
+    pub fn flush_pending(&mut self) {
+        self.hand_over_pending(|handle, pending| {
+            handle.deliver_from(pending);
+        });
+    }
+
+    /// Hands out-of-turn output to the connections and adds those to wake to `wake`, for the
+    /// caller to wake at the end of the event loop's turn (see `crate::net`).
+    pub fn flush_pending_later(&mut self, wake: &mut Vec<Arc<ClientHandle>>) {
+        self.hand_over_pending(|handle, pending| {
+            if handle.deliver_from_later(pending) {
+                wake.push(handle.clone());
+            }
+        });
+    }
+
+    pub(super) fn hand_over_pending(
+        &mut self,
+        mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut),
+    ) {
+        if self.server.pending_writes.is_empty() {
+            return;
+        }
+        let mut ids = std::mem::take(&mut self.server.pending_writes);
+        ids.sort_unstable();
+        ids.dedup();
+        for &id in &ids {
+            if let Some(client) = self.clients.get_mut(id) {
+                if !client.pending.is_empty() {
+                    hand_over(&client.handle, &mut client.pending);
+                }
+            }
+        }
+        // Handing over adds no pending writes: the list goes back with its capacity, so that
+        // a PUBLISH to many subscribers does not grow a new one every time.
+        ids.clear();
+        self.server.pending_writes = ids;
+    }
+
+    /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.
+    pub fn unpause(&mut self) {
+        self.server.pause = None;
+        // The commands a server pause (a fault) holds wait for its end.
+        let fault_paused = |engine: &Engine| {
+            engine.server.faults.active() && engine.server.faults.paused_until().is_some()
+        };
+        if fault_paused(self) {
+            return;
+        }
+        while let Some(id) = self.server.blocked.postponed.front().copied() {
+            self.release(id, true);
+            // A re-run command may be postponed again only if a new pause started.
+            if self.server.pause.is_some() || fault_paused(self) {
+                break;
+            }
+        }
+    }
+
+    /// Re-runs one postponed command (the end of a server pause while CLIENT PAUSE goes on).
+    pub(crate) fn release_postponed(&mut self, id: ClientId) {
+        self.release(id, true);
+    }
+}
+
+/// Writes the reply a blocked command gives when its time runs out.
+fn write_timeout_reply(reply: TimeoutReply, w: &mut Writer<'_>) {
+    match reply {
+        TimeoutReply::Integer(n) => w.integer(n),
+        TimeoutReply::NullArray => w.null_array(),
+        TimeoutReply::Null => w.null(),
+        TimeoutReply::ZeroPair => {
+            w.array(2);
+            w.integer(0);
+            w.integer(0);
+        }
+    }
+}

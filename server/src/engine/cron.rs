@@ -1,0 +1,114 @@
+//! The periodic tick and what the clock drives: blocked-client and CLIENT PAUSE timeouts, idle
+//! clients, active expiry, incremental rehashing. It runs `hz` times a second from the timer
+//! task, and at once before the next command when a test moves the clock.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::Engine;
+use crate::client::ClientId;
+use crate::expire;
+
+impl Engine {
+    /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
+    pub fn process_timeouts(&mut self) {
+        // A paused server (a fault) fires nothing until the pause ends.
+        if self.server.faults.active() && self.faults_on_timer() {
+            return;
+        }
+        let now = self.server.clock.now_ms();
+        if let Some(pause) = self.server.pause {
+            if now >= pause.until_ms {
+                self.unpause();
+            }
+        }
+        for id in self.server.blocked.due(now) {
+            self.release(id, false);
+        }
+        // Commands re-run when a pause ended may have written to keys others wait on.
+        if self.ks.ready.has_ready() {
+            self.serve_ready_keys();
+        }
+    }
+
+    /// Runs the tick now if a test moved the clock since the last one ([`ServerState::clock_changed`]),
+    /// so that every command after `Clock::advance` returns sees its keys expired and its
+    /// timeouts fired — without waiting for the timer task, which the change also wakes.
+    #[inline]
+    pub fn catch_up_with_clock(&mut self) {
+        if self.server.clock_changed.load(Ordering::Relaxed)
+            && self.server.clock_changed.swap(false, Ordering::AcqRel)
+        {
+            self.cron();
+        }
+    }
+
+    /// The periodic tick.
+    pub fn cron(&mut self) {
+        let now = self.server.clock.now_ms();
+        self.process_timeouts();
+        self.close_idle_clients(now);
+        self.server.stats.sample(now);
+        let hz = self.server.config.hz.max(1) as u64;
+        // Redis gives the slow expiry cycle 25% of each tick.
+        let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
+        if self.server.active_expire {
+            expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+        }
+        self.resize_and_rehash();
+    }
+
+    /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
+    /// per tick in total — to the first table that needs it, as Redis's `databasesCron` does —
+    /// so that the tick never holds clients up for long.
+    pub(super) fn resize_and_rehash(&mut self) {
+        for db in self.ks.dbs.iter_mut() {
+            db.main.shrink_if_needed();
+            db.expires.shrink_if_needed();
+        }
+        for db in self.ks.dbs.iter_mut() {
+            if db.main.is_rehashing() {
+                db.main.rehash_for(Duration::from_millis(1));
+                return;
+            }
+            if db.expires.is_rehashing() {
+                db.expires.rehash_for(Duration::from_millis(1));
+                return;
+            }
+        }
+    }
+
+    pub(super) fn close_idle_clients(&mut self, now_ms: i64) {
+        let timeout = self.server.config.timeout;
+        if timeout == 0 {
+            return;
+        }
+        let limit = timeout as i64 * 1000;
+        let idle: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|c| c.blocked.is_none() && !c.monitor && now_ms - c.last_interaction_ms > limit)
+            .map(|c| c.id)
+            .collect();
+        for id in idle {
+            self.server.log.verbose("Closing idle client");
+            if let Some(c) = self.clients.get(id) {
+                c.handle.kill();
+            }
+        }
+    }
+
+    /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.
+    pub fn next_deadline(&self) -> Option<i64> {
+        let pause = self.server.pause.map(|p| p.until_ms);
+        let fault_pause = if self.server.faults.active() {
+            self.server.faults.paused_until()
+        } else {
+            None
+        };
+        [pause, fault_pause, self.server.blocked.next_deadline()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}

@@ -1,0 +1,214 @@
+//! The gates: Redis's checks that decide whether a connection is accepted and whether a request
+//! may run, before any handler sees it — written once, for every path a command can come by.
+//!
+//! Three paths run commands: a client's request through the engine (`crate::engine`), a request
+//! answered while a script is busy (`crate::busy`), and a script's `redis.call`
+//! (`crate::script_host`). Each applies its own list of gates in Redis's order, but they share
+//! the gates themselves: [`resolve`] (unknown command or subcommand, arity — the texts differ for
+//! scripts, which map [`Refused`] to their own), [`needs_auth`], and one [`refuse`] that every
+//! refusal goes through (an error reply counted as Redis counts it: `rejected_calls`,
+//! errorstats; a queued transaction doomed; a refused EXEC answering EXECABORT and still shown to
+//! MONITOR). The direct path of the embedding process (`crate::direct`) uses [`resolve`] too.
+//! [`connect_client`] is the gate of a new connection (maxclients, protected mode).
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::Writer;
+use std::sync::Arc;
+
+use crate::call::{feed_monitors, Parts};
+use crate::client::{ClientHandle, ClientState, Peer};
+use crate::config::Config;
+use crate::error::Error;
+use crate::flags::Flags;
+use crate::multi::exec_abort_error;
+use crate::table::{Command, Lookup, Registry};
+
+/// Why a connection was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The complete reply line to send before closing.
+    Reply(&'static str),
+}
+
+/// Registers a new connection with the engine's parts (the engine's own `connect`, and a busy
+/// script accepting connections from inside its hook). Returns its handle, or the refusal.
+pub fn connect_client(
+    parts: &mut Parts<'_>,
+    peer: Peer,
+    fd: i32,
+) -> Result<Arc<ClientHandle>, Refusal> {
+    let server = &mut *parts.server;
+    if parts.clients.len() as u64 >= server.config.maxclients {
+        server.stats.rejected_connections += 1;
+        return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
+    }
+    let config = &server.config;
+    if config.protected_mode && config.requirepass.is_empty() && !peer.is_loopback() {
+        server.stats.rejected_connections += 1;
+        return Err(Refusal::Reply(
+            "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
+        ));
+    }
+    let id = server.next_client_id;
+    server.next_client_id += 1;
+    server.stats.total_connections_received += 1;
+    let handle = Arc::new(ClientHandle::new(id));
+    let authenticated = server.config.requirepass.is_empty();
+    let now = server.clock.now_ms();
+    handle.set_authenticated(authenticated);
+    let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
+    parts.clients.insert(Box::new(client));
+    Ok(handle)
+}
+
+/// True if the client must authenticate before running commands other than AUTH, HELLO and the
+/// like. As in Redis, this is decided per command: a client that connected while a password was
+/// required is free once the password is removed.
+pub fn auth_required(config: &Config, client: &ClientState) -> bool {
+    !client.authenticated && !config.requirepass.is_empty()
+}
+
+/// Why [`resolve`] refused a request.
+#[derive(Clone, Copy)]
+pub enum Refused {
+    UnknownCommand,
+    /// The container (CONFIG, CLIENT…) exists but not this subcommand.
+    UnknownSubcommand(&'static Command),
+    /// The command exists but not with this many arguments.
+    WrongArity(&'static Command),
+}
+
+impl Refused {
+    /// The command the refusal counts against (`rejected_calls`), if one was found.
+    pub fn command(&self) -> Option<&'static Command> {
+        match self {
+            Refused::WrongArity(command) => Some(command),
+            Refused::UnknownCommand | Refused::UnknownSubcommand(_) => None,
+        }
+    }
+
+    /// The error a client gets (a script gets its own texts instead).
+    pub fn error(&self, args: &[Bytes]) -> Error {
+        match self {
+            Refused::UnknownCommand => unknown_command_error(args),
+            Refused::UnknownSubcommand(parent) => unknown_subcommand_error(args, parent),
+            Refused::WrongArity(command) => Error::WrongArity(command.full_name.clone().into()),
+        }
+    }
+}
+
+/// The first gates of every path: the command (and subcommand) must exist and take this many
+/// arguments. `args` must not be empty.
+#[inline]
+pub fn resolve(registry: &'static Registry, args: &[Bytes]) -> Result<&'static Command, Refused> {
+    let command = registry.lookup(args).map_err(|lookup| match lookup {
+        Lookup::UnknownCommand => Refused::UnknownCommand,
+        Lookup::UnknownSubcommand(parent) => Refused::UnknownSubcommand(&registry.commands[parent]),
+    })?;
+    if !command.arity_ok(args.len()) {
+        return Err(Refused::WrongArity(command));
+    }
+    Ok(command)
+}
+
+/// The authentication gate: true if `client` must authenticate before it may run `command`.
+#[inline]
+pub fn needs_auth(config: &Config, client: &ClientState, command: &Command) -> bool {
+    auth_required(config, client) && !command.spec.flags.contains(Flags::NO_AUTH)
+}
+
+/// A request refused by a gate: an error reply, counted as rejected (when the command is known)
+/// and in errorstats. Inside MULTI it dooms the transaction; a refused EXEC discards it (even
+/// without MULTI) and answers EXECABORT with the reason, and MONITOR still sees it, as Redis's
+/// `rejectCommand` and `execCommandAbort` do.
+pub fn refuse(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: Option<&'static Command>,
+    error: Error,
+    args: &[Bytes],
+    out: &mut BytesMut,
+) {
+    if let Some(transaction) = client.multi.as_mut() {
+        transaction.aborted = true;
+    }
+    let mut error = error;
+    let mut exec = None;
+    if let Some(command) = command {
+        parts.server.command_stats[command.id].rejected_calls += 1;
+        if command.full_name == "exec" {
+            client.multi = None;
+            parts.ks.watches.unwatch_all(client.id);
+            error = exec_abort_error(&error);
+            exec = Some(command);
+        }
+    }
+    parts.server.count_error(&error.code());
+    Writer::new(out, client.resp).error_line(&error.line());
+    if let Some(command) = exec {
+        if !parts.server.monitors.is_empty() {
+            let now_us = parts.server.clock.now_us();
+            feed_monitors(parts, client, command, args, now_us, false, out);
+        }
+    }
+}
+
+/// `ERR unknown command 'foo', with args beginning with: 'a' 'b' ` — Redis quotes at most about
+/// 128 bytes of arguments and, being C, stops each at a NUL byte.
+pub fn unknown_command_error(args: &[Bytes]) -> Error {
+    let mut line = b"ERR unknown command '".to_vec();
+    line.extend_from_slice(c_str_max(&args[0], 128));
+    line.extend_from_slice(b"', with args beginning with: ");
+    let mut quoted = Vec::new();
+    for arg in &args[1..] {
+        if quoted.len() >= 128 {
+            break;
+        }
+        let room = 128 - quoted.len();
+        quoted.push(b'\'');
+        quoted.extend_from_slice(c_str_max(arg, room));
+        quoted.extend_from_slice(b"' ");
+    }
+    line.extend_from_slice(&quoted);
+    Error::bytes(line)
+}
+
+pub fn unknown_subcommand_error(args: &[Bytes], parent: &Command) -> Error {
+    let mut line = b"ERR unknown subcommand '".to_vec();
+    line.extend_from_slice(c_str_max(&args[1], 128));
+    line.extend_from_slice(b"'. Try ");
+    line.extend_from_slice(parent.spec.name.to_ascii_uppercase().as_bytes());
+    line.extend_from_slice(b" HELP.");
+    Error::bytes(line)
+}
+
+/// At most `max` bytes of `bytes`, cut at the first NUL (C's `%.*s`).
+fn c_str_max(bytes: &[u8], max: usize) -> &[u8] {
+    let s = crate::cstr::c_str(bytes);
+    &s[..s.len().min(max)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&[u8]]) -> Vec<Bytes> {
+        words.iter().map(|w| Bytes::copy_from_slice(w)).collect()
+    }
+
+    #[test]
+    fn unknown_command_text() {
+        assert_eq!(
+            unknown_command_error(&args(&[b"foo", b"a", b"b"])).to_string(),
+            "ERR unknown command 'foo', with args beginning with: 'a' 'b' "
+        );
+        assert_eq!(
+            unknown_command_error(&args(&[b"foo"])).to_string(),
+            "ERR unknown command 'foo', with args beginning with: "
+        );
+        assert_eq!(
+            unknown_command_error(&args(&[b"f\0oo", b"a\0b"])).to_string(),
+            "ERR unknown command 'f', with args beginning with: 'a' "
+        );
+    }
+}
