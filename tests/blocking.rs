@@ -8,70 +8,45 @@
 
 mod support;
 
-use bytes::{Bytes, BytesMut};
-use embedis_protocol::decode_value;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::net::SocketAddr;
+use std::time::Duration;
+use support::{
+    advance_ms, blocked_clients, bulk, check_transcripts, manual_server, wait_blocked, Conn,
+};
 
 /// How long a test waits to be confident that no reply is coming.
 const SHORT: Duration = Duration::from_millis(150);
 
+/// A [`Conn`] (which it dereferences to) that answers replies as text and knows its server's
+/// address, to open a probe connection for [`Client::block`].
 struct Client {
-    stream: TcpStream,
-    buf: BytesMut,
+    conn: Conn,
     addr: SocketAddr,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
 }
 
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).unwrap();
         Client {
-            stream,
-            buf: BytesMut::new(),
+            conn: support::connect(addr),
             addr,
         }
     }
 
-    fn encode(args: &[&str]) -> Vec<u8> {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
-        }
-        out
-    }
-
     fn send(&mut self, args: &[&str]) {
-        self.stream.write_all(&Self::encode(args)).expect("write");
-    }
-
-    /// The next reply's raw bytes, waiting at most `timeout`; None if nothing complete came.
-    fn reply_within(&mut self, timeout: Duration) -> Option<Vec<u8>> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let frozen = Bytes::copy_from_slice(&self.buf);
-            if let Some((_, used)) = decode_value(&frozen).expect("valid RESP") {
-                return Some(self.buf.split_to(used).to_vec());
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return None;
-            }
-            self.stream.set_read_timeout(Some(left)).unwrap();
-            let mut chunk = [0u8; 65536];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => panic!("connection closed"),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::WouldBlock
-                        || e.kind() == std::io::ErrorKind::TimedOut =>
-                {
-                    return None
-                }
-                Err(e) => panic!("read failed: {e}"),
-            }
-        }
+        support::send(&mut self.conn, args);
     }
 
     #[track_caller]
@@ -108,45 +83,6 @@ impl Client {
         self.send(args);
         wait_blocked(&mut probe, before + 1);
     }
-}
-
-/// INFO's `blocked_clients`.
-fn blocked_clients(probe: &mut Client) -> usize {
-    let info = probe.cmd(&["INFO", "clients"]);
-    info.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .expect("blocked_clients in INFO")
-        .trim()
-        .parse()
-        .unwrap()
-}
-
-/// Polls (wall clock, bounded) until `n` clients are blocked.
-#[track_caller]
-fn wait_blocked(probe: &mut Client, n: usize) {
-    let started = Instant::now();
-    while blocked_clients(probe) != n {
-        assert!(
-            started.elapsed() < Duration::from_secs(5),
-            "never {n} blocked clients"
-        );
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-fn server() -> embedis::Server {
-    embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .unwrap()
-}
-
-fn advance_ms(server: &embedis::Server, ms: u64) {
-    assert!(server.clock().advance(Duration::from_millis(ms)));
-}
-
-fn bulk(s: &str) -> String {
-    format!("${}\r\n{s}\r\n", s.len())
 }
 
 fn pair(key: &str, element: &str) -> String {
@@ -242,16 +178,14 @@ fn service_order_transcript(addr: SocketAddr) -> Vec<String> {
     pusher.cmd(&["SELECT", "0"]);
 
     // A pipelined command after a blocking one runs only once the client is served.
-    c[2].stream
-        .write_all(
-            &[
-                Client::encode(&["BLPOP", "pipe", "0"]),
-                Client::encode(&["PING"]),
-                Client::encode(&["LLEN", "pipe"]),
-            ]
-            .concat(),
-        )
-        .unwrap();
+    c[2].send_raw(
+        &[
+            Conn::encode(&[b"BLPOP", b"pipe", b"0"]),
+            Conn::encode(&[b"PING"]),
+            Conn::encode(&[b"LLEN", b"pipe"]),
+        ]
+        .concat(),
+    );
     wait_blocked(&mut pusher, 1);
     c[2].no_reply();
     log.push(pusher.cmd(&["RPUSH", "pipe", "p1", "p2"]));
@@ -263,7 +197,7 @@ fn service_order_transcript(addr: SocketAddr) -> Vec<String> {
 
 #[test]
 fn service_order_matches_redis() {
-    let ours = server();
+    let ours = manual_server();
     let transcript = service_order_transcript(ours.addr());
     // What these scenarios must give, spelled out (also checked against Redis below).
     let expected_start = [
@@ -288,7 +222,7 @@ fn service_order_matches_redis() {
         return;
     };
     let theirs = service_order_transcript(redis.addr());
-    assert_eq!(transcript, theirs);
+    check_transcripts("blocking service order", &transcript, &theirs);
 }
 
 /// The sorted-set blocking pops (BZPOPMIN, BZPOPMAX, BZMPOP), woken by every kind of write that
@@ -343,7 +277,7 @@ fn sorted_set_transcript(addr: SocketAddr) -> Vec<String> {
 
 #[test]
 fn sorted_set_pops_match_redis() {
-    let ours = server();
+    let ours = manual_server();
     let transcript = sorted_set_transcript(ours.addr());
     let triple = |key: &str, member: &str, score: &str| {
         format!("*3\r\n{}{}{}", bulk(key), bulk(member), bulk(score))
@@ -364,7 +298,8 @@ fn sorted_set_pops_match_redis() {
     let Some(redis) = support::RedisServer::start("blocking sorted sets", &[]) else {
         return;
     };
-    assert_eq!(transcript, sorted_set_transcript(redis.addr()));
+    let theirs = sorted_set_transcript(redis.addr());
+    check_transcripts("blocking sorted sets", &transcript, &theirs);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -373,7 +308,7 @@ fn sorted_set_pops_match_redis() {
 
 #[test]
 fn timeouts_fire_when_the_clock_passes_them() {
-    let server = server();
+    let server = manual_server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     a.block(&["BLPOP", "k", "5"]);
@@ -413,7 +348,7 @@ fn timeouts_fire_when_the_clock_passes_them() {
 
 #[test]
 fn timeout_zero_blocks_until_served() {
-    let server = server();
+    let server = manual_server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     a.block(&["BLMPOP", "0", "1", "k", "LEFT"]);
@@ -431,7 +366,7 @@ fn timeout_zero_blocks_until_served() {
 
 #[test]
 fn resp3_timeouts_are_null() {
-    let server = server();
+    let server = manual_server();
     let mut a = Client::connect(server.addr());
     a.cmd(&["HELLO", "3"]);
     a.block(&["BLPOP", "k", "1"]);
@@ -453,7 +388,7 @@ fn resp3_timeouts_are_null() {
 
 #[test]
 fn a_disconnected_waiter_leaves_the_queue() {
-    let server = server();
+    let server = manual_server();
     let mut first = Client::connect(server.addr());
     let mut second = Client::connect(server.addr());
     let mut pusher = Client::connect(server.addr());
@@ -469,7 +404,7 @@ fn a_disconnected_waiter_leaves_the_queue() {
 
 #[test]
 fn client_unblock_with_timeout_or_error() {
-    let server = server();
+    let server = manual_server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     let mut admin = Client::connect(server.addr());
@@ -495,7 +430,7 @@ fn client_unblock_with_timeout_or_error() {
 
 #[test]
 fn info_counts_blocked_clients_and_keys() {
-    let server = server();
+    let server = manual_server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     let mut probe = Client::connect(server.addr());

@@ -18,7 +18,7 @@ mod support;
 
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use support::{show, Conn, RedisServer};
+use support::{check_transcripts, cmd, connect, frame, send, show, Conn, RedisServer};
 
 const THRESHOLD_MS: &str = "50";
 const PASSWORD: &str = "secret";
@@ -30,28 +30,6 @@ const LIBRARY: &str = "#!lua name=busylib\n\
                        local function scribble(keys, args)\n  redis.call('set', 'w', '1')\n  while true do end\nend\n\
                        redis.register_function('spin', spin)\n\
                        redis.register_function('scribble', scribble)\n";
-
-fn connect(addr: SocketAddr) -> Conn {
-    Conn::connect(addr).expect("connect")
-}
-
-/// Sends a command without reading anything.
-fn send(conn: &mut Conn, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    conn.send_raw(&Conn::encode(&args));
-}
-
-/// The next frame, as readable text.
-fn frame(conn: &mut Conn) -> String {
-    let (raw, _) = conn.read_reply().expect("connection closed");
-    show(&raw)
-}
-
-/// Sends a command and returns its reply as readable text.
-fn cmd(conn: &mut Conn, args: &[&str]) -> String {
-    send(conn, args);
-    frame(conn)
-}
 
 /// What the peer sends before closing, as readable text ("" = closed without a reply).
 fn until_closed(conn: &mut Conn) -> String {
@@ -417,10 +395,7 @@ fn compare(
         }
         std::panic::resume_unwind(panic);
     }
-    for (i, (o, t)) in log.0.iter().zip(&theirs.0).enumerate() {
-        assert_eq!(o, t, "{test}: step {i} differs (embedis, then redis)");
-    }
-    assert_eq!(log.0.len(), theirs.0.len(), "{test}: transcript lengths");
+    check_transcripts(test, &log.0, &theirs.0);
     Some(())
 }
 

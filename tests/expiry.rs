@@ -9,8 +9,11 @@
 //! EXISTS and SCAN delete them, TTL/TYPE/EXISTS do not reset the idle time) were checked on
 //! redis-server 7.0.15.
 
+mod support;
+
 use redis::{Commands, Value};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::{advance_ms, eventually};
 
 /// 2030-01-01T00:00:00Z: a whole second, so LRU-clock seconds and TTL rounding are exact.
 const START_S: u64 = 1_893_456_000;
@@ -33,23 +36,6 @@ fn connect(server: &embedis::Server) -> redis::Connection {
         .unwrap();
     con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     con
-}
-
-fn advance_ms(server: &embedis::Server, ms: u64) {
-    assert!(server.clock().advance(Duration::from_millis(ms)));
-}
-
-/// Polls `condition` (wall clock, up to 5 s) for an effect the server produces on its own.
-#[track_caller]
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) -> Duration {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if condition() {
-            return started.elapsed();
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("not within 5 s: {what}");
 }
 
 fn dbsize(con: &mut redis::Connection) -> i64 {

@@ -7,37 +7,42 @@
 
 mod support;
 
-use bytes::{Bytes, BytesMut};
 use embedis::{Clock, FaultAction, FaultRule, Server};
-use embedis_protocol::decode_value;
-use std::io::{ErrorKind, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use support::{bulk, held_commands, manual_server, wait_blocked, Conn, Received};
 
 /// How long "nothing arrives" is watched for.
 const QUIET: Duration = Duration::from_millis(150);
 
-/// A RESP connection that can also tell that no reply (or no close) came within a while.
+/// A [`Conn`] (which it dereferences to) with replies as text, that can also tell that no reply
+/// (or no close) came within a while.
 struct Client {
-    stream: TcpStream,
-    buf: BytesMut,
+    conn: Conn,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
 }
 
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).unwrap();
-        stream.set_nodelay(true).unwrap();
         Client {
-            stream,
-            buf: BytesMut::new(),
+            conn: support::connect(addr),
         }
     }
 
     fn send(&mut self, args: &[&str]) {
-        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-        self.stream
-            .write_all(&support::Conn::encode(&args))
-            .unwrap();
+        support::send(&mut self.conn, args);
     }
 
     fn call(&mut self, args: &[&str]) -> String {
@@ -47,35 +52,22 @@ impl Client {
 
     /// The next whole reply's raw bytes, as text; None if the server closed the connection.
     fn reply(&mut self) -> Option<String> {
-        self.read_reply(Duration::from_secs(10))
+        self.text_within(Duration::from_secs(10))
             .unwrap_or_else(|| panic!("no reply within 10 s"))
     }
 
     /// Some(reply or None for closed) if something came within `wait`, None if nothing did.
-    fn read_reply(&mut self, wait: Duration) -> Option<Option<String>> {
-        self.stream.set_read_timeout(Some(wait)).unwrap();
-        loop {
-            let frozen = Bytes::copy_from_slice(&self.buf);
-            if let Some((_, used)) = decode_value(&frozen).expect("valid RESP") {
-                let raw = self.buf.split_to(used);
-                return Some(Some(String::from_utf8_lossy(&raw).into_owned()));
-            }
-            let mut chunk = [0u8; 4096];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Some(None),
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                    return None
-                }
-                Err(e) if e.kind() == ErrorKind::ConnectionReset => return Some(None),
-                Err(e) => panic!("read failed: {e}"),
-            }
+    fn text_within(&mut self, wait: Duration) -> Option<Option<String>> {
+        match self.conn.read_within(wait) {
+            Received::Reply { raw, .. } => Some(Some(String::from_utf8_lossy(&raw).into_owned())),
+            Received::Closed => Some(None),
+            Received::Nothing => None,
         }
     }
 
     /// Asserts that no byte (and no close) arrives for a while.
     fn assert_quiet(&mut self, why: &str) {
-        if let Some(got) = self.read_reply(QUIET) {
+        if let Some(got) = self.text_within(QUIET) {
             panic!("{why}: expected nothing yet, got {got:?}");
         }
     }
@@ -86,23 +78,6 @@ impl Client {
     }
 }
 
-/// Waits (bounded) until the server holds `n` clients blocked — parked commands, held replies —
-/// so that a test moves the clock only once the requests it sent have arrived.
-fn wait_blocked(observer: &mut Client, n: usize) {
-    let want = format!("blocked_clients:{n}\r\n");
-    for _ in 0..1000 {
-        if observer.call(&["INFO", "clients"]).contains(&want) {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    panic!("never saw {want:?}");
-}
-
-fn manual_server() -> Server {
-    Server::builder().clock(Clock::manual()).start().unwrap()
-}
-
 /// A server that allows DEBUG, on a manual clock.
 fn debug_server() -> Server {
     Server::builder()
@@ -111,10 +86,6 @@ fn debug_server() -> Server {
         .unwrap()
         .start()
         .unwrap()
-}
-
-fn bulk(s: &str) -> String {
-    format!("${}\r\n{s}\r\n", s.len())
 }
 
 // ---- Errors ----
@@ -285,19 +256,6 @@ fn blocked_commands_do_not_time_out_during_a_pause() {
     c.assert_quiet("its timeout is due, but the server is paused");
     server.clock().advance(Duration::from_millis(1000));
     assert_eq!(c.reply().unwrap(), "*-1\r\n");
-}
-
-/// The CLIENT LIST lines of the clients held back (flags=b), as `cmd=` values.
-fn held_commands(server: &Server) -> Vec<String> {
-    let embedis::Reply::Verbatim { text, .. } = server.command(&["CLIENT", "LIST"]) else {
-        panic!("CLIENT LIST answers a verbatim string in RESP3");
-    };
-    String::from_utf8_lossy(&text)
-        .lines()
-        .filter(|line| line.contains(" flags=b "))
-        .filter_map(|line| line.split(" cmd=").nth(1)?.split(' ').next())
-        .map(str::to_string)
-        .collect()
 }
 
 #[test]

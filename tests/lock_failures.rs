@@ -12,9 +12,10 @@
 
 mod support;
 
-use embedis::{Clock, Nodes, Reply, Server};
-use std::time::{Duration, Instant};
+use embedis::{Clock, Nodes};
+use std::time::Duration;
 use support::locks::{Attempt, Lock, Redlock, COMPARE_AND_DELETE};
+use support::{eventually, held_commands, manual_server};
 
 const LOCK: &str = "lock:orders";
 /// The lease (single-instance lock) and TTL (Redlock) of every story.
@@ -24,10 +25,6 @@ const DRIFT: i64 = TTL / 100 + 2;
 
 fn ms(n: i64) -> Duration {
     Duration::from_millis(n.try_into().expect("a duration is not negative"))
-}
-
-fn manual_server() -> Server {
-    Server::builder().clock(Clock::manual()).start().unwrap()
 }
 
 /// The Redlock client's own clock: a manual clock frozen at the nodes' starting instant.
@@ -52,15 +49,6 @@ fn holders(nodes: &Nodes) -> Vec<Option<String>> {
 
 fn held_by(tokens: &[Option<&str>]) -> Vec<Option<String>> {
     tokens.iter().map(|t| t.map(str::to_string)).collect()
-}
-
-/// Polls `condition` (no clock involved) until it holds; fails after 10 s.
-fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(started.elapsed() < Duration::from_secs(10), "never: {what}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 // ---- 1. Lease expiry without a watchdog ----
@@ -197,7 +185,7 @@ fn redlock_acquisition_slower_than_the_validity_time_fails_and_releases_on_every
         let acquiring = s.spawn(|| client.acquire(LOCK, "client-1", TTL));
         // Each SET runs at once; the three slow nodes hold their replies until their clocks
         // have moved 9,950 ms.
-        wait_until("the SET reached every node", || {
+        eventually("the SET reached every node", || {
             nodes.iter().all(|n| n.exists(LOCK))
         });
         advance(&clock, &nodes, 9_950);
@@ -238,7 +226,9 @@ fn pause_story(naive_release: bool) -> (bool, i64, Option<Vec<u8>>) {
     // The direct helpers run on the server's thread even while it is paused: CLIENT LIST shows
     // each request parked (flags=b) with its command, as Redis shows a client postponed by
     // CLIENT PAUSE. Client 1 sends its release only once client 2's request is queued.
-    wait_until("client 2's SET is queued", || queued(&server) == ["set"]);
+    eventually("client 2's SET is queued", || {
+        held_commands(&server) == ["set"]
+    });
     let release = if naive_release {
         one.send_naive_release();
         "del"
@@ -246,8 +236,8 @@ fn pause_story(naive_release: bool) -> (bool, i64, Option<Vec<u8>>) {
         one.send_release();
         "evalsha"
     };
-    wait_until("client 1's release is queued", || {
-        let mut parked = queued(&server);
+    eventually("client 1's release is queued", || {
+        let mut parked = held_commands(&server);
         parked.sort();
         parked == ["set", release] || parked == [release, "set"]
     });
@@ -261,20 +251,6 @@ fn pause_story(naive_release: bool) -> (bool, i64, Option<Vec<u8>>) {
         one.read_release()
     };
     (acquired, released, server.get(LOCK))
-}
-
-/// The commands of the clients parked by the pause (CLIENT LIST's order: by client id).
-fn queued(server: &Server) -> Vec<String> {
-    let list = match server.command(&["CLIENT", "LIST"]) {
-        Reply::Verbatim { text, .. } | Reply::Bulk(text) => String::from_utf8(text.to_vec()),
-        other => panic!("CLIENT LIST answered {other:?}"),
-    }
-    .unwrap();
-    list.lines()
-        .filter(|line| line.contains(" flags=b "))
-        .filter_map(|line| line.split(" cmd=").nth(1))
-        .map(|rest| rest.split(' ').next().unwrap_or("").to_string())
-        .collect()
 }
 
 /// A node paused past the lease: when it resumes, client 2's queued acquire runs first and

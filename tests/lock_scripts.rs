@@ -26,8 +26,7 @@ mod support;
 
 use embedis_protocol::Value;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-use support::{flat, show, Conn, RedisServer};
+use support::{advance_ms, eventually, flat, manual_server, show, Conn, RedisServer};
 
 struct Script {
     file: &'static str,
@@ -922,10 +921,7 @@ fn transcript(addr: SocketAddr, proto: u8, via: Via, frozen: bool) -> Vec<(Strin
 /// Runs the scenarios on embedis (frozen clock) and, when installed, on redis-server; the
 /// transcripts must be equal.
 fn compare_with_redis(test: &str, proto: u8, via: Via) {
-    let embedis = embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .expect("embedis starts");
+    let embedis = manual_server();
     let ours = transcript(embedis.addr(), proto, via, true);
     let Some(redis) = RedisServer::start(test, &[]) else {
         return;
@@ -968,30 +964,6 @@ fn evalsha_over_resp3_matches_redis() {
 
 // ---- Lease expiry on embedis's manual clock ----
 
-fn embedis_on_manual_clock() -> embedis::Server {
-    embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .expect("embedis starts")
-}
-
-fn advance_ms(server: &embedis::Server, ms: u64) {
-    assert!(server.clock().advance(Duration::from_millis(ms)));
-}
-
-/// Polls (wall clock, at most 5 s) for an effect the server produces on its own.
-#[track_caller]
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if condition() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("not within 5 s: {what}");
-}
-
 fn int(reply: &Reply) -> i64 {
     match reply.value {
         Value::Integer(n) => n,
@@ -1005,7 +977,7 @@ fn is_nil(reply: &Reply) -> bool {
 
 #[test]
 fn a_lease_ends_at_its_deadline_for_every_client_without_anyone_touching_it() {
-    let server = embedis_on_manual_clock();
+    let server = manual_server();
     let addr = server.addr();
     let mut a = Client::connect(addr, 2, Via::Eval);
     let mut b = Client::connect(addr, 3, Via::Eval);

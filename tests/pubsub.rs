@@ -11,23 +11,7 @@ mod support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{show, Conn, RedisServer};
-
-fn connect(addr: SocketAddr) -> Conn {
-    Conn::connect(addr).expect("connect")
-}
-
-/// Sends a command without reading anything.
-fn send(conn: &mut Conn, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    conn.send_raw(&Conn::encode(&args));
-}
-
-/// The next frame, as readable text.
-fn frame(conn: &mut Conn) -> String {
-    let (raw, _) = conn.read_reply().expect("connection closed");
-    show(&raw)
-}
+use support::{check_transcripts, connect, frame, manual_server, send, Conn, RedisServer};
 
 /// `n` unsubscribe confirmations whose order Redis leaves to a hash table: their frames without
 /// the counts, sorted, then the counts in arrival order (which must still go down one by one).
@@ -139,13 +123,6 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     log
 }
 
-fn check_transcripts(ours: &[String], theirs: &[String]) {
-    for (i, (o, t)) in ours.iter().zip(theirs).enumerate() {
-        assert_eq!(o, t, "step {i} differs (embedis vs redis)");
-    }
-    assert_eq!(ours.len(), theirs.len());
-}
-
 #[test]
 fn pubsub_transcript_matches_redis() {
     let Some(redis) = RedisServer::start("pubsub", &[]) else {
@@ -156,18 +133,24 @@ fn pubsub_transcript_matches_redis() {
         eprintln!("{}", theirs.join("\n"));
     }
     let ours = embedis::Server::builder().start().unwrap();
-    check_transcripts(&transcript(ours.addr()), &theirs);
+    check_transcripts("pubsub", &transcript(ours.addr()), &theirs);
     let threaded = embedis::Server::builder()
         .config("io-threads", "2")
         .unwrap()
         .start()
         .unwrap();
-    check_transcripts(&transcript(threaded.addr()), &theirs);
+    check_transcripts(
+        "pubsub, io-threads 2",
+        &transcript(threaded.addr()),
+        &theirs,
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
 // Output-buffer limits (embedis only: the soft limit needs the manual clock)
 
+/// Sends a command and returns its reply's raw bytes as text, unescaped (unlike
+/// [`support::cmd`]): `+OK\r\n` compares with `"+OK\r\n"`; empty if the connection closed.
 fn text(conn: &mut Conn, args: &[&str]) -> String {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
     String::from_utf8_lossy(&conn.command(&args)).into_owned()
@@ -191,10 +174,7 @@ fn idle_subscriber(addr: SocketAddr) -> (Conn, String) {
 }
 
 fn limited_server() -> embedis::Server {
-    let server = embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .unwrap();
+    let server = manual_server();
     let mut admin = connect(server.addr());
     assert_eq!(
         text(

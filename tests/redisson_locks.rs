@@ -16,8 +16,7 @@ mod support;
 
 use embedis_protocol::Value;
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
-use support::{flat, Conn};
+use support::{advance_ms, eventually, flat, manual_server, Conn};
 
 const ACQUIRE: &str = include_str!("fixtures/lock-scripts/reentrant-acquire.lua");
 const RELEASE: &str = include_str!("fixtures/lock-scripts/reentrant-release.lua");
@@ -56,19 +55,6 @@ const LOCK: &str = "myLock";
 
 fn channel(lock: &str) -> String {
     format!("redisson_lock__channel:{{{lock}}}")
-}
-
-fn server() -> embedis::Server {
-    embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .expect("embedis starts")
-}
-
-fn advance_ms(server: &embedis::Server, ms: i64) {
-    assert!(server
-        .clock()
-        .advance(Duration::from_millis(ms.try_into().unwrap())));
 }
 
 /// What an acquire script answered: acquired (nil) or refused with a remaining time.
@@ -233,23 +219,10 @@ fn fair_keys(lock: &str) -> (String, String) {
     )
 }
 
-/// Polls (wall clock, at most 5 s) for an effect the server produces on its own.
-#[track_caller]
-fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while started.elapsed() < Duration::from_secs(5) {
-        if condition() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    panic!("not within 5 s: {what}");
-}
-
 /// A waits for nothing; B is refused with the remaining lease, subscribes, and is woken by A's
 /// release. Over RESP3, B listens and runs its scripts on one connection.
 fn waiter_is_woken_by_the_unlock_message(proto: u8) {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let mut a = Client::connect(addr, "uuid-a:1", 2);
     let mut b = Client::connect(addr, "uuid-b:1", proto);
@@ -291,7 +264,7 @@ fn a_resp3_waiter_is_woken_by_the_unlock_message_on_its_command_connection() {
 
 #[test]
 fn a_reentrant_lock_is_released_as_often_as_it_was_taken_and_only_the_last_release_publishes() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let mut a = Client::connect(addr, "uuid-a:1", 2);
     let mut b = Client::connect(addr, "uuid-b:1", 2);
@@ -326,7 +299,7 @@ fn a_reentrant_lock_is_released_as_often_as_it_was_taken_and_only_the_last_relea
 
 #[test]
 fn an_abandoned_lock_is_freed_exactly_when_its_lease_ends_without_a_message() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let mut a = Client::connect(addr, "uuid-a:1", 2);
     let mut b = Client::connect(addr, "uuid-b:1", 2);
@@ -353,7 +326,7 @@ fn an_abandoned_lock_is_freed_exactly_when_its_lease_ends_without_a_message() {
 
 #[test]
 fn the_watchdog_keeps_a_lock_for_ten_leases_and_it_ends_one_lease_after_renewals_stop() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let mut a = Client::connect(addr, "uuid-a:1", 2);
     let mut b = Client::connect(addr, "uuid-b:1", 2);
@@ -393,7 +366,7 @@ fn the_watchdog_keeps_a_lock_for_ten_leases_and_it_ends_one_lease_after_renewals
 
 #[test]
 fn a_fair_lock_serves_its_waiters_in_arrival_order() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let now = || server.clock().now_ms();
     let (queue, timeouts) = fair_keys(LOCK);
@@ -501,7 +474,7 @@ fn a_fair_lock_serves_its_waiters_in_arrival_order() {
 
 #[test]
 fn a_fair_waiter_whose_wait_timed_out_is_dropped_and_the_next_is_served() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let now = || server.clock().now_ms();
     let (queue, timeouts) = fair_keys(LOCK);
@@ -582,7 +555,7 @@ fn a_fair_waiter_whose_wait_timed_out_is_dropped_and_the_next_is_served() {
 
 #[test]
 fn a_set_nx_px_lock_renewed_by_compare_and_pexpire_and_released_only_by_its_owner() {
-    let server = server();
+    let server = manual_server();
     let addr = server.addr();
     let mut one = Client::connect(addr, "token-1", 2);
     let mut two = Client::connect(addr, "token-2", 2);

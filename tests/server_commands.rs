@@ -6,72 +6,40 @@
 
 mod support;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use embedis_protocol::{decode_value, Value};
-use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
+use support::{manual_server, Conn, Received};
 
-/// A raw RESP connection that can also wait a bounded time for a reply, to check that none
-/// comes.
+/// A [`Conn`] (which it dereferences to, for [`Conn::reply_within`]: a bounded wait for a
+/// reply, to check that none comes) with the reply shapes these tests compare.
 struct Client {
-    stream: TcpStream,
-    buf: BytesMut,
+    conn: Conn,
+}
+
+impl std::ops::Deref for Client {
+    type Target = Conn;
+    fn deref(&self) -> &Conn {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Client {
+    fn deref_mut(&mut self) -> &mut Conn {
+        &mut self.conn
+    }
 }
 
 impl Client {
     fn connect(addr: SocketAddr) -> Client {
-        let stream = TcpStream::connect(addr).expect("connect");
-        stream.set_nodelay(true).unwrap();
         Client {
-            stream,
-            buf: BytesMut::new(),
+            conn: support::connect(addr),
         }
     }
 
     fn send(&mut self, args: &[&str]) {
-        let mut out = format!("*{}\r\n", args.len()).into_bytes();
-        for a in args {
-            out.extend_from_slice(format!("${}\r\n{a}\r\n", a.len()).as_bytes());
-        }
-        self.stream.write_all(&out).expect("write");
-    }
-
-    /// The next reply's raw bytes, waiting at most `timeout`; None if nothing (complete) came.
-    /// Panics if the connection closed.
-    fn reply_within(&mut self, timeout: Duration) -> Option<Vec<u8>> {
-        match self.read_within(timeout) {
-            Read2::Reply(raw) => Some(raw),
-            Read2::Nothing => None,
-            Read2::Closed => panic!("connection closed"),
-        }
-    }
-
-    fn read_within(&mut self, timeout: Duration) -> Read2 {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let frozen = Bytes::copy_from_slice(&self.buf);
-            if let Some((_, used)) = decode_value(&frozen).expect("valid RESP") {
-                return Read2::Reply(self.buf.split_to(used).to_vec());
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Read2::Nothing;
-            }
-            self.stream.set_read_timeout(Some(left)).unwrap();
-            let mut chunk = [0u8; 65536];
-            match self.stream.read(&mut chunk) {
-                Ok(0) => return Read2::Closed,
-                Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
-                Err(e)
-                    if e.kind() == std::io::ErrorKind::WouldBlock
-                        || e.kind() == std::io::ErrorKind::TimedOut =>
-                {
-                    return Read2::Nothing
-                }
-                Err(_) => return Read2::Closed,
-            }
-        }
+        support::send(&mut self.conn, args);
     }
 
     fn reply(&mut self) -> Vec<u8> {
@@ -110,31 +78,18 @@ impl Client {
         let deadline = Instant::now() + timeout;
         while Instant::now() < deadline {
             match self.read_within(Duration::from_millis(50)) {
-                Read2::Closed => return true,
-                Read2::Reply(_) | Read2::Nothing => {}
+                Received::Closed => return true,
+                Received::Reply { .. } | Received::Nothing => {}
             }
         }
         false
     }
 }
 
-enum Read2 {
-    Reply(Vec<u8>),
-    Nothing,
-    Closed,
-}
-
 const SHORT: Duration = Duration::from_millis(150);
 
 fn server() -> embedis::Server {
     embedis::Server::builder().start().unwrap()
-}
-
-fn manual_server() -> embedis::Server {
-    embedis::Server::builder()
-        .clock(embedis::Clock::manual())
-        .start()
-        .unwrap()
 }
 
 #[test]
@@ -1169,11 +1124,8 @@ fn config_set_port_moves_the_listener_and_keeps_open_connections() {
     assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n", "the open connection stays");
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut fresh = loop {
-        if let Ok(stream) = TcpStream::connect(("127.0.0.1", new_port)) {
-            break Client {
-                stream,
-                buf: BytesMut::new(),
-            };
+        if let Ok(conn) = Conn::connect(SocketAddr::from(([127, 0, 0, 1], new_port))) {
+            break Client { conn };
         }
         assert!(Instant::now() < deadline, "nothing listens on the new port");
         std::thread::sleep(Duration::from_millis(10));

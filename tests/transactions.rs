@@ -12,29 +12,7 @@ mod support;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
-use support::{show, Conn, RedisServer};
-
-fn connect(addr: SocketAddr) -> Conn {
-    Conn::connect(addr).expect("connect")
-}
-
-/// Sends a command without reading anything.
-fn send(conn: &mut Conn, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    conn.send_raw(&Conn::encode(&args));
-}
-
-/// The next frame, as readable text.
-fn frame(conn: &mut Conn) -> String {
-    let (raw, _) = conn.read_reply().expect("connection closed");
-    show(&raw)
-}
-
-/// Sends a command and returns its reply as readable text.
-fn cmd(conn: &mut Conn, args: &[&str]) -> String {
-    send(conn, args);
-    frame(conn)
-}
+use support::{check_transcripts, cmd, connect, frame, send, Conn, RedisServer};
 
 /// The CLIENT LIST fields of the client named `name` that describe its transaction state.
 fn client_state(probe: &mut Conn, name: &str) -> String {
@@ -336,13 +314,6 @@ fn transcript(addr: SocketAddr, pass_ms: &dyn Fn(u64)) -> Vec<String> {
     log
 }
 
-fn check_transcripts(ours: &[String], theirs: &[String]) {
-    for (i, (o, t)) in ours.iter().zip(theirs).enumerate() {
-        assert_eq!(o, t, "step {i} differs (embedis vs redis)");
-    }
-    assert_eq!(ours.len(), theirs.len());
-}
-
 fn embedis_with_manual_clock(io_threads: &str) -> embedis::Server {
     embedis::Server::builder()
         .clock(embedis::Clock::manual())
@@ -369,6 +340,7 @@ fn transactions_transcript_matches_redis() {
         let advance = |ms: u64| {
             assert!(ours.clock().advance(Duration::from_millis(ms)));
         };
-        check_transcripts(&transcript(ours.addr(), &advance), &theirs);
+        let label = format!("transactions, io-threads {io_threads}");
+        check_transcripts(&label, &transcript(ours.addr(), &advance), &theirs);
     }
 }

@@ -10,7 +10,7 @@
 //! speak RESP through [`Conn`]; a node that answers an error or closes the connection counts as
 //! one that did not grant the lock.
 
-use super::Conn;
+use super::{send, Conn};
 use embedis::Clock;
 use embedis_protocol::Value;
 use std::net::SocketAddr;
@@ -26,11 +26,6 @@ pub const COMPARE_AND_PEXPIRE: &str =
 /// for the granularity of the nodes' expiry.
 pub const CLOCK_DRIFT_FACTOR: f64 = 0.01;
 pub const DRIFT_CONSTANT_MS: i64 = 2;
-
-fn send(conn: &mut Conn, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    conn.send_raw(&Conn::encode(&args));
-}
 
 /// The next reply; `None` if the server closed the connection.
 fn read(conn: &mut Conn) -> Option<Value> {

@@ -1,15 +1,23 @@
 //! Helpers shared by the integration tests: a real redis-server to compare against, a minimal
-//! synchronous RESP connection that returns replies as raw bytes, and the skip-or-fail policy
-//! for tests that need Redis's own binaries. [`locks`] holds the lock clients of the failure
-//! stories (tests/lock_failures.rs).
+//! synchronous RESP connection ([`Conn`]: replies as raw bytes, reads bounded in time so a test
+//! can check that nothing comes), the raw client most multi-connection tests speak through it
+//! ([`connect`], [`send`], [`frame`], [`cmd`]: commands as text in, frames as readable text
+//! out), waits and transcript comparison ([`wait_blocked`], [`eventually`],
+//! [`check_transcripts`]), an embedis on a manual clock ([`manual_server`], [`advance_ms`],
+//! [`held_commands`]), and the skip-or-fail policy for tests that need Redis's own binaries.
+//! [`locks`] holds the lock clients of the failure stories (tests/lock_failures.rs).
+//!
+//! Each test file includes this module (`mod support;`) and uses only part of it; hence
+//! `allow(dead_code)` below.
 
 #![allow(dead_code)]
 
 pub mod locks;
 
 use bytes::{Bytes, BytesMut};
+use embedis::{Clock, Reply, Server};
 use embedis_protocol::{decode_value, Value};
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -153,16 +161,31 @@ impl Drop for RedisServer {
     }
 }
 
-/// A blocking RESP connection that returns each reply's raw bytes.
+/// How long a read waits for a reply when the caller gives no bound: long enough for a loaded
+/// machine, short enough that a lost reply fails the test instead of hanging it.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A blocking RESP connection that returns each reply's raw bytes. Every read is bounded in
+/// time: [`REPLY_TIMEOUT`] unless the caller gives its own bound ([`Conn::read_within`]).
 pub struct Conn {
     stream: TcpStream,
     buf: BytesMut,
 }
 
+/// What [`Conn::read_within`] found before its deadline.
+pub enum Received {
+    /// One whole frame: its raw bytes and decoded value.
+    Reply { raw: Vec<u8>, value: Value },
+    /// Nothing whole arrived in time (part of a frame may be buffered for the next read).
+    Nothing,
+    /// The peer closed the connection (or reset it).
+    Closed,
+}
+
 impl Conn {
     pub fn connect(addr: SocketAddr) -> std::io::Result<Conn> {
         let stream = TcpStream::connect(addr)?;
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
         stream.set_nodelay(true)?;
         Ok(Conn {
             stream,
@@ -185,36 +208,203 @@ impl Conn {
         self.stream.write_all(bytes).expect("write");
     }
 
-    /// Sends a command and returns the raw bytes of its reply.
+    /// Sends a command and returns the raw bytes of its reply (empty if the peer closed).
     pub fn command<S: AsRef<[u8]>>(&mut self, args: &[S]) -> Vec<u8> {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_ref()).collect();
         self.send_raw(&Self::encode(&args));
         self.read_reply().map(|(raw, _)| raw).unwrap_or_default()
     }
 
-    /// Reads one whole reply: its raw bytes and decoded value. None if the peer closed.
+    /// Reads one whole reply: its raw bytes and decoded value. None if the peer closed; panics
+    /// if nothing came within [`REPLY_TIMEOUT`].
     pub fn read_reply(&mut self) -> Option<(Vec<u8>, Value)> {
+        match self.read_within(REPLY_TIMEOUT) {
+            Received::Reply { raw, value } => Some((raw, value)),
+            Received::Closed => None,
+            Received::Nothing => panic!("no reply within {REPLY_TIMEOUT:?}"),
+        }
+    }
+
+    /// The next whole frame's raw bytes, waiting at most `timeout`: None if nothing (whole)
+    /// came, which is how a test checks that a client is kept waiting. Panics if the peer closed.
+    pub fn reply_within(&mut self, timeout: Duration) -> Option<Vec<u8>> {
+        match self.read_within(timeout) {
+            Received::Reply { raw, .. } => Some(raw),
+            Received::Nothing => None,
+            Received::Closed => panic!("connection closed"),
+        }
+    }
+
+    /// Reads one whole frame, waiting at most `timeout` in all: the frame, nothing, or the close.
+    pub fn read_within(&mut self, timeout: Duration) -> Received {
+        let deadline = Instant::now() + timeout;
         loop {
             let frozen = Bytes::copy_from_slice(&self.buf);
             if let Some((value, used)) = decode_value(&frozen).expect("valid RESP from server") {
                 let raw = self.buf.split_to(used).to_vec();
-                return Some((raw, value));
+                return Received::Reply { raw, value };
             }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Received::Nothing;
+            }
+            self.stream
+                .set_read_timeout(Some(left))
+                .expect("set timeout");
             let mut chunk = [0u8; 65536];
             match self.stream.read(&mut chunk) {
-                Ok(0) => return None,
+                Ok(0) => return Received::Closed,
                 Ok(n) => self.buf.extend_from_slice(&chunk[..n]),
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    return Received::Nothing
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+                    ) =>
+                {
+                    return Received::Closed
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) => panic!("read failed: {e}"),
             }
         }
     }
 
-    /// Reads until the peer closes; returns everything received.
+    /// Reads until the peer closes (waiting at most [`REPLY_TIMEOUT`] for each read); returns
+    /// everything received.
     pub fn read_to_close(&mut self) -> Vec<u8> {
         let mut all = self.buf.split().to_vec();
+        let _ = self.stream.set_read_timeout(Some(REPLY_TIMEOUT));
         let _ = self.stream.read_to_end(&mut all);
         all
     }
+}
+
+// ---- A raw RESP client over `Conn`: commands as text in, frames as readable text out ----
+
+/// Connects to the server at `addr`; panics if it cannot.
+pub fn connect(addr: SocketAddr) -> Conn {
+    Conn::connect(addr).expect("connect")
+}
+
+/// Sends a command without reading anything (its reply, or pushed frames, are read later with
+/// [`frame`]).
+pub fn send(conn: &mut Conn, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    conn.send_raw(&Conn::encode(&args));
+}
+
+/// The next frame the server sends (a reply or a pushed message) as readable text: its raw
+/// bytes escaped by [`show`], so `+OK\r\n` reads `+OK\\r\\n`. Panics if the connection closed
+/// or nothing came within [`REPLY_TIMEOUT`].
+pub fn frame(conn: &mut Conn) -> String {
+    let (raw, _) = conn.read_reply().expect("connection closed");
+    show(&raw)
+}
+
+/// Sends a command and returns its reply as [`frame`] renders it.
+pub fn cmd(conn: &mut Conn, args: &[&str]) -> String {
+    send(conn, args);
+    frame(conn)
+}
+
+/// INFO's `blocked_clients`, asked over `probe` (which must not be blocked itself).
+pub fn blocked_clients(probe: &mut Conn) -> usize {
+    let info = String::from_utf8_lossy(&probe.command(&["INFO", "clients"])).into_owned();
+    info.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .expect("blocked_clients in INFO")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// Polls INFO over `probe` (wall clock, at most 10 s) until the server counts exactly `n`
+/// blocked clients — commands parked by a blocking command, by CLIENT PAUSE or by an injected
+/// fault — so that a test goes on only once the requests it sent have arrived. Works on
+/// redis-server as on embedis.
+#[track_caller]
+pub fn wait_blocked(probe: &mut Conn, n: usize) {
+    let started = Instant::now();
+    while blocked_clients(probe) != n {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "never {n} blocked clients"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Asserts that the transcript embedis gave (`ours`) is the one redis-server gave (`theirs`),
+/// step by step so that a failure names the first step that differs; `label` names the run.
+#[track_caller]
+pub fn check_transcripts(label: &str, ours: &[String], theirs: &[String]) {
+    for (i, (o, t)) in ours.iter().zip(theirs).enumerate() {
+        assert_eq!(o, t, "{label}: step {i} differs (embedis, then redis)");
+    }
+    assert_eq!(
+        ours.len(),
+        theirs.len(),
+        "{label}: transcript lengths (embedis, then redis)"
+    );
+}
+
+/// A bulk string's RESP encoding, as text.
+pub fn bulk(s: &str) -> String {
+    format!("${}\r\n{s}\r\n", s.len())
+}
+
+// ---- An in-process embedis whose clock the test moves ----
+
+/// An embedis server on a manual clock (`Clock::manual()`), which only [`advance_ms`] moves.
+pub fn manual_server() -> Server {
+    Server::builder()
+        .clock(Clock::manual())
+        .start()
+        .expect("embedis starts")
+}
+
+/// Moves the server's manual clock forward by `ms` milliseconds (any integer type; negative
+/// panics).
+#[track_caller]
+pub fn advance_ms<T: TryInto<u64>>(server: &Server, ms: T)
+where
+    T::Error: std::fmt::Debug,
+{
+    let ms = ms.try_into().expect("a clock moves forward");
+    assert!(server.clock().advance(Duration::from_millis(ms)));
+}
+
+/// Polls `condition` (wall clock, at most 10 s) for an effect the server produces on its own,
+/// such as the active expiry cycle or a released client; returns how long it took.
+#[track_caller]
+pub fn eventually(what: &str, mut condition: impl FnMut() -> bool) -> Duration {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(10) {
+        if condition() {
+            return started.elapsed();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    panic!("not within 10 s: {what}");
+}
+
+/// The commands of the clients the server holds back (CLIENT LIST's `flags=b` lines, in its
+/// order: by client id), as their `cmd=` values; asked in-process, so it works while a pause
+/// holds every connection.
+pub fn held_commands(server: &Server) -> Vec<String> {
+    let list = match server.command(&["CLIENT", "LIST"]) {
+        Reply::Verbatim { text, .. } | Reply::Bulk(text) => text,
+        other => panic!("CLIENT LIST answered {other:?}"),
+    };
+    String::from_utf8_lossy(&list)
+        .lines()
+        .filter(|line| line.contains(" flags=b "))
+        .filter_map(|line| line.split(" cmd=").nth(1)?.split(' ').next())
+        .map(str::to_string)
+        .collect()
 }
 
 /// Escapes bytes for readable assertion messages.

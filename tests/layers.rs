@@ -1,0 +1,918 @@
+//! The server crate's layers, checked from its source text.
+//!
+//! `server/src` is built in layers, lowest first: **base** (errors, C strings, the clock, memory
+//! numbers, configuration, logging, listeners, values, flags), **model** (the keyspace and the
+//! state of clients and of the server over it: watches, pub/sub, blocking, MULTI, the script VM's
+//! slot, faults), **kernel** (the command table, the command context, calling a command, the
+//! generic gates), **services** (the script and function hosts, busy scripts, active expiry),
+//! **handlers** (the commands), **executor** (the engine) and **io** (networking, starting and
+//! stopping the server, the direct API, the test harness, the crate root). The rule: a file may
+//! use `crate::` paths only into its own layer or lower ones, so that each layer can be read,
+//! tested and changed without the layers above it. [`LAYERS`] places every file in a layer and
+//! [`ALLOWED`] lists the upward uses accepted for now, each with its reason.
+//!
+//! A path names the file of the longest prefix of its segments that is a module: `crate::a::b::x`
+//! names `a/b.rs` (or `a/b/mod.rs`) if there is one, else `a.rs`, else `lib.rs` (a re-export like
+//! `crate::Clock`). `super::` and `self::` paths, and paths into a child module (`keys::flag` in
+//! `command/mod.rs`), are resolved the same way from the module they are in. Only code counts:
+//! comments and doc comments (a link in a doc is not an import), string literals and
+//! `#[cfg(test)]` modules (a unit test may drive the whole engine through `test_harness`) are
+//! skipped.
+//!
+//! A second test looks at every crate of the workspace for import circles: files that use one
+//! another round a circle can only be understood and changed together, so no circle may hold more
+//! than [`MAX_CIRCLE`] files.
+//!
+//! The tests read source text only, with std alone: they do not depend on the server crate.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The layers of `server/src`, lowest first, each with its files: a path relative to
+/// `server/src`, or a folder (ending in `/`) covering every file under it. When several entries
+/// match a file, the longest wins. An entry may match no file; every file must match an entry.
+const LAYERS: &[(&str, &[&str])] = &[
+    (
+        "base",
+        &[
+            "error.rs",
+            "cstr.rs",
+            "clock.rs",
+            "alloc.rs",
+            "config.rs",
+            "log.rs",
+            "listeners.rs",
+            "value.rs",
+            "flags.rs",
+        ],
+    ),
+    (
+        "model",
+        &[
+            "keyspace.rs",
+            "watch.rs",
+            "client.rs",
+            "pubsub.rs",
+            "blocking.rs",
+            "state.rs",
+            "multi.rs",
+            "vm_slot.rs",
+            "faults.rs",
+        ],
+    ),
+    ("kernel", &["table/", "ctx.rs", "call.rs", "gates.rs"]),
+    (
+        "services",
+        &["script_host.rs", "function_host.rs", "busy.rs", "expire.rs"],
+    ),
+    ("handlers", &["commands/"]),
+    ("executor", &["engine/"]),
+    (
+        "io",
+        &[
+            "net.rs",
+            "net_threaded.rs",
+            "server.rs",
+            "direct.rs",
+            "test_harness.rs",
+            "lib.rs",
+        ],
+    ),
+];
+
+/// Upward uses accepted for now, as (from, to, reason), paths relative to `server/src`. An entry
+/// that matches no use fails the test, so the list cannot go stale.
+const ALLOWED: &[(&str, &str, &str)] = &[];
+
+/// The most files an import circle may hold.
+const MAX_CIRCLE: usize = 3;
+
+/// The source folders of the workspace's crates, relative to the workspace root.
+const CRATES: &[&str] = &[
+    "server/src",
+    "protocol/src",
+    "datatypes/src",
+    "scripting/src",
+    "src",
+];
+
+/// The layer of a file of `server/src` (its index in [`LAYERS`]), if an entry matches it.
+fn layer_of(file: &str) -> Option<usize> {
+    LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(layer, (_, entries))| entries.iter().map(move |entry| (layer, *entry)))
+        .filter(|(_, entry)| {
+            if entry.ends_with('/') {
+                file.starts_with(entry)
+            } else {
+                file == *entry
+            }
+        })
+        .max_by_key(|(_, entry)| entry.len())
+        .map(|(layer, _)| layer)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading paths out of source text
+
+/// A path found in code: its segments as written (a glob's last segment is `*`, a group's `self`
+/// is dropped) and the inline (non-test) modules it sits in within its file.
+#[derive(Debug)]
+struct Found {
+    scope: Vec<String>,
+    path: Vec<String>,
+}
+
+/// `src` with comments (doc comments too), string literals and char literals blanked out; line
+/// breaks are kept.
+fn code_only(src: &str) -> String {
+    let c: Vec<char> = src.chars().collect();
+    let at = |k: usize| c.get(k).copied().unwrap_or('\0');
+    let ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut out = String::with_capacity(src.len());
+    let blank = |out: &mut String, from: usize, to: usize| {
+        for &ch in &c[from..to.min(c.len())] {
+            out.push(if ch == '\n' { '\n' } else { ' ' });
+        }
+    };
+    let mut i = 0;
+    while i < c.len() {
+        let end = if c[i] == '/' && at(i + 1) == '/' {
+            (i..c.len()).find(|&k| c[k] == '\n').unwrap_or(c.len())
+        } else if c[i] == '/' && at(i + 1) == '*' {
+            let (mut k, mut depth) = (i, 0);
+            while k < c.len() {
+                if at(k) == '/' && at(k + 1) == '*' {
+                    depth += 1;
+                    k += 2;
+                } else if at(k) == '*' && at(k + 1) == '/' {
+                    depth -= 1;
+                    k += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    k += 1;
+                }
+            }
+            k
+        } else if c[i] == '"' {
+            let mut k = i + 1;
+            while k < c.len() && c[k] != '"' {
+                k += if c[k] == '\\' { 2 } else { 1 };
+            }
+            k + 1
+        } else if c[i] == 'r'
+            && matches!(at(i + 1), '"' | '#')
+            && (i == 0
+                || !ident(c[i - 1])
+                || (matches!(c[i - 1], 'b' | 'c') && (i < 2 || !ident(c[i - 2]))))
+            && {
+                let hashes = (i + 1..c.len()).take_while(|&k| c[k] == '#').count();
+                at(i + 1 + hashes) == '"'
+            }
+        {
+            // A raw string: r"…", r#"…"#, br##"…"##.
+            let hashes = (i + 1..c.len()).take_while(|&k| c[k] == '#').count();
+            let mut k = i + hashes + 2;
+            while k < c.len() && !(c[k] == '"' && (1..=hashes).all(|h| at(k + h) == '#')) {
+                k += 1;
+            }
+            k + hashes + 1
+        } else if c[i] == '\'' && at(i + 1) == '\\' {
+            // An escaped char literal: '\n', '\'', '\u{1F600}'.
+            let mut k = i + 3;
+            while k < c.len() && c[k] != '\'' {
+                k += 1;
+            }
+            k + 1
+        } else if c[i] == '\'' && at(i + 2) == '\'' && at(i + 1) != '\'' {
+            i + 3
+        } else {
+            // Code, a lifetime's quote included.
+            out.push(if c[i] == '\'' { ' ' } else { c[i] });
+            i += 1;
+            continue;
+        };
+        blank(&mut out, i, end);
+        i = end;
+    }
+    out
+}
+
+/// The tokens of code: identifiers (keywords and numbers too), `::`, and single other characters.
+fn tokens(code: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut chars = code.char_indices().peekable();
+    while let Some((start, ch)) = chars.next() {
+        let mut end = start + ch.len_utf8();
+        if ch.is_whitespace() {
+            continue;
+        } else if ch.is_alphanumeric() || ch == '_' {
+            while let Some(&(k, next)) = chars.peek() {
+                if !(next.is_alphanumeric() || next == '_') {
+                    break;
+                }
+                end = k + next.len_utf8();
+                chars.next();
+            }
+        } else if ch == ':' && chars.peek().map(|&(_, next)| next) == Some(':') {
+            chars.next();
+            end += 1;
+        }
+        out.push(&code[start..end]);
+    }
+    out
+}
+
+fn is_ident(token: &str) -> bool {
+    token.starts_with(|ch: char| ch.is_alphabetic() || ch == '_')
+}
+
+/// The index just past the bracket that closes the one opened at `open` (the end of the tokens
+/// if it is never closed).
+fn closing(t: &[&str], open: usize) -> usize {
+    let (left, right) = match t[open] {
+        "(" => ("(", ")"),
+        "[" => ("[", "]"),
+        _ => ("{", "}"),
+    };
+    let mut depth = 0usize;
+    for (k, token) in t.iter().enumerate().skip(open) {
+        if *token == left {
+            depth += 1;
+        } else if *token == right {
+            depth -= 1;
+            if depth == 0 {
+                return k + 1;
+            }
+        }
+    }
+    t.len()
+}
+
+/// If a `#[cfg(test)]` attribute starts at `i` and marks a `mod` item (`mod tests { … }` or
+/// `pub(crate) mod test_harness;`), the index just past that item.
+fn test_module_end(t: &[&str], i: usize) -> Option<usize> {
+    if t.get(i..i + 7)? != ["#", "[", "cfg", "(", "test", ")", "]"] {
+        return None;
+    }
+    let mut k = i + 7;
+    while t.get(k) == Some(&"#") && t.get(k + 1) == Some(&"[") {
+        k = closing(t, k + 1);
+    }
+    if t.get(k) == Some(&"pub") {
+        k += 1;
+        if t.get(k) == Some(&"(") {
+            k = closing(t, k);
+        }
+    }
+    if t.get(k) != Some(&"mod") {
+        return None;
+    }
+    match *t.get(k + 2)? {
+        ";" => Some(k + 3),
+        "{" => Some(closing(t, k + 2)),
+        _ => None,
+    }
+}
+
+/// Reads one use tree (or an expression's path) starting at `i` below `prefix`; pushes each of its
+/// leaves onto `out` and returns the index just past it.
+fn use_tree(
+    t: &[&str],
+    mut i: usize,
+    mut prefix: Vec<String>,
+    out: &mut Vec<Vec<String>>,
+) -> usize {
+    let start = i;
+    loop {
+        match t.get(i) {
+            Some(&"{") => {
+                i += 1;
+                while let Some(&token) = t.get(i) {
+                    match token {
+                        "}" => return i + 1,
+                        "," => i += 1,
+                        _ => {
+                            let next = use_tree(t, i, prefix.clone(), out);
+                            i = next.max(i + 1);
+                        }
+                    }
+                }
+                return i;
+            }
+            Some(&"*") => {
+                prefix.push("*".into());
+                i += 1;
+                break;
+            }
+            Some(&segment) if is_ident(segment) => {
+                // `a::{self, b}`: `self` names `a`.
+                if segment != "self" || prefix.is_empty() {
+                    prefix.push(segment.into());
+                }
+                i += 1;
+                if t.get(i) != Some(&"::") {
+                    break;
+                }
+                i += 1;
+            }
+            // Generic arguments (`crate::a::B::<T>`) or anything else end the path.
+            _ => break,
+        }
+    }
+    if t.get(i) == Some(&"as") {
+        i += 2;
+    }
+    if i > start {
+        out.push(prefix);
+    }
+    i
+}
+
+/// Every path of two segments or more (`crate::a::x`, `super::x`, `keys::flag`, `std::io`, each
+/// leaf of a use group) in the code of `src`, outside `#[cfg(test)]` modules.
+fn paths(src: &str) -> Vec<Found> {
+    let code = code_only(src);
+    let t = tokens(&code);
+    let mut out = Vec::new();
+    // The inline modules the scan is in, each with the brace depth inside it.
+    let mut scope: Vec<(&str, usize)> = Vec::new();
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < t.len() {
+        if let Some(end) = test_module_end(&t, i) {
+            i = end;
+            continue;
+        }
+        match t[i] {
+            "{" => depth += 1,
+            "}" => {
+                depth = depth.saturating_sub(1);
+                while scope.last().is_some_and(|&(_, inside)| inside > depth) {
+                    scope.pop();
+                }
+            }
+            "mod" if t.get(i + 2) == Some(&"{") && t.get(i + 1).is_some_and(|n| is_ident(n)) => {
+                depth += 1;
+                scope.push((t[i + 1], depth));
+                i += 3;
+                continue;
+            }
+            // The head of a path: `crate::`, `$crate::`, `self::`, `super::`, or a name relative to
+            // the module it is in (`keys::legacy_range` in `command/mod.rs`) or to anything else in
+            // scope (`std::io`, `Vec::new`: they resolve to no file). `a.b::<T>()` is a method.
+            head if is_ident(head)
+                && t.get(i + 1) == Some(&"::")
+                && (i == 0
+                    || !matches!(t[i - 1], "::" | "." | "$")
+                    || (t[i - 1] == "$" && head == "crate"))
+                // `pub(in crate::a)` is a visibility, not a use.
+                && !(i >= 3 && t[i - 3..i] == ["pub", "(", "in"]) =>
+            {
+                let mut leaves = Vec::new();
+                i = use_tree(&t, i, Vec::new(), &mut leaves);
+                for path in leaves {
+                    let scope = scope.iter().map(|&(name, _)| name.to_string()).collect();
+                    out.push(Found { scope, path });
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------------
+// A crate's files, modules and uses
+
+/// A use of one file by another: the path as written and the file it names.
+#[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Use {
+    target: String,
+    path: String,
+}
+
+struct Crate {
+    /// Relative path (`commands/keys.rs`) → source.
+    files: BTreeMap<String, String>,
+    /// Module path (`commands::keys`, `""` for the root) → relative path of its file.
+    modules: BTreeMap<String, String>,
+}
+
+/// The module path of a file: `commands/keys.rs` → `commands::keys`, `table/mod.rs` → `table`,
+/// `lib.rs` → the crate root (no segment).
+fn module_of(file: &str) -> Vec<String> {
+    let mut segments: Vec<String> = file
+        .strip_suffix(".rs")
+        .unwrap_or(file)
+        .split('/')
+        .map(String::from)
+        .collect();
+    if segments.last().is_some_and(|s| s == "mod") || segments == ["lib"] {
+        segments.pop();
+    }
+    segments
+}
+
+impl Crate {
+    fn new(files: BTreeMap<String, String>) -> Crate {
+        let modules = files
+            .keys()
+            .map(|f| (module_of(f).join("::"), f.clone()))
+            .collect();
+        Crate { files, modules }
+    }
+
+    /// The `.rs` files under `dir` (relative to the workspace root), but not under `bin/`: each
+    /// binary is a crate of its own.
+    fn load(dir: &str) -> Crate {
+        fn walk(root: &Path, rel: &str, files: &mut BTreeMap<String, String>) {
+            let entries = std::fs::read_dir(root.join(rel))
+                .unwrap_or_else(|e| panic!("reading {}: {e}", root.join(rel).display()));
+            for entry in entries {
+                let entry = entry.expect("a directory entry");
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let path = if rel.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{rel}/{name}")
+                };
+                if entry.file_type().expect("a file type").is_dir() {
+                    if path != "bin" {
+                        walk(root, &path, files);
+                    }
+                } else if name.ends_with(".rs") {
+                    let src = std::fs::read_to_string(entry.path()).expect("a source file");
+                    files.insert(path, src);
+                }
+            }
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+        let mut files = BTreeMap::new();
+        walk(&root, "", &mut files);
+        assert!(files.contains_key("lib.rs"), "{dir}/lib.rs not found");
+        Crate::new(files)
+    }
+
+    /// The file a path found in `file` names: the longest prefix of its segments that is a module
+    /// of the crate (the crate root, lib.rs, when no other is). A path that starts with neither
+    /// `crate`, `self` nor `super` names a file only when its first segment is a child module of
+    /// the module it is in (Rust 2018 relative paths); otherwise it is outside the crate.
+    fn resolve(&self, file: &str, found: &Found) -> Option<&str> {
+        let mut here = module_of(file);
+        here.extend(found.scope.iter().cloned());
+        let (first, rest) = found.path.split_first()?;
+        let mut module: Vec<String> = match first.as_str() {
+            "crate" => Vec::new(),
+            "self" => here,
+            "super" => {
+                here.pop()?;
+                here
+            }
+            child => {
+                here.push(child.to_string());
+                self.modules.get(&here.join("::"))?;
+                here
+            }
+        };
+        for segment in rest {
+            match segment.as_str() {
+                "super" => {
+                    module.pop()?;
+                }
+                "self" => {}
+                name => module.push(name.to_string()),
+            }
+        }
+        (0..=module.len())
+            .rev()
+            .find_map(|k| self.modules.get(&module[..k].join("::")))
+            .map(String::as_str)
+    }
+
+    /// The uses of other files of the crate by `file`, each path once.
+    fn uses(&self, file: &str) -> BTreeSet<Use> {
+        paths(&self.files[file])
+            .iter()
+            .filter_map(|found| {
+                let target = self.resolve(file, found)?;
+                (target != file).then(|| Use {
+                    target: target.to_string(),
+                    path: found.path.join("::"),
+                })
+            })
+            .collect()
+    }
+}
+
+/// The strongly connected components of a graph given as each node's successors (Tarjan).
+fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct Tarjan<'a> {
+        edges: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on_stack: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        components: Vec<Vec<usize>>,
+    }
+    fn visit(t: &mut Tarjan, v: usize) {
+        t.index[v] = Some(t.next);
+        t.low[v] = t.next;
+        t.next += 1;
+        t.stack.push(v);
+        t.on_stack[v] = true;
+        let edges = t.edges;
+        for &w in &edges[v] {
+            match t.index[w] {
+                None => {
+                    visit(t, w);
+                    t.low[v] = t.low[v].min(t.low[w]);
+                }
+                Some(index) if t.on_stack[w] => t.low[v] = t.low[v].min(index),
+                Some(_) => {}
+            }
+        }
+        if Some(t.low[v]) == t.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = t.stack.pop() {
+                t.on_stack[w] = false;
+                component.push(w);
+                if w == v {
+                    break;
+                }
+            }
+            component.sort();
+            t.components.push(component);
+        }
+    }
+    let n = edges.len();
+    let mut t = Tarjan {
+        edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        on_stack: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        components: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            visit(&mut t, v);
+        }
+    }
+    t.components
+}
+
+fn section(report: &mut String, title: &str, lines: &[String]) {
+    if !lines.is_empty() {
+        writeln!(report, "\n{title}").unwrap();
+        for line in lines {
+            writeln!(report, "  {line}").unwrap();
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The guards
+
+#[test]
+fn server_files_use_only_their_own_layer_or_lower_ones() {
+    let server = Crate::load("server/src");
+    let name = |layer: usize| LAYERS[layer].0;
+    let unmapped: Vec<String> = server
+        .files
+        .keys()
+        .filter(|file| layer_of(file).is_none())
+        .map(|file| {
+            format!(
+                "server/src/{file}: add it, or its folder, to a layer of LAYERS in tests/layers.rs"
+            )
+        })
+        .collect();
+    let mut allowance_used = vec![false; ALLOWED.len()];
+    let mut upward = Vec::new();
+    for from in server.files.keys() {
+        let Some(from_layer) = layer_of(from) else {
+            continue;
+        };
+        for Use { target, path } in server.uses(from) {
+            let Some(to_layer) = layer_of(&target) else {
+                continue;
+            };
+            if to_layer <= from_layer {
+                continue;
+            }
+            if let Some(k) = ALLOWED
+                .iter()
+                .position(|&(f, t, _)| f == from && t == target)
+            {
+                allowance_used[k] = true;
+                continue;
+            }
+            upward.push(format!(
+                "server/src/{from} ({}) -> server/src/{target} ({}): {path}",
+                name(from_layer),
+                name(to_layer)
+            ));
+        }
+    }
+    let stale: Vec<String> = ALLOWED
+        .iter()
+        .zip(&allowance_used)
+        .filter(|(_, used)| !**used)
+        .map(|((from, to, reason), _)| format!("({from:?}, {to:?}, {reason:?})"))
+        .collect();
+
+    let mut report = String::new();
+    section(&mut report, "Files in no layer:", &unmapped);
+    section(
+        &mut report,
+        &format!(
+            "Uses of a higher layer ({}; lowest first): move the code down, or pass down what it \
+             needs; a use that must stay goes in ALLOWED with its reason.",
+            LAYERS
+                .iter()
+                .map(|(name, _)| *name)
+                .collect::<Vec<_>>()
+                .join(" < ")
+        ),
+        &upward,
+    );
+    section(
+        &mut report,
+        "ALLOWED entries that match no upward use any more (remove them):",
+        &stale,
+    );
+    assert!(
+        report.is_empty(),
+        "the server crate's layering is broken:\n{report}"
+    );
+}
+
+#[test]
+fn no_import_circle_holds_more_than_three_files() {
+    let mut circles = Vec::new();
+    for dir in CRATES {
+        let krate = Crate::load(dir);
+        let files: Vec<&String> = krate.files.keys().collect();
+        let index: BTreeMap<&str, usize> = files
+            .iter()
+            .enumerate()
+            .map(|(k, f)| (f.as_str(), k))
+            .collect();
+        let edges: Vec<Vec<usize>> = files
+            .iter()
+            .map(|file| {
+                let targets: BTreeSet<usize> = krate
+                    .uses(file)
+                    .iter()
+                    .map(|u| index[u.target.as_str()])
+                    .collect();
+                targets.into_iter().collect()
+            })
+            .collect();
+        for component in strongly_connected(&edges) {
+            if component.len() > MAX_CIRCLE {
+                let mut lines = format!("{dir}: a circle of {} files:", component.len());
+                for k in component {
+                    write!(lines, "\n    {dir}/{}", files[k]).unwrap();
+                }
+                circles.push(lines);
+            }
+        }
+    }
+    let mut report = String::new();
+    section(
+        &mut report,
+        &format!(
+            "Import circles over {MAX_CIRCLE} files (in each, every file reaches every other \
+             through uses; break one by moving what the lower files need down to them):"
+        ),
+        &circles,
+    );
+    assert!(report.is_empty(), "{report}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parser's own tests
+
+fn found(src: &str) -> Vec<String> {
+    paths(src).iter().map(|f| f.path.join("::")).collect()
+}
+
+#[test]
+fn parser_reads_grouped_and_nested_uses() {
+    assert_eq!(
+        found("use crate::{a::x, b::{y, z}};"),
+        ["crate::a::x", "crate::b::y", "crate::b::z"]
+    );
+    assert_eq!(
+        found("pub use crate::a::{\n    self,\n    b::{c as d, e::*},\n    f,\n};"),
+        [
+            "crate::a",
+            "crate::a::b::c",
+            "crate::a::b::e::*",
+            "crate::a::f"
+        ]
+    );
+    assert_eq!(
+        found("use crate::a::x;\nuse crate::*;"),
+        ["crate::a::x", "crate::*"]
+    );
+    assert_eq!(
+        found("use std::{io, fmt};\nuse super::{q, r::s};"),
+        ["std::io", "std::fmt", "super::q", "super::r::s"]
+    );
+}
+
+#[test]
+fn parser_reads_paths_in_expressions_and_types() {
+    let src = "fn f<'a>(c: &'a mut crate::client::Client) -> crate::error::CmdResult<'a> {\n\
+               crate::pubsub::unsubscribe_all(c, crate::a::B::<u8>::new());\n\
+               let s = crate::value::Value::Str { len: 1 };\n\
+               super::super::bits::COMMANDS[3]\n}";
+    assert_eq!(
+        found(src),
+        [
+            "crate::client::Client",
+            "crate::error::CmdResult",
+            "crate::pubsub::unsubscribe_all",
+            "crate::a::B",
+            "crate::value::Value::Str",
+            "super::super::bits::COMMANDS",
+        ]
+    );
+}
+
+#[test]
+fn parser_ignores_comments_strings_and_visibilities() {
+    let src =
+        "// use crate::a;\n/// See [`crate::b`].\n//! [crate::c]\n/* crate::d /* crate::e */ */\n\
+               let s = \"crate::f \\\" crate::g\";\nlet r = r#\"crate::h \"quoted\"\"#;\n\
+               let q = '\"'; let e = '\\''; let b = b\"crate::i\";\n\
+               pub(crate) fn f() {} pub(super) fn g() {} pub(in crate::j) fn h() {}\n\
+               use crate::kept; // crate::after_code\n";
+    assert_eq!(found(src), ["crate::kept"]);
+}
+
+#[test]
+fn parser_skips_test_modules_only() {
+    let src = "use crate::a;\n\
+               #[cfg(test)]\nmod tests {\n    use super::*;\n\
+                   use crate::test_harness::Harness;\n    fn t() { if x { crate::b::c() } }\n}\n\
+               #[cfg(test)]\npub(crate) mod test_harness;\n\
+               #[cfg(test)]\n#[allow(dead_code)]\nmod more { use crate::m; }\n\
+               #[cfg(test)]\nfn helper() { crate::kept::f() }\n\
+               mod inline { use super::z; }\n\
+               use crate::after;";
+    let all = paths(src);
+    let listed: Vec<String> = all.iter().map(|f| f.path.join("::")).collect();
+    assert_eq!(
+        listed,
+        ["crate::a", "crate::kept::f", "super::z", "crate::after"]
+    );
+    assert_eq!(all[2].scope, ["inline"]);
+    assert!(all[3].scope.is_empty());
+}
+
+/// What each path found in `src`, as the text of `file`, names in a crate of `files`.
+fn resolved(files: &[&str], file: &str, src: &str) -> Vec<(String, Option<String>)> {
+    let krate = Crate::new(
+        files
+            .iter()
+            .map(|f| (f.to_string(), String::new()))
+            .collect(),
+    );
+    paths(src)
+        .iter()
+        .map(|f| (f.path.join("::"), krate.resolve(file, f).map(String::from)))
+        .collect()
+}
+
+fn named(list: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    list.iter()
+        .map(|(p, f)| (p.to_string(), f.map(String::from)))
+        .collect()
+}
+
+const FILES: &[&str] = &[
+    "lib.rs",
+    "clock.rs",
+    "commands/mod.rs",
+    "commands/keys.rs",
+    "commands/strings.rs",
+    "table/mod.rs",
+    "table/keys.rs",
+];
+
+#[test]
+fn paths_resolve_to_the_longest_module_prefix() {
+    let src = "use crate::Clock;\nuse crate::clock::Clock;\n\
+               use crate::commands::keys::flag::READ;\nuse crate::commands::Handler;\n\
+               use crate::table;\nuse crate::table::keys::{self, Begin};\n\
+               use super::strings::string_of;\nuse super::{Command, keys};\nuse self::inner::x;\n\
+               mod inner { use super::y; }\nuse crate::nowhere::z;\nuse std::io;\n\
+               fn f() { strings::len(); Vec::<u8>::new(); }";
+    let expected = [
+        ("crate::Clock", Some("lib.rs")),
+        ("crate::clock::Clock", Some("clock.rs")),
+        (
+            "crate::commands::keys::flag::READ",
+            Some("commands/keys.rs"),
+        ),
+        ("crate::commands::Handler", Some("commands/mod.rs")),
+        ("crate::table", Some("table/mod.rs")),
+        ("crate::table::keys", Some("table/keys.rs")),
+        ("crate::table::keys::Begin", Some("table/keys.rs")),
+        ("super::strings::string_of", Some("commands/strings.rs")),
+        ("super::Command", Some("commands/mod.rs")),
+        ("super::keys", Some("commands/keys.rs")),
+        ("self::inner::x", Some("commands/keys.rs")),
+        ("super::y", Some("commands/keys.rs")),
+        ("crate::nowhere::z", Some("lib.rs")),
+        ("std::io", None),
+        // Not a child module of `commands::keys`: a sibling is reached through `super`.
+        ("strings::len", None),
+        ("Vec", None),
+    ];
+    assert_eq!(resolved(FILES, "commands/keys.rs", src), named(&expected));
+    // Same-file uses are not uses of another file.
+    let mut files: BTreeMap<String, String> = FILES
+        .iter()
+        .map(|f| (f.to_string(), String::new()))
+        .collect();
+    files.insert("commands/keys.rs".into(), src.into());
+    let krate = Crate::new(files);
+    let targets: BTreeSet<String> = krate
+        .uses("commands/keys.rs")
+        .into_iter()
+        .map(|u| u.target)
+        .collect();
+    assert_eq!(
+        targets.iter().map(String::as_str).collect::<Vec<_>>(),
+        [
+            "clock.rs",
+            "commands/mod.rs",
+            "commands/strings.rs",
+            "lib.rs",
+            "table/keys.rs",
+            "table/mod.rs"
+        ]
+    );
+    assert_eq!(module_of("table/mod.rs"), ["table"]);
+    assert_eq!(module_of("commands/keys.rs"), ["commands", "keys"]);
+    assert!(module_of("lib.rs").is_empty());
+}
+
+#[test]
+fn relative_paths_name_child_modules() {
+    let src = "pub mod keys;\nuse keys::{flag, Begin};\npub use strings::COMMANDS as S;\n\
+               static F: &[u8] = &[keys::N, ::keys::M];\n\
+               fn f(x: X) { x.keys::<u8>(); $crate::a::b(); }";
+    let expected = [
+        ("keys::flag", Some("commands/keys.rs")),
+        ("keys::Begin", Some("commands/keys.rs")),
+        ("strings::COMMANDS", Some("commands/strings.rs")),
+        ("keys::N", Some("commands/keys.rs")),
+        ("crate::a::b", Some("lib.rs")),
+    ];
+    assert_eq!(resolved(FILES, "commands/mod.rs", src), named(&expected));
+    let expected = [("keys::Begin", Some("table/keys.rs"))];
+    assert_eq!(
+        resolved(FILES, "table/mod.rs", "use keys::Begin;"),
+        named(&expected)
+    );
+    let expected = [("table::keys", Some("table/keys.rs"))];
+    assert_eq!(
+        resolved(FILES, "lib.rs", "pub use table::keys;"),
+        named(&expected)
+    );
+}
+
+#[test]
+fn layer_map_picks_the_longest_entry() {
+    let layer = |file: &str| layer_of(file).map(|l| LAYERS[l].0);
+    assert_eq!(layer("commands/keys.rs"), Some("handlers"));
+    assert_eq!(layer("table/mod.rs"), Some("kernel"));
+    assert_eq!(layer("net.rs"), Some("io"));
+    assert_eq!(layer("net_threaded.rs"), Some("io"));
+    assert_eq!(layer("engine/run.rs"), Some("executor"));
+    assert_eq!(layer("commands.rs"), None);
+    assert_eq!(layer("nowhere.rs"), None);
+}
+
+#[test]
+fn tarjan_finds_circles() {
+    // 0 → 1 → 2 → 0, 3 → 0, 4 ⇄ 5.
+    let edges = vec![vec![1], vec![2], vec![0], vec![0], vec![5], vec![4]];
+    let mut components = strongly_connected(&edges);
+    components.sort();
+    assert_eq!(components, [vec![0, 1, 2], vec![3], vec![4, 5]]);
+}
