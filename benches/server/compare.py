@@ -21,7 +21,11 @@ Suites:
 
 Usage: benches/server/compare.py [--suite strings,collections,hll,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
-                                 [--only SET,GET] [--pipelines 1,16]
+                                 [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
+
+--baseline adds a third server, an earlier embedis-server binary, to the same alternating rounds
+(the order rotates each round), and prints a second table of embedis against that baseline: the
+before/after figures of a change, measured side by side in one run.
 """
 
 import argparse
@@ -228,8 +232,10 @@ def run_suite(tests, args, running):
             if needs:
                 for _, port in running.values():
                     prefill(port, needs, n * args.rounds + 1000)
+            names = list(running)
             for r in range(args.rounds):
-                order = ["embedis", "redis"] if r % 2 == 0 else ["redis", "embedis"]
+                # Rotate (and for two servers, alternate) the order, so that machine noise hits all.
+                order = names[r % len(names):] + names[:r % len(names)]
                 for name in order:
                     proc, port = running[name]
                     res = bench(port, proc.pid, test_args, pipeline, n)
@@ -252,6 +258,18 @@ def run_suite(tests, args, running):
                   f"| {med(label, pipeline, 'embedis', 'p50'):.3f} / {med(label, pipeline, 'embedis', 'p99'):.3f} "
                   f"| {med(label, pipeline, 'redis', 'p50'):.3f} / {med(label, pipeline, 'redis', 'p99'):.3f} "
                   f"| {e_cpu:.2f} | {r_cpu:.2f} | {e_cpu / r_cpu:.2f} |")
+    print()
+    if "before" not in running:
+        return
+    print("| test | -P | embedis ops/s | before ops/s | ratio | embedis CPU µs/req | before CPU µs/req "
+          "| CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|")
+    for pipeline in pipelines:
+        for label, _, _ in tests:
+            e_rps, b_rps = med(label, pipeline, "embedis", "rps"), med(label, pipeline, "before", "rps")
+            e_cpu, b_cpu = med(label, pipeline, "embedis", "cpu_us"), med(label, pipeline, "before", "cpu_us")
+            print(f"| {label} | {pipeline} | {e_rps:,.0f} | {b_rps:,.0f} | {e_rps / b_rps:.2f} "
+                  f"| {e_cpu:.2f} | {b_cpu:.2f} | {e_cpu / b_cpu:.2f} |")
     print()
 
 
@@ -315,12 +333,15 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL)")
     ap.add_argument("--pipelines", default="1,16")
+    ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     args = ap.parse_args()
     suites = args.suite.split(",")
     servers = {
         "embedis": lambda: start_embedis(args.embedis, args.io_threads),
         "redis": start_redis,
     }
+    if args.baseline:
+        servers["before"] = lambda: start_embedis(args.baseline, args.io_threads)
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
     for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS),
