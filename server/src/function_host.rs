@@ -2,7 +2,7 @@
 //! runs against while it loads.
 //!
 //! Like EVAL's VM, the functions VM ([`embedis_scripting::Functions`], which also owns the
-//! libraries) belongs to the executor, in a [`crate::script_host::VmSlot`]. Running a
+//! libraries) belongs to the executor, in a [`crate::vm_slot::VmSlot`]. Running a
 //! function uses EVAL's [`crate::script_host::ScriptHost`]; loading a library uses [`LoadHost`],
 //! which can only log and enforce the load time limit (nothing else of `redis.*` exists at load
 //! time).

@@ -27,18 +27,7 @@ impl Transaction {
     pub fn may_write(&self) -> bool {
         self.flags.contains(Flags::WRITE) || self.flags.contains(Flags::MAY_REPLICATE)
     }
-}
 
-/// The commands that act on the transaction itself and so are never queued. (QUIT is not
-/// queued either: it closes the connection.)
-pub fn is_transaction_control(full_name: &str) -> bool {
-    matches!(
-        full_name,
-        "exec" | "discard" | "multi" | "watch" | "reset" | "quit"
-    )
-}
-
-impl Transaction {
     /// Queues the command with table id `command`, whose effective flags are `flags` (see
     /// `Engine::effective_flags`). Like Redis, a transaction already bound to fail (aborted, or
     /// a watched key changed) keeps nothing more: the reply is the same.
@@ -49,6 +38,15 @@ impl Transaction {
         self.flags = self.flags | flags;
         self.commands.push((command, args));
     }
+}
+
+/// The commands that act on the transaction itself and so are never queued. (QUIT is not
+/// queued either: it closes the connection.)
+pub fn is_transaction_control(full_name: &str) -> bool {
+    matches!(
+        full_name,
+        "exec" | "discard" | "multi" | "watch" | "reset" | "quit"
+    )
 }
 
 /// The error a refused EXEC answers: EXECABORT with the gate's reason — a plain error without

@@ -3,7 +3,7 @@
 //!
 //! The VM belongs to the executor like everything else. It is created at the first script, on
 //! the executor's thread, and lent out for the length of one script: the EVAL handler takes it
-//! from [`ServerState`] (so that the host can borrow the server state mutably while Lua runs)
+//! from [`crate::state::ServerState`] (so that the host can borrow the server state mutably while Lua runs)
 //! and puts it back afterwards — no script can start another, since EVAL and friends are
 //! `noscript`.
 //!

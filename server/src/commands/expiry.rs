@@ -2,7 +2,7 @@
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 //!
 //! A TTL is stored as an absolute deadline in milliseconds (see [`crate::keyspace`]); the four
-//! setters differ only in unit and base time, so they share [`expire_generic`], which follows
+//! setters differ only in unit and base time, so they share `expire_generic`, which follows
 //! Redis 7.0's order of checks because each produces a different reply: options first (an
 //! unknown option or an incompatible pair is an error even for a missing key), then the number
 //! and its overflow, then the key, then the condition. A deadline at or before the command's

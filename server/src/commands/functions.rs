@@ -4,7 +4,7 @@
 //! Libraries, their load-time environment and the DUMP payload are `embedis-scripting`'s
 //! ([`embedis_scripting::Functions`]); the VM's home and the load host are [`crate::function_host`].
 //! A function runs like an EVAL script — whole, with the clock frozen, through EVAL's
-//! [`ScriptHost`] — except that functions always hold to their flags: without `no-writes` a
+//! [`crate::script_host::ScriptHost`] — except that functions always hold to their flags: without `no-writes` a
 //! function may write and FCALL_RO refuses it; with it, its write commands are refused.
 
 use std::time::Instant;

@@ -14,8 +14,8 @@
 //! bytes straight into the reply buffer, SET copies the value once into the store (and not at
 //! all when NX refuses), INCR on an `int` value updates it in place.
 //!
-//! The helpers at the top ([`string_of`], [`reply_string`], [`cstr`]) are shared with the bit
-//! commands, which read and write the same values.
+//! The helpers at the top (`string_of`, `string_len`, `reply_string`, `check_string_length`) are
+//! shared with the bit commands, which read and write the same values.
 
 use bytes::Bytes;
 use embedis_datatypes::long_double::LongDouble;
@@ -53,7 +53,6 @@ impl Deref for StrBytes<'_> {
 }
 
 /// The bytes of `value` if it is a string; WRONGTYPE otherwise (Redis's `checkType`).
-#[allow(unreachable_patterns)] // Today every value is a string; other types are coming.
 pub(crate) fn string_of(value: &Value) -> CmdResult<StrBytes<'_>> {
     match value {
         Value::Int(n) => {

@@ -31,7 +31,7 @@ impl Engine {
         }
     }
 
-    /// Runs the tick now if a test moved the clock since the last one ([`ServerState::clock_changed`]),
+    /// Runs the tick now if a test moved the clock since the last one ([`crate::state::ServerState::clock_changed`]),
     /// so that every command after `Clock::advance` returns sees its keys expired and its
     /// timeouts fired — without waiting for the timer task, which the change also wakes.
     #[inline]
