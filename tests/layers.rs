@@ -363,11 +363,11 @@ fn paths(src: &str) -> Vec<Found> {
                 i += 3;
                 continue;
             }
-            // The head of a path: `crate::`, `$crate::`, `self::`, `super::`, or a name relative to
-            // the module it is in (`keys::legacy_range` in `command/mod.rs`) or to anything else in
-            // scope (`std::io`, `Vec::new`: they resolve to no file). `a.b::<T>()` is a method.
-            head if is_ident(head)
-                && matches!(head, "crate" | "self" | "super")
+            // The head of a path: `crate::`, `$crate::`, `self::` or `super::`. A bare name
+            // (`keys::legacy_range` in `table/mod.rs`, `std::io`) is a module's own child or
+            // something outside the crate: not read (see the module documentation).
+            // `a.b::<T>()` is a method.
+            head if matches!(head, "crate" | "self" | "super")
                 && t.get(i + 1) == Some(&"::")
                 && (i == 0
                     || !matches!(t[i - 1], "::" | "." | "$")

@@ -15,6 +15,9 @@ of the real cost, so read this beside compare.py's CPU per request, not instead 
 
 Usage: benches/server/instructions.py [--suite locks,strings] [--only NAME] [--pipeline 16]
                                       [--requests 20000] [--binary target/release/embedis-server]
+                                      [--baseline OLD-BINARY]
+
+--baseline also counts an earlier embedis-server binary, for the before/after of a change.
 """
 
 import argparse
@@ -82,6 +85,7 @@ def main():
     ap.add_argument("--requests", type=int, default=20000)
     ap.add_argument("--binary", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                      "target", "release", "embedis-server"))
+    ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to count beside")
     args = ap.parse_args()
     tests = []
     for suite in args.suite.split(","):
@@ -89,17 +93,28 @@ def main():
     if args.only:
         tests = [t for t in tests if args.only.lower() in t[0].lower()]
     pipelines = args.pipeline or [1, 16]
-    print("| test | -P | embedis instr/req | redis instr/req | ratio |")
-    print("|---|---|---|---|---|")
+    servers = [("embedis", args.binary), ("redis", None)]
+    if args.baseline:
+        servers.append(("before", args.baseline))
+        print("| test | -P | embedis instr/req | redis instr/req | ratio | before instr/req | embedis/before |")
+        print("|---|---|---|---|---|---|---|")
+    else:
+        print("| test | -P | embedis instr/req | redis instr/req | ratio |")
+        print("|---|---|---|---|---|")
     for pipeline in pipelines:
         for name, test_args, prepare in tests:
             per_request = {}
-            for server in ["embedis", "redis"]:
-                short = run_once(server, args.binary, test_args, prepare, pipeline, BASE_REQUESTS)
-                long = run_once(server, args.binary, test_args, prepare, pipeline, BASE_REQUESTS + args.requests)
-                per_request[server] = (long - short) / args.requests
+            for label, binary in servers:
+                server = "redis" if label == "redis" else "embedis"
+                short = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS)
+                long = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS + args.requests)
+                per_request[label] = (long - short) / args.requests
             e, r = per_request["embedis"], per_request["redis"]
-            print(f"| {name} | {pipeline} | {e:,.0f} | {r:,.0f} | {e / r:.2f} |", flush=True)
+            row = f"| {name} | {pipeline} | {e:,.0f} | {r:,.0f} | {e / r:.2f} |"
+            if args.baseline:
+                b = per_request["before"]
+                row += f" {b:,.0f} | {e / b:.3f} |"
+            print(row, flush=True)
 
 
 if __name__ == "__main__":

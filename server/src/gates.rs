@@ -191,6 +191,87 @@ fn c_str_max(bytes: &[u8], max: usize) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clock::Clock;
+    use crate::engine::Engine;
+    use crate::log::Logger;
+    use crate::multi::Transaction;
+
+    fn peer() -> Peer {
+        Peer::Tcp {
+            addr: "127.0.0.1:40000".parse().unwrap(),
+            local: "127.0.0.1:6379".parse().unwrap(),
+        }
+    }
+
+    /// The one refusal every path shares (engine, busy script): a refused EXEC discards the
+    /// transaction, answers EXECABORT with the reason, counts as a rejected call and in
+    /// errorstats, and MONITOR still sees it; any other refusal dooms an open transaction.
+    #[test]
+    fn refusals_abort_transactions_and_are_counted() {
+        let mut engine = Engine::new(Config::default(), Clock::manual(), Logger::silent(), None);
+        let id = engine.connect(peer(), -1).unwrap().id;
+        let watcher = engine.connect(peer(), -1).unwrap().id;
+        engine.server.monitors.push(watcher);
+        let mut client = engine.clients.remove(id).unwrap();
+        let registry = engine.registry;
+
+        client.multi = Some(Box::<Transaction>::default());
+        let mut out = BytesMut::new();
+        let line = args(&[b"nosuch"]);
+        let refused = resolve(registry, &line).err().unwrap();
+        assert!(refused.command().is_none());
+        let error = refused.error(&line);
+        refuse(
+            &mut engine.parts(),
+            &mut client,
+            None,
+            error,
+            &line,
+            &mut out,
+        );
+        assert!(client.multi.as_ref().unwrap().aborted);
+        assert!(out.starts_with(b"-ERR unknown command 'nosuch'"));
+
+        let exec = registry.by_name(b"exec").unwrap();
+        let mut out = BytesMut::new();
+        let line = args(&[b"exec"]);
+        refuse(
+            &mut engine.parts(),
+            &mut client,
+            Some(exec),
+            Error::NoAuth,
+            &line,
+            &mut out,
+        );
+        assert_eq!(
+            &out[..],
+            b"-EXECABORT Transaction discarded because of: NOAUTH Authentication required.\r\n"
+        );
+        assert!(client.multi.is_none());
+        assert_eq!(engine.server.command_stats[exec.id].rejected_calls, 1);
+        assert_eq!(engine.server.error_stats.get("EXECABORT"), Some(&1));
+        assert_eq!(engine.server.error_stats.get("ERR"), Some(&1));
+        let monitor = engine.clients.get(watcher).unwrap();
+        assert!(String::from_utf8_lossy(&monitor.pending).ends_with("\"exec\"\r\n"));
+    }
+
+    #[test]
+    fn resolve_checks_name_subcommand_and_arity() {
+        let registry = crate::commands::registry();
+        assert!(resolve(registry, &args(&[b"GET", b"k"])).is_ok());
+        let refused = resolve(registry, &args(&[b"get"])).err().unwrap();
+        assert_eq!(
+            refused.error(&args(&[b"get"])).to_string(),
+            "ERR wrong number of arguments for 'get' command"
+        );
+        assert!(refused.command().is_some());
+        let line = args(&[b"config", b"nosuch"]);
+        let refused = resolve(registry, &line).err().unwrap();
+        assert_eq!(
+            refused.error(&line).to_string(),
+            "ERR unknown subcommand 'nosuch'. Try CONFIG HELP."
+        );
+    }
 
     fn args(words: &[&[u8]]) -> Vec<Bytes> {
         words.iter().map(|w| Bytes::copy_from_slice(w)).collect()

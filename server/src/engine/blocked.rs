@@ -42,7 +42,7 @@ impl Engine {
     }
 
     /// Releases a blocked client with an error reply instead of its command's result.
-    pub(super) fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
+    fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
         let Some(client) = self.clients.get_mut(id) else {
             return;
         };
@@ -110,7 +110,7 @@ impl Engine {
 
     /// Runs a key-blocked client's command again. If it can now complete, the client is released
     /// with its reply; otherwise it keeps its place in every queue and its deadline.
-    pub(super) fn rerun_blocked(&mut self, id: ClientId, woken_by: &[u8]) {
+    fn rerun_blocked(&mut self, id: ClientId, woken_by: &[u8]) {
         let Some(mut client) = self.clients.remove(id) else {
             return;
         };
@@ -181,10 +181,7 @@ impl Engine {
         });
     }
 
-    pub(super) fn hand_over_pending(
-        &mut self,
-        mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut),
-    ) {
+    fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
         if self.server.pending_writes.is_empty() {
             return;
         }

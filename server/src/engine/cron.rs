@@ -61,7 +61,7 @@ impl Engine {
     /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
     /// per tick in total — to the first table that needs it, as Redis's `databasesCron` does —
     /// so that the tick never holds clients up for long.
-    pub(super) fn resize_and_rehash(&mut self) {
+    fn resize_and_rehash(&mut self) {
         for db in self.ks.dbs.iter_mut() {
             db.main.shrink_if_needed();
             db.expires.shrink_if_needed();
@@ -78,7 +78,7 @@ impl Engine {
         }
     }
 
-    pub(super) fn close_idle_clients(&mut self, now_ms: i64) {
+    fn close_idle_clients(&mut self, now_ms: i64) {
         let timeout = self.server.config.timeout;
         if timeout == 0 {
             return;

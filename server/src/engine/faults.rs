@@ -100,7 +100,7 @@ impl Engine {
     }
 
     /// Closes every connection registered with the engine; returns how many.
-    pub(super) fn drop_all(&mut self) -> usize {
+    fn drop_all(&mut self) -> usize {
         let ids = self.clients.ids();
         for &id in &ids {
             if let Some(client) = self.clients.get(id) {
@@ -113,7 +113,7 @@ impl Engine {
 
     /// Ends the server pause: the commands it held run in the order they arrived. (A CLIENT PAUSE
     /// still in force holds back again those it covers.)
-    pub(super) fn end_fault_pause(&mut self, now_ms: i64) {
+    fn end_fault_pause(&mut self, now_ms: i64) {
         if !self.server.faults.end_pause_if_over(now_ms) {
             return;
         }
@@ -180,14 +180,14 @@ mod tests {
     use crate::faults::FaultRule;
     use std::time::Duration;
 
-    pub(super) fn args(words: &[&str]) -> Vec<Bytes> {
+    fn args(words: &[&str]) -> Vec<Bytes> {
         words
             .iter()
             .map(|w| Bytes::copy_from_slice(w.as_bytes()))
             .collect()
     }
 
-    pub(super) fn action(faults: &Faults, words: &[&str]) -> Option<FaultAction> {
+    fn action(faults: &Faults, words: &[&str]) -> Option<FaultAction> {
         let args = args(words);
         let Ok(command) = crate::commands::registry().lookup(&args) else {
             panic!("unknown command {words:?}")
@@ -196,7 +196,7 @@ mod tests {
     }
 
     #[test]
-    pub(super) fn rules_match_names_keys_and_run_out() {
+    fn rules_match_names_keys_and_run_out() {
         let faults = Faults::new();
         assert!(!faults.active());
         faults.add(FaultRule::error("SET", "ERR one").keys("lock:*").times(2));
@@ -229,7 +229,7 @@ mod tests {
     }
 
     #[test]
-    pub(super) fn key_patterns_follow_key_specs() {
+    fn key_patterns_follow_key_specs() {
         let faults = Faults::new();
         faults.add(FaultRule::latency("eval*", Duration::from_millis(5)).keys("k?"));
         let delay = Some(FaultAction::Latency(Duration::from_millis(5)));
@@ -240,7 +240,7 @@ mod tests {
     }
 
     #[test]
-    pub(super) fn descriptions_read_as_debug_fault_lines() {
+    fn descriptions_read_as_debug_fault_lines() {
         let rule = FaultRule::error("set", "ERR boom now").keys("a*").times(3);
         assert_eq!(rule.describe(), "ERROR set a* 3 ERR boom now");
         let rule = FaultRule::latency("get", Duration::from_millis(250));
