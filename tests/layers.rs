@@ -60,6 +60,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "multi.rs",
             "vm_slot.rs",
             "faults.rs",
+            "slowlog.rs",
+            "latency.rs",
         ],
     ),
     ("kernel", &["table/", "ctx.rs", "call.rs", "gates.rs"]),

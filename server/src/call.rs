@@ -142,17 +142,107 @@ pub fn call(
         server.count_error(&error.code());
         Writer::new(out, version).error_line(&error.line());
     }
-    if how.counted {
+    // A blocked command is timed when it is served (a rerun woken by a key), as Redis does.
+    let ran = how.counted || how.woken_by.is_some();
+    if ran {
         let elapsed = started.elapsed().as_micros() as u64;
-        let stats = &mut server.command_stats[command.id];
-        stats.calls += 1;
-        stats.usec += elapsed;
-        server.stats.total_commands_processed += 1;
+        if how.counted {
+            let stats = &mut server.command_stats[command.id];
+            stats.calls += 1;
+            stats.usec += elapsed;
+            server.stats.total_commands_processed += 1;
+        }
+        if block.is_none() {
+            note_run(
+                server,
+                client,
+                command,
+                args,
+                elapsed,
+                now_us,
+                how.from_script,
+            );
+        }
         if monitored && !command.spec.flags.contains(Flags::SKIP_MONITOR) {
             feed_monitors(parts, client, command, args, now_us, how.from_script, out);
         }
     }
     block
+}
+
+/// What every completed command leaves for LATENCY and SLOWLOG: its run time in the command's
+/// histogram, a latency event if it reached `latency-monitor-threshold`, and a slow-log entry
+/// if it reached `slowlog-log-slower-than` (unless flagged `skip_slowlog`, as EXEC is: the
+/// commands it runs are logged instead). A script's commands are logged as Redis logs them,
+/// from its own client (`?:0`, no name).
+#[inline]
+fn note_run(
+    server: &mut ServerState,
+    client: &ClientState,
+    command: &Command,
+    args: &[Bytes],
+    elapsed_us: u64,
+    now_us: i64,
+    from_script: bool,
+) {
+    server.command_stats[command.id]
+        .histogram
+        .record(elapsed_us);
+    let threshold = server.config.latency_monitor_threshold;
+    if threshold > 0 {
+        let event = if command.spec.flags.contains(Flags::FAST) {
+            "fast-command"
+        } else {
+            "command"
+        };
+        let now_s = now_us.div_euclid(1_000_000);
+        server
+            .latency
+            .add_if_needed(event, elapsed_us / 1000, threshold, now_s);
+    }
+    let slower_than = server.config.slowlog_log_slower_than;
+    if slower_than >= 0
+        && elapsed_us >= slower_than as u64
+        && !command.spec.flags.contains(Flags::SKIP_SLOWLOG)
+    {
+        log_slow(
+            server,
+            client,
+            command,
+            args,
+            elapsed_us,
+            now_us,
+            from_script,
+        );
+    }
+}
+
+#[cold]
+fn log_slow(
+    server: &mut ServerState,
+    client: &ClientState,
+    command: &Command,
+    args: &[Bytes],
+    elapsed_us: u64,
+    now_us: i64,
+    from_script: bool,
+) {
+    let redacted = redacted_arguments(&command.full_name, args);
+    let (peer, name) = if from_script {
+        ("?:0".to_string(), &b""[..])
+    } else {
+        (client.peer.addr(), &client.name[..])
+    };
+    let max_len = usize::try_from(server.config.slowlog_max_len).unwrap_or(usize::MAX);
+    server.slowlog.push(
+        args,
+        &redacted,
+        elapsed_us,
+        now_us.div_euclid(1_000_000),
+        peer,
+        name,
+        max_len,
+    );
 }
 
 /// Sends the command to every MONITOR client in Redis's line format. A monitoring client
@@ -178,7 +268,7 @@ pub(crate) fn feed_monitors(
         peer => line.push_str(&format!("{}] ", peer.addr())),
     }
     let mut bytes = line.into_bytes();
-    let redacted = redacted_arguments(command.spec.name, args);
+    let redacted = redacted_arguments(&command.full_name, args);
     for (i, arg) in args.iter().enumerate() {
         if i > 0 {
             bytes.push(b' ');
@@ -203,10 +293,23 @@ pub(crate) fn feed_monitors(
     }
 }
 
-/// The arguments MONITOR shows as `"(redacted)"`: the passwords of AUTH and HELLO … AUTH, as
-/// far as Redis's own parsing of those commands gets before it redacts them.
-fn redacted_arguments(name: &str, args: &[Bytes]) -> Vec<usize> {
-    match name {
+/// The arguments MONITOR and SLOWLOG show as `(redacted)`: the passwords of AUTH and HELLO …
+/// AUTH, as far as Redis's own parsing of those commands gets before it redacts them, and the
+/// values of sensitive parameters in CONFIG SET (`requirepass`, `masterauth`). `full_name` is
+/// the command's (`config|set`).
+fn redacted_arguments(full_name: &str, args: &[Bytes]) -> Vec<usize> {
+    match full_name {
+        "config|set" => (2..args.len())
+            .step_by(2)
+            .filter(|&i| {
+                i + 1 < args.len()
+                    && std::str::from_utf8(&args[i])
+                        .ok()
+                        .and_then(crate::config::find_param)
+                        .is_some_and(|p| p.sensitive)
+            })
+            .map(|i| i + 1)
+            .collect(),
         "auth" if args.len() <= 3 => (1..args.len()).collect(),
         "hello" => {
             let mut redacted = Vec::new();

@@ -47,6 +47,12 @@ pub struct Config {
     pub obuf_limits: [ObufLimit; 3],
     /// Thresholds of the compact encodings (see each collection's module).
     pub encodings: EncodingLimits,
+    /// SLOWLOG: commands at least this many µs long are logged (negative: none; 0: all).
+    pub slowlog_log_slower_than: i64,
+    /// SLOWLOG: entries kept.
+    pub slowlog_max_len: u64,
+    /// LATENCY: events at least this many ms long are recorded (0: monitoring off).
+    pub latency_monitor_threshold: u64,
 }
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -200,6 +206,9 @@ impl Default for Config {
             protected_mode: true,
             obuf_limits: ObufLimit::DEFAULTS,
             encodings: EncodingLimits::default(),
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
         }
     }
 }
@@ -303,6 +312,15 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.maxclients.to_string(), set: |c, v| c.maxclients = v.parse().unwrap_or(1)),
     param!("timeout", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
         get: |c| c.timeout.to_string(), set: |c, v| c.timeout = v.parse().unwrap_or(0)),
+    param!("slowlog-log-slower-than", Kind::Int { min: -1, max: i64::MAX }, mutable: true,
+        get: |c| c.slowlog_log_slower_than.to_string(),
+        set: |c, v| c.slowlog_log_slower_than = v.parse().unwrap_or(10_000)),
+    param!("slowlog-max-len", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.slowlog_max_len.to_string(),
+        set: |c, v| c.slowlog_max_len = v.parse().unwrap_or(128)),
+    param!("latency-monitor-threshold", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.latency_monitor_threshold.to_string(),
+        set: |c, v| c.latency_monitor_threshold = v.parse().unwrap_or(0)),
     // Redis accepts any non-negative hz and clamps it to 1..=500.
     Param {
         name: "busy-reply-threshold",
@@ -759,15 +777,12 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "maxmemory-policy",
     "maxmemory-samples",
     "notify-keyspace-events",
-    "slowlog-log-slower-than",
-    "slowlog-max-len",
     "cluster-enabled",
     "tls-port",
     "aclfile",
     "user",
     "rename-command",
     "hll-sparse-max-bytes",
-    "latency-monitor-threshold",
     "supervised",
     "always-show-logo",
     "lazyfree-lazy-user-flush",

@@ -20,6 +20,8 @@ pub struct CommandStats {
     pub usec: u64,
     pub rejected_calls: u64,
     pub failed_calls: u64,
+    /// Run times, for LATENCY HISTOGRAM.
+    pub histogram: crate::latency::LatencyHistogram,
 }
 
 /// Server-wide counters (INFO stats).
@@ -155,6 +157,10 @@ pub struct ServerState {
     pub memory_startup: u64,
     /// Injected faults (tests' control; shared with the server's handle).
     pub faults: crate::faults::Faults,
+    /// SLOWLOG's entries.
+    pub slowlog: crate::slowlog::SlowLog,
+    /// LATENCY's events.
+    pub latency: crate::latency::LatencyMonitor,
 }
 
 impl ServerState {
@@ -217,6 +223,8 @@ impl ServerState {
             memory_peak: memory_startup,
             memory_startup,
             faults: crate::faults::Faults::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
         }
     }
 

@@ -23,10 +23,12 @@ pub mod hll;
 pub mod info;
 pub mod introspection;
 pub mod keys;
+pub mod latency;
 pub mod lists;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
+pub mod slowlog;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -46,6 +48,8 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    slowlog::COMMANDS,
+    latency::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
     hll::COMMANDS,

@@ -3,7 +3,7 @@
 //! task, and at once before the next command when a test moves the clock.
 
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::Engine;
 use crate::client::ClientId;
@@ -53,7 +53,15 @@ impl Engine {
         // Redis gives the slow expiry cycle 25% of each tick.
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
         if self.server.active_expire {
+            let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+            // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.
+            let threshold = self.server.config.latency_monitor_threshold;
+            let ms = started.elapsed().as_millis() as u64;
+            let now_s = now.div_euclid(1000);
+            self.server
+                .latency
+                .add_if_needed("expire-cycle", ms, threshold, now_s);
         }
         self.resize_and_rehash();
     }

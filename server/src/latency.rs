@@ -1,0 +1,208 @@
+//! What LATENCY reports: the latency monitor's events and each command's latency histogram.
+//!
+//! The monitor ([`LatencyMonitor`]) keeps, per event class (`command`, `fast-command`,
+//! `expire-cycle`…), the samples at or above `latency-monitor-threshold` milliseconds: one per
+//! second (a second sample in the same second keeps the larger), the last 160, and the largest
+//! ever — Redis's `latency.c` model, which LATENCY LATEST / HISTORY / RESET / GRAPH / DOCTOR read.
+//! A threshold of 0 turns it off, and then nothing is recorded.
+//!
+//! [`LatencyHistogram`] is a command's distribution of run times for LATENCY HISTOGRAM. Redis
+//! keeps an HdrHistogram (1 ns to 1 s, two significant digits) and reports it by powers of two
+//! from 1,024 ns; we keep just those buckets, counting each run in the first bucket whose upper
+//! bound (the HdrHistogram's highest value equivalent to 1,024·2^k ns) is not below it, so that
+//! the keys (1, 2, 4, 8, 16, 33, 66, 132… µs) and cumulative counts read as Redis's do. Recording
+//! is one division and an increment on the path of every command.
+
+use std::collections::{BTreeMap, VecDeque};
+
+/// Samples kept per event (Redis's `LATENCY_TS_LEN`).
+pub const HISTORY_LEN: usize = 160;
+
+/// Buckets of a [`LatencyHistogram`]: up to 1,024·2^20 ns, past Redis's 1 s maximum.
+const BUCKETS: usize = 21;
+
+/// One sample of an event: when (UNIX seconds) and how long (milliseconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    pub time: i64,
+    pub latency_ms: u64,
+}
+
+/// The samples of one event class.
+#[derive(Debug, Clone, Default)]
+pub struct EventHistory {
+    pub samples: VecDeque<Sample>,
+    /// The largest latency ever recorded for the event (since its last reset).
+    pub max_ms: u64,
+}
+
+/// The latency monitor's events, by name.
+#[derive(Debug, Default)]
+pub struct LatencyMonitor {
+    pub events: BTreeMap<&'static str, EventHistory>,
+}
+
+impl LatencyMonitor {
+    /// Records `latency_ms` for `event` if monitoring is on (`threshold_ms` > 0) and the latency
+    /// reaches the threshold (Redis's `latencyAddSampleIfNeeded`).
+    #[inline]
+    pub fn add_if_needed(
+        &mut self,
+        event: &'static str,
+        latency_ms: u64,
+        threshold_ms: u64,
+        now_s: i64,
+    ) {
+        if threshold_ms > 0 && latency_ms >= threshold_ms {
+            self.add(event, latency_ms, now_s);
+        }
+    }
+
+    fn add(&mut self, event: &'static str, latency_ms: u64, now_s: i64) {
+        let history = self.events.entry(event).or_default();
+        history.max_ms = history.max_ms.max(latency_ms);
+        if let Some(last) = history.samples.back_mut() {
+            if last.time == now_s {
+                last.latency_ms = last.latency_ms.max(latency_ms);
+                return;
+            }
+        }
+        if history.samples.len() == HISTORY_LEN {
+            history.samples.pop_front();
+        }
+        history.samples.push_back(Sample {
+            time: now_s,
+            latency_ms,
+        });
+    }
+
+    /// Forgets the named events (all of them when `names` is empty); returns how many there were.
+    pub fn reset(&mut self, names: &[&[u8]]) -> usize {
+        if names.is_empty() {
+            let n = self.events.len();
+            self.events.clear();
+            return n;
+        }
+        let mut removed = 0;
+        for name in names {
+            let found = self.events.keys().find(|k| k.as_bytes() == *name).copied();
+            if let Some(key) = found {
+                self.events.remove(key);
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    /// The history of the event named `name`, if it has samples.
+    pub fn get(&self, name: &[u8]) -> Option<(&'static str, &EventHistory)> {
+        self.events
+            .iter()
+            .find(|(k, _)| k.as_bytes() == name)
+            .map(|(k, v)| (*k, v))
+    }
+}
+
+/// A command's run times, for LATENCY HISTOGRAM (see the module documentation).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LatencyHistogram {
+    buckets: [u64; BUCKETS],
+}
+
+impl LatencyHistogram {
+    /// Records one run of `usec` microseconds (Redis records µs × 1000 ns, at least 1 ns).
+    #[inline]
+    pub fn record(&mut self, usec: u64) {
+        let ns = usec.saturating_mul(1000).max(1);
+        // Bucket k holds what is below 1,032·2^k ns (its highest equivalent value plus one).
+        let q = ns / 1032;
+        let k = if q == 0 {
+            0
+        } else {
+            (64 - q.leading_zeros()) as usize
+        };
+        self.buckets[k.min(BUCKETS - 1)] += 1;
+    }
+
+    /// How many runs were recorded.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+
+    /// The cumulative distribution as Redis replies it: (bucket in µs, runs at or below it), for
+    /// the buckets that added runs.
+    pub fn cdf(&self) -> Vec<(u64, u64)> {
+        let mut total = 0;
+        let mut out = Vec::new();
+        for (k, &n) in self.buckets.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            total += n;
+            out.push((((1032u64 << k) - 1) / 1000, total));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn histogram_buckets_read_as_redis_reports_them() {
+        let mut h = LatencyHistogram::default();
+        for usec in [0, 1, 1, 2, 16, 17, 100, 1000, 1_000_000, u64::MAX] {
+            h.record(usec);
+        }
+        // 0 and 1 µs -> 1; 2 µs (2,000 ns) -> 2; 16 µs -> 16; 17 µs (17,000 > 16,511) -> 33;
+        // 100 µs -> 132; 1 ms -> 1,056 (1,056,767 ns); 1 s and beyond -> the last bucket.
+        assert_eq!(
+            h.cdf(),
+            vec![
+                (1, 3),
+                (2, 4),
+                (16, 5),
+                (33, 6),
+                (132, 7),
+                (1056, 8),
+                (1082130, 10)
+            ]
+        );
+        assert_eq!(h.count(), 10);
+    }
+
+    #[test]
+    fn monitor_keeps_one_sample_per_second_and_the_max() {
+        let mut m = LatencyMonitor::default();
+        m.add_if_needed("command", 5, 0, 100);
+        assert!(m.events.is_empty(), "threshold 0: monitoring off");
+        m.add_if_needed("command", 5, 10, 100);
+        assert!(m.events.is_empty(), "below the threshold");
+        m.add_if_needed("command", 300, 200, 100);
+        m.add_if_needed("command", 250, 200, 100);
+        m.add_if_needed("command", 400, 200, 101);
+        let (_, history) = m.get(b"command").unwrap();
+        assert_eq!(
+            history.samples.iter().copied().collect::<Vec<_>>(),
+            [
+                Sample {
+                    time: 100,
+                    latency_ms: 300
+                },
+                Sample {
+                    time: 101,
+                    latency_ms: 400
+                }
+            ]
+        );
+        assert_eq!(history.max_ms, 400);
+        for t in 0..200 {
+            m.add_if_needed("expire-cycle", 30, 20, t);
+        }
+        assert_eq!(m.get(b"expire-cycle").unwrap().1.samples.len(), HISTORY_LEN);
+        assert_eq!(m.reset(&[b"nosuch", b"command"]), 1);
+        assert_eq!(m.reset(&[]), 1);
+        assert!(m.events.is_empty());
+    }
+}
