@@ -153,15 +153,23 @@ pub fn call(
             server.stats.total_commands_processed += 1;
         }
         if block.is_none() {
-            note_run(
-                server,
-                client,
-                command,
-                args,
-                elapsed,
-                now_us,
-                how.from_script,
-            );
+            server.command_stats[command.id].histogram.record(elapsed);
+            // One comparison each while nothing is slow enough to note (the hot path).
+            let slowlog = server.config.slowlog_log_slower_than;
+            let latency_ms = server.config.latency_monitor_threshold;
+            if (slowlog >= 0 && elapsed >= slowlog as u64)
+                || (latency_ms > 0 && elapsed >= latency_ms.saturating_mul(1000))
+            {
+                note_slow(
+                    server,
+                    client,
+                    command,
+                    args,
+                    elapsed,
+                    now_us,
+                    how.from_script,
+                );
+            }
         }
         if monitored && !command.spec.flags.contains(Flags::SKIP_MONITOR) {
             feed_monitors(parts, client, command, args, now_us, how.from_script, out);
@@ -170,13 +178,13 @@ pub fn call(
     block
 }
 
-/// What every completed command leaves for LATENCY and SLOWLOG: its run time in the command's
-/// histogram, a latency event if it reached `latency-monitor-threshold`, and a slow-log entry
-/// if it reached `slowlog-log-slower-than` (unless flagged `skip_slowlog`, as EXEC is: the
-/// commands it runs are logged instead). A script's commands are logged as Redis logs them,
-/// from its own client (`?:0`, no name).
-#[inline]
-fn note_run(
+/// A completed command that took long enough for LATENCY or SLOWLOG (every command's run time
+/// goes into its histogram in `call`): a latency event if it reached
+/// `latency-monitor-threshold`, and a slow-log entry if it reached `slowlog-log-slower-than`
+/// (unless flagged `skip_slowlog`, as EXEC is: the commands it runs are logged instead). A
+/// script's commands are logged as Redis logs them, from its own client (`?:0`, no name).
+#[cold]
+fn note_slow(
     server: &mut ServerState,
     client: &ClientState,
     command: &Command,
@@ -185,9 +193,6 @@ fn note_run(
     now_us: i64,
     from_script: bool,
 ) {
-    server.command_stats[command.id]
-        .histogram
-        .record(elapsed_us);
     let threshold = server.config.latency_monitor_threshold;
     if threshold > 0 {
         let event = if command.spec.flags.contains(Flags::FAST) {
@@ -217,7 +222,6 @@ fn note_run(
     }
 }
 
-#[cold]
 fn log_slow(
     server: &mut ServerState,
     client: &ClientState,

@@ -21,6 +21,17 @@ pub const HISTORY_LEN: usize = 160;
 /// Buckets of a [`LatencyHistogram`]: up to 1,024·2^20 ns, past Redis's 1 s maximum.
 const BUCKETS: usize = 21;
 
+/// Bucket k's upper bound in µs as Redis reports it: (1,032·2^k − 1) ns / 1,000.
+const KEYS: [u64; BUCKETS] = {
+    let mut keys = [0; BUCKETS];
+    let mut k = 0;
+    while k < BUCKETS {
+        keys[k] = ((1032u64 << k) - 1) / 1000;
+        k += 1;
+    }
+    keys
+};
+
 /// One sample of an event: when (UNIX seconds) and how long (milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
@@ -113,13 +124,13 @@ impl LatencyHistogram {
     /// Records one run of `usec` microseconds (Redis records µs × 1000 ns, at least 1 ns).
     #[inline]
     pub fn record(&mut self, usec: u64) {
-        let ns = usec.saturating_mul(1000).max(1);
-        // Bucket k holds what is below 1,032·2^k ns (its highest equivalent value plus one).
-        let q = ns / 1032;
-        let k = if q == 0 {
-            0
+        // Bucket k holds what is below 1,032·2^k ns (its highest equivalent value plus one):
+        // the smallest k with 2^k >= usec, or the one below when its bound still holds usec.
+        let k = (64 - usec.saturating_sub(1).leading_zeros()) as usize;
+        let k = if k > 0 && k <= BUCKETS && usec <= KEYS[k - 1] {
+            k - 1
         } else {
-            (64 - q.leading_zeros()) as usize
+            k
         };
         self.buckets[k.min(BUCKETS - 1)] += 1;
     }
@@ -139,7 +150,7 @@ impl LatencyHistogram {
                 continue;
             }
             total += n;
-            out.push((((1032u64 << k) - 1) / 1000, total));
+            out.push((KEYS[k], total));
         }
         out
     }
