@@ -14,7 +14,7 @@
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
 use crate::commands::common::{deadline_from_ms, write_help};
-use crate::commands::debug_controls;
+use crate::commands::{debug_controls, debug_internals};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -307,6 +307,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         let lines: Vec<&str> = [own, debug_controls::HELP, help].concat();
         write_help(ctx, &lines);
     } else if let Some(result) = debug_controls::run(ctx) {
+        return result;
+    } else if let Some(result) = debug_internals::run(ctx) {
         return result;
     } else if ctx.arg_is(1, "sleep") && argc == 3 {
         // Redis converts to whole microseconds in a C cast: anything out of range (or NaN)

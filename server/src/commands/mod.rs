@@ -16,6 +16,7 @@ pub mod configuration;
 pub mod connection;
 pub mod databases;
 pub mod debug_controls;
+pub mod debug_internals;
 pub mod expiry;
 pub mod functions;
 pub mod hashes;
