@@ -302,6 +302,7 @@ fn debug_internals_match_redis() {
             let input = inline(lines);
             let expected = exchange_after(redis.addr(), setup.as_bytes(), &input);
             let got = exchange_after(ours.addr(), setup.as_bytes(), &input);
+            assert!(expected.len() > 100, "{setup}: {}", show(&expected));
             assert_eq!(
                 show(&got),
                 show(&expected),
@@ -309,4 +310,63 @@ fn debug_internals_match_redis() {
             );
         }
     }
+}
+
+/// Everything that arrives on `stream` until it stays quiet for a moment.
+fn drain(stream: &mut TcpStream) -> Vec<u8> {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(150)))
+        .unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+/// A subscriber under CLIENT REPLY OFF / SKIP, in RESP2 and RESP3: its replies are thrown away
+/// but its pub/sub confirmations and messages are not (a RESP3 client that waited for them hung).
+fn reply_off_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut log = Vec::new();
+    for hello in ["HELLO 2", "HELLO 3"] {
+        let mut sub = TcpStream::connect(addr).unwrap();
+        let mut publisher = TcpStream::connect(addr).unwrap();
+        let mut step = |sub: &mut TcpStream, lines: &[&str]| {
+            sub.write_all(&inline(lines)).unwrap();
+            log.push(format!("{hello} {lines:?}: {}", show(&drain(sub))));
+        };
+        sub.write_all(&inline(&[hello])).unwrap();
+        drain(&mut sub);
+        step(
+            &mut sub,
+            &["CLIENT REPLY OFF", "SUBSCRIBE ch", "PSUBSCRIBE p*", "PING"],
+        );
+        publisher.write_all(&inline(&["PUBLISH ch hi"])).unwrap();
+        drain(&mut publisher);
+        step(&mut sub, &[]);
+        step(&mut sub, &["PUBLISH ch self"]);
+        step(&mut sub, &["UNSUBSCRIBE", "PUNSUBSCRIBE", "UNSUBSCRIBE"]);
+        step(&mut sub, &["CLIENT REPLY ON", "PING"]);
+        step(&mut sub, &["SUBSCRIBE x", "CLIENT REPLY OFF"]);
+        publisher.write_all(&inline(&["PUBLISH x m"])).unwrap();
+        drain(&mut publisher);
+        step(&mut sub, &[]);
+        step(&mut sub, &["CLIENT REPLY SKIP", "UNSUBSCRIBE x", "PING"]);
+    }
+    log
+}
+
+#[test]
+fn pushes_pass_client_reply_off_as_in_redis() {
+    let Some(redis) = RedisServer::start("reply off pushes", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    let expected = reply_off_transcript(redis.addr());
+    assert!(expected[0].contains("subscribe"), "{expected:?}");
+    assert_eq!(reply_off_transcript(ours.addr()), expected);
 }
