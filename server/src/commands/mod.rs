@@ -25,6 +25,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod modules;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
@@ -54,6 +55,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
+    modules::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it
