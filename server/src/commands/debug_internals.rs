@@ -74,6 +74,8 @@ fn protocol(ctx: &mut Ctx<'_>) -> CmdResult {
     match name.as_slice() {
         b"string" => out.bulk(b"Hello World"),
         b"integer" => out.integer(12345),
+        // Redis's sample value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
         b"double" => out.double(3.141),
         b"bignum" => out.big_number(b"1234567999999999999999999999999999999"),
         b"null" => out.null(),
