@@ -195,3 +195,178 @@ fn unauthenticated_clients_get_redis_stricter_limits() {
         assert_eq!(got.1, expected.1);
     }
 }
+
+/// Inline commands, one per line, as one stream.
+fn inline(lines: &[&str]) -> Vec<u8> {
+    lines
+        .iter()
+        .flat_map(|l| [l.as_bytes(), b"\r\n"].concat())
+        .collect()
+}
+
+/// Like [`exchange`], after a first request whose reply (HELLO's, which names the server's
+/// version and the client id) is read and dropped.
+fn exchange_after(addr: SocketAddr, setup: &[u8], input: &[u8]) -> Vec<u8> {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    stream.write_all(setup).unwrap();
+    let mut buf = [0u8; 65536];
+    let _ = stream.read(&mut buf);
+    stream.write_all(input).unwrap();
+    let mut out = Vec::new();
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+/// DEBUG PROTOCOL's sample of every RESP type, DEBUG ERROR, and the data digests (which must be
+/// Redis's own, for every type and encoding, with and without TTLs, and equal for a key and its
+/// COPY) — byte for byte as redis-server sends them, in RESP2 and RESP3.
+#[test]
+fn debug_internals_match_redis() {
+    let Some(redis) = RedisServer::start("debug internals", &["--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let protocol: Vec<String> = [
+        "string", "integer", "double", "bignum", "null", "array", "set", "map", "attrib", "push",
+        "verbatim", "true", "false", "TRUE", "nosuch",
+    ]
+    .iter()
+    .map(|t| format!("DEBUG PROTOCOL {t}"))
+    .chain(
+        [
+            "DEBUG PROTOCOL",
+            "DEBUG PROTOCOL a b",
+            "DEBUG ERROR \"hello world\"",
+            "DEBUG ERROR \"-FOO bar\"",
+            "DEBUG ERROR \"\"",
+            "DEBUG ERROR a b",
+            "DEBUG SET-DISABLE-DENY-SCRIPTS 0",
+            "DEBUG REPLYBUFFER RESIZING 1",
+            "DEBUG REPLYBUFFER nosuch 1",
+            "DEBUG STRINGMATCH-LEN a b",
+        ]
+        .map(String::from),
+    )
+    .collect();
+    let protocol: Vec<&str> = protocol.iter().map(String::as_str).collect();
+    let digests = [
+        "FLUSHALL",
+        "DEBUG DIGEST",
+        "DEBUG DIGEST-VALUE",
+        "DEBUG DIGEST-VALUE nokey",
+        "SET s hello",
+        "SET n 12345",
+        "EXPIRE n 1000",
+        "RPUSH l a b 1 \"\"",
+        "SADD st a 1 2",
+        "SADD is 3 1 2",
+        "ZADD z 1.5 a 2 b 0.1 c -inf d",
+        "HSET h f v g 2",
+        "DEBUG DIGEST-VALUE s n l st is z h nokey",
+        "SELECT 3",
+        "SET x 1",
+        "SELECT 0",
+        "DEBUG DIGEST",
+        // COPY, and the big encodings: a digest ignores the encoding.
+        "CONFIG SET zset-max-listpack-entries 1",
+        "CONFIG SET hash-max-listpack-entries 1",
+        "CONFIG SET set-max-intset-entries 1",
+        "COPY z z2",
+        "COPY h h2",
+        "COPY is is2",
+        "ZADD z2 3 x",
+        "ZREM z2 x",
+        "HSET h2 x y",
+        "HDEL h2 x",
+        "SADD is2 9",
+        "SREM is2 9",
+        "OBJECT ENCODING z2",
+        "DEBUG DIGEST-VALUE z z2 h h2 is is2",
+        "DEBUG DIGEST x",
+    ];
+    for setup in ["HELLO 2\r\n", "HELLO 3\r\n"] {
+        for lines in [&protocol[..], &digests[..]] {
+            let input = inline(lines);
+            let expected = exchange_after(redis.addr(), setup.as_bytes(), &input);
+            let got = exchange_after(ours.addr(), setup.as_bytes(), &input);
+            assert!(expected.len() > 100, "{setup}: {}", show(&expected));
+            assert_eq!(
+                show(&got),
+                show(&expected),
+                "{setup}: embedis vs redis-server"
+            );
+        }
+    }
+}
+
+/// Everything that arrives on `stream` until it stays quiet for a moment.
+fn drain(stream: &mut TcpStream) -> Vec<u8> {
+    stream
+        .set_read_timeout(Some(Duration::from_millis(150)))
+        .unwrap();
+    let mut out = Vec::new();
+    let mut buf = [0u8; 65536];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+    out
+}
+
+/// A subscriber under CLIENT REPLY OFF / SKIP, in RESP2 and RESP3: its replies are thrown away
+/// but its pub/sub confirmations and messages are not (a RESP3 client that waited for them hung).
+fn reply_off_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut log = Vec::new();
+    for hello in ["HELLO 2", "HELLO 3"] {
+        let mut sub = TcpStream::connect(addr).unwrap();
+        let mut publisher = TcpStream::connect(addr).unwrap();
+        let mut step = |sub: &mut TcpStream, lines: &[&str]| {
+            sub.write_all(&inline(lines)).unwrap();
+            log.push(format!("{hello} {lines:?}: {}", show(&drain(sub))));
+        };
+        sub.write_all(&inline(&[hello])).unwrap();
+        drain(&mut sub);
+        step(
+            &mut sub,
+            &["CLIENT REPLY OFF", "SUBSCRIBE ch", "PSUBSCRIBE p*", "PING"],
+        );
+        publisher.write_all(&inline(&["PUBLISH ch hi"])).unwrap();
+        drain(&mut publisher);
+        step(&mut sub, &[]);
+        step(&mut sub, &["PUBLISH ch self"]);
+        step(&mut sub, &["UNSUBSCRIBE", "PUNSUBSCRIBE", "UNSUBSCRIBE"]);
+        step(&mut sub, &["CLIENT REPLY ON", "PING"]);
+        step(&mut sub, &["SUBSCRIBE x", "CLIENT REPLY OFF"]);
+        publisher.write_all(&inline(&["PUBLISH x m"])).unwrap();
+        drain(&mut publisher);
+        step(&mut sub, &[]);
+        step(&mut sub, &["CLIENT REPLY SKIP", "UNSUBSCRIBE x", "PING"]);
+    }
+    log
+}
+
+#[test]
+fn pushes_pass_client_reply_off_as_in_redis() {
+    let Some(redis) = RedisServer::start("reply off pushes", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    let expected = reply_off_transcript(redis.addr());
+    assert!(expected[0].contains("subscribe"), "{expected:?}");
+    assert_eq!(reply_off_transcript(ours.addr()), expected);
+}

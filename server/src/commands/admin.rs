@@ -9,12 +9,13 @@
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
 //! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
-//! SET-ACTIVE-EXPIRE, OBJECT and LOG — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
+//! SET-ACTIVE-EXPIRE, OBJECT and LOG here, PROTOCOL, ERROR, DIGEST, DIGEST-VALUE and two inert
+//! switches in [`crate::commands::debug_internals`] — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
 use crate::commands::common::{deadline_from_ms, write_help};
-use crate::commands::debug_controls;
+use crate::commands::{debug_controls, debug_internals};
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -250,13 +251,26 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
 
 const DEBUG_HELP: &[&str] = &[
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "DIGEST",
+    "    A hex signature of the whole dataset (Redis's, for the same data).",
+    "DIGEST-VALUE <key> [<key> ...]",
+    "    A hex signature of each key's value (zeros for a missing key).",
+    "ERROR <string>",
+    "    Replies with <string> as an error line, for testing clients.",
     "LOG <message>",
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "PROTOCOL <type>",
+    "    Replies with a sample of a reply type: string, integer, double, bignum, null,",
+    "    array, set, map, attrib, push, verbatim, true or false.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    0 stops removing expired keys in the background (they still expire when",
     "    accessed); 1 resumes it.",
+    "SET-DISABLE-DENY-SCRIPTS <0|1>",
+    "    Accepted for Redis's tests; changes nothing in embedis.",
+    "REPLYBUFFER PEAK-RESET-TIME <time>|RESIZING <0|1>",
+    "    Accepted for Redis's tests; embedis has no reply-buffer resizing to tune.",
     "SLEEP <seconds>",
     "    Stops the whole server for <seconds> (decimals allowed).",
     "HELP",
@@ -307,6 +321,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         let lines: Vec<&str> = [own, debug_controls::HELP, help].concat();
         write_help(ctx, &lines);
     } else if let Some(result) = debug_controls::run(ctx) {
+        return result;
+    } else if let Some(result) = debug_internals::run(ctx) {
         return result;
     } else if ctx.arg_is(1, "sleep") && argc == 3 {
         // Redis converts to whole microseconds in a C cast: anything out of range (or NaN)

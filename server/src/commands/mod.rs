@@ -16,6 +16,7 @@ pub mod configuration;
 pub mod connection;
 pub mod databases;
 pub mod debug_controls;
+pub mod debug_internals;
 pub mod expiry;
 pub mod functions;
 pub mod hashes;
@@ -25,6 +26,7 @@ pub mod introspection;
 pub mod keys;
 pub mod latency;
 pub mod lists;
+pub mod modules;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
@@ -57,6 +59,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     transactions::COMMANDS,
     scripting::COMMANDS,
     functions::COMMANDS,
+    modules::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it

@@ -6,13 +6,15 @@
 //! client may publish while subscribed) is written before PUBLISH's own reply, as Redis does;
 //! messages for other clients go to their pending output, and a subscriber whose unsent output
 //! passes its `client-output-buffer-limit` is scheduled to be closed instead of growing without
-//! bound. embedis runs no cluster, so shard channels are simply a second namespace with their
+//! bound. Pushes reach the client even while CLIENT REPLY OFF or SKIP throws its replies away (Redis
+//! marks them as pushes and lets them through, in RESP2 as in RESP3): they then go to the
+//! client's pending output, which the engine puts in the place of the discarded reply. embedis runs no cluster, so shard channels are simply a second namespace with their
 //! own count.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 
-use crate::client::{ClientId, ClientState};
+use crate::client::{ClientId, ClientState, ReplyMode};
 use crate::config::ObufLimit;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
@@ -202,12 +204,39 @@ fn subscribe_to(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
         if ctx.client.subs.of_mut(kind).insert(name.clone()) {
             ctx.server.pubsub.subscribe(kind, name, id);
         }
-        ctx.out.push(3);
-        ctx.out.bulk(kind.subscribe_word());
-        ctx.out.bulk(name);
-        ctx.out.integer(ctx.client.subs.count(kind) as i64);
+        let count = ctx.client.subs.count(kind);
+        confirm(ctx, kind.subscribe_word(), Some(name), count);
     }
     Ok(())
+}
+
+/// True while the client's replies are thrown away (CLIENT REPLY OFF or SKIP), when its pushes
+/// must take the pending path of [`own_pushes`].
+fn replies_suppressed(client: &ClientState) -> bool {
+    matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip)
+}
+
+/// Where the running client's own pushes go: its reply, or its pending output while its replies
+/// are suppressed (the engine moves that output into the reply's place).
+fn own_pushes<'b>(ctx: &'b mut Ctx<'_>) -> &'b mut BytesMut {
+    if replies_suppressed(ctx.client) {
+        &mut ctx.client.pending
+    } else {
+        ctx.out.buffer()
+    }
+}
+
+/// One (un)subscribe confirmation: `[word, name or null, count]` as a push.
+fn confirm(ctx: &mut Ctx<'_>, word: &[u8], name: Option<&[u8]>, count: usize) {
+    let version = ctx.client.resp;
+    let mut out = Writer::new(own_pushes(ctx), version);
+    out.push(3);
+    out.bulk(word);
+    match name {
+        Some(name) => out.bulk(name),
+        None => out.null(),
+    }
+    out.integer(count as i64);
 }
 
 /// Without names: leaves every subscription of the kind, or, with none, confirms with a null
@@ -216,10 +245,8 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
     let id = ctx.client.id;
     if ctx.argc() == 1 {
         if ctx.client.subs.of(kind).is_empty() {
-            ctx.out.push(3);
-            ctx.out.bulk(kind.unsubscribe_word());
-            ctx.out.null();
-            ctx.out.integer(ctx.client.subs.count(kind) as i64);
+            let count = ctx.client.subs.count(kind);
+            confirm(ctx, kind.unsubscribe_word(), None, count);
             return Ok(());
         }
         let names = std::mem::take(ctx.client.subs.of_mut(kind));
@@ -233,10 +260,7 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
                 Kind::Channel => left + ctx.client.subs.patterns.len(),
                 Kind::Pattern => left + ctx.client.subs.channels.len(),
             };
-            ctx.out.push(3);
-            ctx.out.bulk(kind.unsubscribe_word());
-            ctx.out.bulk(&name);
-            ctx.out.integer(count as i64);
+            confirm(ctx, kind.unsubscribe_word(), Some(&name), count);
         }
         return Ok(());
     }
@@ -249,10 +273,8 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
         {
             ctx.server.pubsub.unsubscribe(kind, name, id);
         }
-        ctx.out.push(3);
-        ctx.out.bulk(kind.unsubscribe_word());
-        ctx.out.bulk(name);
-        ctx.out.integer(ctx.client.subs.count(kind) as i64);
+        let count = ctx.client.subs.count(kind);
+        confirm(ctx, kind.unsubscribe_word(), Some(name), count);
     }
     Ok(())
 }
@@ -340,7 +362,8 @@ fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
             message.write_to(&mut ctx.client.pending, ctx.client.resp);
             ctx.server.pending_writes.push(id);
         } else {
-            message.write_to(ctx.out.buffer(), ctx.client.resp);
+            let version = ctx.client.resp;
+            message.write_to(own_pushes(ctx), version);
         }
         return;
     }

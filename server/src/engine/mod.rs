@@ -147,7 +147,14 @@ impl Engine {
         // itself turned replies back on (CLIENT REPLY ON, RESET), whose reply Redis sends.
         let outcome = if matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip) {
             let mut scratch = BytesMut::new();
+            // Pushes (pub/sub confirmations and messages) are sent regardless, as in Redis: the
+            // pub/sub handlers put them in the pending output, and they take the reply's place.
+            let pending_before = client.pending.len();
             let outcome = self.process(client, args, &mut scratch, run);
+            if client.pending.len() > pending_before {
+                let pushes = client.pending.split_off(pending_before);
+                out.extend_from_slice(&pushes);
+            }
             match client.reply_mode {
                 ReplyMode::On => out.extend_from_slice(&scratch),
                 ReplyMode::Skip => client.reply_mode = ReplyMode::On,

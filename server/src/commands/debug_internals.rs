@@ -1,0 +1,207 @@
+//! DEBUG subcommands that show or exercise the server's internals the way Redis's do, for
+//! Redis's test suite and for client libraries' tests: PROTOCOL (one sample reply of each RESP
+//! type), ERROR (an error line of the caller's choosing), DIGEST and DIGEST-VALUE (a signature of
+//! the data), and the accepted-but-inert switches SET-DISABLE-DENY-SCRIPTS and REPLYBUFFER.
+//!
+//! The digests are Redis's own construction, so a digest taken here equals Redis's for the same
+//! data (tests compare them across servers): a SHA1 "mix" (xor the data's hash in, then hash the
+//! whole) for ordered parts, and a plain xor of the hashes of unordered parts (set members;
+//! hash pairs and sorted-set entries mixed first), so that the encoding and the iteration order never
+//! matter — a key and its COPY digest alike, whatever their internal form.
+
+use sha1_smol::Sha1;
+
+use crate::ctx::Ctx;
+use crate::error::CmdResult;
+use crate::keyspace::Access;
+use crate::value::{Value, ValueType};
+
+type Digest = [u8; 20];
+
+/// Runs one of these subcommands; `None` if `args[1]` is none of them (or its argument count
+/// does not fit), for DEBUG's unknown-subcommand error.
+pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
+    let argc = ctx.argc();
+    if ctx.arg_is(1, "protocol") && argc == 3 {
+        Some(protocol(ctx))
+    } else if ctx.arg_is(1, "error") && argc == 3 {
+        // Written as a line, not returned as an `Error`: Redis sends it raw, so it counts in
+        // neither errorstats nor total_error_replies.
+        let text = ctx.arg(2);
+        ctx.out.error_line(text);
+        Some(Ok(()))
+    } else if ctx.arg_is(1, "digest") && argc == 2 {
+        let digest = database_digest(ctx);
+        ctx.out.simple(hex(&digest).as_bytes());
+        Some(Ok(()))
+    } else if ctx.arg_is(1, "digest-value") && argc >= 2 {
+        let db = ctx.db();
+        let keys = &ctx.args[2..];
+        ctx.out.array(keys.len());
+        for key in keys {
+            let mut digest = [0u8; 20];
+            if let Some(object) = ctx.ks.lookup(db, key, ctx.now_ms, Access::NoTouch) {
+                value_into(&mut digest, &object.value, object.has_expire());
+            }
+            ctx.out.simple(hex(&digest).as_bytes());
+        }
+        Some(Ok(()))
+    } else if ctx.arg_is(1, "set-disable-deny-scripts") && argc == 3 {
+        // Redis uses it to let its tests run deny-script commands from scripts; embedis's
+        // scripts have no such tests to unlock, so the switch is accepted and changes nothing.
+        ctx.out.ok();
+        Some(Ok(()))
+    } else if ctx.arg_is(1, "replybuffer")
+        && argc == 4
+        && (ctx.arg_is(2, "peak-reset-time") || ctx.arg_is(2, "resizing"))
+    {
+        // Tuning of Redis's reply-buffer resizing cron, which embedis does not have.
+        ctx.out.ok();
+        Some(Ok(()))
+    } else {
+        None
+    }
+}
+
+const PROTOCOL_TYPES: &str =
+    "string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false";
+
+/// DEBUG PROTOCOL <type>: Redis's sample value of each type, down-converted for RESP2 clients
+/// by the writer (push alone is refused there, as Redis refuses it).
+fn protocol(ctx: &mut Ctx<'_>) -> CmdResult {
+    let out = &mut ctx.out;
+    let name = ctx.args[2].to_ascii_lowercase();
+    match name.as_slice() {
+        b"string" => out.bulk(b"Hello World"),
+        b"integer" => out.integer(12345),
+        // Redis's sample value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
+        b"double" => out.double(3.141),
+        b"bignum" => out.big_number(b"1234567999999999999999999999999999999"),
+        b"null" => out.null(),
+        b"array" | b"set" | b"map" => {
+            match name.as_slice() {
+                b"array" => out.array(3),
+                b"set" => out.set(3),
+                _ => out.map(3),
+            }
+            for i in 0..3 {
+                out.integer(i);
+                if name == b"map" {
+                    out.boolean(i == 1);
+                }
+            }
+        }
+        b"attrib" => {
+            // RESP2 has no attributes: the reply follows alone.
+            if out.is_resp3() {
+                out.attribute(1);
+                out.bulk(b"key-popularity");
+                out.array(2);
+                out.bulk(b"key:123");
+                out.integer(90);
+            }
+            out.bulk(b"Some real reply following the attribute");
+        }
+        b"push" => {
+            if !out.is_resp3() {
+                out.error_line(b"ERR RESP2 is not supported by this command");
+                return Ok(());
+            }
+            out.push(2);
+            out.bulk(b"server-cpu-usage");
+            out.integer(42);
+            out.bulk(b"Some real reply following the push reply");
+        }
+        b"verbatim" => out.verbatim(b"txt", b"This is a verbatim\nstring"),
+        b"true" => out.boolean(true),
+        b"false" => out.boolean(false),
+        _ => {
+            let line = format!(
+                "ERR Wrong protocol type name. Please use one of the following: {PROTOCOL_TYPES}"
+            );
+            out.error_line(line.as_bytes());
+        }
+    }
+    Ok(())
+}
+
+/// Xors the SHA1 of `data` into `digest`.
+fn xor_in(digest: &mut Digest, data: &[u8]) {
+    let hash = Sha1::from(data).digest().bytes();
+    for (d, h) in digest.iter_mut().zip(hash) {
+        *d ^= h;
+    }
+}
+
+/// Xors `data`'s SHA1 in, then replaces `digest` by its own SHA1: unlike a plain xor, the
+/// result depends on the order of the parts mixed in.
+fn mix_in(digest: &mut Digest, data: &[u8]) {
+    xor_in(digest, data);
+    *digest = Sha1::from(&digest[..]).digest().bytes();
+}
+
+/// Adds a value (and whether it has a TTL) to `digest`, as Redis's object digest does.
+fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
+    // Redis's type numbers, so that a string and a one-element list of the same text differ
+    // (and so that the digest is Redis's).
+    let type_number: u32 = match value.value_type() {
+        ValueType::String => 0,
+        ValueType::List => 1,
+        ValueType::Set => 2,
+        ValueType::ZSet => 3,
+        ValueType::Hash => 4,
+    };
+    mix_in(digest, &type_number.to_be_bytes());
+    match value {
+        Value::List(list) => list.iter().for_each(|item| mix_in(digest, item)),
+        Value::Set(set) => set
+            .iter()
+            .for_each(|member| member.with_bytes(|bytes| xor_in(digest, bytes))),
+        Value::ZSet(zset) => zset.for_each(|member, score| {
+            let mut element = [0u8; 20];
+            mix_in(&mut element, member);
+            let mut text = Vec::with_capacity(24);
+            embedis_protocol::float::push_g17(&mut text, score);
+            mix_in(&mut element, &text);
+            xor_in(digest, &element);
+        }),
+        Value::Hash(hash) => hash.iter().for_each(|(field, value)| {
+            let mut element = [0u8; 20];
+            mix_in(&mut element, field);
+            mix_in(&mut element, value);
+            xor_in(digest, &element);
+        }),
+        string => {
+            if let Some(bytes) = string.string_bytes() {
+                mix_in(digest, &bytes);
+            }
+        }
+    }
+    if has_expire {
+        xor_in(digest, b"!!expire!!");
+    }
+}
+
+/// DEBUG DIGEST: every non-empty database's number mixed in, then each of its keys' digests
+/// (key and value) xored in. All zeros when there is no key at all.
+fn database_digest(ctx: &mut Ctx<'_>) -> Digest {
+    let mut total = [0u8; 20];
+    for db in &ctx.ks.dbs {
+        if db.is_empty() {
+            continue;
+        }
+        mix_in(&mut total, &(db.id as u32).to_be_bytes());
+        for (key, object) in db.main.iter() {
+            let mut digest = [0u8; 20];
+            mix_in(&mut digest, &key[..]);
+            value_into(&mut digest, &object.value, object.has_expire());
+            xor_in(&mut total, &digest);
+        }
+    }
+    total
+}
+
+fn hex(digest: &Digest) -> String {
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,134 @@
+//! MODULE and LOLWUT: commands that client libraries and tools send on connecting or probing,
+//! answered as a Redis 7.0 server that has no modules loaded and runs with
+//! `enable-module-command no` (its default) answers them.
+//!
+//! embedis cannot load Redis modules (they are C shared objects written against Redis's own
+//! internals), so MODULE LIST is always empty and LOAD, LOADEX and UNLOAD are refused with the
+//! error Redis gives where module commands are not enabled. LOLWUT replies with Redis's version
+//! line, which is all that Redis 7.0 prints by default; Redis's pictures for versions 5 and 6
+//! are art of its own, which embedis does not reproduce.
+
+use crate::commands::info::REDIS_VERSION;
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::table::{Acl, CommandSpec, Flags};
+
+const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);
+const MODULE_ACL: Acl = Acl::ADMIN.union(Acl::DANGEROUS);
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("unload", 3, not_allowed)
+        .flags(MODULE_FLAGS.union(Flags::NO_ASYNC_LOADING))
+        .acl(MODULE_ACL)
+        .doc(
+            "server",
+            "4.0.0",
+            "O(1)",
+            "Unloads a module (refused: embedis loads none).",
+            "name",
+        ),
+    CommandSpec::new("list", 2, list)
+        .flags(MODULE_FLAGS)
+        .acl(MODULE_ACL)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "server",
+            "4.0.0",
+            "O(N) where N is the number of loaded modules.",
+            "Lists the loaded modules: none, for embedis.",
+            "",
+        ),
+    CommandSpec::new("load", -3, not_allowed)
+        .flags(MODULE_FLAGS.union(Flags::NO_ASYNC_LOADING))
+        .acl(MODULE_ACL)
+        .doc(
+            "server",
+            "4.0.0",
+            "O(1)",
+            "Loads a module (refused: embedis cannot run Redis modules).",
+            "path arg...",
+        ),
+    CommandSpec::new("loadex", -3, not_allowed)
+        .flags(MODULE_FLAGS.union(Flags::NO_ASYNC_LOADING))
+        .acl(MODULE_ACL)
+        .doc(
+            "server",
+            "7.0.0",
+            "O(1)",
+            "Loads a module with configuration (refused: embedis cannot run Redis modules).",
+            "path",
+        ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Lists the MODULE subcommands.",
+            "",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::container("module", SUBCOMMANDS).doc(
+        "server",
+        "4.0.0",
+        "Depends on subcommand.",
+        "Container for the module commands.",
+        "",
+    ),
+    CommandSpec::new("lolwut", -1, lolwut)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::READ)
+        .doc(
+            "server",
+            "5.0.0",
+            "",
+            "Shows the server's version (Redis adds computer art).",
+            "[VERSION version:integer]",
+        ),
+];
+
+fn list(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.array(0);
+    Ok(())
+}
+
+/// Redis refuses module loading unless `enable-module-command` allows it, which embedis never
+/// does: it has no way to run a module.
+fn not_allowed(_ctx: &mut Ctx<'_>) -> CmdResult {
+    Err(Error::msg(
+        "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+    ))
+}
+
+const HELP: &[&str] = &[
+    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LIST",
+    "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+    "UNLOAD <name>",
+    "    Unload a module.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(ctx: &mut Ctx<'_>) -> CmdResult {
+    crate::commands::common::write_help(ctx, HELP);
+    Ok(())
+}
+
+/// LOLWUT [VERSION v] …: only VERSION's number is checked (the other arguments size Redis's
+/// pictures); the reply is Redis's version line.
+fn lolwut(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() >= 3 && ctx.arg_is(1, "version") {
+        ctx.int_arg(2)?;
+    }
+    // A verbatim text string in RESP3, a bulk string in RESP2, as in Redis.
+    ctx.out
+        .verbatim(b"txt", format!("Redis ver. {REDIS_VERSION}\n").as_bytes());
+    Ok(())
+}
