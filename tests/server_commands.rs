@@ -1142,3 +1142,72 @@ fn config_set_port_moves_the_listener_and_keeps_open_connections() {
     );
     assert_eq!(fresh.cmd(&["PING"]), b"+PONG\r\n");
 }
+
+/// maxmemory lowered by another connection while a transaction is open (Redis's multi.tcl
+/// cases): an EXEC whose queue holds a `denyoom` command is refused with EXECABORT and the
+/// reason, a read-only queue still runs, and a command refused while queueing dooms the EXEC.
+#[test]
+fn maxmemory_reached_during_a_transaction() {
+    let server = server();
+    let mut a = Client::connect(server.addr());
+    let mut admin = Client::connect(server.addr());
+    let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+
+    a.cmd(&["SET", "x", "value"]);
+    a.cmd(&["MULTI"]);
+    a.cmd(&["SET", "x", "1"]);
+    a.cmd(&["GET", "x"]);
+    assert_eq!(admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]), b"+OK\r\n");
+    assert_eq!(
+        String::from_utf8(a.cmd(&["EXEC"])).unwrap(),
+        format!("-EXECABORT Transaction discarded because of: {}", &oom[1..])
+    );
+    assert_eq!(a.cmd(&["PING"]), b"+PONG\r\n", "the transaction is gone");
+    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(a.text(&["GET", "x"]), "value");
+
+    a.cmd(&["MULTI"]);
+    a.cmd(&["GET", "x"]);
+    a.cmd(&["PING"]);
+    admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(a.cmd(&["EXEC"]), b"*2\r\n$5\r\nvalue\r\n+PONG\r\n");
+    // Outside a transaction, only denyoom commands are refused.
+    assert_eq!(String::from_utf8(a.cmd(&["SET", "x", "2"])).unwrap(), oom);
+    assert_eq!(a.cmd(&["DEL", "nosuch"]), b":0\r\n");
+    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+
+    a.cmd(&["MULTI"]);
+    a.cmd(&["SET", "foo1", "bar1"]);
+    admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(String::from_utf8(a.cmd(&["LPUSH", "l", "v"])).unwrap(), oom);
+    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(a.cmd(&["SET", "foo2", "bar2"]), b"+QUEUED\r\n");
+    assert!(a.cmd(&["EXEC"]).starts_with(b"-EXECABORT"));
+    assert_eq!(a.cmd(&["EXISTS", "foo1", "foo2"]), b":0\r\n");
+    let info = a.text(&["INFO", "errorstats"]);
+    assert!(info.contains("errorstat_OOM:count=2"), "{info}");
+}
+
+/// Eviction policies other than noeviction are refused until eviction exists, rather than
+/// accepted and silently acting as noeviction.
+#[test]
+fn maxmemory_policy_accepts_only_what_embedis_implements() {
+    let server = server();
+    let mut a = Client::connect(server.addr());
+    assert_eq!(
+        a.text(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
+        "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - embedis does not implement the value 'allkeys-lru' for this parameter yet"
+    );
+    assert_eq!(
+        a.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]),
+        "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - embedis does not implement the value '10%' for this parameter yet"
+    );
+    assert_eq!(
+        a.text(&["CONFIG", "SET", "key-load-delay", "10"]),
+        "ERR CONFIG SET failed (possibly related to argument 'key-load-delay') - embedis does not implement the value '10' for this parameter yet"
+    );
+}

@@ -9,9 +9,11 @@
 //!
 //! A parameter Redis has but embedis does not implement is not in the table: the start-up parser
 //! refuses it with a message saying so, rather than accepting a setting it would silently ignore.
-//! A few parameters (`save`, `appendonly`, `daemonize`, `maxmemory`) are in the table but accept
-//! only the value that describes what embedis actually does (no snapshots, no AOF, foreground, no
-//! memory limit), so that harnesses passing `--save ""` or `--appendonly no` keep working.
+//! A few parameters (`save`, `appendonly`, `daemonize`, `replicaof`, `maxmemory-clients`,
+//! `key-load-delay`) are in the table but accept only the value that describes what embedis
+//! actually does (no snapshots, no AOF, foreground, never a replica, no client eviction, no
+//! loading), so that harnesses passing `--save ""` or `--appendonly no` keep working; likewise
+//! `maxmemory-policy` accepts only `noeviction` until eviction exists.
 
 use embedis_datatypes::glob;
 
@@ -53,6 +55,13 @@ pub struct Config {
     pub slowlog_max_len: u64,
     /// LATENCY: events at least this many ms long are recorded (0: monitoring off).
     pub latency_monitor_threshold: u64,
+    /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
+    pub maxmemory: u64,
+    /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
+    /// the other policies are refused rather than silently behaving like it.
+    pub maxmemory_policy: String,
+    pub maxmemory_samples: u32,
+    pub maxmemory_eviction_tenacity: u32,
 }
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -209,6 +218,10 @@ impl Default for Config {
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_monitor_threshold: 0,
+            maxmemory: 0,
+            maxmemory_policy: "noeviction".into(),
+            maxmemory_samples: 5,
+            maxmemory_eviction_tenacity: 10,
         }
     }
 }
@@ -229,6 +242,15 @@ pub enum Kind {
     Text,
     /// Accepts only the listed values: the ones that describe what embedis does.
     Only(&'static [&'static str]),
+    /// One of Redis's `choices` (Redis's error otherwise), of which embedis implements only
+    /// `implemented` (the others are refused as not implemented, never silently accepted).
+    PartialChoice {
+        choices: &'static [&'static str],
+        implemented: &'static [&'static str],
+    },
+    /// A memory size or a percentage (`maxmemory-clients`) with Redis's checks; embedis has no
+    /// client eviction, so only `0` (off) is accepted.
+    MemoryOrPercentOff,
 }
 
 /// One configuration parameter.
@@ -480,8 +502,44 @@ pub static PARAMS: &[Param] = &[
     param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),
     param!("appendonly", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
     param!("daemonize", Kind::Only(&["no"]), mutable: false, get: |_| "no".into(), set: |_, _| {}),
-    param!("maxmemory", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
+    param!("maxmemory", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.maxmemory.to_string(),
+        set: |c, v| c.maxmemory = parse_memory(v).unwrap_or(0) as u64),
+    param!("maxmemory-policy", Kind::PartialChoice {
+            choices: &["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
+                "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"],
+            implemented: &["noeviction"],
+        }, mutable: true,
+        get: |c| c.maxmemory_policy.clone(),
+        set: |c, v| c.maxmemory_policy = v.to_ascii_lowercase()),
+    // Kept for CONFIG GET/SET compatibility; these tune eviction once eviction exists.
+    param!("maxmemory-samples", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
+        get: |c| c.maxmemory_samples.to_string(),
+        set: |c, v| c.maxmemory_samples = v.parse().unwrap_or(5)),
+    param!("maxmemory-eviction-tenacity", Kind::Int { min: 0, max: 100 }, mutable: true,
+        get: |c| c.maxmemory_eviction_tenacity.to_string(),
+        set: |c, v| c.maxmemory_eviction_tenacity = v.parse().unwrap_or(10)),
+    param!("maxmemory-clients", Kind::MemoryOrPercentOff, mutable: true,
+        get: |_| "0".into(), set: |_, _| {}),
+    // A debugging delay of loading, which embedis does not do: only "no delay". Hidden from
+    // `CONFIG GET *` as in Redis (see [`HIDDEN`]).
+    param!("key-load-delay", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
+    // embedis is never a replica: the empty value says so. As in Redis, CONFIG SET cannot
+    // change it (REPLICAOF is the command for that).
+    Param {
+        name: "replicaof",
+        aliases: &["slaveof"],
+        kind: Kind::Only(&[""]),
+        mutable: false,
+        sensitive: false,
+        get: |_| String::new(),
+        set: |_, _| {},
+    },
 ];
+
+/// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
+/// when asked for by name.
+pub const HIDDEN: &[&str] = &["key-load-delay"];
 
 /// Finds a parameter by name or alias, case-insensitively.
 pub fn find_param(name: &str) -> Option<&'static Param> {
@@ -612,6 +670,43 @@ impl Param {
                     parse_obuf_limits(value)?;
                 }
             }
+            Kind::PartialChoice {
+                choices,
+                implemented,
+            } => {
+                if !choices.iter().any(|c| c.eq_ignore_ascii_case(value)) {
+                    return Err(ValueError::NotOneOf(choices));
+                }
+                if !implemented.iter().any(|c| c.eq_ignore_ascii_case(value)) {
+                    return Err(ValueError::NotImplemented {
+                        value: value.to_string(),
+                    });
+                }
+            }
+            Kind::MemoryOrPercentOff => {
+                if let Some(digits) = value.strip_suffix('%') {
+                    let n = parse_int(digits)
+                        .filter(|n| *n >= 0)
+                        .ok_or(ValueError::Custom(
+                            "argument must be a memory or percent value",
+                        ))?;
+                    if n > 100 {
+                        return Err(ValueError::Custom(
+                            "percentage argument must be less or equal to 100",
+                        ));
+                    }
+                } else if parse_memory(value).is_none() {
+                    return Err(ValueError::Custom(
+                        "argument must be a memory or percent value",
+                    ));
+                }
+                let off = value.strip_suffix('%').unwrap_or(value);
+                if parse_memory(off) != Some(0) {
+                    return Err(ValueError::NotImplemented {
+                        value: value.to_string(),
+                    });
+                }
+            }
             Kind::Only(allowed) => {
                 if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
                     return Err(ValueError::NotImplemented {
@@ -646,6 +741,9 @@ impl Config {
                 continue;
             }
             for p in PARAMS {
+                if HIDDEN.contains(&p.name) {
+                    continue;
+                }
                 if glob::matches(pattern, p.name.as_bytes(), true) {
                     push(p.name, (p.get)(self));
                 }
@@ -770,12 +868,8 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "dbfilename",
     "rdbcompression",
     "rdbchecksum",
-    "replicaof",
-    "slaveof",
     "masterauth",
     "masteruser",
-    "maxmemory-policy",
-    "maxmemory-samples",
     "notify-keyspace-events",
     "cluster-enabled",
     "tls-port",

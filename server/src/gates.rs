@@ -10,6 +10,8 @@
 //! errorstats; a queued transaction doomed; a refused EXEC answering EXECABORT and still shown to
 //! MONITOR). The direct path of the embedding process (`crate::direct`) uses [`resolve`] too.
 //! [`connect_client`] is the gate of a new connection (maxclients, protected mode).
+//! [`refuses_for_memory`] is Redis's `maxmemory` gate; with the only policy embedis implements,
+//! `noeviction`, being over the limit means refusing commands that may grow memory.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
@@ -115,6 +117,43 @@ pub fn resolve(registry: &'static Registry, args: &[Bytes]) -> Result<&'static C
 #[inline]
 pub fn needs_auth(config: &Config, client: &ClientState, command: &Command) -> bool {
     auth_required(config, client) && !command.spec.flags.contains(Flags::NO_AUTH)
+}
+
+/// Redis's reply to a command refused by the `maxmemory` gate.
+pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
+
+/// True if memory use is over `maxmemory` (when one is set). Nothing can be evicted under
+/// `noeviction`, the only policy embedis accepts, so being over the limit is final until memory
+/// is freed or the limit raised, as Redis's `performEvictions` answers `EVICT_FAIL`.
+pub fn over_maxmemory(config: &Config) -> bool {
+    config.maxmemory != 0 && crate::alloc::used_memory() > config.maxmemory
+}
+
+/// The `maxmemory` gate of `processCommand`, applied after authentication and before a command
+/// is queued by MULTI: over the limit, a command flagged `denyoom` (by its own flags or the
+/// flags its script declares: `flags`) is refused, and so is an EXEC whose queue holds one. Any
+/// command queued inside MULTI is refused too, since the queue itself takes memory — except
+/// EXEC, DISCARD, QUIT and RESET, which end a transaction rather than grow it.
+pub fn refuses_for_memory(
+    config: &Config,
+    client: &ClientState,
+    command: &Command,
+    flags: Flags,
+) -> bool {
+    if config.maxmemory == 0 {
+        return false;
+    }
+    let name = command.full_name.as_str();
+    let mut denyoom = flags.contains(Flags::DENYOOM)
+        || (name == "exec"
+            && client
+                .multi
+                .as_ref()
+                .is_some_and(|m| m.flags.contains(Flags::DENYOOM)));
+    if client.multi.is_some() && !matches!(name, "exec" | "discard" | "quit" | "reset") {
+        denyoom = true;
+    }
+    denyoom && over_maxmemory(config)
 }
 
 /// A request refused by a gate: an error reply, counted as rejected (when the command is known)

@@ -221,6 +221,26 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
+        // maxmemory (Redis checks it after ACL and cluster redirection, which embedis lacks).
+        // A re-run of a blocked command already passed it, as Redis serves those directly.
+        if self.server.config.maxmemory != 0
+            && run == Run::Fresh
+            && gates::refuses_for_memory(
+                &self.server.config,
+                client,
+                command,
+                self.effective_flags(command, &args),
+            )
+        {
+            self.reject(
+                client,
+                Some(command),
+                Error::msg(gates::OOM_ERROR),
+                &args,
+                out,
+            );
+            return self.finish(client);
+        }
         // A MONITOR client is a replica to Redis: it may not touch the keyspace. (The gates
         // below that need a script's declared flags are for rare clients: the common path
         // does not look the script up.)
