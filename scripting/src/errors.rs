@@ -34,6 +34,32 @@ impl Raise {
     pub fn line(line: Vec<u8>) -> mlua::Error {
         mlua::Error::external(Raise(line))
     }
+
+    /// A plain message raised without the caller's position, as Redis's read-only tables
+    /// refuse `rawset`/`setmetatable`: `pcall` sees the bare message, the reply `ERR <message>`.
+    pub fn bare(message: &str) -> mlua::Error {
+        mlua::Error::external(Bare(message.to_string()))
+    }
+}
+
+/// See [`Raise::bare`].
+#[derive(Debug, Clone)]
+pub struct Bare(pub String);
+
+impl std::fmt::Display for Bare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Bare {}
+
+/// The message of a [`Raise::bare`] error.
+fn bare_message(error: &mlua::Error) -> Option<&str> {
+    match root(error) {
+        mlua::Error::ExternalError(e) => e.downcast_ref::<Bare>().map(|b| b.0.as_str()),
+        _ => None,
+    }
 }
 
 /// The error at the bottom of mlua's wrapping.
@@ -90,6 +116,11 @@ pub fn message_handler(lua: &Lua, err: Value) -> mlua::Result<Table> {
     let frame = user_frame(lua, 1);
     let table = match err {
         Value::Table(t) => t,
+        Value::Error(e) if bare_message(&e).is_some() => {
+            let mut line = b"ERR ".to_vec();
+            line.extend_from_slice(bare_message(&e).unwrap_or_default().as_bytes());
+            error_table(lua, &line)?
+        }
         Value::Error(e) => match lua_error_value(lua, &e)? {
             Value::Table(t) => t,
             other => {

@@ -100,9 +100,20 @@ for i = 1, #libraries do
 end
 local globals = protect(backing)
 backing._G = globals
-setmetatable(backing, {__index = function(_, name)
+local function missing(_, name)
     error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-end})
+end
+setmetatable(backing, {__index = missing})
+
+-- What `getmetatable` shows a script (see `install_raw_access`): the proxies' own metatables
+-- stay out of reach, since writing to one (`__index = {}`) would unprotect the table for every
+-- later script. `_G` shows a read-only table holding the missing-global handler; strings show
+-- a read-only view of their metatable, whose `__index` is the protected `string` table.
+local views = {}
+views[globals] = protect({__index = missing})
+local string_meta = getmetatable('')
+string_meta.__index = backing.string
+views[1] = protect(string_meta)
 
 -- Redis's pcall hands a script the message of an error table ({err = "ERR …"}), not the
 -- table; errors raised by the Rust side arrive as mlua's error objects and are read the same way.
@@ -118,7 +129,7 @@ local function settle(ok, ...)
 end
 backing.pcall = function(...) return settle(pcall(...)) end
 
-return globals, protected
+return globals, protected, views
 "#;
 
 /// A compiled EVAL script.
@@ -169,11 +180,11 @@ impl ScriptVm {
             other => Ok(other),
         })?;
         let libraries = lua.create_sequence_from(PROTECTED_LIBRARIES.iter().copied())?;
-        let (globals, protected): (Table, Table) = lua
+        let (globals, protected, views): (Table, Table, Table) = lua
             .load(SANDBOX_SETUP)
             .set_name(INTERNAL_CHUNK)
             .call((backing.clone(), libraries, to_error_value))?;
-        install_raw_access(&lua, &backing, &protected)?;
+        install_raw_access(&lua, &backing, &protected, &views)?;
         lua.set_globals(globals)?;
         if memory_limit > 0 {
             lua.set_memory_limit(memory_limit)?;
@@ -403,14 +414,20 @@ pub(crate) fn rearm_hook(lua: &Lua) {
 /// or would not see through one (`rawget`, `next`, `pairs`), and the chunk loaders, which must
 /// refuse bytecode. They are Rust functions, not Lua ones, so that a tail call to them keeps the
 /// caller's frame for error positions, as Redis's C functions do.
-fn install_raw_access(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Result<()> {
+fn install_raw_access(
+    lua: &Lua,
+    backing: &Table,
+    protected: &Table,
+    views: &Table,
+) -> mlua::Result<()> {
     let original = |name: &str| backing.raw_get::<Function>(name);
-    let (rawset, setmetatable, rawget, next, loadstring) = (
+    let (rawset, setmetatable, rawget, next, loadstring, getmetatable) = (
         original("rawset")?,
         original("setmetatable")?,
         original("rawget")?,
         original("next")?,
         original("loadstring")?,
+        original("getmetatable")?,
     );
     let is_protected = {
         let protected = protected.clone();
@@ -428,7 +445,28 @@ fn install_raw_access(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Re
             _ => t,
         }
     };
-    let refuse = || Raise::err("ERR Attempt to modify a readonly table");
+    let refuse = || Raise::bare("Attempt to modify a readonly table");
+    {
+        // A protected table shows its view (`_G`) or nothing, a string the read-only view of
+        // the string metatable; anything else its own metatable.
+        let is_protected = is_protected.clone();
+        let views = views.clone();
+        backing.raw_set(
+            "getmetatable",
+            lua.create_function(move |_, args: MultiValue| match args.front() {
+                None => Err(mlua::Error::runtime(
+                    "bad argument #1 to 'getmetatable' (value expected)",
+                )),
+                Some(t @ Value::Table(_)) if is_protected(t) => Ok(MultiValue::from_vec(vec![
+                    views.raw_get::<Value>(t.clone())?,
+                ])),
+                Some(Value::String(_)) => {
+                    Ok(MultiValue::from_vec(vec![views.raw_get::<Value>(1)?]))
+                }
+                _ => getmetatable.call::<MultiValue>(args),
+            })?,
+        )?;
+    }
     {
         let is_protected = is_protected.clone();
         backing.raw_set(
