@@ -153,7 +153,9 @@ pub fn call(
             server.stats.total_commands_processed += 1;
         }
         if block.is_none() {
-            server.command_stats[command.id].histogram.record(elapsed);
+            if server.config.latency_tracking {
+                server.command_stats[command.id].histogram.record(elapsed);
+            }
             // One comparison each while nothing is slow enough to note (the hot path).
             let slowlog = server.config.slowlog_log_slower_than;
             let latency_ms = server.config.latency_monitor_threshold;

@@ -55,6 +55,8 @@ pub struct Config {
     pub slowlog_max_len: u64,
     /// LATENCY: events at least this many ms long are recorded (0: monitoring off).
     pub latency_monitor_threshold: u64,
+    /// Every command's run-time histogram (LATENCY HISTOGRAM, INFO latencystats).
+    pub latency_tracking: bool,
     /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
     pub maxmemory: u64,
     /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
@@ -218,6 +220,7 @@ impl Default for Config {
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
             latency_monitor_threshold: 0,
+            latency_tracking: true,
             maxmemory: 0,
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
@@ -340,6 +343,8 @@ pub static PARAMS: &[Param] = &[
     param!("slowlog-max-len", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.slowlog_max_len.to_string(),
         set: |c, v| c.slowlog_max_len = v.parse().unwrap_or(128)),
+    param!("latency-tracking", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.latency_tracking), set: |c, v| c.latency_tracking = parse_yes_no(v)),
     param!("latency-monitor-threshold", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.latency_monitor_threshold.to_string(),
         set: |c, v| c.latency_monitor_threshold = v.parse().unwrap_or(0)),

@@ -6,31 +6,20 @@
 //! ever — Redis's `latency.c` model, which LATENCY LATEST / HISTORY / RESET / GRAPH / DOCTOR read.
 //! A threshold of 0 turns it off, and then nothing is recorded.
 //!
-//! [`LatencyHistogram`] is a command's distribution of run times for LATENCY HISTOGRAM. Redis
-//! keeps an HdrHistogram (1 ns to 1 s, two significant digits) and reports it by powers of two
-//! from 1,024 ns; we keep just those buckets, counting each run in the first bucket whose upper
-//! bound (the HdrHistogram's highest value equivalent to 1,024·2^k ns) is not below it, so that
-//! the keys (1, 2, 4, 8, 16, 33, 66, 132… µs) and cumulative counts read as Redis's do. Recording
-//! is one division and an increment on the path of every command.
+//! [`LatencyHistogram`] is a command's distribution of run times for LATENCY HISTOGRAM and INFO
+//! latencystats: an HdrHistogram as Redis keeps (1 ns to 1 s, two significant digits, the run
+//! time recorded as µs × 1000), reported by powers of two from 1,024 ns — keys 1, 2, 4, 8, 16,
+//! 33, 66, 132… µs — and at percentiles, as Redis reports them.
 
+use hdrhistogram::Histogram;
 use std::collections::{BTreeMap, VecDeque};
 
 /// Samples kept per event (Redis's `LATENCY_TS_LEN`).
 pub const HISTORY_LEN: usize = 160;
 
-/// Buckets of a [`LatencyHistogram`]: up to 1,024·2^20 ns, past Redis's 1 s maximum.
-const BUCKETS: usize = 21;
-
-/// Bucket k's upper bound in µs as Redis reports it: (1,032·2^k − 1) ns / 1,000.
-const KEYS: [u64; BUCKETS] = {
-    let mut keys = [0; BUCKETS];
-    let mut k = 0;
-    while k < BUCKETS {
-        keys[k] = ((1032u64 << k) - 1) / 1000;
-        k += 1;
-    }
-    keys
-};
+/// The range a [`LatencyHistogram`] tracks (Redis's `LATENCY_HISTOGRAM_MIN_VALUE` / `MAX_VALUE`).
+const MIN_NS: u64 = 1;
+const MAX_NS: u64 = 1_000_000_000;
 
 /// One sample of an event: when (UNIX seconds) and how long (milliseconds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,45 +103,62 @@ impl LatencyMonitor {
     }
 }
 
-/// A command's run times, for LATENCY HISTOGRAM (see the module documentation).
-#[derive(Debug, Clone, Copy, Default)]
+/// A command's run times, for LATENCY HISTOGRAM and INFO latencystats (see the module
+/// documentation); allocated at the command's first run, as Redis does.
+#[derive(Debug, Clone, Default)]
 pub struct LatencyHistogram {
-    buckets: [u64; BUCKETS],
+    histogram: Option<Box<Histogram<u64>>>,
 }
 
 impl LatencyHistogram {
-    /// Records one run of `usec` microseconds (Redis records µs × 1000 ns, at least 1 ns).
+    /// Records one run of `usec` microseconds (Redis records µs × 1000 ns, clamped to 1 ns – 1 s).
     #[inline]
     pub fn record(&mut self, usec: u64) {
-        // Bucket k holds what is below 1,032·2^k ns (its highest equivalent value plus one):
-        // the smallest k with 2^k >= usec, or the one below when its bound still holds usec.
-        let k = (64 - usec.saturating_sub(1).leading_zeros()) as usize;
-        let k = if k > 0 && k <= BUCKETS && usec <= KEYS[k - 1] {
-            k - 1
-        } else {
-            k
-        };
-        self.buckets[k.min(BUCKETS - 1)] += 1;
+        let ns = usec.saturating_mul(1000).clamp(MIN_NS, MAX_NS);
+        match &mut self.histogram {
+            Some(h) => h.saturating_record(ns),
+            None => self.first_record(ns),
+        }
+    }
+
+    #[cold]
+    fn first_record(&mut self, ns: u64) {
+        let mut h = Histogram::new_with_bounds(MIN_NS, MAX_NS, 2).expect("valid bounds");
+        h.saturating_record(ns);
+        self.histogram = Some(Box::new(h));
     }
 
     /// How many runs were recorded.
     pub fn count(&self) -> u64 {
-        self.buckets.iter().sum()
+        self.histogram.as_ref().map_or(0, |h| h.len())
     }
 
-    /// The cumulative distribution as Redis replies it: (bucket in µs, runs at or below it), for
-    /// the buckets that added runs.
+    /// The cumulative distribution as Redis replies it: from 1,024 ns by powers of two, (each
+    /// step's highest equivalent value in µs, runs at or below it), for the steps that added runs.
     pub fn cdf(&self) -> Vec<(u64, u64)> {
-        let mut total = 0;
+        let Some(h) = &self.histogram else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
-        for (k, &n) in self.buckets.iter().enumerate() {
-            if n == 0 {
-                continue;
+        let mut cumulative = 0;
+        for step in h.iter_log(1024, 2.0) {
+            let added = step.count_since_last_iteration();
+            if added > 0 {
+                cumulative += added;
+                // The step ends below its reporting level (1,024·2^k ns); Redis names the step
+                // by the level's highest equivalent value.
+                let level = step.value_iterated_to() + 1;
+                out.push((h.highest_equivalent(level) / 1000, cumulative));
             }
-            total += n;
-            out.push((KEYS[k], total));
         }
         out
+    }
+
+    /// The run time at `percentile` (0–100) in µs, as INFO latencystats prints it.
+    pub fn percentile_usec(&self, percentile: f64) -> f64 {
+        self.histogram.as_ref().map_or(0.0, |h| {
+            h.value_at_quantile(percentile / 100.0) as f64 / 1000.0
+        })
     }
 }
 
@@ -167,7 +173,7 @@ mod tests {
             h.record(usec);
         }
         // 0 and 1 µs -> 1; 2 µs (2,000 ns) -> 2; 16 µs -> 16; 17 µs (17,000 > 16,511) -> 33;
-        // 100 µs -> 132; 1 ms -> 1,056 (1,056,767 ns); 1 s and beyond -> the last bucket.
+        // 100 µs -> 132; 1 ms -> 1,056 (1,056,767 ns); 1 s and beyond (clamped) -> 1,082,130.
         assert_eq!(
             h.cdf(),
             vec![
@@ -181,6 +187,12 @@ mod tests {
             ]
         );
         assert_eq!(h.count(), 10);
+        // Percentiles are highest equivalent values: 6 µs = 6,000 ns -> 6,015 ns (32 ns steps).
+        let mut h = LatencyHistogram::default();
+        assert_eq!(h.percentile_usec(50.0), 0.0);
+        h.record(6);
+        assert_eq!(h.percentile_usec(50.0), 6.015);
+        assert_eq!(h.percentile_usec(99.9), 6.015);
     }
 
     #[test]

@@ -13,8 +13,8 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::log::Logger;
 
-/// Per-command counters (INFO commandstats).
-#[derive(Debug, Default, Clone, Copy)]
+/// Per-command counters (INFO commandstats, LATENCY HISTOGRAM).
+#[derive(Debug, Default, Clone)]
 pub struct CommandStats {
     pub calls: u64,
     pub usec: u64,

@@ -8,8 +8,8 @@
 //! `embedis-server` binary's allocator (as Redis's zmalloc counts them); a server embedded in
 //! another program, whose allocator we do not own, reports its resident set size instead. Fields describing machinery embedis does not have (persistence,
 //! replication, Lua, defragmentation) keep Redis's neutral values — zero, `ok`, empty — rather
-//! than disappearing, since parsers expect them. Latency percentiles are not tracked: the
-//! section is empty, as in Redis with `latency-tracking no`.
+//! than disappearing, since parsers expect them. Latencystats reports each command's p50, p99 and
+//! p99.9 from its run-time histogram (`crate::latency`).
 
 use std::fmt::Write as _;
 
@@ -159,7 +159,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
         Section::Modules => out.push_str("# Modules\r\n"),
         Section::Commandstats => commandstats(ctx, out),
         Section::Errorstats => errorstats(ctx, out),
-        Section::Latencystats => out.push_str("# Latencystats\r\n"),
+        Section::Latencystats => latencystats(ctx, out),
         Section::Cluster => {
             out.push_str("# Cluster\r\n");
             field!(out, "cluster_enabled", "0");
@@ -568,6 +568,24 @@ fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
             "cmdstat_{}:calls={},usec={},usec_per_call={:.2},rejected_calls={},failed_calls={}\r\n",
             command.full_name, s.calls, s.usec, per_call, s.rejected_calls, s.failed_calls
         );
+    }
+}
+
+/// Each command's run time at the 50th, 99th and 99.9th percentiles (Redis's default
+/// `latency-tracking-info-percentiles`), from its histogram; empty with `latency-tracking no`.
+fn latencystats(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Latencystats\r\n");
+    for command in &ctx.registry.commands {
+        let histogram = &ctx.server.command_stats[command.id].histogram;
+        if histogram.count() == 0 {
+            continue;
+        }
+        let _ = write!(out, "latency_percentiles_usec_{}:", command.full_name);
+        for (i, p) in [50.0, 99.0, 99.9].into_iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{sep}p{p}={:.3}", histogram.percentile_usec(p));
+        }
+        out.push_str("\r\n");
     }
 }
 
