@@ -104,39 +104,79 @@ impl LatencyMonitor {
 }
 
 /// A command's run times, for LATENCY HISTOGRAM and INFO latencystats (see the module
-/// documentation); allocated at the command's first run, as Redis does.
-#[derive(Debug, Clone, Default)]
+/// documentation). Runs under [`FAST_USEC`] µs — nearly all of them — are only counted per
+/// microsecond on the command's path, and folded into the HdrHistogram when it is read; longer
+/// ones go into it at once (allocated at the first, as Redis allocates its histogram).
+#[derive(Debug, Clone)]
 pub struct LatencyHistogram {
+    fast: [u64; FAST_USEC],
     histogram: Option<Box<Histogram<u64>>>,
 }
 
+/// Run times counted per microsecond before they reach the HdrHistogram.
+pub const FAST_USEC: usize = 64;
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        LatencyHistogram {
+            fast: [0; FAST_USEC],
+            histogram: None,
+        }
+    }
+}
+
+fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(MIN_NS, MAX_NS, 2).expect("valid bounds")
+}
+
+/// What Redis records for a run of `usec` µs: µs × 1000 ns, clamped to 1 ns – 1 s.
+fn recorded_ns(usec: u64) -> u64 {
+    usec.saturating_mul(1000).clamp(MIN_NS, MAX_NS)
+}
+
 impl LatencyHistogram {
-    /// Records one run of `usec` microseconds (Redis records µs × 1000 ns, clamped to 1 ns – 1 s).
+    /// Records one run of `usec` microseconds.
     #[inline]
     pub fn record(&mut self, usec: u64) {
-        let ns = usec.saturating_mul(1000).clamp(MIN_NS, MAX_NS);
-        match &mut self.histogram {
-            Some(h) => h.saturating_record(ns),
-            None => self.first_record(ns),
+        match self.fast.get_mut(usec as usize) {
+            Some(count) => *count += 1,
+            None => self.record_slow(usec),
         }
     }
 
     #[cold]
-    fn first_record(&mut self, ns: u64) {
-        let mut h = Histogram::new_with_bounds(MIN_NS, MAX_NS, 2).expect("valid bounds");
-        h.saturating_record(ns);
-        self.histogram = Some(Box::new(h));
+    fn record_slow(&mut self, usec: u64) {
+        self.histogram
+            .get_or_insert_with(|| Box::new(new_histogram()))
+            .saturating_record(recorded_ns(usec));
     }
 
     /// How many runs were recorded.
     pub fn count(&self) -> u64 {
-        self.histogram.as_ref().map_or(0, |h| h.len())
+        self.fast.iter().sum::<u64>() + self.histogram.as_ref().map_or(0, |h| h.len())
+    }
+
+    /// Every run recorded, in one HdrHistogram (`None` before the first).
+    fn merged(&self) -> Option<Histogram<u64>> {
+        if self.count() == 0 {
+            return None;
+        }
+        let mut h = match &self.histogram {
+            Some(h) => (**h).clone(),
+            None => new_histogram(),
+        };
+        for (usec, &n) in self.fast.iter().enumerate() {
+            if n > 0 {
+                h.saturating_record_n(recorded_ns(usec as u64), n);
+            }
+        }
+        Some(h)
     }
 
     /// The cumulative distribution as Redis replies it: from 1,024 ns by powers of two, (each
     /// step's highest equivalent value in µs, runs at or below it), for the steps that added runs.
     pub fn cdf(&self) -> Vec<(u64, u64)> {
-        let Some(h) = &self.histogram else {
+        let Some(h) = self.merged() else {
             return Vec::new();
         };
         let mut out = Vec::new();
@@ -154,11 +194,16 @@ impl LatencyHistogram {
         out
     }
 
-    /// The run time at `percentile` (0–100) in µs, as INFO latencystats prints it.
-    pub fn percentile_usec(&self, percentile: f64) -> f64 {
-        self.histogram.as_ref().map_or(0.0, |h| {
-            h.value_at_quantile(percentile / 100.0) as f64 / 1000.0
-        })
+    /// The run times at `percentiles` (0–100) in µs, as INFO latencystats prints them.
+    pub fn percentiles_usec(&self, percentiles: &[f64]) -> Vec<f64> {
+        let h = self.merged();
+        percentiles
+            .iter()
+            .map(|p| {
+                h.as_ref()
+                    .map_or(0.0, |h| h.value_at_quantile(p / 100.0) as f64 / 1000.0)
+            })
+            .collect()
     }
 }
 
@@ -189,10 +234,15 @@ mod tests {
         assert_eq!(h.count(), 10);
         // Percentiles are highest equivalent values: 6 µs = 6,000 ns -> 6,015 ns (32 ns steps).
         let mut h = LatencyHistogram::default();
-        assert_eq!(h.percentile_usec(50.0), 0.0);
+        assert_eq!(h.percentiles_usec(&[50.0]), [0.0]);
         h.record(6);
-        assert_eq!(h.percentile_usec(50.0), 6.015);
-        assert_eq!(h.percentile_usec(99.9), 6.015);
+        assert_eq!(h.percentiles_usec(&[50.0, 99.9]), [6.015, 6.015]);
+        // The fast counts and the HdrHistogram's own runs make one distribution.
+        h.record(6);
+        h.record(500);
+        assert_eq!(h.count(), 3);
+        assert_eq!(h.percentiles_usec(&[50.0, 100.0]), [6.015, 501.759]);
+        assert_eq!(h.cdf(), vec![(8, 2), (528, 3)]);
     }
 
     #[test]

@@ -581,9 +581,11 @@ fn latencystats(ctx: &Ctx<'_>, out: &mut String) {
             continue;
         }
         let _ = write!(out, "latency_percentiles_usec_{}:", command.full_name);
-        for (i, p) in [50.0, 99.0, 99.9].into_iter().enumerate() {
+        const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
+        let values = histogram.percentiles_usec(&PERCENTILES);
+        for (i, (p, value)) in PERCENTILES.iter().zip(values).enumerate() {
             let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{sep}p{p}={:.3}", histogram.percentile_usec(p));
+            let _ = write!(out, "{sep}p{p}={value:.3}");
         }
         out.push_str("\r\n");
     }
