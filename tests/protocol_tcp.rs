@@ -296,6 +296,21 @@ fn debug_internals_match_redis() {
         "OBJECT ENCODING z2",
         "DEBUG DIGEST-VALUE z z2 h h2 is is2",
         "DEBUG DIGEST x",
+        // POPULATE: key:<n> = value:<n>, existing keys kept, sizes cut or zero-padded.
+        "SET key:1 old",
+        "DEBUG POPULATE 5",
+        "DEBUG POPULATE 2 p 10",
+        "DEBUG POPULATE 2 q 3",
+        "DEBUG POPULATE 1 big 50",
+        "DEBUG POPULATE 0",
+        "DEBUG POPULATE -1",
+        "DEBUG POPULATE 1 a x",
+        "DEBUG POPULATE 1 a 1 x",
+        "MGET key:0 key:1 key:4 key:5 p:1 q:1",
+        "OBJECT ENCODING key:0",
+        "OBJECT ENCODING big:0",
+        "DBSIZE",
+        "DEBUG DIGEST",
     ];
     for setup in ["HELLO 2\r\n", "HELLO 3\r\n"] {
         for lines in [&protocol[..], &digests[..]] {
