@@ -257,6 +257,18 @@ fn debug_internals_match_redis() {
             "DEBUG REPLYBUFFER RESIZING 1",
             "DEBUG REPLYBUFFER nosuch 1",
             "DEBUG STRINGMATCH-LEN a b",
+            // Scripts: DEBUG is `noscript` unless SET-DISABLE-DENY-SCRIPTS lifts that gate;
+            // read-only scripts may not PUBLISH (may-replicate), others may.
+            "EVAL \"return redis.call('debug','protocol','string')\" 0",
+            "DEBUG SET-DISABLE-DENY-SCRIPTS 1",
+            "EVAL \"return redis.call('debug','protocol','integer')\" 0",
+            "EVAL \"return redis.call('client','setname','x')\" 0",
+            "DEBUG SET-DISABLE-DENY-SCRIPTS 0",
+            "EVAL \"return redis.call('debug','protocol','string')\" 0",
+            "EVAL_RO \"return redis.call('publish','ch','msg')\" 0",
+            "EVAL_RO \"return redis.pcall('spublish','ch','msg')\" 0",
+            "EVAL \"#!lua flags=no-writes\\nreturn redis.call('publish','ch','msg')\" 0",
+            "EVAL \"return redis.call('publish','ch','msg')\" 0",
         ]
         .map(String::from),
     )

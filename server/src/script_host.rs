@@ -86,16 +86,19 @@ impl Host for ScriptHost<'_> {
             }
         };
         let flags = command.spec.flags;
-        if flags.contains(Flags::NOSCRIPT) {
+        if flags.contains(Flags::NOSCRIPT) && !self.parts.server.disable_deny_scripts {
             let error = Error::msg("ERR This Redis command is not allowed from script");
             return self.refuse(out, version, error);
         }
+        // A read-only script may not run what would reach replicas either (PUBLISH): it must
+        // stay runnable on a replica and during CLIENT PAUSE WRITE, as in Redis.
+        if self.permissions.read_only
+            && (flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE))
+        {
+            let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
+            return self.refuse(out, version, error);
+        }
         if flags.contains(Flags::WRITE) {
-            if self.permissions.read_only {
-                let error =
-                    Error::msg("ERR Write commands are not allowed from read-only scripts.");
-                return self.refuse(out, version, error);
-            }
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
             self.busy.wrote = true;
         }

@@ -271,7 +271,7 @@ const DEBUG_HELP: &[&str] = &[
     "    0 stops removing expired keys in the background (they still expire when",
     "    accessed); 1 resumes it.",
     "SET-DISABLE-DENY-SCRIPTS <0|1>",
-    "    Accepted for Redis's tests; changes nothing in embedis.",
+    "    1 lets scripts call commands that are not allowed from scripts; 0 forbids it again.",
     "REPLYBUFFER PEAK-RESET-TIME <time>|RESIZING <0|1>",
     "    Accepted for Redis's tests; embedis has no reply-buffer resizing to tune.",
     "SLEEP <seconds>",
@@ -281,7 +281,7 @@ const DEBUG_HELP: &[&str] = &[
 ];
 
 /// C's `atoi`: optional spaces and sign, then digits, ignoring the rest; 0 when there are none.
-fn atoi(bytes: &[u8]) -> i64 {
+pub(crate) fn atoi(bytes: &[u8]) -> i64 {
     let mut rest = bytes;
     while let [b, tail @ ..] = rest {
         if b.is_ascii_whitespace() {

@@ -1,7 +1,8 @@
 //! DEBUG subcommands that show or exercise the server's internals the way Redis's do, for
 //! Redis's test suite and for client libraries' tests: PROTOCOL (one sample reply of each RESP
 //! type), ERROR (an error line of the caller's choosing), DIGEST and DIGEST-VALUE (a signature of
-//! the data), POPULATE (many keys at once), and the accepted-but-inert switches SET-DISABLE-DENY-SCRIPTS and REPLYBUFFER.
+//! the data), POPULATE (many keys at once), SET-DISABLE-DENY-SCRIPTS (scripts may call
+//! `noscript` commands) and the accepted-but-inert REPLYBUFFER.
 //!
 //! The digests are Redis's own construction, so a digest taken here equals Redis's for the same
 //! data (tests compare them across servers): a SHA1 "mix" (xor the data's hash in, then hash the
@@ -11,6 +12,7 @@
 
 use sha1_smol::Sha1;
 
+use crate::commands::admin::atoi;
 use crate::ctx::Ctx;
 use embedis_protocol::number::parse_i64;
 
@@ -51,8 +53,8 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
     } else if ctx.arg_is(1, "populate") && (3..=5).contains(&argc) {
         Some(populate(ctx))
     } else if ctx.arg_is(1, "set-disable-deny-scripts") && argc == 3 {
-        // Redis uses it to let its tests run deny-script commands from scripts; embedis's
-        // scripts have no such tests to unlock, so the switch is accepted and changes nothing.
+        // Lets scripts call `noscript` commands (the script host's gate reads it).
+        ctx.server.disable_deny_scripts = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
         Some(Ok(()))
     } else if ctx.arg_is(1, "replybuffer")
