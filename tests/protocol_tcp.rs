@@ -383,6 +383,17 @@ fn reply_off_transcript(addr: SocketAddr) -> Vec<String> {
         drain(&mut publisher);
         step(&mut sub, &[]);
         step(&mut sub, &["CLIENT REPLY SKIP", "UNSUBSCRIBE x", "PING"]);
+        // A script's message to its own caller is a push too (RESP2 callers cannot run it
+        // while subscribed; their error is thrown away).
+        step(
+            &mut sub,
+            &[
+                "SUBSCRIBE y",
+                "CLIENT REPLY OFF",
+                "EVAL \"return redis.call('publish','y','z')\" 0",
+                "PING",
+            ],
+        );
     }
     log
 }

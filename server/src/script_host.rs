@@ -189,7 +189,13 @@ pub fn run_script(
     }
     // Usually there is none; splitting an unchanged buffer would still make it shared (an
     // allocation) and cut its capacity to its length.
-    if ctx.client.pending.len() > own_output_mark {
+    // Under CLIENT REPLY OFF/SKIP the reply is thrown away but that output (pushes) is not: it
+    // stays pending, and the engine sends it in the reply's place.
+    let replies_suppressed = matches!(
+        ctx.client.reply_mode,
+        crate::client::ReplyMode::Off | crate::client::ReplyMode::Skip
+    );
+    if ctx.client.pending.len() > own_output_mark && !replies_suppressed {
         let own_output = ctx.client.pending.split_off(own_output_mark);
         let reply = out.split_off(reply_mark);
         out.extend_from_slice(&own_output);
