@@ -257,6 +257,18 @@ fn debug_internals_match_redis() {
             "DEBUG REPLYBUFFER RESIZING 1",
             "DEBUG REPLYBUFFER nosuch 1",
             "DEBUG STRINGMATCH-LEN a b",
+            // Scripts: DEBUG is `noscript` unless SET-DISABLE-DENY-SCRIPTS lifts that gate;
+            // read-only scripts may not PUBLISH (may-replicate), others may.
+            "EVAL \"return redis.call('debug','protocol','string')\" 0",
+            "DEBUG SET-DISABLE-DENY-SCRIPTS 1",
+            "EVAL \"return redis.call('debug','protocol','integer')\" 0",
+            "EVAL \"return redis.call('client','setname','x')\" 0",
+            "DEBUG SET-DISABLE-DENY-SCRIPTS 0",
+            "EVAL \"return redis.call('debug','protocol','string')\" 0",
+            "EVAL_RO \"return redis.call('publish','ch','msg')\" 0",
+            "EVAL_RO \"return redis.pcall('spublish','ch','msg')\" 0",
+            "EVAL \"#!lua flags=no-writes\\nreturn redis.call('publish','ch','msg')\" 0",
+            "EVAL \"return redis.call('publish','ch','msg')\" 0",
         ]
         .map(String::from),
     )
@@ -296,6 +308,21 @@ fn debug_internals_match_redis() {
         "OBJECT ENCODING z2",
         "DEBUG DIGEST-VALUE z z2 h h2 is is2",
         "DEBUG DIGEST x",
+        // POPULATE: key:<n> = value:<n>, existing keys kept, sizes cut or zero-padded.
+        "SET key:1 old",
+        "DEBUG POPULATE 5",
+        "DEBUG POPULATE 2 p 10",
+        "DEBUG POPULATE 2 q 3",
+        "DEBUG POPULATE 1 big 50",
+        "DEBUG POPULATE 0",
+        "DEBUG POPULATE -1",
+        "DEBUG POPULATE 1 a x",
+        "DEBUG POPULATE 1 a 1 x",
+        "MGET key:0 key:1 key:4 key:5 p:1 q:1",
+        "OBJECT ENCODING key:0",
+        "OBJECT ENCODING big:0",
+        "DBSIZE",
+        "DEBUG DIGEST",
     ];
     for setup in ["HELLO 2\r\n", "HELLO 3\r\n"] {
         for lines in [&protocol[..], &digests[..]] {
@@ -356,6 +383,17 @@ fn reply_off_transcript(addr: SocketAddr) -> Vec<String> {
         drain(&mut publisher);
         step(&mut sub, &[]);
         step(&mut sub, &["CLIENT REPLY SKIP", "UNSUBSCRIBE x", "PING"]);
+        // A script's message to its own caller is a push too (RESP2 callers cannot run it
+        // while subscribed; their error is thrown away).
+        step(
+            &mut sub,
+            &[
+                "SUBSCRIBE y",
+                "CLIENT REPLY OFF",
+                "EVAL \"return redis.call('publish','y','z')\" 0",
+                "PING",
+            ],
+        );
     }
     log
 }
@@ -369,4 +407,109 @@ fn pushes_pass_client_reply_off_as_in_redis() {
     let expected = reply_off_transcript(redis.addr());
     assert!(expected[0].contains("subscribe"), "{expected:?}");
     assert_eq!(reply_off_transcript(ours.addr()), expected);
+}
+
+/// A reply with CLIENT INFO's varying fields (ids, addresses, ages, buffer sizes) and its length
+/// prefix left out, and without the lib-name/lib-ver fields that embedis already reports (Redis
+/// 7.2's; 7.0 has none).
+fn stable_client_info(reply: &[u8]) -> String {
+    let text = String::from_utf8_lossy(reply);
+    let Some(start) = text.find("id=") else {
+        return text.into_owned();
+    };
+    const VARYING: &[&str] = &[
+        "id",
+        "addr",
+        "laddr",
+        "fd",
+        "age",
+        "idle",
+        "qbuf",
+        "qbuf-free",
+        "argv-mem",
+        "multi-mem",
+        "rbs",
+        "rbp",
+        "obl",
+        "oll",
+        "omem",
+        "tot-mem",
+        "lib-name",
+        "lib-ver",
+    ];
+    text[start..]
+        .split([' ', '\n'])
+        .filter(|field| {
+            let key = field.split('=').next().unwrap_or("");
+            !VARYING.contains(&key)
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// What RESET leaves of a connection's state (name, database, protocol, transaction, watches,
+/// subscriptions, reply mode, authentication), seen through CLIENT INFO and through behaviour,
+/// command by command as redis-server shows it.
+fn reset_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut conn = TcpStream::connect(addr).unwrap();
+    let steps: &[&[&str]] = &[
+        &[
+            "CLIENT SETNAME foo",
+            "SELECT 3",
+            "CLIENT NO-EVICT on",
+            "WATCH k",
+            "MULTI",
+        ],
+        &["HELLO 3"],
+        &["RESET"],
+        &["CLIENT INFO"],
+        &["EXEC"],
+        &["HELLO 3"],
+        &["SUBSCRIBE a", "PSUBSCRIBE b*", "RESET"],
+        &["CLIENT INFO"],
+        &["MULTI", "SUBSCRIBE a", "RESET", "EXEC"],
+        &["CLIENT REPLY OFF", "RESET", "PING"],
+        &["CLIENT REPLY SKIP", "RESET", "PING"],
+        &["MONITOR", "RESET", "CLIENT INFO"],
+        &[
+            "CONFIG SET requirepass pw",
+            "AUTH pw",
+            "PING",
+            "RESET",
+            "PING",
+            "CLIENT INFO",
+        ],
+        &["HELLO 3"],
+        &["AUTH default pw", "RESET"],
+        &["HELLO 3"],
+        &["AUTH pw", "CONFIG SET requirepass \"\"", "RESET", "PING"],
+    ];
+    let mut log = Vec::new();
+    for lines in steps {
+        conn.write_all(&inline(lines)).unwrap();
+        let reply = drain(&mut conn);
+        // HELLO's reply names the client id: only its kind is compared.
+        let shown = if lines == &["HELLO 3"] {
+            reply
+                .first()
+                .map(|&b| (b as char).to_string())
+                .unwrap_or_default()
+        } else {
+            stable_client_info(&reply)
+        };
+        log.push(format!("{lines:?}: {shown}"));
+    }
+    log
+}
+
+#[test]
+fn reset_clears_client_state_as_redis_does() {
+    let Some(redis) = RedisServer::start("reset", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    let expected = reset_transcript(redis.addr());
+    assert!(expected[3].contains("flags="), "{expected:?}");
+    assert!(expected[12].contains("NOAUTH"), "{expected:?}");
+    assert_eq!(reset_transcript(ours.addr()), expected);
 }

@@ -86,16 +86,19 @@ impl Host for ScriptHost<'_> {
             }
         };
         let flags = command.spec.flags;
-        if flags.contains(Flags::NOSCRIPT) {
+        if flags.contains(Flags::NOSCRIPT) && !self.parts.server.disable_deny_scripts {
             let error = Error::msg("ERR This Redis command is not allowed from script");
             return self.refuse(out, version, error);
         }
+        // A read-only script may not run what would reach replicas either (PUBLISH): it must
+        // stay runnable on a replica and during CLIENT PAUSE WRITE, as in Redis.
+        if self.permissions.read_only
+            && (flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE))
+        {
+            let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
+            return self.refuse(out, version, error);
+        }
         if flags.contains(Flags::WRITE) {
-            if self.permissions.read_only {
-                let error =
-                    Error::msg("ERR Write commands are not allowed from read-only scripts.");
-                return self.refuse(out, version, error);
-            }
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
             self.busy.wrote = true;
         }
@@ -186,7 +189,13 @@ pub fn run_script(
     }
     // Usually there is none; splitting an unchanged buffer would still make it shared (an
     // allocation) and cut its capacity to its length.
-    if ctx.client.pending.len() > own_output_mark {
+    // Under CLIENT REPLY OFF/SKIP the reply is thrown away but that output (pushes) is not: it
+    // stays pending, and the engine sends it in the reply's place.
+    let replies_suppressed = matches!(
+        ctx.client.reply_mode,
+        crate::client::ReplyMode::Off | crate::client::ReplyMode::Skip
+    );
+    if ctx.client.pending.len() > own_output_mark && !replies_suppressed {
         let own_output = ctx.client.pending.split_off(own_output_mark);
         let reply = out.split_off(reply_mark);
         out.extend_from_slice(&own_output);

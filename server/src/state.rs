@@ -149,6 +149,9 @@ pub struct ServerState {
     pub requests: Vec<EngineRequest>,
     /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
     pub active_expire: bool,
+    /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
+    /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
+    pub disable_deny_scripts: bool,
     /// The replication id INFO replication shows (random, as a master's is).
     pub replid: String,
     /// Highest memory figure INFO has reported (`used_memory_peak`).
@@ -219,6 +222,7 @@ impl ServerState {
             requests: Vec::new(),
             listeners: None,
             active_expire: true,
+            disable_deny_scripts: false,
             replid,
             memory_peak: memory_startup,
             memory_startup,

@@ -261,6 +261,9 @@ const DEBUG_HELP: &[&str] = &[
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "POPULATE <count> [<prefix>] [<size>]",
+    "    Creates <count> string keys <prefix>:<n> (prefix 'key') holding value:<n>, cut or",
+    "    zero-padded to <size> bytes if given. Existing keys are kept.",
     "PROTOCOL <type>",
     "    Replies with a sample of a reply type: string, integer, double, bignum, null,",
     "    array, set, map, attrib, push, verbatim, true or false.",
@@ -268,7 +271,7 @@ const DEBUG_HELP: &[&str] = &[
     "    0 stops removing expired keys in the background (they still expire when",
     "    accessed); 1 resumes it.",
     "SET-DISABLE-DENY-SCRIPTS <0|1>",
-    "    Accepted for Redis's tests; changes nothing in embedis.",
+    "    1 lets scripts call commands that are not allowed from scripts; 0 forbids it again.",
     "REPLYBUFFER PEAK-RESET-TIME <time>|RESIZING <0|1>",
     "    Accepted for Redis's tests; embedis has no reply-buffer resizing to tune.",
     "SLEEP <seconds>",
@@ -278,7 +281,7 @@ const DEBUG_HELP: &[&str] = &[
 ];
 
 /// C's `atoi`: optional spaces and sign, then digits, ignoring the rest; 0 when there are none.
-fn atoi(bytes: &[u8]) -> i64 {
+pub(crate) fn atoi(bytes: &[u8]) -> i64 {
     let mut rest = bytes;
     while let [b, tail @ ..] = rest {
         if b.is_ascii_whitespace() {

@@ -1,7 +1,8 @@
 //! DEBUG subcommands that show or exercise the server's internals the way Redis's do, for
 //! Redis's test suite and for client libraries' tests: PROTOCOL (one sample reply of each RESP
 //! type), ERROR (an error line of the caller's choosing), DIGEST and DIGEST-VALUE (a signature of
-//! the data), and the accepted-but-inert switches SET-DISABLE-DENY-SCRIPTS and REPLYBUFFER.
+//! the data), POPULATE (many keys at once), SET-DISABLE-DENY-SCRIPTS (scripts may call
+//! `noscript` commands) and the accepted-but-inert REPLYBUFFER.
 //!
 //! The digests are Redis's own construction, so a digest taken here equals Redis's for the same
 //! data (tests compare them across servers): a SHA1 "mix" (xor the data's hash in, then hash the
@@ -11,8 +12,11 @@
 
 use sha1_smol::Sha1;
 
+use crate::commands::admin::atoi;
 use crate::ctx::Ctx;
-use crate::error::CmdResult;
+use embedis_protocol::number::parse_i64;
+
+use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
 use crate::value::{Value, ValueType};
 
@@ -46,9 +50,11 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
             ctx.out.simple(hex(&digest).as_bytes());
         }
         Some(Ok(()))
+    } else if ctx.arg_is(1, "populate") && (3..=5).contains(&argc) {
+        Some(populate(ctx))
     } else if ctx.arg_is(1, "set-disable-deny-scripts") && argc == 3 {
-        // Redis uses it to let its tests run deny-script commands from scripts; embedis's
-        // scripts have no such tests to unlock, so the switch is accepted and changes nothing.
+        // Lets scripts call `noscript` commands (the script host's gate reads it).
+        ctx.server.disable_deny_scripts = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
         Some(Ok(()))
     } else if ctx.arg_is(1, "replybuffer")
@@ -61,6 +67,47 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
     } else {
         None
     }
+}
+
+/// An argument that must be a non-negative integer, with Redis's error for anything else.
+fn positive_arg(ctx: &Ctx<'_>, i: usize) -> CmdResult<usize> {
+    parse_i64(ctx.arg(i))
+        .filter(|n| *n >= 0)
+        .map(|n| n as usize)
+        .ok_or(Error::msg("ERR value is out of range, must be positive"))
+}
+
+/// DEBUG POPULATE <count> [<prefix>] [<size>]: string keys `<prefix>:<n>` (prefix `key`) holding
+/// `value:<n>`, cut or padded with zero bytes to `size` when a size is given. Existing keys are
+/// left as they are. The values are never integer-encoded, as Redis creates them.
+fn populate(ctx: &mut Ctx<'_>) -> CmdResult {
+    let count = positive_arg(ctx, 2)?;
+    let size = if ctx.argc() == 5 {
+        positive_arg(ctx, 4)?
+    } else {
+        0
+    };
+    let prefix: &[u8] = if ctx.argc() >= 4 { ctx.arg(3) } else { b"key" };
+    let db = ctx.db();
+    for n in 0..count {
+        let mut key = prefix.to_vec();
+        key.extend_from_slice(format!(":{n}").as_bytes());
+        if ctx
+            .ks
+            .lookup(db, &key, ctx.now_ms, Access::NoTouch)
+            .is_some()
+        {
+            continue;
+        }
+        let mut value = format!("value:{n}").into_bytes();
+        if size > 0 {
+            value.resize(size, 0);
+        }
+        ctx.ks
+            .add(db, &key, Value::plain_string(&value), None, ctx.now_ms);
+    }
+    ctx.out.ok();
+    Ok(())
 }
 
 const PROTOCOL_TYPES: &str =
