@@ -56,6 +56,11 @@ pub struct Config {
     pub maxmemory_policy: String,
     pub maxmemory_samples: u32,
     pub maxmemory_eviction_tenacity: u32,
+    /// Writes are refused unless this many replicas are connected with a lag of at most
+    /// `min_replicas_max_lag` seconds (either 0 turns the check off). embedis has no replicas,
+    /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
+    pub min_replicas_to_write: u32,
+    pub min_replicas_max_lag: u32,
 }
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -213,6 +218,8 @@ impl Default for Config {
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }
@@ -503,6 +510,30 @@ pub static PARAMS: &[Param] = &[
         set: |c, v| c.maxmemory_eviction_tenacity = v.parse().unwrap_or(10)),
     param!("maxmemory-clients", Kind::MemoryOrPercentOff, mutable: true,
         get: |_| "0".into(), set: |_, _| {}),
+    Param {
+        name: "min-replicas-to-write",
+        aliases: &["min-slaves-to-write"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.min_replicas_to_write.to_string(),
+        set: |c, v| c.min_replicas_to_write = v.parse().unwrap_or(0),
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        aliases: &["min-slaves-max-lag"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.min_replicas_max_lag.to_string(),
+        set: |c, v| c.min_replicas_max_lag = v.parse().unwrap_or(10),
+    },
     // A debugging delay of loading, which embedis does not do: only "no delay". Hidden from
     // `CONFIG GET *` as in Redis (see [`HIDDEN`]).
     param!("key-load-delay", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
