@@ -1202,6 +1202,16 @@ fn maxmemory_policy_accepts_only_what_embedis_implements() {
         a.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
         b"+OK\r\n"
     );
+    // INFO reports the limit and the policy.
+    a.cmd(&["CONFIG", "SET", "maxmemory", "1mb"]);
+    let info = a.text(&["INFO", "memory"]);
+    assert!(
+        info.contains(
+            "\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\nmaxmemory_policy:noeviction\r\n"
+        ),
+        "{info}"
+    );
+    a.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(
         a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]),
         "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - embedis does not implement the value '10%' for this parameter yet"

@@ -185,7 +185,7 @@ impl KeySpec {
                     return if strict { None } else { Some(Vec::new()) };
                 };
                 let first = start + first_key as i64;
-                if strict && (count <= 0 || first + count - 1 >= argc) {
+                if strict && (count <= 0 || first + count > argc) {
                     return None;
                 }
                 Some(
