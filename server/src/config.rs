@@ -1037,6 +1037,41 @@ mod tests {
     }
 
     #[test]
+    fn maxmemory_family() {
+        let mut c = Config::default();
+        c.set_many(&[("maxmemory", "1mb"), ("maxmemory-samples", "7")])
+            .unwrap();
+        assert_eq!((c.maxmemory, c.maxmemory_samples), (1 << 20, 7));
+        // One bad pair rolls the others back, with the failing parameter's own error.
+        assert_eq!(
+            c.set_many(&[("maxmemory", "5"), ("maxmemory-clients", "200%")])
+                .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100"
+        );
+        assert_eq!(c.maxmemory, 1 << 20);
+        assert_eq!(
+            c.set_many(&[("maxmemory-policy", "lru")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+        );
+        assert!(c
+            .set_many(&[("maxmemory-policy", "allkeys-lru")])
+            .unwrap_err()
+            .contains("does not implement"));
+        assert_eq!(c.maxmemory_policy, "noeviction");
+        // Hidden parameters answer by name only; aliases are listed under both names.
+        assert!(c
+            .matching(&[b"*"])
+            .iter()
+            .all(|(n, _)| n != "key-load-delay"));
+        assert_eq!(
+            c.matching(&[b"key-load-delay"]),
+            vec![("key-load-delay".to_string(), "0".to_string())]
+        );
+        let names: Vec<String> = c.matching(&[b"*of"]).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["replicaof", "slaveof"]);
+    }
+
+    #[test]
     fn get_with_patterns() {
         let c = Config::default();
         let got = c.matching(&[b"hz", b"max*"]);

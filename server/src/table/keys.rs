@@ -292,6 +292,21 @@ mod tests {
             notes: "",
         };
         assert_eq!(keynum.key_positions(&args("EVAL s 2 a b c")), vec![3, 4]);
+        // The strict search (COMMAND GETKEYS) refuses what Redis's key specs call invalid;
+        // the lenient one keeps the keys that fit.
+        assert_eq!(
+            keynum.strict_key_positions(&args("EVAL s 2 a b c")),
+            Some(vec![3, 4])
+        );
+        assert_eq!(keynum.key_positions(&args("EVAL s 3 a b")), vec![3, 4]);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s 3 a b")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s 0")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s -1 a")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s x a")), None);
+        assert_eq!(
+            KeySpec::single(1, flag::RO).strict_key_positions(&args("GET k")),
+            Some(vec![1])
+        );
     }
 
     #[test]
