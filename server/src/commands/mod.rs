@@ -24,6 +24,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod memory;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
@@ -45,6 +46,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     info::COMMANDS,
     configuration::COMMANDS,
     introspection::COMMANDS,
+    memory::COMMANDS,
     admin::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
