@@ -1202,6 +1202,16 @@ fn maxmemory_policy_accepts_only_what_embedis_implements() {
         a.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
         b"+OK\r\n"
     );
+    // INFO reports the limit and the policy.
+    a.cmd(&["CONFIG", "SET", "maxmemory", "1mb"]);
+    let info = a.text(&["INFO", "memory"]);
+    assert!(
+        info.contains(
+            "\r\nmaxmemory:1048576\r\nmaxmemory_human:1.00M\r\nmaxmemory_policy:noeviction\r\n"
+        ),
+        "{info}"
+    );
+    a.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(
         a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]),
         "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - embedis does not implement the value '10%' for this parameter yet"
@@ -1210,4 +1220,30 @@ fn maxmemory_policy_accepts_only_what_embedis_implements() {
         a.text(&["CONFIG", "SET", "key-load-delay", "10"]),
         "ERR CONFIG SET failed (possibly related to argument 'key-load-delay') - embedis does not implement the value '10' for this parameter yet"
     );
+}
+
+/// MEMORY USAGE is an estimate, but it must follow the value: a longer string or a bigger
+/// collection costs more, and a missing key has no size.
+#[test]
+fn memory_usage_follows_the_value() {
+    let server = server();
+    let mut a = Client::connect(server.addr());
+    let usage = |a: &mut Client, key: &str| -> i64 {
+        a.text(&["MEMORY", "USAGE", key])
+            .trim_start_matches(':')
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(a.cmd(&["MEMORY", "USAGE", "nosuch"]), b"$-1\r\n");
+    a.cmd(&["SET", "k1", "v"]);
+    a.cmd(&["SET", "k2", &"v".repeat(1000)]);
+    let (short, long) = (usage(&mut a, "k1"), usage(&mut a, "k2"));
+    assert!(long >= short + 999, "{short} {long}");
+    for i in 0..1000 {
+        a.cmd(&["HSET", "big", &format!("field{i}"), &format!("value{i}")]);
+    }
+    a.cmd(&["HSET", "small", "f", "v"]);
+    assert!(usage(&mut a, "big") > 10 * usage(&mut a, "small"));
+    assert!(usage(&mut a, "big") > 1000 * 10);
 }

@@ -64,6 +64,11 @@ pub struct Config {
     pub maxmemory_policy: String,
     pub maxmemory_samples: u32,
     pub maxmemory_eviction_tenacity: u32,
+    /// Writes are refused unless this many replicas are connected with a lag of at most
+    /// `min_replicas_max_lag` seconds (either 0 turns the check off). embedis has no replicas,
+    /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
+    pub min_replicas_to_write: u32,
+    pub min_replicas_max_lag: u32,
 }
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -225,6 +230,8 @@ impl Default for Config {
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }
@@ -526,6 +533,30 @@ pub static PARAMS: &[Param] = &[
         set: |c, v| c.maxmemory_eviction_tenacity = v.parse().unwrap_or(10)),
     param!("maxmemory-clients", Kind::MemoryOrPercentOff, mutable: true,
         get: |_| "0".into(), set: |_, _| {}),
+    Param {
+        name: "min-replicas-to-write",
+        aliases: &["min-slaves-to-write"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.min_replicas_to_write.to_string(),
+        set: |c, v| c.min_replicas_to_write = v.parse().unwrap_or(0),
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        aliases: &["min-slaves-max-lag"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.min_replicas_max_lag.to_string(),
+        set: |c, v| c.min_replicas_max_lag = v.parse().unwrap_or(10),
+    },
     // A debugging delay of loading, which embedis does not do: only "no delay". Hidden from
     // `CONFIG GET *` as in Redis (see [`HIDDEN`]).
     param!("key-load-delay", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
@@ -1023,6 +1054,41 @@ mod tests {
         );
         c.set_many(&[("hz", "5000"), ("maxclients", "7")]).unwrap();
         assert_eq!((c.hz, c.maxclients), (500, 7));
+    }
+
+    #[test]
+    fn maxmemory_family() {
+        let mut c = Config::default();
+        c.set_many(&[("maxmemory", "1mb"), ("maxmemory-samples", "7")])
+            .unwrap();
+        assert_eq!((c.maxmemory, c.maxmemory_samples), (1 << 20, 7));
+        // One bad pair rolls the others back, with the failing parameter's own error.
+        assert_eq!(
+            c.set_many(&[("maxmemory", "5"), ("maxmemory-clients", "200%")])
+                .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - percentage argument must be less or equal to 100"
+        );
+        assert_eq!(c.maxmemory, 1 << 20);
+        assert_eq!(
+            c.set_many(&[("maxmemory-policy", "lru")]).unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+        );
+        assert!(c
+            .set_many(&[("maxmemory-policy", "allkeys-lru")])
+            .unwrap_err()
+            .contains("does not implement"));
+        assert_eq!(c.maxmemory_policy, "noeviction");
+        // Hidden parameters answer by name only; aliases are listed under both names.
+        assert!(c
+            .matching(&[b"*"])
+            .iter()
+            .all(|(n, _)| n != "key-load-delay"));
+        assert_eq!(
+            c.matching(&[b"key-load-delay"]),
+            vec![("key-load-delay".to_string(), "0".to_string())]
+        );
+        let names: Vec<String> = c.matching(&[b"*of"]).into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["replicaof", "slaveof"]);
     }
 
     #[test]

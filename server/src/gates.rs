@@ -156,6 +156,30 @@ pub fn refuses_for_memory(
     denyoom && over_maxmemory(config)
 }
 
+/// Redis's reply to a write refused for want of good replicas.
+pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
+
+/// The `min-replicas-to-write` gate of `processCommand` (right after the memory gate): a write
+/// (by its flags or its script's: `flags`), or an EXEC whose queue holds one, is refused unless
+/// enough replicas are connected. embedis has no replicas, so whenever the check is on
+/// (`min-replicas-to-write` and `min-replicas-max-lag` both non-zero) it refuses.
+pub fn refuses_for_replicas(
+    config: &Config,
+    client: &ClientState,
+    command: &Command,
+    flags: Flags,
+) -> bool {
+    if config.min_replicas_to_write == 0 || config.min_replicas_max_lag == 0 {
+        return false;
+    }
+    flags.contains(Flags::WRITE)
+        || (command.full_name == "exec"
+            && client
+                .multi
+                .as_ref()
+                .is_some_and(|m| m.flags.contains(Flags::WRITE)))
+}
+
 /// A request refused by a gate: an error reply, counted as rejected (when the command is known)
 /// and in errorstats. Inside MULTI it dooms the transaction; a refused EXEC discards it (even
 /// without MULTI) and answers EXECABORT with the reason, and MONITOR still sees it, as Redis's

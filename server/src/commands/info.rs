@@ -319,9 +319,15 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         "{}",
         bytes_to_human(scripts + libraries)
     );
-    field!(out, "maxmemory", "0");
-    field!(out, "maxmemory_human", "0B");
-    field!(out, "maxmemory_policy", "noeviction");
+    let config = &ctx.server.config;
+    field!(out, "maxmemory", "{}", config.maxmemory);
+    field!(
+        out,
+        "maxmemory_human",
+        "{}",
+        bytes_to_human(config.maxmemory)
+    );
+    field!(out, "maxmemory_policy", "{}", config.maxmemory_policy);
     // We see the allocator only through our counter, so its internal ratios are 1; the
     // fragmentation ratio compares the resident set with the bytes allocated, as Redis's does.
     for (ratio, bytes) in [

@@ -238,7 +238,13 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
             Some(refine) if spec.flags & flag::VARIABLE_FLAGS != 0 => refine(args, spec.flags),
             _ => spec.flags,
         };
-        for position in spec.key_positions(args) {
+        // One malformed spec voids them all, as in Redis (whose key-finding callbacks, tried
+        // next, refuse the same lines).
+        let Some(positions) = spec.strict_key_positions(args) else {
+            keys.clear();
+            break;
+        };
+        for position in positions {
             keys.push((args[position].clone(), flags));
         }
     }

@@ -26,6 +26,7 @@ pub mod introspection;
 pub mod keys;
 pub mod latency;
 pub mod lists;
+pub mod memory;
 pub mod modules;
 pub mod pubsub;
 pub mod scripting;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     info::COMMANDS,
     configuration::COMMANDS,
     introspection::COMMANDS,
+    memory::COMMANDS,
     admin::COMMANDS,
     slowlog::COMMANDS,
     latency::COMMANDS,

@@ -241,6 +241,19 @@ impl Engine {
             );
             return self.finish(client);
         }
+        if self.server.config.min_replicas_to_write != 0
+            && run == Run::Fresh
+            && gates::refuses_for_replicas(
+                &self.server.config,
+                client,
+                command,
+                self.effective_flags(command, &args),
+            )
+        {
+            let error = Error::msg(gates::NOREPLICAS_ERROR);
+            self.reject(client, Some(command), error, &args, out);
+            return self.finish(client);
+        }
         // A MONITOR client is a replica to Redis: it may not touch the keyspace. (The gates
         // below that need a script's declared flags are for rare clients: the common path
         // does not look the script up.)

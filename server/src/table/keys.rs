@@ -110,6 +110,18 @@ impl KeySpec {
 
     /// Positions (argument indexes) of the keys in `args` (name included at 0).
     pub fn key_positions(&self, args: &[Bytes]) -> Vec<usize> {
+        self.search(args, false).unwrap_or_default()
+    }
+
+    /// As [`KeySpec::key_positions`], but `None` where Redis's key-spec search finds the line
+    /// malformed (its `invalid_spec`): a keynum count that is missing, not a number or negative,
+    /// or a first or last key outside the line (so also a count of zero). COMMAND GETKEYS then
+    /// reports no keys at all rather than the ones that fit.
+    pub fn strict_key_positions(&self, args: &[Bytes]) -> Option<Vec<usize>> {
+        self.search(args, true)
+    }
+
+    fn search(&self, args: &[Bytes], strict: bool) -> Option<Vec<usize>> {
         let argc = args.len() as i64;
         let start = match self.begin {
             Begin::Index(i) => i as i64,
@@ -128,12 +140,13 @@ impl KeySpec {
                 };
                 match found {
                     Some(i) => i + 1,
-                    None => return Vec::new(),
+                    // An optional keyword absent: this spec finds nothing, which is fine.
+                    None => return Some(Vec::new()),
                 }
             }
         };
         if start >= argc {
-            return Vec::new();
+            return if strict { None } else { Some(Vec::new()) };
         }
         match self.find {
             Find::Range {
@@ -148,11 +161,16 @@ impl KeySpec {
                 } else {
                     start + (argc - start) / limit as i64 + last_key as i64
                 };
+                if strict && (last >= argc || last < start) {
+                    return None;
+                }
                 let last = last.min(argc - 1);
-                (start..=last)
-                    .step_by(step.max(1) as usize)
-                    .map(|i| i as usize)
-                    .collect()
+                Some(
+                    (start..=last)
+                        .step_by(step.max(1) as usize)
+                        .map(|i| i as usize)
+                        .collect(),
+                )
             }
             Find::Keynum {
                 count_index,
@@ -164,14 +182,19 @@ impl KeySpec {
                     .get(count_at as usize)
                     .and_then(|a| embedis_protocol::number::parse_i64(a))
                 else {
-                    return Vec::new();
+                    return if strict { None } else { Some(Vec::new()) };
                 };
                 let first = start + first_key as i64;
-                (0..count.max(0))
-                    .map(|k| first + k * step as i64)
-                    .take_while(|&i| i < argc)
-                    .map(|i| i as usize)
-                    .collect()
+                if strict && (count <= 0 || first + count > argc) {
+                    return None;
+                }
+                Some(
+                    (0..count.max(0))
+                        .map(|k| first + k * step as i64)
+                        .take_while(|&i| i < argc)
+                        .map(|i| i as usize)
+                        .collect(),
+                )
             }
         }
     }
@@ -269,6 +292,21 @@ mod tests {
             notes: "",
         };
         assert_eq!(keynum.key_positions(&args("EVAL s 2 a b c")), vec![3, 4]);
+        // The strict search (COMMAND GETKEYS) refuses what Redis's key specs call invalid;
+        // the lenient one keeps the keys that fit.
+        assert_eq!(
+            keynum.strict_key_positions(&args("EVAL s 2 a b c")),
+            Some(vec![3, 4])
+        );
+        assert_eq!(keynum.key_positions(&args("EVAL s 3 a b")), vec![3, 4]);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s 3 a b")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s 0")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s -1 a")), None);
+        assert_eq!(keynum.strict_key_positions(&args("EVAL s x a")), None);
+        assert_eq!(
+            KeySpec::single(1, flag::RO).strict_key_positions(&args("GET k")),
+            Some(vec![1])
+        );
     }
 
     #[test]
