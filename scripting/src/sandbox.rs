@@ -146,6 +146,8 @@ pub struct ScriptVm {
     backing: Table,
     handler: Function,
     scripts: HashMap<String, Script>,
+    /// The limit the VM was made with (SCRIPT FLUSH makes the next one alike).
+    memory_limit: usize,
 }
 
 impl ScriptVm {
@@ -198,6 +200,7 @@ impl ScriptVm {
             backing,
             handler,
             scripts: HashMap::new(),
+            memory_limit,
         })
     }
 
@@ -247,10 +250,21 @@ impl ScriptVm {
         self.scripts.values().map(|s| s.body.len() + 40).sum()
     }
 
-    /// SCRIPT FLUSH.
+    /// SCRIPT FLUSH: like Redis, a fresh VM, so that nothing a script left behind (a Lua
+    /// stack grown to thousands of slots by `unpack`, garbage) outlives it; only the rand48
+    /// generator, one per process in Redis, runs on.
     pub fn flush_scripts(&mut self) {
-        self.scripts.clear();
-        let _ = self.lua.gc_collect();
+        let rand_state = crate::libs::rand48::state(&self.lua);
+        match ScriptVm::new(self.memory_limit) {
+            Ok(fresh) => {
+                crate::libs::rand48::set_state(&fresh.lua, rand_state);
+                *self = fresh;
+            }
+            Err(_) => {
+                self.scripts.clear();
+                let _ = self.lua.gc_collect();
+            }
+        }
     }
 
     /// Bytes the Lua VM uses (INFO used_memory_lua).
@@ -291,15 +305,25 @@ impl ScriptVm {
             );
         }
         let script_resp3 = state.is_some_and(|s| s.resp == Version::Resp3);
+        // SAFETY: the borrow `host` was made from is still held; no Lua code runs any more.
+        let host = unsafe { &mut *host };
         match result {
             Ok((ok, value)) => {
                 if ok {
+                    if let Some((line, counted)) = returned_error(&value) {
+                        host.script_error(&line, counted);
+                    }
                     unlimited(&self.lua, || {
                         crate::convert::write_lua_reply(out, &value, script_resp3)
                     });
                     Ok(())
                 } else {
+                    let counted = match &value {
+                        Value::Table(t) => is_counted(t),
+                        _ => false,
+                    };
                     let line = failure_line(&self.lua, value, name);
+                    host.script_error(&line, counted);
                     if line.starts_with(b"ERR not enough memory") {
                         let _ = self.lua.gc_collect();
                     }
@@ -354,6 +378,24 @@ impl ScriptVm {
             Ok(())
         })
     }
+}
+
+/// The error line a script's result is written as, if it is an error table, and whether it is
+/// a failed command's error that errorstats already counted.
+fn returned_error(value: &Value) -> Option<(Vec<u8>, bool)> {
+    let Value::Table(t) = value else { return None };
+    match t.raw_get::<Value>("err") {
+        Ok(Value::String(e)) => Some((crate::convert::error_text(&e.as_bytes()), is_counted(t))),
+        _ => None,
+    }
+}
+
+/// Does the error table carry Redis's "already counted" mark?
+fn is_counted(t: &Table) -> bool {
+    matches!(
+        t.raw_get::<Value>(crate::bridge::IGNORE_STATS),
+        Ok(Value::Boolean(true))
+    )
 }
 
 /// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
