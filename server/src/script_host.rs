@@ -89,7 +89,7 @@ impl Host for ScriptHost<'_> {
             }
         };
         let flags = command.spec.flags;
-        if flags.contains(Flags::NOSCRIPT) {
+        if flags.contains(Flags::NOSCRIPT) && !self.parts.server.disable_deny_scripts {
             let error = Error::msg("ERR This Redis command is not allowed from script");
             return self.refuse(out, version, error);
         }

@@ -147,6 +147,8 @@ pub struct ServerState {
     pub requests: Vec<EngineRequest>,
     /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
     pub active_expire: bool,
+    /// DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may run `noscript` commands (a test hook).
+    pub disable_deny_scripts: bool,
     /// The replication id INFO replication shows (random, as a master's is).
     pub replid: String,
     /// Highest memory figure INFO has reported (`used_memory_peak`).
@@ -213,6 +215,7 @@ impl ServerState {
             requests: Vec::new(),
             listeners: None,
             active_expire: true,
+            disable_deny_scripts: false,
             replid,
             memory_peak: memory_startup,
             memory_startup,

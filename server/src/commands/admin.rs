@@ -9,7 +9,8 @@
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
 //! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
-//! SET-ACTIVE-EXPIRE, OBJECT and LOG — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
+//! SET-ACTIVE-EXPIRE, OBJECT, LOG, PROTOCOL and SET-DISABLE-DENY-SCRIPTS (which the scripting
+//! tests use) — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
 use crate::blocking::{BlockReason, Blocked, TimeoutReply};
@@ -254,9 +255,14 @@ const DEBUG_HELP: &[&str] = &[
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "PROTOCOL <type>",
+    "    Answers with a sample reply of <type>: string, integer, double, bignum, null,",
+    "    array, set, map, attrib, push, verbatim, true or false.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    0 stops removing expired keys in the background (they still expire when",
     "    accessed); 1 resumes it.",
+    "SET-DISABLE-DENY-SCRIPTS <0|1>",
+    "    1 lets scripts run commands otherwise refused to them (for tests); 0 restores it.",
     "SLEEP <seconds>",
     "    Stops the whole server for <seconds> (decimals allowed).",
     "HELP",
@@ -316,6 +322,11 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
             std::thread::sleep(std::time::Duration::from_micros(micros as u64));
         }
         ctx.out.ok();
+    } else if ctx.arg_is(1, "set-disable-deny-scripts") && argc == 3 {
+        ctx.server.disable_deny_scripts = atoi(ctx.arg(2)) != 0;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "protocol") && argc == 3 {
+        debug_protocol(ctx)?;
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
@@ -367,6 +378,67 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         line.extend_from_slice(&name[..name.len().min(128)]);
         line.extend_from_slice(b"'. Try DEBUG HELP.");
         return Err(Error::bytes(line));
+    }
+    Ok(())
+}
+
+/// DEBUG PROTOCOL <type>: one reply of each RESP3 type (as RESP2 writes it to a RESP2 client),
+/// for testing clients and the Lua conversions.
+fn debug_protocol(ctx: &mut Ctx<'_>) -> CmdResult {
+    let name = ctx.arg(2).to_ascii_lowercase();
+    let out = &mut ctx.out;
+    match name.as_slice() {
+        b"string" => out.bulk(b"Hello World"),
+        b"integer" => out.integer(12345),
+        // Redis's sample value, not an approximation of pi.
+        #[allow(clippy::approx_constant)]
+        b"double" => out.double(3.141),
+        b"bignum" => out.big_number(b"1234567999999999999999999999999999999"),
+        b"null" => out.null(),
+        b"array" | b"set" => {
+            if name == b"set" {
+                out.set(3);
+            } else {
+                out.array(3);
+            }
+            for i in 0..3 {
+                out.integer(i);
+            }
+        }
+        b"map" => {
+            out.map(3);
+            for i in 0..3 {
+                out.integer(i);
+                out.boolean(i == 1);
+            }
+        }
+        b"attrib" => {
+            if out.is_resp3() {
+                out.attribute(1);
+                out.bulk(b"key-popularity");
+                out.array(2);
+                out.bulk(b"key:123");
+                out.integer(90);
+            }
+            out.bulk(b"Some real reply following the attribute");
+        }
+        b"push" => {
+            if !out.is_resp3() {
+                return Err(Error::msg("ERR RESP2 is not supported by this command"));
+            }
+            out.push(2);
+            out.bulk(b"server-cpu-usage");
+            out.integer(42);
+            out.bulk(b"Some real reply following the push reply");
+        }
+        b"verbatim" => out.verbatim(b"txt", b"This is a verbatim\nstring"),
+        b"true" => out.boolean(true),
+        b"false" => out.boolean(false),
+        _ => {
+            return Err(Error::msg(
+                "ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false",
+            ))
+        }
     }
     Ok(())
 }
