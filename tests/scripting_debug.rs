@@ -102,3 +102,36 @@ fn debug_protocol_and_deny_scripts_match_redis() {
         show(&reply)
     );
 }
+
+/// DEBUG OBJECT looks a key up raw, as Redis does: an expired key active expiry has not removed
+/// yet is still shown, until a script's (or a client's) access expires it.
+#[test]
+fn debug_object_sees_an_expired_key_until_a_script_expires_it() {
+    let server = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut conn = Conn::connect(server.addr()).unwrap();
+    assert_eq!(
+        conn.command(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        conn.command(&["SET", "key", "value", "PX", "1"]),
+        b"+OK\r\n"
+    );
+    support::advance_ms(&server, 2);
+    let object = conn.command(&["DEBUG", "OBJECT", "key"]);
+    assert!(object.starts_with(b"+Value at:"), "{}", show(&object));
+    assert_eq!(
+        conn.command(&["EVAL", "return redis.call('EXISTS', 'key')", "0"]),
+        b":0\r\n"
+    );
+    assert_eq!(
+        conn.command(&["DEBUG", "OBJECT", "key"]),
+        b"-ERR no such key\r\n"
+    );
+    assert_eq!(conn.command(&["EXISTS", "key"]), b":0\r\n");
+}
