@@ -805,6 +805,35 @@ mod kill_tests {
         assert!(host.asked < 100, "the hook ran {} times", host.asked);
     }
 
+    /// SCRIPT FLUSH starts a fresh VM: what a script grew (a Lua stack of 8,000 slots from
+    /// `unpack`) goes, the cache empties, and `math.random` runs on from where it was.
+    #[test]
+    fn flushing_scripts_makes_a_fresh_vm_and_keeps_the_random_sequence() {
+        let mut host = TestHost {
+            asked: 0,
+            kill_after: None,
+        };
+        let mut reference = ScriptVm::new(0).unwrap();
+        let draw = "return tostring(math.random())";
+        let first = run(&mut reference, &mut host, draw).unwrap();
+        let second = run(&mut reference, &mut host, draw).unwrap();
+
+        let mut vm = ScriptVm::new(0).unwrap();
+        let fresh = vm.used_memory();
+        assert_eq!(run(&mut vm, &mut host, draw).unwrap(), first);
+        let big = "local a = {} for i = 1, 7999 do a[i] = i end return redis.call('x', unpack(a))";
+        assert_eq!(run(&mut vm, &mut host, big).unwrap(), b"+OK\r\n");
+        assert!(vm.used_memory() > fresh + 100_000, "{}", vm.used_memory());
+        vm.flush_scripts();
+        assert_eq!(vm.script_count(), 0);
+        assert!(
+            vm.used_memory() < fresh + 16_384,
+            "{} vs {fresh}",
+            vm.used_memory()
+        );
+        assert_eq!(run(&mut vm, &mut host, draw).unwrap(), second);
+    }
+
     #[test]
     fn a_script_that_allocates_without_bound_fails_and_the_vm_recovers() {
         let mut vm = ScriptVm::new(64 << 20).unwrap();
