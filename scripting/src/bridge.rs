@@ -7,7 +7,9 @@
 //! the duration of one script (kept in the VM's app data as a [`RunState`]). Errors keep Redis's
 //! shape: a failed `redis.call` raises `{err = "<code> <message>"}` (as a [`Raise`], which the
 //! message handler and the sandbox's `pcall` turn into what Redis's Lua would hold), and
-//! `redis.pcall` returns that table.
+//! `redis.pcall` returns that table. A failed command's table also carries Redis's
+//! `ignore_error_stats_update = true`: errorstats counted the error when the command failed, so
+//! the script's reply must not count it again ([`Host::script_error`]).
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::value::decode_value;

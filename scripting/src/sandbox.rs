@@ -9,8 +9,11 @@
 //! Redis gets read-only tables from a patched Lua; plain Lua 5.1 has no such thing, so each
 //! protected table is an empty proxy whose `__index` is the real table and whose `__newindex`
 //! refuses. `rawset`, `setmetatable`, `rawget`, `next` and `pairs` see through the proxies, so a
-//! script cannot write around them and can still walk `_G` or `string`. KEYS and ARGV are written
-//! into the real globals table before each call.
+//! script cannot write around them and can still walk `_G` or `string`; `getmetatable` never
+//! hands out a proxy's own metatable or the string metatable (writing to either would unprotect
+//! a table for every later script), only read-only views shaped like Redis's. KEYS and ARGV are
+//! written into the real globals table before each call. SCRIPT FLUSH replaces the whole VM, as
+//! Redis does.
 //!
 //! Scripts compile once and are cached by SHA1 (EVAL fills the cache too). Each run gets fresh
 //! KEYS and ARGV, the host that runs its commands and the protocol

@@ -10,8 +10,10 @@
 //! [`ScriptHost::call`] applies Redis's script gates in Redis's order (`scriptCall`): unknown
 //! command, arity, `noscript` commands, writes from a read-only script; then runs the command
 //! through [`crate::call::call`] as the calling client, with the script's frozen time, never
-//! blocking. SELECT inside a script changes the script's database only: the caller's is put
-//! back when the script ends.
+//! blocking (`noscript` is waived after DEBUG SET-DISABLE-DENY-SCRIPTS 1, a test hook). SELECT
+//! inside a script changes the script's database only: the caller's is put back when the script
+//! ends. [`run_script`] settles errorstats and failed_calls for the script's own reply as Redis
+//! does: a failed command's error is counted once, when the command fails.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
