@@ -7,7 +7,9 @@
 //! the duration of one script (kept in the VM's app data as a [`RunState`]). Errors keep Redis's
 //! shape: a failed `redis.call` raises `{err = "<code> <message>"}` (as a [`Raise`], which the
 //! message handler and the sandbox's `pcall` turn into what Redis's Lua would hold), and
-//! `redis.pcall` returns that table.
+//! `redis.pcall` returns that table. A failed command's table also carries Redis's
+//! `ignore_error_stats_update = true`: errorstats counted the error when the command failed, so
+//! the script's reply must not count it again ([`Host::script_error`]).
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::value::decode_value;
@@ -48,6 +50,10 @@ pub trait Host {
     fn interrupt(&mut self) -> Interrupt;
     /// `redis.acl_check_cmd`: does the command exist (the only user may run them all)?
     fn command_exists(&mut self, name: &[u8]) -> bool;
+    /// The script ends with the error reply `line` (raised, or an error table returned).
+    /// `already_counted`: the error came from a command the script ran (Redis marks such tables
+    /// `ignore_error_stats_update`), so errorstats saw it when the command failed.
+    fn script_error(&mut self, _line: &[u8], _already_counted: bool) {}
 }
 
 /// The state of the script being run, kept in the VM's app data.
@@ -527,12 +533,36 @@ fn finish_call(lua: &Lua, text: &[u8], how: i64) -> mlua::Result<Value> {
             _ => b"ERR the command's reply could not be read".to_vec(),
         }
     };
-    if how & HOW_PCALL != 0 && how & HOW_ALWAYS_RAISE == 0 {
-        Ok(Value::Table(unlimited(lua, || error_table(lua, &line))?))
+    // A line of our own (bad arguments) is no command's failure: nothing counted it yet.
+    let counted = how & HOW_LINE == 0;
+    if how & HOW_ALWAYS_RAISE != 0 {
+        Err(Raise::line(line))
+    } else if how & HOW_PCALL != 0 {
+        Ok(Value::Table(unlimited(lua, || {
+            if counted {
+                counted_error_table(lua, &line)
+            } else {
+                error_table(lua, &line)
+            }
+        })?))
+    } else if counted {
+        Err(Raise::counted(line))
     } else {
         Err(Raise::line(line))
     }
 }
+
+/// The error table of a command the script ran: errorstats counted the error when the command
+/// failed, and Redis's field (visible to the script, as in Redis) says not to count it again
+/// should the script return or raise it.
+pub(crate) fn counted_error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
+    let t = error_table(lua, line)?;
+    t.raw_set(IGNORE_STATS, true)?;
+    Ok(t)
+}
+
+/// The field Redis 7.0 adds to a failed command's error table.
+pub(crate) const IGNORE_STATS: &str = "ignore_error_stats_update";
 
 /// `error_reply` and `status_reply`: one string argument, else the error table Redis returns.
 fn reply_helper(

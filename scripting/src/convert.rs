@@ -35,22 +35,27 @@ pub fn resp_to_lua(lua: &Lua, reply: Resp, resp3: bool) -> mlua::Result<Value> {
         Resp::Bulk(b) => Value::String(lua.create_string(&b)?),
         Resp::Null if resp3 => Value::Nil,
         Resp::Null | Resp::NullArray => Value::Boolean(false),
-        Resp::Array(items) | Resp::Push(items) => {
+        // Redis's reply parser gives a script nothing for a push (DEBUG PROTOCOL PUSH).
+        Resp::Push(_) => Value::Nil,
+        Resp::Array(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.into_iter().enumerate() {
                 t.raw_set(i + 1, resp_to_lua(lua, item, resp3)?)?;
             }
             Value::Table(t)
         }
+        // Maps and sets grow from an empty table as Redis builds them, so that a script walking
+        // one with `pairs` meets the keys in Redis's order (integer keys move to the array
+        // part as the table grows).
         Resp::Map(pairs) => {
-            let inner = lua.create_table_with_capacity(0, pairs.len())?;
+            let inner = lua.create_table()?;
             for (k, v) in pairs {
                 inner.raw_set(resp_to_lua(lua, k, resp3)?, resp_to_lua(lua, v, resp3)?)?;
             }
             wrap(lua, "map", Value::Table(inner))?
         }
         Resp::Set(items) => {
-            let inner = lua.create_table_with_capacity(0, items.len())?;
+            let inner = lua.create_table()?;
             for item in items {
                 inner.raw_set(resp_to_lua(lua, item, resp3)?, true)?;
             }

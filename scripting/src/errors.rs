@@ -13,9 +13,10 @@ use mlua::{Lua, Table, Value};
 use crate::convert::error_table;
 use crate::sandbox::INTERNAL_CHUNK;
 
-/// An error a Rust callback raises as Redis's error table `{err = line}`.
+/// An error a Rust callback raises as Redis's error table `{err = line}`; `counted` for a
+/// failed command's error (see [`crate::bridge::counted_error_table`]).
 #[derive(Debug, Clone)]
-pub struct Raise(pub Vec<u8>);
+pub struct Raise(pub Vec<u8>, pub bool);
 
 impl std::fmt::Display for Raise {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -32,7 +33,12 @@ impl Raise {
     }
 
     pub fn line(line: Vec<u8>) -> mlua::Error {
-        mlua::Error::external(Raise(line))
+        mlua::Error::external(Raise(line, false))
+    }
+
+    /// A failed command's error, raised by `redis.call`.
+    pub fn counted(line: Vec<u8>) -> mlua::Error {
+        mlua::Error::external(Raise(line, true))
     }
 
     /// A plain message raised without the caller's position, as Redis's read-only tables
@@ -76,6 +82,9 @@ fn root(error: &mlua::Error) -> &mlua::Error {
 pub fn lua_error_value(lua: &Lua, error: &mlua::Error) -> mlua::Result<Value> {
     match root(error) {
         mlua::Error::ExternalError(e) => match e.downcast_ref::<Raise>() {
+            Some(Raise(line, true)) => {
+                Ok(Value::Table(crate::bridge::counted_error_table(lua, line)?))
+            }
             Some(raise) => Ok(Value::Table(error_table(lua, &raise.0)?)),
             None => Ok(Value::String(lua.create_string(e.to_string())?)),
         },

@@ -9,8 +9,11 @@
 //! Redis gets read-only tables from a patched Lua; plain Lua 5.1 has no such thing, so each
 //! protected table is an empty proxy whose `__index` is the real table and whose `__newindex`
 //! refuses. `rawset`, `setmetatable`, `rawget`, `next` and `pairs` see through the proxies, so a
-//! script cannot write around them and can still walk `_G` or `string`. KEYS and ARGV are written
-//! into the real globals table before each call.
+//! script cannot write around them and can still walk `_G` or `string`; `getmetatable` never
+//! hands out a proxy's own metatable or the string metatable (writing to either would unprotect
+//! a table for every later script), only read-only views shaped like Redis's. KEYS and ARGV are
+//! written into the real globals table before each call. SCRIPT FLUSH replaces the whole VM, as
+//! Redis does.
 //!
 //! Scripts compile once and are cached by SHA1 (EVAL fills the cache too). Each run gets fresh
 //! KEYS and ARGV, the host that runs its commands and the protocol
@@ -146,6 +149,8 @@ pub struct ScriptVm {
     backing: Table,
     handler: Function,
     scripts: HashMap<String, Script>,
+    /// The limit the VM was made with (SCRIPT FLUSH makes the next one alike).
+    memory_limit: usize,
 }
 
 impl ScriptVm {
@@ -198,6 +203,7 @@ impl ScriptVm {
             backing,
             handler,
             scripts: HashMap::new(),
+            memory_limit,
         })
     }
 
@@ -247,10 +253,21 @@ impl ScriptVm {
         self.scripts.values().map(|s| s.body.len() + 40).sum()
     }
 
-    /// SCRIPT FLUSH.
+    /// SCRIPT FLUSH: like Redis, a fresh VM, so that nothing a script left behind (a Lua
+    /// stack grown to thousands of slots by `unpack`, garbage) outlives it; only the rand48
+    /// generator, one per process in Redis, runs on.
     pub fn flush_scripts(&mut self) {
-        self.scripts.clear();
-        let _ = self.lua.gc_collect();
+        let rand_state = crate::libs::rand48::state(&self.lua);
+        match ScriptVm::new(self.memory_limit) {
+            Ok(fresh) => {
+                crate::libs::rand48::set_state(&fresh.lua, rand_state);
+                *self = fresh;
+            }
+            Err(_) => {
+                self.scripts.clear();
+                let _ = self.lua.gc_collect();
+            }
+        }
     }
 
     /// Bytes the Lua VM uses (INFO used_memory_lua).
@@ -291,15 +308,25 @@ impl ScriptVm {
             );
         }
         let script_resp3 = state.is_some_and(|s| s.resp == Version::Resp3);
+        // SAFETY: the borrow `host` was made from is still held; no Lua code runs any more.
+        let host = unsafe { &mut *host };
         match result {
             Ok((ok, value)) => {
                 if ok {
+                    if let Some((line, counted)) = returned_error(&value) {
+                        host.script_error(&line, counted);
+                    }
                     unlimited(&self.lua, || {
                         crate::convert::write_lua_reply(out, &value, script_resp3)
                     });
                     Ok(())
                 } else {
+                    let counted = match &value {
+                        Value::Table(t) => is_counted(t),
+                        _ => false,
+                    };
                     let line = failure_line(&self.lua, value, name);
+                    host.script_error(&line, counted);
                     if line.starts_with(b"ERR not enough memory") {
                         let _ = self.lua.gc_collect();
                     }
@@ -354,6 +381,24 @@ impl ScriptVm {
             Ok(())
         })
     }
+}
+
+/// The error line a script's result is written as, if it is an error table, and whether it is
+/// a failed command's error that errorstats already counted.
+fn returned_error(value: &Value) -> Option<(Vec<u8>, bool)> {
+    let Value::Table(t) = value else { return None };
+    match t.raw_get::<Value>("err") {
+        Ok(Value::String(e)) => Some((crate::convert::error_text(&e.as_bytes()), is_counted(t))),
+        _ => None,
+    }
+}
+
+/// Does the error table carry Redis's "already counted" mark?
+fn is_counted(t: &Table) -> bool {
+    matches!(
+        t.raw_get::<Value>(crate::bridge::IGNORE_STATS),
+        Ok(Value::Boolean(true))
+    )
 }
 
 /// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
@@ -761,6 +806,35 @@ mod kill_tests {
             b":500000500000\r\n"
         );
         assert!(host.asked < 100, "the hook ran {} times", host.asked);
+    }
+
+    /// SCRIPT FLUSH starts a fresh VM: what a script grew (a Lua stack of 8,000 slots from
+    /// `unpack`) goes, the cache empties, and `math.random` runs on from where it was.
+    #[test]
+    fn flushing_scripts_makes_a_fresh_vm_and_keeps_the_random_sequence() {
+        let mut host = TestHost {
+            asked: 0,
+            kill_after: None,
+        };
+        let mut reference = ScriptVm::new(0).unwrap();
+        let draw = "return tostring(math.random())";
+        let first = run(&mut reference, &mut host, draw).unwrap();
+        let second = run(&mut reference, &mut host, draw).unwrap();
+
+        let mut vm = ScriptVm::new(0).unwrap();
+        let fresh = vm.used_memory();
+        assert_eq!(run(&mut vm, &mut host, draw).unwrap(), first);
+        let big = "local a = {} for i = 1, 7999 do a[i] = i end return redis.call('x', unpack(a))";
+        assert_eq!(run(&mut vm, &mut host, big).unwrap(), b"+OK\r\n");
+        assert!(vm.used_memory() > fresh + 100_000, "{}", vm.used_memory());
+        vm.flush_scripts();
+        assert_eq!(vm.script_count(), 0);
+        assert!(
+            vm.used_memory() < fresh + 16_384,
+            "{} vs {fresh}",
+            vm.used_memory()
+        );
+        assert_eq!(run(&mut vm, &mut host, draw).unwrap(), second);
     }
 
     #[test]

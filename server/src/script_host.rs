@@ -10,8 +10,10 @@
 //! [`ScriptHost::call`] applies Redis's script gates in Redis's order (`scriptCall`): unknown
 //! command, arity, `noscript` commands, writes from a read-only script; then runs the command
 //! through [`crate::call::call`] as the calling client, with the script's frozen time, never
-//! blocking. SELECT inside a script changes the script's database only: the caller's is put
-//! back when the script ends.
+//! blocking (`noscript` is waived after DEBUG SET-DISABLE-DENY-SCRIPTS 1, a test hook). SELECT
+//! inside a script changes the script's database only: the caller's is put back when the script
+//! ends. [`run_script`] settles errorstats and failed_calls for the script's own reply as Redis
+//! does: a failed command's error is counted once, when the command fails.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
@@ -68,6 +70,9 @@ pub struct ScriptHost<'a> {
     pub permissions: Permissions,
     /// How long the script has run, and what other clients asked of it meanwhile.
     pub busy: BusyWatch<'a>,
+    /// The script ended with an error reply; true if errorstats had already counted it (a
+    /// failed command's error, raised by `redis.call` or returned from `redis.pcall`).
+    pub error: Option<bool>,
 }
 
 impl Host for ScriptHost<'_> {
@@ -132,6 +137,12 @@ impl Host for ScriptHost<'_> {
     fn command_exists(&mut self, name: &[u8]) -> bool {
         self.parts.registry.by_name(name).is_some()
     }
+
+    /// Noted for `run_script`, which settles errorstats and failed_calls once the reply is
+    /// written.
+    fn script_error(&mut self, _line: &[u8], already_counted: bool) {
+        self.error = Some(already_counted);
+    }
 }
 
 /// Runs one script or function for the command in `ctx`: lends the engine's parts to a
@@ -171,11 +182,12 @@ pub fn run_script(
             now_us,
             permissions,
             busy,
+            error: None,
         };
         let outcome = run(&mut host, &mut Writer::new(out, version));
-        (outcome, host.busy.kill)
+        (outcome, host.busy.kill, host.error)
     };
-    let (outcome, killed) = outcome;
+    let (outcome, killed, script_error) = outcome;
     ctx.server.running_script = None;
     ctx.client.db = caller_db;
     let out = ctx.out.buffer();
@@ -187,6 +199,27 @@ pub fn run_script(
     if outcome.is_err() {
         out.truncate(reply_mark);
     }
+    // errorstats and failed_calls as Redis keeps them: the script's command failed if its reply
+    // is an error; that error counts in errorstats once — a failed command's error (raised by
+    // `redis.call`, returned from `redis.pcall`) was counted when the command failed.
+    let outcome = match (outcome, script_error) {
+        (Ok(()), Some(counted)) => {
+            if !counted {
+                let line = &out[reply_mark..];
+                let line = line.strip_prefix(b"-").unwrap_or(line);
+                let line = line.strip_suffix(b"\r\n").unwrap_or(line);
+                ctx.server.count_error(&Error::bytes(line.to_vec()).code());
+            }
+            ctx.server.command_stats[ctx.cmd.id].failed_calls += 1;
+            Ok(())
+        }
+        (Err(line), Some(true)) => {
+            ctx.server.command_stats[ctx.cmd.id].failed_calls += 1;
+            Writer::new(out, version).error_line(&line);
+            Ok(())
+        }
+        (outcome, _) => outcome,
+    };
     // Usually there is none; splitting an unchanged buffer would still make it shared (an
     // allocation) and cut its capacity to its length.
     // Under CLIENT REPLY OFF/SKIP the reply is thrown away but that output (pushes) is not: it
