@@ -19,7 +19,9 @@
 
 use std::collections::VecDeque;
 
-use crate::listpack::{encode_entry, entry_at, entry_before, entry_size};
+use crate::listpack::{
+    encode_entry, entry_at, entry_before, entry_size, redis_entry_size, REDIS_OVERHEAD,
+};
 
 /// Byte limits of the negative fill levels: -1 = 4 KB … -5 = 64 KB (beyond -5 stays at 64 KB).
 const SIZE_LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -274,6 +276,21 @@ impl Quicklist {
     /// Bytes of packed entries in all nodes.
     pub fn byte_size(&self) -> usize {
         self.nodes.iter().map(Node::size).sum()
+    }
+
+    /// Each node's size as Redis's listpack would have it (its entry encodings plus the 6-byte
+    /// header and the end byte), head first: what MEMORY USAGE samples.
+    pub fn node_listpack_sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().map(|node| {
+            let mut size = REDIS_OVERHEAD;
+            let mut pos = node.start;
+            for _ in 0..node.count {
+                let (data, next) = entry_at(&node.buf, pos);
+                size += redis_entry_size(&node.buf[data]);
+                pos = next;
+            }
+            size
+        })
     }
 
     fn allows(&self, node: &Node, extra: usize) -> bool {

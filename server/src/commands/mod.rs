@@ -24,6 +24,7 @@ pub mod info;
 pub mod introspection;
 pub mod keys;
 pub mod lists;
+pub mod memory;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
@@ -46,6 +47,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     configuration::COMMANDS,
     introspection::COMMANDS,
     admin::COMMANDS,
+    memory::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,
     hll::COMMANDS,
