@@ -174,8 +174,9 @@ impl BlockedIndex {
 }
 
 /// Parses a blocking command's timeout in (fractional) seconds as Redis 7.0 does: a long double,
-/// times 1000, rounded up to whole milliseconds (`ceill`, so `0.001` is 1 ms, not 0 = forever); negative (or too large to represent, which Redis's
-/// conversion turns negative) is refused; 0 means forever. Returns the absolute deadline.
+/// times 1000, rounded up to whole milliseconds (`ceill`, so `0.001` is 1 ms, not 0 = forever);
+/// negative (or too large to represent, which Redis's conversion turns negative) is refused; 0
+/// means forever. Returns the absolute deadline.
 pub fn parse_timeout_seconds(arg: &[u8], now_ms: i64) -> CmdResult<Option<i64>> {
     let seconds = LongDouble::from_redis_bytes(arg)
         .ok_or(Error::msg("ERR timeout is not a float or out of range"))?;

@@ -1,11 +1,13 @@
 //! DEBUG subcommands about how collections are stored, which Redis's list tests call:
 //! `DEBUG QUICKLIST-PACKED-THRESHOLD <size>`.
 //!
-//! In Redis the threshold decides which list elements get a "plain" quicklist node of their own
-//! instead of sharing a packed one. That is a layout choice no command can see (every list
-//! command answers the same either way), and our quicklist already gives an element too big for
-//! any node a node of its own; so the subcommand checks its argument exactly as Redis does
-//! (a memory size up to 4 GB less 1 MB, 0 meaning the 1 GB default) and answers OK.
+//! The threshold decides which list elements get a "plain" quicklist node of their own instead of
+//! sharing a packed one ([`embedis_datatypes::quicklist::set_packed_threshold`]). That is a
+//! layout choice no list command can see (MEMORY USAGE can), which Redis's tests use to run the
+//! list commands over plain nodes. The argument is checked as Redis does: a memory size up to
+//! 4 GB less 1 MB, 0 restoring the 1 GB default.
+
+use embedis_datatypes::quicklist::set_packed_threshold;
 
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -19,12 +21,9 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
     }
 }
 
-/// Redis's largest threshold: 4 GB less 1 MB.
-const MAX_THRESHOLD: u64 = (1 << 32) - (1 << 20);
-
 fn packed_threshold(ctx: &mut Ctx<'_>) -> CmdResult {
     match parse_memory_size(ctx.arg(2)) {
-        Some(size) if size <= MAX_THRESHOLD => {
+        Some(size) if set_packed_threshold(size) => {
             ctx.out.ok();
             Ok(())
         }
@@ -79,10 +78,22 @@ mod tests {
                 "{bad}"
             );
         }
-        // Lists work the same whatever the threshold.
+        // Lists work the same whatever the threshold; only their layout (and so MEMORY USAGE)
+        // changes: each element a node of its own.
         h.run_text("DEBUG QUICKLIST-PACKED-THRESHOLD 1b");
         h.run_text("RPUSH l aa bb xxxxxxxxxxx cc");
-        assert_eq!(h.run_text("LINDEX l 2"), "$11\r\nxxxxxxxxxxx\r\n");
-        assert_eq!(h.run_text("LLEN l"), ":4\r\n");
+        h.run_text("LINSERT l BEFORE bb dd");
+        h.run_text("LSET l 0 ee");
+        assert_eq!(h.run_text("LINDEX l 3"), "$11\r\nxxxxxxxxxxx\r\n");
+        assert_eq!(h.run_text("LLEN l"), ":5\r\n");
+        let plain = int(&h.run("MEMORY USAGE l"));
+        h.run_text("DEBUG QUICKLIST-PACKED-THRESHOLD 0");
+        h.run_text("DEL l2");
+        h.run_text("RPUSH l2 ee dd bb xxxxxxxxxxx cc");
+        let packed = int(&h.run("MEMORY USAGE l2"));
+        assert!(
+            plain > packed,
+            "five nodes ({plain}) against one ({packed})"
+        );
     }
 }
