@@ -354,14 +354,37 @@ fn timeout_zero_blocks_until_served() {
     a.block(&["BLMPOP", "0", "1", "k", "LEFT"]);
     advance_ms(&server, 3_600_000);
     a.no_reply();
-    // Below a millisecond is forever too, as in Redis.
+    // Minus a fraction of a millisecond rounds up to -0: forever too, as in Redis.
     let mut c = Client::connect(server.addr());
-    c.block(&["BRPOP", "k", "0.0001"]);
+    c.block(&["BRPOP", "k", "-0.0001"]);
     advance_ms(&server, 3_600_000);
     c.no_reply();
     assert_eq!(b.cmd(&["RPUSH", "k", "1", "2"]), ":2\r\n");
     assert_eq!(a.reply(), "*2\r\n$1\r\nk\r\n*1\r\n$1\r\n1\r\n");
     assert_eq!(c.reply(), pair("k", "2"));
+}
+
+/// Redis rounds a timeout up to whole milliseconds (`ceill`): `0.001` (0.999… ms as a long double)
+/// and `0.0001` wait 1 ms, they do not block forever — even when the clock moves in larger steps.
+#[test]
+fn sub_millisecond_timeouts_expire() {
+    let server = manual_server();
+    let mut a = Client::connect(server.addr());
+    for command in [
+        &["BLPOP", "nolist", "0.001"][..],
+        &["BRPOP", "nolist", "0.0001"],
+        &["BLMOVE", "nolist", "d", "LEFT", "RIGHT", "0.001"],
+        &["BLMPOP", "0.001", "1", "nolist", "LEFT"],
+        &["BLMPOP", "0.001", "1", "nolist", "RIGHT", "COUNT", "3"],
+        &["BZPOPMIN", "nolist", "0.001"],
+        &["BZMPOP", "0.0001", "1", "nolist", "MAX"],
+    ] {
+        a.block(command);
+        advance_ms(&server, 1);
+        a.no_reply();
+        advance_ms(&server, 100);
+        assert_eq!(a.reply(), "*-1\r\n", "{command:?}");
+    }
 }
 
 #[test]

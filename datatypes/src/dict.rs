@@ -565,8 +565,48 @@ where
         v as u64
     }
 
+    /// A random entry drawn more fairly than [`Dict::random_entry`] (Redis's
+    /// `dictGetFairRandomKey`): picking a bucket and then a place in its chain favours entries in
+    /// short chains, so this gathers up to 20 entries from consecutive buckets starting at a
+    /// random one and picks among them uniformly. SRANDMEMBER and HRANDFIELD use it; Redis's
+    /// tests check their histograms.
+    pub fn fair_random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
+        const SAMPLES: usize = 20;
+        if self.is_empty() {
+            return None;
+        }
+        let tables: &[Table<K, V>] = if self.rehash_index.is_some() {
+            &self.tables[..]
+        } else {
+            &self.tables[..1]
+        };
+        let size = tables.iter().map(Table::size).max().unwrap_or(0);
+        let mut found: Vec<(&K, &V)> = Vec::with_capacity(SAMPLES);
+        let mut index = rng.gen_range(0..size);
+        // Enough steps to cross the whole table when it is sparse, bounded for big ones.
+        let mut steps = size.clamp(1, SAMPLES * 10);
+        while found.len() < SAMPLES && steps > 0 {
+            for table in tables {
+                if index >= table.size() {
+                    continue;
+                }
+                let mut link = table.buckets[index].as_deref();
+                while let Some(entry) = link {
+                    found.push((&entry.key, &entry.value));
+                    link = entry.next.as_deref();
+                }
+            }
+            index = (index + 1) % size;
+            steps -= 1;
+        }
+        if found.is_empty() {
+            return self.random_entry(rng);
+        }
+        Some(found[rng.gen_range(0..found.len())])
+    }
+
     /// A random entry: a random non-empty bucket, then a random entry of its chain (Redis's
-    /// `dictGetFairRandomKey` is fairer on long chains; ours are short at load factor ≤ 1).
+    /// `dictGetRandomKey`; [`Dict::fair_random_entry`] is fairer when chains differ in length).
     pub fn random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
         if self.is_empty() {
             return None;
@@ -846,6 +886,37 @@ mod tests {
         }
         assert!(seen.len() > 40, "saw only {} distinct keys", seen.len());
         assert!(fixed().random_entry(&mut rng).is_none());
+    }
+
+    /// The histogram test Redis runs on SRANDMEMBER/HRANDFIELD: 10 entries (chains of
+    /// different lengths in 16 buckets, some of them mid-rehash), 1000 draws, chi-square under 40
+    /// (a 0.001% chance for a uniform draw). Also every entry can come up.
+    #[test]
+    fn fair_random_entries_are_uniform() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for rehashing in [false, true] {
+            let mut dict = fixed();
+            for k in 0..10u64 {
+                dict.insert(k, k);
+            }
+            if rehashing {
+                dict.expand(64);
+                dict.rehash(3);
+            }
+            for _ in 0..20 {
+                let mut counts = [0u32; 10];
+                for _ in 0..1000 {
+                    counts[*dict.fair_random_entry(&mut rng).unwrap().0 as usize] += 1;
+                }
+                let chi: f64 = counts
+                    .iter()
+                    .map(|&c| (c as f64 - 100.0).powi(2) / 100.0)
+                    .sum();
+                assert!(chi < 40.0, "chi-square {chi} for {counts:?}");
+            }
+        }
+        assert!(fixed().fair_random_entry(&mut rng).is_none());
     }
 
     #[test]

@@ -413,7 +413,7 @@ impl HashValue {
                 raw_pairs(lp.as_bytes()).nth(index)
             }
             HashValue::Table(d) => d
-                .random_entry(rng)
+                .fair_random_entry(rng)
                 .map(|(k, v)| (k.as_slice(), v.as_slice())),
         }
     }
@@ -492,7 +492,7 @@ impl HashValue {
                 let mut picked: HashSet<&[u8], ahash::RandomState> =
                     HashSet::with_capacity_and_hasher(count, ahash::RandomState::new());
                 while picked.len() < count {
-                    let (field, value) = d.random_entry(rng).expect("not empty");
+                    let (field, value) = d.fair_random_entry(rng).expect("not empty");
                     if picked.insert(field.as_slice()) {
                         emit(field, value);
                     }

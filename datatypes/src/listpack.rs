@@ -23,6 +23,38 @@ use std::ops::Range;
 /// Bytes of the entry count at the start of a non-empty listpack.
 pub const HEADER: usize = 4;
 
+/// The bytes Redis's listpack spends on an entry holding `data` (encoding, data, back length):
+/// canonical integers take Redis's integer encodings, other strings a 1-, 2- or 5-byte length.
+/// Our own codec differs; MEMORY USAGE estimates Redis's allocation with this.
+pub fn redis_entry_size(data: &[u8]) -> usize {
+    let canonical_int = std::str::from_utf8(data)
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|n| n.to_string().as_bytes() == data);
+    let head = match canonical_int {
+        Some(n) if (0..=127).contains(&n) => 1,
+        Some(n) if (-4096..=4095).contains(&n) => 2,
+        Some(n) if i16::try_from(n).is_ok() => 3,
+        Some(n) if (-(1 << 23)..(1 << 23)).contains(&n) => 4,
+        Some(n) if i32::try_from(n).is_ok() => 5,
+        Some(_) => 9,
+        None if data.len() < 64 => 1 + data.len(),
+        None if data.len() < 4096 => 2 + data.len(),
+        None => 5 + data.len(),
+    };
+    let back = match head {
+        0..=127 => 1,
+        128..=16_383 => 2,
+        16_384..=2_097_151 => 3,
+        2_097_152..=268_435_455 => 4,
+        _ => 5,
+    };
+    head + back
+}
+
+/// Redis's listpack header (total bytes and element count) and end byte.
+pub const REDIS_OVERHEAD: usize = 7;
+
 /// Appends the encoding of one entry holding `data` to `out`.
 pub fn encode_entry(out: &mut Vec<u8>, data: &[u8]) {
     let start = out.len();

@@ -19,7 +19,9 @@
 
 use std::collections::VecDeque;
 
-use crate::listpack::{encode_entry, entry_at, entry_before, entry_size};
+use crate::listpack::{
+    encode_entry, entry_at, entry_before, entry_size, redis_entry_size, REDIS_OVERHEAD,
+};
 
 /// Byte limits of the negative fill levels: -1 = 4 KB … -5 = 64 KB (beyond -5 stays at 64 KB).
 const SIZE_LEVELS: [usize; 5] = [4096, 8192, 16384, 32768, 65536];
@@ -84,13 +86,49 @@ fn write_entry(dst: &mut [u8], data: &[u8]) {
     debug_assert_eq!(p, dst.len());
 }
 
+/// Redis's default packed threshold: elements of 1 GB or more get a plain node.
+const DEFAULT_PACKED_THRESHOLD: usize = 1 << 30;
+/// Redis's largest packed threshold: 4 GB less 1 MB.
+const MAX_PACKED_THRESHOLD: u64 = (1 << 32) - (1 << 20);
+
+std::thread_local! {
+    /// The packed threshold (DEBUG QUICKLIST-PACKED-THRESHOLD). Global in Redis; here it belongs
+    /// to the thread that owns the data, so that servers (and tests) in one process do not
+    /// share it.
+    static PACKED_THRESHOLD: std::cell::Cell<usize> =
+        const { std::cell::Cell::new(DEFAULT_PACKED_THRESHOLD) };
+}
+
+/// Sets the size from which an element gets a *plain* node of its own, as Redis's
+/// `quicklistisSetPackedThreshold`: 0 restores the 1 GB default; above 4 GB less 1 MB is refused
+/// (`false`).
+pub fn set_packed_threshold(size: u64) -> bool {
+    if size > MAX_PACKED_THRESHOLD {
+        return false;
+    }
+    let size = if size == 0 {
+        DEFAULT_PACKED_THRESHOLD
+    } else {
+        size as usize
+    };
+    PACKED_THRESHOLD.with(|t| t.set(size));
+    true
+}
+
+/// Whether `item` is big enough for a plain node.
+fn is_plain(item: &[u8]) -> bool {
+    item.len() >= PACKED_THRESHOLD.with(|t| t.get())
+}
+
 /// One node: `count` entries packed in `buf[start..]`, with spare room before `start` and in the
-/// vector's unused capacity.
+/// vector's unused capacity. A *plain* node holds one element that was at least the packed
+/// threshold when it came in; like Redis's, it never takes another element nor merges.
 #[derive(Clone, Default)]
 struct Node {
     buf: Vec<u8>,
     start: usize,
     count: usize,
+    plain: bool,
 }
 
 impl Node {
@@ -101,6 +139,7 @@ impl Node {
             buf,
             start: 0,
             count: 1,
+            plain: is_plain(item),
         }
     }
 
@@ -183,6 +222,7 @@ impl Node {
             buf: self.buf[at..].to_vec(),
             start: 0,
             count: self.count - i,
+            plain: false,
         };
         self.buf.truncate(at);
         self.buf.shrink_to_fit();
@@ -276,8 +316,29 @@ impl Quicklist {
         self.nodes.iter().map(Node::size).sum()
     }
 
-    fn allows(&self, node: &Node, extra: usize) -> bool {
-        fill_allows(self.fill, node.count, node.size() + extra)
+    /// Each node's size as Redis's listpack would have it (its entry encodings plus the 6-byte
+    /// header and the end byte), head first: what MEMORY USAGE samples.
+    pub fn node_listpack_sizes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().map(|node| {
+            if node.plain {
+                return node.size();
+            }
+            let mut size = REDIS_OVERHEAD;
+            let mut pos = node.start;
+            for _ in 0..node.count {
+                let (data, next) = entry_at(&node.buf, pos);
+                size += redis_entry_size(&node.buf[data]);
+                pos = next;
+            }
+            size
+        })
+    }
+
+    /// Whether `node` may take `item` too.
+    fn allows(&self, node: &Node, item: &[u8]) -> bool {
+        !node.plain
+            && !is_plain(item)
+            && fill_allows(self.fill, node.count, node.size() + entry_size(item))
     }
 
     /// Most lists are small: their first node gets a one-slot deque (a deque's first push
@@ -291,7 +352,7 @@ impl Quicklist {
     pub fn push_back(&mut self, item: &[u8]) {
         let limit = byte_limit(self.fill);
         match self.nodes.back() {
-            Some(node) if self.allows(node, entry_size(item)) => {
+            Some(node) if self.allows(node, item) => {
                 let node = self.nodes.back_mut().expect("checked");
                 node.push_back(item, limit);
             }
@@ -306,7 +367,7 @@ impl Quicklist {
     pub fn push_front(&mut self, item: &[u8]) {
         let limit = byte_limit(self.fill);
         match self.nodes.front() {
-            Some(node) if self.allows(node, entry_size(item)) => {
+            Some(node) if self.allows(node, item) => {
                 let node = self.nodes.front_mut().expect("checked");
                 node.push_front(item, limit);
             }
@@ -410,7 +471,10 @@ impl Quicklist {
         let from = node.offset_of(i);
         let to = entry_at(&node.buf, from).1;
         let new_size = node.size() - (to - from) + entry_size(item);
-        if node.count == 1 || fill_allows(fill, node.count - 1, new_size) {
+        // A plain element replaces a plain one in place; between plain and packed the element
+        // moves to a node of the right kind.
+        let same_kind = node.plain == is_plain(item);
+        if same_kind && (node.count == 1 || fill_allows(fill, node.count - 1, new_size)) {
             node.splice(from, to, 1, &[item]);
         } else {
             self.remove(index);
@@ -429,15 +493,14 @@ impl Quicklist {
             return self.push_back(item);
         }
         let (n, i) = self.locate(index);
-        let size = entry_size(item);
         let limit = byte_limit(self.fill);
-        if self.allows(&self.nodes[n], size) {
+        if self.allows(&self.nodes[n], item) {
             let node = &mut self.nodes[n];
             let at = node.offset_of(i);
             node.splice(at, at, 0, &[item]);
         } else if i == 0 {
             // At a node boundary: the end of the previous node, or a node of its own.
-            if self.allows(&self.nodes[n - 1], size) {
+            if self.allows(&self.nodes[n - 1], item) {
                 self.nodes[n - 1].push_back(item, limit);
             } else {
                 self.nodes.insert(n, Node::with_entry(item));
@@ -445,10 +508,10 @@ impl Quicklist {
         } else {
             // Inside a full node: split it there and put the item on whichever side has room.
             let right = self.nodes[n].split_off(i);
-            if self.allows(&self.nodes[n], size) {
+            if self.allows(&self.nodes[n], item) {
                 self.nodes[n].push_back(item, limit);
                 self.nodes.insert(n + 1, right);
-            } else if self.allows(&right, size) {
+            } else if self.allows(&right, item) {
                 let mut right = right;
                 right.push_front(item, limit);
                 self.nodes.insert(n + 1, right);
@@ -493,7 +556,7 @@ impl Quicklist {
 
     fn can_merge(&self, a: usize, b: usize) -> bool {
         let (a, b) = (&self.nodes[a], &self.nodes[b]);
-        fill_allows(self.fill, a.count + b.count - 1, a.size() + b.size())
+        !a.plain && !b.plain && fill_allows(self.fill, a.count + b.count - 1, a.size() + b.size())
     }
 
     /// Removes the first `n` elements (all if `n >= len`).
@@ -709,6 +772,10 @@ mod tests {
         assert_eq!(total, q.len);
         for node in &q.nodes {
             assert!(node.count > 0, "empty node");
+            assert!(
+                !node.plain || node.count == 1,
+                "a plain node holds one element"
+            );
             let mut pos = node.start;
             let mut count = 0;
             while pos < node.buf.len() {
@@ -821,14 +888,50 @@ mod tests {
         ]
     }
 
+    /// Elements at or above the packed threshold get nodes of their own, which take no
+    /// neighbour and never merge; LSET moves an element between plain and packed nodes.
+    #[test]
+    fn plain_nodes_hold_one_element() {
+        assert!(!set_packed_threshold(MAX_PACKED_THRESHOLD + 1));
+        assert!(set_packed_threshold(5));
+        let mut q = Quicklist::with_fill(-2);
+        for item in [&b"aa"[..], b"bb", b"plain", b"cc", b"longer!", b"dd"] {
+            q.push_back(item);
+        }
+        // [aa bb] [plain] [cc] [longer!] [dd]
+        assert_eq!(q.node_count(), 5);
+        q.insert(1, b"biggest");
+        assert_eq!(q.node_count(), 7, "a plain element splits the packed node");
+        q.remove(1);
+        assert_eq!(
+            q.node_count(),
+            6,
+            "packed halves do not merge across a plain node"
+        );
+        q.set(2, b"xx");
+        assert_eq!(q.get(2), Some(&b"xx"[..]));
+        q.set(0, b"plain again");
+        assert_eq!(q.get(0), Some(&b"plain again"[..]));
+        check_invariants(&q);
+        let items: Vec<&[u8]> = q.iter().collect();
+        let expected: Vec<&[u8]> = vec![b"plain again", b"bb", b"xx", b"cc", b"longer!", b"dd"];
+        assert_eq!(items, expected);
+        assert!(set_packed_threshold(0));
+        q.push_back(b"plain-sized but packed now");
+        check_invariants(&q);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         /// A quicklist behaves like a VecDeque of byte strings, whatever its fill.
         #[test]
         fn behaves_like_a_deque(
             fill in prop_oneof![Just(-2), Just(-1), Just(1), Just(2), Just(3), Just(0), Just(-7)],
+            // The packed threshold: the default, or low enough that some elements are plain.
+            threshold in prop_oneof![Just(0u64), Just(1), Just(2), Just(3)],
             ops in proptest::collection::vec(op(), 1..120),
         ) {
+            assert!(set_packed_threshold(threshold));
             let mut q = Quicklist::with_fill(fill);
             let mut model: VecDeque<Vec<u8>> = VecDeque::new();
             for op in ops {

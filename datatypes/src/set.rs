@@ -207,7 +207,7 @@ impl SetValue {
         match self {
             SetValue::Ints(ints) => ints.random(rng).map(Member::Int),
             SetValue::Table(d) => d
-                .random_entry(rng)
+                .fair_random_entry(rng)
                 .map(|(k, _)| Member::Bytes(k.as_slice())),
         }
     }
@@ -219,7 +219,7 @@ impl SetValue {
             SetValue::Table(d) => {
                 // Copying the key ends the borrow of the table (a 24-byte copy for short
                 // members); removing hands back the stored key itself.
-                let key = d.random_entry(rng)?.0.clone();
+                let key = d.fair_random_entry(rng)?.0.clone();
                 let (key, ()) = d.remove_entry(key.as_slice()).expect("just picked");
                 d.shrink_if_needed();
                 Some(OwnedMember::Bytes(key))

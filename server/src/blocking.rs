@@ -174,8 +174,9 @@ impl BlockedIndex {
 }
 
 /// Parses a blocking command's timeout in (fractional) seconds as Redis 7.0 does: a long double,
-/// times 1000, truncated to milliseconds; negative (or too large to represent, which Redis's
-/// conversion turns negative) is refused; 0 means forever. Returns the absolute deadline.
+/// times 1000, rounded up to whole milliseconds (`ceill`, so `0.001` is 1 ms, not 0 = forever);
+/// negative (or too large to represent, which Redis's conversion turns negative) is refused; 0
+/// means forever. Returns the absolute deadline.
 pub fn parse_timeout_seconds(arg: &[u8], now_ms: i64) -> CmdResult<Option<i64>> {
     let seconds = LongDouble::from_redis_bytes(arg)
         .ok_or(Error::msg("ERR timeout is not a float or out of range"))?;
@@ -190,8 +191,9 @@ pub fn parse_timeout_seconds(arg: &[u8], now_ms: i64) -> CmdResult<Option<i64>> 
     Ok(Some(now_ms.saturating_add(ms)))
 }
 
-/// `(long long)(seconds * 1000.0)` computed as Redis's x87 long double arithmetic does: the
-/// product rounded to 64 significant bits (ties to even), then truncated toward zero. `None` when
+/// `(long long)ceill(seconds * 1000.0)` computed as Redis's x87 long double arithmetic does: the
+/// product rounded to 64 significant bits (ties to even), then rounded toward +infinity (a
+/// negative value so goes toward zero: `-0.0001` is `-0`, i.e. forever). `None` when
 /// the result does not fit in an i64 (infinite or too large).
 fn seconds_to_ms(seconds: &LongDouble) -> Option<i64> {
     let (negative, mant, exp) = seconds.parts()?;
@@ -211,16 +213,19 @@ fn seconds_to_ms(seconds: &LongDouble) -> Option<i64> {
             m += 1;
         }
     }
-    let magnitude: u128 = if e >= 0 {
+    let (magnitude, inexact): (u128, bool) = if e >= 0 {
         if e > 64 || (m << e) >> e != m {
             return None;
         }
-        m << e
+        (m << e, false)
     } else if -e >= 128 {
-        0
+        (0, true)
     } else {
-        m >> (-e)
+        let shift = (-e) as u32;
+        (m >> shift, m & ((1u128 << shift) - 1) != 0)
     };
+    // Rounding up: a positive value with a fraction goes to the next millisecond.
+    let magnitude = magnitude + u128::from(inexact && !negative);
     let magnitude = i64::try_from(magnitude).ok()?;
     Some(if negative { -magnitude } else { magnitude })
 }
@@ -235,24 +240,29 @@ mod tests {
         assert_eq!(parse_timeout_seconds(b"1.5", 1000), Ok(Some(2500)));
         assert_eq!(
             parse_timeout_seconds(b"0.0001", 1000),
+            Ok(Some(1001)),
+            "rounded up to 1 ms, not 0 = forever"
+        );
+        assert_eq!(
+            parse_timeout_seconds(b"-0.0001", 0),
             Ok(None),
-            "truncated to 0 ms: forever"
+            "-0: forever"
         );
         assert_eq!(parse_timeout_seconds(b"0x10", 0), Ok(Some(16_000)));
         assert_eq!(parse_timeout_seconds(b"-0", 0), Ok(None));
-        // Values checked against C: (long long)(strtold(s) * 1000.0) on x86-64.
+        // Values checked against C: (long long)ceill(strtold(s) * 1000.0) on x86-64.
         assert_eq!(parse_timeout_seconds(b"0.003", 0), Ok(Some(3)));
         assert_eq!(
             parse_timeout_seconds(b"0.001", 0),
-            Ok(None),
-            "0.999… ms truncates to 0"
+            Ok(Some(1)),
+            "0.999… ms rounds up to 1"
         );
-        assert_eq!(parse_timeout_seconds(b"0.0015", 0), Ok(Some(1)));
+        assert_eq!(parse_timeout_seconds(b"0.0015", 0), Ok(Some(2)));
         assert_eq!(parse_timeout_seconds(b"0.1", 0), Ok(Some(100)));
         assert_eq!(parse_timeout_seconds(b"0.029", 0), Ok(Some(29)));
         assert_eq!(
             parse_timeout_seconds(b"9223372036854775.807", 0),
-            Ok(Some(9223372036854775806))
+            Ok(Some(9223372036854775807))
         );
         assert_eq!(
             parse_timeout_seconds(b"1e16", 0),

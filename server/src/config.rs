@@ -82,6 +82,8 @@ pub struct EncodingLimits {
     pub zset_max_listpack_value: usize,
     /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
     pub list_max_listpack_size: i64,
+    /// `list-compress-depth`: stored and reported only (see its parameter).
+    pub list_compress_depth: i64,
     /// Longest sparse HyperLogLog string before it turns dense.
     pub hll_sparse_max_bytes: usize,
 }
@@ -95,6 +97,7 @@ impl Default for EncodingLimits {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            list_compress_depth: 0,
             hll_sparse_max_bytes: embedis_datatypes::hll::DEFAULT_SPARSE_MAX_BYTES,
         }
     }
@@ -507,8 +510,20 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.encodings.list_max_listpack_size.to_string(),
         set: |c, v| c.encodings.list_max_listpack_size = v.parse().unwrap_or(-2),
     },
-    // Lists are never compressed: only the value that says so.
-    param!("list-compress-depth", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
+    // Kept and reported as Redis does; interior nodes are not compressed (LZF compression is a
+    // memory trade no command can observe).
+    Param {
+        name: "list-compress-depth",
+        aliases: &[],
+        kind: Kind::Int {
+            min: 0,
+            max: i32::MAX as i64,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.encodings.list_compress_depth.to_string(),
+        set: |c, v| c.encodings.list_compress_depth = v.parse().unwrap_or(0),
+    },
     // embedis has no persistence yet: it never snapshots and keeps no AOF. These accept exactly
     // the values that say so, so that harnesses passing them keep working.
     param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),

@@ -1191,13 +1191,10 @@ fn zpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     if ctx.argc() == 3 {
         count = positive_arg(ctx.arg(2), "ERR value is out of range, must be positive")?;
         reply = PopReply::Counted;
-        if count == 0 {
-            ctx.out.array(0);
-            return Ok(());
-        }
     }
     let key = ctx.arg(1);
-    if read_for_pop(ctx, key)?.is_none() {
+    // The type is checked before a count of 0 answers `[]`: `ZPOPMIN str 0` is WRONGTYPE.
+    if read_for_pop(ctx, key)?.is_none() || count == 0 {
         ctx.out.array(0);
         return Ok(());
     }
@@ -1561,8 +1558,10 @@ fn setop_generic(
                 }
                 let mut acc = weighted(score, first_weight);
                 for (other, weight) in rest {
+                    // Only the first input's product has NaN (inf × 0) made 0, as in Redis; the
+                    // others' NaN meets the aggregate: SUM makes it 0, MIN/MAX keep the other side.
                     match other.score(member) {
-                        Some(s) => aggregate.apply(&mut acc, weighted(s, *weight)),
+                        Some(s) => aggregate.apply(&mut acc, s * *weight),
                         None => return,
                     }
                 }
