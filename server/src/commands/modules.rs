@@ -46,7 +46,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
             "4.0.0",
             "O(1)",
             "Loads a module (refused: embedis cannot run Redis modules).",
-            "path arg...",
+            "path [arg...]",
         ),
     CommandSpec::new("loadex", -3, not_allowed)
         .flags(MODULE_FLAGS.union(Flags::NO_ASYNC_LOADING))
@@ -56,7 +56,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
             "7.0.0",
             "O(1)",
             "Loads a module with configuration (refused: embedis cannot run Redis modules).",
-            "path",
+            "path [configs=CONFIG (name value)...+] [args=ARGS (arg)...]",
         ),
     CommandSpec::new("help", 2, help)
         .flags(Flags::LOADING.union(Flags::STALE))

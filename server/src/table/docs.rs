@@ -13,7 +13,8 @@
 //!   introduces that argument (`EX seconds:integer`);
 //! - `[…]` is optional, `(…)` groups; alternatives separated by `|` form a one-of; several items
 //!   in a group form a block; `name=` before a group names it;
-//! - `...` after an item means it may repeat.
+//! - `...` after an item means it may repeat; `...+` that it repeats with its token
+//!   (`multiple_token`: `CONFIG name value CONFIG name value`).
 //!
 //! redis-cli builds its command hints from COMMAND DOCS, so the structure matters even though
 //! the summaries are our own words.
@@ -61,6 +62,8 @@ pub struct Arg {
     pub token: Option<String>,
     pub optional: bool,
     pub multiple: bool,
+    /// Each repetition repeats the token too (`[CONFIG name value [CONFIG name value ...]]`).
+    pub multiple_token: bool,
     pub key_spec_index: Option<usize>,
     pub children: Vec<Arg>,
 }
@@ -73,6 +76,7 @@ impl Arg {
             token: None,
             optional: false,
             multiple: false,
+            multiple_token: false,
             key_spec_index: None,
             children: Vec::new(),
         }
@@ -85,6 +89,8 @@ enum Tok {
     Close(char),
     Bar,
     Ellipsis,
+    /// `...+`: repeats with its token.
+    EllipsisToken,
     Named(String),
     Word(String),
 }
@@ -130,7 +136,12 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
                 chars.next();
                 chars.next();
                 flush(&mut word, &mut out);
-                out.push(Tok::Ellipsis);
+                if chars.peek() == Some(&'+') {
+                    chars.next();
+                    out.push(Tok::EllipsisToken);
+                } else {
+                    out.push(Tok::Ellipsis);
+                }
             }
             c if c.is_whitespace() => flush(&mut word, &mut out),
             c => word.push(c),
@@ -184,6 +195,12 @@ impl Parser {
                     self.next();
                     let last = items.last_mut().ok_or("'...' with nothing before it")?;
                     last.multiple = true;
+                }
+                Some(Tok::EllipsisToken) => {
+                    self.next();
+                    let last = items.last_mut().ok_or("'...+' with nothing before it")?;
+                    last.multiple = true;
+                    last.multiple_token = true;
                 }
                 Some(Tok::Word(w)) if is_token(w) => {
                     let w = w.clone();
@@ -355,7 +372,7 @@ fn write_arg(w: &mut Writer<'_>, arg: &Arg) {
     let mut fields = 2;
     fields += arg.key_spec_index.is_some() as usize;
     fields += arg.token.is_some() as usize;
-    fields += (arg.optional || arg.multiple) as usize;
+    fields += (arg.optional || arg.multiple || arg.multiple_token) as usize;
     fields += !arg.children.is_empty() as usize;
     w.map(fields);
     w.bulk(b"name");
@@ -370,13 +387,17 @@ fn write_arg(w: &mut Writer<'_>, arg: &Arg) {
         w.bulk(b"token");
         w.bulk(token.as_bytes());
     }
-    if arg.optional || arg.multiple {
+    if arg.optional || arg.multiple || arg.multiple_token {
         w.bulk(b"flags");
-        let flags: Vec<&str> = [(arg.optional, "optional"), (arg.multiple, "multiple")]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, n)| *n)
-            .collect();
+        let flags: Vec<&str> = [
+            (arg.optional, "optional"),
+            (arg.multiple, "multiple"),
+            (arg.multiple_token, "multiple_token"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| *n)
+        .collect();
         w.set(flags.len());
         for f in flags {
             w.simple(f.as_bytes());
