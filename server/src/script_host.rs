@@ -60,6 +60,8 @@ impl From<HostLog> for LogLevel {
 pub struct Permissions {
     /// EVAL_RO / FCALL_RO, or a script declaring `no-writes`.
     pub read_only: bool,
+    /// The script declares `allow-oom`: it may run `denyoom` commands over `maxmemory`.
+    pub allow_oom: bool,
 }
 
 /// The server as a running script sees it.
@@ -73,6 +75,10 @@ pub struct ScriptHost<'a> {
     /// The script ended with an error reply; true if errorstats had already counted it (a
     /// failed command's error, raised by `redis.call` or returned from `redis.pcall`).
     pub error: Option<bool>,
+    /// The server was over `maxmemory` when the script started (and it does not declare
+    /// `allow-oom`): until its first write, its `denyoom` commands are refused, as Redis's
+    /// `scriptVerifyOOM` does — once it has written, stopping it halfway would be worse.
+    pub oom_at_start: bool,
 }
 
 impl Host for ScriptHost<'_> {
@@ -101,6 +107,10 @@ impl Host for ScriptHost<'_> {
             && (flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE))
         {
             let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
+            return self.refuse(out, version, error);
+        }
+        if self.oom_at_start && !self.busy.wrote && flags.contains(Flags::DENYOOM) {
+            let error = Error::msg(crate::gates::OOM_ERROR);
             return self.refuse(out, version, error);
         }
         if flags.contains(Flags::WRITE) {
@@ -171,6 +181,8 @@ pub fn run_script(
     let outcome = {
         let mut busy = BusyWatch::new(kind, name, command, threshold);
         busy.function_counts = function_counts;
+        let oom_at_start =
+            !permissions.allow_oom && crate::gates::over_maxmemory(&ctx.server.config);
         let mut host = ScriptHost {
             parts: Parts {
                 ks: &mut *ctx.ks,
@@ -183,6 +195,7 @@ pub fn run_script(
             permissions,
             busy,
             error: None,
+            oom_at_start,
         };
         let outcome = run(&mut host, &mut Writer::new(out, version));
         (outcome, host.busy.kill, host.error)

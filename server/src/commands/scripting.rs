@@ -231,6 +231,7 @@ fn run_in(
     }
     let permissions = Permissions {
         read_only: ro_command || (script.flags.declared && script.flags.no_writes),
+        allow_oom: script.flags.declared && script.flags.allow_oom,
     };
     let function = script.function.clone();
     crate::script_host::run_script(
