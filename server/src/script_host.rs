@@ -109,6 +109,17 @@ impl Host for ScriptHost<'_> {
             let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
             return self.refuse(out, version, error);
         }
+        // Writes need enough good replicas, as at the gate (embedis has none: with the check on,
+        // a compatibility-mode script's writes are refused here; declared scripts were refused
+        // before they ran).
+        let config = &self.parts.server.config;
+        if flags.contains(Flags::WRITE)
+            && config.min_replicas_to_write != 0
+            && config.min_replicas_max_lag != 0
+        {
+            let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
+            return self.refuse(out, version, error);
+        }
         if self.oom_at_start && !self.busy.wrote && flags.contains(Flags::DENYOOM) {
             let error = Error::msg(crate::gates::OOM_ERROR);
             return self.refuse(out, version, error);
