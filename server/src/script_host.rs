@@ -27,6 +27,7 @@ use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::flags::Flags;
 use crate::gates::{self, Refused};
+use crate::table::Command;
 use crate::vm_slot::ScriptKind;
 
 /// Splits the arguments of EVAL, FCALL and their forms (`name numkeys key… arg…`, `numkeys` at
@@ -86,20 +87,20 @@ impl Host for ScriptHost<'_> {
         // Redis's `scriptCall` gates, with a script's own texts for the shared first ones.
         let command = match gates::resolve(self.parts.registry, args) {
             Ok(command) => command,
-            Err(Refused::WrongArity(_)) => {
+            Err(Refused::WrongArity(command)) => {
                 let error =
                     Error::msg("ERR Wrong number of args calling Redis command from script");
-                return self.refuse(out, version, error);
+                return self.refuse(out, version, Some(command), error);
             }
             Err(Refused::UnknownCommand | Refused::UnknownSubcommand(_)) => {
                 let error = Error::msg("ERR Unknown Redis command called from script");
-                return self.refuse(out, version, error);
+                return self.refuse(out, version, None, error);
             }
         };
         let flags = command.spec.flags;
         if flags.contains(Flags::NOSCRIPT) && !self.parts.server.disable_deny_scripts {
             let error = Error::msg("ERR This Redis command is not allowed from script");
-            return self.refuse(out, version, error);
+            return self.refuse(out, version, Some(command), error);
         }
         // A read-only script may not run what would reach replicas either (PUBLISH): it must
         // stay runnable on a replica and during CLIENT PAUSE WRITE, as in Redis.
@@ -107,7 +108,7 @@ impl Host for ScriptHost<'_> {
             && (flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE))
         {
             let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
-            return self.refuse(out, version, error);
+            return self.refuse(out, version, Some(command), error);
         }
         // Writes need enough good replicas, as at the gate (embedis has none: with the check on,
         // a compatibility-mode script's writes are refused here; declared scripts were refused
@@ -118,11 +119,11 @@ impl Host for ScriptHost<'_> {
             && config.min_replicas_max_lag != 0
         {
             let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
-            return self.refuse(out, version, error);
+            return self.refuse(out, version, Some(command), error);
         }
         if self.oom_at_start && !self.busy.wrote && flags.contains(Flags::DENYOOM) {
             let error = Error::msg(crate::gates::OOM_ERROR);
-            return self.refuse(out, version, error);
+            return self.refuse(out, version, Some(command), error);
         }
         if flags.contains(Flags::WRITE) {
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
@@ -264,7 +265,17 @@ pub fn run_script(
 impl ScriptHost<'_> {
     /// A refusal by the script gates: an error reply (which the script sees as an error,
     /// raised or returned by `pcall`), counted in errorstats as Redis counts it.
-    fn refuse(&mut self, out: &mut BytesMut, version: Version, error: Error) {
+    fn refuse(
+        &mut self,
+        out: &mut BytesMut,
+        version: Version,
+        command: Option<&Command>,
+        error: Error,
+    ) {
+        // A known command refused counts as a rejected call, as Redis's `scriptCall` counts it.
+        if let Some(command) = command {
+            self.parts.server.command_stats[command.id].rejected_calls += 1;
+        }
         self.parts.server.count_error(&error.code());
         Writer::new(out, version).error_line(&error.line());
     }
