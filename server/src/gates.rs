@@ -159,6 +159,13 @@ pub fn refuses_for_memory(
 /// Redis's reply to a write refused for want of good replicas.
 pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
 
+/// True if writes must be refused for want of good replicas (Redis's `checkGoodReplicasStatus`
+/// failing): the check is on (`min-replicas-to-write` and `min-replicas-max-lag` both non-zero)
+/// and embedis has no replicas. Shared by this gate and the script host's.
+pub fn too_few_replicas(config: &Config) -> bool {
+    config.min_replicas_to_write != 0 && config.min_replicas_max_lag != 0
+}
+
 /// The `min-replicas-to-write` gate of `processCommand` (right after the memory gate): a write
 /// (by its flags or its script's: `flags`), or an EXEC whose queue holds one, is refused unless
 /// enough replicas are connected. embedis has no replicas, so whenever the check is on
@@ -169,7 +176,7 @@ pub fn refuses_for_replicas(
     command: &Command,
     flags: Flags,
 ) -> bool {
-    if config.min_replicas_to_write == 0 || config.min_replicas_max_lag == 0 {
+    if !too_few_replicas(config) {
         return false;
     }
     flags.contains(Flags::WRITE)

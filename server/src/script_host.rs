@@ -113,11 +113,7 @@ impl Host for ScriptHost<'_> {
         // Writes need enough good replicas, as at the gate (embedis has none: with the check on,
         // a compatibility-mode script's writes are refused here; declared scripts were refused
         // before they ran).
-        let config = &self.parts.server.config;
-        if flags.contains(Flags::WRITE)
-            && config.min_replicas_to_write != 0
-            && config.min_replicas_max_lag != 0
-        {
+        if flags.contains(Flags::WRITE) && gates::too_few_replicas(&self.parts.server.config) {
             let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
             return self.refuse(out, version, Some(command), error);
         }
