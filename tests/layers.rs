@@ -64,7 +64,10 @@ const LAYERS: &[(&str, &[&str])] = &[
             "latency.rs",
         ],
     ),
-    ("kernel", &["table/", "ctx.rs", "call.rs", "gates.rs"]),
+    (
+        "kernel",
+        &["table/", "ctx.rs", "call.rs", "gates.rs", "publish.rs"],
+    ),
     (
         "services",
         &["script_host.rs", "function_host.rs", "busy.rs", "expire.rs"],

@@ -37,6 +37,7 @@ pub mod watch;
 pub mod call;
 pub mod ctx;
 pub mod gates;
+pub mod publish;
 pub mod table;
 
 // 4. services: scripts and their hosts, busy scripts, expiry.

@@ -1,26 +1,19 @@
 //! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH and the PUBSUB
 //! introspection container.
 //!
-//! The subscription index lives in [`crate::pubsub`]. Confirmations and messages are pushes
-//! (`>` in RESP3, plain arrays in RESP2). A message for the publishing client itself (a RESP3
-//! client may publish while subscribed) is written before PUBLISH's own reply, as Redis does;
-//! messages for other clients go to their pending output, and a subscriber whose unsent output
-//! passes its `client-output-buffer-limit` is scheduled to be closed instead of growing without
-//! bound. Pushes reach the client even while CLIENT REPLY OFF or SKIP throws its replies away (Redis
-//! marks them as pushes and lets them through, in RESP2 as in RESP3): they then go to the
-//! client's pending output, which the engine puts in the place of the discarded reply. embedis runs no cluster, so shard channels are simply a second namespace with their
-//! own count.
+//! The subscription index lives in [`crate::pubsub`]; delivering a message (to the publisher
+//! itself before its reply, to others within their output-buffer limits, through CLIENT REPLY
+//! OFF) is [`crate::publish`]'s, which keyspace notifications and tracking invalidations share.
+//! Confirmations and messages are pushes (`>` in RESP3, plain arrays in RESP2). embedis runs no
+//! cluster, so shard channels are simply a second namespace with their own count.
 
-use bytes::{Bytes, BytesMut};
-use embedis_protocol::{Version, Writer};
+use embedis_protocol::Writer;
 
-use crate::client::{ClientId, ClientState, ReplyMode};
-use crate::config::ObufLimit;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::pubsub::{self, Kind};
-use crate::state::EngineRequest;
+use crate::publish::{self, own_pushes};
+use crate::pubsub::Kind;
 use crate::table::keys::{flag, KeySpec};
 use crate::table::{Acl, CommandSpec, Flags};
 
@@ -210,22 +203,6 @@ fn subscribe_to(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
     Ok(())
 }
 
-/// True while the client's replies are thrown away (CLIENT REPLY OFF or SKIP), when its pushes
-/// must take the pending path of [`own_pushes`].
-fn replies_suppressed(client: &ClientState) -> bool {
-    matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip)
-}
-
-/// Where the running client's own pushes go: its reply, or its pending output while its replies
-/// are suppressed (the engine moves that output into the reply's place).
-fn own_pushes<'b>(ctx: &'b mut Ctx<'_>) -> &'b mut BytesMut {
-    if replies_suppressed(ctx.client) {
-        &mut ctx.client.pending
-    } else {
-        ctx.out.buffer()
-    }
-}
-
 /// One (un)subscribe confirmation: `[word, name or null, count]` as a push.
 fn confirm(ctx: &mut Ctx<'_>, word: &[u8], name: Option<&[u8]>, count: usize) {
     let version = ctx.client.resp;
@@ -279,124 +256,18 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
     Ok(())
 }
 
-/// A message encoded once for all its receivers. A RESP3 push differs from the RESP2 array of
-/// the same strings only in its first byte (`>` for `*`), so one encoding serves both.
-struct Encoded {
-    resp2: BytesMut,
-}
-
-impl Encoded {
-    fn new(parts: &[&[u8]]) -> Encoded {
-        let mut resp2 = BytesMut::new();
-        let mut w = Writer::new(&mut resp2, Version::Resp2);
-        w.push(parts.len());
-        for part in parts {
-            w.bulk(part);
-        }
-        Encoded { resp2 }
-    }
-
-    /// Appends the message as a client speaking `version` receives it.
-    fn write_to(&self, out: &mut BytesMut, version: Version) {
-        match version {
-            Version::Resp2 => out.extend_from_slice(&self.resp2),
-            Version::Resp3 => {
-                out.extend_from_slice(b">");
-                out.extend_from_slice(&self.resp2[1..]);
-            }
-        }
-    }
-}
-
 fn publish(ctx: &mut Ctx<'_>) -> CmdResult {
-    let channel = ctx.arg(1);
-    let message = ctx.arg(2);
-    let mut receivers = 0;
-    // The index is read while clients are written to: take the ids out first.
-    let direct: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, false).to_vec();
-    if !direct.is_empty() {
-        let encoded = Encoded::new(&[b"message", channel, message]);
-        for id in direct {
-            deliver(ctx, id, &encoded);
-            receivers += 1;
-        }
-    }
-    let patterns: Vec<(Bytes, Vec<ClientId>)> = ctx
-        .server
-        .pubsub
-        .matching_patterns(channel)
-        .map(|(p, ids)| (p.clone(), ids.to_vec()))
-        .collect();
-    for (pattern, ids) in patterns {
-        let encoded = Encoded::new(&[b"pmessage", &pattern, channel, message]);
-        for id in ids {
-            deliver(ctx, id, &encoded);
-            receivers += 1;
-        }
-    }
-    ctx.out.integer(receivers);
+    let args = ctx.args;
+    let receivers = publish::publish(ctx, &args[1], &args[2]);
+    ctx.out.integer(receivers as i64);
     Ok(())
 }
 
 fn spublish(ctx: &mut Ctx<'_>) -> CmdResult {
-    let channel = ctx.arg(1);
-    let ids: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, true).to_vec();
-    if !ids.is_empty() {
-        let encoded = Encoded::new(&[b"smessage", channel, ctx.arg(2)]);
-        for &id in &ids {
-            deliver(ctx, id, &encoded);
-        }
-    }
-    ctx.out.integer(ids.len() as i64);
+    let args = ctx.args;
+    let receivers = publish::spublish(ctx, &args[1], &args[2]);
+    ctx.out.integer(receivers as i64);
     Ok(())
-}
-
-/// Hands a message to one subscriber: the publisher itself gets it before its reply (from a
-/// script: before the script's reply); another client gets it in its pending output, unless that
-/// output is over its limit — then the client is scheduled to be closed (as Redis's
-/// `closeClientOnOutputBufferLimitReached`).
-fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
-    if id == ctx.client.id {
-        if ctx.from_script {
-            // Not into redis.call's reply, which the script would read as PUBLISH's answer.
-            message.write_to(&mut ctx.client.pending, ctx.client.resp);
-            ctx.server.pending_writes.push(id);
-        } else {
-            let version = ctx.client.resp;
-            message.write_to(own_pushes(ctx), version);
-        }
-        return;
-    }
-    let Some(client) = ctx.clients.get_mut(id) else {
-        return;
-    };
-    if client.obuf.closing {
-        return;
-    }
-    message.write_to(&mut client.pending, client.resp);
-    ctx.server.pending_writes.push(id);
-    let limit = ctx.server.config.obuf_limits[class_of(client)];
-    if pubsub::over_limit(client, &limit, ctx.now_ms) {
-        client.obuf.closing = true;
-        client.pending.clear();
-        let info = client.info_line(ctx.now_ms, ctx.ks.watches.is_broken(id));
-        ctx.server.log.warning(&format!(
-            "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
-        ));
-        ctx.server.requests.push(EngineRequest::Kill { id });
-    }
-}
-
-/// The output-buffer limit class of a client (Redis's `getClientType`): MONITOR clients are
-/// replicas to Redis, subscribers are pub/sub clients, everyone else is normal.
-fn class_of(client: &ClientState) -> usize {
-    if client.monitor {
-        ObufLimit::REPLICA
-    } else if client.subs.total() > 0 {
-        ObufLimit::PUBSUB
-    } else {
-        ObufLimit::NORMAL
-    }
 }
 
 fn channels(ctx: &mut Ctx<'_>) -> CmdResult {

@@ -1,0 +1,159 @@
+//! Delivering pub/sub messages and other pushes to clients: the one path by which a command's
+//! out-of-turn output reaches a subscriber — PUBLISH and SPUBLISH, and whatever else the server
+//! publishes on a command's behalf (keyspace notifications, client-tracking invalidations).
+//!
+//! It sits in the kernel beside [`Ctx`] because delivery needs what a running command holds: the
+//! other clients, the server's pending-write list and output-buffer limits, and the running
+//! client's own reply (a message for the publishing client itself is written before the
+//! command's reply, as Redis does). A subscriber whose unsent output passes its
+//! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound.
+//! Pushes reach the client even while CLIENT REPLY OFF or SKIP throws its replies away (Redis
+//! marks them as pushes and lets them through, in RESP2 as in RESP3): they then go to the
+//! client's pending output, which the engine puts in the place of the discarded reply.
+
+use bytes::BytesMut;
+use embedis_protocol::{Version, Writer};
+
+use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::config::ObufLimit;
+use crate::ctx::Ctx;
+use crate::pubsub;
+use crate::state::EngineRequest;
+
+/// True while the client's replies are thrown away (CLIENT REPLY OFF or SKIP), when its pushes
+/// must take the pending path of [`own_pushes`].
+fn replies_suppressed(client: &ClientState) -> bool {
+    matches!(client.reply_mode, ReplyMode::Off | ReplyMode::Skip)
+}
+
+/// Where the running client's own pushes go: its reply, or its pending output while its replies
+/// are suppressed (the engine moves that output into the reply's place).
+pub fn own_pushes<'b>(ctx: &'b mut Ctx<'_>) -> &'b mut BytesMut {
+    if replies_suppressed(ctx.client) {
+        &mut ctx.client.pending
+    } else {
+        ctx.out.buffer()
+    }
+}
+
+/// A message encoded once for all its receivers. A RESP3 push differs from the RESP2 array of
+/// the same strings only in its first byte (`>` for `*`), so one encoding serves both.
+pub struct Encoded {
+    resp2: BytesMut,
+}
+
+impl Encoded {
+    /// A push of these bulk strings (`message`, channel, payload …).
+    pub fn new(parts: &[&[u8]]) -> Encoded {
+        let mut resp2 = BytesMut::new();
+        let mut w = Writer::new(&mut resp2, Version::Resp2);
+        w.push(parts.len());
+        for part in parts {
+            w.bulk(part);
+        }
+        Encoded { resp2 }
+    }
+
+    /// Appends the message as a client speaking `version` receives it.
+    pub fn write_to(&self, out: &mut BytesMut, version: Version) {
+        match version {
+            Version::Resp2 => out.extend_from_slice(&self.resp2),
+            Version::Resp3 => {
+                out.extend_from_slice(b">");
+                out.extend_from_slice(&self.resp2[1..]);
+            }
+        }
+    }
+}
+
+/// Publishes `message` on `channel` to its subscribers and to the patterns that match it;
+/// returns how many receivers it reached (PUBLISH's reply).
+pub fn publish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
+    let mut receivers = 0;
+    // The index is read while clients are written to: take the ids out first.
+    let direct: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, false).to_vec();
+    if !direct.is_empty() {
+        let encoded = Encoded::new(&[b"message", channel, message]);
+        for id in direct {
+            deliver(ctx, id, &encoded);
+            receivers += 1;
+        }
+    }
+    if ctx.server.pubsub.pattern_count() == 0 {
+        return receivers;
+    }
+    let patterns: Vec<(bytes::Bytes, Vec<ClientId>)> = ctx
+        .server
+        .pubsub
+        .matching_patterns(channel)
+        .map(|(p, ids)| (p.clone(), ids.to_vec()))
+        .collect();
+    for (pattern, ids) in patterns {
+        let encoded = Encoded::new(&[b"pmessage", &pattern, channel, message]);
+        for id in ids {
+            deliver(ctx, id, &encoded);
+            receivers += 1;
+        }
+    }
+    receivers
+}
+
+/// Publishes `message` on shard channel `channel`; returns how many subscribers it reached.
+pub fn spublish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
+    let ids: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, true).to_vec();
+    if !ids.is_empty() {
+        let encoded = Encoded::new(&[b"smessage", channel, message]);
+        for &id in &ids {
+            deliver(ctx, id, &encoded);
+        }
+    }
+    ids.len()
+}
+
+/// Hands a message to one client: the running client itself gets it before its reply (from a
+/// script: before the script's reply); another client gets it in its pending output, unless that
+/// output is over its limit — then the client is scheduled to be closed (as Redis's
+/// `closeClientOnOutputBufferLimitReached`).
+pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
+    if id == ctx.client.id {
+        if ctx.from_script {
+            // Not into redis.call's reply, which the script would read as PUBLISH's answer.
+            message.write_to(&mut ctx.client.pending, ctx.client.resp);
+            ctx.server.pending_writes.push(id);
+        } else {
+            let version = ctx.client.resp;
+            message.write_to(own_pushes(ctx), version);
+        }
+        return;
+    }
+    let Some(client) = ctx.clients.get_mut(id) else {
+        return;
+    };
+    if client.obuf.closing {
+        return;
+    }
+    message.write_to(&mut client.pending, client.resp);
+    ctx.server.pending_writes.push(id);
+    let limit = ctx.server.config.obuf_limits[class_of(client)];
+    if pubsub::over_limit(client, &limit, ctx.now_ms) {
+        client.obuf.closing = true;
+        client.pending.clear();
+        let info = client.info_line(ctx.now_ms, ctx.ks.watches.is_broken(id));
+        ctx.server.log.warning(&format!(
+            "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
+        ));
+        ctx.server.requests.push(EngineRequest::Kill { id });
+    }
+}
+
+/// The output-buffer limit class of a client (Redis's `getClientType`): MONITOR clients are
+/// replicas to Redis, subscribers are pub/sub clients, everyone else is normal.
+fn class_of(client: &ClientState) -> usize {
+    if client.monitor {
+        ObufLimit::REPLICA
+    } else if client.subs.total() > 0 {
+        ObufLimit::PUBSUB
+    } else {
+        ObufLimit::NORMAL
+    }
+}
