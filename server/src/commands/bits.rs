@@ -1,4 +1,4 @@
-//! Bit commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS and BITOP.
+//! Bit commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP and BITFIELD.
 //!
 //! A string is a bitmap whose bit 0 is the most significant bit of its first byte; bytes past the
 //! end read as zero. BITCOUNT and BITPOS take Redis 7.0's ranges in bytes (the default) or bits,
@@ -82,6 +82,33 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(N)",
             "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
             "operation destkey:key key...",
+        ),
+    CommandSpec::new("bitfield", -2, bitfield)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(
+            1,
+            flag::RW | flag::UPDATE | flag::ACCESS | flag::VARIABLE_FLAGS,
+        )
+        .notes("This command allows both access and modification of the key")])
+        .key_flags(bitfield_key_flags)
+        .doc(
+            "bitmap",
+            "3.2.0",
+            "O(1) for each subcommand specified",
+            "Reads, writes and increments integers of any width from 1 to 64 bits at any bit offset of a key's string.",
+            "key [operation=(GET encoding_offset=(encoding offset:integer)|write=([OVERFLOW wrap_sat_fail=(WRAP|SAT|FAIL)] write_operation=(SET encoding_offset_value=(encoding offset:integer value:integer)|INCRBY encoding_offset_increment=(encoding offset:integer increment:integer))))...]",
+        ),
+    CommandSpec::new("bitfield_ro", -2, bitfield_ro)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "6.0.0",
+            "O(1) for each subcommand specified",
+            "Reads integers of any width from 1 to 64 bits at any bit offset of a key's string.",
+            "key [GET encoding_offset=(encoding offset:integer)...+]",
         ),
 ];
 
@@ -376,10 +403,355 @@ fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+// ---------------------------------------------------------------------------------------------
+// BITFIELD
+// ---------------------------------------------------------------------------------------------
+
+/// What BITFIELD does when a SET or INCRBY does not fit the field's width.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overflow {
+    /// Modular arithmetic (the default): unsigned wraps to 0, signed to the most negative value.
+    Wrap,
+    /// Clamp to the field's minimum or maximum.
+    Sat,
+    /// Write nothing and answer a null for that operation.
+    Fail,
+}
+
+/// A field: `i1`..`i64` or `u1`..`u63` (u64 would not fit the protocol's signed integers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FieldType {
+    signed: bool,
+    bits: u32,
+}
+
+impl FieldType {
+    fn parse(arg: &[u8]) -> CmdResult<FieldType> {
+        let invalid = || {
+            Error::msg(
+                "ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.",
+            )
+        };
+        // Redis reads the width as a C string: anything after a NUL is not part of it.
+        let arg = arg.split(|&b| b == 0).next().unwrap_or_default();
+        let signed = match arg.first() {
+            Some(b'i') => true,
+            Some(b'u') => false,
+            _ => return Err(invalid()),
+        };
+        match parse_i64(&arg[1..]) {
+            Some(bits) if bits >= 1 && bits <= if signed { 64 } else { 63 } => Ok(FieldType {
+                signed,
+                bits: bits as u32,
+            }),
+            _ => Err(invalid()),
+        }
+    }
+
+    fn max(self) -> i128 {
+        if self.signed {
+            (1i128 << (self.bits - 1)) - 1
+        } else {
+            (1i128 << self.bits) - 1
+        }
+    }
+
+    fn min(self) -> i128 {
+        if self.signed {
+            -(1i128 << (self.bits - 1))
+        } else {
+            0
+        }
+    }
+
+    /// `value` reduced into the field's range modulo 2^bits (two's complement for signed).
+    fn wrap(self, value: i128) -> i128 {
+        let modulus = 1i128 << self.bits;
+        let v = value.rem_euclid(modulus);
+        if self.signed && v > self.max() {
+            v - modulus
+        } else {
+            v
+        }
+    }
+
+    /// The value stored for `value` under `overflow`, or `None` when FAIL refuses it.
+    fn fit(self, value: i128, overflow: Overflow) -> Option<i128> {
+        if (self.min()..=self.max()).contains(&value) {
+            return Some(value);
+        }
+        match overflow {
+            Overflow::Wrap => Some(self.wrap(value)),
+            Overflow::Sat => Some(value.clamp(self.min(), self.max())),
+            Overflow::Fail => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldOp {
+    Get,
+    Set(i64),
+    IncrBy(i64),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct BitfieldOp {
+    op: FieldOp,
+    field: FieldType,
+    offset: u64,
+    overflow: Overflow,
+}
+
+/// The field's bits at `offset` (big-endian bit order, as SETBIT's), zero past the end.
+fn read_field(bytes: &[u8], offset: u64, field: FieldType) -> i128 {
+    let mut raw: u64 = 0;
+    for i in 0..field.bits as u64 {
+        raw = (raw << 1) | bit_at(bytes, offset + i) as u64;
+    }
+    if field.signed && field.bits < 64 && raw >> (field.bits - 1) & 1 == 1 {
+        raw as i128 - (1i128 << field.bits)
+    } else if field.signed {
+        raw as i64 as i128
+    } else {
+        raw as i128
+    }
+}
+
+/// Writes the low `field.bits` bits of `value` at `offset`; `bytes` is long enough.
+fn write_field(bytes: &mut [u8], offset: u64, field: FieldType, value: i128) {
+    let raw = value as u64;
+    for i in 0..field.bits as u64 {
+        let bit = (raw >> (field.bits as u64 - 1 - i)) & 1;
+        let at = offset + i;
+        let byte = (at >> 3) as usize;
+        let shift = 7 - (at & 7);
+        bytes[byte] = (bytes[byte] & !(1 << shift)) | ((bit as u8) << shift);
+    }
+}
+
+/// The key flags of one BITFIELD command line (Redis's `bitfieldGetKeys`): read-only while it
+/// has only GETs and OVERFLOWs, read-write from the first SET or INCRBY or anything unparsable.
+fn bitfield_key_flags(args: &[bytes::Bytes], _declared: u16) -> u16 {
+    let mut i = 2;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if word_is(&args[i], "get") && more >= 2 {
+            i += 3;
+        } else if word_is(&args[i], "overflow") && more >= 1 {
+            i += 2;
+        } else {
+            return flag::RW | flag::ACCESS | flag::UPDATE;
+        }
+    }
+    RO_ACCESS
+}
+
+/// Parses BITFIELD's operations in order; the first bad argument is the error, before the key
+/// is looked at.
+fn parse_bitfield_ops(ctx: &Ctx<'_>) -> CmdResult<Vec<BitfieldOp>> {
+    let limit = ctx.server.config.proto_max_bulk_len;
+    let mut ops = Vec::new();
+    let mut overflow = Overflow::Wrap;
+    let mut j = 2;
+    while j < ctx.argc() {
+        let more = ctx.argc() - j - 1;
+        let word = ctx.arg(j);
+        let op = if word_is(word, "get") && more >= 2 {
+            FieldOp::Get
+        } else if word_is(word, "set") && more >= 3 {
+            FieldOp::Set(0)
+        } else if word_is(word, "incrby") && more >= 3 {
+            FieldOp::IncrBy(0)
+        } else if word_is(word, "overflow") && more >= 1 {
+            let kind = ctx.arg(j + 1);
+            overflow = if word_is(kind, "wrap") {
+                Overflow::Wrap
+            } else if word_is(kind, "sat") {
+                Overflow::Sat
+            } else if word_is(kind, "fail") {
+                Overflow::Fail
+            } else {
+                return Err(Error::msg("ERR Invalid OVERFLOW type specified"));
+            };
+            j += 2;
+            continue;
+        } else {
+            return Err(Error::Syntax);
+        };
+        let field = FieldType::parse(ctx.arg(j + 1))?;
+        let offset = field_offset(ctx.arg(j + 2), field.bits, limit)?;
+        let op = match op {
+            FieldOp::Get => FieldOp::Get,
+            FieldOp::Set(_) => FieldOp::Set(ctx.int_arg(j + 3)?),
+            FieldOp::IncrBy(_) => FieldOp::IncrBy(ctx.int_arg(j + 3)?),
+        };
+        ops.push(BitfieldOp {
+            op,
+            field,
+            offset,
+            overflow,
+        });
+        j += if op == FieldOp::Get { 3 } else { 4 };
+    }
+    Ok(ops)
+}
+
+/// A BITFIELD offset: a bit number, or `#n` for the n-th field of this width.
+fn field_offset(arg: &[u8], bits: u32, limit: i64) -> CmdResult<u64> {
+    let err = || Error::msg("ERR bit offset is not an integer or out of range");
+    let (digits, scale) = match arg.strip_prefix(b"#") {
+        Some(rest) => (rest, bits as i64),
+        None => (arg, 1),
+    };
+    let n = parse_i64(digits).ok_or_else(err)?;
+    // Redis multiplies in 64 bits; a product that overflows is refused like any other.
+    let offset = n.checked_mul(scale).ok_or_else(err)?;
+    if offset < 0 || (offset >> 3) >= limit {
+        return Err(err());
+    }
+    Ok(offset as u64)
+}
+
+fn bitfield(ctx: &mut Ctx<'_>) -> CmdResult {
+    bitfield_generic(ctx, false)
+}
+
+fn bitfield_ro(ctx: &mut Ctx<'_>) -> CmdResult {
+    bitfield_generic(ctx, true)
+}
+
+/// BITFIELD and BITFIELD_RO: every operation is parsed first; a command with only GETs reads
+/// the key (a missing key reads as zeros), one that writes grows the string to the farthest bit
+/// it writes. Each SET answers the old value, each INCRBY the new one, a FAIL overflow a null;
+/// only operations that changed a value (or created the key) count as changes.
+fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
+    let ops = parse_bitfield_ops(ctx)?;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let writes = ops.iter().any(|o| o.op != FieldOp::Get);
+    if !writes {
+        let bytes = match ctx.ks.read(db, key, now) {
+            Some(value) => Some(string_of(value)?.to_vec()),
+            None => None,
+        };
+        let bytes = bytes.as_deref().unwrap_or_default();
+        ctx.out.array(ops.len());
+        for op in &ops {
+            let v = read_field(bytes, op.offset, op.field);
+            ctx.out.integer(v as i64);
+        }
+        return Ok(());
+    }
+    if read_only_command {
+        return Err(Error::msg(
+            "ERR BITFIELD_RO only supports the GET subcommand",
+        ));
+    }
+    let highest = ops
+        .iter()
+        .filter(|o| o.op != FieldOp::Get)
+        .map(|o| o.offset + o.field.bits as u64 - 1)
+        .max()
+        .unwrap_or(0);
+    let needed = (highest >> 3) as usize + 1;
+    let mut created = false;
+    let mut grew = false;
+    match ctx.ks.write(db, key, now) {
+        Some(value) => {
+            string_len(value)?;
+            let buffer = value.make_raw().expect("a string");
+            if buffer.len() < needed {
+                buffer.resize(needed, 0);
+                grew = true;
+            }
+        }
+        None => {
+            ctx.ks
+                .add(db, key, Value::Raw(Box::new(vec![0u8; needed])), None, now);
+            // Redis counts a change per operation that wrote, not the creation itself.
+            ctx.ks.dirty -= 1;
+            created = true;
+        }
+    }
+    let buffer = ctx
+        .ks
+        .write(db, key, now)
+        .and_then(|v| v.make_raw())
+        .expect("the string just made room for");
+    let mut replies: Vec<Option<i64>> = Vec::with_capacity(ops.len());
+    let mut changes = 0u64;
+    for op in &ops {
+        let old = read_field(buffer, op.offset, op.field);
+        match op.op {
+            FieldOp::Get => replies.push(Some(old as i64)),
+            FieldOp::Set(v) | FieldOp::IncrBy(v) => {
+                let (target, answer_old) = match op.op {
+                    // Redis takes an unsigned field's new value as the unsigned reading of the
+                    // 64-bit argument: -1 is 2^64-1, which overflows (SAT gives the maximum).
+                    FieldOp::Set(_) if !op.field.signed => (v as u64 as i128, true),
+                    FieldOp::Set(_) => (v as i128, true),
+                    _ => (old + v as i128, false),
+                };
+                match op.field.fit(target, op.overflow) {
+                    Some(new) => {
+                        write_field(buffer, op.offset, op.field, new);
+                        replies.push(Some(if answer_old { old } else { new } as i64));
+                        if created || grew || old != new {
+                            changes += 1;
+                        }
+                    }
+                    None => replies.push(None),
+                }
+            }
+        }
+    }
+    ctx.ks.dirty += changes;
+    ctx.out.array(replies.len());
+    for reply in replies {
+        match reply {
+            Some(v) => ctx.out.integer(v),
+            None => ctx.out.null(),
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    proptest! {
+        /// Against a model of the string as a vector of bits: writing a field changes exactly
+        /// its bits, reading it back gives the value reduced to the field's width (two's
+        /// complement for signed fields), and GETBIT-order bit numbering is the same.
+        #[test]
+        fn bitfield_fields_match_bit_model(
+            bytes in proptest::collection::vec(any::<u8>(), 0..12),
+            offset in 0u64..64,
+            signed in any::<bool>(),
+            width in 1u32..=64,
+            value in any::<i64>(),
+        ) {
+            let bits = if signed { width } else { width.min(63) };
+            let field = FieldType { signed, bits };
+            let mut buffer = bytes.clone();
+            let needed = ((offset + bits as u64 - 1) >> 3) as usize + 1;
+            if buffer.len() < needed {
+                buffer.resize(needed, 0);
+            }
+            let mut model = bits_of(&buffer);
+            let stored = field.wrap(value as i128);
+            write_field(&mut buffer, offset, field, stored);
+            for i in 0..bits as u64 {
+                model[(offset + i) as usize] = ((stored as u64 >> (bits as u64 - 1 - i)) & 1) as u8;
+            }
+            prop_assert_eq!(bits_of(&buffer), model);
+            prop_assert_eq!(read_field(&buffer, offset, field), stored);
+            prop_assert!(stored >= field.min() && stored <= field.max());
+            prop_assert_eq!(stored.rem_euclid(1i128 << bits), (value as i128).rem_euclid(1i128 << bits));
+        }
+    }
 
     fn bits_of(bytes: &[u8]) -> Vec<u8> {
         (0..bytes.len() as u64 * 8)
