@@ -232,6 +232,12 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
             "ERR Invalid number of arguments specified for command",
         ));
     }
+    if let Some(find) = command.spec.keys_fn {
+        return Ok(find(args)
+            .into_iter()
+            .map(|(at, flags)| (args[at].clone(), flags))
+            .collect());
+    }
     let mut keys = Vec::new();
     for spec in specs {
         let flags = match command.spec.key_flags {

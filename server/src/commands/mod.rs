@@ -33,6 +33,7 @@ pub mod pubsub;
 pub mod scripting;
 pub mod sets;
 pub mod slowlog;
+pub mod sort;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -63,6 +64,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     scripting::COMMANDS,
     functions::COMMANDS,
     modules::COMMANDS,
+    sort::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it

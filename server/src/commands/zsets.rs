@@ -474,7 +474,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 /// C's `strtod` over `arg` read as a C string (up to a NUL byte): the value, how many bytes it
 /// consumed, and whether it set `ERANGE`.
-fn c_strtod(arg: &[u8]) -> (f64, usize, bool) {
+pub(crate) fn c_strtod(arg: &[u8]) -> (f64, usize, bool) {
     let text = c_str(arg);
     let mut stack = [0u8; 128];
     let heap: Vec<u8>;

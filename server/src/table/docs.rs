@@ -517,6 +517,11 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
                 w.bulk(b"startfrom");
                 w.integer(start_from as i64);
             }
+            Begin::Unknown => {
+                w.bulk(b"unknown");
+                w.bulk(b"spec");
+                w.map(0);
+            }
         }
         w.bulk(b"find_keys");
         w.map(2);
@@ -551,6 +556,11 @@ pub fn write_info(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
                 w.integer(first_key as i64);
                 w.bulk(b"keystep");
                 w.integer(step as i64);
+            }
+            Find::Unknown => {
+                w.bulk(b"unknown");
+                w.bulk(b"spec");
+                w.map(0);
             }
         }
     }

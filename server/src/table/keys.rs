@@ -46,6 +46,10 @@ pub enum Begin {
         keyword: &'static str,
         start_from: i32,
     },
+    /// Redis's `unknown`: the keys cannot be found from the arguments' positions alone (SORT's
+    /// BY/GET patterns and its STORE, which may appear anywhere); the command's own key
+    /// finder ([`super::CommandSpec::keys_fn`]) answers COMMAND GETKEYS instead.
+    Unknown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +68,8 @@ pub enum Find {
         first_key: i32,
         step: i32,
     },
+    /// Redis's `unknown` (see [`Begin::Unknown`]).
+    Unknown,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,6 +105,17 @@ impl KeySpec {
                 step,
                 limit: 0,
             },
+            notes: "",
+        }
+    }
+
+    /// A spec whose keys only the command's own key finder can locate (Redis's `unknown`
+    /// begin_search and find_keys).
+    pub const fn unknown(flags: u16) -> Self {
+        KeySpec {
+            flags,
+            begin: Begin::Unknown,
+            find: Find::Unknown,
             notes: "",
         }
     }
@@ -144,11 +161,15 @@ impl KeySpec {
                     None => return Some(Vec::new()),
                 }
             }
+            // Positions say nothing here; the command's key finder knows (and callers that
+            // only need the declared keys, like the tracking of reads, do without these).
+            Begin::Unknown => return Some(Vec::new()),
         };
         if start >= argc {
             return if strict { None } else { Some(Vec::new()) };
         }
         match self.find {
+            Find::Unknown => Some(Vec::new()),
             Find::Range {
                 last_key,
                 step,

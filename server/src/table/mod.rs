@@ -54,6 +54,10 @@ pub struct CommandSpec {
     /// For key specs flagged `variable_flags`: the flags a particular command line really has
     /// (Redis's per-command getkeys procedures; SET is `OW update` unless it has GET).
     pub key_flags: Option<fn(&[bytes::Bytes], u16) -> u16>,
+    /// For commands whose keys the specs cannot locate (an `unknown` spec: SORT's STORE may
+    /// be anywhere): the positions and flags of the keys of one command line (Redis's
+    /// getkeys procedure), which COMMAND GETKEYS uses instead of the specs.
+    pub keys_fn: Option<fn(&[bytes::Bytes]) -> Vec<(usize, u16)>>,
 }
 
 impl CommandSpec {
@@ -73,6 +77,7 @@ impl CommandSpec {
             subcommands: &[],
             handler: Some(handler),
             key_flags: None,
+            keys_fn: None,
         }
     }
 
@@ -93,6 +98,7 @@ impl CommandSpec {
             subcommands,
             handler: None,
             key_flags: None,
+            keys_fn: None,
         }
     }
 
@@ -108,6 +114,11 @@ impl CommandSpec {
 
     pub const fn keys(mut self, keys: &'static [KeySpec]) -> Self {
         self.keys = keys;
+        self
+    }
+
+    pub const fn keys_fn(mut self, f: fn(&[bytes::Bytes]) -> Vec<(usize, u16)>) -> Self {
+        self.keys_fn = Some(f);
         self
     }
 
