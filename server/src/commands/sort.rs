@@ -294,33 +294,31 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
         };
         match value {
             None => {}
-            Some(Value::List(list)) if direct => {
-                if end >= start {
-                    let take = (end - start + 1) as usize;
-                    if desc {
-                        let from = list.len() - start as usize;
-                        let all: Vec<&[u8]> = list.iter().take(from).collect();
-                        items.extend(all.iter().rev().take(take).map(|e| item(e.to_vec())));
-                    } else {
-                        items.extend(
-                            list.iter_from(start as usize)
-                                .take(take)
-                                .map(|e| item(e.to_vec())),
-                        );
-                    }
+            Some(Value::List(list)) if direct && end >= start => {
+                let take = (end - start + 1) as usize;
+                if desc {
+                    let from = list.len() - start as usize;
+                    let all: Vec<&[u8]> = list.iter().take(from).collect();
+                    items.extend(all.iter().rev().take(take).map(|e| item(e.to_vec())));
+                } else {
+                    items.extend(
+                        list.iter_from(start as usize)
+                            .take(take)
+                            .map(|e| item(e.to_vec())),
+                    );
                 }
             }
+            Some(Value::List(_)) if direct => {}
             Some(Value::List(list)) => items.extend(list.iter().map(|e| item(e.to_vec()))),
             Some(Value::Set(set)) => {
                 items.extend(set.iter().map(|m| m.with_bytes(|b| item(b.to_vec()))))
             }
-            Some(Value::ZSet(zset)) if direct => {
-                if end >= start {
-                    zset.for_each_in_ranks(start as usize, end as usize, desc, |m, _| {
-                        items.push(item(m.to_vec()))
-                    });
-                }
+            Some(Value::ZSet(zset)) if direct && end >= start => {
+                zset.for_each_in_ranks(start as usize, end as usize, desc, |m, _| {
+                    items.push(item(m.to_vec()))
+                });
             }
+            Some(Value::ZSet(_)) if direct => {}
             Some(Value::ZSet(zset)) => zset.for_each(|m, _| items.push(item(m.to_vec()))),
             Some(_) => unreachable!("checked above"),
         }

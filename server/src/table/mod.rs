@@ -28,6 +28,9 @@ pub use keys::{Begin, Find, KeySpec};
 /// A command's implementation.
 pub type Handler = fn(&mut Ctx<'_>) -> CmdResult;
 
+/// A command's own key finder: the (position, flags) of each key of one command line.
+pub type KeysFn = fn(&[bytes::Bytes]) -> Vec<(usize, u16)>;
+
 /// The static description of one command (or subcommand).
 #[derive(Clone, Copy)]
 pub struct CommandSpec {
@@ -57,7 +60,7 @@ pub struct CommandSpec {
     /// For commands whose keys the specs cannot locate (an `unknown` spec: SORT's STORE may
     /// be anywhere): the positions and flags of the keys of one command line (Redis's
     /// getkeys procedure), which COMMAND GETKEYS uses instead of the specs.
-    pub keys_fn: Option<fn(&[bytes::Bytes]) -> Vec<(usize, u16)>>,
+    pub keys_fn: Option<KeysFn>,
 }
 
 impl CommandSpec {
@@ -117,7 +120,7 @@ impl CommandSpec {
         self
     }
 
-    pub const fn keys_fn(mut self, f: fn(&[bytes::Bytes]) -> Vec<(usize, u16)>) -> Self {
+    pub const fn keys_fn(mut self, f: KeysFn) -> Self {
         self.keys_fn = Some(f);
         self
     }
