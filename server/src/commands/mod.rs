@@ -20,6 +20,7 @@ pub mod debug_controls;
 pub mod debug_internals;
 pub mod expiry;
 pub mod functions;
+pub mod geo;
 pub mod hashes;
 pub mod hll;
 pub mod info;
@@ -65,6 +66,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     functions::COMMANDS,
     modules::COMMANDS,
     sort::COMMANDS,
+    geo::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it

@@ -499,7 +499,7 @@ pub(crate) fn c_strtod(arg: &[u8]) -> (f64, usize, bool) {
 
 /// Redis's `string2d`: the whole argument must be a number; no leading space, no NaN, no
 /// overflow to infinity and no underflow to zero (`inf` written out is fine).
-fn parse_double(arg: &[u8]) -> Option<f64> {
+pub(crate) fn parse_double(arg: &[u8]) -> Option<f64> {
     if arg.is_empty() || arg[0].is_ascii_whitespace() || arg[0] == 0x0b {
         return None;
     }
@@ -665,7 +665,7 @@ fn zset_of(value: &mut Value) -> CmdResult<&mut ZSetValue> {
     }
 }
 
-fn limits(ctx: &Ctx<'_>) -> Limits {
+pub(crate) fn limits(ctx: &Ctx<'_>) -> Limits {
     let e = &ctx.server.config.encodings;
     Limits {
         max_entries: e.zset_max_listpack_entries,
