@@ -712,7 +712,7 @@ fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         at += 1;
     }
-    if (ctx.argc() - at) % 3 != 0 || (flags.xx && flags.nx) {
+    if !(ctx.argc() - at).is_multiple_of(3) || (flags.xx && flags.nx) {
         return Err(Error::Syntax);
     }
     let mut scored: Vec<(f64, usize)> = Vec::with_capacity((ctx.argc() - at) / 3);
