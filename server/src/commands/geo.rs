@@ -124,7 +124,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "3.2.0",
             "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
             "Returns the standard 11-character geohash string of members of a geospatial index.",
-            "key [member...]",
+            "key member...",
         ),
     geo("geopos", -2, geopos)
         .flags(Flags::READONLY)
@@ -134,7 +134,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "3.2.0",
             "O(N) where N is the number of members requested.",
             "Returns the longitude and latitude of members of a geospatial index.",
-            "key [member...]",
+            "key member...",
         ),
     geo("georadius", -6, georadius)
         .flags(WRITE)

@@ -372,7 +372,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "7.0.0",
             "O(N*M) where N and M are the lengths of s1 and s2, respectively",
             "Finds the longest common substring.",
-            "key1:key key2:key [len:LEN] [idx:IDX] [min-match-len:MINMATCHLEN:integer] [withmatchlen:WITHMATCHLEN]",
+            "key1:key key2:key [LEN] [IDX] [MINMATCHLEN len:integer] [WITHMATCHLEN]",
         ),
 ];
 
