@@ -113,6 +113,7 @@ pub fn call(
         feed_monitors(parts, client, command, args, now_us, how.from_script, out);
     }
     let dirty_before = parts.ks.dirty;
+    let out_start = out.len();
     let (result, block) = {
         let mut ctx = Ctx {
             args,
@@ -129,8 +130,14 @@ pub fn call(
             may_block: how.may_block,
             woken_by: how.woken_by,
             from_script: how.from_script,
+            events_at: out_start,
         };
         let result = handler(&mut ctx);
+        // Keyspace events the keyspace noted after the last one the handler named (one branch
+        // while none are on).
+        if ctx.ks.notify.has_pending() {
+            crate::publish::late_keyspace_events(&mut ctx);
+        }
         (result, ctx.block)
     };
     // WATCH: the keys it looked up for writing changed if it counted a change.

@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
+use crate::config::event_class;
+use crate::notify::Notifications;
 use crate::value::{lru_clock, Object, Value};
 use crate::watch::Watches;
 
@@ -133,6 +135,9 @@ pub enum Access {
     /// miss like a read but leaves the LRU clock alone (Redis's `LOOKUP_NOTOUCH`), so that
     /// looking at a key does not make it look recently used.
     Inspect,
+    /// OBJECT's look at a key: like `Inspect`, but a miss is no `keymiss` event (Redis's
+    /// `LOOKUP_NONOTIFY`: OBJECT is about the key's internals, not a read of its value).
+    Object,
     /// Neither counts nor touches.
     NoTouch,
 }
@@ -231,6 +236,9 @@ pub struct Keyspace {
     pub ready: ReadyKeys,
     /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
     pub watches: Watches,
+    /// Keyspace notifications: the classes that are on and the events noted here (expired,
+    /// keymiss, new, evicted) until the kernel publishes them (see [`crate::notify`]).
+    pub notify: Notifications,
 }
 
 impl Keyspace {
@@ -241,7 +249,20 @@ impl Keyspace {
             dirty: 0,
             ready: ReadyKeys::default(),
             watches: Watches::default(),
+            notify: Notifications::default(),
         }
+    }
+
+    /// Notes that eviction removed `key` of `db` (the `evicted` event, class `e`); the caller
+    /// has deleted the key. For the eviction loop, which runs before a command.
+    pub fn note_evicted(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::EVICTED, "evicted", db, key);
+    }
+
+    /// Notes that `key` of `db` was created (the `new` event, class `n`, as Redis's `dbAdd`).
+    #[inline]
+    fn note_new(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::NEW, "new", db, key);
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -259,6 +280,7 @@ impl Keyspace {
         d.remove(key);
         self.stats.expired_keys += 1;
         self.dirty += 1;
+        self.notify.note(event_class::EXPIRED, "expired", db, key);
         self.touched(db, key);
         true
     }
@@ -312,11 +334,14 @@ impl Keyspace {
         }
         let found = self.dbs[db].main.get_mut(key);
         match access {
-            Access::Read | Access::Inspect => {
+            Access::Read | Access::Inspect | Access::Object => {
                 if found.is_some() {
                     self.stats.hits += 1;
                 } else {
                     self.stats.misses += 1;
+                    if access != Access::Object {
+                        self.notify.note(event_class::KEY_MISS, "keymiss", db, key);
+                    }
                 }
             }
             Access::Write | Access::NoTouch => {}
@@ -365,6 +390,7 @@ impl Keyspace {
             None => {
                 d.main
                     .insert_new(SmallBytes::new(key), Object::new(value, lru));
+                self.note_new(db, key);
             }
         }
         self.ready.signal(db, key);
@@ -426,6 +452,7 @@ impl Keyspace {
                     obj.set_has_expire(true);
                     d.expires.insert(SmallBytes::new(key), when_ms);
                 }
+                self.note_new(db, key);
             }
         }
         self.ready.signal(db, key);
@@ -444,6 +471,7 @@ impl Keyspace {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
         }
+        self.note_new(db, key);
         self.ready.signal(db, key);
         self.touched(db, key);
         self.dirty += 1;
@@ -532,6 +560,7 @@ impl Keyspace {
                 d.main.insert_new(key.clone(), obj);
             }
         }
+        self.note_new(db, &key);
         self.touched(db, &key);
     }
 

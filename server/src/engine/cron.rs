@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::Engine;
 use crate::client::ClientId;
 use crate::expire;
+use crate::publish;
 
 impl Engine {
     /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
@@ -55,6 +56,15 @@ impl Engine {
         if self.server.active_expire {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
+            // The `expired` events the cycle noted: no command runs, so they go out now.
+            if self.ks.notify.has_pending() {
+                publish::keyspace_events_detached(
+                    &mut self.ks,
+                    &mut self.server,
+                    &mut self.clients,
+                    now,
+                );
+            }
             // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.
             let threshold = self.server.config.latency_monitor_threshold;
             let ms = started.elapsed().as_millis() as u64;
