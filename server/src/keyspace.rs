@@ -757,6 +757,36 @@ mod tests {
     }
 
     #[test]
+    fn notes_expired_keymiss_new_and_evicted_in_order() {
+        use crate::config::event_class::*;
+        let mut ks = Keyspace::new(2);
+        ks.add(1, b"k", Value::Int(1), Some(10), 0);
+        assert!(!ks.notify.has_pending(), "nothing noted while off");
+        ks.notify
+            .configure(EXPIRED | EVICTED | KEY_MISS | NEW | KEYEVENT);
+        assert!(ks.read(1, b"k", 11).is_none());
+        ks.add(1, b"j", Value::Int(1), None, 11);
+        assert!(ks.lookup(1, b"gone", 11, Access::Object).is_none());
+        ks.dbs[1].remove(b"j");
+        ks.note_evicted(1, b"j");
+        let events: Vec<(usize, &[u8], &str)> = ks
+            .notify
+            .take()
+            .iter()
+            .map(|e| (e.db, e.key.as_slice().to_vec().leak() as &[u8], e.event))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (1, &b"k"[..], "expired"),
+                (1, &b"k"[..], "keymiss"),
+                (1, &b"j"[..], "new"),
+                (1, &b"j"[..], "evicted"),
+            ]
+        );
+    }
+
+    #[test]
     fn set_clears_ttl_unless_kept() {
         let mut ks = Keyspace::new(1);
         ks.add(0, b"k", Value::string(b"v"), Some(5000), 0);

@@ -608,12 +608,10 @@ fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.ks.dirty += 1;
             ctx.notify(GENERIC, "expire", key);
         }
-        None if options.persist => {
-            // Only a TTL actually removed is a change.
-            if ctx.ks.persist(db, key) {
-                ctx.ks.dirty += 1;
-                ctx.notify(GENERIC, "persist", key);
-            }
+        // Only a TTL actually removed is a change (and an event).
+        None if options.persist && ctx.ks.persist(db, key) => {
+            ctx.ks.dirty += 1;
+            ctx.notify(GENERIC, "persist", key);
         }
         None => {}
     }
