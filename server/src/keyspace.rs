@@ -295,6 +295,14 @@ impl Keyspace {
         }
     }
 
+    /// True if a command left work for `call` to do after it: watched keys it looked up for
+    /// writing (see [`Keyspace::settle_noted_writes`]) or keyspace events to publish. Both are
+    /// tested with one branch (`|`, not `||`), so the hot path pays nothing for notifications.
+    #[inline]
+    pub fn has_after_command_work(&self) -> bool {
+        self.watches.has_noted() | self.notify.has_pending()
+    }
+
     /// After a command: the watched keys it looked up for writing count as modified if it
     /// changed anything (`changed`: the `dirty` counter moved). See [`crate::watch`].
     #[inline]
