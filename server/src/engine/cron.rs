@@ -56,15 +56,6 @@ impl Engine {
         if self.server.active_expire {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
-            // The `expired` events the cycle noted: no command runs, so they go out now.
-            if self.ks.notify.has_pending() {
-                publish::keyspace_events_detached(
-                    &mut self.ks,
-                    &mut self.server,
-                    &mut self.clients,
-                    now,
-                );
-            }
             // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.
             let threshold = self.server.config.latency_monitor_threshold;
             let ms = started.elapsed().as_millis() as u64;
@@ -72,6 +63,16 @@ impl Engine {
             self.server
                 .latency
                 .add_if_needed("expire-cycle", ms, threshold, now_s);
+        }
+        // Keyspace events noted outside any command (active expiry's `expired`): no command
+        // will publish them, so they go out now.
+        if self.ks.notify.has_pending() {
+            publish::keyspace_events_detached(
+                &mut self.ks,
+                &mut self.server,
+                &mut self.clients,
+                now,
+            );
         }
         self.resize_and_rehash();
     }
