@@ -9,6 +9,9 @@
 //! - `@type CMD …`  compare only the kind of reply (`:` `$` `*` `+` `-` …): values that differ by
 //!   nature (TIME, client ids, PTTL a millisecond apart);
 //! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
+//! - `@events CMD …` compare everything the connection receives up to the reply of an `ECHO`
+//!   sent after CMD: the pushes CMD causes (keyspace notifications to a subscribed RESP3
+//!   connection) and its reply, in the order they arrive;
 //! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state).
 //!
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
@@ -57,6 +60,23 @@ enum Compare {
     Sorted,
     Type,
     Nothing,
+    Events,
+}
+
+/// What `@events` sends after the command: its reply ends the frames the command caused.
+const EVENTS_END: &[u8] = b"@events-end";
+
+/// Reads frames until the reply to the `ECHO` that `@events` sent, returning them all (that
+/// reply included), or None if the connection closed first.
+fn read_through_echo(conn: &mut Conn) -> Option<Vec<u8>> {
+    let mut all = Vec::new();
+    loop {
+        let (raw, value) = conn.read_reply()?;
+        all.extend_from_slice(&raw);
+        if matches!(&value, Value::Bulk(b) if b.as_ref() == EVENTS_END) {
+            return Some(all);
+        }
+    }
 }
 
 /// Re-encodes a reply with its top-level elements (or map pairs) sorted.
@@ -115,6 +135,7 @@ fn run_fixture(
             Some(("@sort", rest)) => (Compare::Sorted, rest),
             Some(("@type", rest)) => (Compare::Type, rest),
             Some(("@run", rest)) => (Compare::Nothing, rest),
+            Some(("@events", rest)) => (Compare::Events, rest),
             _ => (Compare::Bytes, trimmed),
         };
         let mode = if type_only.iter().any(|w| command.contains(w)) && mode != Compare::Nothing {
@@ -128,7 +149,24 @@ fn run_fixture(
         if std::env::var_os("DIFF_TRACE").is_some() {
             eprintln!("{name}:{line_no}: {command}");
         }
-        let request = Conn::encode(&args);
+        let mut request = Conn::encode(&args);
+        if mode == Compare::Events {
+            request.extend_from_slice(&Conn::encode(&[b"ECHO", EVENTS_END]));
+            pair.redis.send_raw(&request);
+            pair.ours.send_raw(&request);
+            let (expected, got) = (
+                read_through_echo(&mut pair.redis),
+                read_through_echo(&mut pair.ours),
+            );
+            if expected != got {
+                failures.push(format!(
+                    "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                    show(&expected.unwrap_or_default()),
+                    show(&got.unwrap_or_default())
+                ));
+            }
+            continue;
+        }
         pair.redis.send_raw(&request);
         pair.ours.send_raw(&request);
         let expected = pair.redis.read_reply();
@@ -143,6 +181,7 @@ fn run_fixture(
             Compare::Sorted => sorted(&expected_value) == sorted(&got_value),
             Compare::Type => expected_raw.first() == got_raw.first(),
             Compare::Nothing => true,
+            Compare::Events => unreachable!("compared above"),
         };
         if !same {
             failures.push(format!(

@@ -58,6 +58,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "blocking.rs",
             "state.rs",
             "multi.rs",
+            "notify.rs",
             "vm_slot.rs",
             "faults.rs",
             "slowlog.rs",

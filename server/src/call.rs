@@ -113,6 +113,7 @@ pub fn call(
         feed_monitors(parts, client, command, args, now_us, how.from_script, out);
     }
     let dirty_before = parts.ks.dirty;
+    let out_start = out.len();
     let (result, block) = {
         let mut ctx = Ctx {
             args,
@@ -129,13 +130,21 @@ pub fn call(
             may_block: how.may_block,
             woken_by: how.woken_by,
             from_script: how.from_script,
+            events_at: out_start,
         };
         let result = handler(&mut ctx);
+        // One branch for both kinds of after-command work, which the hot path never has.
+        if ctx.ks.has_after_command_work() {
+            // WATCH: the keys it looked up for writing changed if it counted a change.
+            let changed = ctx.ks.dirty != dirty_before;
+            ctx.ks.settle_noted_writes(changed);
+            // Keyspace events the keyspace noted after the last one the handler named.
+            if ctx.ks.notify.has_pending() {
+                crate::publish::late_keyspace_events(&mut ctx);
+            }
+        }
         (result, ctx.block)
     };
-    // WATCH: the keys it looked up for writing changed if it counted a change.
-    let changed = parts.ks.dirty != dirty_before;
-    parts.ks.settle_noted_writes(changed);
     let server = &mut *parts.server;
     if let Err(error) = result {
         server.command_stats[command.id].failed_calls += 1;

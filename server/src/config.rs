@@ -64,6 +64,9 @@ pub struct Config {
     pub maxmemory_policy: String,
     pub maxmemory_samples: u32,
     pub maxmemory_eviction_tenacity: u32,
+    /// The keyspace-notification classes that are on (`notify-keyspace-events`), as the bits of
+    /// [`event_class`]. The keyspace keeps its own copy ([`crate::notify`] is told on change).
+    pub notify_keyspace_events: u32,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off). embedis has no replicas,
     /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
@@ -233,6 +236,7 @@ impl Default for Config {
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
+            notify_keyspace_events: 0,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
         }
@@ -281,6 +285,83 @@ pub struct Param {
 }
 
 const INT_MAX: i64 = i32::MAX as i64;
+
+/// The classes of keyspace notifications, as `notify-keyspace-events` spells them: one bit per
+/// letter (Redis's own bit values, so that a flag set reads the same in both). `K` and `E` say
+/// where events go (the `__keyspace@…` and `__keyevent@…` channels), the others which events.
+pub mod event_class {
+    pub const KEYSPACE: u32 = 1 << 0;
+    pub const KEYEVENT: u32 = 1 << 1;
+    pub const GENERIC: u32 = 1 << 2;
+    pub const STRING: u32 = 1 << 3;
+    pub const LIST: u32 = 1 << 4;
+    pub const SET: u32 = 1 << 5;
+    pub const HASH: u32 = 1 << 6;
+    pub const ZSET: u32 = 1 << 7;
+    pub const EXPIRED: u32 = 1 << 8;
+    pub const EVICTED: u32 = 1 << 9;
+    pub const STREAM: u32 = 1 << 10;
+    pub const KEY_MISS: u32 = 1 << 11;
+    pub const MODULE: u32 = 1 << 13;
+    pub const NEW: u32 = 1 << 14;
+    /// `A`: every class but key misses and new keys, which are noisy enough that Redis makes
+    /// them opt-in.
+    pub const ALL: u32 =
+        GENERIC | STRING | LIST | SET | HASH | ZSET | EXPIRED | EVICTED | STREAM | MODULE;
+
+    /// The class of each letter that `A` abbreviates, in the order CONFIG GET lists them.
+    const SPELLED: [(u8, u32); 11] = [
+        (b'g', GENERIC),
+        (b'$', STRING),
+        (b'l', LIST),
+        (b's', SET),
+        (b'h', HASH),
+        (b'z', ZSET),
+        (b'x', EXPIRED),
+        (b'e', EVICTED),
+        (b't', STREAM),
+        (b'd', MODULE),
+        (b'n', NEW),
+    ];
+
+    /// The classes `letters` names (case matters: `e` is evicted, `E` keyevent), or None if it
+    /// holds a letter that names none.
+    pub fn from_letters(letters: &str) -> Option<u32> {
+        letters.bytes().try_fold(0, |flags, letter| {
+            let class = match letter {
+                b'A' => ALL,
+                b'K' => KEYSPACE,
+                b'E' => KEYEVENT,
+                b'm' => KEY_MISS,
+                _ => SPELLED.iter().find(|(l, _)| *l == letter)?.1,
+            };
+            Some(flags | class)
+        })
+    }
+
+    /// The canonical spelling CONFIG GET reports: `A` when it covers every class it stands
+    /// for, else the class letters in a fixed order; then `K`, `E` and `m`.
+    pub fn to_letters(flags: u32) -> String {
+        let mut out = String::new();
+        if flags & ALL == ALL {
+            // Redis lists nothing else here, not even `n`, which `A` does not include: CONFIG
+            // GET of `AnE` says `AE` although new-key events stay on.
+            out.push('A');
+        } else {
+            for (letter, class) in SPELLED {
+                if flags & class != 0 {
+                    out.push(letter as char);
+                }
+            }
+        }
+        for (letter, class) in [('K', KEYSPACE), ('E', KEYEVENT), ('m', KEY_MISS)] {
+            if flags & class != 0 {
+                out.push(letter);
+            }
+        }
+        out
+    }
+}
 
 macro_rules! param {
     ($name:literal, $kind:expr, mutable: $mutable:expr, get: $get:expr, set: $set:expr) => {
@@ -528,10 +609,9 @@ pub static PARAMS: &[Param] = &[
     // the values that say so, so that harnesses passing them keep working.
     param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),
     param!("appendonly", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
-    // Keyspace notifications are not implemented yet: off ("") is what embedis does, and any
-    // class is refused with a message saying so, never accepted and then not delivered.
-    param!("notify-keyspace-events", Kind::Only(&[""]), mutable: true,
-        get: |_| String::new(), set: |_, _| {}),
+    param!("notify-keyspace-events", Kind::Text, mutable: true,
+        get: |c| event_class::to_letters(c.notify_keyspace_events),
+        set: |c, v| c.notify_keyspace_events = event_class::from_letters(v).unwrap_or(0)),
     param!("daemonize", Kind::Only(&["no"]), mutable: false, get: |_| "no".into(), set: |_, _| {}),
     param!("maxmemory", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.maxmemory.to_string(),
@@ -723,6 +803,13 @@ impl Param {
                 }
                 if self.name == "client-output-buffer-limit" {
                     parse_obuf_limits(value)?;
+                }
+                if self.name == "notify-keyspace-events"
+                    && event_class::from_letters(value).is_none()
+                {
+                    return Err(ValueError::Custom(
+                        "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
+                    ));
                 }
             }
             Kind::PartialChoice {
@@ -1133,8 +1220,17 @@ mod tests {
         let err = c.load_text("# comment\nappendonly yes").unwrap_err();
         assert_eq!(err.line_number, 2);
         assert!(err.reason.contains("does not implement"), "{}", err.reason);
-        let err = c.load_text("notify-keyspace-events KEA").unwrap_err();
-        assert!(err.reason.contains("does not implement"), "{}", err.reason);
+        c.load_text("notify-keyspace-events KEA").unwrap();
+        assert_eq!(
+            c.notify_keyspace_events,
+            event_class::ALL | event_class::KEYSPACE | event_class::KEYEVENT
+        );
+        let err = c.load_text("notify-keyspace-events KEQ").unwrap_err();
+        assert!(
+            err.reason.starts_with("Invalid event class character"),
+            "{}",
+            err.reason
+        );
         let err = c.load_text("frobnicate 1").unwrap_err();
         assert_eq!(err.reason, "Bad directive or wrong number of arguments");
         let err = c.load_text("port abc").unwrap_err();

@@ -46,6 +46,11 @@ pub struct Ctx<'a> {
     /// for the calling client itself (its own pub/sub messages) goes to its pending buffer, which
     /// the script command sends ahead of the script's reply.
     pub from_script: bool,
+    /// Where in `out` the keyspace events noted but not yet published belong: the start of the
+    /// command's reply, moved past whatever a published event was written after. Events the
+    /// keyspace notes during a lookup (`expired`, `keymiss`, `new`) come before the reply in
+    /// Redis; `call` inserts the ones still queued when the handler returns here.
+    pub events_at: usize,
 }
 
 impl<'a> Ctx<'a> {
@@ -75,6 +80,37 @@ impl<'a> Ctx<'a> {
         self.args
             .get(i)
             .is_some_and(|a| crate::cstr::word_is(a, word))
+    }
+
+    /// Publishes keyspace event `event` of `class` (a [`crate::config::event_class`] bit) on
+    /// `key` of the selected database — after the events the keyspace noted before it, in
+    /// order. One branch when the class is off. Call it where Redis's command calls
+    /// `notifyKeyspaceEvent`: before or after writing the reply, the running client, if
+    /// subscribed, sees the event in the same place.
+    #[inline]
+    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        if self.ks.notify.wants(class) {
+            self.notify_in(self.db(), class, event, key);
+        }
+    }
+
+    /// [`Ctx::notify`] for a key of database `db` (MOVE, COPY … DB).
+    #[cold]
+    #[inline(never)]
+    pub fn notify_in(&mut self, db: usize, class: u32, event: &'static str, key: &[u8]) {
+        self.ks.notify.note(class, event, db, key);
+        self.publish_events();
+    }
+
+    /// Publishes the keyspace events noted so far (the keyspace's lookups queue `expired` and
+    /// `keymiss`): a handler that reads keys while writing its reply (MGET) calls it after each
+    /// lookup, so that the running client sees them where Redis puts them.
+    #[inline]
+    pub fn publish_events(&mut self) {
+        if self.ks.notify.has_pending() {
+            crate::publish::keyspace_events(self);
+            self.events_at = self.out.buffer().len();
+        }
     }
 
     /// Sends out-of-turn output to client `id` (MONITOR lines, pub/sub messages). Output for the

@@ -79,6 +79,12 @@ pub fn active_expire_cycle(
                 };
             }
             for key in &expired_keys {
+                ks.notify.note(
+                    crate::config::event_class::EXPIRED,
+                    "expired",
+                    db_index,
+                    key,
+                );
                 ks.touched(db_index, key);
             }
             ks.stats.expired_keys += expired as u64;

@@ -26,6 +26,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
+use crate::config::event_class;
+use crate::notify::Notifications;
 use crate::value::{lru_clock, Object, Value};
 use crate::watch::Watches;
 
@@ -133,6 +135,9 @@ pub enum Access {
     /// miss like a read but leaves the LRU clock alone (Redis's `LOOKUP_NOTOUCH`), so that
     /// looking at a key does not make it look recently used.
     Inspect,
+    /// OBJECT's look at a key: like `Inspect`, but a miss is no `keymiss` event (Redis's
+    /// `LOOKUP_NONOTIFY`: OBJECT is about the key's internals, not a read of its value).
+    Object,
     /// Neither counts nor touches.
     NoTouch,
 }
@@ -231,6 +236,9 @@ pub struct Keyspace {
     pub ready: ReadyKeys,
     /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
     pub watches: Watches,
+    /// Keyspace notifications: the classes that are on and the events noted here (expired,
+    /// keymiss, new, evicted) until the kernel publishes them (see [`crate::notify`]).
+    pub notify: Notifications,
 }
 
 impl Keyspace {
@@ -241,7 +249,20 @@ impl Keyspace {
             dirty: 0,
             ready: ReadyKeys::default(),
             watches: Watches::default(),
+            notify: Notifications::default(),
         }
+    }
+
+    /// Notes that eviction removed `key` of `db` (the `evicted` event, class `e`); the caller
+    /// has deleted the key. For the eviction loop, which runs before a command.
+    pub fn note_evicted(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::EVICTED, "evicted", db, key);
+    }
+
+    /// Notes that `key` of `db` was created (the `new` event, class `n`, as Redis's `dbAdd`).
+    #[inline]
+    fn note_new(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::NEW, "new", db, key);
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -259,6 +280,7 @@ impl Keyspace {
         d.remove(key);
         self.stats.expired_keys += 1;
         self.dirty += 1;
+        self.notify.note(event_class::EXPIRED, "expired", db, key);
         self.touched(db, key);
         true
     }
@@ -271,6 +293,14 @@ impl Keyspace {
             let exists = self.dbs[db].main.get(key).is_some();
             self.watches.touch(db, key, exists);
         }
+    }
+
+    /// True if a command left work for `call` to do after it: watched keys it looked up for
+    /// writing (see [`Keyspace::settle_noted_writes`]) or keyspace events to publish. Both are
+    /// tested with one branch (`|`, not `||`), so the hot path pays nothing for notifications.
+    #[inline]
+    pub fn has_after_command_work(&self) -> bool {
+        self.watches.has_noted() | self.notify.has_pending()
     }
 
     /// After a command: the watched keys it looked up for writing count as modified if it
@@ -312,11 +342,14 @@ impl Keyspace {
         }
         let found = self.dbs[db].main.get_mut(key);
         match access {
-            Access::Read | Access::Inspect => {
+            Access::Read | Access::Inspect | Access::Object => {
                 if found.is_some() {
                     self.stats.hits += 1;
                 } else {
                     self.stats.misses += 1;
+                    if access != Access::Object {
+                        self.notify.note(event_class::KEY_MISS, "keymiss", db, key);
+                    }
                 }
             }
             Access::Write | Access::NoTouch => {}
@@ -365,6 +398,7 @@ impl Keyspace {
             None => {
                 d.main
                     .insert_new(SmallBytes::new(key), Object::new(value, lru));
+                self.note_new(db, key);
             }
         }
         self.ready.signal(db, key);
@@ -426,6 +460,7 @@ impl Keyspace {
                     obj.set_has_expire(true);
                     d.expires.insert(SmallBytes::new(key), when_ms);
                 }
+                self.note_new(db, key);
             }
         }
         self.ready.signal(db, key);
@@ -444,6 +479,7 @@ impl Keyspace {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
         }
+        self.note_new(db, key);
         self.ready.signal(db, key);
         self.touched(db, key);
         self.dirty += 1;
@@ -532,6 +568,7 @@ impl Keyspace {
                 d.main.insert_new(key.clone(), obj);
             }
         }
+        self.note_new(db, &key);
         self.touched(db, &key);
     }
 
@@ -725,6 +762,36 @@ mod tests {
         assert_eq!(ks.dbs[0].expires.len(), 0);
         assert_eq!(ks.stats.expired_keys, 1);
         assert_eq!((ks.stats.hits, ks.stats.misses), (1, 1));
+    }
+
+    #[test]
+    fn notes_expired_keymiss_new_and_evicted_in_order() {
+        use crate::config::event_class::*;
+        let mut ks = Keyspace::new(2);
+        ks.add(1, b"k", Value::Int(1), Some(10), 0);
+        assert!(!ks.notify.has_pending(), "nothing noted while off");
+        ks.notify
+            .configure(EXPIRED | EVICTED | KEY_MISS | NEW | KEYEVENT);
+        assert!(ks.read(1, b"k", 11).is_none());
+        ks.add(1, b"j", Value::Int(1), None, 11);
+        assert!(ks.lookup(1, b"gone", 11, Access::Object).is_none());
+        ks.dbs[1].remove(b"j");
+        ks.note_evicted(1, b"j");
+        let events: Vec<(usize, &[u8], &str)> = ks
+            .notify
+            .take()
+            .iter()
+            .map(|e| (e.db, e.key.as_slice().to_vec().leak() as &[u8], e.event))
+            .collect();
+        assert_eq!(
+            events,
+            [
+                (1, &b"k"[..], "expired"),
+                (1, &b"k"[..], "keymiss"),
+                (1, &b"j"[..], "new"),
+                (1, &b"j"[..], "evicted"),
+            ]
+        );
     }
 
     #[test]

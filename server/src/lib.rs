@@ -27,6 +27,7 @@ pub mod faults;
 pub mod keyspace;
 pub mod latency;
 pub mod multi;
+pub mod notify;
 pub mod pubsub;
 pub mod slowlog;
 pub mod state;

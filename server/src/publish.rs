@@ -7,6 +7,10 @@
 //! client's own reply (a message for the publishing client itself is written before the
 //! command's reply, as Redis does). A subscriber whose unsent output passes its
 //! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound.
+//! Keyspace notifications take the same path: [`keyspace_events`] publishes the events the
+//! keyspace queued (see [`crate::notify`]) on their `__keyspace@…` and `__keyevent@…` channels, and
+//! [`keyspace_events_detached`] does it for the tick (active expiry), when no command runs.
+//!
 //! Pushes reach the client even while CLIENT REPLY OFF or SKIP throws its replies away (Redis
 //! marks them as pushes and lets them through, in RESP2 as in RESP3): they then go to the
 //! client's pending output, which the engine puts in the place of the discarded reply.
@@ -14,11 +18,13 @@
 use bytes::BytesMut;
 use embedis_protocol::{Version, Writer};
 
-use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::client::{ClientId, ClientState, Clients, ReplyMode};
 use crate::config::ObufLimit;
 use crate::ctx::Ctx;
+use crate::keyspace::Keyspace;
+use crate::notify::Event;
 use crate::pubsub;
-use crate::state::EngineRequest;
+use crate::state::{EngineRequest, ServerState};
 
 /// True while the client's replies are thrown away (CLIENT REPLY OFF or SKIP), when its pushes
 /// must take the pending path of [`own_pushes`].
@@ -69,33 +75,109 @@ impl Encoded {
 /// Publishes `message` on `channel` to its subscribers and to the patterns that match it;
 /// returns how many receivers it reached (PUBLISH's reply).
 pub fn publish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
-    let mut receivers = 0;
-    // The index is read while clients are written to: take the ids out first.
-    let direct: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, false).to_vec();
-    if !direct.is_empty() {
-        let encoded = Encoded::new(&[b"message", channel, message]);
-        for id in direct {
-            deliver(ctx, id, &encoded);
-            receivers += 1;
+    Receivers::of(&ctx.server.pubsub, channel)
+        .send(channel, message, |id, encoded| deliver(ctx, id, encoded))
+}
+
+/// The receivers of a message on one channel, copied out of the index before anything is sent
+/// (sending writes to clients, which the index is part of).
+struct Receivers {
+    direct: Vec<ClientId>,
+    patterns: Vec<(bytes::Bytes, Vec<ClientId>)>,
+}
+
+impl Receivers {
+    /// The channel's subscribers and each matching pattern's.
+    fn of(pubsub: &pubsub::PubSub, channel: &[u8]) -> Receivers {
+        let direct = pubsub.subscribers(channel, false).to_vec();
+        let patterns = if pubsub.pattern_count() == 0 {
+            Vec::new()
+        } else {
+            pubsub
+                .matching_patterns(channel)
+                .map(|(p, ids)| (p.clone(), ids.to_vec()))
+                .collect()
+        };
+        Receivers { direct, patterns }
+    }
+
+    /// Hands the message to `send` for every receiver, subscribers first; returns how many.
+    fn send(
+        self,
+        channel: &[u8],
+        message: &[u8],
+        mut send: impl FnMut(ClientId, &Encoded),
+    ) -> usize {
+        let mut receivers = 0;
+        if !self.direct.is_empty() {
+            let encoded = Encoded::new(&[b"message", channel, message]);
+            for id in self.direct {
+                send(id, &encoded);
+                receivers += 1;
+            }
+        }
+        for (pattern, ids) in self.patterns {
+            let encoded = Encoded::new(&[b"pmessage", &pattern, channel, message]);
+            for id in ids {
+                send(id, &encoded);
+                receivers += 1;
+            }
+        }
+        receivers
+    }
+}
+
+/// The two channels of a keyspace event, when they are on: `__keyspace@<db>__:<key>` carrying
+/// the event's name, then `__keyevent@<db>__:<event>` carrying the key (Redis's order).
+fn event_channels(ks: &Keyspace, event: &Event) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out = Vec::with_capacity(2);
+    if ks.notify.to_keyspace_channels() {
+        let mut channel = format!("__keyspace@{}__:", event.db).into_bytes();
+        channel.extend_from_slice(&event.key);
+        out.push((channel, event.event.as_bytes().to_vec()));
+    }
+    if ks.notify.to_keyevent_channels() {
+        let channel = format!("__keyevent@{}__:{}", event.db, event.event).into_bytes();
+        out.push((channel, event.key.to_vec()));
+    }
+    out
+}
+
+/// Publishes the keyspace events queued so far, oldest first, on behalf of the running command
+/// (its client, if subscribed, gets them like any message it publishes to itself).
+pub fn keyspace_events(ctx: &mut Ctx<'_>) {
+    for event in ctx.ks.notify.take() {
+        for (channel, message) in event_channels(ctx.ks, &event) {
+            publish(ctx, &channel, &message);
         }
     }
-    if ctx.server.pubsub.pattern_count() == 0 {
-        return receivers;
-    }
-    let patterns: Vec<(bytes::Bytes, Vec<ClientId>)> = ctx
-        .server
-        .pubsub
-        .matching_patterns(channel)
-        .map(|(p, ids)| (p.clone(), ids.to_vec()))
-        .collect();
-    for (pattern, ids) in patterns {
-        let encoded = Encoded::new(&[b"pmessage", &pattern, channel, message]);
-        for id in ids {
-            deliver(ctx, id, &encoded);
-            receivers += 1;
+}
+
+/// After the handler: publishes the events still queued (the keyspace noted them during its
+/// lookups, after the last event the handler named) and puts what the running client receives
+/// at `ctx.events_at`, ahead of the reply written since — where Redis, which publishes at the
+/// lookup, has them.
+pub fn late_keyspace_events(ctx: &mut Ctx<'_>) {
+    let at = ctx.events_at.min(ctx.out.buffer().len());
+    let reply = ctx.out.buffer().split_off(at);
+    keyspace_events(ctx);
+    ctx.out.buffer().unsplit(reply);
+}
+
+/// Publishes the queued keyspace events when no command runs (active expiry in the tick).
+pub fn keyspace_events_detached(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    clients: &mut Clients,
+    now_ms: i64,
+) {
+    for event in ks.notify.take() {
+        for (channel, message) in event_channels(ks, &event) {
+            Receivers::of(&server.pubsub, &channel).send(&channel, &message, |id, encoded| {
+                deliver_to_other(server, clients, ks, now_ms, id, encoded)
+            });
         }
     }
-    receivers
 }
 
 /// Publishes `message` on shard channel `channel`; returns how many subscribers it reached.
@@ -126,23 +208,35 @@ pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
         }
         return;
     }
-    let Some(client) = ctx.clients.get_mut(id) else {
+    deliver_to_other(ctx.server, ctx.clients, ctx.ks, ctx.now_ms, id, message);
+}
+
+/// [`deliver`] to a client that is not running a command.
+fn deliver_to_other(
+    server: &mut ServerState,
+    clients: &mut Clients,
+    ks: &Keyspace,
+    now_ms: i64,
+    id: ClientId,
+    message: &Encoded,
+) {
+    let Some(client) = clients.get_mut(id) else {
         return;
     };
     if client.obuf.closing {
         return;
     }
     message.write_to(&mut client.pending, client.resp);
-    ctx.server.pending_writes.push(id);
-    let limit = ctx.server.config.obuf_limits[class_of(client)];
-    if pubsub::over_limit(client, &limit, ctx.now_ms) {
+    server.pending_writes.push(id);
+    let limit = server.config.obuf_limits[class_of(client)];
+    if pubsub::over_limit(client, &limit, now_ms) {
         client.obuf.closing = true;
         client.pending.clear();
-        let info = client.info_line(ctx.now_ms, ctx.ks.watches.is_broken(id));
-        ctx.server.log.warning(&format!(
+        let info = client.info_line(now_ms, ks.watches.is_broken(id));
+        server.log.warning(&format!(
             "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
         ));
-        ctx.server.requests.push(EngineRequest::Kill { id });
+        server.requests.push(EngineRequest::Kill { id });
     }
 }
 

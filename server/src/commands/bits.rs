@@ -11,6 +11,7 @@
 //! even when the bit does not change), and SETBIT only counts as a change (`dirty`) when the
 //! string grew or the bit flipped.
 
+use crate::config::event_class::{GENERIC, STRING};
 use embedis_protocol::number::parse_i64;
 
 use super::strings::{string_len, string_of};
@@ -150,6 +151,7 @@ fn setbit(ctx: &mut Ctx<'_>) -> CmdResult {
             buffer[byte] = (buffer[byte] & !(1 << shift)) | (on << shift);
             if grew || previous != on {
                 ctx.ks.dirty += 1;
+                ctx.notify(STRING, "setbit", key);
             }
             previous
         }
@@ -157,6 +159,7 @@ fn setbit(ctx: &mut Ctx<'_>) -> CmdResult {
             let mut buffer = vec![0u8; byte + 1];
             buffer[byte] = on << shift;
             ctx.ks.add(db, key, Value::Raw(Box::new(buffer)), None, now);
+            ctx.notify(STRING, "setbit", key);
             0
         }
     };
@@ -392,12 +395,15 @@ fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let len = result.len();
     if len == 0 {
-        ctx.ks.delete(db, target, now);
+        if ctx.ks.delete(db, target, now) {
+            ctx.notify(GENERIC, "del", target);
+        }
     } else {
         ctx.ks
             .store(db, target, StoreIf::Always, Ttl::Clear, now, || {
                 Value::Raw(Box::new(result))
             });
+        ctx.notify(STRING, "set", target);
     }
     ctx.out.integer(len as i64);
     Ok(())

@@ -148,6 +148,8 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     if next.loglevel != ctx.server.config.loglevel {
         ctx.server.log.set_level(next.loglevel);
     }
+    // The keyspace keeps its own copy of the notification classes, read on every write.
+    ctx.ks.notify.configure(next.notify_keyspace_events);
     ctx.server.config = next;
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;

@@ -9,6 +9,7 @@
 //! `now` deletes the key at once and still answers 1. All time comes from the command's frozen
 //! `now`, so a TTL read right after an EXPIRE in the same MULTI or script is exact.
 
+use crate::config::event_class::GENERIC;
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -242,9 +243,14 @@ fn expire_generic(ctx: &mut Ctx<'_>, base: i64, unit_seconds: bool) -> CmdResult
     if when <= now {
         // Already in the past: Redis deletes the key (an explicit DEL, not an expiry).
         ctx.ks.delete(db, key, now);
+        ctx.notify(GENERIC, "del", key);
     } else {
         ctx.ks.set_expire(db, key, when);
         ctx.ks.dirty += 1;
+        // Redis replies before it announces a new deadline (but after a deletion).
+        ctx.out.integer(1);
+        ctx.notify(GENERIC, "expire", key);
+        return Ok(());
     }
     ctx.out.integer(1);
     Ok(())
@@ -306,6 +312,7 @@ fn persist(ctx: &mut Ctx<'_>) -> CmdResult {
     let removed = ctx.ks.lookup(db, key, now, Access::Write).is_some() && ctx.ks.persist(db, key);
     if removed {
         ctx.ks.dirty += 1;
+        ctx.notify(GENERIC, "persist", key);
     }
     ctx.out.integer(removed as i64);
     Ok(())

@@ -12,6 +12,7 @@
 //! HINCRBYFLOAT computes in x87 long double exactly as INCRBYFLOAT does, through the helper the
 //! string commands export.
 
+use crate::config::event_class::{GENERIC, HASH};
 use embedis_datatypes::glob;
 use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
@@ -293,13 +294,18 @@ fn set_pairs(ctx: &mut Ctx<'_>) -> CmdResult<usize> {
 
 fn hset(ctx: &mut Ctx<'_>) -> CmdResult {
     let added = set_pairs(ctx)?;
+    // A new key's event before the reply, `hset` after it, as in Redis.
+    ctx.publish_events();
     ctx.out.integer(added as i64);
+    ctx.notify(HASH, "hset", ctx.arg(1));
     Ok(())
 }
 
 fn hmset(ctx: &mut Ctx<'_>) -> CmdResult {
     set_pairs(ctx)?;
+    ctx.publish_events();
     ctx.out.ok();
+    ctx.notify(HASH, "hset", ctx.arg(1));
     Ok(())
 }
 
@@ -318,7 +324,11 @@ fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
             true
         }
     };
+    ctx.publish_events();
     ctx.out.integer(set as i64);
+    if set {
+        ctx.notify(HASH, "hset", key);
+    }
     Ok(())
 }
 
@@ -335,6 +345,12 @@ fn hdel(ctx: &mut Ctx<'_>) -> CmdResult {
         // `delete` counts one change; Redis counts the fields.
         ctx.ks.delete(db, key, now);
         ctx.ks.dirty -= 1;
+    }
+    if removed > 0 {
+        ctx.notify(HASH, "hdel", key);
+        if emptied {
+            ctx.notify(GENERIC, "del", key);
+        }
     }
     ctx.ks.dirty += removed as u64;
     ctx.out.integer(removed as i64);
@@ -402,7 +418,9 @@ fn hincrby(ctx: &mut Ctx<'_>) -> CmdResult {
         let sum = current.checked_add(increment).ok_or(Error::Overflow)?;
         Ok(Digits::new(sum))
     })?;
+    ctx.publish_events();
     ctx.out.integer(result.value);
+    ctx.notify(HASH, "hincrby", ctx.arg(1));
     Ok(())
 }
 
@@ -419,7 +437,9 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
         };
         long_double_add(current, increment)
     })?;
+    ctx.publish_events();
     ctx.out.bulk(text.as_bytes());
+    ctx.notify(HASH, "hincrbyfloat", ctx.arg(1));
     Ok(())
 }
 

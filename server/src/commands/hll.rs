@@ -18,6 +18,7 @@
 //!   several keys counts their union without touching them; PFMERGE's result is dense when any
 //!   source is dense, else sparse through the same register-by-register updates Redis makes.
 
+use crate::config::event_class::STRING;
 use bytes::Bytes;
 use embedis_datatypes::hll::{self, Corrupt, Encoding, Hll, REGISTERS};
 use rand::Rng;
@@ -161,6 +162,7 @@ fn pfadd(ctx: &mut Ctx<'_>) -> CmdResult {
     if updated > 0 {
         hll.invalidate_cache();
         ctx.ks.dirty += updated;
+        ctx.notify(STRING, "pfadd", key);
     }
     ctx.out.integer((updated > 0) as i64);
     Ok(())
@@ -219,6 +221,8 @@ fn pfmerge(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     hll.raise_all(&max, sparse_max);
     ctx.ks.dirty += 1;
+    // Redis names a merge `pfadd` too: in effect, many elements were added.
+    ctx.notify(STRING, "pfadd", dest);
     ctx.out.ok();
     Ok(())
 }

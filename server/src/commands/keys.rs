@@ -16,6 +16,7 @@
 //!
 //! [`Keyspace::lookup`]: crate::keyspace::Keyspace::lookup
 
+use crate::config::event_class::GENERIC;
 use embedis_datatypes::{glob, SmallBytes};
 
 use crate::commands::common::{db_index, int32_arg, parse_cursor, parse_scan_options, ScanOptions};
@@ -250,10 +251,13 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 fn del(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let deleted = ctx.args[1..]
-        .iter()
-        .filter(|key| ctx.ks.delete(db, key, now))
-        .count();
+    let mut deleted = 0;
+    for key in &ctx.args[1..] {
+        if ctx.ks.delete(db, key, now) {
+            ctx.notify(GENERIC, "del", key);
+            deleted += 1;
+        }
+    }
     ctx.out.integer(deleted as i64);
     Ok(())
 }
@@ -406,6 +410,8 @@ fn rename_generic(ctx: &mut Ctx<'_>, nx: bool) -> CmdResult {
     let (_, obj, deadline) = ctx.ks.take(db, from).expect("looked up above");
     ctx.ks.put(db, SmallBytes::new(to), obj, deadline);
     ctx.ks.dirty += 1;
+    ctx.notify(GENERIC, "rename_from", from);
+    ctx.notify(GENERIC, "rename_to", to);
     reply_renamed(ctx, nx, true);
     Ok(())
 }
@@ -458,6 +464,9 @@ fn copy(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.ks.put(dst_db, SmallBytes::new(to), duplicate, deadline);
     ctx.ks.dirty += 1;
+    if ctx.ks.notify.wants(GENERIC) {
+        ctx.notify_in(dst_db, GENERIC, "copy_to", to);
+    }
     ctx.out.integer(1);
     Ok(())
 }
@@ -480,6 +489,10 @@ fn move_(ctx: &mut Ctx<'_>) -> CmdResult {
     let (name, obj, deadline) = ctx.ks.take(src_db, key).expect("looked up above");
     ctx.ks.put(dst_db, name, obj, deadline);
     ctx.ks.dirty += 1;
+    if ctx.ks.notify.wants(GENERIC) {
+        ctx.notify_in(src_db, GENERIC, "move_from", key);
+        ctx.notify_in(dst_db, GENERIC, "move_to", key);
+    }
     ctx.out.integer(1);
     Ok(())
 }
@@ -491,7 +504,7 @@ fn object_inspect<T>(ctx: &mut Ctx<'_>, f: impl FnOnce(&Object) -> T) -> Option<
     let (db, now) = (ctx.db(), ctx.now_ms);
     let found = ctx
         .ks
-        .lookup(db, ctx.arg(2), now, Access::Inspect)
+        .lookup(db, ctx.arg(2), now, Access::Object)
         .map(|obj| f(obj));
     if found.is_none() {
         ctx.out.null();

@@ -20,6 +20,7 @@
 //! argument straight into a node's spare room, pops and ranges write the packed bytes straight
 //! into the reply buffer.
 
+use crate::config::event_class::{GENERIC, LIST};
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_protocol::number::parse_i64;
 
@@ -370,11 +371,33 @@ fn push(list: &mut Quicklist, end: End, item: &[u8]) {
     }
 }
 
-/// Deletes `key` if the command emptied its list.
+/// Deletes `key` if the command emptied its list (a `del` event).
 fn delete_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) {
     if empty {
         let db = ctx.db();
         ctx.ks.delete(db, key, ctx.now_ms);
+        ctx.notify(GENERIC, "del", key);
+    }
+}
+
+/// The events of elements popped from `end` of `key`'s list: `lpop` or `rpop`, then `del` if
+/// the list is now empty (which deletes it). Redis sends them after the popped elements.
+fn popped(ctx: &mut Ctx<'_>, key: &[u8], end: End, empty: bool) {
+    ctx.notify(LIST, pop_event(end), key);
+    delete_if_empty(ctx, key, empty);
+}
+
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpop",
+        End::Tail => "rpop",
+    }
+}
+
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Head => "lpush",
+        End::Tail => "rpush",
     }
 }
 
@@ -434,7 +457,12 @@ fn push_generic(ctx: &mut Ctx<'_>, end: End, only_existing: bool) -> CmdResult {
             len
         }
     };
+    // A new key's event before the reply, the push after it, as Redis 7.0 sends them.
+    ctx.publish_events();
     ctx.out.integer(len as i64);
+    if len > 0 {
+        ctx.notify(LIST, push_event(end), key);
+    }
     Ok(())
 }
 
@@ -486,7 +514,10 @@ fn pop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     };
     let empty = list.is_empty();
     ctx.ks.dirty += popped as u64;
-    delete_if_empty(ctx, key, empty);
+    // LPOP key 0 answers an empty array and changes nothing.
+    if popped > 0 {
+        self::popped(ctx, key, end, empty);
+    }
     Ok(())
 }
 
@@ -548,7 +579,7 @@ fn mpop_from(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, count: usize) -> CmdRe
         }
         let empty = list.is_empty();
         ctx.ks.dirty += n as u64;
-        delete_if_empty(ctx, key, empty);
+        popped(ctx, key, end, empty);
         return Ok(true);
     }
     Ok(false)
@@ -651,6 +682,7 @@ fn lset(ctx: &mut Ctx<'_>) -> CmdResult {
             list.set(i, element);
             ctx.ks.dirty += 1;
             ctx.out.ok();
+            ctx.notify(LIST, "lset", ctx.arg(1));
             Ok(())
         }
         None => Err(Error::msg("ERR index out of range")),
@@ -671,6 +703,9 @@ fn lrem(ctx: &mut Ctx<'_>) -> CmdResult {
     let removed = list.remove_matching(element, limit, count < 0);
     let empty = list.is_empty();
     ctx.ks.dirty += removed as u64;
+    if removed > 0 {
+        ctx.notify(LIST, "lrem", key);
+    }
     delete_if_empty(ctx, key, empty);
     ctx.out.integer(removed as i64);
     Ok(())
@@ -695,6 +730,7 @@ fn ltrim(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.ks.dirty += (len - list.len()) as u64;
         // Redis reports the key modified even when nothing was trimmed.
         ctx.ks.touched(db, key);
+        ctx.notify(LIST, "ltrim", key);
         delete_if_empty(ctx, key, empty);
     }
     ctx.out.ok();
@@ -721,8 +757,10 @@ fn linsert(ctx: &mut Ctx<'_>) -> CmdResult {
         None => ctx.out.integer(-1),
         Some(at) => {
             list.insert(if after { at + 1 } else { at }, element);
-            ctx.out.integer(list.len() as i64);
+            let len = list.len();
             ctx.ks.dirty += 1;
+            ctx.notify(LIST, "linsert", ctx.arg(1));
+            ctx.out.integer(len as i64);
         }
     }
     Ok(())
@@ -824,19 +862,15 @@ fn lpos(ctx: &mut Ctx<'_>) -> CmdResult {
 // Moves
 // ---------------------------------------------------------------------------------------------
 
-/// Pops from `src` at `from` and pushes to `dst` at `to`: the element, or None if `src` is
-/// missing. WRONGTYPE (before anything changes) if either key holds something else.
-fn move_element(
-    ctx: &mut Ctx<'_>,
-    src: &[u8],
-    dst: &[u8],
-    from: End,
-    to: End,
-) -> CmdResult<Option<Vec<u8>>> {
+/// Pops from `src` at `from` and pushes to `dst` at `to`, replying with the element (a bulk
+/// string): true, or false (nothing replied) if `src` is missing. WRONGTYPE (before anything
+/// changes) if either key holds something else. The events are Redis's, around the reply:
+/// the push to `dst`, the element, then the pop from `src` and its `del` if it emptied.
+fn move_element(ctx: &mut Ctx<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> CmdResult<bool> {
     let db = ctx.db();
     let now = ctx.now_ms;
     match ctx.ks.write(db, src, now) {
-        None => return Ok(None),
+        None => return Ok(false),
         Some(value) => {
             list_of(value)?;
         }
@@ -859,7 +893,13 @@ fn move_element(
             ctx.ks.add(db, dst, Value::List(list), None, now);
         }
     }
-    Ok(Some(element))
+    ctx.notify(LIST, push_event(to), dst);
+    ctx.out.bulk(&element);
+    ctx.notify(LIST, pop_event(from), src);
+    if emptied && src != dst {
+        ctx.notify(GENERIC, "del", src);
+    }
+    Ok(true)
 }
 
 fn lmove(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -874,9 +914,8 @@ fn rpoplpush(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn lmove_generic(ctx: &mut Ctx<'_>, from: End, to: End) -> CmdResult {
     let (src, dst) = (ctx.arg(1), ctx.arg(2));
-    match move_element(ctx, src, dst, from, to)? {
-        Some(element) => ctx.out.bulk(&element),
-        None => ctx.out.null(),
+    if !move_element(ctx, src, dst, from, to)? {
+        ctx.out.null();
     }
     Ok(())
 }
@@ -909,7 +948,7 @@ fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         pop(list, end, &mut ctx.out);
         let empty = list.is_empty();
         ctx.ks.dirty += 1;
-        delete_if_empty(ctx, key, empty);
+        popped(ctx, key, end, empty);
         return Ok(());
     }
     ctx.block_on_keys(keys, ValueType::List, deadline);
@@ -930,11 +969,11 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
     let deadline = parse_timeout_seconds(ctx.arg(timeout_at), ctx.now_ms)?;
     let (src, dst) = (ctx.arg(1), ctx.arg(2));
     match move_element(ctx, src, dst, from, to)? {
-        Some(element) => ctx.out.bulk(&element),
+        true => {}
         // Where it may not block (EXEC), Redis answers a null string, not the null array a
         // timed-out BLMOVE gets.
-        None if !ctx.may_block => ctx.out.null(),
-        None => {
+        false if !ctx.may_block => ctx.out.null(),
+        false => {
             let args: &[bytes::Bytes] = ctx.args;
             ctx.block_on_keys(&args[1..2], ValueType::List, deadline);
         }

@@ -24,6 +24,7 @@
 //! SADD and SPOP are benchmarked against Redis: they take one write lookup, add or remove in
 //! place, and allocate nothing per member beyond the table entry Redis would allocate too.
 
+use crate::config::event_class::{GENERIC, SET};
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::set::{Member, SetValue};
@@ -337,19 +338,26 @@ fn check_sets(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> CmdResult<bool> {
     Ok(missing)
 }
 
-/// Stores `result` under `dst` (replacing any value and its TTL) and replies with its size, or
-/// deletes `dst` and replies 0 when the result is empty.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue) {
+/// Stores `result` under `dst` (replacing any value and its TTL) and replies with its size,
+/// then sends `event`; or deletes `dst` and replies 0 when the result is empty, then sends
+/// `del` if there was something to delete (Redis's order in both cases).
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], result: SetValue, event: &'static str) {
     let (db, now) = (ctx.db(), ctx.now_ms);
     let len = result.len();
     if len > 0 {
         ctx.ks.store(db, dst, StoreIf::Always, Ttl::Clear, now, || {
             Value::Set(result)
         });
+        ctx.publish_events();
+        ctx.out.integer(len as i64);
+        ctx.notify(SET, event, dst);
     } else {
-        ctx.ks.delete(db, dst, now);
+        let deleted = ctx.ks.delete(db, dst, now);
+        ctx.out.integer(0);
+        if deleted {
+            ctx.notify(GENERIC, "del", dst);
+        }
     }
-    ctx.out.integer(len as i64);
 }
 
 /// Redis's `getPositiveLongFromObjectOrReply` with its default message, used by SPOP.
@@ -385,6 +393,9 @@ fn sadd(ctx: &mut Ctx<'_>) -> CmdResult {
             added
         }
     };
+    if added > 0 {
+        ctx.notify(SET, "sadd", key);
+    }
     ctx.out.integer(added as i64);
     Ok(())
 }
@@ -407,8 +418,15 @@ fn srem(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         }
     }
-    if set.is_empty() {
+    let emptied = set.is_empty();
+    if emptied {
         ctx.ks.delete(db, key, now);
+    }
+    if removed > 0 {
+        ctx.notify(SET, "srem", key);
+        if emptied {
+            ctx.notify(GENERIC, "del", key);
+        }
     }
     ctx.ks.dirty += removed;
     ctx.out.integer(removed as i64);
@@ -474,9 +492,12 @@ fn spop(ctx: &mut Ctx<'_>) -> CmdResult {
     let popped = set
         .pop_random(&mut ctx.server.rng)
         .expect("stored sets are not empty");
+    let emptied = set.is_empty();
+    ctx.notify(SET, "spop", key);
     reply_member(&mut ctx.out, popped.as_member());
-    if set.is_empty() {
+    if emptied {
         ctx.ks.delete(db, key, now);
+        ctx.notify(GENERIC, "del", key);
     } else {
         ctx.ks.dirty += 1;
     }
@@ -496,11 +517,15 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.set(0);
         return Ok(());
     };
-    let set = set_of_mut(value)?;
+    set_of_mut(value)?;
     if count == 0 {
         ctx.out.set(0);
         return Ok(());
     }
+    // Redis announces the pop before it replies with the members.
+    ctx.notify(SET, "spop", key);
+    let value = ctx.ks.lookup(db, key, now, Access::NoTouch);
+    let set = set_of_mut(&mut value.expect("looked up above").value)?;
     let size = set.len() as u64;
     if count >= size {
         // The whole set: Redis replies with SUNION of the key (a copy, compact if it can be,
@@ -508,6 +533,7 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         let copy = union_of(&[Some(&*set)], max);
         reply_set(&mut ctx.out, &copy);
         ctx.ks.delete(db, key, now);
+        ctx.notify(GENERIC, "del", key);
         return Ok(());
     }
     let rng = &mut ctx.server.rng;
@@ -655,15 +681,21 @@ fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.integer(0);
         return Ok(());
     }
-    if source.is_empty() {
+    let emptied = source.is_empty();
+    if emptied {
         // Counted as the one change of the removal.
         ctx.ks.delete(db, src, now);
     } else {
         ctx.ks.dirty += 1;
     }
+    ctx.notify(SET, "srem", src);
+    if emptied {
+        ctx.notify(GENERIC, "del", src);
+    }
     if dst_is_set.is_some() {
         if ctx_set(ctx, dst).insert(member, max) {
             ctx.ks.dirty += 1;
+            ctx.notify(SET, "sadd", dst);
         } else {
             // The member was there already: as in Redis, the destination did not change.
             ctx.ks.watches.unnote(db, dst);
@@ -672,6 +704,7 @@ fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
         let mut set = SetValue::new();
         set.insert(member, max);
         ctx.ks.add(db, dst, Value::Set(set), None, now);
+        ctx.notify(SET, "sadd", dst);
     }
     ctx.out.integer(1);
     Ok(())
@@ -797,7 +830,9 @@ fn inter_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], mode: Inter<'_>) -> CmdResul
         match mode {
             Inter::Reply => ctx.out.set(0),
             Inter::Store(dst) => {
-                ctx.ks.delete(db, dst, now);
+                if ctx.ks.delete(db, dst, now) {
+                    ctx.notify(GENERIC, "del", dst);
+                }
                 ctx.out.integer(0);
             }
             Inter::Count(_) => ctx.out.integer(0),
@@ -842,7 +877,7 @@ fn inter_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], mode: Inter<'_>) -> CmdResul
             for m in first.iter().filter(|m| in_all(*m)) {
                 result.insert_member(m, max);
             }
-            store_result(ctx, dst, result);
+            store_result(ctx, dst, result, "sinterstore");
         }
     }
     Ok(())
@@ -889,7 +924,13 @@ fn union_diff_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], dst: Option<&[u8]>, op:
     };
     match dst {
         None => reply_set(&mut ctx.out, &result),
-        Some(dst) => store_result(ctx, dst, result),
+        Some(dst) => {
+            let event = match op {
+                Op::Union => "sunionstore",
+                Op::Diff => "sdiffstore",
+            };
+            store_result(ctx, dst, result, event)
+        }
     }
     Ok(())
 }

@@ -24,6 +24,7 @@ use embedis_protocol::Writer;
 use std::ops::Deref;
 
 use crate::commands::common::long_double_add;
+use crate::config::event_class::{GENERIC, STRING};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -495,7 +496,11 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         // The previous value is the reply, whether or not the condition lets the write happen.
         match ctx.ks.read(db, key, now) {
             Some(old) => reply_string(&mut ctx.out, old)?,
-            None => ctx.out.null(),
+            None => {
+                // The lookup's events (expired, keymiss) go out before the null.
+                ctx.publish_events();
+                ctx.out.null();
+            }
         }
     }
     let when = if options.nx {
@@ -508,6 +513,12 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     let written = ctx
         .ks
         .store(db, key, when, ttl, now, || Value::string(value));
+    if written {
+        ctx.notify(STRING, "set", key);
+        if options.expire.is_some() {
+            ctx.notify(GENERIC, "expire", key);
+        }
+    }
     if !options.get {
         if written {
             ctx.out.ok();
@@ -523,6 +534,9 @@ fn setnx(ctx: &mut Ctx<'_>) -> CmdResult {
     let written = ctx.ks.store(db, key, StoreIf::Absent, Ttl::Clear, now, || {
         Value::string(value)
     });
+    if written {
+        ctx.notify(STRING, "set", key);
+    }
     ctx.out.integer(written as i64);
     Ok(())
 }
@@ -534,6 +548,8 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, unit: Expiry, command: &str) -> CmdResult 
         .store(db, key, StoreIf::Always, Ttl::At(when), now, || {
             Value::string(value)
         });
+    ctx.notify(STRING, "set", key);
+    ctx.notify(GENERIC, "expire", key);
     ctx.out.ok();
     Ok(())
 }
@@ -550,11 +566,16 @@ fn getset(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, value) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(2));
     match ctx.ks.read(db, key, now) {
         Some(old) => reply_string(&mut ctx.out, old)?,
-        None => ctx.out.null(),
+        None => {
+            // The lookup's events (expired, keymiss) go out before the null.
+            ctx.publish_events();
+            ctx.out.null();
+        }
     }
     ctx.ks.store(db, key, StoreIf::Always, Ttl::Clear, now, || {
         Value::string(value)
     });
+    ctx.notify(STRING, "set", key);
     Ok(())
 }
 
@@ -568,6 +589,7 @@ fn getdel(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
     ctx.ks.delete(db, key, now);
+    ctx.notify(GENERIC, "del", key);
     Ok(())
 }
 
@@ -590,14 +612,17 @@ fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
         // An absolute deadline already past deletes the key (it is not an expiry event).
         Some((Expiry::ExAt | Expiry::PxAt, when)) if when <= now => {
             ctx.ks.delete(db, key, now);
+            ctx.notify(GENERIC, "del", key);
         }
         Some((_, when)) => {
             ctx.ks.set_expire(db, key, when);
             ctx.ks.dirty += 1;
+            ctx.notify(GENERIC, "expire", key);
         }
-        None if options.persist => {
-            // Only a TTL actually removed is a change.
-            ctx.ks.dirty += ctx.ks.persist(db, key) as u64;
+        // Only a TTL actually removed is a change (and an event).
+        None if options.persist && ctx.ks.persist(db, key) => {
+            ctx.ks.dirty += 1;
+            ctx.notify(GENERIC, "persist", key);
         }
         None => {}
     }
@@ -612,7 +637,13 @@ fn mget(ctx: &mut Ctx<'_>) -> CmdResult {
         match ctx.ks.read(db, key, now) {
             // Non-strings read as nil here, not WRONGTYPE.
             Some(value) if value.is_string() => reply_string(&mut ctx.out, value)?,
-            _ => ctx.out.null(),
+            Some(_) => ctx.out.null(),
+            None => {
+                // A key that expired or was missing is announced right before its null, in
+                // the middle of the array, where Redis sends it.
+                ctx.publish_events();
+                ctx.out.null();
+            }
         }
     }
     Ok(())
@@ -630,6 +661,7 @@ fn mset(ctx: &mut Ctx<'_>) -> CmdResult {
             .store(db, &pair[0], StoreIf::Always, Ttl::Clear, now, || {
                 Value::string(&pair[1])
             });
+        ctx.notify(STRING, "set", &pair[0]);
     }
     ctx.out.ok();
     Ok(())
@@ -655,6 +687,7 @@ fn msetnx(ctx: &mut Ctx<'_>) -> CmdResult {
             .store(db, &pair[0], StoreIf::Always, Ttl::Clear, now, || {
                 Value::string(&pair[1])
             });
+        ctx.notify(STRING, "set", &pair[0]);
     }
     ctx.out.integer(1);
     Ok(())
@@ -682,6 +715,7 @@ fn append(ctx: &mut Ctx<'_>) -> CmdResult {
             suffix.len()
         }
     };
+    ctx.notify(STRING, "append", key);
     ctx.out.integer(len as i64);
     Ok(())
 }
@@ -769,6 +803,9 @@ fn setrange(ctx: &mut Ctx<'_>) -> CmdResult {
             end as usize
         }
     };
+    if !patch.is_empty() {
+        ctx.notify(STRING, "setrange", key);
+    }
     ctx.out.integer(len as i64);
     Ok(())
 }
@@ -790,10 +827,12 @@ fn incr_by(ctx: &mut Ctx<'_>, by: i64) -> CmdResult {
             let result = current.checked_add(by).ok_or(Error::Overflow)?;
             *value = Value::Int(result);
             ctx.ks.dirty += 1;
+            ctx.notify(STRING, "incrby", key);
             ctx.out.integer(result);
         }
         None => {
             ctx.ks.add(db, key, Value::Int(by), None, now);
+            ctx.notify(STRING, "incrby", key);
             ctx.out.integer(by);
         }
     }
@@ -850,6 +889,7 @@ fn incrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
             text
         }
     };
+    ctx.notify(STRING, "incrbyfloat", key);
     ctx.out.bulk(text.as_bytes());
     Ok(())
 }

@@ -22,6 +22,8 @@
 //! - **Blocking.** BZPOPMIN, BZPOPMAX and BZMPOP wait for a key to hold a sorted set; when woken
 //!   by a write to a key they are served from that key (Redis 7.0), see [`crate::blocking`].
 
+use crate::config::event_class::{GENERIC, ZSET};
+use crate::keyspace::Access;
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::set::SetValue;
@@ -682,25 +684,33 @@ fn read_zset<'k>(ctx: &'k mut Ctx<'_>, key: &[u8]) -> CmdResult<Option<&'k mut Z
     }
 }
 
-/// Deletes `key` if the set it holds became empty.
+/// Deletes `key` if the set it holds became empty (a `del` event).
 fn delete_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) {
     if empty {
         let db = ctx.db();
         ctx.ks.delete(db, key, ctx.now_ms);
+        ctx.notify(GENERIC, "del", key);
     }
 }
 
 /// Stores a set built by a command under `dst` (replacing whatever was there, TTL included), or
-/// deletes `dst` when the set is empty; replies with the size.
-fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], set: ZSetValue) {
+/// deletes `dst` when the set is empty; replies with the size, then sends `event` (or `del`
+/// if an empty result deleted something), in Redis's order.
+fn store_result(ctx: &mut Ctx<'_>, dst: &[u8], set: ZSetValue, event: &'static str) {
     let (db, now) = (ctx.db(), ctx.now_ms);
     let len = set.len();
     if len > 0 {
         ctx.ks.set(db, dst, Value::ZSet(set), false, now);
+        ctx.publish_events();
+        ctx.out.integer(len as i64);
+        ctx.notify(ZSET, event, dst);
     } else {
-        ctx.ks.delete(db, dst, now);
+        let deleted = ctx.ks.delete(db, dst, now);
+        ctx.out.integer(0);
+        if deleted {
+            ctx.notify(GENERIC, "del", dst);
+        }
     }
-    ctx.out.integer(len as i64);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -816,7 +826,13 @@ fn zadd_generic(ctx: &mut Ctx<'_>, at: usize, flags: AddFlags, ch: bool) -> CmdR
     } else {
         ctx.ks.dirty += (added + updated) as u64;
     }
-    reply_zadd(ctx, flags, if ch { added + updated } else { added }, last)
+    // A new key's event before the reply, `zadd` after it, as in Redis.
+    ctx.publish_events();
+    reply_zadd(ctx, flags, if ch { added + updated } else { added }, last)?;
+    if added + updated > 0 {
+        ctx.notify(ZSET, if flags.incr { "zincr" } else { "zadd" }, key);
+    }
+    Ok(())
 }
 
 fn reply_zadd(ctx: &mut Ctx<'_>, flags: AddFlags, count: i64, score: Option<f64>) -> CmdResult {
@@ -850,6 +866,9 @@ fn zrem(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let empty = set.is_empty();
     ctx.ks.dirty += removed as u64;
+    if removed > 0 {
+        ctx.notify(ZSET, "zrem", key);
+    }
     delete_if_empty(ctx, key, empty);
     ctx.out.integer(removed);
     Ok(())
@@ -1002,7 +1021,7 @@ fn range_generic(
         Some(value) => zset_of(value)?,
         None => {
             match dst {
-                Some(dst) => store_result(ctx, dst, ZSetValue::new()),
+                Some(dst) => store_result(ctx, dst, ZSetValue::new(), "zrangestore"),
                 None => ctx.out.array(0),
             }
             return Ok(());
@@ -1030,7 +1049,7 @@ fn range_generic(
             }
             let built = ZSetValue::from_sorted(&items, &limits);
             drop(items);
-            store_result(ctx, dst, built);
+            store_result(ctx, dst, built, "zrangestore");
         }
         None => reply_elements(&mut ctx.out, &items, withscores, false),
     }
@@ -1072,24 +1091,30 @@ fn zrevrange(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn zremrangebyrank(ctx: &mut Ctx<'_>) -> CmdResult {
     let (start, end) = (ctx.int_arg(2)?, ctx.int_arg(3)?);
-    remrange_generic(ctx, |set| match resolve_ranks(start, end, set.len()) {
-        Some((start, end)) => set.remove_ranks(start, end),
-        None => 0,
+    remrange_generic(ctx, "zremrangebyrank", |set| {
+        match resolve_ranks(start, end, set.len()) {
+            Some((start, end)) => set.remove_ranks(start, end),
+            None => 0,
+        }
     })
 }
 
 fn zremrangebyscore(ctx: &mut Ctx<'_>) -> CmdResult {
     let range = score_range(ctx.arg(2), ctx.arg(3))?;
-    remrange_generic(ctx, |set| set.remove_scores(&range))
+    remrange_generic(ctx, "zremrangebyscore", |set| set.remove_scores(&range))
 }
 
 fn zremrangebylex(ctx: &mut Ctx<'_>) -> CmdResult {
     let args: &[Bytes] = ctx.args;
     let range = lex_range(&args[2], &args[3])?;
-    remrange_generic(ctx, |set| set.remove_lex(&range))
+    remrange_generic(ctx, "zremrangebylex", |set| set.remove_lex(&range))
 }
 
-fn remrange_generic(ctx: &mut Ctx<'_>, remove: impl FnOnce(&mut ZSetValue) -> usize) -> CmdResult {
+fn remrange_generic(
+    ctx: &mut Ctx<'_>,
+    event: &'static str,
+    remove: impl FnOnce(&mut ZSetValue) -> usize,
+) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let Some(value) = ctx.ks.write(db, key, now) else {
         ctx.out.integer(0);
@@ -1099,6 +1124,9 @@ fn remrange_generic(ctx: &mut Ctx<'_>, remove: impl FnOnce(&mut ZSetValue) -> us
     let removed = remove(set);
     let empty = set.is_empty();
     ctx.ks.dirty += removed as u64;
+    if removed > 0 {
+        ctx.notify(ZSET, event, key);
+    }
     delete_if_empty(ctx, key, empty);
     ctx.out.integer(removed as i64);
     Ok(())
@@ -1158,6 +1186,20 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize, reply: PopRep
             out.array(if pairs { n } else { 2 * n });
         }
     }
+    // Redis sends the event after the reply's header, before the first element.
+    let event = match end {
+        End::Min => "zpopmin",
+        End::Max => "zpopmax",
+    };
+    ctx.notify(ZSET, event, key);
+    let Some(Value::ZSet(set)) = ctx
+        .ks
+        .lookup(db, key, now, Access::NoTouch)
+        .map(|o| &mut o.value)
+    else {
+        unreachable!("looked up above");
+    };
+    let out = &mut ctx.out;
     set.for_each_in_ranks(0, n - 1, end == End::Max, |m, s| {
         if pairs {
             out.array(2);
@@ -1614,7 +1656,12 @@ fn setop_generic(
     match dst {
         Some(dst) => {
             let set = ZSetValue::from_sorted(&refs, &limits);
-            store_result(ctx, dst, set);
+            let event = match op {
+                SetOp::Union => "zunionstore",
+                SetOp::Inter => "zinterstore",
+                SetOp::Diff => "zdiffstore",
+            };
+            store_result(ctx, dst, set, event);
         }
         None => reply_elements(&mut ctx.out, &refs, withscores, false),
     }

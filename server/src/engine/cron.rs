@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use super::Engine;
 use crate::client::ClientId;
 use crate::expire;
+use crate::publish;
 
 impl Engine {
     /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
@@ -62,6 +63,16 @@ impl Engine {
             self.server
                 .latency
                 .add_if_needed("expire-cycle", ms, threshold, now_s);
+        }
+        // Keyspace events noted outside any command (active expiry's `expired`): no command
+        // will publish them, so they go out now.
+        if self.ks.notify.has_pending() {
+            publish::keyspace_events_detached(
+                &mut self.ks,
+                &mut self.server,
+                &mut self.clients,
+                now,
+            );
         }
         self.resize_and_rehash();
     }

@@ -75,7 +75,8 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
-        let ks = Keyspace::new(config.databases);
+        let mut ks = Keyspace::new(config.databases);
+        ks.notify.configure(config.notify_keyspace_events);
         let registry = crate::commands::registry();
         Engine {
             ks,
