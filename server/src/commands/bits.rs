@@ -712,12 +712,17 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
         }
     }
     ctx.ks.dirty += changes;
+    // A new key's event before the reply, `setbit` after it, as in Redis.
+    ctx.publish_events();
     ctx.out.array(replies.len());
     for reply in replies {
         match reply {
             Some(v) => ctx.out.integer(v),
             None => ctx.out.null(),
         }
+    }
+    if changes > 0 {
+        ctx.notify(STRING, "setbit", key);
     }
     Ok(())
 }

@@ -18,6 +18,7 @@
 use bytes::Bytes;
 
 use super::zsets::{limits, parse_double};
+use crate::config::event_class::{GENERIC, ZSET};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -753,8 +754,13 @@ fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
     } else {
         ctx.ks.dirty += added + updated;
     }
+    // GEOADD is ZADD to Redis: a new key's event before the reply, `zadd` after it.
+    ctx.publish_events();
     ctx.out
         .integer(if ch { added + updated } else { added } as i64);
+    if added + updated > 0 {
+        ctx.notify(ZSET, "zadd", key);
+    }
     Ok(())
 }
 
@@ -1099,7 +1105,9 @@ fn radius_generic(ctx: &mut Ctx<'_>, src_at: usize, kind: Kind) -> CmdResult {
     if !exists {
         match store_key {
             Some(dest) => {
-                ctx.ks.delete(db, &args[dest], now);
+                if ctx.ks.delete(db, &args[dest], now) {
+                    ctx.notify(GENERIC, "del", &args[dest]);
+                }
                 ctx.out.integer(0);
             }
             None => ctx.out.array(0),
@@ -1217,7 +1225,9 @@ fn radius_generic(ctx: &mut Ctx<'_>, src_at: usize, kind: Kind) -> CmdResult {
         }
         Some(dest) => {
             if found.is_empty() {
-                ctx.ks.delete(db, &args[dest], now);
+                if ctx.ks.delete(db, &args[dest], now) {
+                    ctx.notify(GENERIC, "del", &args[dest]);
+                }
             } else {
                 let limits = limits(ctx);
                 let elements: Vec<(&[u8], f64)> = found
@@ -1232,6 +1242,12 @@ fn radius_generic(ctx: &mut Ctx<'_>, src_at: usize, kind: Kind) -> CmdResult {
                 let set = ZSetValue::from_unsorted(elements, &limits);
                 ctx.ks.set(db, &args[dest], Value::ZSet(set), false, now);
                 ctx.ks.dirty += found.len() as u64 - 1;
+                let event = if search {
+                    "geosearchstore"
+                } else {
+                    "georadiusstore"
+                };
+                ctx.notify(ZSET, event, &args[dest]);
             }
             ctx.out.integer(found.len() as i64);
         }

@@ -23,6 +23,7 @@ use bytes::Bytes;
 use std::cmp::Ordering;
 
 use super::zsets::c_strtod;
+use crate::config::event_class::{GENERIC, LIST};
 use crate::cstr::{c_str, word_is};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -439,8 +440,9 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
                     .set(db, dest, Value::List(Box::new(list)), false, now);
                 // One change per stored element, as Redis counts (`set` counted one).
                 ctx.ks.dirty += output_len as u64 - 1;
-            } else {
-                ctx.ks.delete(db, dest, now);
+                ctx.notify(LIST, "sortstore", dest);
+            } else if ctx.ks.delete(db, dest, now) {
+                ctx.notify(GENERIC, "del", dest);
             }
             ctx.out.integer(output_len as i64);
         }
