@@ -289,6 +289,8 @@ pub struct ClientState {
     pub obuf: crate::pubsub::ObufState,
     /// The commands queued since MULTI, while a transaction is open.
     pub multi: Option<Box<crate::multi::Transaction>>,
+    /// CLIENT TRACKING's options while tracking is on (see [`crate::tracking`]).
+    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
 }
 
 impl ClientState {
@@ -323,6 +325,7 @@ impl ClientState {
             subs: crate::pubsub::Subscriptions::default(),
             obuf: crate::pubsub::ObufState::default(),
             multi: None,
+            tracking: None,
         }
     }
 
@@ -340,6 +343,15 @@ impl ClientState {
         }
         if self.blocked.is_some() {
             f.push('b');
+        }
+        if let Some(tracking) = &self.tracking {
+            f.push('t');
+            if tracking.broken_redirect {
+                f.push('R');
+            }
+            if tracking.bcast {
+                f.push('B');
+            }
         }
         if watch_broken {
             f.push('d');
@@ -374,7 +386,7 @@ impl ClientState {
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -392,6 +404,7 @@ impl ClientState {
             omem,
             omem + self.query_buffer + std::mem::size_of::<ClientState>(),
             self.last_command,
+            self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
             resp,
             lib_name,
             lib_ver

@@ -79,7 +79,7 @@ pub fn active_expire_cycle(
                 };
             }
             for key in &expired_keys {
-                ks.touched(db_index, key);
+                ks.touched_by_expiry(db_index, key);
             }
             ks.stats.expired_keys += expired as u64;
             ks.dirty += expired as u64;

@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
+use crate::tracking::Tracking;
 use crate::value::{lru_clock, Object, Value};
 use crate::watch::Watches;
 
@@ -231,6 +232,8 @@ pub struct Keyspace {
     pub ready: ReadyKeys,
     /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
     pub watches: Watches,
+    /// Client tracking, told about every modification too (see [`crate::tracking`]).
+    pub tracking: Tracking,
 }
 
 impl Keyspace {
@@ -241,6 +244,7 @@ impl Keyspace {
             dirty: 0,
             ready: ReadyKeys::default(),
             watches: Watches::default(),
+            tracking: Tracking::default(),
         }
     }
 
@@ -259,17 +263,33 @@ impl Keyspace {
         d.remove(key);
         self.stats.expired_keys += 1;
         self.dirty += 1;
-        self.touched(db, key);
+        self.touched_by_expiry(db, key);
         true
     }
 
-    /// Tells the watchers of `key` of `db` that a command modified it (Redis's
-    /// `signalModifiedKey`). Free while nobody watches.
+    /// Tells the watchers of `key` of `db`, and client tracking, that a command modified it
+    /// (Redis's `signalModifiedKey`). One branch while nobody watches or tracks.
     #[inline]
     pub fn touched(&mut self, db: usize, key: &[u8]) {
-        if !self.watches.is_empty() {
-            let exists = self.dbs[db].main.get(key).is_some();
-            self.watches.touch(db, key, exists);
+        self.signal_modified(db, key, true);
+    }
+
+    /// As [`Keyspace::touched`] for a key deleted because it expired (lazily or by the active
+    /// cycle): no client's command changed it, which matters to NOLOOP broadcasting clients.
+    #[inline]
+    pub fn touched_by_expiry(&mut self, db: usize, key: &[u8]) {
+        self.signal_modified(db, key, false);
+    }
+
+    #[inline]
+    fn signal_modified(&mut self, db: usize, key: &[u8], by_command: bool) {
+        // `|`, not `||`: one branch for both listeners on the write path.
+        if !self.watches.is_empty() | self.tracking.is_on() {
+            if !self.watches.is_empty() {
+                let exists = self.dbs[db].main.get(key).is_some();
+                self.watches.touch(db, key, exists);
+            }
+            self.tracking.signal_key(key, by_command);
         }
     }
 
@@ -601,6 +621,7 @@ impl Keyspace {
     /// `lazy`, the entries are freed on the background thread and the call returns at once.
     pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
         self.touch_watched_on_flush(db);
+        self.tracking.signal_flush();
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -613,6 +634,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
         }
+        self.tracking.signal_flush();
         let removed = self.total_keys();
         let tables: Vec<Tables> = self.dbs.iter_mut().map(Db::take_contents).collect();
         dispose(tables, removed, lazy);

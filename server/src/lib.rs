@@ -30,6 +30,7 @@ pub mod multi;
 pub mod pubsub;
 pub mod slowlog;
 pub mod state;
+pub mod tracking;
 pub mod vm_slot;
 pub mod watch;
 
@@ -37,6 +38,7 @@ pub mod watch;
 pub mod call;
 pub mod ctx;
 pub mod gates;
+pub mod invalidation;
 pub mod publish;
 pub mod table;
 

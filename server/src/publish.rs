@@ -14,11 +14,12 @@
 use bytes::BytesMut;
 use embedis_protocol::{Version, Writer};
 
-use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::client::{ClientId, ClientState, Clients, ReplyMode};
 use crate::config::ObufLimit;
 use crate::ctx::Ctx;
+use crate::keyspace::Keyspace;
 use crate::pubsub;
-use crate::state::EngineRequest;
+use crate::state::{EngineRequest, ServerState};
 
 /// True while the client's replies are thrown away (CLIENT REPLY OFF or SKIP), when its pushes
 /// must take the pending path of [`own_pushes`].
@@ -51,6 +52,13 @@ impl Encoded {
         for part in parts {
             w.bulk(part);
         }
+        Encoded { resp2 }
+    }
+
+    /// A message already encoded as its RESP2 array (`*N` first): client tracking's
+    /// invalidations, whose payload is an array of keys or a null rather than a string.
+    pub fn from_resp2(resp2: BytesMut) -> Encoded {
+        debug_assert!(resp2.first() == Some(&b'*'));
         Encoded { resp2 }
     }
 
@@ -126,23 +134,37 @@ pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
         }
         return;
     }
-    let Some(client) = ctx.clients.get_mut(id) else {
+    deliver_to_other(ctx.server, ctx.clients, ctx.ks, id, message, ctx.now_ms);
+}
+
+/// The half of [`deliver`] for a client other than the running one — also what the engine uses
+/// between commands, when no client is running (client tracking's broadcasts and the
+/// invalidations of keys that expired in the background).
+pub fn deliver_to_other(
+    server: &mut ServerState,
+    clients: &mut Clients,
+    ks: &Keyspace,
+    id: ClientId,
+    message: &Encoded,
+    now_ms: i64,
+) {
+    let Some(client) = clients.get_mut(id) else {
         return;
     };
     if client.obuf.closing {
         return;
     }
     message.write_to(&mut client.pending, client.resp);
-    ctx.server.pending_writes.push(id);
-    let limit = ctx.server.config.obuf_limits[class_of(client)];
-    if pubsub::over_limit(client, &limit, ctx.now_ms) {
+    server.pending_writes.push(id);
+    let limit = server.config.obuf_limits[class_of(client)];
+    if pubsub::over_limit(client, &limit, now_ms) {
         client.obuf.closing = true;
         client.pending.clear();
-        let info = client.info_line(ctx.now_ms, ctx.ks.watches.is_broken(id));
-        ctx.server.log.warning(&format!(
+        let info = client.info_line(now_ms, ks.watches.is_broken(id));
+        server.log.warning(&format!(
             "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
         ));
-        ctx.server.requests.push(EngineRequest::Kill { id });
+        server.requests.push(EngineRequest::Kill { id });
     }
 }
 

@@ -135,6 +135,11 @@ impl Host for ScriptHost<'_> {
             self.now_us,
             How::FROM_SCRIPT,
         );
+        // Client tracking: a script that reads remembers the keys it declared, as in Redis.
+        if self.parts.ks.tracking.is_on() && flags.contains(Flags::READONLY) {
+            let script_command = self.busy.command();
+            crate::invalidation::remember_script_keys(&mut self.parts, self.client, script_command);
+        }
     }
 
     fn log(&mut self, level: HostLog, message: &[u8]) {

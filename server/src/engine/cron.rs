@@ -64,6 +64,10 @@ impl Engine {
                 .add_if_needed("expire-cycle", ms, threshold, now_s);
         }
         self.resize_and_rehash();
+        // Keys the cycle expired, and the tracking table's size limit, outside any command.
+        if self.ks.tracking.is_on() {
+            crate::invalidation::between_commands(&mut self.parts(), now);
+        }
     }
 
     /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
