@@ -9,7 +9,9 @@
 //! - `@type CMD …`  compare only the kind of reply (`:` `$` `*` `+` `-` …): values that differ by
 //!   nature (TIME, client ids, PTTL a millisecond apart);
 //! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
-//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state).
+//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state);
+//! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
+//!   such as a client-tracking invalidation).
 //!
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
 //! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
@@ -109,6 +111,19 @@ fn run_fixture(
         if trimmed == "@reconnect" {
             pair = Pair::connect(redis, ours);
             pair.wait_alone();
+            continue;
+        }
+        if trimmed == "@read" {
+            let expected = pair.redis.read_reply().map(|(raw, _)| raw);
+            let got = pair.ours.read_reply().map(|(raw, _)| raw);
+            if expected != got {
+                let show_opt = |r: &Option<Vec<u8>>| r.as_deref().map_or("(closed)".into(), show);
+                failures.push(format!(
+                    "{name}:{line_no}: @read\n    redis:   {}\n    embedis: {}",
+                    show_opt(&expected),
+                    show_opt(&got)
+                ));
+            }
             continue;
         }
         let (mode, command) = match trimmed.split_once(' ') {

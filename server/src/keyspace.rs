@@ -297,13 +297,38 @@ impl Keyspace {
     /// changed anything (`changed`: the `dirty` counter moved). See [`crate::watch`].
     #[inline]
     pub fn settle_noted_writes(&mut self, changed: bool) {
-        if self.watches.has_noted() {
+        // `|`: one branch for WATCH's notes and client tracking's.
+        if self.watches.has_noted() | self.tracking.has_noted() {
             for (db, key) in self.watches.take_noted() {
                 if changed {
-                    self.touched(db, &key);
+                    let exists = self.dbs[db].main.get(key.as_slice()).is_some();
+                    self.watches.touch(db, &key, exists);
+                }
+            }
+            for key in self.tracking.take_noted() {
+                if changed {
+                    self.tracking.signal_key(&key, true);
                 }
             }
         }
+    }
+
+    /// A command looked `key` of `db` up for writing: WATCH and client tracking note it, and
+    /// count it as modified if the command turns out to change something (see
+    /// [`Keyspace::settle_noted_writes`]).
+    #[inline]
+    fn note_write(&mut self, db: usize, key: &[u8]) {
+        if !self.watches.is_empty() | self.tracking.is_on() {
+            self.watches.note_write(db, key);
+            self.tracking.note_write(key);
+        }
+    }
+
+    /// Takes back the note of a write lookup that changed nothing while the command changed
+    /// another key (SMOVE to a set that already has the member).
+    pub fn unnote_write(&mut self, db: usize, key: &[u8]) {
+        self.watches.unnote(db, key);
+        self.tracking.unnote_write(key);
     }
 
     /// True if a key `client` watched alive has passed its deadline since (EXEC refuses to run
@@ -328,7 +353,7 @@ impl Keyspace {
         self.expire_if_needed(db, key, now);
         if access == Access::Write {
             self.ready.signal(db, key);
-            self.watches.note_write(db, key);
+            self.note_write(db, key);
         }
         let found = self.dbs[db].main.get_mut(key);
         match access {

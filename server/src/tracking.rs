@@ -101,6 +101,9 @@ pub struct Tracking {
     prefixes: BTreeMap<Bytes, Prefix>,
     /// Modifications reported by the keyspace, in order.
     queue: Vec<Signal>,
+    /// Keys the running command looked up for writing: modified if it changes something (the
+    /// keyspace settles them after the command, as for WATCH).
+    noted: Vec<Bytes>,
     /// Invalidations for the running client itself, sent after its reply (None: all keys).
     own: Vec<Option<Bytes>>,
     /// Rounds the size limit has ended still over it: each round tries harder, as Redis does.
@@ -228,6 +231,32 @@ impl Tracking {
             by_command,
         });
         self.on = true;
+    }
+
+    /// The running command looked `key` up for writing (see [`Tracking::take_noted`]).
+    pub fn note_write(&mut self, key: &[u8]) {
+        if (self.table.is_empty() && self.prefixes.is_empty())
+            || self.noted.iter().any(|k| k[..] == *key)
+        {
+            return;
+        }
+        self.noted.push(Bytes::copy_from_slice(key));
+    }
+
+    /// Takes back a note (the write lookup changed nothing, see `Keyspace::unnote_write`).
+    pub fn unnote_write(&mut self, key: &[u8]) {
+        self.noted.retain(|k| k[..] != *key);
+    }
+
+    /// True if the running command looked up keys for writing that may concern tracking.
+    #[inline]
+    pub fn has_noted(&self) -> bool {
+        !self.noted.is_empty()
+    }
+
+    /// The keys the running command looked up for writing, forgotten here.
+    pub fn take_noted(&mut self) -> Vec<Bytes> {
+        std::mem::take(&mut self.noted)
     }
 
     /// The keyspace emptied a database (FLUSHDB, FLUSHALL).

@@ -666,7 +666,7 @@ fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.ks.dirty += 1;
         } else {
             // The member was there already: as in Redis, the destination did not change.
-            ctx.ks.watches.unnote(db, dst);
+            ctx.ks.unnote_write(db, dst);
         }
     } else {
         let mut set = SetValue::new();

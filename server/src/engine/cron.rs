@@ -45,6 +45,9 @@ impl Engine {
 
     /// The periodic tick.
     pub fn cron(&mut self) {
+        if self.server.cron_paused {
+            return;
+        }
         let now = self.server.clock.now_ms();
         self.process_timeouts();
         self.close_idle_clients(now);
