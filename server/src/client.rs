@@ -255,6 +255,36 @@ pub enum ReplyMode {
     SkipNext,
 }
 
+/// One client's CLIENT TRACKING options while tracking is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientTracking {
+    /// The client invalidations go to (REDIRECT); 0 for the client itself.
+    pub redirect: ClientId,
+    pub bcast: bool,
+    pub optin: bool,
+    pub optout: bool,
+    pub noloop: bool,
+    /// CLIENT CACHING YES (OPTIN) or NO (OPTOUT) given for the next command or transaction.
+    pub caching: bool,
+    /// The redirect client went away: invalidations are lost (flag `R`).
+    pub broken_redirect: bool,
+    /// BCAST prefixes, sorted as TRACKINGINFO lists them.
+    pub prefixes: std::collections::BTreeSet<bytes::Bytes>,
+}
+
+impl ClientTracking {
+    /// Whether the keys the client reads now are remembered: OPTIN needs CACHING YES first,
+    /// OPTOUT skips them after CACHING NO, BCAST clients are told by prefix instead.
+    pub fn remembers_reads(&self) -> bool {
+        let opted_out = if self.optin {
+            !self.caching
+        } else {
+            self.optout && self.caching
+        };
+        !self.bcast && !opted_out
+    }
+}
+
 /// Everything the executor knows about one connection.
 pub struct ClientState {
     pub id: ClientId,
@@ -290,7 +320,7 @@ pub struct ClientState {
     /// The commands queued since MULTI, while a transaction is open.
     pub multi: Option<Box<crate::multi::Transaction>>,
     /// CLIENT TRACKING's options while tracking is on (see [`crate::tracking`]).
-    pub tracking: Option<Box<crate::tracking::ClientTracking>>,
+    pub tracking: Option<Box<ClientTracking>>,
 }
 
 impl ClientState {

@@ -176,13 +176,7 @@ pub fn after_call(
     if how.nested {
         return;
     }
-    for key in ctx.ks.tracking.take_own() {
-        let payload = match &key {
-            Some(key) => Payload::Key(key),
-            None => Payload::All,
-        };
-        send(&mut ctx, running, payload);
-    }
+    send_own(&mut ctx, running);
     // CLIENT CACHING lasts for the next command or transaction (and the CLIENT commands
     // between), as Redis's `resetClient` has it.
     if ctx.client.multi.is_none() && !command.full_name.starts_with("client|") {
@@ -193,11 +187,58 @@ pub fn after_call(
     limit_table(&mut ctx);
 }
 
+/// Keys modified before a command starts — evicted to stay under `maxmemory` — are reported
+/// at once, to the client about to run as well: its invalidations then come before its reply,
+/// as Redis's `processCommand` flushes them right after `performEvictions` (an invalidation
+/// after the reply would speak of the key's new value). The client keeps NOLOOP's exception.
+pub fn before_command(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &'static Command,
+    out: &mut BytesMut,
+    now_us: i64,
+) {
+    if !parts.ks.tracking.is_on() {
+        return;
+    }
+    let version = client.resp;
+    let mut ctx = Ctx {
+        args: &[],
+        out: embedis_protocol::Writer::new(out, version),
+        ks: &mut *parts.ks,
+        server: &mut *parts.server,
+        client,
+        clients: &mut *parts.clients,
+        cmd: command,
+        registry: parts.registry,
+        now_ms: now_us.div_euclid(1000),
+        now_us,
+        block: None,
+        may_block: false,
+        woken_by: None,
+        from_script: false,
+    };
+    let running = ctx.client.id;
+    process_signals(&mut ctx, Some(running));
+    send_own(&mut ctx, running);
+}
+
 /// A script's command read something: the tracking client running the script remembers the
 /// keys the script declared (`script_command`, EVAL's or FCALL's arguments), as Redis does.
 pub fn remember_script_keys(parts: &mut Parts<'_>, client: &ClientState, script_command: &[Bytes]) {
     if let Ok(command) = parts.registry.lookup(script_command) {
         remember_reads(&mut parts.ks.tracking, client, command, script_command);
+    }
+}
+
+/// Sends the running client's own invalidations, deferred until now.
+fn send_own(ctx: &mut Ctx<'_>, running: ClientId) {
+    for key in ctx.ks.tracking.take_own() {
+        let payload = match &key {
+            Some(key) => Payload::Key(key),
+            None => Payload::All,
+        };
+        send(ctx, running, payload);
     }
 }
 
@@ -335,7 +376,10 @@ fn broadcast(audience: &mut impl Audience) {
 }
 
 /// The RESP array of `keys`, leaving out those `except` modified last; None if that leaves none.
-fn keys_array(keys: &BTreeMap<Bytes, Option<ClientId>>, except: Option<ClientId>) -> Option<Vec<u8>> {
+fn keys_array(
+    keys: &BTreeMap<Bytes, Option<ClientId>>,
+    except: Option<ClientId>,
+) -> Option<Vec<u8>> {
     let kept: Vec<&Bytes> = keys
         .iter()
         .filter(|(_, by)| except.is_none() || **by != except)
@@ -413,4 +457,40 @@ fn send(audience: &mut impl Audience, id: ClientId, payload: Payload<'_>) {
         Payload::Keys(array) => message.put_slice(array),
     }
     audience.deliver(receiver, &Encoded::from_resp2(message));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_harness::Harness;
+
+    /// A key evicted before a command (here deleted directly, as eviction would) is reported to
+    /// the client about to run ahead of that command's reply.
+    #[test]
+    fn keys_modified_before_a_command_are_reported_before_its_reply() {
+        let mut h = Harness::new();
+        h.run("HELLO 3");
+        h.run("CLIENT TRACKING on");
+        h.add(0, "evicted", None);
+        h.run("GET evicted");
+        let now = h.now();
+        h.engine.ks.delete(0, b"evicted", now);
+        let id = h.engine.clients.ids()[0];
+        let mut client = h.engine.clients.remove(id).unwrap();
+        let command = h.engine.registry.by_name(b"get").unwrap();
+        let mut out = BytesMut::new();
+        before_command(
+            &mut h.engine.parts(),
+            &mut client,
+            command,
+            &mut out,
+            now * 1000,
+        );
+        h.engine.clients.insert(client);
+        assert_eq!(
+            &out[..],
+            b">2\r\n$10\r\ninvalidate\r\n*1\r\n$7\r\nevicted\r\n"
+        );
+        assert_eq!(h.engine.ks.tracking.total_keys(), 0);
+    }
 }

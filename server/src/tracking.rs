@@ -1,7 +1,7 @@
 //! Client tracking's state (server-assisted client-side caching, CLIENT TRACKING): the tracking
 //! table (key → the clients that may cache it), the prefix table of broadcasting (BCAST)
-//! clients, each tracking client's options ([`ClientTracking`]), and the modifications not yet
-//! turned into invalidation messages.
+//! clients, and the modifications not yet turned into invalidation messages. Each tracking
+//! client's options are kept with the client ([`ClientTracking`]).
 //!
 //! It sits in the model layer, inside the [`crate::keyspace::Keyspace`], for the same reason as
 //! WATCH: every path to a modified key (a command, a script's `redis.call`, EXEC, lazy and active
@@ -22,32 +22,7 @@ use bytes::Bytes;
 use indexmap::IndexMap;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::client::ClientId;
-
-/// One client's CLIENT TRACKING options while tracking is on.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClientTracking {
-    /// The client invalidations go to (REDIRECT); 0 for the client itself.
-    pub redirect: ClientId,
-    pub bcast: bool,
-    pub optin: bool,
-    pub optout: bool,
-    pub noloop: bool,
-    /// CLIENT CACHING YES (OPTIN) or NO (OPTOUT) given for the next command or transaction.
-    pub caching: bool,
-    /// The redirect client went away: invalidations are lost (flag `R`).
-    pub broken_redirect: bool,
-    /// BCAST prefixes, sorted as TRACKINGINFO lists them.
-    pub prefixes: BTreeSet<Bytes>,
-}
-
-impl ClientTracking {
-    /// Whether the keys the client reads now are remembered: OPTIN needs CACHING YES first,
-    /// OPTOUT skips them after CACHING NO, BCAST clients are told by prefix instead.
-    pub fn remembers_reads(&self) -> bool {
-        !self.bcast && !((self.optin && !self.caching) || (self.optout && self.caching))
-    }
-}
+use crate::client::{ClientId, ClientTracking};
 
 /// CLIENT TRACKING ON's options, parsed.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +59,10 @@ pub struct Prefix {
     pub keys: BTreeMap<Bytes, Option<ClientId>>,
     pub clients: BTreeSet<ClientId>,
 }
+
+/// One prefix's broadcast: the keys modified under it (with who modified each) and the clients
+/// to tell.
+pub type Broadcast = (BTreeMap<Bytes, Option<ClientId>>, Vec<ClientId>);
 
 /// The server's tracking state (see the module documentation).
 #[derive(Debug, Default)]
@@ -208,10 +187,7 @@ impl Tracking {
     pub fn remember(&mut self, id: ClientId, key: &[u8]) {
         let ids = match self.table.get_mut(key) {
             Some(ids) => ids,
-            None => self
-                .table
-                .entry(Bytes::copy_from_slice(key))
-                .or_default(),
+            None => self.table.entry(Bytes::copy_from_slice(key)).or_default(),
         };
         if !ids.contains(&id) {
             ids.push(id);
@@ -301,7 +277,7 @@ impl Tracking {
     }
 
     /// The prefixes with keys to broadcast, their keys taken: (keys, clients) in prefix order.
-    pub fn take_broadcasts(&mut self) -> Vec<(BTreeMap<Bytes, Option<ClientId>>, Vec<ClientId>)> {
+    pub fn take_broadcasts(&mut self) -> Vec<Broadcast> {
         self.prefixes
             .values_mut()
             .filter(|p| !p.keys.is_empty())

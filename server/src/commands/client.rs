@@ -22,8 +22,8 @@ use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::state::{EngineRequest, Pause};
-use crate::tracking::{Options as TrackingOptions, Tracking};
 use crate::table::{Acl, CommandSpec, Flags};
+use crate::tracking::{Options as TrackingOptions, Tracking};
 
 const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
 const ADMIN: Flags = Flags::ADMIN.union(BASE);
@@ -298,7 +298,9 @@ fn tracking(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.server.command_stats[ctx.cmd.id].failed_calls += 1;
         }
     }
-    ctx.ks.tracking.enable(id, &mut ctx.client.tracking, options);
+    ctx.ks
+        .tracking
+        .enable(id, &mut ctx.client.tracking, options);
     ctx.out.ok();
     Ok(())
 }
@@ -313,7 +315,11 @@ fn getname(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn getredir(ctx: &mut Ctx<'_>) -> CmdResult {
-    let redirect = ctx.client.tracking.as_ref().map_or(-1, |t| t.redirect as i64);
+    let redirect = ctx
+        .client
+        .tracking
+        .as_ref()
+        .map_or(-1, |t| t.redirect as i64);
     ctx.out.integer(redirect);
     Ok(())
 }

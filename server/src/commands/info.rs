@@ -490,7 +490,12 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     let tracking = &ctx.ks.tracking;
     field!(out, "tracking_total_keys", "{}", tracking.total_keys());
     field!(out, "tracking_total_items", "{}", tracking.total_items());
-    field!(out, "tracking_total_prefixes", "{}", tracking.total_prefixes());
+    field!(
+        out,
+        "tracking_total_prefixes",
+        "{}",
+        tracking.total_prefixes()
+    );
     field!(
         out,
         "unexpected_error_replies",
