@@ -43,6 +43,9 @@ pub struct How<'k> {
     /// Run by another command (EXEC, a script's `redis.call`): the client's own tracking
     /// invalidations wait for the outer command's reply (see [`crate::invalidation`]).
     pub nested: bool,
+    /// For a script's command: the command running the script (EVAL's or FCALL's arguments),
+    /// whose declared keys client tracking remembers when the script reads.
+    pub script: Option<&'k [Bytes]>,
 }
 
 impl How<'static> {
@@ -53,6 +56,7 @@ impl How<'static> {
         woken_by: None,
         from_script: false,
         nested: false,
+        script: None,
     };
     /// A command run by EXEC.
     pub const IN_MULTI: How<'static> = How {
@@ -61,6 +65,7 @@ impl How<'static> {
         woken_by: None,
         from_script: false,
         nested: true,
+        script: None,
     };
     /// A command run by a script's `redis.call`.
     pub const FROM_SCRIPT: How<'static> = How {
@@ -69,6 +74,7 @@ impl How<'static> {
         woken_by: None,
         from_script: true,
         nested: true,
+        script: None,
     };
 }
 

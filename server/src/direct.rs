@@ -58,6 +58,7 @@ const RELOAD: How<'static> = How {
     woken_by: None,
     from_script: false,
     nested: false,
+    script: None,
 };
 
 impl Engine {

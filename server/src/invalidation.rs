@@ -162,16 +162,25 @@ pub fn after_call(
     };
     let running = ctx.client.id;
     process_signals(&mut ctx, Some(running));
-    // A script's commands remember the script's declared keys instead (see `remember_script_keys`);
-    // the read-only script commands themselves remember nothing, as in Redis.
-    if command.spec.flags.contains(Flags::READONLY)
-        && !how.from_script
-        && !matches!(
-            command.full_name.as_str(),
-            "eval_ro" | "evalsha_ro" | "fcall_ro"
-        )
-    {
-        remember_reads(&mut ctx.ks.tracking, ctx.client, command, args);
+    // A script's command that reads makes its client remember the keys the script declared, as
+    // in Redis; the read-only script commands themselves remember nothing (their keys count
+    // only once the script reads).
+    if command.spec.flags.contains(Flags::READONLY) {
+        match how.script {
+            Some(script_command) => {
+                if let Ok(script) = ctx.registry.lookup(script_command) {
+                    remember_reads(&mut ctx.ks.tracking, ctx.client, script, script_command);
+                }
+            }
+            None if !matches!(
+                command.full_name.as_str(),
+                "eval_ro" | "evalsha_ro" | "fcall_ro"
+            ) =>
+            {
+                remember_reads(&mut ctx.ks.tracking, ctx.client, command, args)
+            }
+            None => {}
+        }
     }
     if how.nested {
         return;
@@ -221,14 +230,6 @@ pub fn before_command(
     let running = ctx.client.id;
     process_signals(&mut ctx, Some(running));
     send_own(&mut ctx, running);
-}
-
-/// A script's command read something: the tracking client running the script remembers the
-/// keys the script declared (`script_command`, EVAL's or FCALL's arguments), as Redis does.
-pub fn remember_script_keys(parts: &mut Parts<'_>, client: &ClientState, script_command: &[Bytes]) {
-    if let Ok(command) = parts.registry.lookup(script_command) {
-        remember_reads(&mut parts.ks.tracking, client, command, script_command);
-    }
 }
 
 /// Sends the running client's own invalidations, deferred until now.

@@ -133,13 +133,11 @@ impl Host for ScriptHost<'_> {
             out,
             version,
             self.now_us,
-            How::FROM_SCRIPT,
+            How {
+                script: Some(self.busy.command()),
+                ..How::FROM_SCRIPT
+            },
         );
-        // Client tracking: a script that reads remembers the keys it declared, as in Redis.
-        if self.parts.ks.tracking.is_on() && flags.contains(Flags::READONLY) {
-            let script_command = self.busy.command();
-            crate::invalidation::remember_script_keys(&mut self.parts, self.client, script_command);
-        }
     }
 
     fn log(&mut self, level: HostLog, message: &[u8]) {
