@@ -9,7 +9,9 @@
 //! from `afterCommand`; everyone else is told at once, in the order of the modifications.
 //! Between commands (the engine's tick, the end of an event-loop turn) no client is running:
 //! [`between_commands`] then tells everyone at once and sends the BCAST broadcasts, which Redis
-//! collects over a turn of its event loop.
+//! collects over a turn of its event loop. Keys evicted for `maxmemory` before a command runs
+//! are reported before it ([`before_command`]), so that the evicting command's client gets them
+//! ahead of its reply.
 //!
 //! A message goes to the tracking client itself when it speaks RESP3 (an `invalidate` push), or
 //! to its REDIRECT client: as a push if that one speaks RESP3, as a pub/sub `message` on

@@ -142,7 +142,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "6.0.0",
         "O(1). Some options may introduce additional complexity.",
         "Turns server-assisted client-side caching (invalidation messages) on or off.",
-        "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+        "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...+] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
     ),
     sub("trackinginfo", 2, trackinginfo, BASE).doc(
         "connection",
