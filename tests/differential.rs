@@ -12,7 +12,9 @@
 //! - `@events CMD …` compare everything the connection receives up to the reply of an `ECHO`
 //!   sent after CMD: the pushes CMD causes (keyspace notifications to a subscribed RESP3
 //!   connection) and its reply, in the order they arrive;
-//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state).
+//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state);
+//! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
+//!   such as a client-tracking invalidation).
 //!
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
 //! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
@@ -129,6 +131,19 @@ fn run_fixture(
         if trimmed == "@reconnect" {
             pair = Pair::connect(redis, ours);
             pair.wait_alone();
+            continue;
+        }
+        if trimmed == "@read" {
+            let expected = pair.redis.read_reply().map(|(raw, _)| raw);
+            let got = pair.ours.read_reply().map(|(raw, _)| raw);
+            if expected != got {
+                let show_opt = |r: &Option<Vec<u8>>| r.as_deref().map_or("(closed)".into(), show);
+                failures.push(format!(
+                    "{name}:{line_no}: @read\n    redis:   {}\n    embedis: {}",
+                    show_opt(&expected),
+                    show_opt(&got)
+                ));
+            }
             continue;
         }
         let (mode, command) = match trimmed.split_once(' ') {

@@ -63,11 +63,19 @@ const LAYERS: &[(&str, &[&str])] = &[
             "faults.rs",
             "slowlog.rs",
             "latency.rs",
+            "tracking.rs",
         ],
     ),
     (
         "kernel",
-        &["table/", "ctx.rs", "call.rs", "gates.rs", "publish.rs"],
+        &[
+            "table/",
+            "ctx.rs",
+            "call.rs",
+            "gates.rs",
+            "publish.rs",
+            "invalidation.rs",
+        ],
     ),
     (
         "services",

@@ -95,6 +95,11 @@ impl<'a> BusyWatch<'a> {
         }
     }
 
+    /// The command running the script (EVAL's or FCALL's arguments).
+    pub fn command(&self) -> &'a [Bytes] {
+        self.command
+    }
+
     /// The error the script's caller gets when the script is stopped (Redis words it the same
     /// for functions).
     pub fn kill_line(&self) -> &'static str {

@@ -40,6 +40,12 @@ pub struct How<'k> {
     pub woken_by: Option<&'k [u8]>,
     /// Run from a script: MONITOR shows it as `[db lua]`.
     pub from_script: bool,
+    /// Run by another command (EXEC, a script's `redis.call`): the client's own tracking
+    /// invalidations wait for the outer command's reply (see [`crate::invalidation`]).
+    pub nested: bool,
+    /// For a script's command: the command running the script (EVAL's or FCALL's arguments),
+    /// whose declared keys client tracking remembers when the script reads.
+    pub script: Option<&'k [Bytes]>,
 }
 
 impl How<'static> {
@@ -49,6 +55,8 @@ impl How<'static> {
         may_block: true,
         woken_by: None,
         from_script: false,
+        nested: false,
+        script: None,
     };
     /// A command run by EXEC.
     pub const IN_MULTI: How<'static> = How {
@@ -56,6 +64,8 @@ impl How<'static> {
         may_block: false,
         woken_by: None,
         from_script: false,
+        nested: true,
+        script: None,
     };
     /// A command run by a script's `redis.call`.
     pub const FROM_SCRIPT: How<'static> = How {
@@ -63,6 +73,8 @@ impl How<'static> {
         may_block: false,
         woken_by: None,
         from_script: true,
+        nested: true,
+        script: None,
     };
 }
 
@@ -185,6 +197,10 @@ pub fn call(
         if monitored && !command.spec.flags.contains(Flags::SKIP_MONITOR) {
             feed_monitors(parts, client, command, args, now_us, how.from_script, out);
         }
+    }
+    // Client tracking: one branch while no client tracks keys.
+    if parts.ks.tracking.is_on() {
+        crate::invalidation::after_call(parts, client, command, args, out, version, now_us, how);
     }
     block
 }

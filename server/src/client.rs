@@ -255,6 +255,36 @@ pub enum ReplyMode {
     SkipNext,
 }
 
+/// One client's CLIENT TRACKING options while tracking is on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClientTracking {
+    /// The client invalidations go to (REDIRECT); 0 for the client itself.
+    pub redirect: ClientId,
+    pub bcast: bool,
+    pub optin: bool,
+    pub optout: bool,
+    pub noloop: bool,
+    /// CLIENT CACHING YES (OPTIN) or NO (OPTOUT) given for the next command or transaction.
+    pub caching: bool,
+    /// The redirect client went away: invalidations are lost (flag `R`).
+    pub broken_redirect: bool,
+    /// BCAST prefixes, sorted as TRACKINGINFO lists them.
+    pub prefixes: std::collections::BTreeSet<bytes::Bytes>,
+}
+
+impl ClientTracking {
+    /// Whether the keys the client reads now are remembered: OPTIN needs CACHING YES first,
+    /// OPTOUT skips them after CACHING NO, BCAST clients are told by prefix instead.
+    pub fn remembers_reads(&self) -> bool {
+        let opted_out = if self.optin {
+            !self.caching
+        } else {
+            self.optout && self.caching
+        };
+        !self.bcast && !opted_out
+    }
+}
+
 /// Everything the executor knows about one connection.
 pub struct ClientState {
     pub id: ClientId,
@@ -289,6 +319,8 @@ pub struct ClientState {
     pub obuf: crate::pubsub::ObufState,
     /// The commands queued since MULTI, while a transaction is open.
     pub multi: Option<Box<crate::multi::Transaction>>,
+    /// CLIENT TRACKING's options while tracking is on (see [`crate::tracking`]).
+    pub tracking: Option<Box<ClientTracking>>,
 }
 
 impl ClientState {
@@ -323,6 +355,7 @@ impl ClientState {
             subs: crate::pubsub::Subscriptions::default(),
             obuf: crate::pubsub::ObufState::default(),
             multi: None,
+            tracking: None,
         }
     }
 
@@ -340,6 +373,15 @@ impl ClientState {
         }
         if self.blocked.is_some() {
             f.push('b');
+        }
+        if let Some(tracking) = &self.tracking {
+            f.push('t');
+            if tracking.broken_redirect {
+                f.push('R');
+            }
+            if tracking.bcast {
+                f.push('B');
+            }
         }
         if watch_broken {
             f.push('d');
@@ -374,7 +416,7 @@ impl ClientState {
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -392,6 +434,7 @@ impl ClientState {
             omem,
             omem + self.query_buffer + std::mem::size_of::<ClientState>(),
             self.last_command,
+            self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
             resp,
             lib_name,
             lib_ver

@@ -57,6 +57,9 @@ pub struct Config {
     pub latency_monitor_threshold: u64,
     /// Every command's run-time histogram (LATENCY HISTOGRAM, INFO latencystats).
     pub latency_tracking: bool,
+    /// Client tracking: keys the tracking table may hold before random ones are evicted (their
+    /// clients told as if the keys changed); 0 = no limit.
+    pub tracking_table_max_keys: u64,
     /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
     pub maxmemory: u64,
     /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
@@ -232,6 +235,7 @@ impl Default for Config {
             slowlog_max_len: 128,
             latency_monitor_threshold: 0,
             latency_tracking: true,
+            tracking_table_max_keys: 1_000_000,
             maxmemory: 0,
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
@@ -434,6 +438,9 @@ pub static PARAMS: &[Param] = &[
     param!("slowlog-max-len", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.slowlog_max_len.to_string(),
         set: |c, v| c.slowlog_max_len = v.parse().unwrap_or(128)),
+    param!("tracking-table-max-keys", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.tracking_table_max_keys.to_string(),
+        set: |c, v| c.tracking_table_max_keys = v.parse().unwrap_or(1_000_000)),
     param!("latency-tracking", Kind::Bool, mutable: true,
         get: |c| yes_no(c.latency_tracking), set: |c, v| c.latency_tracking = parse_yes_no(v)),
     param!("latency-monitor-threshold", Kind::Int { min: 0, max: i64::MAX }, mutable: true,

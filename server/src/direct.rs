@@ -57,6 +57,8 @@ const RELOAD: How<'static> = How {
     may_block: false,
     woken_by: None,
     from_script: false,
+    nested: false,
+    script: None,
 };
 
 impl Engine {

@@ -85,7 +85,7 @@ pub fn active_expire_cycle(
                     db_index,
                     key,
                 );
-                ks.touched(db_index, key);
+                ks.touched_by_expiry(db_index, key);
             }
             ks.stats.expired_keys += expired as u64;
             ks.dirty += expired as u64;

@@ -28,6 +28,7 @@ use std::sync::OnceLock;
 
 use crate::config::event_class;
 use crate::notify::Notifications;
+use crate::tracking::Tracking;
 use crate::value::{lru_clock, Object, Value};
 use crate::watch::Watches;
 
@@ -239,6 +240,8 @@ pub struct Keyspace {
     /// Keyspace notifications: the classes that are on and the events noted here (expired,
     /// keymiss, new, evicted) until the kernel publishes them (see [`crate::notify`]).
     pub notify: Notifications,
+    /// Client tracking, told about every modification too (see [`crate::tracking`]).
+    pub tracking: Tracking,
 }
 
 impl Keyspace {
@@ -250,6 +253,7 @@ impl Keyspace {
             ready: ReadyKeys::default(),
             watches: Watches::default(),
             notify: Notifications::default(),
+            tracking: Tracking::default(),
         }
     }
 
@@ -281,17 +285,33 @@ impl Keyspace {
         self.stats.expired_keys += 1;
         self.dirty += 1;
         self.notify.note(event_class::EXPIRED, "expired", db, key);
-        self.touched(db, key);
+        self.touched_by_expiry(db, key);
         true
     }
 
-    /// Tells the watchers of `key` of `db` that a command modified it (Redis's
-    /// `signalModifiedKey`). Free while nobody watches.
+    /// Tells the watchers of `key` of `db`, and client tracking, that a command modified it
+    /// (Redis's `signalModifiedKey`). One branch while nobody watches or tracks.
     #[inline]
     pub fn touched(&mut self, db: usize, key: &[u8]) {
-        if !self.watches.is_empty() {
-            let exists = self.dbs[db].main.get(key).is_some();
-            self.watches.touch(db, key, exists);
+        self.signal_modified(db, key, true);
+    }
+
+    /// As [`Keyspace::touched`] for a key deleted because it expired (lazily or by the active
+    /// cycle): no client's command changed it, which matters to NOLOOP broadcasting clients.
+    #[inline]
+    pub fn touched_by_expiry(&mut self, db: usize, key: &[u8]) {
+        self.signal_modified(db, key, false);
+    }
+
+    #[inline]
+    fn signal_modified(&mut self, db: usize, key: &[u8], by_command: bool) {
+        // `|`, not `||`: one branch for both listeners on the write path.
+        if !self.watches.is_empty() | self.tracking.is_on() {
+            if !self.watches.is_empty() {
+                let exists = self.dbs[db].main.get(key).is_some();
+                self.watches.touch(db, key, exists);
+            }
+            self.tracking.signal_key(key, by_command);
         }
     }
 
@@ -307,13 +327,38 @@ impl Keyspace {
     /// changed anything (`changed`: the `dirty` counter moved). See [`crate::watch`].
     #[inline]
     pub fn settle_noted_writes(&mut self, changed: bool) {
-        if self.watches.has_noted() {
+        // `|`: one branch for WATCH's notes and client tracking's.
+        if self.watches.has_noted() | self.tracking.has_noted() {
             for (db, key) in self.watches.take_noted() {
                 if changed {
-                    self.touched(db, &key);
+                    let exists = self.dbs[db].main.get(key.as_slice()).is_some();
+                    self.watches.touch(db, &key, exists);
+                }
+            }
+            for key in self.tracking.take_noted() {
+                if changed {
+                    self.tracking.signal_key(&key, true);
                 }
             }
         }
+    }
+
+    /// A command looked `key` of `db` up for writing: WATCH and client tracking note it, and
+    /// count it as modified if the command turns out to change something (see
+    /// [`Keyspace::settle_noted_writes`]).
+    #[inline]
+    fn note_write(&mut self, db: usize, key: &[u8]) {
+        if !self.watches.is_empty() | self.tracking.is_on() {
+            self.watches.note_write(db, key);
+            self.tracking.note_write(key);
+        }
+    }
+
+    /// Takes back the note of a write lookup that changed nothing while the command changed
+    /// another key (SMOVE to a set that already has the member).
+    pub fn unnote_write(&mut self, db: usize, key: &[u8]) {
+        self.watches.unnote(db, key);
+        self.tracking.unnote_write(key);
     }
 
     /// True if a key `client` watched alive has passed its deadline since (EXEC refuses to run
@@ -338,7 +383,7 @@ impl Keyspace {
         self.expire_if_needed(db, key, now);
         if access == Access::Write {
             self.ready.signal(db, key);
-            self.watches.note_write(db, key);
+            self.note_write(db, key);
         }
         let found = self.dbs[db].main.get_mut(key);
         match access {
@@ -638,6 +683,7 @@ impl Keyspace {
     /// `lazy`, the entries are freed on the background thread and the call returns at once.
     pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
         self.touch_watched_on_flush(db);
+        self.tracking.signal_flush();
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -650,6 +696,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
         }
+        self.tracking.signal_flush();
         let removed = self.total_keys();
         let tables: Vec<Tables> = self.dbs.iter_mut().map(Db::take_contents).collect();
         dispose(tables, removed, lazy);

@@ -31,6 +31,7 @@ pub mod notify;
 pub mod pubsub;
 pub mod slowlog;
 pub mod state;
+pub mod tracking;
 pub mod vm_slot;
 pub mod watch;
 
@@ -38,6 +39,7 @@ pub mod watch;
 pub mod call;
 pub mod ctx;
 pub mod gates;
+pub mod invalidation;
 pub mod publish;
 pub mod table;
 

@@ -60,6 +60,13 @@ impl Encoded {
         Encoded { resp2 }
     }
 
+    /// A message already encoded as its RESP2 array (`*N` first): client tracking's
+    /// invalidations, whose payload is an array of keys or a null rather than a string.
+    pub fn from_resp2(resp2: BytesMut) -> Encoded {
+        debug_assert!(resp2.first() == Some(&b'*'));
+        Encoded { resp2 }
+    }
+
     /// Appends the message as a client speaking `version` receives it.
     pub fn write_to(&self, out: &mut BytesMut, version: Version) {
         match version {
@@ -174,7 +181,7 @@ pub fn keyspace_events_detached(
     for event in ks.notify.take() {
         for (channel, message) in event_channels(ks, &event) {
             Receivers::of(&server.pubsub, &channel).send(&channel, &message, |id, encoded| {
-                deliver_to_other(server, clients, ks, now_ms, id, encoded)
+                deliver_to_other(server, clients, ks, id, encoded, now_ms)
             });
         }
     }
@@ -208,17 +215,19 @@ pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
         }
         return;
     }
-    deliver_to_other(ctx.server, ctx.clients, ctx.ks, ctx.now_ms, id, message);
+    deliver_to_other(ctx.server, ctx.clients, ctx.ks, id, message, ctx.now_ms);
 }
 
-/// [`deliver`] to a client that is not running a command.
-fn deliver_to_other(
+/// The half of [`deliver`] for a client other than the running one — also what the engine uses
+/// between commands, when no client is running (client tracking's broadcasts and the
+/// invalidations of keys that expired in the background).
+pub fn deliver_to_other(
     server: &mut ServerState,
     clients: &mut Clients,
     ks: &Keyspace,
-    now_ms: i64,
     id: ClientId,
     message: &Encoded,
+    now_ms: i64,
 ) {
     let Some(client) = clients.get_mut(id) else {
         return;

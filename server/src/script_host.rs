@@ -133,7 +133,10 @@ impl Host for ScriptHost<'_> {
             out,
             version,
             self.now_us,
-            How::FROM_SCRIPT,
+            How {
+                script: Some(self.busy.command()),
+                ..How::FROM_SCRIPT
+            },
         );
     }
 

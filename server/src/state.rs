@@ -149,6 +149,8 @@ pub struct ServerState {
     pub requests: Vec<EngineRequest>,
     /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
     pub active_expire: bool,
+    /// true after DEBUG PAUSE-CRON 1: the periodic tick does nothing.
+    pub cron_paused: bool,
     /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
     /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
     pub disable_deny_scripts: bool,
@@ -222,6 +224,7 @@ impl ServerState {
             requests: Vec::new(),
             listeners: None,
             active_expire: true,
+            cron_paused: false,
             disable_deny_scripts: false,
             replid,
             memory_peak: memory_startup,

@@ -9,7 +9,7 @@
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
 //! the ones that make sense for it: SLEEP (which, as in Redis, stops the whole server),
-//! SET-ACTIVE-EXPIRE, OBJECT and LOG here, PROTOCOL, ERROR, DIGEST, DIGEST-VALUE and two inert
+//! SET-ACTIVE-EXPIRE, PAUSE-CRON, OBJECT and LOG here, PROTOCOL, ERROR, DIGEST, DIGEST-VALUE and two inert
 //! switches in [`crate::commands::debug_internals`] — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
@@ -260,6 +260,9 @@ const DEBUG_HELP: &[&str] = &[
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "PAUSE-CRON <0|1>",
+    "    1 stops the periodic tick (timeouts, active expiry, the tracking table's limit);",
+    "    0 resumes it.",
     "POPULATE <count> [<prefix>] [<size>]",
     "    Creates <count> string keys <prefix>:<n> (prefix 'key') holding value:<n>, cut or",
     "    zero-padded to <size> bytes if given. Existing keys are kept.",
@@ -338,6 +341,9 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.ok();
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "pause-cron") && argc == 3 {
+        ctx.server.cron_paused = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
     } else if ctx.arg_is(1, "log") && argc == 3 {
         let message = format!("DEBUG LOG: {}", String::from_utf8_lossy(ctx.arg(2)));

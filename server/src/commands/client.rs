@@ -7,9 +7,10 @@
 //! CLIENT PAUSE only records the pause: the engine's gate postpones the affected commands and
 //! re-runs them in arrival order when the pause ends.
 //!
-//! Client tracking (CLIENT TRACKING) is not implemented; GETREDIR, TRACKINGINFO and CACHING answer
-//! as Redis does for a connection that does not track. CLIENT SETINFO is Redis 7.2's (modern
-//! client libraries send it on connect); it is implemented as 7.2 does it.
+//! Client tracking's subcommands (TRACKING, CACHING, GETREDIR, TRACKINGINFO) check their options
+//! and report state here; the tables live in [`crate::tracking`] and the messages are sent by
+//! [`crate::invalidation`]. CLIENT SETINFO is Redis 7.2's (modern client libraries send it on
+//! connect); it is implemented as 7.2 does it.
 
 use embedis_protocol::number::parse_i64;
 
@@ -22,6 +23,7 @@ use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::state::{EngineRequest, Pause};
 use crate::table::{Acl, CommandSpec, Flags};
+use crate::tracking::{Options as TrackingOptions, Tracking};
 
 const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
 const ADMIN: Flags = Flags::ADMIN.union(BASE);
@@ -135,6 +137,13 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "Names the connection.",
         "connection-name",
     ),
+    sub("tracking", -3, tracking, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1). Some options may introduce additional complexity.",
+        "Turns server-assisted client-side caching (invalidation messages) on or off.",
+        "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...+] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+    ),
     sub("trackinginfo", 2, trackinginfo, BASE).doc(
         "connection",
         "6.2.0",
@@ -181,8 +190,119 @@ fn write_text(ctx: &mut Ctx<'_>, text: &str) {
     ctx.out.verbatim(b"txt", text.as_bytes());
 }
 
-fn caching(_ctx: &mut Ctx<'_>) -> CmdResult {
-    Err(Error::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"))
+fn caching(ctx: &mut Ctx<'_>) -> CmdResult {
+    let Some(tracking) = ctx.client.tracking.as_mut() else {
+        return Err(Error::msg("ERR CLIENT CACHING can be called only when the client is in tracking mode with OPTIN or OPTOUT mode enabled"));
+    };
+    let mode = &ctx.args[2];
+    if mode.eq_ignore_ascii_case(b"yes") {
+        if !tracking.optin {
+            return Err(Error::msg(
+                "ERR CLIENT CACHING YES is only valid when tracking is enabled in OPTIN mode.",
+            ));
+        }
+    } else if mode.eq_ignore_ascii_case(b"no") {
+        if !tracking.optout {
+            return Err(Error::msg(
+                "ERR CLIENT CACHING NO is only valid when tracking is enabled in OPTOUT mode.",
+            ));
+        }
+    } else {
+        return Err(Error::Syntax);
+    }
+    // Lasts for the next command or transaction (see `crate::invalidation::after_call`).
+    tracking.caching = true;
+    ctx.out.ok();
+    Ok(())
+}
+
+/// CLIENT TRACKING ON|OFF with its options, checked in Redis's order and with its texts.
+fn tracking(ctx: &mut Ctx<'_>) -> CmdResult {
+    let mut options = TrackingOptions::default();
+    let argc = ctx.argc();
+    let mut j = 3;
+    while j < argc {
+        let more = argc - 1 - j;
+        if ctx.arg_is(j, "redirect") && more > 0 {
+            j += 1;
+            if options.redirect != 0 {
+                return Err(Error::msg(
+                    "ERR A client can only redirect to a single other client",
+                ));
+            }
+            // Negative ids wrap around as in Redis, and so name nobody.
+            let id = ctx.int_arg(j)? as ClientId;
+            if id != ctx.client.id && ctx.clients.get(id).is_none() {
+                return Err(Error::msg(
+                    "ERR The client ID you want redirect to does not exist",
+                ));
+            }
+            options.redirect = id;
+        } else if ctx.arg_is(j, "bcast") {
+            options.bcast = true;
+        } else if ctx.arg_is(j, "optin") {
+            options.optin = true;
+        } else if ctx.arg_is(j, "optout") {
+            options.optout = true;
+        } else if ctx.arg_is(j, "noloop") {
+            options.noloop = true;
+        } else if ctx.arg_is(j, "prefix") && more > 0 {
+            j += 1;
+            options.prefixes.push(ctx.args[j].clone());
+        } else {
+            return Err(Error::Syntax);
+        }
+        j += 1;
+    }
+    let id = ctx.client.id;
+    if ctx.arg_is(2, "off") {
+        ctx.ks.tracking.disable(id, &mut ctx.client.tracking);
+        ctx.out.ok();
+        return Ok(());
+    }
+    if !ctx.arg_is(2, "on") {
+        return Err(Error::Syntax);
+    }
+    if !options.bcast && !options.prefixes.is_empty() {
+        return Err(Error::msg(
+            "ERR PREFIX option requires BCAST mode to be enabled",
+        ));
+    }
+    let current = ctx.client.tracking.as_deref();
+    if current.is_some_and(|t| t.bcast != options.bcast) {
+        return Err(Error::msg("ERR You can't switch BCAST mode on/off before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if options.bcast && (options.optin || options.optout) {
+        return Err(Error::msg(
+            "ERR OPTIN and OPTOUT are not compatible with BCAST",
+        ));
+    }
+    if options.optin && options.optout {
+        return Err(Error::msg(
+            "ERR You can't specify both OPTIN mode and OPTOUT mode",
+        ));
+    }
+    if current.is_some_and(|t| (options.optin && t.optout) || (options.optout && t.optin)) {
+        return Err(Error::msg("ERR You can't switch OPTIN/OPTOUT mode before disabling tracking for this client, and then re-enabling it with a different mode."));
+    }
+    if options.bcast {
+        let existing = current.map(|t| t.prefixes.clone()).unwrap_or_default();
+        if let Some(collision) = Tracking::prefix_collision(&existing, &options.prefixes) {
+            if collision.fatal {
+                return Err(Error::bytes(collision.text));
+            }
+            // Redis 7.0 reports an overlap among the new prefixes after the first one and then
+            // goes on to enable tracking and answer OK as well: two replies, reproduced.
+            ctx.out.error_line(&collision.text);
+            ctx.server.count_error("ERR");
+            ctx.server.command_stats[ctx.cmd.id].failed_calls += 1;
+        }
+    }
+    ctx.ks
+        .tracking
+        .enable(id, &mut ctx.client.tracking, options);
+    ctx.out.ok();
+    Ok(())
 }
 
 fn getname(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -195,30 +315,73 @@ fn getname(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn getredir(ctx: &mut Ctx<'_>) -> CmdResult {
-    ctx.out.integer(-1);
+    let redirect = ctx
+        .client
+        .tracking
+        .as_ref()
+        .map_or(-1, |t| t.redirect as i64);
+    ctx.out.integer(redirect);
     Ok(())
 }
 
 fn trackinginfo(ctx: &mut Ctx<'_>) -> CmdResult {
+    let tracking = ctx.client.tracking.as_deref();
+    let mut flags: Vec<&[u8]> = Vec::new();
+    match tracking {
+        None => flags.push(b"off"),
+        Some(t) => {
+            flags.push(b"on");
+            if t.bcast {
+                flags.push(b"bcast");
+            }
+            if t.optin {
+                flags.push(b"optin");
+                if t.caching {
+                    flags.push(b"caching-yes");
+                }
+            }
+            if t.optout {
+                flags.push(b"optout");
+                if t.caching {
+                    flags.push(b"caching-no");
+                }
+            }
+            if t.noloop {
+                flags.push(b"noloop");
+            }
+            if t.broken_redirect {
+                flags.push(b"broken_redirect");
+            }
+        }
+    }
     ctx.out.map(3);
     ctx.out.bulk(b"flags");
-    ctx.out.set(1);
-    ctx.out.bulk(b"off");
+    ctx.out.set(flags.len());
+    for flag in flags {
+        ctx.out.bulk(flag);
+    }
     ctx.out.bulk(b"redirect");
-    ctx.out.integer(-1);
+    ctx.out.integer(tracking.map_or(-1, |t| t.redirect as i64));
     ctx.out.bulk(b"prefixes");
-    ctx.out.array(0);
+    let prefixes = tracking.map(|t| t.prefixes.iter().collect::<Vec<_>>());
+    let prefixes = prefixes.unwrap_or_default();
+    ctx.out.array(prefixes.len());
+    for prefix in prefixes {
+        ctx.out.bulk(prefix);
+    }
     Ok(())
 }
 
 const HELP: &[&str] = &[
     "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CACHING (YES|NO)",
-    "    Only for connections in tracking mode, which embedis does not implement.",
+    "    In OPTIN (YES) or OPTOUT (NO) tracking mode: track, or do not track, the keys read by",
+    "    the next command or transaction.",
     "GETNAME",
     "    Returns the name of this connection.",
     "GETREDIR",
-    "    Returns where tracking notifications go: always -1, as tracking is not implemented.",
+    "    Returns the id of the client this connection's invalidations are redirected to (0: none,",
+    "    -1: tracking is off).",
     "ID",
     "    Returns the id of this connection.",
     "INFO",
@@ -246,6 +409,9 @@ const HELP: &[&str] = &[
     "    Records the client library's name or version (shown by CLIENT LIST).",
     "SETNAME <name>",
     "    Names this connection.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]] [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Turns server-assisted client-side caching on or off: this connection (or <id>) is told",
+    "    when keys it read change, or keys under the prefixes in BCAST mode.",
     "TRACKINGINFO",
     "    Describes this connection's client-side caching state.",
     "UNBLOCK <client-id> [TIMEOUT|ERROR]",

@@ -266,6 +266,8 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.server.monitors.retain(|&m| m != id);
     }
     crate::pubsub::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
+    let id = ctx.client.id;
+    ctx.ks.tracking.disable(id, &mut ctx.client.tracking);
     ctx.client.db = 0;
     ctx.client.resp = Version::Resp2;
     ctx.client.authenticated = ctx.server.config.requirepass.is_empty();

@@ -214,7 +214,7 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "client_recent_max_input_buffer", "{max_in}");
     field!(out, "client_recent_max_output_buffer", "{max_out}");
     field!(out, "blocked_clients", "{}", blocked.count);
-    field!(out, "tracking_clients", "0");
+    field!(out, "tracking_clients", "{}", ctx.ks.tracking.clients());
     field!(
         out,
         "clients_in_timeout_table",
@@ -484,12 +484,18 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         "active_defrag_key_misses",
         "total_active_defrag_time",
         "current_active_defrag_time",
-        "tracking_total_keys",
-        "tracking_total_items",
-        "tracking_total_prefixes",
     ] {
         field!(out, name, "0");
     }
+    let tracking = &ctx.ks.tracking;
+    field!(out, "tracking_total_keys", "{}", tracking.total_keys());
+    field!(out, "tracking_total_items", "{}", tracking.total_items());
+    field!(
+        out,
+        "tracking_total_prefixes",
+        "{}",
+        tracking.total_prefixes()
+    );
     field!(
         out,
         "unexpected_error_replies",

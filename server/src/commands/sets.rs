@@ -698,7 +698,7 @@ fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.notify(SET, "sadd", dst);
         } else {
             // The member was there already: as in Redis, the destination did not change.
-            ctx.ks.watches.unnote(db, dst);
+            ctx.ks.unnote_write(db, dst);
         }
     } else {
         let mut set = SetValue::new();

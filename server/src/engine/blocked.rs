@@ -182,6 +182,11 @@ impl Engine {
     }
 
     fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
+        // The end of an event-loop turn: client tracking's broadcasts, as Redis's `beforeSleep`.
+        if self.ks.tracking.is_on() {
+            let now_ms = self.server.clock.now_ms();
+            crate::invalidation::between_commands(&mut self.parts(), now_ms);
+        }
         if self.server.pending_writes.is_empty() {
             return;
         }

@@ -46,6 +46,9 @@ impl Engine {
 
     /// The periodic tick.
     pub fn cron(&mut self) {
+        if self.server.cron_paused {
+            return;
+        }
         let now = self.server.clock.now_ms();
         self.process_timeouts();
         self.close_idle_clients(now);
@@ -75,6 +78,10 @@ impl Engine {
             );
         }
         self.resize_and_rehash();
+        // Keys the cycle expired, and the tracking table's size limit, outside any command.
+        if self.ks.tracking.is_on() {
+            crate::invalidation::between_commands(&mut self.parts(), now);
+        }
     }
 
     /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond

@@ -100,6 +100,7 @@ impl Engine {
             self.server.monitors.retain(|&m| m != id);
             crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
+            self.ks.tracking.disable(id, &mut client.tracking);
         }
     }
 
@@ -432,6 +433,12 @@ impl Engine {
         out: &mut BytesMut,
     ) {
         gates::refuse(&mut self.parts(), client, command, error, args, out);
+        // CLIENT CACHING covers the next command, even one refused (outside MULTI).
+        if client.multi.is_none() {
+            if let Some(tracking) = client.tracking.as_mut() {
+                tracking.caching = false;
+            }
+        }
     }
 
     /// Redis's `call` for a client's own command (see [`crate::call`]).
