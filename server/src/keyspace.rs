@@ -316,11 +316,12 @@ impl Keyspace {
     }
 
     /// True if a command left work for `call` to do after it: watched keys it looked up for
-    /// writing (see [`Keyspace::settle_noted_writes`]) or keyspace events to publish. Both are
+    /// writing, for WATCH or client tracking (see [`Keyspace::settle_noted_writes`]), or keyspace
+    /// events to publish. They are
     /// tested with one branch (`|`, not `||`), so the hot path pays nothing for notifications.
     #[inline]
     pub fn has_after_command_work(&self) -> bool {
-        self.watches.has_noted() | self.notify.has_pending()
+        self.watches.has_noted() | self.tracking.has_noted() | self.notify.has_pending()
     }
 
     /// After a command: the watched keys it looked up for writing count as modified if it
