@@ -317,8 +317,8 @@ impl Keyspace {
 
     /// True if a command left work for `call` to do after it: watched keys it looked up for
     /// writing, for WATCH or client tracking (see [`Keyspace::settle_noted_writes`]), or keyspace
-    /// events to publish. They are
-    /// tested with one branch (`|`, not `||`), so the hot path pays nothing for notifications.
+    /// events to publish. They are tested with one branch (`|`, not `||`), so the hot path pays
+    /// nothing for notifications.
     #[inline]
     pub fn has_after_command_work(&self) -> bool {
         self.watches.has_noted() | self.tracking.has_noted() | self.notify.has_pending()
