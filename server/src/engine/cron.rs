@@ -52,7 +52,9 @@ impl Engine {
         let hz = self.server.config.hz.max(1) as u64;
         // Redis gives the slow expiry cycle 25% of each tick.
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
-        if self.server.active_expire {
+        // A paused server keeps its dataset constant: no active expiry (Redis's
+        // `activeExpireCycle` returns at once while clients are paused).
+        if self.server.active_expire && !self.ks.expiry_held(now) {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
             // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.
