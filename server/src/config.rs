@@ -57,6 +57,8 @@ pub struct Config {
     pub latency_monitor_threshold: u64,
     /// Every command's run-time histogram (LATENCY HISTOGRAM, INFO latencystats).
     pub latency_tracking: bool,
+    /// The percentiles INFO latencystats prints for each command (`latency-tracking-info-percentiles`).
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
     pub maxmemory: u64,
     /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
@@ -134,6 +136,42 @@ impl ObufLimit {
             soft_seconds: 60,
         },
     ];
+}
+
+/// Parses a `latency-tracking-info-percentiles` value as Redis does: numbers separated by single
+/// spaces (so an extra space is an empty, invalid number; an empty value is no number at all),
+/// each a C double between 0 and 100. (Rust's float syntax stands in
+/// for `strtod`: hexadecimal floats are refused here where Redis would take them.)
+pub fn parse_percentiles(value: &str) -> Result<Vec<f64>, ValueError> {
+    let mut out = Vec::new();
+    if value.is_empty() {
+        return Ok(out);
+    }
+    for word in value.split(' ') {
+        let p: f64 = word
+            .parse()
+            .ok()
+            .filter(|p: &f64| !p.is_nan())
+            // Out of a double's range is a parse failure for Redis (ERANGE), "inf" is a value.
+            .filter(|p: &f64| p.is_finite() || word.to_ascii_lowercase().contains("inf"))
+            .ok_or(ValueError::Custom(
+                "Invalid latency-tracking-info-percentiles parameters",
+            ))?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(ValueError::Custom(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// A percentile as Redis prints it in CONFIG GET and INFO latencystats: six decimals with the
+/// trailing zeros (and a bare point) trimmed — `50`, `99.9`.
+pub fn percentile_text(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Parses a `client-output-buffer-limit` value as Redis does: groups of
@@ -229,6 +267,7 @@ impl Default for Config {
             slowlog_max_len: 128,
             latency_monitor_threshold: 0,
             latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
@@ -355,6 +394,15 @@ pub static PARAMS: &[Param] = &[
         set: |c, v| c.slowlog_max_len = v.parse().unwrap_or(128)),
     param!("latency-tracking", Kind::Bool, mutable: true,
         get: |c| yes_no(c.latency_tracking), set: |c, v| c.latency_tracking = parse_yes_no(v)),
+    // Several values in one, separated by spaces as Redis splits a multi-argument parameter; ""
+    // is none at all.
+    param!("latency-tracking-info-percentiles", Kind::Text, mutable: true,
+        get: |c| {
+            let texts: Vec<String> =
+                c.latency_tracking_info_percentiles.iter().map(|p| percentile_text(*p)).collect();
+            texts.join(" ")
+        },
+        set: |c, v| c.latency_tracking_info_percentiles = parse_percentiles(v).unwrap_or_default()),
     param!("latency-monitor-threshold", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.latency_monitor_threshold.to_string(),
         set: |c, v| c.latency_monitor_threshold = v.parse().unwrap_or(0)),
@@ -723,6 +771,9 @@ impl Param {
                 }
                 if self.name == "client-output-buffer-limit" {
                     parse_obuf_limits(value)?;
+                }
+                if self.name == "latency-tracking-info-percentiles" {
+                    parse_percentiles(value)?;
                 }
             }
             Kind::PartialChoice {

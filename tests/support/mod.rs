@@ -16,6 +16,7 @@
 pub mod client;
 pub mod locks;
 
+#[allow(unused_imports)] // Only the multi-connection tests use it.
 pub use client::Client;
 
 use bytes::{Bytes, BytesMut};
