@@ -84,7 +84,7 @@ pub struct EncodingLimits {
     pub zset_max_listpack_value: usize,
     /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
     pub list_max_listpack_size: i64,
-    /// `list-compress-depth`: stored and reported only (see its parameter).
+    /// `list-compress-depth`: raw nodes at each end of lists created from now on.
     pub list_compress_depth: i64,
     /// Longest sparse HyperLogLog string before it turns dense.
     pub hll_sparse_max_bytes: usize,
@@ -558,8 +558,8 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.encodings.list_max_listpack_size.to_string(),
         set: |c, v| c.encodings.list_max_listpack_size = v.parse().unwrap_or(-2),
     },
-    // Kept and reported as Redis does; interior nodes are not compressed (LZF compression is a
-    // memory trade no command can observe).
+    // Lists created from now on keep this many nodes raw at each end and LZF-compress the others
+    // (see datatypes' quicklist); existing lists keep the depth they were created with.
     Param {
         name: "list-compress-depth",
         aliases: &[],
