@@ -1177,3 +1177,53 @@ fn memory_usage_follows_the_value() {
     assert!(usage(&mut a, "big") > 10 * usage(&mut a, "small"));
     assert!(usage(&mut a, "big") > 1000 * 10);
 }
+
+/// CLIENT LIST's `qbuf` + `qbuf-free` of the client named `name`: its read buffer's size.
+fn query_buffer_of(observer: &mut Client, name: &str) -> usize {
+    let list = observer.text(&["CLIENT", "LIST"]);
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))
+        .unwrap_or_else(|| panic!("no client {name} in {list}"));
+    let field = |key: &str| -> usize {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(key))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    field("qbuf=") + field("qbuf-free=")
+}
+
+/// Query buffers as Redis's clientsCron resizes them: a connection reads with 16 KB of room and
+/// keeps it while active; idle more than 2 seconds (on the server's clock) it gives all of it
+/// back; after a big request the buffer shrinks back to the usual size once requests are small.
+#[test]
+fn query_buffers_shrink_when_idle_or_past_a_big_request() {
+    let server = manual_server();
+    let mut observer = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    c.raw(&["CLIENT", "SETNAME", "q"]);
+    let initial = query_buffer_of(&mut observer, "q");
+    assert!((16_384..32_768).contains(&initial), "{initial}");
+    // Idle 2 seconds is not yet idle enough.
+    support::advance_ms(&server, 2_000);
+    std::thread::sleep(Duration::from_millis(300)); // a few ticks
+    assert_eq!(query_buffer_of(&mut observer, "q"), initial);
+    support::advance_ms(&server, 1_000);
+    support::eventually("the idle client's buffer is freed", || {
+        query_buffer_of(&mut observer, "q") == 0
+    });
+    // It reads again as before.
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n");
+
+    let big = "A".repeat(400_000);
+    assert_eq!(c.raw(&["SET", "x", &big]), b"+OK\r\n");
+    let after_big = query_buffer_of(&mut observer, "q");
+    assert!(after_big > 32_768, "{after_big}");
+    support::eventually("the buffer shrinks once requests are small", || {
+        assert_eq!(c.raw(&["SET", "x", "small"]), b"+OK\r\n");
+        let now = query_buffer_of(&mut observer, "q");
+        now > 0 && now < after_big
+    });
+}

@@ -28,6 +28,7 @@ pub mod keyspace;
 pub mod latency;
 pub mod multi;
 pub mod pubsub;
+pub mod query_buffer;
 pub mod slowlog;
 pub mod state;
 pub mod vm_slot;
