@@ -230,9 +230,11 @@ impl Node {
         if size < MIN_COMPRESS_BYTES {
             return;
         }
-        // Accepted only if it saves more than MIN_COMPRESS_IMPROVE bytes: a budget one short.
-        let budget = size - MIN_COMPRESS_IMPROVE - 1;
-        if let Some(data) = crate::lzf::compress(&self.buf[self.start..], budget) {
+        // As Redis: compressed within the node's own size, kept only if that saves more than
+        // MIN_COMPRESS_IMPROVE bytes.
+        let packed = crate::lzf::compress(&self.buf[self.start..], size)
+            .filter(|data| data.len() + MIN_COMPRESS_IMPROVE < size);
+        if let Some(data) = packed {
             self.lzf = Some(Box::new(Compressed {
                 data: data.into_boxed_slice(),
                 raw_len: size,
