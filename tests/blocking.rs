@@ -9,81 +9,7 @@
 mod support;
 
 use std::net::SocketAddr;
-use std::time::Duration;
-use support::{
-    advance_ms, blocked_clients, bulk, check_transcripts, manual_server, wait_blocked, Conn,
-};
-
-/// How long a test waits to be confident that no reply is coming.
-const SHORT: Duration = Duration::from_millis(150);
-
-/// A [`Conn`] (which it dereferences to) that answers replies as text and knows its server's
-/// address, to open a probe connection for [`Client::block`].
-struct Client {
-    conn: Conn,
-    addr: SocketAddr,
-}
-
-impl std::ops::Deref for Client {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        &self.conn
-    }
-}
-
-impl std::ops::DerefMut for Client {
-    fn deref_mut(&mut self) -> &mut Conn {
-        &mut self.conn
-    }
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        Client {
-            conn: support::connect(addr),
-            addr,
-        }
-    }
-
-    fn send(&mut self, args: &[&str]) {
-        support::send(&mut self.conn, args);
-    }
-
-    #[track_caller]
-    fn reply(&mut self) -> String {
-        let raw = self
-            .reply_within(Duration::from_secs(10))
-            .expect("a reply within 10 s");
-        String::from_utf8_lossy(&raw).into_owned()
-    }
-
-    #[track_caller]
-    fn cmd(&mut self, args: &[&str]) -> String {
-        self.send(args);
-        self.reply()
-    }
-
-    #[track_caller]
-    fn no_reply(&mut self) {
-        if let Some(raw) = self.reply_within(SHORT) {
-            panic!("unexpected reply {}", support::show(&raw));
-        }
-    }
-
-    fn id(&mut self) -> String {
-        let raw = self.cmd(&["CLIENT", "ID"]);
-        raw[1..raw.len() - 2].to_string()
-    }
-
-    /// Sends a blocking command and waits until the server counts one more blocked client.
-    #[track_caller]
-    fn block(&mut self, args: &[&str]) {
-        let mut probe = Client::connect(self.addr);
-        let before = blocked_clients(&mut probe);
-        self.send(args);
-        wait_blocked(&mut probe, before + 1);
-    }
-}
+use support::{advance_ms, bulk, check_transcripts, manual_server, wait_blocked, Client, Conn};
 
 fn pair(key: &str, element: &str) -> String {
     format!("*2\r\n{}{}", bulk(key), bulk(element))
@@ -398,7 +324,7 @@ fn resp3_timeouts_are_null() {
     a.block(&["BLMOVE", "k", "d", "LEFT", "LEFT", "1"]);
     advance_ms(&server, 1001);
     assert_eq!(a.reply(), "_\r\n");
-    let id = a.id();
+    let id = a.id().to_string();
     let mut b = Client::connect(server.addr());
     a.block(&["BLMPOP", "0", "1", "k", "LEFT"]);
     assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &id, "TIMEOUT"]), ":1\r\n");
@@ -431,7 +357,7 @@ fn client_unblock_with_timeout_or_error() {
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     let mut admin = Client::connect(server.addr());
-    let id = a.id();
+    let id = a.id().to_string();
     a.block(&["BLPOP", "k", "0"]);
     b.block(&["BLPOP", "k", "0"]);
     assert_eq!(admin.cmd(&["CLIENT", "UNBLOCK", &id, "TIMEOUT"]), ":1\r\n");

@@ -441,3 +441,70 @@ fn object_idletime_follows_the_clock() {
     advance_ms(&server, 86_400_000);
     assert_eq!(idle(&mut con, "k"), 86_400);
 }
+
+/// While CLIENT PAUSE is in force a paused server keeps its dataset constant: expired keys read
+/// as absent, but neither lazy nor active expiry deletes or counts them (Redis's
+/// `expireIfNeeded` and `activeExpireCycle` both stand down). Once the pause ends — by CLIENT
+/// UNPAUSE or by running out — they expire normally.
+#[test]
+fn expired_keys_stay_in_place_while_clients_are_paused() {
+    let server = server();
+    let mut con = connect(&server);
+    let expired_keys = |con: &mut redis::Connection| {
+        let info: redis::InfoDict = redis::cmd("INFO").arg("stats").query(con).unwrap();
+        info.get::<i64>("expired_keys").unwrap()
+    };
+    for key in ["a", "b", "c"] {
+        let _: () = redis::cmd("SET")
+            .arg(key)
+            .arg("v")
+            .arg("PX")
+            .arg(100)
+            .query(&mut con)
+            .unwrap();
+    }
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(60_000)
+        .arg("WRITE")
+        .query(&mut con)
+        .unwrap();
+    advance_ms(&server, 101);
+    // Readers see the keys gone…
+    assert_eq!(con.get::<_, Option<String>>("a").unwrap(), None);
+    assert!(!con.exists::<_, bool>("b").unwrap());
+    assert!(scan_all(&mut con).is_empty());
+    // …RANDOMKEY, with only expired keys to pick, still answers instead of searching forever…
+    let _: Option<String> = redis::cmd("RANDOMKEY").query(&mut con).unwrap();
+    // …but nothing was deleted or counted, by lookups or by the cycle (which the clock's move
+    // woke; give it a few ticks).
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(dbsize(&mut con), 3);
+    assert_eq!(expired_keys(&mut con), 0);
+    let _: () = redis::cmd("CLIENT").arg("UNPAUSE").query(&mut con).unwrap();
+    assert_eq!(con.get::<_, Option<String>>("a").unwrap(), None);
+    assert_eq!(expired_keys(&mut con), 1, "GET expires it now");
+    eventually("the cycle reclaims the rest", || dbsize(&mut con) == 0);
+    assert_eq!(expired_keys(&mut con), 3);
+
+    // A pause that runs out ends the hold too.
+    let _: () = redis::cmd("SET")
+        .arg("d")
+        .arg("v")
+        .arg("PX")
+        .arg(100)
+        .query(&mut con)
+        .unwrap();
+    let _: () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(500)
+        .arg("WRITE")
+        .query(&mut con)
+        .unwrap();
+    advance_ms(&server, 101);
+    assert!(!con.exists::<_, bool>("d").unwrap());
+    assert_eq!(expired_keys(&mut con), 3);
+    advance_ms(&server, 400);
+    assert!(!con.exists::<_, bool>("d").unwrap());
+    assert_eq!(expired_keys(&mut con), 4);
+}

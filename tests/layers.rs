@@ -55,6 +55,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "watch.rs",
             "client.rs",
             "pubsub.rs",
+            "query_buffer.rs",
             "blocking.rs",
             "state.rs",
             "multi.rs",

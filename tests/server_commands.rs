@@ -10,81 +10,7 @@ use bytes::Bytes;
 use embedis_protocol::{decode_value, Value};
 use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
-use support::{manual_server, Conn, Received};
-
-/// A [`Conn`] (which it dereferences to, for [`Conn::reply_within`]: a bounded wait for a
-/// reply, to check that none comes) with the reply shapes these tests compare.
-struct Client {
-    conn: Conn,
-}
-
-impl std::ops::Deref for Client {
-    type Target = Conn;
-    fn deref(&self) -> &Conn {
-        &self.conn
-    }
-}
-
-impl std::ops::DerefMut for Client {
-    fn deref_mut(&mut self) -> &mut Conn {
-        &mut self.conn
-    }
-}
-
-impl Client {
-    fn connect(addr: SocketAddr) -> Client {
-        Client {
-            conn: support::connect(addr),
-        }
-    }
-
-    fn send(&mut self, args: &[&str]) {
-        support::send(&mut self.conn, args);
-    }
-
-    fn reply(&mut self) -> Vec<u8> {
-        self.reply_within(Duration::from_secs(10))
-            .expect("a reply within 10 s")
-    }
-
-    fn cmd(&mut self, args: &[&str]) -> Vec<u8> {
-        self.send(args);
-        self.reply()
-    }
-
-    /// The reply as text (for bulk strings: the content only).
-    fn text(&mut self, args: &[&str]) -> String {
-        let raw = self.cmd(args);
-        let (value, _) = decode_value(&Bytes::from(raw.clone())).unwrap().unwrap();
-        match value {
-            Value::Bulk(b) | Value::Simple(b) | Value::Error(b) => {
-                String::from_utf8_lossy(&b).into_owned()
-            }
-            Value::Verbatim { text, .. } => String::from_utf8_lossy(&text).into_owned(),
-            _ => String::from_utf8_lossy(&raw).into_owned(),
-        }
-    }
-
-    fn id(&mut self) -> u64 {
-        let raw = self.cmd(&["CLIENT", "ID"]);
-        std::str::from_utf8(&raw[1..raw.len() - 2])
-            .unwrap()
-            .parse()
-            .unwrap()
-    }
-
-    /// True once the server has closed the connection (within `timeout`).
-    fn closed_within(&mut self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            match self.read_within(Duration::from_millis(50)) {
-                Received::Closed => return true,
-                Received::Reply { .. } | Received::Nothing => {}
-            }
-        }
-        false
-    }
-}
+use support::{manual_server, Client};
 
 const SHORT: Duration = Duration::from_millis(150);
 
@@ -98,7 +24,7 @@ fn client_kill_by_id_address_and_self() {
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     let b_id = b.id().to_string();
-    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &b_id]), b":1\r\n");
+    assert_eq!(a.raw(&["CLIENT", "KILL", "ID", &b_id]), b":1\r\n");
     assert!(b.closed_within(Duration::from_secs(2)));
     // Gone at once from CLIENT LIST.
     let list = a.text(&["CLIENT", "LIST"]);
@@ -113,22 +39,22 @@ fn client_kill_by_id_address_and_self() {
         .find_map(|f| f.strip_prefix("addr="))
         .unwrap()
         .to_string();
-    assert_eq!(a.cmd(&["CLIENT", "KILL", &addr]), b"+OK\r\n");
+    assert_eq!(a.raw(&["CLIENT", "KILL", &addr]), b"+OK\r\n");
     assert!(c.closed_within(Duration::from_secs(2)));
     assert_eq!(
-        a.cmd(&["CLIENT", "KILL", &addr]),
+        a.raw(&["CLIENT", "KILL", &addr]),
         b"-ERR No such client\r\n".to_vec()
     );
 
     // Filters spare the caller unless SKIPME no; killing oneself answers, then closes.
     let mut d = Client::connect(server.addr());
-    d.cmd(&["PING"]);
-    assert_eq!(a.cmd(&["CLIENT", "KILL", "TYPE", "normal"]), b":1\r\n");
+    d.raw(&["PING"]);
+    assert_eq!(a.raw(&["CLIENT", "KILL", "TYPE", "normal"]), b":1\r\n");
     assert!(d.closed_within(Duration::from_secs(2)));
     let a_id = a.id().to_string();
-    assert_eq!(a.cmd(&["CLIENT", "KILL", "ID", &a_id]), b":0\r\n");
+    assert_eq!(a.raw(&["CLIENT", "KILL", "ID", &a_id]), b":0\r\n");
     a.send(&["CLIENT", "KILL", "ID", &a_id, "SKIPME", "no"]);
-    assert_eq!(a.reply(), b":1\r\n");
+    assert_eq!(a.raw_reply(), b":1\r\n");
     assert!(a.closed_within(Duration::from_secs(2)));
 }
 
@@ -137,8 +63,8 @@ fn client_list_and_info_describe_connections() {
     let server = server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
-    a.cmd(&["CLIENT", "SETNAME", "alpha"]);
-    b.cmd(&["SELECT", "3"]);
+    a.raw(&["CLIENT", "SETNAME", "alpha"]);
+    b.raw(&["SELECT", "3"]);
     let (a_id, b_id) = (a.id(), b.id());
     let list = a.text(&["CLIENT", "LIST"]);
     let lines: Vec<&str> = list.lines().collect();
@@ -160,8 +86,8 @@ fn client_list_and_info_describe_connections() {
         "{info}"
     );
     // NO-EVICT shows as flag e; RESP3 is reported after HELLO 3.
-    a.cmd(&["CLIENT", "NO-EVICT", "on"]);
-    a.cmd(&["HELLO", "3"]);
+    a.raw(&["CLIENT", "NO-EVICT", "on"]);
+    a.raw(&["HELLO", "3"]);
     let info = a.text(&["CLIENT", "INFO"]);
     assert!(
         info.contains(" flags=e ") && info.contains(" resp=3 "),
@@ -174,11 +100,11 @@ fn client_setinfo_as_redis_7_2() {
     let server = server();
     let mut c = Client::connect(server.addr());
     assert_eq!(
-        c.cmd(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"]),
+        c.raw(&["CLIENT", "SETINFO", "LIB-NAME", "redis-py"]),
         b"+OK\r\n"
     );
     assert_eq!(
-        c.cmd(&["CLIENT", "SETINFO", "lib-ver", "5.0.1"]),
+        c.raw(&["CLIENT", "SETINFO", "lib-ver", "5.0.1"]),
         b"+OK\r\n"
     );
     let info = c.text(&["CLIENT", "INFO"]);
@@ -187,14 +113,14 @@ fn client_setinfo_as_redis_7_2() {
         "{info}"
     );
     assert_eq!(
-        c.cmd(&["CLIENT", "SETINFO", "foo", "x"]),
+        c.raw(&["CLIENT", "SETINFO", "foo", "x"]),
         b"-ERR Unrecognized option 'foo'\r\n".to_vec()
     );
     assert_eq!(
-        c.cmd(&["CLIENT", "SETINFO", "Lib-Name", "a b"]),
+        c.raw(&["CLIENT", "SETINFO", "Lib-Name", "a b"]),
         b"-ERR Lib-Name cannot contain spaces, newlines or special characters.\r\n".to_vec()
     );
-    assert_eq!(c.cmd(&["CLIENT", "SETINFO", "lib-ver", ""]), b"+OK\r\n");
+    assert_eq!(c.raw(&["CLIENT", "SETINFO", "lib-ver", ""]), b"+OK\r\n");
     assert!(c.text(&["CLIENT", "INFO"]).ends_with(" lib-ver=\n"));
 }
 
@@ -206,8 +132,8 @@ fn client_pause_all_postpones_everything_until_the_clock_says() {
     let mut b = Client::connect(server.addr());
     let mut c = Client::connect(server.addr());
     let c_id = c.id().to_string();
-    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["CLIENT", "PAUSE", "60000"]), b"+OK\r\n");
+    assert_eq!(monitor.raw(&["MONITOR"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["CLIENT", "PAUSE", "60000"]), b"+OK\r\n");
     monitor.reply_within(SHORT); // nothing: CLIENT is an admin command, not shown
     b.send(&["ECHO", "first"]);
     std::thread::sleep(Duration::from_millis(30));
@@ -226,14 +152,14 @@ fn client_pause_all_postpones_everything_until_the_clock_says() {
         list.contains(" flags=b ") && list.contains(" cmd=echo "),
         "{list}"
     );
-    assert_eq!(monitor.cmd(&["CLIENT", "UNBLOCK", &c_id]), b":0\r\n");
+    assert_eq!(monitor.raw(&["CLIENT", "UNBLOCK", &c_id]), b":0\r\n");
     server.clock().advance(Duration::from_millis(59_999));
     assert_eq!(b.reply_within(SHORT), None);
     server.clock().advance(Duration::from_millis(2));
-    assert_eq!(b.reply(), b"$5\r\nfirst\r\n");
-    assert_eq!(c.reply(), b"$6\r\nsecond\r\n");
-    assert_eq!(b.reply(), b"$5\r\nthird\r\n");
-    assert_eq!(a.reply(), b"+OK\r\n");
+    assert_eq!(b.raw_reply(), b"$5\r\nfirst\r\n");
+    assert_eq!(c.raw_reply(), b"$6\r\nsecond\r\n");
+    assert_eq!(b.raw_reply(), b"$5\r\nthird\r\n");
+    assert_eq!(a.raw_reply(), b"+OK\r\n");
     // The commands ran in arrival order.
     let mut seen = Vec::new();
     while let Some(line) = monitor.reply_within(SHORT) {
@@ -260,20 +186,20 @@ fn client_pause_write_lets_reads_through_and_unpause_releases_in_order() {
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
     let mut c = Client::connect(server.addr());
-    assert_eq!(a.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
     // Commands that cannot write go on.
-    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
-    assert_eq!(c.cmd(&["ECHO", "x"]), b"$1\r\nx\r\n");
+    assert_eq!(b.raw(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.raw(&["ECHO", "x"]), b"$1\r\nx\r\n");
     b.send(&["SET", "k", "from-b"]);
     std::thread::sleep(Duration::from_millis(30));
     c.send(&["SET", "k", "from-c"]);
     assert_eq!(b.reply_within(SHORT), None, "a write waits");
-    assert_eq!(a.cmd(&["GET", "k"]), b"$-1\r\n", "reads go on");
-    assert_eq!(a.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
-    assert_eq!(b.reply(), b"+OK\r\n");
-    assert_eq!(c.reply(), b"+OK\r\n");
+    assert_eq!(a.raw(&["GET", "k"]), b"$-1\r\n", "reads go on");
+    assert_eq!(a.raw(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+    assert_eq!(b.raw_reply(), b"+OK\r\n");
+    assert_eq!(c.raw_reply(), b"+OK\r\n");
     assert_eq!(
-        a.cmd(&["GET", "k"]),
+        a.raw(&["GET", "k"]),
         b"$6\r\nfrom-c\r\n",
         "released in arrival order"
     );
@@ -305,19 +231,19 @@ fn held_or_answered(ctl: &mut Client, c: &mut Client, what: &str) -> bool {
 fn held_by_write_pause(addr: SocketAddr, commands: &[&[&str]]) -> Vec<bool> {
     let mut ctl = Client::connect(addr);
     let lib = "#!lua name=pauselib\nredis.register_function('f', function() return 1 end)\nredis.register_function{function_name='g', callback=function() return 1 end, flags={'no-writes'}}";
-    ctl.cmd(&["FUNCTION", "LOAD", "REPLACE", lib]);
-    ctl.cmd(&["SCRIPT", "LOAD", "return 1"]);
-    ctl.cmd(&["PFADD", "h", "a"]);
+    ctl.raw(&["FUNCTION", "LOAD", "REPLACE", lib]);
+    ctl.raw(&["SCRIPT", "LOAD", "return 1"]);
+    ctl.raw(&["PFADD", "h", "a"]);
     commands
         .iter()
         .map(|command| {
             let mut c = Client::connect(addr);
-            assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+            assert_eq!(ctl.raw(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
             c.send(command);
             let held = held_or_answered(&mut ctl, &mut c, &format!("{command:?}"));
-            assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+            assert_eq!(ctl.raw(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
             if held {
-                c.reply();
+                c.raw_reply();
             }
             held
         })
@@ -386,7 +312,7 @@ fn replies_until_echo(monitor: &mut Client, mark: &str) -> Vec<String> {
     let shown = format!("\"ECHO\" \"{mark}\"");
     let mut replies = Vec::new();
     loop {
-        let reply = normalized_monitor_line(&monitor.reply());
+        let reply = normalized_monitor_line(&monitor.raw_reply());
         let done = reply.starts_with('+') && reply.contains(&shown);
         replies.push(reply);
         if done {
@@ -400,9 +326,9 @@ fn monitor_script_transcript(addr: SocketAddr) -> Vec<String> {
     let mut monitor = Client::connect(addr);
     let mut other = Client::connect(addr);
     let lib = "#!lua name=monlib\nredis.register_function{function_name='ro', callback=function() return redis.call('get', 'k') end, flags={'no-writes'}}\nredis.register_function('rw', function() return redis.call('set', 'k', 'f') end)";
-    other.cmd(&["FUNCTION", "LOAD", "REPLACE", lib]);
-    other.cmd(&["SCRIPT", "FLUSH"]);
-    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
+    other.raw(&["FUNCTION", "LOAD", "REPLACE", lib]);
+    other.raw(&["SCRIPT", "FLUSH"]);
+    assert_eq!(monitor.raw(&["MONITOR"]), b"+OK\r\n");
     let mut transcript = Vec::new();
     // Steps of one or more commands; the monitor's view is read after each step.
     let from_other: &[&[&[&str]]] = &[
@@ -430,10 +356,10 @@ fn monitor_script_transcript(addr: SocketAddr) -> Vec<String> {
     for (i, step) in from_other.iter().enumerate() {
         for command in step.iter() {
             transcript.push(format!("other: {command:?}"));
-            transcript.push(String::from_utf8_lossy(&other.cmd(command)).into_owned());
+            transcript.push(String::from_utf8_lossy(&other.raw(command)).into_owned());
         }
         let mark = format!("mark-{i}");
-        other.cmd(&["ECHO", &mark]);
+        other.raw(&["ECHO", &mark]);
         transcript.extend(replies_until_echo(&mut monitor, &mark));
     }
     let from_monitor: &[&[&str]] = &[
@@ -482,14 +408,14 @@ fn client_pause_write_holds_an_exec_that_queued_a_script_unless_the_script_decla
     fn held(addr: SocketAddr, script: &str) -> bool {
         let mut ctl = Client::connect(addr);
         let mut c = Client::connect(addr);
-        assert_eq!(c.cmd(&["MULTI"]), b"+OK\r\n");
-        assert_eq!(c.cmd(&["EVAL", script, "0"]), b"+QUEUED\r\n");
-        assert_eq!(ctl.cmd(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
+        assert_eq!(c.raw(&["MULTI"]), b"+OK\r\n");
+        assert_eq!(c.raw(&["EVAL", script, "0"]), b"+QUEUED\r\n");
+        assert_eq!(ctl.raw(&["CLIENT", "PAUSE", "100000", "WRITE"]), b"+OK\r\n");
         c.send(&["EXEC"]);
         let held = held_or_answered(&mut ctl, &mut c, "EXEC");
-        assert_eq!(ctl.cmd(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
+        assert_eq!(ctl.raw(&["CLIENT", "UNPAUSE"]), b"+OK\r\n");
         if held {
-            assert_eq!(c.reply(), b"*1\r\n:1\r\n");
+            assert_eq!(c.raw_reply(), b"*1\r\n:1\r\n");
         }
         held
     }
@@ -509,36 +435,36 @@ fn client_pause_write_holds_an_exec_that_queued_a_script_unless_the_script_decla
 fn waitaof_answers_as_a_server_without_aof_or_replicas() {
     let server = manual_server();
     let mut a = Client::connect(server.addr());
-    assert_eq!(a.cmd(&["WAITAOF", "0", "0", "0"]), b"*2\r\n:0\r\n:0\r\n");
+    assert_eq!(a.raw(&["WAITAOF", "0", "0", "0"]), b"*2\r\n:0\r\n:0\r\n");
     assert_eq!(
-        a.cmd(&["WAITAOF", "1", "0", "0"]),
+        a.raw(&["WAITAOF", "1", "0", "0"]),
         b"-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n"
     );
     assert_eq!(
-        a.cmd(&["WAITAOF", "-1", "0", "0"]),
+        a.raw(&["WAITAOF", "-1", "0", "0"]),
         b"-ERR value is out of range, must be positive\r\n"
     );
     assert_eq!(
-        a.cmd(&["WAITAOF", "0", "x", "0"]),
+        a.raw(&["WAITAOF", "0", "x", "0"]),
         b"-ERR value is not an integer or out of range\r\n"
     );
     assert_eq!(
-        a.cmd(&["WAITAOF", "0", "0", "-1"]),
+        a.raw(&["WAITAOF", "0", "0", "-1"]),
         b"-ERR timeout is negative\r\n"
     );
     assert_eq!(
-        a.cmd(&["WAITAOF", "0", "0"]),
+        a.raw(&["WAITAOF", "0", "0"]),
         b"-ERR wrong number of arguments for 'waitaof' command\r\n"
     );
     // Asking for replicas waits out the timeout on the server's clock, then counts none.
     a.send(&["WAITAOF", "0", "1", "1000"]);
     assert_eq!(a.reply_within(SHORT), None);
     server.clock().advance(Duration::from_millis(1001));
-    assert_eq!(a.reply(), b"*2\r\n:0\r\n:0\r\n");
+    assert_eq!(a.raw_reply(), b"*2\r\n:0\r\n:0\r\n");
     // Inside MULTI nothing blocks: the counts come at once.
-    assert_eq!(a.cmd(&["MULTI"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["WAITAOF", "0", "1", "0"]), b"+QUEUED\r\n");
-    assert_eq!(a.cmd(&["EXEC"]), b"*1\r\n*2\r\n:0\r\n:0\r\n");
+    assert_eq!(a.raw(&["MULTI"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["WAITAOF", "0", "1", "0"]), b"+QUEUED\r\n");
+    assert_eq!(a.raw(&["EXEC"]), b"*1\r\n*2\r\n:0\r\n:0\r\n");
 }
 
 #[test]
@@ -546,7 +472,7 @@ fn wait_times_out_on_the_servers_clock() {
     let server = manual_server();
     let mut a = Client::connect(server.addr());
     let mut b = Client::connect(server.addr());
-    assert_eq!(a.cmd(&["WAIT", "0", "0"]), b":0\r\n");
+    assert_eq!(a.raw(&["WAIT", "0", "0"]), b":0\r\n");
     a.send(&["WAIT", "1", "5000"]);
     assert_eq!(a.reply_within(SHORT), None);
     let info = b.text(&["INFO", "clients"]);
@@ -555,22 +481,22 @@ fn wait_times_out_on_the_servers_clock() {
     server.clock().advance(Duration::from_millis(4999));
     assert_eq!(a.reply_within(SHORT), None);
     server.clock().advance(Duration::from_millis(2));
-    assert_eq!(a.reply(), b":0\r\n");
+    assert_eq!(a.raw_reply(), b":0\r\n");
     // WAIT n 0 waits for ever, until CLIENT UNBLOCK (as a timeout, or with an error).
     let a_id = a.id().to_string();
     a.send(&["WAIT", "1", "0"]);
     server.clock().advance(Duration::from_secs(3600));
     assert_eq!(a.reply_within(SHORT), None);
-    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id]), b":1\r\n");
-    assert_eq!(a.reply(), b":0\r\n");
+    assert_eq!(b.raw(&["CLIENT", "UNBLOCK", &a_id]), b":1\r\n");
+    assert_eq!(a.raw_reply(), b":0\r\n");
     a.send(&["WAIT", "1", "0"]);
     std::thread::sleep(Duration::from_millis(30));
-    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id, "ERROR"]), b":1\r\n");
+    assert_eq!(b.raw(&["CLIENT", "UNBLOCK", &a_id, "ERROR"]), b":1\r\n");
     assert_eq!(
-        a.reply(),
+        a.raw_reply(),
         b"-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n".to_vec()
     );
-    assert_eq!(b.cmd(&["CLIENT", "UNBLOCK", &a_id]), b":0\r\n");
+    assert_eq!(b.raw(&["CLIENT", "UNBLOCK", &a_id]), b":0\r\n");
     let errors = b.text(&["INFO", "errorstats"]);
     assert!(
         errors.contains("errorstat_UNBLOCKED:count=1\r\n"),
@@ -593,23 +519,26 @@ fn monitor_shows_commands_in_redis_format() {
         .find_map(|f| f.strip_prefix("addr="))
         .unwrap()
         .to_string();
-    assert_eq!(monitor.cmd(&["MONITOR"]), b"+OK\r\n");
-    c.cmd(&["ECHO", "a\"b\\c\u{1}"]);
-    c.cmd(&["SELECT", "2"]);
-    c.cmd(&["AUTH", "user", "secret"]);
-    c.cmd(&["HELLO", "2", "AUTH", "default", "pw", "SETNAME", "n"]);
-    c.cmd(&["CONFIG", "GET", "hz"]); // admin: not shown
-    c.cmd(&["NOSUCHCOMMAND"]); // refused: not shown
+    assert_eq!(monitor.raw(&["MONITOR"]), b"+OK\r\n");
+    c.raw(&["ECHO", "a\"b\\c\u{1}"]);
+    c.raw(&["SELECT", "2"]);
+    c.raw(&["AUTH", "user", "secret"]);
+    c.raw(&["HELLO", "2", "AUTH", "default", "pw", "SETNAME", "n"]);
+    c.raw(&["CONFIG", "GET", "hz"]); // admin: not shown
+    c.raw(&["NOSUCHCOMMAND"]); // refused: not shown
     let expect =
         |rest: &str, db: u32| format!("+1700000000.123456 [{db} {c_addr}] {rest}\r\n").into_bytes();
-    assert_eq!(monitor.reply(), expect("\"ECHO\" \"a\\\"b\\\\c\\x01\"", 0));
-    assert_eq!(monitor.reply(), expect("\"SELECT\" \"2\"", 2));
     assert_eq!(
-        monitor.reply(),
+        monitor.raw_reply(),
+        expect("\"ECHO\" \"a\\\"b\\\\c\\x01\"", 0)
+    );
+    assert_eq!(monitor.raw_reply(), expect("\"SELECT\" \"2\"", 2));
+    assert_eq!(
+        monitor.raw_reply(),
         expect("\"AUTH\" \"(redacted)\" \"(redacted)\"", 2)
     );
     assert_eq!(
-        monitor.reply(),
+        monitor.raw_reply(),
         expect(
             "\"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" \"n\"",
             2
@@ -618,21 +547,21 @@ fn monitor_shows_commands_in_redis_format() {
     assert_eq!(monitor.reply_within(SHORT), None);
     // A monitoring client sees its own commands after their replies; MONITOR again is ignored.
     monitor.send(&["PING"]);
-    assert_eq!(monitor.reply(), b"+PONG\r\n");
-    assert!(String::from_utf8(monitor.reply())
+    assert_eq!(monitor.raw_reply(), b"+PONG\r\n");
+    assert!(String::from_utf8(monitor.raw_reply())
         .unwrap()
         .ends_with("] \"PING\"\r\n"));
     monitor.send(&["MONITOR"]);
     assert_eq!(monitor.reply_within(SHORT), None);
     {
         assert_eq!(
-            monitor.cmd(&["GET", "x"]),
+            monitor.raw(&["GET", "x"]),
             b"-ERR Replica can't interact with the keyspace\r\n".to_vec()
         );
     }
     // RESET ends monitoring.
-    assert_eq!(monitor.cmd(&["RESET"]), b"+RESET\r\n");
-    c.cmd(&["PING"]);
+    assert_eq!(monitor.raw(&["RESET"]), b"+RESET\r\n");
+    c.raw(&["PING"]);
     assert_eq!(monitor.reply_within(SHORT), None);
 }
 
@@ -644,40 +573,40 @@ fn auth_flow_with_a_password() {
         .unwrap();
     let mut c = Client::connect(server.addr());
     assert_eq!(
-        c.cmd(&["PING"]),
+        c.raw(&["PING"]),
         b"-NOAUTH Authentication required.\r\n".to_vec()
     );
     assert!(c
         .text(&["HELLO", "3"])
         .starts_with("NOAUTH HELLO must be called"));
     assert_eq!(
-        c.cmd(&["AUTH", "wrong"]),
+        c.raw(&["AUTH", "wrong"]),
         b"-WRONGPASS invalid username-password pair or user is disabled.\r\n".to_vec()
     );
     assert_eq!(
-        c.cmd(&["AUTH", "someone", "s3cret"]),
+        c.raw(&["AUTH", "someone", "s3cret"]),
         b"-WRONGPASS invalid username-password pair or user is disabled.\r\n".to_vec()
     );
-    assert_eq!(c.cmd(&["AUTH", "s3cret"]), b"+OK\r\n");
-    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.raw(&["AUTH", "s3cret"]), b"+OK\r\n");
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n");
     // RESET forgets the authentication.
-    assert_eq!(c.cmd(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(c.raw(&["RESET"]), b"+RESET\r\n");
     assert_eq!(
-        c.cmd(&["PING"]),
+        c.raw(&["PING"]),
         b"-NOAUTH Authentication required.\r\n".to_vec()
     );
     // HELLO AUTH authenticates and switches protocol at once.
-    let hello = c.cmd(&["HELLO", "3", "AUTH", "default", "s3cret"]);
+    let hello = c.raw(&["HELLO", "3", "AUTH", "default", "s3cret"]);
     assert!(hello.starts_with(b"%7\r\n$6\r\nserver\r\n$5\r\nredis\r\n"));
     assert_eq!(
-        c.cmd(&["CONFIG", "GET", "hz"]),
+        c.raw(&["CONFIG", "GET", "hz"]),
         b"%1\r\n$2\r\nhz\r\n$2\r\n10\r\n"
     );
     // Removing the password frees clients that never authenticated.
     let mut other = Client::connect(server.addr());
     assert!(other.text(&["PING"]).starts_with("NOAUTH"));
-    assert_eq!(c.cmd(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
-    assert_eq!(other.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.raw(&["CONFIG", "SET", "requirepass", ""]), b"+OK\r\n");
+    assert_eq!(other.raw(&["PING"]), b"+PONG\r\n");
     assert!(other
         .text(&["AUTH", "x"])
         .starts_with("ERR AUTH <password> called without any password configured"));
@@ -692,17 +621,17 @@ fn client_reply_off_and_skip() {
     c.send(&["ECHO", "lost"]);
     c.send(&["NOSUCHCOMMAND"]);
     assert_eq!(c.reply_within(SHORT), None);
-    assert_eq!(c.cmd(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    assert_eq!(c.raw(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
     c.send(&["CLIENT", "REPLY", "SKIP"]);
     c.send(&["ECHO", "skipped"]);
-    assert_eq!(c.cmd(&["ECHO", "kept"]), b"$4\r\nkept\r\n");
+    assert_eq!(c.raw(&["ECHO", "kept"]), b"$4\r\nkept\r\n");
     // CLIENT REPLY ON while skipping answers (it turns replies back on first).
     c.send(&["CLIENT", "REPLY", "SKIP"]);
-    assert_eq!(c.cmd(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
+    assert_eq!(c.raw(&["CLIENT", "REPLY", "ON"]), b"+OK\r\n");
     // RESET turns replies back on, and answers.
     c.send(&["CLIENT", "REPLY", "OFF"]);
-    assert_eq!(c.cmd(&["RESET"]), b"+RESET\r\n");
-    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.raw(&["RESET"]), b"+RESET\r\n");
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n");
 }
 
 /// Parses INFO text into (section, field, value) triples, checking the format on the way.
@@ -731,12 +660,12 @@ fn info_reports_every_section_with_real_values() {
     let server = manual_server();
     let mut c = Client::connect(server.addr());
     let mut other = Client::connect(server.addr());
-    other.cmd(&["PING"]);
-    c.cmd(&["CONFIG", "RESETSTAT"]);
-    c.cmd(&["PING"]);
-    c.cmd(&["PING"]);
-    c.cmd(&["NOSUCHCOMMAND"]);
-    c.cmd(&["HELLO", "9"]);
+    other.raw(&["PING"]);
+    c.raw(&["CONFIG", "RESETSTAT"]);
+    c.raw(&["PING"]);
+    c.raw(&["PING"]);
+    c.raw(&["NOSUCHCOMMAND"]);
+    c.raw(&["HELLO", "9"]);
     let text = c.text(&["INFO", "everything"]);
     let fields = parse_info(&text);
     let get = |key: &str| -> String {
@@ -823,9 +752,9 @@ fn info_reports_every_section_with_real_values() {
         "# Cluster\r\ncluster_enabled:0\r\n\r\n# Keyspace\r\n"
     );
     {
-        c.cmd(&["SET", "a", "1"]);
-        c.cmd(&["SELECT", "5"]);
-        c.cmd(&["SET", "b", "2"]);
+        c.raw(&["SET", "a", "1"]);
+        c.raw(&["SELECT", "5"]);
+        c.raw(&["SET", "b", "2"]);
         assert_eq!(
             c.text(&["INFO", "keyspace"]),
             "# Keyspace\r\ndb0:keys=1,expires=0,avg_ttl=0\r\ndb5:keys=1,expires=0,avg_ttl=0\r\n"
@@ -839,17 +768,17 @@ fn shutdown_stops_the_server() {
     let addr = server.addr();
     let mut c = Client::connect(addr);
     assert_eq!(
-        c.cmd(&["SHUTDOWN", "ABORT"]),
+        c.raw(&["SHUTDOWN", "ABORT"]),
         b"-ERR No shutdown in progress.\r\n".to_vec()
     );
     // Nothing to save with: SHUTDOWN SAVE fails (and the server keeps running) unless FORCE.
     assert_eq!(
-        c.cmd(&["SHUTDOWN", "SAVE"]),
+        c.raw(&["SHUTDOWN", "SAVE"]),
         b"-ERR Errors trying to SHUTDOWN. Check logs.\r\n".to_vec()
     );
-    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n");
     let mut other = Client::connect(addr);
-    other.cmd(&["PING"]);
+    other.raw(&["PING"]);
     c.send(&["SHUTDOWN", "NOSAVE"]);
     // No reply: the connections close as the server stops.
     assert!(c.closed_within(Duration::from_secs(5)));
@@ -882,40 +811,40 @@ fn debug_subcommands_where_allowed() {
     a.send(&["DEBUG", "SLEEP", "0.3"]);
     std::thread::sleep(Duration::from_millis(50));
     let started = Instant::now();
-    assert_eq!(b.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(b.raw(&["PING"]), b"+PONG\r\n");
     assert!(
         started.elapsed() >= Duration::from_millis(150),
         "PING waited for the sleep"
     );
-    assert_eq!(a.reply(), b"+OK\r\n");
-    assert_eq!(a.cmd(&["DEBUG", "SLEEP", "0"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
-    assert_eq!(a.cmd(&["DEBUG", "LOG", "hello"]), b"+OK\r\n");
+    assert_eq!(a.raw_reply(), b"+OK\r\n");
+    assert_eq!(a.raw(&["DEBUG", "SLEEP", "0"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["DEBUG", "LOG", "hello"]), b"+OK\r\n");
     assert_eq!(
-        a.cmd(&["DEBUG", "OBJECT", "nokey"]),
+        a.raw(&["DEBUG", "OBJECT", "nokey"]),
         b"-ERR no such key\r\n".to_vec()
     );
     assert_eq!(
-        a.cmd(&["DEBUG", "nosuch"]),
+        a.raw(&["DEBUG", "nosuch"]),
         b"-ERR unknown subcommand or wrong number of arguments for 'nosuch'. Try DEBUG HELP.\r\n"
             .to_vec()
     );
     assert_eq!(
-        a.cmd(&["DEBUG", "SLEEP"]),
+        a.raw(&["DEBUG", "SLEEP"]),
         b"-ERR unknown subcommand or wrong number of arguments for 'SLEEP'. Try DEBUG HELP.\r\n"
             .to_vec()
     );
-    assert!(a.cmd(&["DEBUG", "HELP"]).starts_with(b"*"));
+    assert!(a.raw(&["DEBUG", "HELP"]).starts_with(b"*"));
     {
-        a.cmd(&["SET", "k", "v"]);
+        a.raw(&["SET", "k", "v"]);
         let line = a.text(&["DEBUG", "OBJECT", "k"]);
         assert!(line.starts_with("Value at:0x"), "{line}");
         assert!(
             line.contains(" refcount:1 encoding:embstr serializedlength:2 lru:"),
             "{line}"
         );
-        a.cmd(&["SET", "n", "123"]);
+        a.raw(&["SET", "n", "123"]);
         let line = a.text(&["DEBUG", "OBJECT", "n"]);
         assert!(
             line.contains(" refcount:2147483647 encoding:int "),
@@ -933,19 +862,19 @@ fn debug_set_active_expire_stops_background_expiry() {
         .start()
         .unwrap();
     let mut c = Client::connect(server.addr());
-    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
-    c.cmd(&["SET", "k", "v", "PX", "100"]);
+    assert_eq!(c.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
+    c.raw(&["SET", "k", "v", "PX", "100"]);
     server.clock().advance(Duration::from_secs(1));
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
-        c.cmd(&["DBSIZE"]),
+        c.raw(&["DBSIZE"]),
         b":1\r\n",
         "not removed in the background"
     );
-    assert_eq!(c.cmd(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
+    assert_eq!(c.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
     server.clock().advance(Duration::from_millis(1));
     let deadline = Instant::now() + Duration::from_secs(5);
-    while c.cmd(&["DBSIZE"]) != b":0\r\n" {
+    while c.raw(&["DBSIZE"]) != b":0\r\n" {
         assert!(
             Instant::now() < deadline,
             "expired in the background once re-enabled"
@@ -976,14 +905,14 @@ fn config_set_applies_and_rewrite_writes_the_file() {
     let handle = embedis_server::start(options).unwrap();
     let mut c = Client::connect(handle.addr().unwrap());
     assert_eq!(
-        c.cmd(&["CONFIG", "GET", "hz"]),
+        c.raw(&["CONFIG", "GET", "hz"]),
         b"*2\r\n$2\r\nhz\r\n$2\r\n25\r\n"
     );
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "hz", "30", "maxclients", "77"]),
+        c.raw(&["CONFIG", "SET", "hz", "30", "maxclients", "77"]),
         b"+OK\r\n"
     );
-    assert_eq!(c.cmd(&["CONFIG", "REWRITE"]), b"+OK\r\n");
+    assert_eq!(c.raw(&["CONFIG", "REWRITE"]), b"+OK\r\n");
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(
         text.starts_with("# test configuration\nhz 30\ntimeout 0\n"),
@@ -999,7 +928,7 @@ fn config_set_applies_and_rewrite_writes_the_file() {
         .text(&["CONFIG", "SET", "hz", "40", "timeout", "x"])
         .starts_with("ERR CONFIG SET failed (possibly related to argument 'timeout')"));
     assert_eq!(
-        c.cmd(&["CONFIG", "GET", "hz"]),
+        c.raw(&["CONFIG", "GET", "hz"]),
         b"*2\r\n$2\r\nhz\r\n$2\r\n30\r\n"
     );
     drop(handle);
@@ -1011,19 +940,19 @@ fn command_getkeys_finds_keys_of_known_commands() {
     let server = server();
     let mut c = Client::connect(server.addr());
     assert_eq!(
-        c.cmd(&["COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"]),
+        c.raw(&["COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"]),
         b"*2\r\n$1\r\na\r\n$1\r\nb\r\n"
     );
     assert_eq!(
-        c.cmd(&["COMMAND", "GETKEYS", "SET", "a", "b", "c"]),
+        c.raw(&["COMMAND", "GETKEYS", "SET", "a", "b", "c"]),
         b"*1\r\n$1\r\na\r\n"
     );
     assert_eq!(
-        c.cmd(&["COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v"]),
+        c.raw(&["COMMAND", "GETKEYSANDFLAGS", "SET", "k", "v"]),
         b"*1\r\n*2\r\n$1\r\nk\r\n*2\r\n+OW\r\n+update\r\n"
     );
     assert_eq!(
-        c.cmd(&["COMMAND", "GETKEYS", "GET", "a", "b"]),
+        c.raw(&["COMMAND", "GETKEYS", "GET", "a", "b"]),
         b"-ERR Invalid number of arguments specified for command\r\n".to_vec()
     );
 }
@@ -1032,7 +961,7 @@ fn command_getkeys_finds_keys_of_known_commands() {
 fn command_docs_is_well_formed_for_redis_cli() {
     let server = server();
     let mut c = Client::connect(server.addr());
-    let raw = c.cmd(&["COMMAND", "DOCS"]);
+    let raw = c.raw(&["COMMAND", "DOCS"]);
     let (value, used) = decode_value(&Bytes::from(raw.clone())).unwrap().unwrap();
     assert_eq!(used, raw.len());
     let Value::Array(flat) = value else {
@@ -1061,7 +990,7 @@ fn config_set_dir_is_protected_unless_enabled() {
     let server = server();
     let mut c = Client::connect(server.addr());
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "dir", "/"]),
+        c.raw(&["CONFIG", "SET", "dir", "/"]),
         b"-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n"
             .to_vec()
     );
@@ -1072,12 +1001,12 @@ fn config_set_dir_is_protected_unless_enabled() {
         .unwrap();
     let mut c = Client::connect(server.addr());
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "dir", "/nonexistent-embedis-dir", "hz", "11"]),
+        c.raw(&["CONFIG", "SET", "dir", "/nonexistent-embedis-dir", "hz", "11"]),
         b"-ERR CONFIG SET failed (possibly related to argument 'dir') - No such file or directory\r\n"
             .to_vec()
     );
     assert_eq!(
-        c.cmd(&["CONFIG", "GET", "hz"]),
+        c.raw(&["CONFIG", "GET", "hz"]),
         b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n",
         "nothing applied"
     );
@@ -1085,8 +1014,8 @@ fn config_set_dir_is_protected_unless_enabled() {
     // and reads back as the absolute path.
     let cwd = std::env::current_dir().unwrap();
     let spelt = format!("{}/.", cwd.display());
-    assert_eq!(c.cmd(&["CONFIG", "SET", "dir", &spelt]), b"+OK\r\n");
-    let raw = c.cmd(&["CONFIG", "GET", "dir"]);
+    assert_eq!(c.raw(&["CONFIG", "SET", "dir", &spelt]), b"+OK\r\n");
+    let raw = c.raw(&["CONFIG", "GET", "dir"]);
     assert!(
         raw.ends_with(format!("{}\r\n", cwd.display()).as_bytes()),
         "{}",
@@ -1103,13 +1032,13 @@ fn config_set_port_moves_the_listener_and_keeps_open_connections() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let taken_port = taken.local_addr().unwrap().port().to_string();
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "port", &taken_port]),
+        c.raw(&["CONFIG", "SET", "port", &taken_port]),
         b"-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n".to_vec()
     );
     let old_port = old.port().to_string();
     let expected = format!("*2\r\n$4\r\nport\r\n${}\r\n{old_port}\r\n", old_port.len());
     assert_eq!(
-        c.cmd(&["CONFIG", "GET", "port"]),
+        c.raw(&["CONFIG", "GET", "port"]),
         expected.into_bytes(),
         "a failed SET changes nothing"
     );
@@ -1118,29 +1047,30 @@ fn config_set_port_moves_the_listener_and_keeps_open_connections() {
     drop(free);
     let new_port_text = new_port.to_string();
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "port", &new_port_text]),
+        c.raw(&["CONFIG", "SET", "port", &new_port_text]),
         b"+OK\r\n"
     );
-    assert_eq!(c.cmd(&["PING"]), b"+PONG\r\n", "the open connection stays");
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n", "the open connection stays");
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut fresh = loop {
-        if let Ok(conn) = Conn::connect(SocketAddr::from(([127, 0, 0, 1], new_port))) {
-            break Client { conn };
+        let addr = SocketAddr::from(([127, 0, 0, 1], new_port));
+        if support::Conn::connect(addr).is_ok() {
+            break Client::connect(addr);
         }
         assert!(Instant::now() < deadline, "nothing listens on the new port");
         std::thread::sleep(Duration::from_millis(10));
     };
-    assert_eq!(fresh.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(fresh.raw(&["PING"]), b"+PONG\r\n");
     let refused = (0..100).any(|_| {
         std::thread::sleep(Duration::from_millis(10));
         TcpStream::connect(old).is_err()
     });
     assert!(refused, "the old port stops accepting");
     assert_eq!(
-        c.cmd(&["CONFIG", "SET", "bind", "192.0.2.1"]),
+        c.raw(&["CONFIG", "SET", "bind", "192.0.2.1"]),
         b"-ERR CONFIG SET failed (possibly related to argument 'bind') - Failed to bind to specified addresses.\r\n".to_vec()
     );
-    assert_eq!(fresh.cmd(&["PING"]), b"+PONG\r\n");
+    assert_eq!(fresh.raw(&["PING"]), b"+PONG\r\n");
 }
 
 /// maxmemory lowered by another connection while a transaction is open (Redis's multi.tcl
@@ -1153,37 +1083,37 @@ fn maxmemory_reached_during_a_transaction() {
     let mut admin = Client::connect(server.addr());
     let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
 
-    a.cmd(&["SET", "x", "value"]);
-    a.cmd(&["MULTI"]);
-    a.cmd(&["SET", "x", "1"]);
-    a.cmd(&["GET", "x"]);
-    assert_eq!(admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]), b"+OK\r\n");
+    a.raw(&["SET", "x", "value"]);
+    a.raw(&["MULTI"]);
+    a.raw(&["SET", "x", "1"]);
+    a.raw(&["GET", "x"]);
+    assert_eq!(admin.raw(&["CONFIG", "SET", "maxmemory", "1"]), b"+OK\r\n");
     assert_eq!(
-        String::from_utf8(a.cmd(&["EXEC"])).unwrap(),
+        String::from_utf8(a.raw(&["EXEC"])).unwrap(),
         format!("-EXECABORT Transaction discarded because of: {}", &oom[1..])
     );
-    assert_eq!(a.cmd(&["PING"]), b"+PONG\r\n", "the transaction is gone");
-    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(a.raw(&["PING"]), b"+PONG\r\n", "the transaction is gone");
+    admin.raw(&["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(a.text(&["GET", "x"]), "value");
 
-    a.cmd(&["MULTI"]);
-    a.cmd(&["GET", "x"]);
-    a.cmd(&["PING"]);
-    admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
-    assert_eq!(a.cmd(&["EXEC"]), b"*2\r\n$5\r\nvalue\r\n+PONG\r\n");
+    a.raw(&["MULTI"]);
+    a.raw(&["GET", "x"]);
+    a.raw(&["PING"]);
+    admin.raw(&["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(a.raw(&["EXEC"]), b"*2\r\n$5\r\nvalue\r\n+PONG\r\n");
     // Outside a transaction, only denyoom commands are refused.
-    assert_eq!(String::from_utf8(a.cmd(&["SET", "x", "2"])).unwrap(), oom);
-    assert_eq!(a.cmd(&["DEL", "nosuch"]), b":0\r\n");
-    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(String::from_utf8(a.raw(&["SET", "x", "2"])).unwrap(), oom);
+    assert_eq!(a.raw(&["DEL", "nosuch"]), b":0\r\n");
+    admin.raw(&["CONFIG", "SET", "maxmemory", "0"]);
 
-    a.cmd(&["MULTI"]);
-    a.cmd(&["SET", "foo1", "bar1"]);
-    admin.cmd(&["CONFIG", "SET", "maxmemory", "1"]);
-    assert_eq!(String::from_utf8(a.cmd(&["LPUSH", "l", "v"])).unwrap(), oom);
-    admin.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
-    assert_eq!(a.cmd(&["SET", "foo2", "bar2"]), b"+QUEUED\r\n");
-    assert!(a.cmd(&["EXEC"]).starts_with(b"-EXECABORT"));
-    assert_eq!(a.cmd(&["EXISTS", "foo1", "foo2"]), b":0\r\n");
+    a.raw(&["MULTI"]);
+    a.raw(&["SET", "foo1", "bar1"]);
+    admin.raw(&["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(String::from_utf8(a.raw(&["LPUSH", "l", "v"])).unwrap(), oom);
+    admin.raw(&["CONFIG", "SET", "maxmemory", "0"]);
+    assert_eq!(a.raw(&["SET", "foo2", "bar2"]), b"+QUEUED\r\n");
+    assert!(a.raw(&["EXEC"]).starts_with(b"-EXECABORT"));
+    assert_eq!(a.raw(&["EXISTS", "foo1", "foo2"]), b":0\r\n");
     let info = a.text(&["INFO", "errorstats"]);
     assert!(info.contains("errorstat_OOM:count=2"), "{info}");
 }
@@ -1199,11 +1129,11 @@ fn maxmemory_policy_accepts_only_what_embedis_implements() {
         "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - embedis does not implement the value 'allkeys-lru' for this parameter yet"
     );
     assert_eq!(
-        a.cmd(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
+        a.raw(&["CONFIG", "SET", "maxmemory-policy", "noeviction"]),
         b"+OK\r\n"
     );
     // INFO reports the limit and the policy.
-    a.cmd(&["CONFIG", "SET", "maxmemory", "1mb"]);
+    a.raw(&["CONFIG", "SET", "maxmemory", "1mb"]);
     let info = a.text(&["INFO", "memory"]);
     assert!(
         info.contains(
@@ -1211,7 +1141,7 @@ fn maxmemory_policy_accepts_only_what_embedis_implements() {
         ),
         "{info}"
     );
-    a.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    a.raw(&["CONFIG", "SET", "maxmemory", "0"]);
     assert_eq!(
         a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]),
         "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - embedis does not implement the value '10%' for this parameter yet"
@@ -1235,15 +1165,65 @@ fn memory_usage_follows_the_value() {
             .parse()
             .unwrap()
     };
-    assert_eq!(a.cmd(&["MEMORY", "USAGE", "nosuch"]), b"$-1\r\n");
-    a.cmd(&["SET", "k1", "v"]);
-    a.cmd(&["SET", "k2", &"v".repeat(1000)]);
+    assert_eq!(a.raw(&["MEMORY", "USAGE", "nosuch"]), b"$-1\r\n");
+    a.raw(&["SET", "k1", "v"]);
+    a.raw(&["SET", "k2", &"v".repeat(1000)]);
     let (short, long) = (usage(&mut a, "k1"), usage(&mut a, "k2"));
     assert!(long >= short + 999, "{short} {long}");
     for i in 0..1000 {
-        a.cmd(&["HSET", "big", &format!("field{i}"), &format!("value{i}")]);
+        a.raw(&["HSET", "big", &format!("field{i}"), &format!("value{i}")]);
     }
-    a.cmd(&["HSET", "small", "f", "v"]);
+    a.raw(&["HSET", "small", "f", "v"]);
     assert!(usage(&mut a, "big") > 10 * usage(&mut a, "small"));
     assert!(usage(&mut a, "big") > 1000 * 10);
+}
+
+/// CLIENT LIST's `qbuf` + `qbuf-free` of the client named `name`: its read buffer's size.
+fn query_buffer_of(observer: &mut Client, name: &str) -> usize {
+    let list = observer.text(&["CLIENT", "LIST"]);
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))
+        .unwrap_or_else(|| panic!("no client {name} in {list}"));
+    let field = |key: &str| -> usize {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(key))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    field("qbuf=") + field("qbuf-free=")
+}
+
+/// Query buffers as Redis's clientsCron resizes them: a connection reads with 16 KB of room and
+/// keeps it while active; idle more than 2 seconds (on the server's clock) it gives all of it
+/// back; after a big request the buffer shrinks back to the usual size once requests are small.
+#[test]
+fn query_buffers_shrink_when_idle_or_past_a_big_request() {
+    let server = manual_server();
+    let mut observer = Client::connect(server.addr());
+    let mut c = Client::connect(server.addr());
+    c.raw(&["CLIENT", "SETNAME", "q"]);
+    let initial = query_buffer_of(&mut observer, "q");
+    assert!((16_384..32_768).contains(&initial), "{initial}");
+    // Idle 2 seconds is not yet idle enough.
+    support::advance_ms(&server, 2_000);
+    std::thread::sleep(Duration::from_millis(300)); // a few ticks
+    assert_eq!(query_buffer_of(&mut observer, "q"), initial);
+    support::advance_ms(&server, 1_000);
+    support::eventually("the idle client's buffer is freed", || {
+        query_buffer_of(&mut observer, "q") == 0
+    });
+    // It reads again as before.
+    assert_eq!(c.raw(&["PING"]), b"+PONG\r\n");
+
+    let big = "A".repeat(400_000);
+    assert_eq!(c.raw(&["SET", "x", &big]), b"+OK\r\n");
+    let after_big = query_buffer_of(&mut observer, "q");
+    assert!(after_big > 32_768, "{after_big}");
+    support::eventually("the buffer shrinks once requests are small", || {
+        assert_eq!(c.raw(&["SET", "x", "small"]), b"+OK\r\n");
+        let now = query_buffer_of(&mut observer, "q");
+        now > 0 && now < after_big
+    });
 }

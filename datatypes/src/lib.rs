@@ -9,6 +9,7 @@
 //! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
 //!   Redis's encodings with its conversion thresholds.
 //! - [`hll`]: Redis's HyperLogLog string, sparse and dense, byte for byte.
+//! - [`lzf`]: the LZF codec of compressed list nodes (and of RDB strings).
 //! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
 //!   because INCRBYFLOAT replies are computed in it.
 //!
@@ -22,6 +23,7 @@ pub mod hll;
 pub mod intset;
 pub mod listpack;
 pub mod long_double;
+pub mod lzf;
 pub mod number;
 pub mod quicklist;
 pub mod set;

@@ -17,7 +17,9 @@
 //! positions are found by walking node counts from the nearer end, then entries from the nearer
 //! end of the node.
 
+use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
+use std::ops::Range;
 
 use crate::listpack::{
     encode_entry, entry_at, entry_before, entry_size, redis_entry_size, REDIS_OVERHEAD,
@@ -120,15 +122,53 @@ fn is_plain(item: &[u8]) -> bool {
     item.len() >= PACKED_THRESHOLD.with(|t| t.get())
 }
 
+/// Redis's compression thresholds: a node under 48 bytes is not worth compressing, and a
+/// compressed node must save more than 8 bytes, else it stays raw.
+const MIN_COMPRESS_BYTES: usize = 48;
+const MIN_COMPRESS_IMPROVE: usize = 8;
+/// Redis's largest compress depth (its quicklist keeps the depth in 16 bits).
+pub const MAX_COMPRESS_DEPTH: usize = (1 << 16) - 1;
+/// The header of a compressed node's allocation in Redis (`quicklistLZF`'s size field), for
+/// MEMORY USAGE.
+const REDIS_LZF_HEADER: usize = 8;
+
 /// One node: `count` entries packed in `buf[start..]`, with spare room before `start` and in the
 /// vector's unused capacity. A *plain* node holds one element that was at least the packed
 /// threshold when it came in; like Redis's, it never takes another element nor merges.
+///
+/// An interior node of a list with a compress depth may be LZF-compressed (`lzf`): `buf` is
+/// then empty and `start` 0, and the entries come back, at the same offsets, from
+/// [`Node::bytes`] (reads) or [`Node::make_raw`] (before any change).
 #[derive(Clone, Default)]
 struct Node {
     buf: Vec<u8>,
     start: usize,
     count: usize,
     plain: bool,
+    lzf: Option<Box<Compressed>>,
+}
+
+/// A compressed node's entries.
+#[derive(Clone)]
+struct Compressed {
+    data: Box<[u8]>,
+    /// Bytes of entries once decompressed.
+    raw_len: usize,
+    /// The entries, decompressed by a read through `&self` (iterators hand out slices of them,
+    /// so they must outlive the read); dropped again by [`Quicklist::release_decompressed`] or
+    /// taken over by the next change of the node. Redis likewise decompresses a node for the
+    /// access and compresses it again afterwards.
+    raw: OnceCell<Box<[u8]>>,
+}
+
+impl Compressed {
+    fn raw(&self) -> &[u8] {
+        self.raw.get_or_init(|| {
+            crate::lzf::decompress(&self.data, self.raw_len)
+                .expect("a node decompresses to its recorded size")
+                .into_boxed_slice()
+        })
+    }
 }
 
 impl Node {
@@ -140,15 +180,80 @@ impl Node {
             start: 0,
             count: 1,
             plain: is_plain(item),
+            lzf: None,
         }
     }
 
-    /// Bytes of entries.
+    /// The buffer the entries live in, at `start..`: decompressed if need be.
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        match &self.lzf {
+            None => &self.buf,
+            Some(c) => c.raw(),
+        }
+    }
+
+    /// Bytes of entries (uncompressed).
     fn size(&self) -> usize {
-        self.buf.len() - self.start
+        match &self.lzf {
+            None => self.buf.len() - self.start,
+            Some(c) => c.raw_len,
+        }
+    }
+
+    /// Makes the node raw before a change: one predictable branch when it already is.
+    #[inline]
+    fn make_raw(&mut self) {
+        if self.lzf.is_some() {
+            self.decompress();
+        }
+    }
+
+    #[cold]
+    fn decompress(&mut self) {
+        let Some(c) = self.lzf.take() else { return };
+        let raw_len = c.raw_len;
+        self.buf = match c.raw.into_inner() {
+            Some(raw) => raw.into_vec(),
+            None => crate::lzf::decompress(&c.data, raw_len)
+                .expect("a node decompresses to its recorded size"),
+        };
+        self.start = 0;
+    }
+
+    /// Compresses the node as Redis does, unless it is too small or would not shrink enough.
+    fn compress(&mut self) {
+        if self.lzf.is_some() {
+            return;
+        }
+        let size = self.size();
+        if size < MIN_COMPRESS_BYTES {
+            return;
+        }
+        // As Redis: compressed within the node's own size, kept only if that saves more than
+        // MIN_COMPRESS_IMPROVE bytes.
+        let packed = crate::lzf::compress(&self.buf[self.start..], size)
+            .filter(|data| data.len() + MIN_COMPRESS_IMPROVE < size);
+        if let Some(data) = packed {
+            self.lzf = Some(Box::new(Compressed {
+                data: data.into_boxed_slice(),
+                raw_len: size,
+                raw: OnceCell::new(),
+            }));
+            self.buf = Vec::new();
+            self.start = 0;
+        }
+    }
+
+    /// Drops the entries a read decompressed, keeping only the compressed form.
+    fn release(&mut self) {
+        if let Some(c) = &mut self.lzf {
+            c.raw.take();
+        }
     }
 
     fn push_back(&mut self, item: &[u8], limit: usize) {
+        self.make_raw();
         let need = entry_size(item);
         if self.buf.capacity() - self.buf.len() < need {
             // Grow geometrically, but not (much) past what the node may hold.
@@ -161,6 +266,7 @@ impl Node {
     }
 
     fn push_front(&mut self, item: &[u8], limit: usize) {
+        self.make_raw();
         let need = entry_size(item);
         if self.start < need {
             let size = self.size();
@@ -180,29 +286,32 @@ impl Node {
 
     /// Byte offset of entry `i` (`i == count`: the end), walking from the nearer end.
     fn offset_of(&self, i: usize) -> usize {
+        let buf = self.bytes();
         if i <= self.count / 2 {
             let mut pos = self.start;
             for _ in 0..i {
-                pos = entry_at(&self.buf, pos).1;
+                pos = entry_at(buf, pos).1;
             }
             pos
         } else {
-            let mut pos = self.buf.len();
+            let mut pos = buf.len();
             for _ in i..self.count {
-                pos = entry_before(&self.buf, pos).0;
+                pos = entry_before(buf, pos).0;
             }
             pos
         }
     }
 
     fn get(&self, i: usize) -> &[u8] {
-        let (data, _) = entry_at(&self.buf, self.offset_of(i));
-        &self.buf[data]
+        let buf = self.bytes();
+        let (data, _) = entry_at(buf, self.offset_of(i));
+        &buf[data]
     }
 
     /// Replaces the entries in bytes `from..to` (`removed` of them) with `items`, rebuilding the
     /// node at its exact size.
     fn splice(&mut self, from: usize, to: usize, removed: usize, items: &[&[u8]]) {
+        self.make_raw();
         let added: usize = items.iter().map(|i| entry_size(i)).sum();
         let mut buf = Vec::with_capacity(self.size() - (to - from) + added);
         buf.extend_from_slice(&self.buf[self.start..from]);
@@ -217,12 +326,14 @@ impl Node {
 
     /// Splits off entries `i..` into a new node; `self` keeps `..i`.
     fn split_off(&mut self, i: usize) -> Node {
+        self.make_raw();
         let at = self.offset_of(i);
         let right = Node {
             buf: self.buf[at..].to_vec(),
             start: 0,
             count: self.count - i,
             plain: false,
+            lzf: None,
         };
         self.buf.truncate(at);
         self.buf.shrink_to_fit();
@@ -232,12 +343,14 @@ impl Node {
 
     /// Appends all of `other`'s entries.
     fn append(&mut self, other: &Node) {
-        self.buf.extend_from_slice(&other.buf[other.start..]);
+        self.make_raw();
+        self.buf.extend_from_slice(&other.bytes()[other.start..]);
         self.count += other.count;
     }
 
     /// Drops the first `n` entries (fewer than `count`).
     fn drop_front(&mut self, n: usize) {
+        self.make_raw();
         for _ in 0..n {
             self.start = entry_at(&self.buf, self.start).1;
         }
@@ -246,6 +359,7 @@ impl Node {
 
     /// Drops the last `n` entries (fewer than `count`).
     fn drop_back(&mut self, n: usize) {
+        self.make_raw();
         let mut end = self.buf.len();
         for _ in 0..n {
             end = entry_before(&self.buf, end).0;
@@ -263,6 +377,12 @@ pub struct Quicklist {
     /// `list-max-listpack-size` when the list was created (as in Redis, a later change of the
     /// setting does not reshape existing lists).
     fill: i32,
+    /// `list-compress-depth` when the list was created: this many nodes at each end stay raw,
+    /// the ones between are compressed as they pass that boundary or are changed (0: never).
+    compress: usize,
+    /// Set by a read that may have decompressed nodes (only with a compress depth), so that
+    /// [`Quicklist::release_decompressed`] knows whether there is anything to drop.
+    decompressed: Cell<bool>,
 }
 
 impl Default for Quicklist {
@@ -286,11 +406,76 @@ impl Quicklist {
 
     /// An empty list whose nodes follow `fill` (`list-max-listpack-size`).
     pub fn with_fill(fill: i32) -> Self {
+        Self::with_options(fill, 0)
+    }
+
+    /// An empty list whose nodes follow `fill`, with `depth` raw nodes at each end and the
+    /// others LZF-compressed (`list-compress-depth`; capped as Redis caps it).
+    pub fn with_options(fill: i32, depth: usize) -> Self {
         Quicklist {
             nodes: VecDeque::new(),
             len: 0,
             fill,
+            compress: depth.min(MAX_COMPRESS_DEPTH),
+            decompressed: Cell::new(false),
         }
+    }
+
+    /// The compress depth the list was created with.
+    pub fn compress_depth(&self) -> usize {
+        self.compress
+    }
+
+    /// Number of nodes held compressed.
+    pub fn compressed_nodes(&self) -> usize {
+        self.nodes.iter().filter(|n| n.lzf.is_some()).count()
+    }
+
+    /// Drops the decompressed copies that reads made of compressed nodes, so that a list read
+    /// (LRANGE, LINDEX…) goes back to its compressed size, as Redis compresses a node again
+    /// after each access. Free when nothing was read since.
+    pub fn release_decompressed(&mut self) {
+        if self.decompressed.get() {
+            self.decompressed.set(false);
+            for node in &mut self.nodes {
+                node.release();
+            }
+        }
+    }
+
+    /// Notes that a read may decompress nodes (only lists with a compress depth have any).
+    #[inline]
+    fn note_read(&self) {
+        if self.compress != 0 {
+            self.decompressed.set(true);
+        }
+    }
+
+    /// Redis's `__quicklistCompress` after a change to the nodes in `touched`: the `compress`
+    /// nodes at each end are made raw, and — unless the ends meet — the touched nodes between
+    /// them and the first node past each boundary are compressed. (Below `2 * compress` nodes
+    /// every node is near an end and stays raw.)
+    fn recompress(&mut self, touched: Range<usize>) {
+        let depth = self.compress;
+        if depth == 0 {
+            return;
+        }
+        let len = self.nodes.len();
+        if len <= depth * 2 {
+            for node in &mut self.nodes {
+                node.make_raw();
+            }
+            return;
+        }
+        for d in 0..depth {
+            self.nodes[d].make_raw();
+            self.nodes[len - 1 - d].make_raw();
+        }
+        for i in touched.start.max(depth)..touched.end.min(len - depth) {
+            self.nodes[i].compress();
+        }
+        self.nodes[depth].compress();
+        self.nodes[len - 1 - depth].compress();
     }
 
     pub fn len(&self) -> usize {
@@ -317,9 +502,13 @@ impl Quicklist {
     }
 
     /// Each node's size as Redis's listpack would have it (its entry encodings plus the 6-byte
-    /// header and the end byte), head first: what MEMORY USAGE samples.
+    /// header and the end byte) — or, compressed, its LZF bytes and Redis's 8-byte header —
+    /// head first: what MEMORY USAGE samples.
     pub fn node_listpack_sizes(&self) -> impl Iterator<Item = usize> + '_ {
         self.nodes.iter().map(|node| {
+            if let Some(c) = &node.lzf {
+                return REDIS_LZF_HEADER + c.data.len();
+            }
             if node.plain {
                 return node.size();
             }
@@ -359,6 +548,11 @@ impl Quicklist {
             _ => {
                 self.reserve_node();
                 self.nodes.push_back(Node::with_entry(item));
+                // The old tail moved inward (Redis compresses around it).
+                if self.compress != 0 {
+                    let old = self.nodes.len().saturating_sub(2);
+                    self.recompress(old..old + 1);
+                }
             }
         }
         self.len += 1;
@@ -374,6 +568,9 @@ impl Quicklist {
             _ => {
                 self.reserve_node();
                 self.nodes.push_front(Node::with_entry(item));
+                if self.compress != 0 {
+                    self.recompress(1..2);
+                }
             }
         }
         self.len += 1;
@@ -381,25 +578,33 @@ impl Quicklist {
 
     pub fn front(&self) -> Option<&[u8]> {
         let node = self.nodes.front()?;
-        let (data, _) = entry_at(&node.buf, node.start);
-        Some(&node.buf[data])
+        self.note_read();
+        let buf = node.bytes();
+        let (data, _) = entry_at(buf, node.start);
+        Some(&buf[data])
     }
 
     pub fn back(&self) -> Option<&[u8]> {
         let node = self.nodes.back()?;
-        let (_, data) = entry_before(&node.buf, node.buf.len());
-        Some(&node.buf[data])
+        self.note_read();
+        let buf = node.bytes();
+        let (_, data) = entry_before(buf, buf.len());
+        Some(&buf[data])
     }
 
     /// Removes the first element, handing it to `f` in place (no copy).
     pub fn pop_front_with<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let node = self.nodes.front_mut()?;
+        node.make_raw();
         let (data, next) = entry_at(&node.buf, node.start);
         let result = f(&node.buf[data]);
         node.start = next;
         node.count -= 1;
         if node.count == 0 {
             self.nodes.pop_front();
+            if self.compress != 0 {
+                self.recompress(0..0);
+            }
         }
         self.len -= 1;
         Some(result)
@@ -408,12 +613,16 @@ impl Quicklist {
     /// Removes the last element, handing it to `f` in place (no copy).
     pub fn pop_back_with<R>(&mut self, f: impl FnOnce(&[u8]) -> R) -> Option<R> {
         let node = self.nodes.back_mut()?;
+        node.make_raw();
         let (start, data) = entry_before(&node.buf, node.buf.len());
         let result = f(&node.buf[data]);
         node.buf.truncate(start);
         node.count -= 1;
         if node.count == 0 {
             self.nodes.pop_back();
+            if self.compress != 0 {
+                self.recompress(0..0);
+            }
         }
         self.len -= 1;
         Some(result)
@@ -457,6 +666,7 @@ impl Quicklist {
             return None;
         }
         let (n, i) = self.locate(index);
+        self.note_read();
         Some(self.nodes[n].get(i))
     }
 
@@ -468,6 +678,7 @@ impl Quicklist {
         let (n, i) = self.locate(index);
         let fill = self.fill;
         let node = &mut self.nodes[n];
+        node.make_raw();
         let from = node.offset_of(i);
         let to = entry_at(&node.buf, from).1;
         let new_size = node.size() - (to - from) + entry_size(item);
@@ -476,6 +687,7 @@ impl Quicklist {
         let same_kind = node.plain == is_plain(item);
         if same_kind && (node.count == 1 || fill_allows(fill, node.count - 1, new_size)) {
             node.splice(from, to, 1, &[item]);
+            self.recompress(n..n + 1);
         } else {
             self.remove(index);
             self.insert(index, item);
@@ -521,6 +733,7 @@ impl Quicklist {
             }
         }
         self.len += 1;
+        self.recompress(n.saturating_sub(1)..n + 3);
     }
 
     /// Removes element `index` (< len).
@@ -528,14 +741,17 @@ impl Quicklist {
         assert!(index < self.len, "remove out of bounds");
         let (n, i) = self.locate(index);
         let node = &mut self.nodes[n];
+        node.make_raw();
         let from = node.offset_of(i);
         let to = entry_at(&node.buf, from).1;
         node.splice(from, to, 1, &[]);
         self.len -= 1;
         if node.count == 0 {
             self.nodes.remove(n);
+            self.recompress(0..0);
         } else {
             self.merge_around(n);
+            self.recompress(n.saturating_sub(1)..n + 1);
         }
     }
 
@@ -573,6 +789,7 @@ impl Quicklist {
                 n = 0;
             }
         }
+        self.recompress(0..0);
     }
 
     /// Removes the last `n` elements (all if `n >= len`).
@@ -589,11 +806,13 @@ impl Quicklist {
                 n = 0;
             }
         }
+        self.recompress(0..0);
     }
 
     /// Removes up to `limit` elements equal to `item` (0 = all of them), scanning from the head,
     /// or from the tail if `from_tail`. Returns how many were removed.
     pub fn remove_matching(&mut self, item: &[u8], limit: usize, from_tail: bool) -> usize {
+        self.note_read();
         let mut removed = 0;
         let mut touched = false;
         let mut ranges: Vec<(usize, usize)> = Vec::new();
@@ -607,9 +826,10 @@ impl Quicklist {
             let node = &self.nodes[n];
             ranges.clear();
             let mut pos = node.start;
-            while pos < node.buf.len() {
-                let (data, next) = entry_at(&node.buf, pos);
-                if &node.buf[data] == item {
+            let buf = node.bytes();
+            while pos < buf.len() {
+                let (data, next) = entry_at(buf, pos);
+                if &buf[data] == item {
                     ranges.push((pos, next));
                 }
                 pos = next;
@@ -627,6 +847,8 @@ impl Quicklist {
                 continue;
             }
             let node = &mut self.nodes[n];
+            // A compressed node's decompressed copy has the same offsets.
+            node.make_raw();
             let mut buf =
                 Vec::with_capacity(node.size() - ranges.iter().map(|(a, b)| b - a).sum::<usize>());
             let mut copied = node.start;
@@ -652,6 +874,8 @@ impl Quicklist {
         }
         if touched {
             self.merge_small_nodes();
+            // Any node may have changed: each interior one is compressed again.
+            self.recompress(0..self.nodes.len());
         }
         removed
     }
@@ -676,13 +900,16 @@ impl Quicklist {
 
     /// All elements, head to tail (reversible).
     pub fn iter(&self) -> Iter<'_> {
+        self.note_read();
+        let empty: &[u8] = &[];
+        let front_buf = self.nodes.front().map_or(empty, Node::bytes);
+        let back_buf = self.nodes.back().map_or(empty, Node::bytes);
         Iter {
             nodes: &self.nodes,
             front: (0, self.nodes.front().map_or(0, |n| n.start)),
-            back: (
-                self.nodes.len().saturating_sub(1),
-                self.nodes.back().map_or(0, |n| n.buf.len()),
-            ),
+            front_buf,
+            back: (self.nodes.len().saturating_sub(1), back_buf.len()),
+            back_buf,
             remaining: self.len,
         }
     }
@@ -697,18 +924,23 @@ impl Quicklist {
         let (n, i) = self.locate(index);
         let mut it = self.iter();
         it.front = (n, self.nodes[n].offset_of(i));
+        it.front_buf = self.nodes[n].bytes();
         it.remaining = self.len - index;
         it
     }
 }
 
-/// Iterator over a quicklist's elements, from either end.
+/// Iterator over a quicklist's elements, from either end. Each end keeps the buffer of the node
+/// it is in (decompressed if need be), so that stepping within a node costs what it always did.
 pub struct Iter<'a> {
     nodes: &'a VecDeque<Node>,
     /// (node, byte offset of the next entry from the front).
     front: (usize, usize),
+    /// That node's entries.
+    front_buf: &'a [u8],
     /// (node, byte offset just past the next entry from the back).
     back: (usize, usize),
+    back_buf: &'a [u8],
     remaining: usize,
 }
 
@@ -721,16 +953,17 @@ impl<'a> Iterator for Iter<'a> {
             return None;
         }
         let (mut n, mut pos) = self.front;
-        let mut node = &self.nodes[n];
-        if pos == node.buf.len() {
+        if pos == self.front_buf.len() {
             n += 1;
-            node = &self.nodes[n];
+            let node = &self.nodes[n];
+            self.front_buf = node.bytes();
             pos = node.start;
         }
-        let (data, next) = entry_at(&node.buf, pos);
+        let buf = self.front_buf;
+        let (data, next) = entry_at(buf, pos);
         self.front = (n, next);
         self.remaining -= 1;
-        Some(&node.buf[data])
+        Some(&buf[data])
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -745,16 +978,16 @@ impl<'a> DoubleEndedIterator for Iter<'a> {
             return None;
         }
         let (mut n, mut end) = self.back;
-        let mut node = &self.nodes[n];
-        if end == node.start {
+        if end == self.nodes[n].start {
             n -= 1;
-            node = &self.nodes[n];
-            end = node.buf.len();
+            self.back_buf = self.nodes[n].bytes();
+            end = self.back_buf.len();
         }
-        let (start, data) = entry_before(&node.buf, end);
+        let buf = self.back_buf;
+        let (start, data) = entry_before(buf, end);
         self.back = (n, start);
         self.remaining -= 1;
-        Some(&node.buf[data])
+        Some(&buf[data])
     }
 }
 
@@ -766,24 +999,42 @@ mod tests {
     use proptest::prelude::*;
 
     /// Checks the structure: counts add up, no empty node, every node within its fill (a node
-    /// may exceed it only when it holds a single element).
+    /// may exceed it only when it holds a single element), the `compress` nodes at each end raw
+    /// and nothing compressed without a compress depth.
     fn check_invariants(q: &Quicklist) {
         let total: usize = q.nodes.iter().map(|n| n.count).sum();
         assert_eq!(total, q.len);
+        let len = q.nodes.len();
+        for (i, node) in q.nodes.iter().enumerate() {
+            let near_an_end = i < q.compress || i + q.compress >= len;
+            assert!(
+                node.lzf.is_none() || (q.compress > 0 && !near_an_end),
+                "node {i} of {len} compressed at depth {}",
+                q.compress
+            );
+        }
         for node in &q.nodes {
             assert!(node.count > 0, "empty node");
             assert!(
                 !node.plain || node.count == 1,
                 "a plain node holds one element"
             );
+            let buf = node.bytes();
             let mut pos = node.start;
             let mut count = 0;
-            while pos < node.buf.len() {
-                pos = entry_at(&node.buf, pos).1;
+            while pos < buf.len() {
+                pos = entry_at(buf, pos).1;
                 count += 1;
             }
-            assert_eq!(pos, node.buf.len());
+            assert_eq!(pos, buf.len());
             assert_eq!(count, node.count);
+            if let Some(c) = &node.lzf {
+                assert!(node.buf.is_empty() && node.start == 0);
+                assert!(
+                    c.data.len() + MIN_COMPRESS_IMPROVE < c.raw_len,
+                    "kept only when it saves enough"
+                );
+            }
             if node.count > 1 {
                 assert!(
                     fill_allows(q.fill, node.count - 1, node.size()),
@@ -850,6 +1101,85 @@ mod tests {
         assert!(q.is_empty() && q.node_count() == 0);
     }
 
+    /// Interior nodes of a long list of repetitive elements are compressed, the `depth` nodes
+    /// at each end are not, and the list reads back the same; reads decompress only until
+    /// `release_decompressed`.
+    #[test]
+    fn interior_nodes_compress() {
+        for depth in 1..=3 {
+            let mut q = Quicklist::with_options(-2, depth);
+            for i in 0..20_000 {
+                q.push_back(format!("element:{}", i % 10).as_bytes());
+            }
+            check_invariants(&q);
+            let nodes = q.node_count();
+            assert!(nodes > 2 * depth + 2, "{nodes}");
+            assert_eq!(q.compressed_nodes(), nodes - 2 * depth, "depth {depth}");
+            let packed: usize = q.node_listpack_sizes().sum();
+            let raw = q.byte_size();
+            assert!(packed * 4 < raw, "{packed} compressed bytes for {raw}");
+            assert_eq!(q.get(10_003), Some(&b"element:3"[..]));
+            assert_eq!(q.iter().filter(|e| *e == b"element:7").count(), 2_000);
+            assert!(q
+                .nodes
+                .iter()
+                .any(|n| n.lzf.as_ref().is_some_and(|c| c.raw.get().is_some())));
+            q.release_decompressed();
+            assert!(q
+                .nodes
+                .iter()
+                .all(|n| n.lzf.as_ref().is_none_or(|c| c.raw.get().is_none())));
+            // Changes in the middle leave the changed node compressed again.
+            q.insert(10_000, b"inserted");
+            q.set(5_000, b"replaced");
+            q.remove(15_000);
+            check_invariants(&q);
+            assert_eq!(q.compressed_nodes(), q.node_count() - 2 * depth);
+            assert_eq!(q.get(10_000), Some(&b"inserted"[..]));
+            assert_eq!(q.get(5_000), Some(&b"replaced"[..]));
+            // Popping down to a few nodes leaves them all raw.
+            q.drain_back(q.len() - 1_000);
+            check_invariants(&q);
+            assert!(q.node_count() <= 2 * depth || q.compressed_nodes() > 0);
+        }
+        // Without a depth nothing is compressed.
+        let mut q = Quicklist::with_options(-2, 0);
+        for i in 0..20_000 {
+            q.push_front(format!("element:{}", i % 10).as_bytes());
+        }
+        assert_eq!(q.compressed_nodes(), 0);
+    }
+
+    /// Small or incompressible nodes stay raw, as in Redis.
+    #[test]
+    fn nodes_that_would_not_shrink_stay_raw() {
+        let mut q = Quicklist::with_options(1, 1);
+        for i in 0..10u8 {
+            q.push_back(&[i; 40]); // under 48 bytes with its header
+        }
+        assert_eq!(q.compressed_nodes(), 0);
+        let mut q = Quicklist::with_options(1, 1);
+        for i in 0..10u32 {
+            // xorshift noise: nothing for LZF to match.
+            let mut x = 0x9e37_79b9u32 ^ i;
+            let noise: Vec<u8> = (0..500)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 17;
+                    x ^= x << 5;
+                    x as u8
+                })
+                .collect();
+            q.push_back(&noise);
+        }
+        assert_eq!(q.compressed_nodes(), 0);
+        let mut q = Quicklist::with_options(1, 1);
+        for _ in 0..10 {
+            q.push_back(&[b'x'; 500]);
+        }
+        assert_eq!(q.compressed_nodes(), 8);
+    }
+
     #[derive(Debug, Clone)]
     enum Op {
         PushBack(Vec<u8>),
@@ -869,6 +1199,10 @@ mod tests {
             4 => proptest::collection::vec(b'a'..b'd', 0..3),
             2 => proptest::collection::vec(any::<u8>(), 0..200),
             1 => proptest::collection::vec(any::<u8>(), 1000..5000),
+            // Compressible: repetitive elements, small and large (a large one fills a node or
+            // gets a plain node of its own).
+            2 => (0u32..50).prop_map(|i| format!("element:{i}:element:{i}:element").into_bytes()),
+            1 => (1000usize..9000, any::<u8>()).prop_map(|(n, b)| vec![b; n]),
         ]
     }
 
@@ -927,12 +1261,17 @@ mod tests {
         #[test]
         fn behaves_like_a_deque(
             fill in prop_oneof![Just(-2), Just(-1), Just(1), Just(2), Just(3), Just(0), Just(-7)],
+            // list-compress-depth.
+            depth in 0usize..4,
+            // Whether reads' decompressed copies are dropped after each step (a read command
+            // does) or kept (reads in a row).
+            release in any::<bool>(),
             // The packed threshold: the default, or low enough that some elements are plain.
             threshold in prop_oneof![Just(0u64), Just(1), Just(2), Just(3)],
             ops in proptest::collection::vec(op(), 1..120),
         ) {
             assert!(set_packed_threshold(threshold));
-            let mut q = Quicklist::with_fill(fill);
+            let mut q = Quicklist::with_options(fill, depth);
             let mut model: VecDeque<Vec<u8>> = VecDeque::new();
             for op in ops {
                 match op {
@@ -993,6 +1332,10 @@ mod tests {
                         if let Some(b) = it.next_back() { both.push(b); }
                     }
                     prop_assert_eq!(both.len(), model.len().saturating_sub(start));
+                }
+                if release {
+                    q.release_decompressed();
+                    prop_assert!(q.nodes.iter().all(|n| n.lzf.as_ref().is_none_or(|c| c.raw.get().is_none())));
                 }
             }
         }

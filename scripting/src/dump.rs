@@ -7,9 +7,8 @@
 //! reflected, little-endian) of everything before it. An RDB string is a length in RDB's variable
 //! encoding followed by the bytes, or — for strings longer than 20 bytes when `rdbcompression` is
 //! on, and only if it saves at least 4 bytes — LZF-compressed. The payload is meant to be
-//! byte-identical to Redis's, so the LZF compressor reproduces liblzf's choices (16-bit hash
-//! table, its "very fast" rehashing after a match); reading accepts any valid LZF stream and the
-//! integer encodings as well.
+//! byte-identical to Redis's, so the LZF codec is `embedis_datatypes::lzf`, which reproduces
+//! liblzf's choices; reading accepts any valid LZF stream and the integer encodings as well.
 //!
 //! Reading also knows the pre-release layout (opcode 246: name, engine, optional description,
 //! code), which Redis turns into a library by giving the code a shebang.
@@ -172,7 +171,7 @@ impl Reader<'_> {
                 let compressed = usize::try_from(self.length()?).ok()?;
                 let original = usize::try_from(self.length()?).ok()?;
                 let data = self.take(compressed)?;
-                lzf_decompress(data, original)
+                embedis_datatypes::lzf::decompress(data, original)
             }
             Err(_) => None,
         }
@@ -200,7 +199,7 @@ fn write_length(out: &mut Vec<u8>, len: u64) {
 /// encoding of short numeric strings never applies.)
 fn write_string(out: &mut Vec<u8>, s: &[u8], compress: bool) {
     if compress && s.len() > 20 {
-        if let Some(packed) = lzf_compress(s, s.len() - 4) {
+        if let Some(packed) = embedis_datatypes::lzf::compress(s, s.len() - 4) {
             out.push(0xc3);
             write_length(out, packed.len() as u64);
             write_length(out, s.len() as u64);
@@ -241,173 +240,6 @@ const fn crc64_table() -> [u64; 256] {
         i += 1;
     }
     table
-}
-
-const LZF_HASH_LOG: u32 = 16;
-const LZF_MAX_LITERAL: usize = 1 << 5;
-const LZF_MAX_OFFSET: usize = 1 << 13;
-const LZF_MAX_REFERENCE: usize = (1 << 8) + (1 << 3);
-
-/// liblzf's hash of the three bytes folded into `h` (its "very fast" variant).
-fn lzf_index(h: u32) -> usize {
-    ((h >> (3 * 8 - LZF_HASH_LOG)).wrapping_sub(h.wrapping_mul(5)) & ((1 << LZF_HASH_LOG) - 1))
-        as usize
-}
-
-/// LZF-compresses `input` into at most `limit` bytes, choosing as liblzf does; `None` when it
-/// does not fit. Literal runs are up to 32 bytes (a header byte `len-1`); a back reference holds
-/// its length minus 2 (in 3 bits, or 7 plus an extra byte) and an offset minus 1 up to 8 KiB.
-pub fn lzf_compress(input: &[u8], limit: usize) -> Option<Vec<u8>> {
-    if input.is_empty() || limit == 0 {
-        return None;
-    }
-    let len = input.len();
-    // Positions are stored plus one, so that zero means "never seen".
-    let mut table = vec![0u32; 1 << LZF_HASH_LOG];
-    let mut out: Vec<u8> = Vec::with_capacity(limit + 1);
-    // `run_start` is where the pending literal run's header byte goes.
-    let mut lit = 0usize;
-    out.push(0);
-    let mut run_start = 0usize;
-    let mut ip = 0usize;
-    let first = |p: usize| (u32::from(input[p]) << 8) | u32::from(input[p + 1]);
-    let next = |v: u32, p: usize| (v << 8) | u32::from(input[p + 2]);
-    let mut hval = if len >= 2 { first(0) } else { 0 };
-    while len >= 3 && ip < len - 2 {
-        hval = next(hval, ip);
-        let slot = lzf_index(hval);
-        let seen = table[slot];
-        table[slot] = ip as u32 + 1;
-        let candidate = (seen as usize).checked_sub(1).filter(|&r| {
-            r > 0
-                && r < ip
-                && ip - r - 1 < LZF_MAX_OFFSET
-                && input[r + 2] == input[ip + 2]
-                && input[r] == input[ip]
-                && input[r + 1] == input[ip + 1]
-        });
-        if let Some(r) = candidate {
-            let offset = ip - r - 1;
-            let maxlen = (len - ip - 2).min(LZF_MAX_REFERENCE);
-            // Room for the reference (and the header of the run after it).
-            if out.len() + 3 + 1 >= limit && out.len() - usize::from(lit == 0) + 3 + 1 >= limit {
-                return None;
-            }
-            out[run_start] = (lit as u8).wrapping_sub(1);
-            if lit == 0 {
-                out.pop();
-            }
-            // liblzf compares 16 bytes unconditionally when the match may be long.
-            let mut m = 2usize;
-            let mut done = false;
-            if maxlen > 16 {
-                for _ in 0..16 {
-                    m += 1;
-                    if input[r + m] != input[ip + m] {
-                        done = true;
-                        break;
-                    }
-                }
-            }
-            if !done {
-                loop {
-                    m += 1;
-                    if !(m < maxlen && input[r + m] == input[ip + m]) {
-                        break;
-                    }
-                }
-            }
-            let m = m - 2;
-            ip += 1;
-            if m < 7 {
-                out.push(((offset >> 8) + (m << 5)) as u8);
-            } else {
-                out.push(((offset >> 8) + (7 << 5)) as u8);
-                out.push((m - 7) as u8);
-            }
-            out.push(offset as u8);
-            lit = 0;
-            run_start = out.len();
-            out.push(0);
-            ip += m + 1;
-            if ip >= len - 2 {
-                break;
-            }
-            // Hash the last two positions of the match so later data can refer into it.
-            ip -= 2;
-            hval = first(ip);
-            hval = next(hval, ip);
-            table[lzf_index(hval)] = ip as u32 + 1;
-            ip += 1;
-            hval = next(hval, ip);
-            table[lzf_index(hval)] = ip as u32 + 1;
-            ip += 1;
-        } else {
-            if out.len() >= limit {
-                return None;
-            }
-            lit += 1;
-            out.push(input[ip]);
-            ip += 1;
-            if lit == LZF_MAX_LITERAL {
-                out[run_start] = (lit - 1) as u8;
-                lit = 0;
-                run_start = out.len();
-                out.push(0);
-            }
-        }
-    }
-    if out.len() + 3 > limit {
-        return None;
-    }
-    while ip < len {
-        lit += 1;
-        out.push(input[ip]);
-        ip += 1;
-        if lit == LZF_MAX_LITERAL {
-            out[run_start] = (lit - 1) as u8;
-            lit = 0;
-            run_start = out.len();
-            out.push(0);
-        }
-    }
-    out[run_start] = (lit as u8).wrapping_sub(1);
-    if lit == 0 {
-        out.pop();
-    }
-    Some(out)
-}
-
-/// Decompresses an LZF stream that must expand to exactly `expected` bytes.
-pub fn lzf_decompress(data: &[u8], expected: usize) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(expected);
-    let mut i = 0;
-    while i < data.len() {
-        let ctrl = usize::from(data[i]);
-        i += 1;
-        if ctrl < 32 {
-            let run = data.get(i..i + ctrl + 1)?;
-            out.extend_from_slice(run);
-            i += ctrl + 1;
-        } else {
-            let mut len = ctrl >> 5;
-            if len == 7 {
-                len += usize::from(*data.get(i)?);
-                i += 1;
-            }
-            let offset = ((ctrl & 0x1f) << 8) + usize::from(*data.get(i)?) + 1;
-            i += 1;
-            let from = out.len().checked_sub(offset)?;
-            for k in 0..len + 2 {
-                let b = out[from + k];
-                out.push(b);
-            }
-        }
-        if out.len() > expected {
-            return None;
-        }
-    }
-    (out.len() == expected).then_some(out)
 }
 
 #[cfg(test)]
@@ -464,21 +296,5 @@ mod tests {
         let crc = crc64(0, &junk);
         junk.extend_from_slice(&crc.to_le_bytes());
         assert_eq!(read(&junk), Err(PayloadError::NotAFunction));
-    }
-
-    #[test]
-    fn lzf_round_trips() {
-        let mut seed = 1u64;
-        for n in 0..300 {
-            let data: Vec<u8> = (0..n * 7)
-                .map(|_| {
-                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                    b"abcab\n x"[(seed >> 60) as usize % 8]
-                })
-                .collect();
-            if let Some(packed) = lzf_compress(&data, data.len() + 64) {
-                assert_eq!(lzf_decompress(&packed, data.len()).unwrap(), data);
-            }
-        }
     }
 }

@@ -56,6 +56,8 @@ pub struct ClientHandle {
     /// Out-of-turn output was handed over with its wake-up left for the end of the event loop's
     /// turn (see [`ClientHandle::deliver_from_later`]), which has not come yet.
     wake_queued: AtomicBool,
+    /// The task's read buffer: its sizes for CLIENT LIST, and the tick's resize requests.
+    pub query_buffer: crate::query_buffer::QueryBuffer,
 }
 
 impl ClientHandle {
@@ -72,6 +74,7 @@ impl ClientHandle {
             idle: AtomicBool::new(false),
             stolen: Mutex::new(BytesMut::new()),
             wake_queued: AtomicBool::new(false),
+            query_buffer: Default::default(),
         }
     }
 
@@ -410,13 +413,14 @@ impl ClientState {
         let lib_name = String::from_utf8_lossy(&self.lib_name);
         let lib_ver = String::from_utf8_lossy(&self.lib_ver);
         let omem = crate::pubsub::unsent_output(self);
+        let (qbuf, qbuf_free) = self.handle.query_buffer.sizes();
         let resp = match self.resp {
             Version::Resp2 => 2,
             Version::Resp3 => 3,
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -430,9 +434,10 @@ impl ClientState {
             self.subs.patterns.len(),
             self.subs.shard.len(),
             self.multi.as_ref().map_or(-1, |m| m.commands.len() as i64),
-            self.query_buffer,
+            qbuf,
+            qbuf_free,
             omem,
-            omem + self.query_buffer + std::mem::size_of::<ClientState>(),
+            omem + qbuf + qbuf_free + std::mem::size_of::<ClientState>(),
             self.last_command,
             self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
             resp,

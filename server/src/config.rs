@@ -60,6 +60,8 @@ pub struct Config {
     /// Client tracking: keys the tracking table may hold before random ones are evicted (their
     /// clients told as if the keys changed); 0 = no limit.
     pub tracking_table_max_keys: u64,
+    /// The percentiles INFO latencystats prints for each command (`latency-tracking-info-percentiles`).
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
     pub maxmemory: u64,
     /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
@@ -88,7 +90,7 @@ pub struct EncodingLimits {
     pub zset_max_listpack_value: usize,
     /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
     pub list_max_listpack_size: i64,
-    /// `list-compress-depth`: stored and reported only (see its parameter).
+    /// `list-compress-depth`: raw nodes at each end of lists created from now on.
     pub list_compress_depth: i64,
     /// Longest sparse HyperLogLog string before it turns dense.
     pub hll_sparse_max_bytes: usize,
@@ -140,6 +142,42 @@ impl ObufLimit {
             soft_seconds: 60,
         },
     ];
+}
+
+/// Parses a `latency-tracking-info-percentiles` value as Redis does: numbers separated by single
+/// spaces (so an extra space is an empty, invalid number; an empty value is no number at all),
+/// each a C double between 0 and 100. (Rust's float syntax stands in
+/// for `strtod`: hexadecimal floats are refused here where Redis would take them.)
+pub fn parse_percentiles(value: &str) -> Result<Vec<f64>, ValueError> {
+    let mut out = Vec::new();
+    if value.is_empty() {
+        return Ok(out);
+    }
+    for word in value.split(' ') {
+        let p: f64 = word
+            .parse()
+            .ok()
+            .filter(|p: &f64| !p.is_nan())
+            // Out of a double's range is a parse failure for Redis (ERANGE), "inf" is a value.
+            .filter(|p: &f64| p.is_finite() || word.to_ascii_lowercase().contains("inf"))
+            .ok_or(ValueError::Custom(
+                "Invalid latency-tracking-info-percentiles parameters",
+            ))?;
+        if !(0.0..=100.0).contains(&p) {
+            return Err(ValueError::Custom(
+                "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+            ));
+        }
+        out.push(p);
+    }
+    Ok(out)
+}
+
+/// A percentile as Redis prints it in CONFIG GET and INFO latencystats: six decimals with the
+/// trailing zeros (and a bare point) trimmed — `50`, `99.9`.
+pub fn percentile_text(p: f64) -> String {
+    let text = format!("{p:.6}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Parses a `client-output-buffer-limit` value as Redis does: groups of
@@ -236,6 +274,7 @@ impl Default for Config {
             latency_monitor_threshold: 0,
             latency_tracking: true,
             tracking_table_max_keys: 1_000_000,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: "noeviction".into(),
             maxmemory_samples: 5,
@@ -443,6 +482,15 @@ pub static PARAMS: &[Param] = &[
         set: |c, v| c.tracking_table_max_keys = v.parse().unwrap_or(1_000_000)),
     param!("latency-tracking", Kind::Bool, mutable: true,
         get: |c| yes_no(c.latency_tracking), set: |c, v| c.latency_tracking = parse_yes_no(v)),
+    // Several values in one, separated by spaces as Redis splits a multi-argument parameter; ""
+    // is none at all.
+    param!("latency-tracking-info-percentiles", Kind::Text, mutable: true,
+        get: |c| {
+            let texts: Vec<String> =
+                c.latency_tracking_info_percentiles.iter().map(|p| percentile_text(*p)).collect();
+            texts.join(" ")
+        },
+        set: |c, v| c.latency_tracking_info_percentiles = parse_percentiles(v).unwrap_or_default()),
     param!("latency-monitor-threshold", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.latency_monitor_threshold.to_string(),
         set: |c, v| c.latency_monitor_threshold = v.parse().unwrap_or(0)),
@@ -598,8 +646,8 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.encodings.list_max_listpack_size.to_string(),
         set: |c, v| c.encodings.list_max_listpack_size = v.parse().unwrap_or(-2),
     },
-    // Kept and reported as Redis does; interior nodes are not compressed (LZF compression is a
-    // memory trade no command can observe).
+    // Lists created from now on keep this many nodes raw at each end and LZF-compress the others
+    // (see datatypes' quicklist); existing lists keep the depth they were created with.
     Param {
         name: "list-compress-depth",
         aliases: &[],
@@ -817,6 +865,9 @@ impl Param {
                     return Err(ValueError::Custom(
                         "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
                     ));
+                }
+                if self.name == "latency-tracking-info-percentiles" {
+                    parse_percentiles(value)?;
                 }
             }
             Kind::PartialChoice {

@@ -9,7 +9,8 @@
 //!
 //! Like Redis, the expiry index is a second dict from key to deadline (milliseconds since the
 //! epoch). A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
-//! t + 100 and gone at t + 101.
+//! t + 100 and gone at t + 101. While CLIENT PAUSE is in force, an expired key reads as absent
+//! but stays in place and uncounted (the paused dataset stays constant, as in Redis).
 //!
 //! Besides single-key access, the keyspace offers the whole-key operations of the generic
 //! commands, so that the TTL index and the object header stay consistent in one place: moving a
@@ -242,6 +243,10 @@ pub struct Keyspace {
     pub notify: Notifications,
     /// Client tracking, told about every modification too (see [`crate::tracking`]).
     pub tracking: Tracking,
+    /// While CLIENT PAUSE is in force (until this time, exclusive), expired keys read as absent
+    /// but stay in place, uncounted: a paused server keeps its dataset constant, as Redis's
+    /// `expireIfNeeded` does, and they expire normally once the pause ends. `i64::MIN`: no pause.
+    pub expiry_held_until: i64,
 }
 
 impl Keyspace {
@@ -254,6 +259,7 @@ impl Keyspace {
             watches: Watches::default(),
             notify: Notifications::default(),
             tracking: Tracking::default(),
+            expiry_held_until: i64::MIN,
         }
     }
 
@@ -269,11 +275,18 @@ impl Keyspace {
         self.notify.note(event_class::NEW, "new", db, key);
     }
 
+    /// True while a CLIENT PAUSE keeps expired keys in place (see `expiry_held_until`).
+    #[inline]
+    pub fn expiry_held(&self, now: i64) -> bool {
+        now < self.expiry_held_until
+    }
+
     pub fn db(&mut self, db: usize) -> &mut Db {
         &mut self.dbs[db]
     }
 
-    /// Deletes `key` if its TTL has passed at `now`; true if it did.
+    /// Deletes `key` if its TTL has passed at `now`; true if it has expired (deleted, or only
+    /// hidden while a CLIENT PAUSE holds expired keys in place).
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now: i64) -> bool {
         let d = &mut self.dbs[db];
         // Only keys with a TTL are in `expires`: one probe there, none of the main table, so a
@@ -281,7 +294,10 @@ impl Keyspace {
         if d.expires.is_empty() || d.expires.get(key).is_none_or(|&when| now <= when) {
             return false;
         }
-        d.remove(key);
+        if now < self.expiry_held_until {
+            return true;
+        }
+        self.dbs[db].remove(key);
         self.stats.expired_keys += 1;
         self.dirty += 1;
         self.notify.note(event_class::EXPIRED, "expired", db, key);
@@ -381,12 +397,17 @@ impl Keyspace {
         now: i64,
         access: Access,
     ) -> Option<&mut Object> {
-        self.expire_if_needed(db, key, now);
+        // An expired key is gone — or, while a pause holds it in place, only looks it.
+        let expired = self.expire_if_needed(db, key, now);
         if access == Access::Write {
             self.ready.signal(db, key);
             self.note_write(db, key);
         }
-        let found = self.dbs[db].main.get_mut(key);
+        let found = if expired {
+            None
+        } else {
+            self.dbs[db].main.get_mut(key)
+        };
         match access {
             Access::Read | Access::Inspect | Access::Object => {
                 if found.is_some() {
@@ -708,6 +729,9 @@ impl Keyspace {
     /// A random key of `db` that has not expired at `now` (RANDOMKEY), or None if there is none.
     /// Expired keys picked on the way are deleted, as a Redis master does, so the search ends.
     pub fn random_key(&mut self, db: usize, now: i64, rng: &mut impl Rng) -> Option<SmallBytes> {
+        // While a pause holds expired keys in place none is deleted: like a Redis replica, give
+        // up after 100 expired picks and return the last (else the search might never end).
+        let mut tries = 100;
         loop {
             let d = &self.dbs[db];
             let (key, obj) = d.main.random_entry(rng)?;
@@ -715,6 +739,13 @@ impl Keyspace {
                 && matches!(d.expires.get(key.as_slice()), Some(&when) if now > when);
             if !expired {
                 return Some(key.clone());
+            }
+            if self.expiry_held(now) {
+                tries -= 1;
+                if tries == 0 {
+                    return Some(key.clone());
+                }
+                continue;
             }
             let key = key.clone();
             self.expire_if_needed(db, &key, now);

@@ -29,6 +29,7 @@ pub mod latency;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
+pub mod query_buffer;
 pub mod slowlog;
 pub mod state;
 pub mod tracking;

@@ -436,9 +436,23 @@ where
             false
         };
         handle.set_idle(idle);
-        // Reclaims the consumed front of the buffer when nothing else holds it (no copy when it
-        // is empty), or moves to a fresh one.
-        input.reserve(READ_CHUNK);
+        // The tick may ask for the buffer's room back (see `query_buffer`): all of it for an
+        // idle client — the next read allocates again — or all but the usual 16 KB after a big
+        // request.
+        let keep_room = match handle.query_buffer.take_request() {
+            None => true,
+            Some(resize) => {
+                // Exactly what it holds (usually nothing: no allocation at all).
+                input = BytesMut::from(&input[..]);
+                resize == crate::query_buffer::Resize::Shrink
+            }
+        };
+        if keep_room {
+            // Reclaims the consumed front of the buffer when nothing else holds it (no copy
+            // when it is empty), or moves to a fresh one.
+            input.reserve(READ_CHUNK);
+        }
+        handle.query_buffer.report(input.len(), input.capacity());
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;
@@ -451,6 +465,7 @@ where
                     engine.server.log.warning("Closing client that reached max query buffer length");
                     return Ok(());
                 }
+                handle.query_buffer.report(input.len(), input.capacity());
                 shared.engine.borrow_mut().count_input(id, n, input.len());
             }
             _ = handle.notified() => {}

@@ -5,14 +5,19 @@
 //! out), waits and transcript comparison ([`wait_blocked`], [`eventually`],
 //! [`check_transcripts`]), an embedis on a manual clock ([`manual_server`], [`advance_ms`],
 //! [`held_commands`]), and the skip-or-fail policy for tests that need Redis's own binaries.
-//! [`locks`] holds the lock clients of the failure stories (tests/lock_failures.rs).
+//! [`locks`] holds the lock clients of the failure stories (tests/lock_failures.rs); [`client`]
+//! the [`Client`] that the multi-connection tests (server commands, faults, blocking) share.
 //!
 //! Each test file includes this module (`mod support;`) and uses only part of it; hence
 //! `allow(dead_code)` below.
 
 #![allow(dead_code)]
 
+pub mod client;
 pub mod locks;
+
+#[allow(unused_imports)] // Only the multi-connection tests use it.
+pub use client::Client;
 
 use bytes::{Bytes, BytesMut};
 use embedis::{Clock, Reply, Server};

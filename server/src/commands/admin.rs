@@ -370,7 +370,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
                 object.lru(),
             );
             // Lists add their node statistics, as Redis's quicklist does (sizes are of our
-            // own node encoding; nothing is compressed).
+            // own node encoding, uncompressed; `ql_compressed` says whether the list has a
+            // compress depth).
             if let Value::List(list) = &object.value {
                 let nodes = list.node_count();
                 let avg = if nodes == 0 {
@@ -379,8 +380,9 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
                     list.len() as f64 / nodes as f64
                 };
                 line.push_str(&format!(
-                    " ql_nodes:{nodes} ql_avg_node:{avg:.2} ql_listpack_max:{} ql_compressed:0 ql_uncompressed_size:{}",
+                    " ql_nodes:{nodes} ql_avg_node:{avg:.2} ql_listpack_max:{} ql_compressed:{} ql_uncompressed_size:{}",
                     list.fill(),
+                    u8::from(list.compress_depth() != 0),
                     list.byte_size()
                 ));
             }

@@ -667,6 +667,8 @@ fn pause(ctx: &mut Ctx<'_>) -> CmdResult {
         },
     };
     ctx.server.pause = Some(pause);
+    // Expired keys stay in place (reading as absent) for as long as the pause lasts.
+    ctx.ks.expiry_held_until = pause.until_ms;
     ctx.server.timers_changed = true;
     ctx.out.ok();
     Ok(())

@@ -14,6 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::alloc::used_memory;
+use crate::config::percentile_text;
 use crate::ctx::Ctx;
 use crate::error::CmdResult;
 use crate::table::{Acl, CommandSpec, Flags};
@@ -583,8 +584,8 @@ fn commandstats(ctx: &Ctx<'_>, out: &mut String) {
     }
 }
 
-/// Each command's run time at the 50th, 99th and 99.9th percentiles (Redis's default
-/// `latency-tracking-info-percentiles`), from its histogram; empty with `latency-tracking no`.
+/// Each command's run time at the percentiles of `latency-tracking-info-percentiles` (50, 99 and
+/// 99.9 by default), from its histogram; empty with `latency-tracking no`.
 fn latencystats(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Latencystats\r\n");
     for command in &ctx.registry.commands {
@@ -593,11 +594,11 @@ fn latencystats(ctx: &Ctx<'_>, out: &mut String) {
             continue;
         }
         let _ = write!(out, "latency_percentiles_usec_{}:", command.full_name);
-        const PERCENTILES: [f64; 3] = [50.0, 99.0, 99.9];
-        let values = histogram.percentiles_usec(&PERCENTILES);
-        for (i, (p, value)) in PERCENTILES.iter().zip(values).enumerate() {
+        let percentiles = &ctx.server.config.latency_tracking_info_percentiles;
+        let values = histogram.percentiles_usec(percentiles);
+        for (i, (p, value)) in percentiles.iter().zip(values).enumerate() {
             let sep = if i == 0 { "" } else { "," };
-            let _ = write!(out, "{sep}p{p}={value:.3}");
+            let _ = write!(out, "{sep}p{}={value:.3}", percentile_text(*p));
         }
         out.push_str("\r\n");
     }
@@ -734,5 +735,34 @@ mod tests {
         assert!(used_memory() > 0);
         assert!(total_system_memory() > used_memory());
         assert!(os_name().starts_with("Linux"));
+    }
+
+    /// INFO latencystats prints the configured percentiles, labelled as Redis prints them.
+    #[test]
+    fn latencystats_use_the_configured_percentiles() {
+        let mut h = crate::test_harness::Harness::new();
+        h.run("SET a b");
+        let line = |h: &mut crate::test_harness::Harness| {
+            let info = h.run_text("INFO latencystats");
+            info.split("\r\n")
+                .find(|l| l.starts_with("latency_percentiles_usec_set:"))
+                .unwrap()
+                .to_string()
+        };
+        let default = line(&mut h);
+        assert!(
+            default.contains(":p50=") && default.contains(",p99=") && default.contains(",p99.9="),
+            "{default}"
+        );
+        assert_eq!(default.matches('=').count(), 3, "{default}");
+        h.run("CONFIG SET latency-tracking-info-percentiles 12.5");
+        let one = line(&mut h);
+        assert!(
+            one.starts_with("latency_percentiles_usec_set:p12.5="),
+            "{one}"
+        );
+        assert_eq!(one.matches('=').count(), 1, "{one}");
+        h.run("CONFIG SET latency-tracking-info-percentiles \"\"");
+        assert_eq!(line(&mut h), "latency_percentiles_usec_set:");
     }
 }

@@ -3,7 +3,10 @@
 //! lists (LMOVE, RPOPLPUSH) and the blocking variants (BLPOP, BRPOP, BLMOVE, BRPOPLPUSH, BLMPOP).
 //!
 //! Lists are [`Quicklist`]s (OBJECT ENCODING `quicklist`, as every list in Redis 7.0), created
-//! with the `list-max-listpack-size` in force at the time. A list emptied by a command is deleted.
+//! with the `list-max-listpack-size` and `list-compress-depth` in force at the time. A command
+//! that reads through a list (LINDEX, LRANGE, LPOS, LINSERT) ends with
+//! [`Quicklist::release_decompressed`], so that compressed nodes it read are compressed again,
+//! as Redis recompresses a node after each access. A list emptied by a command is deleted.
 //! Replies and errors follow Redis 7.0.15 to the byte, including its order of checks (LRANGE and
 //! LREM parse their numbers before looking at the key, LINDEX and LSET after the type check;
 //! BLMPOP checks numkeys and its options before the timeout) and its quirks (`LPOP k 0` is an
@@ -324,9 +327,11 @@ fn list_of(value: &mut Value) -> CmdResult<&mut Quicklist> {
 
 /// A new empty list shaped by the current `list-max-listpack-size`.
 fn new_list(ctx: &Ctx<'_>) -> Box<Quicklist> {
-    let fill = ctx.server.config.encodings.list_max_listpack_size;
-    Box::new(Quicklist::with_fill(
+    let limits = &ctx.server.config.encodings;
+    let fill = limits.list_max_listpack_size;
+    Box::new(Quicklist::with_options(
         fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
+        limits.list_compress_depth.max(0) as usize,
     ))
 }
 
@@ -627,6 +632,7 @@ fn lindex(ctx: &mut Ctx<'_>) -> CmdResult {
         Some(element) => ctx.out.bulk(element),
         None => ctx.out.null(),
     }
+    list.release_decompressed();
     Ok(())
 }
 
@@ -665,6 +671,8 @@ fn lrange(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         }
     }
+    // Compressed nodes the walk decompressed go back to their compressed size.
+    list.release_decompressed();
     Ok(())
 }
 
@@ -753,16 +761,21 @@ fn linsert(ctx: &mut Ctx<'_>) -> CmdResult {
         return Ok(());
     };
     let list = list_of(value)?;
-    match list.position(pivot) {
-        None => ctx.out.integer(-1),
+    // The new length, or -1 when the pivot is not there.
+    let reply = match list.position(pivot) {
+        None => -1,
         Some(at) => {
             list.insert(if after { at + 1 } else { at }, element);
-            let len = list.len();
-            ctx.ks.dirty += 1;
-            ctx.notify(LIST, "linsert", ctx.arg(1));
-            ctx.out.integer(len as i64);
+            list.len() as i64
         }
+    };
+    list.release_decompressed();
+    // The event before the reply, as Redis.
+    if reply >= 0 {
+        ctx.ks.dirty += 1;
+        ctx.notify(LIST, "linsert", ctx.arg(1));
     }
+    ctx.out.integer(reply);
     Ok(())
 }
 
@@ -843,6 +856,7 @@ fn lpos(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         }
     }
+    list.release_decompressed();
     match count {
         Some(_) => {
             ctx.out.array(found.len());
@@ -1053,6 +1067,53 @@ mod tests {
                 && line.contains(" ql_nodes:1 ql_avg_node:3.00 ql_listpack_max:-2 ql_compressed:0 ql_uncompressed_size:9"),
             "{line}"
         );
+    }
+
+    /// `list-compress-depth` shapes the lists created after it: their interior nodes are
+    /// compressed (DEBUG OBJECT says so, MEMORY USAGE shrinks), their content is unchanged, and
+    /// reading them leaves them compressed.
+    #[test]
+    fn compress_depth_applies_to_new_lists() {
+        let mut h = Harness::new();
+        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        let fill = |h: &mut Harness, key: &str| {
+            for _ in 0..20 {
+                let mut line = format!("RPUSH {key}");
+                for i in 0..500 {
+                    line.push_str(&format!(" element:{}", i % 10));
+                }
+                h.run(&line);
+            }
+        };
+        fill(&mut h, "raw");
+        h.run("CONFIG SET list-compress-depth 1");
+        fill(&mut h, "packed");
+        fill(&mut h, "raw"); // an existing list keeps its depth (0)
+        let usage =
+            |h: &mut Harness, key: &str| int(&h.run(&format!("MEMORY USAGE {key} SAMPLES 0")));
+        let (raw, packed) = (usage(&mut h, "raw"), usage(&mut h, "packed"));
+        assert!(
+            packed * 3 < raw / 2,
+            "{packed} bytes compressed, {raw} raw (twice as long)"
+        );
+        assert!(h
+            .run_text("DEBUG OBJECT packed")
+            .contains(" ql_compressed:1 "));
+        assert!(h.run_text("DEBUG OBJECT raw").contains(" ql_compressed:0 "));
+        assert_eq!(
+            strings(&h.run("LRANGE packed 4995 5004")),
+            strings(&h.run("LRANGE raw 4995 5004"))
+        );
+        assert_eq!(h.run_text("LINDEX packed 5003"), "$9\r\nelement:3\r\n");
+        assert_eq!(
+            h.run_text("LPOS packed element:9 RANK -1 COUNT 2"),
+            "*2\r\n:9999\r\n:9989\r\n"
+        );
+        assert_eq!(usage(&mut h, "packed"), packed, "reads leave it compressed");
+        h.run("LINSERT packed BEFORE element:7 x");
+        h.run("LSET packed 7000 y");
+        assert_eq!(h.run_text("LINDEX packed 7000"), "$1\r\ny\r\n");
+        h.run("CONFIG SET list-compress-depth 0");
     }
 
     #[test]

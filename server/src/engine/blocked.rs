@@ -209,6 +209,7 @@ impl Engine {
     /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.
     pub fn unpause(&mut self) {
         self.server.pause = None;
+        self.ks.expiry_held_until = i64::MIN;
         // The commands a server pause (a fault) holds wait for its end.
         let fault_paused = |engine: &Engine| {
             engine.server.faults.active() && engine.server.faults.paused_until().is_some()

@@ -52,11 +52,14 @@ impl Engine {
         let now = self.server.clock.now_ms();
         self.process_timeouts();
         self.close_idle_clients(now);
+        self.resize_query_buffers(now);
         self.server.stats.sample(now);
         let hz = self.server.config.hz.max(1) as u64;
         // Redis gives the slow expiry cycle 25% of each tick.
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
-        if self.server.active_expire {
+        // A paused server keeps its dataset constant: no active expiry (Redis's
+        // `activeExpireCycle` returns at once while clients are paused).
+        if self.server.active_expire && !self.ks.expiry_held(now) {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
             // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.
@@ -120,6 +123,17 @@ impl Engine {
             self.server.log.verbose("Closing idle client");
             if let Some(c) = self.clients.get(id) {
                 c.handle.kill();
+            }
+        }
+    }
+
+    /// Redis's `clientsCron` resize of query buffers: asks idle clients' tasks to free their
+    /// read buffers and others to drop room a big request left (see [`crate::query_buffer`]).
+    fn resize_query_buffers(&mut self, now_ms: i64) {
+        for c in self.clients.iter() {
+            let idle_seconds = (now_ms - c.last_interaction_ms).max(0) / 1000;
+            if c.handle.query_buffer.cron(idle_seconds).is_some() {
+                c.handle.wake();
             }
         }
     }
