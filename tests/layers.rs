@@ -62,6 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "faults.rs",
             "slowlog.rs",
             "latency.rs",
+            "evict.rs",
         ],
     ),
     (

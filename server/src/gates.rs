@@ -10,8 +10,9 @@
 //! errorstats; a queued transaction doomed; a refused EXEC answering EXECABORT and still shown to
 //! MONITOR). The direct path of the embedding process (`crate::direct`) uses [`resolve`] too.
 //! [`connect_client`] is the gate of a new connection (maxclients, protected mode).
-//! [`refuses_for_memory`] is Redis's `maxmemory` gate; with the only policy embedis implements,
-//! `noeviction`, being over the limit means refusing commands that may grow memory.
+//! [`refuses_for_memory`] is Redis's `maxmemory` gate: before the command, eviction runs
+//! (`crate::evict`), and only if it could not bring memory under the limit are commands that may
+//! grow memory refused.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
@@ -22,7 +23,9 @@ use crate::client::{ClientHandle, ClientState, Peer};
 use crate::config::Config;
 use crate::error::Error;
 use crate::flags::Flags;
+use crate::keyspace::Keyspace;
 use crate::multi::exec_abort_error;
+use crate::state::ServerState;
 use crate::table::{Command, Lookup, Registry};
 
 /// Why a connection was refused.
@@ -122,25 +125,34 @@ pub fn needs_auth(config: &Config, client: &ClientState, command: &Command) -> b
 /// Redis's reply to a command refused by the `maxmemory` gate.
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
-/// True if memory use is over `maxmemory` (when one is set). Nothing can be evicted under
-/// `noeviction`, the only policy embedis accepts, so being over the limit is final until memory
-/// is freed or the limit raised, as Redis's `performEvictions` answers `EVICT_FAIL`.
-pub fn over_maxmemory(config: &Config) -> bool {
-    config.maxmemory != 0 && crate::alloc::used_memory() > config.maxmemory
+/// True if the last eviction pass before the current command found memory over `maxmemory`
+/// with nothing left to evict (Redis's `pre_command_oom_state`): a script checks this, not the
+/// memory its own run moves.
+pub fn over_maxmemory(server: &ServerState) -> bool {
+    server.config.maxmemory != 0 && server.eviction.out_of_memory
 }
 
 /// The `maxmemory` gate of `processCommand`, applied after authentication and before a command
-/// is queued by MULTI: over the limit, a command flagged `denyoom` (by its own flags or the
-/// flags its script declares: `flags`) is refused, and so is an EXEC whose queue holds one. Any
-/// command queued inside MULTI is refused too, since the queue itself takes memory — except
-/// EXEC, DISCARD, QUIT and RESET, which end a transaction rather than grow it.
+/// is queued by MULTI: an eviction pass runs first (`crate::evict`), and if it failed to bring
+/// memory under the limit, a command flagged `denyoom` (by its own flags or the flags its
+/// script declares: `flags`) is refused, and so is an EXEC whose queue holds one. Any command
+/// queued inside MULTI is refused too, since the queue itself takes memory — except EXEC,
+/// DISCARD, QUIT and RESET, which end a transaction rather than grow it. Call it only with
+/// `maxmemory` set.
 pub fn refuses_for_memory(
-    config: &Config,
+    server: &mut ServerState,
+    ks: &mut Keyspace,
     client: &ClientState,
     command: &Command,
     flags: Flags,
 ) -> bool {
-    if config.maxmemory == 0 {
+    // Clients paused: the data set must stay still, so nothing is evicted (and nothing fails).
+    let safe = server.pause.is_none();
+    let now = server.clock.now_ms();
+    let outcome = server.eviction.perform(ks, &server.config, safe, now);
+    let out_of_memory = outcome == crate::evict::Outcome::Fail;
+    server.eviction.out_of_memory = out_of_memory;
+    if !out_of_memory {
         return false;
     }
     let name = command.full_name.as_str();
@@ -153,7 +165,7 @@ pub fn refuses_for_memory(
     if client.multi.is_some() && !matches!(name, "exec" | "discard" | "quit" | "reset") {
         denyoom = true;
     }
-    denyoom && over_maxmemory(config)
+    denyoom
 }
 
 /// Redis's reply to a write refused for want of good replicas.

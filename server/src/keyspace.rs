@@ -4,8 +4,10 @@
 //! All key access goes through [`Keyspace`] methods so that the cross-cutting rules live in one
 //! place: a key whose TTL has passed is deleted on access (lazy expiry) and never seen by a
 //! command; reads count keyspace hits and misses for INFO; every access refreshes the key's LRU
-//! clock (OBJECT IDLETIME) unless the command asked not to touch it (TYPE, TTL, OBJECT…); every
-//! write bumps the `dirty` counter. Time comes in as the command's frozen `now`.
+//! clock (OBJECT IDLETIME), or its LFU counter under an LFU policy ([`Keyspace::access`]),
+//! unless the command asked not to touch it (TYPE, TTL, OBJECT…); every write bumps the `dirty`
+//! counter. Time comes in as the command's frozen `now`. Eviction (`crate::evict`) picks keys
+//! and removes each through [`Keyspace::evicted`].
 //!
 //! Like Redis, the expiry index is a second dict from key to deadline (milliseconds since the
 //! epoch). A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
@@ -26,7 +28,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::OnceLock;
 
-use crate::value::{lru_clock, Object, Value};
+use crate::value::{AccessClock, Object, Value};
 use crate::watch::Watches;
 
 /// One database.
@@ -119,6 +121,8 @@ pub struct KeyspaceStats {
     pub expired_keys: u64,
     pub expired_stale_perc: f64,
     pub expired_time_cap_reached_count: u64,
+    /// Keys removed by eviction (INFO `evicted_keys`).
+    pub evicted_keys: u64,
     pub expire_cycle_cpu_milliseconds: u64,
 }
 
@@ -231,6 +235,10 @@ pub struct Keyspace {
     pub ready: ReadyKeys,
     /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
     pub watches: Watches,
+    /// What an access does to an object's header under the eviction policy (LRU clock or LFU
+    /// counter), and how new objects start. Set from the configuration by the engine at start
+    /// and after every CONFIG SET.
+    pub access: AccessClock,
 }
 
 impl Keyspace {
@@ -241,6 +249,7 @@ impl Keyspace {
             dirty: 0,
             ready: ReadyKeys::default(),
             watches: Watches::default(),
+            access: AccessClock::default(),
         }
     }
 
@@ -323,7 +332,7 @@ impl Keyspace {
         }
         let obj = found?;
         if matches!(access, Access::Read | Access::Write) {
-            obj.touch(lru_clock(now));
+            self.access.touch(obj, now);
         }
         Some(obj)
     }
@@ -348,15 +357,18 @@ impl Keyspace {
     /// Stores `value` under `key`, replacing any previous value. The TTL is removed unless
     /// `keep_ttl` (SET KEEPTTL, and commands that modify a value rather than replace it).
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, keep_ttl: bool, now: i64) {
-        let lru = lru_clock(now);
+        let clock = self.access;
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
                 let had_expire = obj.has_expire();
                 obj.value = value;
-                obj.touch(lru);
-                // A new value is a new object in Redis: shared again if it is a small integer.
-                obj.set_private(false);
+                // Redis looks the key up for writing (an access) and the new object inherits
+                // the header under LFU: one touch is both.
+                clock.touch(obj, now);
+                // A new value is a new object in Redis: shared again if it is a small integer
+                // and the policy shares them.
+                obj.set_private(clock.private_ints);
                 if had_expire && !keep_ttl {
                     obj.set_has_expire(false);
                     d.expires.remove(key);
@@ -364,7 +376,7 @@ impl Keyspace {
             }
             None => {
                 d.main
-                    .insert_new(SmallBytes::new(key), Object::new(value, lru));
+                    .insert_new(SmallBytes::new(key), clock.object(value, now));
             }
         }
         self.ready.signal(db, key);
@@ -386,7 +398,7 @@ impl Keyspace {
         make: impl FnOnce() -> Value,
     ) -> bool {
         self.expire_if_needed(db, key, now);
-        let lru = lru_clock(now);
+        let clock = self.access;
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
@@ -394,7 +406,8 @@ impl Keyspace {
                     return false;
                 }
                 obj.value = make();
-                obj.touch(lru);
+                clock.touch(obj, now);
+                obj.set_private(clock.private_ints);
                 match ttl {
                     Ttl::Keep => {}
                     Ttl::Clear => {
@@ -421,7 +434,7 @@ impl Keyspace {
                 }
                 let obj = d
                     .main
-                    .insert_new(SmallBytes::new(key), Object::new(make(), lru));
+                    .insert_new(SmallBytes::new(key), clock.object(make(), now));
                 if let Ttl::At(when_ms) = ttl {
                     obj.set_has_expire(true);
                     d.expires.insert(SmallBytes::new(key), when_ms);
@@ -436,10 +449,9 @@ impl Keyspace {
 
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
     pub fn add(&mut self, db: usize, key: &[u8], value: Value, expire_at: Option<i64>, now: i64) {
+        let obj = self.access.object(value, now);
         let d = &mut self.dbs[db];
-        let obj = d
-            .main
-            .insert_new(SmallBytes::new(key), Object::new(value, lru_clock(now)));
+        let obj = d.main.insert_new(SmallBytes::new(key), obj);
         if let Some(when) = expire_at {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
@@ -460,6 +472,29 @@ impl Keyspace {
             self.touched(db, key);
         }
         removed
+    }
+
+    /// Removes `key` of `db` for eviction (the one place eviction deletes a key): counted in
+    /// INFO's `evicted_keys`, told to watchers and client tracking as a modification
+    /// ([`Keyspace::touched`]), not counted in `dirty` (Redis propagates a DEL instead). With
+    /// `lazy` (`lazyfree-lazy-eviction`), a value big enough to be worth it is freed on the
+    /// background thread, as Redis's `dbAsyncDelete` does. True if the key existed.
+    pub fn evicted(&mut self, db: usize, key: &[u8], lazy: bool) -> bool {
+        let Some(obj) = self.dbs[db].remove(key) else {
+            return false;
+        };
+        if lazy {
+            let effort = free_effort(&obj.value);
+            if effort > LAZYFREE_THRESHOLD {
+                free_in_background(obj, effort);
+            }
+        } else {
+            drop(obj);
+        }
+        self.stats.evicted_keys += 1;
+        self.touched(db, key);
+        // notify: evicted
+        true
     }
 
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
@@ -696,6 +731,23 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
     if let Some((garbage, objects)) = unsent {
         drop(garbage);
         LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+    }
+}
+
+/// Values whose freeing costs more than this many allocations go to the background thread when
+/// freed lazily (Redis's `LAZYFREE_THRESHOLD`): below it, the hand-over costs more than it saves.
+const LAZYFREE_THRESHOLD: usize = 64;
+
+/// About how many allocations freeing `value` takes (Redis's `lazyfreeGetFreeEffort`: elements
+/// of a big collection — a list counts its elements where Redis counts nodes; 1 for strings
+/// and compact encodings).
+fn free_effort(value: &Value) -> usize {
+    match value {
+        Value::List(list) => list.len(),
+        Value::Hash(h) if h.encoding_name() == "hashtable" => h.len(),
+        Value::Set(s) if s.encoding_name() == "hashtable" => s.len(),
+        Value::ZSet(z) if z.encoding_name() == "skiplist" => z.len(),
+        _ => 1,
     }
 }
 

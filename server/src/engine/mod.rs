@@ -75,7 +75,8 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
-        let ks = Keyspace::new(config.databases);
+        let mut ks = Keyspace::new(config.databases);
+        ks.access = config.access_clock();
         let registry = crate::commands::registry();
         Engine {
             ks,
@@ -223,15 +224,10 @@ impl Engine {
         }
         // maxmemory (Redis checks it after ACL and cluster redirection, which embedis lacks).
         // A re-run of a blocked command already passed it, as Redis serves those directly.
-        if self.server.config.maxmemory != 0
-            && run == Run::Fresh
-            && gates::refuses_for_memory(
-                &self.server.config,
-                client,
-                command,
-                self.effective_flags(command, &args),
-            )
-        {
+        if self.server.config.maxmemory != 0 && run == Run::Fresh && {
+            let flags = self.effective_flags(command, &args);
+            gates::refuses_for_memory(&mut self.server, &mut self.ks, client, command, flags)
+        } {
             self.reject(
                 client,
                 Some(command),
