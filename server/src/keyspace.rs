@@ -882,6 +882,26 @@ mod tests {
     }
 
     #[test]
+    fn eviction_counts_and_frees_big_values_lazily() {
+        let mut ks = Keyspace::new(1);
+        ks.add(0, b"small", Value::Int(1), Some(10), 0);
+        let mut big = embedis_datatypes::quicklist::Quicklist::default();
+        for i in 0..100 {
+            big.push_back(format!("{i}").as_bytes());
+        }
+        assert!(free_effort(&Value::List(Box::new(big.clone()))) > LAZYFREE_THRESHOLD);
+        assert_eq!(free_effort(&Value::Int(1)), 1);
+        ks.add(0, b"big", Value::List(Box::new(big)), None, 0);
+        let dirty = ks.dirty;
+        assert!(ks.evicted(0, b"small", true));
+        assert!(ks.dbs[0].expires.is_empty(), "its TTL goes with it");
+        assert!(ks.evicted(0, b"big", true));
+        assert!(!ks.evicted(0, b"big", true));
+        assert_eq!((ks.stats.evicted_keys, ks.dirty), (2, dirty));
+        assert!(ks.dbs[0].is_empty());
+    }
+
+    #[test]
     fn random_key_skips_expired() {
         let mut ks = Keyspace::new(1);
         let mut rng = rand::rngs::mock::StepRng::new(0, 0x9E37_79B9_7F4A_7C15);
