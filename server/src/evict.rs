@@ -177,7 +177,7 @@ impl Evictor {
             ks.evicted(db, &key, lazy);
             freed += before - self.used_memory(ks) as i64;
             evicted += 1;
-            if evicted % 16 == 0 {
+            if evicted.is_multiple_of(16) {
                 // Memory freed on the lazy-free thread is not seen around the deletion: look
                 // at the total now and then.
                 if lazy && self.used_memory(ks) <= config.maxmemory {

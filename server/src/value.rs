@@ -223,12 +223,10 @@ impl Object {
     }
 
     /// Marks (or unmarks) the value as a private duplicate rather than a shared integer.
+    #[inline]
     pub fn set_private(&mut self, private: bool) {
-        if private {
-            self.meta |= PRIVATE_INT;
-        } else {
-            self.meta &= !PRIVATE_INT;
-        }
+        // Without a branch: every SET that overwrites a key comes here.
+        self.meta = (self.meta & !PRIVATE_INT) | ((private as u32) << 30);
     }
 
     /// Idle time in milliseconds at LRU clock `now_lru`, as Redis's `estimateObjectIdleTime`.
@@ -287,11 +285,9 @@ pub fn lfu_log_incr(counter: u8, log_factor: u32, r: f64) -> u8 {
 pub fn lfu_decayed(meta: u32, now_min: u32, decay_time: u32) -> u8 {
     let ldt = (meta >> 8) & 0xFFFF;
     let counter = meta & 0xFF;
-    let periods = if decay_time == 0 {
-        0
-    } else {
-        lfu_time_elapsed(ldt, now_min) / decay_time
-    };
+    let periods = lfu_time_elapsed(ldt, now_min)
+        .checked_div(decay_time)
+        .unwrap_or(0);
     counter.saturating_sub(periods) as u8
 }
 
