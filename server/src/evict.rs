@@ -439,7 +439,7 @@ mod tests {
         let mut ks = Keyspace::new(1);
         let mut c = config("allkeys-lfu", 10, "200");
         c.lfu_log_factor = 0; // every access counts
-        ks.access = c.access_clock();
+        ks.apply_config(&c);
         for i in 0..20u32 {
             ks.add(0, format!("k{i}").as_bytes(), Value::Int(1), None, T0);
             for _ in 0..i {
@@ -531,7 +531,7 @@ mod tests {
         ) {
             let mut ks = Keyspace::new(3);
             let mut c = config(policy, keep, &samples.to_string());
-            ks.access = c.access_clock();
+            ks.apply_config(&c);
             let now = T0 + 2_000_000;
             for (i, spec) in keys.iter().enumerate() {
                 let key = format!("k{i}");

@@ -236,9 +236,14 @@ pub struct Keyspace {
     /// Keys clients WATCH, told about every modification (see [`crate::watch`]).
     pub watches: Watches,
     /// What an access does to an object's header under the eviction policy (LRU clock or LFU
-    /// counter), and how new objects start. Set from the configuration by the engine at start
-    /// and after every CONFIG SET.
+    /// counter), and how new objects start. Set from the configuration with `maxmemory`
+    /// ([`Keyspace::apply_config`]) by the engine at start and after every CONFIG SET.
     pub access: AccessClock,
+    /// `maxmemory` (0: none): a key table may not double past it (see [`hold_growth`]).
+    maxmemory: u64,
+    /// `maxmemory` is set or the policy is LFU: a new key takes the slow path of
+    /// [`new_object`], so that without them adding a key costs one branch more.
+    limits: bool,
 }
 
 impl Keyspace {
@@ -250,7 +255,16 @@ impl Keyspace {
             ready: ReadyKeys::default(),
             watches: Watches::default(),
             access: AccessClock::default(),
+            maxmemory: 0,
+            limits: false,
         }
+    }
+
+    /// Takes up what the configuration says about objects' headers and memory limits.
+    pub fn apply_config(&mut self, config: &crate::config::Config) {
+        self.access = config.access_clock();
+        self.maxmemory = config.maxmemory;
+        self.limits = self.maxmemory != 0 || self.access.lfu;
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -357,7 +371,7 @@ impl Keyspace {
     /// Stores `value` under `key`, replacing any previous value. The TTL is removed unless
     /// `keep_ttl` (SET KEEPTTL, and commands that modify a value rather than replace it).
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, keep_ttl: bool, now: i64) {
-        let clock = self.access;
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
@@ -375,8 +389,9 @@ impl Keyspace {
                 }
             }
             None => {
-                d.main
-                    .insert_new(SmallBytes::new(key), clock.object(value, now));
+                let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
+                d.main.insert_new(SmallBytes::new(key), obj);
+                release_growth(d, held);
             }
         }
         self.ready.signal(db, key);
@@ -398,7 +413,7 @@ impl Keyspace {
         make: impl FnOnce() -> Value,
     ) -> bool {
         self.expire_if_needed(db, key, now);
-        let clock = self.access;
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
@@ -432,13 +447,13 @@ impl Keyspace {
                 if when == StoreIf::Present {
                     return false;
                 }
-                let obj = d
-                    .main
-                    .insert_new(SmallBytes::new(key), clock.object(make(), now));
+                let (obj, held) = new_object(d, clock, limits, maxmemory, make(), now);
+                let obj = d.main.insert_new(SmallBytes::new(key), obj);
                 if let Ttl::At(when_ms) = ttl {
                     obj.set_has_expire(true);
                     d.expires.insert(SmallBytes::new(key), when_ms);
                 }
+                release_growth(d, held);
             }
         }
         self.ready.signal(db, key);
@@ -449,13 +464,15 @@ impl Keyspace {
 
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
     pub fn add(&mut self, db: usize, key: &[u8], value: Value, expire_at: Option<i64>, now: i64) {
-        let obj = self.access.object(value, now);
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
+        let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
         let obj = d.main.insert_new(SmallBytes::new(key), obj);
         if let Some(when) = expire_at {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
         }
+        release_growth(d, held);
         self.ready.signal(db, key);
         self.touched(db, key);
         self.dirty += 1;
@@ -734,6 +751,54 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
     }
 }
 
+/// The object of a key about to be added to `d`, as the policy makes it (see
+/// [`AccessClock::object`]), and whether [`hold_growth`] held the table back (the caller
+/// inserts, then calls [`release_growth`]). Without `limits` (no `maxmemory`, no LFU policy) a
+/// plain object with the LRU clock, after one branch.
+#[inline]
+fn new_object(
+    d: &mut Db,
+    clock: AccessClock,
+    limits: bool,
+    maxmemory: u64,
+    value: Value,
+    now: i64,
+) -> (Object, bool) {
+    if !limits {
+        return (Object::new(value, crate::value::lru_clock(now)), false);
+    }
+    let held = maxmemory != 0 && hold_growth(d, maxmemory);
+    (clock.object(value, now), held)
+}
+
+/// Redis's `dictExpandAllowed` for a database's key table: when the next key would make the
+/// table double, and the new bucket array would take memory over `maxmemory`, the table is
+/// not allowed to grow (unless it is already more than 1.618 keys per bucket full), so that one
+/// insertion does not suddenly push memory over the limit and evict many keys. True if it held
+/// the table back.
+#[cold]
+fn hold_growth(d: &mut Db, maxmemory: u64) -> bool {
+    let main = &mut d.main;
+    let (len, size) = (main.len(), main.buckets());
+    if main.is_rehashing() || size == 0 || len < size || len as f64 / size as f64 > 1.618 {
+        return false;
+    }
+    let bucket_array = (size * 2 * std::mem::size_of::<usize>()) as u64;
+    if crate::alloc::used_memory() + bucket_array <= maxmemory {
+        return false;
+    }
+    main.set_resize_allowed(false);
+    true
+}
+
+/// Lets a table held back by [`hold_growth`] resize again (shrinking included).
+#[inline]
+fn release_growth(d: &mut Db, held: bool) {
+    if held {
+        d.main.set_resize_allowed(true);
+    }
+}
+
 /// Values whose freeing costs more than this many allocations go to the background thread when
 /// freed lazily (Redis's `LAZYFREE_THRESHOLD`): below it, the hand-over costs more than it saves.
 const LAZYFREE_THRESHOLD: usize = 64;
@@ -899,6 +964,39 @@ mod tests {
         assert!(!ks.evicted(0, b"big", true));
         assert_eq!((ks.stats.evicted_keys, ks.dirty), (2, dirty));
         assert!(ks.dbs[0].is_empty());
+    }
+
+    /// Over `maxmemory`, a key table full to one key per bucket does not double (the new bucket
+    /// array would push memory further over) until it is more than 1.618 full; without a limit
+    /// it doubles at once.
+    #[test]
+    fn key_tables_do_not_double_past_maxmemory() {
+        let grow = |maxmemory: &str| {
+            let mut config = crate::config::Config::default();
+            config.set_many(&[("maxmemory", maxmemory)]).unwrap();
+            let mut ks = Keyspace::new(1);
+            ks.apply_config(&config);
+            let mut sizes = Vec::new();
+            for i in 0..40u32 {
+                ks.add(0, &i.to_be_bytes(), Value::Int(1), None, 0);
+                while ks.dbs[0].main.is_rehashing() {
+                    ks.dbs[0].main.rehash(100);
+                }
+                sizes.push(ks.dbs[0].main.buckets());
+            }
+            sizes
+        };
+        let free = grow("0");
+        // One byte of maxmemory: every process is over it.
+        let held = grow("1");
+        let first_growth =
+            |sizes: &[usize], from: usize| sizes.iter().position(|&s| s > from).map(|i| i + 1);
+        assert_eq!(first_growth(&free, 16), Some(17), "{free:?}");
+        // 16 buckets: held at 17..=25 keys (25/16 < 1.618), grows at the 27th insertion.
+        assert_eq!(first_growth(&held, 16), Some(27), "{held:?}");
+        let mut ks = Keyspace::new(1);
+        ks.apply_config(&crate::config::Config::default());
+        assert!(!ks.limits);
     }
 
     #[test]

@@ -320,9 +320,7 @@ impl AccessClock {
     /// A new object for `value`, as Redis's `createObject` makes it under this policy.
     pub fn object(&self, value: Value, now_ms: i64) -> Object {
         let mut obj = Object::new(value, self.fresh_bits(now_ms));
-        if self.private_ints {
-            obj.meta |= PRIVATE_INT;
-        }
+        obj.set_private(self.private_ints);
         obj
     }
 

@@ -151,7 +151,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     let maxmemory_changed = next.maxmemory != ctx.server.config.maxmemory;
     ctx.server.config = next;
     // The policy decides what an access does to the objects' headers.
-    ctx.ks.access = ctx.server.config.access_clock();
+    ctx.ks.apply_config(&ctx.server.config);
     if maxmemory_changed && ctx.server.config.maxmemory != 0 {
         // A limit under current use evicts at once, as Redis's CONFIG SET maxmemory does.
         let used = ctx.server.eviction.used_memory(ctx.ks);

@@ -76,7 +76,7 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
         let mut ks = Keyspace::new(config.databases);
-        ks.access = config.access_clock();
+        ks.apply_config(&config);
         let registry = crate::commands::registry();
         Engine {
             ks,
