@@ -150,6 +150,7 @@ pub fn refuses_for_memory(
     let safe = server.pause.is_none();
     let now = server.clock.now_ms();
     let outcome = server.eviction.perform(ks, &server.config, safe, now);
+    record_eviction_latency(server, now);
     let out_of_memory = outcome == crate::evict::Outcome::Fail;
     server.eviction.out_of_memory = out_of_memory;
     if !out_of_memory {
@@ -166,6 +167,17 @@ pub fn refuses_for_memory(
         denyoom = true;
     }
     denyoom
+}
+
+/// LATENCY's `eviction-cycle` event for the eviction pass that just ran, if it evicted.
+pub fn record_eviction_latency(server: &mut ServerState, now_ms: i64) {
+    if let Some(took) = server.eviction.last_cycle.take() {
+        let threshold = server.config.latency_monitor_threshold;
+        let ms = took.as_millis() as u64;
+        server
+            .latency
+            .add_if_needed("eviction-cycle", ms, threshold, now_ms.div_euclid(1000));
+    }
 }
 
 /// Redis's reply to a write refused for want of good replicas.
@@ -335,6 +347,25 @@ mod tests {
         assert_eq!(engine.server.error_stats.get("ERR"), Some(&1));
         let monitor = engine.clients.get(watcher).unwrap();
         assert!(String::from_utf8_lossy(&monitor.pending).ends_with("\"exec\"\r\n"));
+    }
+
+    /// A pass that evicted is a LATENCY `eviction-cycle` sample when it reaches the threshold;
+    /// the memory gate records it, and only once.
+    #[test]
+    fn eviction_cycles_are_latency_events() {
+        let mut engine = Engine::new(Config::default(), Clock::manual(), Logger::silent(), None);
+        engine.server.config.latency_monitor_threshold = 5;
+        engine.server.eviction.last_cycle = Some(std::time::Duration::from_millis(4));
+        record_eviction_latency(&mut engine.server, 0);
+        assert!(
+            engine.server.latency.get(b"eviction-cycle").is_none(),
+            "under 5 ms"
+        );
+        engine.server.eviction.last_cycle = Some(std::time::Duration::from_millis(7));
+        record_eviction_latency(&mut engine.server, 0);
+        record_eviction_latency(&mut engine.server, 0);
+        assert!(engine.server.latency.get(b"eviction-cycle").is_some());
+        assert!(engine.server.eviction.last_cycle.is_none());
     }
 
     #[test]

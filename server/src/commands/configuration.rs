@@ -166,6 +166,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         server
             .eviction
             .perform(ctx.ks, &server.config, safe, ctx.now_ms);
+        crate::gates::record_eviction_latency(server, ctx.now_ms);
     }
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;

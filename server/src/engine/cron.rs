@@ -119,6 +119,7 @@ impl Engine {
         server
             .eviction
             .perform(&mut self.ks, &server.config, safe, now_ms);
+        crate::gates::record_eviction_latency(server, now_ms);
     }
 
     /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.
