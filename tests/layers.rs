@@ -65,6 +65,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "slowlog.rs",
             "latency.rs",
             "tracking.rs",
+            "evict.rs",
         ],
     ),
     (

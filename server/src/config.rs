@@ -12,8 +12,7 @@
 //! A few parameters (`save`, `appendonly`, `daemonize`, `replicaof`, `maxmemory-clients`,
 //! `key-load-delay`) are in the table but accept only the value that describes what embedis
 //! actually does (no snapshots, no AOF, foreground, never a replica, no client eviction, no
-//! loading), so that harnesses passing `--save ""` or `--appendonly no` keep working; likewise
-//! `maxmemory-policy` accepts only `noeviction` until eviction exists.
+//! loading), so that harnesses passing `--save ""` or `--appendonly no` keep working.
 
 use embedis_datatypes::glob;
 
@@ -64,14 +63,21 @@ pub struct Config {
     pub latency_tracking_info_percentiles: Vec<f64>,
     /// Bytes of memory beyond which `denyoom` commands are refused (0 = no limit).
     pub maxmemory: u64,
-    /// What happens past `maxmemory`: embedis implements only `noeviction` (refuse writes), so
-    /// the other policies are refused rather than silently behaving like it.
-    pub maxmemory_policy: String,
+    /// What happens past `maxmemory`: which keys are evicted (see `crate::evict`), or none.
+    pub maxmemory_policy: MaxmemoryPolicy,
+    /// Keys sampled per database for each pass that fills the eviction pool.
     pub maxmemory_samples: u32,
+    /// 0..100: how long one eviction pass may run before handing the rest to the timer.
     pub maxmemory_eviction_tenacity: u32,
     /// The keyspace-notification classes that are on (`notify-keyspace-events`), as the bits of
     /// [`event_class`]. The keyspace keeps its own copy ([`crate::notify`] is told on change).
     pub notify_keyspace_events: u32,
+    /// LFU policies: how slowly the access counter climbs (higher = more accesses per step).
+    pub lfu_log_factor: u32,
+    /// LFU policies: minutes for the access counter to lose one step (0 = never decays).
+    pub lfu_decay_time: u32,
+    /// Evicted values are freed on the background thread (`lazyfree-lazy-eviction`).
+    pub lazyfree_lazy_eviction: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off). embedis has no replicas,
     /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
@@ -276,13 +282,107 @@ impl Default for Config {
             tracking_table_max_keys: 1_000_000,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
-            maxmemory_policy: "noeviction".into(),
+            maxmemory_policy: MaxmemoryPolicy::NoEviction,
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
             notify_keyspace_events: 0,
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
+            lazyfree_lazy_eviction: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
         }
+    }
+}
+
+/// `maxmemory-policy`: which keys eviction may pick (all, or only those with a TTL) and how it
+/// ranks them (idle time, access frequency, nearest deadline, or not at all). Kept as an enum so
+/// that the checks made on every access and every command are comparisons, not string matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MaxmemoryPolicy {
+    VolatileLru,
+    VolatileLfu,
+    VolatileRandom,
+    VolatileTtl,
+    AllkeysLru,
+    AllkeysLfu,
+    AllkeysRandom,
+    #[default]
+    NoEviction,
+}
+
+impl MaxmemoryPolicy {
+    /// The names, in the order Redis lists them in its CONFIG SET error.
+    pub const NAMES: &'static [&'static str] = &[
+        "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+        "allkeys-lru",
+        "allkeys-lfu",
+        "allkeys-random",
+        "noeviction",
+    ];
+    const ALL: [MaxmemoryPolicy; 8] = [
+        MaxmemoryPolicy::VolatileLru,
+        MaxmemoryPolicy::VolatileLfu,
+        MaxmemoryPolicy::VolatileRandom,
+        MaxmemoryPolicy::VolatileTtl,
+        MaxmemoryPolicy::AllkeysLru,
+        MaxmemoryPolicy::AllkeysLfu,
+        MaxmemoryPolicy::AllkeysRandom,
+        MaxmemoryPolicy::NoEviction,
+    ];
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .position(|n| n.eq_ignore_ascii_case(name))
+            .map(|i| Self::ALL[i])
+    }
+
+    /// Ranks keys by idle time.
+    pub fn is_lru(self) -> bool {
+        matches!(self, Self::VolatileLru | Self::AllkeysLru)
+    }
+
+    /// Ranks keys by access frequency (the object header holds an LFU counter).
+    pub fn is_lfu(self) -> bool {
+        matches!(self, Self::VolatileLfu | Self::AllkeysLfu)
+    }
+
+    /// May evict keys without a TTL.
+    pub fn is_allkeys(self) -> bool {
+        matches!(
+            self,
+            Self::AllkeysLru | Self::AllkeysLfu | Self::AllkeysRandom
+        )
+    }
+}
+
+impl Config {
+    /// What the eviction policy makes of the objects' access bits (see
+    /// [`crate::value::AccessClock`]): LFU counters under an LFU policy, and no shared integers
+    /// when `maxmemory` is set with an LRU or LFU policy (Redis's
+    /// `MAXMEMORY_FLAG_NO_SHARED_INTEGERS`).
+    pub fn access_clock(&self) -> crate::value::AccessClock {
+        let policy = self.maxmemory_policy;
+        crate::value::AccessClock {
+            lfu: policy.is_lfu(),
+            private_ints: self.maxmemory != 0 && (policy.is_lru() || policy.is_lfu()),
+            log_factor: self.lfu_log_factor,
+            decay_time: self.lfu_decay_time,
+        }
+    }
+}
+
+impl std::fmt::Display for MaxmemoryPolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -671,14 +771,18 @@ pub static PARAMS: &[Param] = &[
     param!("maxmemory", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.maxmemory.to_string(),
         set: |c, v| c.maxmemory = parse_memory(v).unwrap_or(0) as u64),
-    param!("maxmemory-policy", Kind::PartialChoice {
-            choices: &["volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl",
-                "allkeys-lru", "allkeys-lfu", "allkeys-random", "noeviction"],
-            implemented: &["noeviction"],
-        }, mutable: true,
-        get: |c| c.maxmemory_policy.clone(),
-        set: |c, v| c.maxmemory_policy = v.to_ascii_lowercase()),
-    // Kept for CONFIG GET/SET compatibility; these tune eviction once eviction exists.
+    param!("maxmemory-policy", Kind::Choice(MaxmemoryPolicy::NAMES), mutable: true,
+        get: |c| c.maxmemory_policy.name().to_string(),
+        set: |c, v| c.maxmemory_policy = MaxmemoryPolicy::parse(v).unwrap_or_default()),
+    param!("lfu-log-factor", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.lfu_log_factor.to_string(),
+        set: |c, v| c.lfu_log_factor = v.parse().unwrap_or(10)),
+    param!("lfu-decay-time", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.lfu_decay_time.to_string(),
+        set: |c, v| c.lfu_decay_time = v.parse().unwrap_or(1)),
+    param!("lazyfree-lazy-eviction", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.lazyfree_lazy_eviction),
+        set: |c, v| c.lazyfree_lazy_eviction = parse_yes_no(v)),
     param!("maxmemory-samples", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
         get: |c| c.maxmemory_samples.to_string(),
         set: |c, v| c.maxmemory_samples = v.parse().unwrap_or(5)),
@@ -1236,11 +1340,24 @@ mod tests {
             c.set_many(&[("maxmemory-policy", "lru")]).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
         );
-        assert!(c
-            .set_many(&[("maxmemory-policy", "allkeys-lru")])
-            .unwrap_err()
-            .contains("does not implement"));
-        assert_eq!(c.maxmemory_policy, "noeviction");
+        assert_eq!(c.maxmemory_policy, MaxmemoryPolicy::NoEviction);
+        for name in MaxmemoryPolicy::NAMES {
+            c.set_many(&[("maxmemory-policy", &name.to_ascii_uppercase())])
+                .unwrap();
+            assert_eq!(c.maxmemory_policy.name(), *name);
+            assert_eq!(c.matching(&[b"maxmemory-policy"])[0].1, *name);
+        }
+        // Shared integers stop with maxmemory under LRU and LFU policies only.
+        c.set_many(&[("maxmemory-policy", "allkeys-lfu"), ("lfu-log-factor", "3")])
+            .unwrap();
+        let clock = c.access_clock();
+        assert!(clock.lfu && clock.private_ints && clock.log_factor == 3);
+        c.set_many(&[("maxmemory-policy", "volatile-random")])
+            .unwrap();
+        assert!(!c.access_clock().private_ints && !c.access_clock().lfu);
+        c.set_many(&[("maxmemory-policy", "volatile-lru"), ("maxmemory", "0")])
+            .unwrap();
+        assert!(!c.access_clock().private_ints);
         // Hidden parameters answer by name only; aliases are listed under both names.
         assert!(c
             .matching(&[b"*"])

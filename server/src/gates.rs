@@ -10,8 +10,9 @@
 //! errorstats; a queued transaction doomed; a refused EXEC answering EXECABORT and still shown to
 //! MONITOR). The direct path of the embedding process (`crate::direct`) uses [`resolve`] too.
 //! [`connect_client`] is the gate of a new connection (maxclients, protected mode).
-//! [`refuses_for_memory`] is Redis's `maxmemory` gate; with the only policy embedis implements,
-//! `noeviction`, being over the limit means refusing commands that may grow memory.
+//! [`refuses_for_memory`] is Redis's `maxmemory` gate: before the command, eviction runs
+//! (`crate::evict`), and only if it could not bring memory under the limit are commands that may
+//! grow memory refused.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
@@ -22,7 +23,9 @@ use crate::client::{ClientHandle, ClientState, Peer};
 use crate::config::Config;
 use crate::error::Error;
 use crate::flags::Flags;
+use crate::keyspace::Keyspace;
 use crate::multi::exec_abort_error;
+use crate::state::ServerState;
 use crate::table::{Command, Lookup, Registry};
 
 /// Why a connection was refused.
@@ -122,25 +125,35 @@ pub fn needs_auth(config: &Config, client: &ClientState, command: &Command) -> b
 /// Redis's reply to a command refused by the `maxmemory` gate.
 pub const OOM_ERROR: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
-/// True if memory use is over `maxmemory` (when one is set). Nothing can be evicted under
-/// `noeviction`, the only policy embedis accepts, so being over the limit is final until memory
-/// is freed or the limit raised, as Redis's `performEvictions` answers `EVICT_FAIL`.
-pub fn over_maxmemory(config: &Config) -> bool {
-    config.maxmemory != 0 && crate::alloc::used_memory() > config.maxmemory
+/// True if the last eviction pass before the current command found memory over `maxmemory`
+/// with nothing left to evict (Redis's `pre_command_oom_state`): a script checks this, not the
+/// memory its own run moves.
+pub fn over_maxmemory(server: &ServerState) -> bool {
+    server.config.maxmemory != 0 && server.eviction.out_of_memory
 }
 
 /// The `maxmemory` gate of `processCommand`, applied after authentication and before a command
-/// is queued by MULTI: over the limit, a command flagged `denyoom` (by its own flags or the
-/// flags its script declares: `flags`) is refused, and so is an EXEC whose queue holds one. Any
-/// command queued inside MULTI is refused too, since the queue itself takes memory — except
-/// EXEC, DISCARD, QUIT and RESET, which end a transaction rather than grow it.
+/// is queued by MULTI: an eviction pass runs first (`crate::evict`), and if it failed to bring
+/// memory under the limit, a command flagged `denyoom` (by its own flags or the flags its
+/// script declares: `flags`) is refused, and so is an EXEC whose queue holds one. Any command
+/// queued inside MULTI is refused too, since the queue itself takes memory — except EXEC,
+/// DISCARD, QUIT and RESET, which end a transaction rather than grow it. Call it only with
+/// `maxmemory` set.
 pub fn refuses_for_memory(
-    config: &Config,
+    server: &mut ServerState,
+    ks: &mut Keyspace,
     client: &ClientState,
     command: &Command,
     flags: Flags,
 ) -> bool {
-    if config.maxmemory == 0 {
+    // Clients paused: the data set must stay still, so nothing is evicted (and nothing fails).
+    let safe = server.pause.is_none();
+    let now = server.clock.now_ms();
+    let outcome = server.eviction.perform(ks, &server.config, safe, now);
+    record_eviction_latency(server, now);
+    let out_of_memory = outcome == crate::evict::Outcome::Fail;
+    server.eviction.out_of_memory = out_of_memory;
+    if !out_of_memory {
         return false;
     }
     let name = command.full_name.as_str();
@@ -153,7 +166,18 @@ pub fn refuses_for_memory(
     if client.multi.is_some() && !matches!(name, "exec" | "discard" | "quit" | "reset") {
         denyoom = true;
     }
-    denyoom && over_maxmemory(config)
+    denyoom
+}
+
+/// LATENCY's `eviction-cycle` event for the eviction pass that just ran, if it evicted.
+pub fn record_eviction_latency(server: &mut ServerState, now_ms: i64) {
+    if let Some(took) = server.eviction.last_cycle.take() {
+        let threshold = server.config.latency_monitor_threshold;
+        let ms = took.as_millis() as u64;
+        server
+            .latency
+            .add_if_needed("eviction-cycle", ms, threshold, now_ms.div_euclid(1000));
+    }
 }
 
 /// Redis's reply to a write refused for want of good replicas.
@@ -323,6 +347,25 @@ mod tests {
         assert_eq!(engine.server.error_stats.get("ERR"), Some(&1));
         let monitor = engine.clients.get(watcher).unwrap();
         assert!(String::from_utf8_lossy(&monitor.pending).ends_with("\"exec\"\r\n"));
+    }
+
+    /// A pass that evicted is a LATENCY `eviction-cycle` sample when it reaches the threshold;
+    /// the memory gate records it, and only once.
+    #[test]
+    fn eviction_cycles_are_latency_events() {
+        let mut engine = Engine::new(Config::default(), Clock::manual(), Logger::silent(), None);
+        engine.server.config.latency_monitor_threshold = 5;
+        engine.server.eviction.last_cycle = Some(std::time::Duration::from_millis(4));
+        record_eviction_latency(&mut engine.server, 0);
+        assert!(
+            engine.server.latency.get(b"eviction-cycle").is_none(),
+            "under 5 ms"
+        );
+        engine.server.eviction.last_cycle = Some(std::time::Duration::from_millis(7));
+        record_eviction_latency(&mut engine.server, 0);
+        record_eviction_latency(&mut engine.server, 0);
+        assert!(engine.server.latency.get(b"eviction-cycle").is_some());
+        assert!(engine.server.eviction.last_cycle.is_none());
     }
 
     #[test]

@@ -4,8 +4,10 @@
 //! All key access goes through [`Keyspace`] methods so that the cross-cutting rules live in one
 //! place: a key whose TTL has passed is deleted on access (lazy expiry) and never seen by a
 //! command; reads count keyspace hits and misses for INFO; every access refreshes the key's LRU
-//! clock (OBJECT IDLETIME) unless the command asked not to touch it (TYPE, TTL, OBJECT…); every
-//! write bumps the `dirty` counter. Time comes in as the command's frozen `now`.
+//! clock (OBJECT IDLETIME), or its LFU counter under an LFU policy ([`Keyspace::access`]),
+//! unless the command asked not to touch it (TYPE, TTL, OBJECT…); every write bumps the `dirty`
+//! counter. Time comes in as the command's frozen `now`. Eviction (`crate::evict`) picks keys
+//! and removes each through [`Keyspace::evicted`].
 //!
 //! Like Redis, the expiry index is a second dict from key to deadline (milliseconds since the
 //! epoch). A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
@@ -30,7 +32,7 @@ use std::sync::OnceLock;
 use crate::config::event_class;
 use crate::notify::Notifications;
 use crate::tracking::Tracking;
-use crate::value::{lru_clock, Object, Value};
+use crate::value::{AccessClock, Object, Value};
 use crate::watch::Watches;
 
 /// One database.
@@ -123,6 +125,8 @@ pub struct KeyspaceStats {
     pub expired_keys: u64,
     pub expired_stale_perc: f64,
     pub expired_time_cap_reached_count: u64,
+    /// Keys removed by eviction (INFO `evicted_keys`).
+    pub evicted_keys: u64,
     pub expire_cycle_cpu_milliseconds: u64,
 }
 
@@ -247,6 +251,15 @@ pub struct Keyspace {
     /// but stay in place, uncounted: a paused server keeps its dataset constant, as Redis's
     /// `expireIfNeeded` does, and they expire normally once the pause ends. `i64::MIN`: no pause.
     pub expiry_held_until: i64,
+    /// What an access does to an object's header under the eviction policy (LRU clock or LFU
+    /// counter), and how new objects start. Set from the configuration with `maxmemory`
+    /// ([`Keyspace::apply_config`]) by the engine at start and after every CONFIG SET.
+    pub access: AccessClock,
+    /// `maxmemory` (0: none): a key table may not double past it (see [`hold_growth`]).
+    maxmemory: u64,
+    /// `maxmemory` is set or the policy is LFU: a new key takes the slow path of
+    /// [`new_object`], so that without them adding a key costs one branch more.
+    limits: bool,
 }
 
 impl Keyspace {
@@ -260,6 +273,9 @@ impl Keyspace {
             notify: Notifications::default(),
             tracking: Tracking::default(),
             expiry_held_until: i64::MIN,
+            access: AccessClock::default(),
+            maxmemory: 0,
+            limits: false,
         }
     }
 
@@ -279,6 +295,13 @@ impl Keyspace {
     #[inline]
     pub fn expiry_held(&self, now: i64) -> bool {
         now < self.expiry_held_until
+    }
+
+    /// Takes up what the configuration says about objects' headers and memory limits.
+    pub fn apply_config(&mut self, config: &crate::config::Config) {
+        self.access = config.access_clock();
+        self.maxmemory = config.maxmemory;
+        self.limits = self.maxmemory != 0 || self.access.lfu;
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -423,7 +446,7 @@ impl Keyspace {
         }
         let obj = found?;
         if matches!(access, Access::Read | Access::Write) {
-            obj.touch(lru_clock(now));
+            self.access.touch(obj, now);
         }
         Some(obj)
     }
@@ -448,23 +471,27 @@ impl Keyspace {
     /// Stores `value` under `key`, replacing any previous value. The TTL is removed unless
     /// `keep_ttl` (SET KEEPTTL, and commands that modify a value rather than replace it).
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, keep_ttl: bool, now: i64) {
-        let lru = lru_clock(now);
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
                 let had_expire = obj.has_expire();
                 obj.value = value;
-                obj.touch(lru);
-                // A new value is a new object in Redis: shared again if it is a small integer.
-                obj.set_private(false);
+                // Redis looks the key up for writing (an access) and the new object inherits
+                // the header under LFU: one touch is both.
+                clock.touch(obj, now);
+                // A new value is a new object in Redis: shared again if it is a small integer
+                // and the policy shares them.
+                obj.set_private(clock.private_ints);
                 if had_expire && !keep_ttl {
                     obj.set_has_expire(false);
                     d.expires.remove(key);
                 }
             }
             None => {
-                d.main
-                    .insert_new(SmallBytes::new(key), Object::new(value, lru));
+                let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
+                d.main.insert_new(SmallBytes::new(key), obj);
+                release_growth(d, held);
                 self.note_new(db, key);
             }
         }
@@ -487,7 +514,7 @@ impl Keyspace {
         make: impl FnOnce() -> Value,
     ) -> bool {
         self.expire_if_needed(db, key, now);
-        let lru = lru_clock(now);
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
@@ -495,7 +522,8 @@ impl Keyspace {
                     return false;
                 }
                 obj.value = make();
-                obj.touch(lru);
+                clock.touch(obj, now);
+                obj.set_private(clock.private_ints);
                 match ttl {
                     Ttl::Keep => {}
                     Ttl::Clear => {
@@ -520,13 +548,13 @@ impl Keyspace {
                 if when == StoreIf::Present {
                     return false;
                 }
-                let obj = d
-                    .main
-                    .insert_new(SmallBytes::new(key), Object::new(make(), lru));
+                let (obj, held) = new_object(d, clock, limits, maxmemory, make(), now);
+                let obj = d.main.insert_new(SmallBytes::new(key), obj);
                 if let Ttl::At(when_ms) = ttl {
                     obj.set_has_expire(true);
                     d.expires.insert(SmallBytes::new(key), when_ms);
                 }
+                release_growth(d, held);
                 self.note_new(db, key);
             }
         }
@@ -538,14 +566,15 @@ impl Keyspace {
 
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
     pub fn add(&mut self, db: usize, key: &[u8], value: Value, expire_at: Option<i64>, now: i64) {
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
-        let obj = d
-            .main
-            .insert_new(SmallBytes::new(key), Object::new(value, lru_clock(now)));
+        let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
+        let obj = d.main.insert_new(SmallBytes::new(key), obj);
         if let Some(when) = expire_at {
             obj.set_has_expire(true);
             d.expires.insert(SmallBytes::new(key), when);
         }
+        release_growth(d, held);
         self.note_new(db, key);
         self.ready.signal(db, key);
         self.touched(db, key);
@@ -563,6 +592,30 @@ impl Keyspace {
             self.touched(db, key);
         }
         removed
+    }
+
+    /// Removes `key` of `db` for eviction (the one place eviction deletes a key): counted in
+    /// INFO's `evicted_keys`, told to watchers and client tracking as a modification
+    /// ([`Keyspace::touched`]), not counted in `dirty` (Redis propagates a DEL instead). With
+    /// `lazy` (`lazyfree-lazy-eviction`), a value big enough to be worth it is freed on the
+    /// background thread, as Redis's `dbAsyncDelete` does. True if the key existed.
+    pub fn evicted(&mut self, db: usize, key: &[u8], lazy: bool) -> bool {
+        let Some(obj) = self.dbs[db].remove(key) else {
+            return false;
+        };
+        if lazy {
+            let effort = free_effort(&obj.value);
+            if effort > LAZYFREE_THRESHOLD {
+                free_in_background(obj, effort);
+            }
+        } else {
+            drop(obj);
+        }
+        self.stats.evicted_keys += 1;
+        // As Redis: the `evicted` event, then the modification signal (WATCH, tracking).
+        self.note_evicted(db, key);
+        self.touched(db, key);
+        true
     }
 
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
@@ -815,6 +868,71 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
     }
 }
 
+/// The object of a key about to be added to `d`, as the policy makes it (see
+/// [`AccessClock::object`]), and whether [`hold_growth`] held the table back (the caller
+/// inserts, then calls [`release_growth`]). Without `limits` (no `maxmemory`, no LFU policy) a
+/// plain object with the LRU clock, after one branch.
+#[inline]
+fn new_object(
+    d: &mut Db,
+    clock: AccessClock,
+    limits: bool,
+    maxmemory: u64,
+    value: Value,
+    now: i64,
+) -> (Object, bool) {
+    if !limits {
+        return (Object::new(value, crate::value::lru_clock(now)), false);
+    }
+    let held = maxmemory != 0 && hold_growth(d, maxmemory);
+    (clock.object(value, now), held)
+}
+
+/// Redis's `dictExpandAllowed` for a database's key table: when the next key would make the
+/// table double, and the new bucket array would take memory over `maxmemory`, the table is
+/// not allowed to grow (unless it is already more than 1.618 keys per bucket full), so that one
+/// insertion does not suddenly push memory over the limit and evict many keys. True if it held
+/// the table back.
+#[cold]
+fn hold_growth(d: &mut Db, maxmemory: u64) -> bool {
+    let main = &mut d.main;
+    let (len, size) = (main.len(), main.buckets());
+    if main.is_rehashing() || size == 0 || len < size || len as f64 / size as f64 > 1.618 {
+        return false;
+    }
+    let bucket_array = (size * 2 * std::mem::size_of::<usize>()) as u64;
+    if crate::alloc::used_memory() + bucket_array <= maxmemory {
+        return false;
+    }
+    main.set_resize_allowed(false);
+    true
+}
+
+/// Lets a table held back by [`hold_growth`] resize again (shrinking included).
+#[inline]
+fn release_growth(d: &mut Db, held: bool) {
+    if held {
+        d.main.set_resize_allowed(true);
+    }
+}
+
+/// Values whose freeing costs more than this many allocations go to the background thread when
+/// freed lazily (Redis's `LAZYFREE_THRESHOLD`): below it, the hand-over costs more than it saves.
+const LAZYFREE_THRESHOLD: usize = 64;
+
+/// About how many allocations freeing `value` takes (Redis's `lazyfreeGetFreeEffort`: elements
+/// of a big collection — a list counts its elements where Redis counts nodes; 1 for strings
+/// and compact encodings).
+fn free_effort(value: &Value) -> usize {
+    match value {
+        Value::List(list) => list.len(),
+        Value::Hash(h) if h.encoding_name() == "hashtable" => h.len(),
+        Value::Set(s) if s.encoding_name() == "hashtable" => s.len(),
+        Value::ZSet(z) if z.encoding_name() == "skiplist" => z.len(),
+        _ => 1,
+    }
+}
+
 /// Frees detached tables: in the background when `lazy` and there is something to free.
 fn dispose<T: Send + 'static>(tables: T, objects: usize, lazy: bool) {
     if lazy && objects > 0 {
@@ -973,6 +1091,59 @@ mod tests {
             .recv_timeout(std::time::Duration::from_secs(10))
             .expect("dropped");
         assert_eq!(dropped_on.as_deref(), Some("embedis-lazyfree"));
+    }
+
+    #[test]
+    fn eviction_counts_and_frees_big_values_lazily() {
+        let mut ks = Keyspace::new(1);
+        ks.add(0, b"small", Value::Int(1), Some(10), 0);
+        let mut big = embedis_datatypes::quicklist::Quicklist::default();
+        for i in 0..100 {
+            big.push_back(format!("{i}").as_bytes());
+        }
+        assert!(free_effort(&Value::List(Box::new(big.clone()))) > LAZYFREE_THRESHOLD);
+        assert_eq!(free_effort(&Value::Int(1)), 1);
+        ks.add(0, b"big", Value::List(Box::new(big)), None, 0);
+        let dirty = ks.dirty;
+        assert!(ks.evicted(0, b"small", true));
+        assert!(ks.dbs[0].expires.is_empty(), "its TTL goes with it");
+        assert!(ks.evicted(0, b"big", true));
+        assert!(!ks.evicted(0, b"big", true));
+        assert_eq!((ks.stats.evicted_keys, ks.dirty), (2, dirty));
+        assert!(ks.dbs[0].is_empty());
+    }
+
+    /// Over `maxmemory`, a key table full to one key per bucket does not double (the new bucket
+    /// array would push memory further over) until it is more than 1.618 full; without a limit
+    /// it doubles at once.
+    #[test]
+    fn key_tables_do_not_double_past_maxmemory() {
+        let grow = |maxmemory: &str| {
+            let mut config = crate::config::Config::default();
+            config.set_many(&[("maxmemory", maxmemory)]).unwrap();
+            let mut ks = Keyspace::new(1);
+            ks.apply_config(&config);
+            let mut sizes = Vec::new();
+            for i in 0..40u32 {
+                ks.add(0, &i.to_be_bytes(), Value::Int(1), None, 0);
+                while ks.dbs[0].main.is_rehashing() {
+                    ks.dbs[0].main.rehash(100);
+                }
+                sizes.push(ks.dbs[0].main.buckets());
+            }
+            sizes
+        };
+        let free = grow("0");
+        // One byte of maxmemory: every process is over it.
+        let held = grow("1");
+        let first_growth =
+            |sizes: &[usize], from: usize| sizes.iter().position(|&s| s > from).map(|i| i + 1);
+        assert_eq!(first_growth(&free, 16), Some(17), "{free:?}");
+        // 16 buckets: held at 17..=25 keys (25/16 < 1.618), grows at the 27th insertion.
+        assert_eq!(first_growth(&held, 16), Some(27), "{held:?}");
+        let mut ks = Keyspace::new(1);
+        ks.apply_config(&crate::config::Config::default());
+        assert!(!ks.limits);
     }
 
     #[test]

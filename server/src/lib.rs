@@ -23,6 +23,7 @@ pub mod value;
 // 2. model: what the executor owns.
 pub mod blocking;
 pub mod client;
+pub mod evict;
 pub mod faults;
 pub mod keyspace;
 pub mod latency;

@@ -192,8 +192,7 @@ pub fn run_script(
     let outcome = {
         let mut busy = BusyWatch::new(kind, name, command, threshold);
         busy.function_counts = function_counts;
-        let oom_at_start =
-            !permissions.allow_oom && crate::gates::over_maxmemory(&ctx.server.config);
+        let oom_at_start = !permissions.allow_oom && crate::gates::over_maxmemory(ctx.server);
         let mut host = ScriptHost {
             parts: Parts {
                 ks: &mut *ctx.ks,

@@ -156,6 +156,8 @@ pub struct ServerState {
     pub disable_deny_scripts: bool,
     /// The replication id INFO replication shows (random, as a master's is).
     pub replid: String,
+    /// Eviction past `maxmemory`: the candidate pool and its state (see [`crate::evict`]).
+    pub eviction: crate::evict::Evictor,
     /// Highest memory figure INFO has reported (`used_memory_peak`).
     pub memory_peak: u64,
     /// Memory in use when the server started (`used_memory_startup`).
@@ -227,6 +229,7 @@ impl ServerState {
             cron_paused: false,
             disable_deny_scripts: false,
             replid,
+            eviction: Default::default(),
             memory_peak: memory_startup,
             memory_startup,
             faults: crate::faults::Faults::default(),

@@ -8,9 +8,14 @@
 //! in-place-modified strings as a growable buffer, so that a loop of APPENDs is amortised O(1);
 //! the encoding name follows Redis's rules, not our storage.
 //!
-//! [`Object`] adds what Redis keeps in every object header: the access clock for OBJECT IDLETIME
-//! and a flag saying whether the key has a TTL (so deleting a key without one never touches the
-//! expiry index).
+//! [`Object`] adds what Redis keeps in every object header: 24 bits of access clock and a flag
+//! saying whether the key has a TTL (so deleting a key without one never touches the expiry
+//! index). The 24 bits mean what the eviction policy says, as in Redis: under an LRU (or any
+//! non-LFU) policy the LRU clock of the last access in seconds (OBJECT IDLETIME); under an LFU
+//! policy 16 bits of minutes (the last decrement time) and an 8-bit logarithmic access counter
+//! (OBJECT FREQ). [`AccessClock`] is the policy's view of those bits: how a new object starts
+//! and what an access does to it. Switching policy reinterprets the bits without converting
+//! them, which is why Redis's OBJECT errors warn that the data takes time to adjust.
 
 use embedis_datatypes::hash::HashValue;
 use embedis_datatypes::hll::Hll;
@@ -218,12 +223,10 @@ impl Object {
     }
 
     /// Marks (or unmarks) the value as a private duplicate rather than a shared integer.
+    #[inline]
     pub fn set_private(&mut self, private: bool) {
-        if private {
-            self.meta |= PRIVATE_INT;
-        } else {
-            self.meta &= !PRIVATE_INT;
-        }
+        // Without a branch: every SET that overwrites a key comes here.
+        self.meta = (self.meta & !PRIVATE_INT) | ((private as u32) << 30);
     }
 
     /// Idle time in milliseconds at LRU clock `now_lru`, as Redis's `estimateObjectIdleTime`.
@@ -240,6 +243,110 @@ impl Object {
 /// The LRU clock at `now_ms`.
 pub fn lru_clock(now_ms: i64) -> u32 {
     ((now_ms / 1000) as u64 & LRU_CLOCK_MAX as u64) as u32
+}
+
+/// The counter a new object starts with under an LFU policy (Redis's `LFU_INIT_VAL`): high
+/// enough that a new key survives a while before it has had the chance to be accessed.
+pub const LFU_INIT_VAL: u8 = 5;
+
+/// The LFU clock at `now_ms`: minutes, 16 bits, wrapping (Redis's `LFUGetTimeInMinutes`).
+pub fn lfu_minutes(now_ms: i64) -> u32 {
+    ((now_ms.div_euclid(1000) / 60) as u64 & 0xFFFF) as u32
+}
+
+/// Minutes from `ldt` to `now_min` on the wrapping 16-bit clock, counting one wrap at most.
+pub fn lfu_time_elapsed(ldt: u32, now_min: u32) -> u32 {
+    if now_min >= ldt {
+        now_min - ldt
+    } else {
+        65535 - ldt + now_min
+    }
+}
+
+/// One access's logarithmic increment (Redis's `LFULogIncr`): the counter grows with
+/// probability `1 / ((counter - LFU_INIT_VAL) * log_factor + 1)`, so reaching 255 takes about a
+/// million accesses at the default factor of 10. `r` is a uniform draw in `[0, 1)`.
+pub fn lfu_log_incr(counter: u8, log_factor: u32, r: f64) -> u8 {
+    if counter == 255 {
+        return 255;
+    }
+    let base = (counter as f64 - LFU_INIT_VAL as f64).max(0.0);
+    let p = 1.0 / (base * log_factor as f64 + 1.0);
+    if r < p {
+        counter + 1
+    } else {
+        counter
+    }
+}
+
+/// The counter of LFU bits `meta` decayed to `now_min` (Redis's `LFUDecrAndReturn`): one less
+/// per `decay_time` minutes since the last decrement time, never below zero; a decay time of 0
+/// never decays. Reading does not store the result: an access does, with its increment.
+pub fn lfu_decayed(meta: u32, now_min: u32, decay_time: u32) -> u8 {
+    let ldt = (meta >> 8) & 0xFFFF;
+    let counter = meta & 0xFF;
+    let periods = lfu_time_elapsed(ldt, now_min)
+        .checked_div(decay_time)
+        .unwrap_or(0);
+    counter.saturating_sub(periods) as u8
+}
+
+/// What the eviction policy makes of the object header's access bits, derived from the
+/// configuration (`maxmemory-policy`, `lfu-log-factor`, `lfu-decay-time`, `maxmemory`) and kept
+/// by the keyspace so that an access costs one branch on `lfu`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AccessClock {
+    /// An LFU policy is selected: the bits hold minutes and a counter.
+    pub lfu: bool,
+    /// New integer values get a private object instead of Redis's shared one: Redis stops
+    /// sharing them when `maxmemory` is set with an LRU or LFU policy, since a shared object
+    /// has one access clock for every key holding it (OBJECT REFCOUNT shows the difference).
+    pub private_ints: bool,
+    pub log_factor: u32,
+    pub decay_time: u32,
+}
+
+impl AccessClock {
+    /// The access bits of an object created at `now_ms`.
+    #[inline]
+    pub fn fresh_bits(&self, now_ms: i64) -> u32 {
+        if self.lfu {
+            (lfu_minutes(now_ms) << 8) | LFU_INIT_VAL as u32
+        } else {
+            lru_clock(now_ms)
+        }
+    }
+
+    /// A new object for `value`, as Redis's `createObject` makes it under this policy.
+    pub fn object(&self, value: Value, now_ms: i64) -> Object {
+        let mut obj = Object::new(value, self.fresh_bits(now_ms));
+        obj.set_private(self.private_ints);
+        obj
+    }
+
+    /// Records an access at `now_ms`: the LRU clock, or the LFU counter decayed and then
+    /// incremented (Redis's `updateLFU`).
+    #[inline]
+    pub fn touch(&self, obj: &mut Object, now_ms: i64) {
+        if self.lfu {
+            self.touch_lfu(obj, now_ms, rand::random::<f64>());
+        } else {
+            obj.touch(lru_clock(now_ms));
+        }
+    }
+
+    /// The LFU half of [`AccessClock::touch`] with its random draw `r` given (tests choose it).
+    pub fn touch_lfu(&self, obj: &mut Object, now_ms: i64, r: f64) {
+        let now_min = lfu_minutes(now_ms);
+        let counter = lfu_decayed(obj.lru(), now_min, self.decay_time);
+        let counter = lfu_log_incr(counter, self.log_factor, r);
+        obj.touch((now_min << 8) | counter as u32);
+    }
+
+    /// OBJECT FREQ's answer: the counter decayed to `now_ms` (not stored).
+    pub fn freq(&self, obj: &Object, now_ms: i64) -> u8 {
+        lfu_decayed(obj.lru(), lfu_minutes(now_ms), self.decay_time)
+    }
 }
 
 #[cfg(test)]
@@ -298,5 +405,75 @@ mod tests {
             (5 + LRU_CLOCK_MAX as u64 - 200) * 1000,
             "wraps like Redis"
         );
+    }
+
+    const MINUTE: i64 = 60_000;
+
+    fn lfu(log_factor: u32, decay_time: u32) -> AccessClock {
+        AccessClock {
+            lfu: true,
+            private_ints: true,
+            log_factor,
+            decay_time,
+        }
+    }
+
+    #[test]
+    fn lfu_log_increment_follows_redis_probability() {
+        // At or below LFU_INIT_VAL every access counts (p = 1).
+        assert_eq!(lfu_log_incr(0, 10, 0.999), 1);
+        assert_eq!(lfu_log_incr(5, 10, 0.999), 6);
+        // Above it, p = 1 / ((c - 5) * factor + 1): counter 7 at factor 10 gives p = 1/21.
+        let p = 1.0 / 21.0;
+        assert_eq!(lfu_log_incr(7, 10, p - 1e-9), 8);
+        assert_eq!(lfu_log_incr(7, 10, p), 7);
+        // Factor 0 makes it linear; 255 saturates.
+        assert_eq!(lfu_log_incr(200, 0, 0.999), 201);
+        assert_eq!(lfu_log_incr(255, 0, 0.0), 255);
+        // The expected number of hits to climb from 5 to c is sum((k-5)*f+1): with factor 1,
+        // 100 accesses drawn uniformly end near the solution of n = d + d(d-1)/2 (d = 13.6).
+        let mut c = LFU_INIT_VAL;
+        let mut rng = rand::rngs::mock::StepRng::new(0, 0x9E37_79B9_7F4A_7C15);
+        for _ in 0..100 {
+            let r = (rand::RngCore::next_u64(&mut rng) >> 11) as f64 / (1u64 << 53) as f64;
+            c = lfu_log_incr(c, 1, r);
+        }
+        assert!((15..=22).contains(&c), "counter {c}");
+    }
+
+    #[test]
+    fn lfu_decay_with_time() {
+        let clock = lfu(10, 1);
+        let t0 = 1_700_000_000_000;
+        let mut o = clock.object(Value::Int(1), t0);
+        assert_eq!(clock.freq(&o, t0), LFU_INIT_VAL);
+        assert_eq!(o.lru() >> 8, lfu_minutes(t0));
+        // One period per elapsed minute at decay time 1, floored at zero.
+        assert_eq!(clock.freq(&o, t0 + 2 * MINUTE), 3);
+        assert_eq!(clock.freq(&o, t0 + 60 * MINUTE), 0);
+        // Decay time 0: never decays; decay time 10: one period per ten minutes.
+        assert_eq!(lfu(10, 0).freq(&o, t0 + 600 * MINUTE), 5);
+        assert_eq!(lfu(10, 10).freq(&o, t0 + 25 * MINUTE), 3);
+        // An access stores the decayed counter, incremented, with the access minute.
+        clock.touch_lfu(&mut o, t0 + 3 * MINUTE, 0.0);
+        assert_eq!(clock.freq(&o, t0 + 3 * MINUTE), 3);
+        assert_eq!(o.lru() >> 8, lfu_minutes(t0 + 3 * MINUTE));
+        // The 16-bit minute clock wraps once.
+        assert_eq!(lfu_time_elapsed(65530, 4), 9);
+        let wrapped = (65534 << 8) | 9;
+        assert_eq!(lfu_decayed(wrapped, 2, 1), 6);
+        assert!(
+            o.refcount() == 1,
+            "no shared integers under LFU with maxmemory"
+        );
+    }
+
+    #[test]
+    fn lru_clock_objects() {
+        let clock = AccessClock::default();
+        let mut o = clock.object(Value::Int(1), 5_000);
+        assert_eq!((o.lru(), o.refcount()), (5, SHARED_REFCOUNT));
+        clock.touch(&mut o, 9_999);
+        assert_eq!(o.lru(), 9);
     }
 }

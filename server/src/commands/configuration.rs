@@ -150,7 +150,26 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // The keyspace keeps its own copy of the notification classes, read on every write.
     ctx.ks.notify.configure(next.notify_keyspace_events);
+    let maxmemory_changed = next.maxmemory != ctx.server.config.maxmemory;
     ctx.server.config = next;
+    // The policy decides what an access does to the objects' headers.
+    ctx.ks.apply_config(&ctx.server.config);
+    if maxmemory_changed && ctx.server.config.maxmemory != 0 {
+        // A limit under current use evicts at once, as Redis's CONFIG SET maxmemory does.
+        let used = ctx.server.eviction.used_memory(ctx.ks);
+        if used > ctx.server.config.maxmemory {
+            ctx.server.log.warning(&format!(
+                "WARNING: maxmemory set by CONFIG SET to {} below the memory in use ({used}): keys will be evicted or writes refused, as maxmemory-policy says.",
+                ctx.server.config.maxmemory
+            ));
+        }
+        let safe = ctx.server.pause.is_none();
+        let server = &mut *ctx.server;
+        server
+            .eviction
+            .perform(ctx.ks, &server.config, safe, ctx.now_ms);
+        crate::gates::record_eviction_latency(server, ctx.now_ms);
+    }
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;
     ctx.out.ok();
@@ -199,6 +218,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     }
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
+    ctx.server.eviction.reset_stats();
     ctx.server.memory_peak = crate::alloc::used_memory();
 }
 

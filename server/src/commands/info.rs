@@ -364,7 +364,12 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "mem_aof_buffer", "0");
     field!(out, "mem_allocator", "libc");
     field!(out, "active_defrag_running", "0");
-    field!(out, "lazyfree_pending_objects", "0");
+    field!(
+        out,
+        "lazyfree_pending_objects",
+        "{}",
+        crate::keyspace::lazyfree_pending_objects()
+    );
     field!(out, "lazyfreed_objects", "0");
 }
 
@@ -455,14 +460,12 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         "{}",
         k.expire_cycle_cpu_milliseconds
     );
-    for name in [
-        "evicted_keys",
-        "evicted_clients",
-        "total_eviction_exceeded_time",
-        "current_eviction_exceeded_time",
-    ] {
-        field!(out, name, "0");
-    }
+    field!(out, "evicted_keys", "{}", k.evicted_keys);
+    // embedis never evicts clients (maxmemory-clients is off).
+    field!(out, "evicted_clients", "0");
+    let (current, total) = ctx.server.eviction.exceeded_ms();
+    field!(out, "total_eviction_exceeded_time", "{total}");
+    field!(out, "current_eviction_exceeded_time", "{current}");
     field!(out, "keyspace_hits", "{}", k.hits);
     field!(out, "keyspace_misses", "{}", k.misses);
     let pubsub = &ctx.server.pubsub;

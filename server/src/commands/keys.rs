@@ -451,8 +451,10 @@ fn copy(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.integer(0);
         return Ok(());
     };
-    // The copy is a new object: fresh LRU clock, and never one of Redis's shared integers.
-    let mut duplicate = Object::new(source.value.clone(), lru_clock(now));
+    // The copy is a new object: fresh LRU clock (or LFU counter), and never one of Redis's
+    // shared integers.
+    let value = source.value.clone();
+    let mut duplicate = ctx.ks.access.object(value, now);
     duplicate.set_private(true);
     let deadline = ctx.ks.expire_of(src_db, from);
     if ctx.ks.lookup(dst_db, to, now, Access::Write).is_some() {
@@ -526,21 +528,33 @@ fn object_refcount(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// Idle seconds from the LRU clock; under an LFU policy the header holds a counter instead, and
+/// an existing key answers Redis's error (a missing key answers null either way).
 fn object_idletime(ctx: &mut Ctx<'_>) -> CmdResult {
     let now_lru = lru_clock(ctx.now_ms);
+    let lfu = ctx.ks.access.lfu;
     if let Some(idle_ms) = object_inspect(ctx, |obj| obj.idle_ms(now_lru)) {
+        if lfu {
+            return Err(Error::msg(
+                "ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ));
+        }
         ctx.out.integer((idle_ms / 1000) as i64);
     }
     Ok(())
 }
 
-/// We keep an LRU clock only (there is no maxmemory-policy to select LFU), so FREQ of an
-/// existing key is the error Redis gives under an LRU policy.
+/// The LFU counter decayed to now (not stored: OBJECT does not count as an access); only an
+/// LFU policy keeps one, otherwise an existing key answers Redis's error.
 fn object_freq(ctx: &mut Ctx<'_>) -> CmdResult {
-    if object_inspect(ctx, |_| ()).is_some() {
-        return Err(Error::msg(
-            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
-        ));
+    let (clock, now) = (ctx.ks.access, ctx.now_ms);
+    if let Some(freq) = object_inspect(ctx, |obj| clock.freq(obj, now)) {
+        if !clock.lfu {
+            return Err(Error::msg(
+                "ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.",
+            ));
+        }
+        ctx.out.integer(freq as i64);
     }
     Ok(())
 }

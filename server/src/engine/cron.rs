@@ -1,5 +1,6 @@
 //! The periodic tick and what the clock drives: blocked-client and CLIENT PAUSE timeouts, idle
-//! clients, active expiry, incremental rehashing. It runs `hz` times a second from the timer
+//! clients, active expiry, incremental rehashing, and eviction left over by a pass that ran out
+//! of time. It runs `hz` times a second from the timer
 //! task, and at once before the next command when a test moves the clock.
 
 use std::sync::atomic::Ordering;
@@ -25,6 +26,11 @@ impl Engine {
         }
         for id in self.server.blocked.due(now) {
             self.release(id, false);
+        }
+        // An eviction pass that ran out of time goes on between commands until memory is under
+        // the limit or nothing more can go (Redis's eviction time event).
+        if self.server.eviction.running {
+            self.continue_eviction(now);
         }
         // Commands re-run when a pause ended may have written to keys others wait on.
         if self.ks.ready.has_ready() {
@@ -138,8 +144,22 @@ impl Engine {
         }
     }
 
+    /// One more eviction pass for a pass that ran out of time (see [`crate::evict`]).
+    pub fn continue_eviction(&mut self, now_ms: i64) {
+        let safe = self.server.pause.is_none();
+        let server = &mut self.server;
+        server
+            .eviction
+            .perform(&mut self.ks, &server.config, safe, now_ms);
+        crate::gates::record_eviction_latency(server, now_ms);
+    }
+
     /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.
     pub fn next_deadline(&self) -> Option<i64> {
+        if self.server.eviction.running {
+            // Evicting goes on as soon as the event loop is free.
+            return Some(self.server.clock.now_ms());
+        }
         let pause = self.server.pause.map(|p| p.until_ms);
         let fault_pause = if self.server.faults.active() {
             self.server.faults.paused_until()

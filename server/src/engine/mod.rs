@@ -77,6 +77,7 @@ impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
         let mut ks = Keyspace::new(config.databases);
         ks.notify.configure(config.notify_keyspace_events);
+        ks.apply_config(&config);
         let registry = crate::commands::registry();
         Engine {
             ks,
@@ -225,15 +226,16 @@ impl Engine {
         }
         // maxmemory (Redis checks it after ACL and cluster redirection, which embedis lacks).
         // A re-run of a blocked command already passed it, as Redis serves those directly.
-        if self.server.config.maxmemory != 0
-            && run == Run::Fresh
-            && gates::refuses_for_memory(
-                &self.server.config,
-                client,
-                command,
-                self.effective_flags(command, &args),
-            )
-        {
+        if self.server.config.maxmemory != 0 && run == Run::Fresh && {
+            let flags = self.effective_flags(command, &args);
+            let refused =
+                gates::refuses_for_memory(&mut self.server, &mut self.ks, client, command, flags);
+            // Keys just evicted are invalidated before the command's reply, as Redis's
+            // processCommand does right after performEvictions.
+            let now_us = self.server.clock.now_us();
+            crate::invalidation::before_command(&mut self.parts(), client, command, out, now_us);
+            refused
+        } {
             self.reject(
                 client,
                 Some(command),

@@ -1,0 +1,322 @@
+//! maxmemory eviction over the wire, on a frozen clock: OBJECT IDLETIME / FREQ under each kind
+//! of policy (LFU counters climbing and decaying with the clock), eviction under a small limit
+//! with every policy (each one only from its key set, LRU and LFU preferring the cold keys,
+//! volatile-ttl the near deadlines), OOM when nothing is evictable, CONFIG SET maxmemory
+//! evicting at once, and INFO's evicted_keys.
+//!
+//! Eviction measures memory with the allocator's count, so this test binary installs the same
+//! counting allocator as `embedis-server`, and its tests run one at a time (a lock) so that one
+//! test's allocations do not count against another's limit.
+
+mod support;
+
+use embedis_server::alloc::CountingAllocator;
+use std::sync::Mutex;
+use std::time::{Duration, UNIX_EPOCH};
+use support::{advance_ms, Conn};
+
+#[global_allocator]
+static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// 2030-01-01T00:00:00Z: whole minutes, so LFU minute arithmetic below is exact.
+const START_S: u64 = 1_893_456_000;
+
+fn server() -> embedis::Server {
+    embedis::Server::builder()
+        .clock(embedis::Clock::frozen_at(
+            UNIX_EPOCH + Duration::from_secs(START_S),
+        ))
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap()
+}
+
+fn text(conn: &mut Conn, args: &[&str]) -> String {
+    String::from_utf8_lossy(&conn.command(args)).into_owned()
+}
+
+fn ok(conn: &mut Conn, args: &[&str]) {
+    assert_eq!(text(conn, args), "+OK\r\n", "{args:?}");
+}
+
+fn int(conn: &mut Conn, args: &[&str]) -> i64 {
+    let reply = text(conn, args);
+    reply
+        .strip_prefix(':')
+        .and_then(|r| r.trim_end().parse().ok())
+        .unwrap_or_else(|| panic!("{args:?} answered {reply:?}"))
+}
+
+fn info(conn: &mut Conn, field: &str) -> u64 {
+    let all = text(conn, &["INFO", "everything"]);
+    all.lines()
+        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO"))
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+const LRU_ERROR: &str = "-ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n";
+const LFU_ERROR: &str = "-ERR An LFU maxmemory policy is selected, idle time not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.\r\n";
+
+#[test]
+fn object_idletime_and_freq_follow_the_policy() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    ok(&mut c, &["SET", "k", "v"]);
+    advance_ms(&server, 10_000);
+    assert_eq!(int(&mut c, &["OBJECT", "IDLETIME", "k"]), 10);
+    assert_eq!(text(&mut c, &["OBJECT", "FREQ", "k"]), LRU_ERROR);
+    assert_eq!(text(&mut c, &["OBJECT", "FREQ", "nokey"]), "$-1\r\n");
+
+    // LFU: every access counts at factor 0, and the counter loses one per minute at decay 1.
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"],
+    );
+    ok(&mut c, &["CONFIG", "SET", "lfu-log-factor", "0"]);
+    assert_eq!(text(&mut c, &["OBJECT", "IDLETIME", "k"]), LFU_ERROR);
+    assert_eq!(text(&mut c, &["OBJECT", "IDLETIME", "nokey"]), "$-1\r\n");
+    ok(&mut c, &["SET", "n", "v"]);
+    assert_eq!(int(&mut c, &["OBJECT", "FREQ", "n"]), 5, "LFU_INIT_VAL");
+    for _ in 0..3 {
+        text(&mut c, &["GET", "n"]);
+    }
+    assert_eq!(
+        int(&mut c, &["OBJECT", "FREQ", "n"]),
+        8,
+        "OBJECT itself is no access"
+    );
+    advance_ms(&server, 2 * 60_000);
+    assert_eq!(int(&mut c, &["OBJECT", "FREQ", "n"]), 6);
+    assert_eq!(int(&mut c, &["TOUCH", "n"]), 1);
+    assert_eq!(int(&mut c, &["OBJECT", "FREQ", "n"]), 7);
+    // DEBUG OBJECT shows the raw 24 bits: access minute and counter.
+    let minutes = ((START_S + 10 + 120) / 60) & 0xFFFF;
+    let debug = text(&mut c, &["DEBUG", "OBJECT", "n"]);
+    assert!(
+        debug.contains(&format!(" lru:{} ", (minutes << 8) | 7)),
+        "{debug}"
+    );
+    // Overwriting keeps (and counts) the key's counter under LFU, as Redis's dbOverwrite does.
+    ok(&mut c, &["SET", "n", "w"]);
+    assert_eq!(int(&mut c, &["OBJECT", "FREQ", "n"]), 8);
+    // Decay time 0: no decay however long.
+    ok(&mut c, &["CONFIG", "SET", "lfu-decay-time", "0"]);
+    advance_ms(&server, 600 * 60_000);
+    assert_eq!(int(&mut c, &["OBJECT", "FREQ", "n"]), 8);
+
+    // Back to LRU: the bits are read as a clock again (Redis does not convert them); a new
+    // access sets a real clock.
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "volatile-lru"],
+    );
+    text(&mut c, &["GET", "n"]);
+    advance_ms(&server, 3_000);
+    assert_eq!(int(&mut c, &["OBJECT", "IDLETIME", "n"]), 3);
+    assert_eq!(text(&mut c, &["OBJECT", "FREQ", "n"]), LRU_ERROR);
+}
+
+#[test]
+fn shared_integers_stop_under_lru_and_lfu_with_maxmemory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let shared = i32::MAX as i64;
+    ok(&mut c, &["SET", "a", "1"]);
+    assert_eq!(int(&mut c, &["OBJECT", "REFCOUNT", "a"]), shared);
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", "1gb"]);
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    );
+    ok(&mut c, &["SET", "a", "1"]);
+    assert_eq!(int(&mut c, &["OBJECT", "REFCOUNT", "a"]), shared);
+    for policy in ["allkeys-lru", "volatile-lfu"] {
+        ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
+        ok(&mut c, &["SET", "a", "1"]);
+        assert_eq!(int(&mut c, &["OBJECT", "REFCOUNT", "a"]), 1, "{policy}");
+    }
+}
+
+/// Fills db 0 with `n` cold keys then `n` hot ones (1 KB values; odd ones with a TTL whose
+/// deadline grows with the key number), with the hot ones read `reads` times a minute later.
+fn fill(server: &embedis::Server, c: &mut Conn, n: usize, reads: usize) {
+    ok(c, &["FLUSHALL"]);
+    let value = "x".repeat(1000);
+    for (prefix, from) in [("cold", 0), ("hot", n)] {
+        for i in 0..n {
+            let key = format!("{prefix}:{i}");
+            if i % 2 == 1 {
+                let ttl = (100_000 + from + i).to_string();
+                ok(c, &["SET", &key, &value, "EX", &ttl]);
+            } else {
+                ok(c, &["SET", &key, &value]);
+            }
+        }
+    }
+    advance_ms(server, 60_000);
+    for _ in 0..reads {
+        for i in 0..n {
+            text(c, &["GET", &format!("hot:{i}")]);
+        }
+    }
+}
+
+fn survivors(c: &mut Conn, prefix: &str, n: usize) -> Vec<usize> {
+    (0..n)
+        .filter(|i| int(c, &["EXISTS", &format!("{prefix}:{i}")]) == 1)
+        .collect()
+}
+
+#[test]
+fn each_policy_evicts_from_its_key_set_under_a_small_maxmemory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    ok(&mut c, &["CONFIG", "SET", "maxmemory-samples", "10"]);
+    ok(&mut c, &["CONFIG", "SET", "lfu-log-factor", "0"]);
+    let n = 200;
+    for policy in [
+        "allkeys-lru",
+        "allkeys-lfu",
+        "allkeys-random",
+        "volatile-lru",
+        "volatile-lfu",
+        "volatile-random",
+        "volatile-ttl",
+    ] {
+        ok(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
+        ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
+        fill(&server, &mut c, n, 3);
+        ok(&mut c, &["CONFIG", "RESETSTAT"]);
+        // Room for about 50 keys fewer (of the 100 cold ones with a TTL): CONFIG SET evicts
+        // at once.
+        let limit = info(&mut c, "used_memory") - 50 * 1100;
+        ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+        let evicted = info(&mut c, "evicted_keys") as usize;
+        let used = info(&mut c, "used_memory");
+        assert!(evicted >= 30, "{policy}: {evicted} evicted");
+        assert!(used <= limit + 16 * 1024, "{policy}: {used} > {limit}");
+        // Under the limit a write goes on working.
+        ok(&mut c, &["SET", "after", "1"]);
+        // No more evictions while the survivors are counted.
+        ok(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
+        let evicted = info(&mut c, "evicted_keys") as usize;
+        let cold = survivors(&mut c, "cold", n);
+        let hot = survivors(&mut c, "hot", n);
+        let after = usize::from(int(&mut c, &["EXISTS", "after"]) == 1);
+        assert_eq!(
+            2 * n + 1 - cold.len() - hot.len() - after,
+            evicted,
+            "{policy}: every eviction counted"
+        );
+        if policy.starts_with("volatile") {
+            // Keys without a TTL (the even ones) all stay.
+            for (name, kept) in [("cold", &cold), ("hot", &hot)] {
+                let even = kept.iter().filter(|i| *i % 2 == 0).count();
+                assert_eq!(even, n / 2, "{policy}: {name} persistent keys kept");
+            }
+        }
+        let hot_lost = n - hot.len();
+        let cold_lost = n - cold.len();
+        if policy.ends_with("lru") || policy.ends_with("lfu") {
+            assert!(
+                hot_lost * 10 <= cold_lost,
+                "{policy}: {hot_lost} hot and {cold_lost} cold keys evicted"
+            );
+        }
+        if policy == "volatile-ttl" {
+            // The cold keys' deadlines are the nearest: they go first.
+            assert!(hot_lost * 10 <= cold_lost, "{hot_lost} vs {cold_lost}");
+            let mean = |v: Vec<usize>| v.iter().sum::<usize>() as f64 / v.len().max(1) as f64;
+            let lost = mean((1..n).step_by(2).filter(|i| !cold.contains(i)).collect());
+            let kept = mean((1..n).step_by(2).filter(|i| cold.contains(i)).collect());
+            assert!(
+                lost < kept,
+                "near deadlines first: lost {lost} kept {kept} on average"
+            );
+        }
+    }
+}
+
+#[test]
+fn oom_only_when_nothing_is_evictable() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let value = "x".repeat(1000);
+    for i in 0..100 {
+        ok(&mut c, &["SET", &format!("k{i}"), &value]);
+    }
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "volatile-lru"],
+    );
+    let limit = info(&mut c, "used_memory") - 20 * 1100;
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+    let oom = "-OOM command not allowed when used memory > 'maxmemory'.\r\n";
+    // No key has a TTL: nothing may go, writes that may grow memory are refused.
+    assert_eq!(text(&mut c, &["SET", "new", "v"]), oom);
+    assert_eq!(text(&mut c, &["SETEX", "new", "100", "v"]), oom);
+    assert_eq!(
+        text(&mut c, &["GET", "k1"]),
+        format!("${}\r\n{value}\r\n", 1000)
+    );
+    assert_eq!(int(&mut c, &["DEL", "k1"]), 1, "DEL is not denyoom");
+    assert_eq!(info(&mut c, "evicted_keys"), 0);
+    assert!(info(&mut c, "total_eviction_exceeded_time") < 60_000);
+    // A policy that may evict these keys makes room at the next command.
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    );
+    ok(&mut c, &["SET", "new", "v"]);
+    assert!(info(&mut c, "evicted_keys") > 0);
+    assert_eq!(info(&mut c, "current_eviction_exceeded_time"), 0);
+    // noeviction refuses too.
+    ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", "noeviction"]);
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", "1"]);
+    assert_eq!(text(&mut c, &["SET", "new", "v"]), oom);
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
+    ok(&mut c, &["SET", "new", "v"]);
+}
+
+#[test]
+fn lazy_eviction_frees_big_values_in_the_background() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    ok(&mut c, &["CONFIG", "SET", "lazyfree-lazy-eviction", "yes"]);
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    );
+    let before = info(&mut c, "used_memory");
+    let members: Vec<String> = (0..500).map(|i| format!("member-{i}")).collect();
+    for k in 0..40 {
+        let mut args = vec!["SADD".to_string(), format!("set{k}")];
+        args.extend(members.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_eq!(int(&mut c, &args), 500);
+    }
+    let used = info(&mut c, "used_memory");
+    let limit = used - (used - before) / 2;
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+    // The background thread frees what eviction handed it; commands see memory come down.
+    support::eventually("memory under the limit", || {
+        text(&mut c, &["PING"]);
+        info(&mut c, "used_memory") <= limit + 16 * 1024
+    });
+    // How many go depends on how soon the background thread runs (eviction checks the total
+    // every 16 keys), so only the bounds are certain.
+    let evicted = info(&mut c, "evicted_keys");
+    assert!((1..=40).contains(&evicted), "{evicted}");
+    assert_eq!(int(&mut c, &["DBSIZE"]), 40 - evicted as i64);
+}
