@@ -1125,7 +1125,7 @@ fn maxmemory_parameters() {
     let server = server();
     let mut a = Client::connect(server.addr());
     assert_eq!(
-        a.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
+        a.raw(&["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]),
         b"+OK\r\n"
     );
     assert_eq!(
