@@ -467,7 +467,7 @@ mod tests {
             }
         }
         assert_eq!(
-            ks.access.freq(&ks.dbs[0].main.get(&b"k3"[..]).unwrap(), T0),
+            ks.access.freq(ks.dbs[0].main.get(&b"k3"[..]).unwrap(), T0),
             8
         );
         let mut ev = Evictor::with_meter(per_key);

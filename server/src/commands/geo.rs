@@ -1288,7 +1288,7 @@ mod tests {
     #[test]
     fn coordinates_print_like_percent_17lf_trimmed() {
         assert_eq!(
-            format_coordinate(13.36138933897018433),
+            format_coordinate(13.361_389_338_970_184),
             "13.36138933897018433"
         );
         assert_eq!(format_coordinate(1.0), "1");
