@@ -17,7 +17,7 @@
 
 use bytes::Bytes;
 
-use super::zsets::{limits, parse_double};
+use super::zsets::{limits, parse_double, read_zset};
 use crate::config::event_class::{GENERIC, ZSET};
 use crate::cstr::word_is;
 use crate::ctx::Ctx;
@@ -35,61 +35,13 @@ const SEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements i
 
 static RADIUS_KEYS: &[KeySpec] = &[
     KeySpec::single(1, RO_ACCESS),
-    KeySpec {
-        flags: flag::OW | flag::UPDATE,
-        begin: crate::table::Begin::Keyword {
-            keyword: "STORE",
-            start_from: 6,
-        },
-        find: crate::table::Find::Range {
-            last_key: 0,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
-    KeySpec {
-        flags: flag::OW | flag::UPDATE,
-        begin: crate::table::Begin::Keyword {
-            keyword: "STOREDIST",
-            start_from: 6,
-        },
-        find: crate::table::Find::Range {
-            last_key: 0,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
+    KeySpec::after_keyword("STORE", 6, flag::OW | flag::UPDATE),
+    KeySpec::after_keyword("STOREDIST", 6, flag::OW | flag::UPDATE),
 ];
 static BYMEMBER_KEYS: &[KeySpec] = &[
     KeySpec::single(1, RO_ACCESS),
-    KeySpec {
-        flags: flag::OW | flag::UPDATE,
-        begin: crate::table::Begin::Keyword {
-            keyword: "STORE",
-            start_from: 5,
-        },
-        find: crate::table::Find::Range {
-            last_key: 0,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
-    KeySpec {
-        flags: flag::OW | flag::UPDATE,
-        begin: crate::table::Begin::Keyword {
-            keyword: "STOREDIST",
-            start_from: 5,
-        },
-        find: crate::table::Find::Range {
-            last_key: 0,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
+    KeySpec::after_keyword("STORE", 5, flag::OW | flag::UPDATE),
+    KeySpec::after_keyword("STOREDIST", 5, flag::OW | flag::UPDATE),
 ];
 
 const fn geo(name: &'static str, arity: i32, handler: crate::table::Handler) -> CommandSpec {
@@ -764,16 +716,6 @@ fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The score of `member` in the sorted set at `key` (read access), WRONGTYPE for other types.
-fn zset_at<'k>(ctx: &'k mut Ctx<'_>, key: &[u8]) -> CmdResult<Option<&'k mut ZSetValue>> {
-    let (db, now) = (ctx.db(), ctx.now_ms);
-    match ctx.ks.read(db, key, now) {
-        None => Ok(None),
-        Some(Value::ZSet(z)) => Ok(Some(z)),
-        Some(_) => Err(Error::WrongType),
-    }
-}
-
 fn geodist(ctx: &mut Ctx<'_>) -> CmdResult {
     let to_meter = match ctx.argc() {
         5 => unit(ctx.arg(4))?,
@@ -781,7 +723,7 @@ fn geodist(ctx: &mut Ctx<'_>) -> CmdResult {
         _ => 1.0,
     };
     let args = ctx.args;
-    let Some(set) = zset_at(ctx, &args[1])? else {
+    let Some(set) = read_zset(ctx, &args[1])? else {
         ctx.out.null();
         return Ok(());
     };
@@ -804,7 +746,7 @@ fn geodist(ctx: &mut Ctx<'_>) -> CmdResult {
 fn geohash(ctx: &mut Ctx<'_>) -> CmdResult {
     const ALPHABET: &[u8; 32] = b"0123456789bcdefghjkmnpqrstuvwxyz";
     let args = ctx.args;
-    let scores: Vec<Option<f64>> = match zset_at(ctx, &args[1])? {
+    let scores: Vec<Option<f64>> = match read_zset(ctx, &args[1])? {
         None => vec![None; args.len() - 2],
         Some(set) => args[2..].iter().map(|m| set.score(m)).collect(),
     };
@@ -855,7 +797,7 @@ fn write_coordinate(ctx: &mut Ctx<'_>, v: f64) {
 
 fn geopos(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
-    let points: Vec<Option<(f64, f64)>> = match zset_at(ctx, &args[1])? {
+    let points: Vec<Option<(f64, f64)>> = match read_zset(ctx, &args[1])? {
         None => vec![None; args.len() - 2],
         Some(set) => args[2..]
             .iter()

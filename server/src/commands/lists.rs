@@ -326,7 +326,7 @@ fn list_of(value: &mut Value) -> CmdResult<&mut Quicklist> {
 }
 
 /// A new empty list shaped by the current `list-max-listpack-size`.
-fn new_list(ctx: &Ctx<'_>) -> Box<Quicklist> {
+pub(crate) fn new_list(ctx: &Ctx<'_>) -> Box<Quicklist> {
     let limits = &ctx.server.config.encodings;
     let fill = limits.list_max_listpack_size;
     Box::new(Quicklist::with_options(

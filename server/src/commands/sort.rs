@@ -31,7 +31,6 @@ use crate::keyspace::Access;
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
-use embedis_datatypes::quicklist::Quicklist;
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
 const ACL: Acl = Acl::SET
@@ -420,9 +419,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
             }
         }
         Some(dest_at) => {
-            let fill = ctx.server.config.encodings.list_max_listpack_size;
-            let mut list =
-                Quicklist::with_fill(fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32);
+            let mut list = super::lists::new_list(ctx);
             for item in range {
                 if patterns.is_empty() {
                     list.push_back(&item.element);
@@ -436,8 +433,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
             }
             let dest = ctx.arg(dest_at);
             if output_len > 0 {
-                ctx.ks
-                    .set(db, dest, Value::List(Box::new(list)), false, now);
+                ctx.ks.set(db, dest, Value::List(list), false, now);
                 // One change per stored element, as Redis counts (`set` counted one).
                 ctx.ks.dirty += output_len as u64 - 1;
                 ctx.notify(LIST, "sortstore", dest);

@@ -676,7 +676,10 @@ pub(crate) fn limits(ctx: &Ctx<'_>) -> Limits {
 }
 
 /// Reads a sorted set: `Ok(None)` if the key is missing, WRONGTYPE if it holds something else.
-fn read_zset<'k>(ctx: &'k mut Ctx<'_>, key: &[u8]) -> CmdResult<Option<&'k mut ZSetValue>> {
+pub(crate) fn read_zset<'k>(
+    ctx: &'k mut Ctx<'_>,
+    key: &[u8],
+) -> CmdResult<Option<&'k mut ZSetValue>> {
     let (db, now) = (ctx.db(), ctx.now_ms);
     match ctx.ks.read(db, key, now) {
         None => Ok(None),

@@ -109,6 +109,23 @@ impl KeySpec {
         }
     }
 
+    /// The one key after `keyword`, searched for from argument `start_from` (GEORADIUS's STORE).
+    pub const fn after_keyword(keyword: &'static str, start_from: i32, flags: u16) -> Self {
+        KeySpec {
+            flags,
+            begin: Begin::Keyword {
+                keyword,
+                start_from,
+            },
+            find: Find::Range {
+                last_key: 0,
+                step: 1,
+                limit: 0,
+            },
+            notes: "",
+        }
+    }
+
     /// A spec whose keys only the command's own key finder can locate (Redis's `unknown`
     /// begin_search and find_keys).
     pub const fn unknown(flags: u16) -> Self {
