@@ -86,6 +86,16 @@ def lock_tests():
     ]
 
 
+# Keyspace notifications (instructions.py --suite events, run with and without
+# --config "notify-keyspace-events KEA"): a write that emits two events (`__keyspace@0__:<key>`
+# and `__keyevent@0__:set`) with nobody listening, and with one subscriber to the keyevent
+# channel; beside them the PUBLISH of one message to one subscriber, the cost an event is held to.
+EVENT_TESTS = [
+    ("SET (2 events, no listener)", ["SET", "key:__rand_int__", "value"], None),
+    ("SET (2 events, 1 keyevent subscriber)", ["SET", "key:__rand_int__", "value"], "keyevent-subscriber"),
+    ("PUBLISH to 1 subscriber", ["PUBLISH", "events", "payload"], "one-subscriber"),
+]
+
 SUBSCRIBERS = {}
 
 
@@ -177,6 +187,13 @@ def prefill(port, what, elements):
                                                    "SUBSCRIBE", "events"], stdout=subprocess.DEVNULL)
                                  for _ in range(50)]
             while redis_cli(port, "PUBSUB", "NUMSUB", "events").split()[-1:] != ["50"]:
+                time.sleep(0.05)
+    elif what in ("keyevent-subscriber", "one-subscriber"):
+        channel = "__keyevent@0__:set" if what == "keyevent-subscriber" else "events"
+        if port not in SUBSCRIBERS:
+            SUBSCRIBERS[port] = [subprocess.Popen(["taskset", "-c", CLIENT_CORE, "redis-cli", "-p", str(port),
+                                                   "SUBSCRIBE", channel], stdout=subprocess.DEVNULL)]
+            while redis_cli(port, "PUBSUB", "NUMSUB", channel).split()[-1:] != ["1"]:
                 time.sleep(0.05)
     elif what == "list":
         pipe(port, ["RPUSH mylist " + " ".join(["xxx"] * 100)] * (elements // 100 + 1))

@@ -13,9 +13,12 @@ prefilling and the 50 connections of redis-benchmark cancel out. Kernel time (re
 system calls) is not counted: at -P 16 it is shared by 16 requests, at -P 1 it is a large part
 of the real cost, so read this beside compare.py's CPU per request, not instead of it.
 
-Usage: benches/server/instructions.py [--suite locks,strings] [--only NAME] [--pipeline 16]
+Usage: benches/server/instructions.py [--suite locks,strings,events] [--only NAME] [--pipeline 16]
                                       [--requests 20000] [--binary target/release/embedis-server]
-                                      [--baseline OLD-BINARY]
+                                      [--baseline OLD-BINARY] [--config "NAME VALUE"]...
+
+--config starts both servers with a setting: the `events` suite run with and without
+`--config "notify-keyspace-events KEA"` gives the cost of keyspace notifications per event.
 
 --baseline also counts an earlier embedis-server binary, for the before/after of a change.
 """
@@ -33,6 +36,10 @@ import compare  # noqa: E402  (the side-by-side script: test lists, prefill, rea
 BASE_REQUESTS = 2000
 
 
+# Extra configuration given to both servers at start (`--config "notify-keyspace-events KEA"`).
+SERVER_CONFIG = []
+
+
 def start(server, binary, out_file):
     port = compare.free_port()
     valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out_file}"]
@@ -41,6 +48,7 @@ def start(server, binary, out_file):
     else:
         cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
                "--daemonize", "no", "--dir", "/tmp", "--dbfilename", "embedis-bench-never-written.rdb"]
+    cmd += SERVER_CONFIG
     proc = subprocess.Popen(valgrind + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     compare.wait_ready(port, proc, timeout=60)
     return proc, port
@@ -86,10 +94,16 @@ def main():
     ap.add_argument("--binary", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                      "target", "release", "embedis-server"))
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to count beside")
+    ap.add_argument("--config", action="append", default=[],
+                    help='a setting both servers start with, e.g. "notify-keyspace-events KEA"')
     args = ap.parse_args()
+    for setting in args.config:
+        name, _, value = setting.partition(" ")
+        SERVER_CONFIG.extend([f"--{name}", value])
     tests = []
     for suite in args.suite.split(","):
-        tests += {"locks": compare.lock_tests, "strings": lambda: compare.STRING_TESTS}[suite]()
+        tests += {"locks": compare.lock_tests, "strings": lambda: compare.STRING_TESTS,
+                  "events": lambda: compare.EVENT_TESTS}[suite]()
     if args.only:
         tests = [t for t in tests if args.only.lower() in t[0].lower()]
     pipelines = args.pipeline or [1, 16]

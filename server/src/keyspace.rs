@@ -196,11 +196,16 @@ impl ReadyKeys {
     }
 
     /// Notes a write to `key` of `db`: queued as ready if someone waits on it.
-    #[inline]
+    #[inline(always)]
     pub fn signal(&mut self, db: usize, key: &[u8]) {
-        if self.watched.is_empty() {
-            return;
+        // Inlined: one branch on every write while no client is blocked.
+        if !self.watched.is_empty() {
+            self.signal_watched(db, key);
         }
+    }
+
+    #[inline(never)]
+    fn signal_watched(&mut self, db: usize, key: &[u8]) {
         let slot = (db, SmallBytes::new(key));
         if self.watched.contains(&slot) && self.queued.insert(slot.clone()) {
             self.queue.push_back(slot);
@@ -310,11 +315,25 @@ impl Keyspace {
 
     /// Deletes `key` if its TTL has passed at `now`; true if it has expired (deleted, or only
     /// hidden while a CLIENT PAUSE holds expired keys in place).
+    #[inline]
     pub fn expire_if_needed(&mut self, db: usize, key: &[u8], now: i64) -> bool {
-        let d = &mut self.dbs[db];
+        // Inlined up to here: a database without TTLs costs every lookup one branch.
+        if self.dbs[db].expires.is_empty() {
+            return false;
+        }
+        self.expire_if_due(db, key, now)
+    }
+
+    /// [`Keyspace::expire_if_needed`] for a database that has keys with a TTL.
+    #[inline(never)]
+    fn expire_if_due(&mut self, db: usize, key: &[u8], now: i64) -> bool {
         // Only keys with a TTL are in `expires`: one probe there, none of the main table, so a
         // lookup costs one probe per table at most (GET is the hottest path of all).
-        if d.expires.is_empty() || d.expires.get(key).is_none_or(|&when| now <= when) {
+        if self.dbs[db]
+            .expires
+            .get(key)
+            .is_none_or(|&when| now <= when)
+        {
             return false;
         }
         if now < self.expiry_held_until {
@@ -330,7 +349,7 @@ impl Keyspace {
 
     /// Tells the watchers of `key` of `db`, and client tracking, that a command modified it
     /// (Redis's `signalModifiedKey`). One branch while nobody watches or tracks.
-    #[inline]
+    #[inline(always)]
     pub fn touched(&mut self, db: usize, key: &[u8]) {
         self.signal_modified(db, key, true);
     }
@@ -342,16 +361,21 @@ impl Keyspace {
         self.signal_modified(db, key, false);
     }
 
-    #[inline]
+    #[inline(always)]
     fn signal_modified(&mut self, db: usize, key: &[u8], by_command: bool) {
-        // `|`, not `||`: one branch for both listeners on the write path.
+        // `|`, not `||`: one branch for both listeners on the write path, inlined into it.
         if !self.watches.is_empty() | self.tracking.is_on() {
-            if !self.watches.is_empty() {
-                let exists = self.dbs[db].main.get(key).is_some();
-                self.watches.touch(db, key, exists);
-            }
-            self.tracking.signal_key(key, by_command);
+            self.signal_listeners(db, key, by_command);
         }
+    }
+
+    #[inline(never)]
+    fn signal_listeners(&mut self, db: usize, key: &[u8], by_command: bool) {
+        if !self.watches.is_empty() {
+            let exists = self.dbs[db].main.get(key).is_some();
+            self.watches.touch(db, key, exists);
+        }
+        self.tracking.signal_key(key, by_command);
     }
 
     /// True if a command left work for `call` to do after it: watched keys it looked up for
@@ -386,12 +410,17 @@ impl Keyspace {
     /// A command looked `key` of `db` up for writing: WATCH and client tracking note it, and
     /// count it as modified if the command turns out to change something (see
     /// [`Keyspace::settle_noted_writes`]).
-    #[inline]
+    #[inline(always)]
     fn note_write(&mut self, db: usize, key: &[u8]) {
         if !self.watches.is_empty() | self.tracking.is_on() {
-            self.watches.note_write(db, key);
-            self.tracking.note_write(key);
+            self.note_write_listeners(db, key);
         }
+    }
+
+    #[inline(never)]
+    fn note_write_listeners(&mut self, db: usize, key: &[u8]) {
+        self.watches.note_write(db, key);
+        self.tracking.note_write(key);
     }
 
     /// Takes back the note of a write lookup that changed nothing while the command changed
@@ -413,6 +442,9 @@ impl Keyspace {
     }
 
     /// Looks `key` up for `access`, deleting it first if it has expired.
+    // Always inlined: every caller names its `access`, so each copy keeps only its own arms,
+    // and GET's copy is the hottest path there is.
+    #[inline(always)]
     pub fn lookup(
         &mut self,
         db: usize,
@@ -452,12 +484,14 @@ impl Keyspace {
     }
 
     /// Read access to a key's value.
+    #[inline]
     pub fn read(&mut self, db: usize, key: &[u8], now: i64) -> Option<&mut Value> {
         self.lookup(db, key, now, Access::Read)
             .map(|o| &mut o.value)
     }
 
     /// Write access to a key's value (after lazy expiry).
+    #[inline]
     pub fn write(&mut self, db: usize, key: &[u8], now: i64) -> Option<&mut Value> {
         self.lookup(db, key, now, Access::Write)
             .map(|o| &mut o.value)

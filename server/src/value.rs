@@ -329,10 +329,17 @@ impl AccessClock {
     #[inline]
     pub fn touch(&self, obj: &mut Object, now_ms: i64) {
         if self.lfu {
-            self.touch_lfu(obj, now_ms, rand::random::<f64>());
+            self.touch_lfu_drawn(obj, now_ms);
         } else {
             obj.touch(lru_clock(now_ms));
         }
+    }
+
+    /// The LFU half of [`AccessClock::touch`], out of line: the LRU half is the default and the
+    /// one every lookup inlines.
+    #[inline(never)]
+    fn touch_lfu_drawn(&self, obj: &mut Object, now_ms: i64) {
+        self.touch_lfu(obj, now_ms, rand::random::<f64>());
     }
 
     /// The LFU half of [`AccessClock::touch`] with its random draw `r` given (tests choose it).
