@@ -530,3 +530,29 @@ fn a_script_sees_the_time_it_started_at_while_the_clock_moves() {
         format!("*2\r\n$10\r\n{}\r\n$1\r\n0\r\n", SECS + 60).into_bytes()
     );
 }
+
+/// QUIT answers `+OK` and then closes, in both I/O modes: with io-threads 2 the executor hands
+/// the reply over and the connection's thread must write it before it closes (it used to be
+/// told to close at once and often dropped the reply). Many rounds, since the loss was a race.
+#[test]
+fn quit_replies_ok_before_closing_in_both_io_modes() {
+    use std::io::{Read, Write};
+    for io_threads in [1, 2] {
+        let server = manual_server(io_threads);
+        for round in 0..200 {
+            let mut stream = std::net::TcpStream::connect(server.addr()).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            // A command before QUIT in the same write: the batch's replies all arrive, in order.
+            stream.write_all(b"PING\r\nQUIT\r\n").unwrap();
+            let mut got = Vec::new();
+            stream.read_to_end(&mut got).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                "+PONG\r\n+OK\r\n",
+                "io-threads {io_threads}, round {round}"
+            );
+        }
+    }
+}

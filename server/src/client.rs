@@ -38,6 +38,8 @@ pub struct ClientHandle {
     outbox: Mutex<BytesMut>,
     notify: Notify,
     killed: AtomicBool,
+    /// QUIT (or a kill of the running client) ran: close once what was delivered is written.
+    closing: AtomicBool,
     blocked: AtomicBool,
     /// Mirrors `ClientState::authenticated` for I/O threads choosing the decoder's limits.
     authenticated: AtomicBool,
@@ -67,6 +69,7 @@ impl ClientHandle {
             outbox: Mutex::new(BytesMut::new()),
             notify: Notify::new(),
             killed: AtomicBool::new(false),
+            closing: AtomicBool::new(false),
             blocked: AtomicBool::new(false),
             authenticated: AtomicBool::new(false),
             completed: AtomicU64::new(0),
@@ -182,6 +185,17 @@ impl ClientHandle {
     /// Wakes the task (it has stolen input or outbox bytes to look at).
     pub fn wake(&self) {
         self.notify.notify_one();
+    }
+
+    /// Tells the task to close the connection after writing what was delivered before this
+    /// call (QUIT's `+OK`), unlike [`ClientHandle::kill`], which drops unwritten output.
+    pub fn close_after_output(&self) {
+        self.closing.store(true, Ordering::Release);
+        self.notify.notify_one();
+    }
+
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
     }
 
     /// Tells the task to close the connection.

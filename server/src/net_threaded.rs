@@ -320,7 +320,8 @@ fn run_queue(
         handle.deliver(&out);
     }
     if close {
-        handle.kill();
+        // After the delivery: the task writes QUIT's reply, then closes.
+        handle.close_after_output();
     }
 }
 
@@ -393,7 +394,7 @@ where
                 return Ok(());
             }
             // Wait for the whole batch, writing output as it comes (a blocked request may take long).
-            while handle.completed_batches() < sent && !handle.is_killed() {
+            while handle.completed_batches() < sent && !handle.is_killed() && !handle.is_closing() {
                 if !std::mem::take(&mut woken) {
                     handle.notified().await;
                 }
@@ -405,7 +406,11 @@ where
             stream.write_all(&error.to_resp()).await?;
             return Ok(());
         }
-        if handle.is_killed() {
+        if handle.is_killed() || handle.is_closing() {
+            // A closing client's output, all delivered before the flag was set, is written.
+            if handle.is_closing() && !handle.is_killed() {
+                write_outbox(stream, tx, handle).await?;
+            }
             return Ok(());
         }
         if std::mem::take(&mut woken) {

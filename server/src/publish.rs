@@ -221,6 +221,7 @@ pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
 /// The half of [`deliver`] for a client other than the running one — also what the engine uses
 /// between commands, when no client is running (client tracking's broadcasts and the
 /// invalidations of keys that expired in the background).
+#[inline]
 pub fn deliver_to_other(
     server: &mut ServerState,
     clients: &mut Clients,
