@@ -184,6 +184,12 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     log.push(format!("push: {}", frame(&mut push)));
     log.push(format!("writer: {}", cmd(&mut writer, &["INCR", "p1"])));
     log.push(format!("push: {}", frame(&mut push)));
+    // The redirect client itself writes a key another client tracks: the invalidation is
+    // pushed ahead of its own reply, where Redis sends it (from the write, mid-command).
+    log.push(format!("r: {}", cmd(&mut r, &["GET", "p1"])));
+    send(&mut push, &["SET", "p1", "2"]);
+    log.push(format!("push: {}", frame(&mut push)));
+    log.push(format!("push: {}", frame(&mut push)));
     // RESP3 tracking client redirecting to the RESP2 subscriber: FLUSHALL's null is RESP3's.
     cmd(&mut other, &["CLIENT", "TRACKING", "off"]);
     cmd(&mut r, &["CLIENT", "TRACKING", "off"]);

@@ -200,7 +200,9 @@ pub fn call(
     }
     // Client tracking: one branch while no client tracks keys.
     if parts.ks.tracking.is_on() {
-        crate::invalidation::after_call(parts, client, command, args, out, version, now_us, how);
+        crate::invalidation::after_call(
+            parts, client, command, args, out, out_start, version, now_us, how,
+        );
     }
     block
 }

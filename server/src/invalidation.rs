@@ -142,6 +142,7 @@ pub fn after_call(
     command: &'static Command,
     args: &[Bytes],
     out: &mut BytesMut,
+    out_start: usize,
     version: Version,
     now_us: i64,
     how: How<'_>,
@@ -166,7 +167,13 @@ pub fn after_call(
         events_at,
     };
     let running = ctx.client.id;
+    // Another client's invalidation that redirects to the running client goes ahead of this
+    // command's reply: Redis sends it from signalModifiedKey, while the command runs (only
+    // the running client's own invalidations wait for its reply, in `send_own`).
+    let at = out_start.min(ctx.out.buffer().len());
+    let reply = ctx.out.buffer().split_off(at);
     process_signals(&mut ctx, Some(running));
+    ctx.out.buffer().unsplit(reply);
     // A script's command that reads makes its client remember the keys the script declared, as
     // in Redis; the read-only script commands themselves remember nothing (their keys count
     // only once the script reads).
