@@ -344,6 +344,9 @@ impl Keyspace {
 
     #[inline]
     fn signal_modified(&mut self, db: usize, key: &[u8], by_command: bool) {
+        // A deleted or replaced key concerns clients blocked on it too (an XREADGROUP whose
+        // stream is gone is released with an error); one emptiness check when nobody waits.
+        self.ready.signal(db, key);
         // `|`, not `||`: one branch for both listeners on the write path.
         if !self.watches.is_empty() | self.tracking.is_on() {
             if !self.watches.is_empty() {

@@ -189,6 +189,43 @@ impl Stream {
         self.nodes.len()
     }
 
+    /// The nodes Redis's radix tree would have for this stream's node keys (XINFO STREAM's
+    /// `radix-tree-nodes`). A radix tree with maximal path compression is determined by its key
+    /// set: a node where keys branch, a node after each maximal single-child run, a leaf per key.
+    pub fn radix_tree_nodes(&self) -> usize {
+        fn key(id: &StreamId) -> [u8; 16] {
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&id.ms.to_be_bytes());
+            k[8..].copy_from_slice(&id.seq.to_be_bytes());
+            k
+        }
+        fn count(keys: &[[u8; 16]], depth: usize) -> usize {
+            if depth == 16 || keys.len() <= 1 && depth == 16 {
+                return 1;
+            }
+            let (first, last) = (keys[0], keys[keys.len() - 1]);
+            if first[depth] == last[depth] {
+                // One child: a compressed run to where the keys part (or to the end).
+                let common = (depth..16).take_while(|&i| first[i] == last[i]).count();
+                return 1 + count(keys, depth + common);
+            }
+            let mut total = 1;
+            let mut start = 0;
+            while start < keys.len() {
+                let byte = keys[start][depth];
+                let end = start + keys[start..].iter().take_while(|k| k[depth] == byte).count();
+                total += count(&keys[start..end], depth + 1);
+                start = end;
+            }
+            total
+        }
+        let keys: Vec<[u8; 16]> = self.nodes.keys().map(key).collect();
+        if keys.is_empty() {
+            return 1;
+        }
+        count(&keys, 0)
+    }
+
     /// Live entries with `start <= id <= end`, in ID order.
     pub fn range(&self, start: StreamId, end: StreamId) -> Range<'_> {
         let from = self
@@ -339,7 +376,12 @@ impl Stream {
         deleted
     }
 
-    /// Heap bytes of the entries (MEMORY USAGE).
+    /// Redis's listpack size of each node, in order (MEMORY USAGE estimates Redis's figure).
+    pub fn node_redis_bytes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.values().map(Node::redis_bytes)
+    }
+
+    /// Heap bytes of the entries.
     pub fn entries_bytes(&self) -> usize {
         // A B-tree node holds up to 11 keys and values; count the per-entry share.
         self.nodes

@@ -229,6 +229,7 @@ fn object_size(object: &Object, samples: usize) -> usize {
             }
             ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
         }
+        Value::Stream(stream) => stream_size(stream, samples),
         Value::ZSet(z @ ZSetValue::Packed(_)) => {
             let mut entries = 0;
             z.for_each_in_ranks(0, z.len().saturating_sub(1), false, |member, score| {
@@ -254,6 +255,35 @@ fn object_size(object: &Object, samples: usize) -> usize {
                 + extrapolate(total, sampled, len)
         }
     }
+}
+
+/// Redis's estimate for a stream: the object and stream headers, its radix tree (Redis counts
+/// 16 bytes per key and about 256 per tree node; we take one tree node per key), the listpacks
+/// (the first `samples` measured, the rest extrapolated; Redis's listpack sizes, which we keep per
+/// node) and each group's header, PEL and consumers.
+fn stream_size(stream: &embedis_datatypes::stream::Stream, samples: usize) -> usize {
+    const STREAM: usize = 80;
+    const RAX_PER_KEY: usize = 16 + 16 + 8 * 30;
+    const GROUP: usize = 40;
+    const NACK: usize = 24;
+    const CONSUMER: usize = 24;
+    let nodes = stream.node_count();
+    let mut size = ROBJ + STREAM + nodes * RAX_PER_KEY;
+    let sizes: Vec<usize> = stream.node_redis_bytes().collect();
+    let sampled = sizes.len().min(samples.max(1));
+    let measured: usize = sizes.iter().take(sampled).map(|&n| malloc_size(n)).sum();
+    size += if nodes <= sampled {
+        measured
+    } else {
+        measured / sampled * (nodes - 1) + malloc_size(*sizes.last().unwrap_or(&0))
+    };
+    for group in stream.groups.values() {
+        size += GROUP + group.pel.len() * (RAX_PER_KEY + NACK);
+        for (name, consumer) in &group.consumers {
+            size += CONSUMER + name.len() + consumer.pending.len() * RAX_PER_KEY;
+        }
+    }
+    size
 }
 
 /// A score as a listpack holds it: an integer when it is one, else 17 significant digits.

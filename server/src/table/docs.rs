@@ -152,6 +152,10 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
 }
 
 fn is_token(word: &str) -> bool {
+    // The symbols some commands take as literal words (XADD's `*`, `=`, `~`; XGROUP's `$`).
+    if matches!(word, "*" | "$" | "=" | "~") {
+        return true;
+    }
     word.chars().any(|c| c.is_ascii_uppercase())
         && word
             .chars()
