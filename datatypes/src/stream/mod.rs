@@ -213,7 +213,11 @@ impl Stream {
             let mut start = 0;
             while start < keys.len() {
                 let byte = keys[start][depth];
-                let end = start + keys[start..].iter().take_while(|k| k[depth] == byte).count();
+                let end = start
+                    + keys[start..]
+                        .iter()
+                        .take_while(|k| k[depth] == byte)
+                        .count();
                 total += count(&keys[start..end], depth + 1);
                 start = end;
             }

@@ -229,8 +229,7 @@ impl Node {
         } else {
             id.seq
         };
-        self.buf
-            .push(if same { FLAG_SAME_FIELDS } else { 0 });
+        self.buf.push(if same { FLAG_SAME_FIELDS } else { 0 });
         push_varint(&mut self.buf, ms_delta);
         push_varint(&mut self.buf, seq);
         // Redis: flags, ms-diff, seq-diff, [num-fields], [field] value…, lp-count.

@@ -224,7 +224,10 @@ fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
         Value::Stream(stream) => {
             // Each entry's ID as `ms.seq`, then its fields and values, in order.
             for entry in stream.range(StreamId::MIN, StreamId::MAX) {
-                mix_in(digest, format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes());
+                mix_in(
+                    digest,
+                    format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes(),
+                );
                 for (field, value) in entry.fields() {
                     mix_in(digest, field);
                     mix_in(digest, value);

@@ -372,7 +372,10 @@ const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argu
 fn quoted_error(parts: &[&[u8]]) -> Error {
     let mut line = Vec::new();
     for part in parts {
-        line.extend(part.iter().map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }));
+        line.extend(
+            part.iter()
+                .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+        );
     }
     Error::bytes(line)
 }
@@ -526,7 +529,12 @@ fn node_limits(ctx: &Ctx<'_>) -> NodeLimits {
 }
 
 /// Reads the stream at `key` (`Ok(None)` if missing, WRONGTYPE for another type).
-fn read_stream<'k>(ks: &'k mut Keyspace, db: usize, key: &[u8], now: i64) -> CmdResult<Option<&'k mut Stream>> {
+fn read_stream<'k>(
+    ks: &'k mut Keyspace,
+    db: usize,
+    key: &[u8],
+    now: i64,
+) -> CmdResult<Option<&'k mut Stream>> {
     match ks.read(db, key, now) {
         None => Ok(None),
         Some(value) => stream_of(value).map(Some),
@@ -662,7 +670,11 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
 }
 
 /// The ID XADD gives a new entry (Redis's rules for `*`, `ms-*` and explicit IDs), or its error.
-fn next_add_id(stream: &Stream, given: Option<(StreamId, bool)>, now_ms: i64) -> CmdResult<StreamId> {
+fn next_add_id(
+    stream: &Stream,
+    given: Option<(StreamId, bool)>,
+    now_ms: i64,
+) -> CmdResult<StreamId> {
     const NOT_GREATER: &str =
         "ERR The ID specified in XADD is equal or smaller than the target stream top item";
     let last = stream.last_id;
@@ -799,7 +811,11 @@ fn range_generic(ctx: &mut Ctx<'_>, rev: bool) -> CmdResult {
         ctx.out.null_array();
         return Ok(());
     }
-    let limit = if count < 0 { usize::MAX } else { count as usize };
+    let limit = if count < 0 {
+        usize::MAX
+    } else {
+        count as usize
+    };
     let entries: Vec<EntryRef<'_>> = if rev {
         stream.rev_range(start, end).take(limit).collect()
     } else {
@@ -1077,7 +1093,10 @@ fn serve_woken(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>, woken_by: &[u8]) -> CmdRe
     };
     let key = &read.keys[index];
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let stream = match ctx.ks.lookup(db, key, now, crate::keyspace::Access::NoTouch) {
+    let stream = match ctx
+        .ks
+        .lookup(db, key, now, crate::keyspace::Access::NoTouch)
+    {
         Some(object) => match &object.value {
             Value::Stream(s) => Some(s),
             _ => None,
@@ -1212,7 +1231,16 @@ fn serve_key(
     if history {
         serve_history(stream, group_name, consumer_name, start, count, now, part);
     } else {
-        serve_new(stream, group_name, consumer_name, start, count, read.noack, now, part);
+        serve_new(
+            stream,
+            group_name,
+            consumer_name,
+            start,
+            count,
+            read.noack,
+            now,
+            part,
+        );
     }
     if created {
         ctx.ks.dirty += 1;
@@ -1255,7 +1283,10 @@ fn serve_history(
             }
         }
     }
-    let group = stream.groups.get_mut(group_name).expect("checked by the caller");
+    let group = stream
+        .groups
+        .get_mut(group_name)
+        .expect("checked by the caller");
     for id in delivered {
         if let Some(pending) = group.pel.get_mut(&id) {
             pending.delivery_time = now;
@@ -1290,7 +1321,10 @@ fn serve_new(
         let tombstones_ahead = stream.range_has_tombstones(Some(id), None);
         let estimate = stream.entries_before(id);
         let entries_added = stream.entries_added;
-        let group = stream.groups.get_mut(group_name).expect("checked by the caller");
+        let group = stream
+            .groups
+            .get_mut(group_name)
+            .expect("checked by the caller");
         if id > group.last_id {
             if group.entries_read != ENTRIES_READ_UNKNOWN && !tombstones_ahead {
                 group.entries_read += 1;
@@ -1336,7 +1370,7 @@ const XGROUP_HELP: &[&str] = &[
     "SETID <key> <groupname> <id|$> [ENTRIESREAD entries_read]",
     "    Set the current group ID and entries_read counter.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -1358,7 +1392,9 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
         } else if (create || setid) && word_is(ctx.arg(i), "entriesread") && i + 1 < argc {
             entries_read = parse_i64(ctx.arg(i + 1)).ok_or(Error::NotInteger)?;
             if entries_read < 0 && entries_read != ENTRIES_READ_UNKNOWN {
-                return Err(Error::msg("ERR value for ENTRIESREAD must be positive or -1"));
+                return Err(Error::msg(
+                    "ERR value for ENTRIESREAD must be positive or -1",
+                ));
             }
             i += 2;
         } else {
@@ -1378,7 +1414,9 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let needs_group = setid || word_is(sub, "createconsumer") || word_is(sub, "delconsumer");
     if exists && needs_group {
-        let has = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).groups.contains_key(name);
+        let has = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+            .groups
+            .contains_key(name);
         if !has {
             return Err(quoted_error(&[
                 b"NOGROUP No such consumer group '",
@@ -1440,7 +1478,11 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.ks.dirty += 1;
         ctx.notify(STREAM, "xgroup-setid", key);
     } else if word_is(sub, "destroy") && argc == 4 {
-        if stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).groups.remove(name).is_some() {
+        if stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+            .groups
+            .remove(name)
+            .is_some()
+        {
             ctx.out.integer(1);
             ctx.ks.dirty += 1;
             ctx.notify(STREAM, "xgroup-destroy", key);
@@ -1449,7 +1491,10 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     } else if word_is(sub, "createconsumer") && argc == 5 {
         let consumer = ctx.arg(4);
-        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).groups.get_mut(name).expect("checked");
+        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+            .groups
+            .get_mut(name)
+            .expect("checked");
         let (_, created) = group.consumer_or_create(consumer, now);
         ctx.out.integer(i64::from(created));
         if created {
@@ -1458,7 +1503,10 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     } else if word_is(sub, "delconsumer") && argc == 5 {
         let consumer = ctx.arg(4);
-        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).groups.get_mut(name).expect("checked");
+        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+            .groups
+            .get_mut(name)
+            .expect("checked");
         match group.delete_consumer(consumer) {
             Some(pending) => {
                 ctx.out.integer(pending as i64);
@@ -1797,6 +1845,13 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
             return Err(nokey_or_group(key, name));
         }
     }
+    // Redis allocates COUNT IDs up front and reports a failed allocation; no allocator serves a
+    // terabyte of IDs, so past that we answer as Redis does (and allocate nothing up front).
+    if (count as u64).saturating_mul(16) > 1 << 40 {
+        return Err(Error::msg(
+            "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
+        ));
+    }
     let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
     let mut budget = count as u64;
     let mut attempts = budget.saturating_mul(10);
@@ -1845,7 +1900,13 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // The cursor for the next call: the next pending ID, or 0-0 when the scan is complete.
     let next_cursor = cursor
-        .and_then(|from| stream.groups[name].pel.range(from..).next().map(|(id, _)| *id))
+        .and_then(|from| {
+            stream.groups[name]
+                .pel
+                .range(from..)
+                .next()
+                .map(|(id, _)| *id)
+        })
         .unwrap_or(StreamId::MIN);
     let stream: &Stream = stream;
     let out = &mut ctx.out;
@@ -1884,7 +1945,7 @@ const XINFO_HELP: &[&str] = &[
     "STREAM <key> [FULL [COUNT <count>]",
     "    Show information about the stream.",
     "HELP",
-    "    Print this help.",
+    "    Prints this help.",
 ];
 
 fn xinfo(ctx: &mut Ctx<'_>) -> CmdResult {
