@@ -761,6 +761,8 @@ impl Keyspace {
     /// `lazy`, the entries are freed on the background thread and the call returns at once.
     pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
         self.touch_watched_on_flush(db);
+        // Blocked stream group readers learn that their keys are gone.
+        self.ready.signal_db(db);
         self.tracking.signal_flush();
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
@@ -773,6 +775,7 @@ impl Keyspace {
     pub fn flush_all(&mut self, lazy: bool) -> usize {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
+            self.ready.signal_db(db);
         }
         self.tracking.signal_flush();
         let removed = self.total_keys();

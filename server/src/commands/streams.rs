@@ -1048,21 +1048,17 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
     }
     // Serve what can be served now; each key's part is written aside, the count goes first.
     let mut body = BytesMut::new();
+    let mut events = Vec::new();
     let mut served = 0usize;
     for (index, key) in read.keys.iter().enumerate() {
         let version = ctx.out.version();
         let mut part = Writer::new(&mut body, version);
-        if serve_key(ctx, &read, key, ids[index], read.count, false, &mut part)? {
+        if serve_key(ctx, &read, key, ids[index], read.count, false, &mut part, &mut events)? {
             served += 1;
         }
     }
     if served > 0 {
-        if ctx.out.is_resp3() {
-            ctx.out.map(served);
-        } else {
-            ctx.out.array(served);
-        }
-        ctx.out.raw(&body);
+        write_served(ctx, served, &body, &events);
         return Ok(());
     }
     match read.deadline {
@@ -1129,16 +1125,32 @@ fn serve_woken(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>, woken_by: &[u8]) -> CmdRe
         read.count
     };
     let mut body = BytesMut::new();
+    let mut events = Vec::new();
     let version = ctx.out.version();
     let mut part = Writer::new(&mut body, version);
-    serve_key(ctx, read, key, after, count, true, &mut part)?;
-    if ctx.out.is_resp3() {
-        ctx.out.map(1);
-    } else {
-        ctx.out.array(1);
-    }
-    ctx.out.raw(&body);
+    // A group reader blocks only for `>`: it is served new entries from the group's last ID.
+    let from = if read.group.is_some() { NEW_ENTRIES } else { after };
+    serve_key(ctx, read, key, from, count, true, &mut part, &mut events)?;
+    write_served(ctx, 1, &body, &events);
     Ok(())
+}
+
+/// Writes an XREAD/XREADGROUP reply assembled aside: the count of keys served, then their parts,
+/// with the `xgroup-createconsumer` events published where Redis has them (after the key's name,
+/// before its entries — a subscribed RESP3 client sees them there).
+fn write_served(ctx: &mut Ctx<'_>, served: usize, body: &[u8], events: &[(usize, Bytes)]) {
+    if ctx.out.is_resp3() {
+        ctx.out.map(served);
+    } else {
+        ctx.out.array(served);
+    }
+    let mut written = 0;
+    for (at, key) in events {
+        ctx.out.raw(&body[written..*at]);
+        written = *at;
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    ctx.out.raw(&body[written..]);
 }
 
 fn block_again(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>) -> CmdResult {
@@ -1159,6 +1171,7 @@ fn serve_key(
     count: usize,
     woken: bool,
     part: &mut Writer<'_>,
+    events: &mut Vec<(usize, Bytes)>,
 ) -> CmdResult<bool> {
     let now = ctx.now_ms;
     let Some(stream) = read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)? else {
@@ -1228,6 +1241,9 @@ fn serve_key(
         part.array(2);
     }
     part.bulk(key);
+    if created {
+        events.push((part.buffer().len(), Bytes::copy_from_slice(key)));
+    }
     if history {
         serve_history(stream, group_name, consumer_name, start, count, now, part);
     } else {
@@ -1242,11 +1258,7 @@ fn serve_key(
             part,
         );
     }
-    if created {
-        ctx.ks.dirty += 1;
-        ctx.notify(STREAM, "xgroup-createconsumer", key);
-    }
-    ctx.ks.dirty += 1;
+    ctx.ks.dirty += 1 + u64::from(created);
     Ok(true)
 }
 
@@ -1496,11 +1508,11 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
             .get_mut(name)
             .expect("checked");
         let (_, created) = group.consumer_or_create(consumer, now);
-        ctx.out.integer(i64::from(created));
         if created {
             ctx.ks.dirty += 1;
             ctx.notify(STREAM, "xgroup-createconsumer", key);
         }
+        ctx.out.integer(i64::from(created));
     } else if word_is(sub, "delconsumer") && argc == 5 {
         let consumer = ctx.arg(4);
         let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
@@ -1509,9 +1521,9 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
             .expect("checked");
         match group.delete_consumer(consumer) {
             Some(pending) => {
-                ctx.out.integer(pending as i64);
                 ctx.ks.dirty += 1;
                 ctx.notify(STREAM, "xgroup-delconsumer", key);
+                ctx.out.integer(pending as i64);
             }
             None => ctx.out.integer(0),
         }
@@ -1776,22 +1788,27 @@ fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         claimed.push(id);
         dirty += 1;
     }
-    let stream: &Stream = stream;
-    let out = &mut ctx.out;
-    out.array(claimed.len());
-    for id in &claimed {
-        if justid {
-            write_id(out, *id);
-        } else if let Some(entry) = stream.get(*id) {
-            write_entry(out, &entry);
-        }
-    }
+    ctx.out.array(claimed.len());
+    // The consumer is created with the first claim, before its entry is written.
     if consumer_created {
         dirty += 1;
         ctx.notify(STREAM, "xgroup-createconsumer", key);
     }
+    write_claimed(ctx, key, &claimed, justid);
     ctx.ks.dirty += dirty;
     Ok(())
+}
+
+/// The entries (or with JUSTID the IDs) XCLAIM and XAUTOCLAIM took over.
+fn write_claimed(ctx: &mut Ctx<'_>, key: &[u8], claimed: &[StreamId], justid: bool) {
+    let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
+    for id in claimed {
+        if justid {
+            write_id(&mut ctx.out, *id);
+        } else if let Some(entry) = stream.get(*id) {
+            write_entry(&mut ctx.out, &entry);
+        }
+    }
 }
 
 fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -1908,25 +1925,17 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
                 .map(|(id, _)| *id)
         })
         .unwrap_or(StreamId::MIN);
-    let stream: &Stream = stream;
-    let out = &mut ctx.out;
-    out.array(3);
-    write_id(out, next_cursor);
-    out.array(claimed.len());
-    for id in &claimed {
-        if justid {
-            write_id(out, *id);
-        } else if let Some(entry) = stream.get(*id) {
-            write_entry(out, &entry);
-        }
-    }
-    out.array(deleted.len());
-    for id in &deleted {
-        write_id(out, *id);
-    }
+    ctx.out.array(3);
+    write_id(&mut ctx.out, next_cursor);
+    ctx.out.array(claimed.len());
     if consumer_created {
         dirty += 1;
         ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    write_claimed(ctx, key, &claimed, justid);
+    ctx.out.array(deleted.len());
+    for id in &deleted {
+        write_id(&mut ctx.out, *id);
     }
     ctx.ks.dirty += dirty;
     Ok(())
