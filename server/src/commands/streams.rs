@@ -1053,7 +1053,16 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
     for (index, key) in read.keys.iter().enumerate() {
         let version = ctx.out.version();
         let mut part = Writer::new(&mut body, version);
-        if serve_key(ctx, &read, key, ids[index], read.count, false, &mut part, &mut events)? {
+        if serve_key(
+            ctx,
+            &read,
+            key,
+            ids[index],
+            read.count,
+            false,
+            &mut part,
+            &mut events,
+        )? {
             served += 1;
         }
     }
@@ -1129,7 +1138,11 @@ fn serve_woken(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>, woken_by: &[u8]) -> CmdRe
     let version = ctx.out.version();
     let mut part = Writer::new(&mut body, version);
     // A group reader blocks only for `>`: it is served new entries from the group's last ID.
-    let from = if read.group.is_some() { NEW_ENTRIES } else { after };
+    let from = if read.group.is_some() {
+        NEW_ENTRIES
+    } else {
+        after
+    };
     serve_key(ctx, read, key, from, count, true, &mut part, &mut events)?;
     write_served(ctx, 1, &body, &events);
     Ok(())
