@@ -935,6 +935,12 @@ fn free_effort(value: &Value) -> usize {
         Value::Hash(h) if h.encoding_name() == "hashtable" => h.len(),
         Value::Set(s) if s.encoding_name() == "hashtable" => s.len(),
         Value::ZSet(z) if z.encoding_name() == "skiplist" => z.len(),
+        // Redis: its radix tree's nodes, plus per group one allocation and (estimated from the
+        // first group's) its pending entries.
+        Value::Stream(s) => {
+            let first_pel = s.groups.values().next().map_or(0, |g| g.pel.len());
+            s.radix_tree_nodes() + s.groups.len() * (1 + first_pel)
+        }
         _ => 1,
     }
 }

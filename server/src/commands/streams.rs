@@ -63,7 +63,7 @@ const XREAD_KEYS: &[KeySpec] = &[KeySpec {
     notes: "",
 }];
 const XREADGROUP_KEYS: &[KeySpec] = &[KeySpec {
-    flags: flag::RW | flag::UPDATE,
+    flags: flag::RO | flag::ACCESS,
     begin: crate::table::keys::Begin::Keyword {
         keyword: "STREAMS",
         start_from: 4,
@@ -90,7 +90,7 @@ const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1)",
             "Creates a consumer group reading a stream from an ID (creating the stream with MKSTREAM).",
-            "key groupname:string id=(ID:string|$) [MKSTREAM] [ENTRIESREAD entries_read:integer]",
+            "key groupname:string id=(id:string|$) [MKSTREAM] [ENTRIESREAD entries_read:integer]",
         ),
     CommandSpec::new("createconsumer", 5, xgroup)
         .flags(Flags::WRITE.union(Flags::DENYOOM))
@@ -144,7 +144,7 @@ const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1)",
             "Moves a consumer group's last delivered ID (and its entries-read counter).",
-            "key groupname:string id=(ID:string|$) [ENTRIESREAD entries_read:integer]",
+            "key groupname:string id=(id:string|$) [ENTRIESREAD entries_read:integer]",
         ),
 ];
 
@@ -207,7 +207,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
             "Appends an entry to a stream (creating it unless NOMKSTREAM), optionally trimming it.",
-            "key [NOMKSTREAM] [trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])] id_or_auto=(*|ID:string) field_value=(field:string value:string)...",
+            "key [NOMKSTREAM] [trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])] id_or_auto=(*|id:string) field_value=(field:string value:string)...",
         ),
     CommandSpec::new("xrange", -4, xrange)
         .flags(Flags::READONLY)
@@ -251,7 +251,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1) for each single item to delete in the stream, regardless of the stream size.",
             "Deletes entries from a stream; returns how many existed.",
-            "key ID:string...",
+            "key id:string...",
         ),
     CommandSpec::new("xtrim", -4, xtrim)
         .flags(Flags::WRITE)
@@ -285,7 +285,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
             "Returns entries newer than given IDs from one or more streams, waiting for them with BLOCK.",
-            "[COUNT count:integer] [BLOCK milliseconds:integer] STREAMS streams=(key:key... ID:string...)",
+            "[COUNT count:integer] [BLOCK milliseconds:integer] STREAMS streams=(key:key... id:string...)",
         ),
     CommandSpec::new("xreadgroup", -7, xreadgroup)
         .flags(Flags::BLOCKING.union(Flags::WRITE))
@@ -296,7 +296,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
             "Reads entries for a consumer of a group: new ones (>), or its own pending history.",
-            "GROUP group_consumer=(group:string consumer:string) [COUNT count:integer] [BLOCK milliseconds:integer] [NOACK] STREAMS streams=(key:key... ID:string...)",
+            "GROUP group_consumer=(group:string consumer:string) [COUNT count:integer] [BLOCK milliseconds:integer] [NOACK] STREAMS streams=(key:key... id:string...)",
         ),
     CommandSpec::container("xgroup", XGROUP_SUBCOMMANDS).doc(
         "stream",
@@ -314,7 +314,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1) for each message ID processed.",
             "Acknowledges entries of a group's pending list; returns how many were pending.",
-            "key group:string ID:string...",
+            "key group:string id:string...",
         ),
     CommandSpec::new("xpending", -3, xpending)
         .flags(Flags::READONLY)
@@ -338,7 +338,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(log N) with N being the number of messages in the PEL of the consumer group.",
             "Transfers pending entries idle long enough to another consumer.",
-            "key group:string consumer:string min-idle-time:string ID:string... [IDLE ms:integer] [TIME unix-time-milliseconds:unix-time] [RETRYCOUNT count:integer] [FORCE] [JUSTID] [LASTID id:string]",
+            "key group:string consumer:string min-idle-time:string id:string... [IDLE ms:integer] [TIME unix-time-milliseconds:unix-time] [RETRYCOUNT count:integer] [FORCE] [JUSTID] [LASTID id:string]",
         ),
     CommandSpec::new("xautoclaim", -6, xautoclaim)
         .flags(WRITE_FAST)
