@@ -200,7 +200,7 @@ impl Stream {
             k
         }
         fn count(keys: &[[u8; 16]], depth: usize) -> usize {
-            if depth == 16 || keys.len() <= 1 && depth == 16 {
+            if depth == 16 {
                 return 1;
             }
             let (first, last) = (keys[0], keys[keys.len() - 1]);
@@ -517,9 +517,6 @@ impl<'a> Iterator for RevRange<'a> {
                         return Some(entry);
                     }
                 }
-            }
-            if self.nodes.is_none() {
-                return None;
             }
             let (&master, node) = match self.nodes.as_mut()?.next() {
                 Some(found) => found,

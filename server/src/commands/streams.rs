@@ -963,7 +963,7 @@ fn parse_read<'a>(ctx: &Ctx<'a>, is_group: bool) -> CmdResult<ReadArgs<'a>> {
             count = n.max(0) as usize;
         } else if word_is(opt, "streams") && more > 0 {
             streams_at = i + 1;
-            if (argc - streams_at) % 2 != 0 {
+            if !(argc - streams_at).is_multiple_of(2) {
                 return Err(Error::msg("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
             }
             break;
@@ -1176,6 +1176,8 @@ fn block_again(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>) -> CmdResult {
 /// Serves one key of an XREAD/XREADGROUP if it has something for the reader (`after`: entries
 /// must be greater; [`NEW_ENTRIES`] for a group's `>`); writes `key, entries` to `part`. `woken`:
 /// a blocked reader being served, which Redis serves from `after` whatever the stream holds.
+// The reader's state and the two outputs (the part and where its events go) are all needed here.
+#[allow(clippy::too_many_arguments)]
 fn serve_key(
     ctx: &mut Ctx<'_>,
     read: &ReadArgs<'_>,
