@@ -310,3 +310,55 @@ fn scripts_cannot_block() {
         "-ERR XREADGROUP command is not allowed with BLOCK option from scripts\r\n"
     );
 }
+
+/// WATCH sees the stream writes Redis signals as modifications (XADD, XDEL and XTRIM that
+/// remove entries, a stream created by XGROUP CREATE … MKSTREAM) and not the group bookkeeping
+/// (XGROUP on an existing stream, XSETID, XREADGROUP, XACK, XCLAIM), on embedis and on Redis.
+fn watch_transcript(addr: SocketAddr) -> Vec<String> {
+    let mut log = Vec::new();
+    let mut a = Client::connect(addr);
+    let mut b = Client::connect(addr);
+    let cases: &[&[&str]] = &[
+        &["XADD", "s", "5-1", "f", "v"],
+        &["XDEL", "s", "1-1"],
+        &["XDEL", "s", "9-9"],
+        &["XTRIM", "s", "MAXLEN", "0"],
+        &["XTRIM", "s", "MAXLEN", "100"],
+        &["XGROUP", "CREATE", "s", "g2", "0"],
+        &["XGROUP", "CREATE", "fresh", "g", "$", "MKSTREAM"],
+        &["XGROUP", "SETID", "s", "g", "0"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "x"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "c"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XSETID", "s", "99-0"],
+        &["XREADGROUP", "GROUP", "g", "d", "STREAMS", "s", "0"],
+        &["XACK", "s", "g", "1-1"],
+        &["XCLAIM", "s", "g", "e", "0", "1-1"],
+    ];
+    for case in cases {
+        b.cmd(&["DEL", "s", "fresh"]);
+        b.cmd(&["XADD", "s", "1-1", "f", "v"]);
+        b.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+        b.cmd(&["XREADGROUP", "GROUP", "g", "c", "STREAMS", "s", ">"]);
+        a.cmd(&["WATCH", "s", "fresh"]);
+        b.cmd(case);
+        a.cmd(&["MULTI"]);
+        a.cmd(&["PING"]);
+        log.push(format!("{}: {}", case.join(" "), a.cmd(&["EXEC"])));
+    }
+    log
+}
+
+#[test]
+fn watch_sees_the_stream_writes_redis_signals() {
+    let ours = manual_server();
+    let transcript = watch_transcript(ours.addr());
+    assert_eq!(transcript[0], "XADD s 5-1 f v: *-1\r\n");
+    assert_eq!(transcript[2], "XDEL s 9-9: *1\r\n+PONG\r\n");
+    assert_eq!(transcript[11], "XSETID s 99-0: *1\r\n+PONG\r\n");
+    let Some(redis) = support::RedisServer::start("stream WATCH", &[]) else {
+        return;
+    };
+    let theirs = watch_transcript(redis.addr());
+    check_transcripts("stream WATCH", &transcript, &theirs);
+}

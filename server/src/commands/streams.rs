@@ -882,7 +882,11 @@ fn xsetid(ctx: &mut Ctx<'_>) -> CmdResult {
         i += 2;
     }
     let key = ctx.arg(1);
-    let stream = write_stream(ctx, key)?.ok_or(Error::NoSuchKey)?;
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    write_stream(ctx, key)?.ok_or(Error::NoSuchKey)?;
+    // Redis signals no modification for XSETID (WATCH and client tracking do not see it).
+    ctx.ks.unnote_write(db, key);
+    let stream = stream_at(ctx.ks, db, key, now);
     if stream.length > 0 {
         let top = stream.edge(true).map_or(StreamId::MIN, |e| e.id);
         if id < top {
@@ -1436,6 +1440,11 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         None => false,
     };
+    if exists {
+        // Redis signals no modification for group changes (WATCH and client tracking do not
+        // see them); only a stream created by MKSTREAM is one.
+        ctx.ks.unnote_write(db, key);
+    }
     if !mkstream && !exists {
         return Err(Error::msg("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."));
     }
