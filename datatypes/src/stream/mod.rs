@@ -424,9 +424,11 @@ impl Stream {
         }
         if self.max_deleted_entry_id.is_zero() || self.max_deleted_entry_id < self.first_id {
             match id.cmp(&self.first_id) {
-                std::cmp::Ordering::Less => return (self.entries_added - self.length) as i64,
+                std::cmp::Ordering::Less => {
+                    return self.entries_added.wrapping_sub(self.length) as i64;
+                }
                 std::cmp::Ordering::Equal => {
-                    return (self.entries_added - self.length + 1) as i64;
+                    return self.entries_added.wrapping_sub(self.length).wrapping_add(1) as i64;
                 }
                 std::cmp::Ordering::Greater => {}
             }
@@ -442,10 +444,10 @@ impl Stream {
         if group.entries_read != ENTRIES_READ_UNKNOWN
             && !self.range_has_tombstones(Some(group.last_id), None)
         {
-            return Some(self.entries_added as i64 - group.entries_read);
+            return Some((self.entries_added as i64).wrapping_sub(group.entries_read));
         }
         let read = self.entries_before(group.last_id);
-        (read != ENTRIES_READ_UNKNOWN).then(|| self.entries_added as i64 - read)
+        (read != ENTRIES_READ_UNKNOWN).then(|| (self.entries_added as i64).wrapping_sub(read))
     }
 }
 

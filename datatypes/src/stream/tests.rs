@@ -194,3 +194,33 @@ fn ids_parse_and_step_at_the_edges() {
     assert_eq!(StreamId::MIN.prev(), None);
     assert_eq!(StreamId::new(1, u64::MAX).next(), Some(StreamId::new(2, 0)));
 }
+
+#[test]
+fn radix_tree_nodes_as_redis_counts_them() {
+    // Figures from redis-server 7.0's XINFO STREAM: an empty tree is its root; one key is a
+    // compressed run and a leaf; keys 1-0, 5-0 and 9-0 (one entry per node) branch at byte 7.
+    let one_per_node = NodeLimits {
+        max_bytes: 0,
+        max_entries: 1,
+    };
+    let mut s = Stream::new();
+    assert_eq!(s.radix_tree_nodes(), 1);
+    s.append(StreamId::new(1, 0), &[b"f".as_slice(), b"v"], one_per_node);
+    assert_eq!(s.radix_tree_nodes(), 2);
+    s.append(StreamId::new(5, 0), &[b"f".as_slice(), b"v"], one_per_node);
+    s.append(StreamId::new(9, 0), &[b"f".as_slice(), b"v"], one_per_node);
+    assert_eq!(s.node_count(), 3);
+    assert_eq!(s.radix_tree_nodes(), 8);
+}
+
+#[test]
+fn lag_counters_wrap_instead_of_panicking() {
+    let mut s = Stream::new();
+    s.append(
+        StreamId::new(1, 1),
+        &[b"f".as_slice(), b"v"],
+        NodeLimits::default(),
+    );
+    let group = ConsumerGroup::new(StreamId::MIN, i64::MIN + 1);
+    assert_eq!(s.lag(&group), Some(1i64.wrapping_sub(i64::MIN + 1)));
+}

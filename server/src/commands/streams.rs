@@ -1358,7 +1358,8 @@ fn serve_new(
             .expect("checked by the caller");
         if id > group.last_id {
             if group.entries_read != ENTRIES_READ_UNKNOWN && !tombstones_ahead {
-                group.entries_read += 1;
+                // ENTRIESREAD may have set anything up to i64::MAX: wrap as Redis's C does.
+                group.entries_read = group.entries_read.wrapping_add(1);
             } else if entries_added > 0 {
                 group.entries_read = estimate;
             }
