@@ -597,6 +597,25 @@ impl Keyspace {
         removed
     }
 
+    /// UNLINK's delete: as [`Keyspace::delete`], but a value that takes long to free (Redis's
+    /// free effort above 64 allocations) is freed on the background thread, as one object.
+    pub fn unlink(&mut self, db: usize, key: &[u8], now: i64) -> bool {
+        if self.expire_if_needed(db, key, now) {
+            return false;
+        }
+        let Some(obj) = self.dbs[db].remove(key) else {
+            return false;
+        };
+        if free_effort(&obj.value) > LAZYFREE_THRESHOLD {
+            free_in_background(obj, 1);
+        } else {
+            drop(obj);
+        }
+        self.dirty += 1;
+        self.touched(db, key);
+        true
+    }
+
     /// Removes `key` of `db` for eviction (the one place eviction deletes a key): counted in
     /// INFO's `evicted_keys`, told to watchers and client tracking as a modification
     /// ([`Keyspace::touched`]), not counted in `dirty` (Redis propagates a DEL instead). With
@@ -842,6 +861,18 @@ pub fn lazyfree_pending_objects() -> usize {
     LAZYFREE_PENDING.load(Ordering::Relaxed)
 }
 
+/// Objects the background thread has freed since the last CONFIG RESETSTAT (INFO
+/// `lazyfreed_objects`).
+static LAZYFREED: AtomicUsize = AtomicUsize::new(0);
+
+pub fn lazyfreed_objects() -> usize {
+    LAZYFREED.load(Ordering::Relaxed)
+}
+
+pub fn reset_lazyfreed_objects() {
+    LAZYFREED.store(0, Ordering::Relaxed);
+}
+
 /// Something to drop off the executor thread, with the number of objects it holds.
 type Garbage = (Box<dyn Send>, usize);
 
@@ -858,6 +889,7 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
                 for (garbage, objects) in rx {
                     drop(garbage);
                     LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+                    LAZYFREED.fetch_add(objects, Ordering::Relaxed);
                 }
             })
             .ok()
