@@ -112,6 +112,47 @@ impl Default for NodeLimits {
 /// The largest listpack Redis builds (1 GB); bounds a node and an entry.
 pub const LISTPACK_MAX_SIZE: u64 = 1 << 30;
 
+/// The nodes of a Redis radix tree (`rax`) holding these IDs (in order) as 16-byte big-endian
+/// keys. A radix tree with maximal path compression is determined by its key set: the root, a
+/// node where keys branch, a node after each maximal single-child run, and a leaf per key.
+pub fn radix_tree_nodes(ids: impl Iterator<Item = StreamId>) -> usize {
+    fn key(id: StreamId) -> [u8; 16] {
+        let mut k = [0u8; 16];
+        k[..8].copy_from_slice(&id.ms.to_be_bytes());
+        k[8..].copy_from_slice(&id.seq.to_be_bytes());
+        k
+    }
+    fn count(keys: &[[u8; 16]], depth: usize) -> usize {
+        if depth == 16 {
+            return 1;
+        }
+        let (first, last) = (keys[0], keys[keys.len() - 1]);
+        if first[depth] == last[depth] {
+            // One child: a compressed run to where the keys part (or to the end).
+            let common = (depth..16).take_while(|&i| first[i] == last[i]).count();
+            return 1 + count(keys, depth + common);
+        }
+        let mut total = 1;
+        let mut start = 0;
+        while start < keys.len() {
+            let byte = keys[start][depth];
+            let end = start
+                + keys[start..]
+                    .iter()
+                    .take_while(|k| k[depth] == byte)
+                    .count();
+            total += count(&keys[start..end], depth + 1);
+            start = end;
+        }
+        total
+    }
+    let keys: Vec<[u8; 16]> = ids.map(key).collect();
+    if keys.is_empty() {
+        return 1;
+    }
+    count(&keys, 0)
+}
+
 /// What XADD's and XTRIM's trimming options ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TrimTo {
@@ -190,44 +231,9 @@ impl Stream {
     }
 
     /// The nodes Redis's radix tree would have for this stream's node keys (XINFO STREAM's
-    /// `radix-tree-nodes`). A radix tree with maximal path compression is determined by its key
-    /// set: a node where keys branch, a node after each maximal single-child run, a leaf per key.
+    /// `radix-tree-nodes`); see [`radix_tree_nodes`].
     pub fn radix_tree_nodes(&self) -> usize {
-        fn key(id: &StreamId) -> [u8; 16] {
-            let mut k = [0u8; 16];
-            k[..8].copy_from_slice(&id.ms.to_be_bytes());
-            k[8..].copy_from_slice(&id.seq.to_be_bytes());
-            k
-        }
-        fn count(keys: &[[u8; 16]], depth: usize) -> usize {
-            if depth == 16 {
-                return 1;
-            }
-            let (first, last) = (keys[0], keys[keys.len() - 1]);
-            if first[depth] == last[depth] {
-                // One child: a compressed run to where the keys part (or to the end).
-                let common = (depth..16).take_while(|&i| first[i] == last[i]).count();
-                return 1 + count(keys, depth + common);
-            }
-            let mut total = 1;
-            let mut start = 0;
-            while start < keys.len() {
-                let byte = keys[start][depth];
-                let end = start
-                    + keys[start..]
-                        .iter()
-                        .take_while(|k| k[depth] == byte)
-                        .count();
-                total += count(&keys[start..end], depth + 1);
-                start = end;
-            }
-            total
-        }
-        let keys: Vec<[u8; 16]> = self.nodes.keys().map(key).collect();
-        if keys.is_empty() {
-            return 1;
-        }
-        count(&keys, 0)
+        radix_tree_nodes(self.nodes.keys().copied())
     }
 
     /// Live entries with `start <= id <= end`, in ID order.
