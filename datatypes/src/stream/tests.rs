@@ -224,3 +224,54 @@ fn lag_counters_wrap_instead_of_panicking() {
     let group = ConsumerGroup::new(StreamId::MIN, i64::MIN + 1);
     assert_eq!(s.lag(&group), Some(1i64.wrapping_sub(i64::MIN + 1)));
 }
+
+#[derive(Debug, Clone)]
+enum GroupOp {
+    Assign(u64, u8),
+    Ack(u64),
+    DeleteConsumer(u8),
+}
+
+proptest! {
+    /// The group PEL and the consumers' own PELs always agree: every pending entry is in its
+    /// owner's set and nowhere else, and every ID in a consumer's set is pending with it as owner.
+    #[test]
+    fn group_and_consumer_pels_agree(ops in proptest::collection::vec(prop_oneof![
+        (0u64..20, 0u8..4).prop_map(|(id, c)| GroupOp::Assign(id, c)),
+        (0u64..20).prop_map(GroupOp::Ack),
+        (0u8..4).prop_map(GroupOp::DeleteConsumer),
+    ], 1..80)) {
+        let mut group = ConsumerGroup::new(StreamId::MIN, ENTRIES_READ_UNKNOWN);
+        let mut model: BTreeMap<u64, u8> = BTreeMap::new();
+        for op in ops {
+            match op {
+                GroupOp::Assign(id, c) => {
+                    let name = [b'c', b'0' + c];
+                    group.consumer_or_create(&name, 0);
+                    group.assign(StreamId::new(id, 0), &name, 1, 1);
+                    model.insert(id, c);
+                }
+                GroupOp::Ack(id) => {
+                    prop_assert_eq!(group.ack(StreamId::new(id, 0)), model.remove(&id).is_some());
+                }
+                GroupOp::DeleteConsumer(c) => {
+                    let name = [b'c', b'0' + c];
+                    let owned = model.values().filter(|&&o| o == c).count();
+                    let existed = group.consumers.contains_key(&name[..]);
+                    prop_assert_eq!(group.delete_consumer(&name), existed.then_some(owned));
+                    model.retain(|_, o| *o != c);
+                }
+            }
+            let pel: Vec<(u64, Vec<u8>)> = group.pel.iter().map(|(id, p)| (id.ms, p.consumer.to_vec())).collect();
+            let want: Vec<(u64, Vec<u8>)> = model.iter().map(|(id, c)| (*id, vec![b'c', b'0' + c])).collect();
+            prop_assert_eq!(pel, want);
+            for (name, consumer) in &group.consumers {
+                for id in &consumer.pending {
+                    prop_assert_eq!(&group.pel[id].consumer, name);
+                }
+                let owned = group.pel.values().filter(|p| &p.consumer == name).count();
+                prop_assert_eq!(consumer.pending.len(), owned);
+            }
+        }
+    }
+}
