@@ -8,6 +8,7 @@
 //! - [`listpack`]: byte strings packed into one allocation, the compact form of small collections.
 //! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
 //!   Redis's encodings with its conversion thresholds.
+//! - [`stream`]: the stream type (entries in packed nodes, consumer groups and their PELs).
 //! - [`hll`]: Redis's HyperLogLog string, sparse and dense, byte for byte.
 //! - [`lzf`]: the LZF codec of compressed list nodes (and of RDB strings).
 //! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
@@ -28,6 +29,7 @@ pub mod number;
 pub mod quicklist;
 pub mod set;
 pub mod small_bytes;
+pub mod stream;
 pub mod zset;
 
 pub use dict::Dict;

@@ -100,6 +100,10 @@ pub struct EncodingLimits {
     pub list_compress_depth: i64,
     /// Longest sparse HyperLogLog string before it turns dense.
     pub hll_sparse_max_bytes: usize,
+    /// `stream-node-max-bytes` / `stream-node-max-entries`: when a stream starts a new node
+    /// (0 = no limit).
+    pub stream_node_max_bytes: u64,
+    pub stream_node_max_entries: u64,
 }
 
 impl Default for EncodingLimits {
@@ -113,6 +117,8 @@ impl Default for EncodingLimits {
             list_max_listpack_size: -2,
             list_compress_depth: 0,
             hll_sparse_max_bytes: embedis_datatypes::hll::DEFAULT_SPARSE_MAX_BYTES,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
         }
     }
 }
@@ -707,6 +713,12 @@ pub static PARAMS: &[Param] = &[
     param!("hll-sparse-max-bytes", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.encodings.hll_sparse_max_bytes.to_string(),
         set: |c, v| c.encodings.hll_sparse_max_bytes = parse_memory(v).unwrap_or(3000) as usize),
+    param!("stream-node-max-bytes", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.stream_node_max_bytes.to_string(),
+        set: |c, v| c.encodings.stream_node_max_bytes = parse_memory(v).unwrap_or(4096) as u64),
+    param!("stream-node-max-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.stream_node_max_entries.to_string(),
+        set: |c, v| c.encodings.stream_node_max_entries = v.parse().unwrap_or(100)),
     param!("set-max-intset-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.encodings.set_max_intset_entries.to_string(),
         set: |c, v| c.encodings.set_max_intset_entries = v.parse().unwrap_or(512)),

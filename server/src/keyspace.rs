@@ -363,6 +363,9 @@ impl Keyspace {
 
     #[inline(always)]
     fn signal_modified(&mut self, db: usize, key: &[u8], by_command: bool) {
+        // A deleted or replaced key concerns clients blocked on it too (an XREADGROUP whose
+        // stream is gone is released with an error); one emptiness check when nobody waits.
+        self.ready.signal(db, key);
         // `|`, not `||`: one branch for both listeners on the write path, inlined into it.
         if !self.watches.is_empty() | self.tracking.is_on() {
             self.signal_listeners(db, key, by_command);
@@ -628,6 +631,25 @@ impl Keyspace {
         removed
     }
 
+    /// UNLINK's delete: as [`Keyspace::delete`], but a value that takes long to free (Redis's
+    /// free effort above 64 allocations) is freed on the background thread, as one object.
+    pub fn unlink(&mut self, db: usize, key: &[u8], now: i64) -> bool {
+        if self.expire_if_needed(db, key, now) {
+            return false;
+        }
+        let Some(obj) = self.dbs[db].remove(key) else {
+            return false;
+        };
+        if free_effort(&obj.value) > LAZYFREE_THRESHOLD {
+            free_in_background(obj, 1);
+        } else {
+            drop(obj);
+        }
+        self.dirty += 1;
+        self.touched(db, key);
+        true
+    }
+
     /// Removes `key` of `db` for eviction (the one place eviction deletes a key): counted in
     /// INFO's `evicted_keys`, told to watchers and client tracking as a modification
     /// ([`Keyspace::touched`]), not counted in `dirty` (Redis propagates a DEL instead). With
@@ -792,6 +814,8 @@ impl Keyspace {
     /// `lazy`, the entries are freed on the background thread and the call returns at once.
     pub fn flush_db(&mut self, db: usize, lazy: bool) -> usize {
         self.touch_watched_on_flush(db);
+        // Blocked stream group readers learn that their keys are gone.
+        self.ready.signal_db(db);
         self.tracking.signal_flush();
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
@@ -804,6 +828,7 @@ impl Keyspace {
     pub fn flush_all(&mut self, lazy: bool) -> usize {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
+            self.ready.signal_db(db);
         }
         self.tracking.signal_flush();
         let removed = self.total_keys();
@@ -870,6 +895,18 @@ pub fn lazyfree_pending_objects() -> usize {
     LAZYFREE_PENDING.load(Ordering::Relaxed)
 }
 
+/// Objects the background thread has freed since the last CONFIG RESETSTAT (INFO
+/// `lazyfreed_objects`).
+static LAZYFREED: AtomicUsize = AtomicUsize::new(0);
+
+pub fn lazyfreed_objects() -> usize {
+    LAZYFREED.load(Ordering::Relaxed)
+}
+
+pub fn reset_lazyfreed_objects() {
+    LAZYFREED.store(0, Ordering::Relaxed);
+}
+
 /// Something to drop off the executor thread, with the number of objects it holds.
 type Garbage = (Box<dyn Send>, usize);
 
@@ -886,6 +923,7 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
                 for (garbage, objects) in rx {
                     drop(garbage);
                     LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
+                    LAZYFREED.fetch_add(objects, Ordering::Relaxed);
                 }
             })
             .ok()
@@ -963,6 +1001,12 @@ fn free_effort(value: &Value) -> usize {
         Value::Hash(h) if h.encoding_name() == "hashtable" => h.len(),
         Value::Set(s) if s.encoding_name() == "hashtable" => s.len(),
         Value::ZSet(z) if z.encoding_name() == "skiplist" => z.len(),
+        // Redis: its radix tree's nodes, plus per group one allocation and (estimated from the
+        // first group's) its pending entries.
+        Value::Stream(s) => {
+            let first_pel = s.groups.values().next().map_or(0, |g| g.pel.len());
+            s.radix_tree_nodes() + s.groups.len() * (1 + first_pel)
+        }
         _ => 1,
     }
 }

@@ -21,6 +21,7 @@ use embedis_datatypes::hash::HashValue;
 use embedis_datatypes::hll::Hll;
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_datatypes::set::SetValue;
+use embedis_datatypes::stream::Stream;
 use embedis_datatypes::zset::ZSetValue;
 use embedis_datatypes::SmallBytes;
 use embedis_protocol::number::parse_i64;
@@ -49,6 +50,8 @@ pub enum Value {
     Hash(HashValue),
     Set(SetValue),
     ZSet(ZSetValue),
+    /// A stream, boxed: its header (counters and groups) is bigger than the other variants.
+    Stream(Box<Stream>),
 }
 
 /// The type names TYPE and SCAN TYPE use.
@@ -59,6 +62,7 @@ pub enum ValueType {
     Hash,
     Set,
     ZSet,
+    Stream,
 }
 
 impl ValueType {
@@ -69,6 +73,7 @@ impl ValueType {
             ValueType::Hash => "hash",
             ValueType::Set => "set",
             ValueType::ZSet => "zset",
+            ValueType::Stream => "stream",
         }
     }
 }
@@ -97,6 +102,7 @@ impl Value {
             Value::Hash(_) => ValueType::Hash,
             Value::Set(_) => ValueType::Set,
             Value::ZSet(_) => ValueType::ZSet,
+            Value::Stream(_) => ValueType::Stream,
         }
     }
 
@@ -110,6 +116,7 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            Value::Stream(_) => "stream",
         }
     }
 

@@ -219,6 +219,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
     ctx.server.eviction.reset_stats();
+    crate::keyspace::reset_lazyfreed_objects();
     ctx.server.memory_peak = crate::alloc::used_memory();
 }
 

@@ -10,6 +10,7 @@
 //! hash pairs and sorted-set entries mixed first), so that the encoding and the iteration order never
 //! matter — a key and its COPY digest alike, whatever their internal form.
 
+use embedis_datatypes::stream::StreamId;
 use sha1_smol::Sha1;
 
 use crate::commands::admin::atoi;
@@ -198,6 +199,7 @@ fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
         ValueType::Set => 2,
         ValueType::ZSet => 3,
         ValueType::Hash => 4,
+        ValueType::Stream => 6,
     };
     mix_in(digest, &type_number.to_be_bytes());
     match value {
@@ -219,6 +221,19 @@ fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
             mix_in(&mut element, value);
             xor_in(digest, &element);
         }),
+        Value::Stream(stream) => {
+            // Each entry's ID as `ms.seq`, then its fields and values, in order.
+            for entry in stream.range(StreamId::MIN, StreamId::MAX) {
+                mix_in(
+                    digest,
+                    format!("{}.{}", entry.id.ms, entry.id.seq).as_bytes(),
+                );
+                for (field, value) in entry.fields() {
+                    mix_in(digest, field);
+                    mix_in(digest, value);
+                }
+            }
+        }
         string => {
             if let Some(bytes) = string.string_bytes() {
                 mix_in(digest, &bytes);

@@ -370,7 +370,12 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         "{}",
         crate::keyspace::lazyfree_pending_objects()
     );
-    field!(out, "lazyfreed_objects", "0");
+    field!(
+        out,
+        "lazyfreed_objects",
+        "{}",
+        crate::keyspace::lazyfreed_objects()
+    );
 }
 
 fn persistence(ctx: &Ctx<'_>, out: &mut String) {

@@ -262,11 +262,19 @@ fn del(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// UNLINK frees values off the executor thread when freeing them would take long. Strings are
-/// one allocation each, so today it is DEL; collections will hand large values to
-/// `keyspace::free_in_background`, as Redis does above 64 elements.
+/// UNLINK frees values off the executor thread when freeing them would take long (as Redis
+/// does above 64 allocations, see `Keyspace::unlink`); otherwise it is DEL.
 fn unlink(ctx: &mut Ctx<'_>) -> CmdResult {
-    del(ctx)
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    let mut deleted = 0;
+    for key in &ctx.args[1..] {
+        if ctx.ks.unlink(db, key, now) {
+            ctx.notify(GENERIC, "del", key);
+            deleted += 1;
+        }
+    }
+    ctx.out.integer(deleted as i64);
+    Ok(())
 }
 
 fn exists(ctx: &mut Ctx<'_>) -> CmdResult {

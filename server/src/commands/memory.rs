@@ -21,6 +21,7 @@ use crate::value::{Object, Value};
 use embedis_datatypes::hash::HashValue;
 use embedis_datatypes::listpack::{redis_entry_size, REDIS_OVERHEAD};
 use embedis_datatypes::set::SetValue;
+use embedis_datatypes::stream::{radix_tree_nodes, StreamId};
 use embedis_datatypes::zset::ZSetValue;
 use embedis_protocol::number::parse_i64;
 
@@ -133,10 +134,17 @@ fn memory_usage(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let (db, now) = (ctx.db(), ctx.now_ms);
     let key_len = ctx.arg(2).len();
+    // Redis preallocates a stream node's listpack at 4 KB, or `stream-node-max-bytes` if smaller.
+    let stream_prealloc = match ctx.server.config.encodings.stream_node_max_bytes {
+        0 => 4096,
+        n => n.min(4096) as usize,
+    };
     let usage = ctx
         .ks
         .lookup(db, ctx.arg(2), now, Access::NoTouch)
-        .map(|object| object_size(object, samples) + sds_size(key_len) + DICT_ENTRY);
+        .map(|object| {
+            object_size(object, samples, stream_prealloc) + sds_size(key_len) + DICT_ENTRY
+        });
     match usage {
         Some(bytes) => ctx.out.integer(bytes as i64),
         None => ctx.out.null(),
@@ -186,7 +194,7 @@ fn dict_slots(len: usize) -> usize {
     len.next_power_of_two().max(4)
 }
 
-fn object_size(object: &Object, samples: usize) -> usize {
+fn object_size(object: &Object, samples: usize, stream_prealloc: usize) -> usize {
     match &object.value {
         Value::Int(_) => ROBJ,
         // An embstr is one allocation: the object, an 8-bit sds header, the bytes and a NUL.
@@ -229,6 +237,7 @@ fn object_size(object: &Object, samples: usize) -> usize {
             }
             ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
         }
+        Value::Stream(stream) => stream_size(stream, samples, stream_prealloc),
         Value::ZSet(z @ ZSetValue::Packed(_)) => {
             let mut entries = 0;
             z.for_each_in_ranks(0, z.len().saturating_sub(1), false, |member, score| {
@@ -254,6 +263,55 @@ fn object_size(object: &Object, samples: usize) -> usize {
                 + extrapolate(total, sampled, len)
         }
     }
+}
+
+/// Redis's estimate for a stream: the object and stream headers; its radix tree (16 bytes per
+/// key, and per tree node a 4-byte header plus Redis's allowance of 30 words); the listpacks, the
+/// first `samples` measured and the rest extrapolated from their average, the last one at its
+/// allocated size (Redis allocates a new node's listpack at `prealloc` bytes up front and shrinks
+/// it only when the node is full); and each group's header, PEL and consumers.
+fn stream_size(
+    stream: &embedis_datatypes::stream::Stream,
+    samples: usize,
+    prealloc: usize,
+) -> usize {
+    const STREAM: usize = 80;
+    const RAX_KEY: usize = 16;
+    const RAX_NODE: usize = 4 + 8 * 30;
+    const GROUP: usize = 40;
+    const NACK: usize = 24;
+    const CONSUMER: usize = 24;
+    let nodes = stream.node_count();
+    let mut size = ROBJ + STREAM + nodes * RAX_KEY + stream.radix_tree_nodes() * RAX_NODE;
+    let sizes: Vec<usize> = stream.node_redis_bytes().collect();
+    let allocated = |index: usize| {
+        let bytes = sizes[index];
+        malloc_size(if index + 1 == nodes {
+            bytes.max(prealloc)
+        } else {
+            bytes
+        })
+    };
+    let sampled = nodes.min(samples.max(1));
+    let measured: usize = (0..sampled).map(allocated).sum();
+    size += if nodes <= sampled {
+        measured
+    } else {
+        measured / sampled * (nodes - 1) + allocated(nodes - 1)
+    };
+    // A PEL is a radix tree too, counted the same way.
+    let pel_tree = |ids: &mut dyn Iterator<Item = StreamId>| {
+        let mut keys = 0;
+        let nodes = radix_tree_nodes(ids.inspect(|_| keys += 1));
+        keys * RAX_KEY + nodes * RAX_NODE
+    };
+    for group in stream.groups.values() {
+        size += GROUP + pel_tree(&mut group.pel.keys().copied()) + group.pel.len() * NACK;
+        for (name, consumer) in &group.consumers {
+            size += CONSUMER + name.len() + pel_tree(&mut consumer.pending.iter().copied());
+        }
+    }
+    size
 }
 
 /// A score as a listpack holds it: an integer when it is one, else 17 significant digits.

@@ -35,6 +35,7 @@ pub mod scripting;
 pub mod sets;
 pub mod slowlog;
 pub mod sort;
+pub mod streams;
 pub mod strings;
 pub mod transactions;
 pub mod zsets;
@@ -67,6 +68,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     modules::COMMANDS,
     sort::COMMANDS,
     geo::COMMANDS,
+    streams::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it

@@ -99,6 +99,12 @@ impl Engine {
                     .ks
                     .lookup(db, &key, now, KeyAccess::NoTouch)
                     .map(|o| o.value.value_type());
+                // A stream reader decides for itself: a deleted or replaced stream releases an
+                // XREADGROUP with an error, a plain XREAD keeps waiting.
+                if wants == crate::value::ValueType::Stream && holds != Some(wants) {
+                    self.rerun_blocked(id, &key);
+                    continue;
+                }
                 match holds {
                     None => break,
                     Some(kind) if kind != wants => continue,

@@ -152,6 +152,10 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
 }
 
 fn is_token(word: &str) -> bool {
+    // The symbols some commands take as literal words (XADD's `*`, `=`, `~`; XGROUP's `$`).
+    if matches!(word, "*" | "$" | "=" | "~") {
+        return true;
+    }
     word.chars().any(|c| c.is_ascii_uppercase())
         && word
             .chars()
@@ -274,7 +278,15 @@ impl Parser {
 }
 
 fn pure_token(token: &str) -> Arg {
-    let mut arg = Arg::leaf(&token.to_ascii_lowercase(), ArgType::PureToken);
+    // Symbol tokens have names of their own in Redis's docs.
+    let name = match token {
+        "=" => "equal".to_string(),
+        "~" => "approximately".to_string(),
+        "*" => "auto_id".to_string(),
+        "$" => "new_id".to_string(),
+        _ => token.to_ascii_lowercase(),
+    };
+    let mut arg = Arg::leaf(&name, ArgType::PureToken);
     arg.token = Some(token.to_string());
     arg
 }
