@@ -19,6 +19,12 @@
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
 //! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
 //! Needs redis-server: skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
+//!
+//! The fixtures in tests/diff8/ cover commands Redis added after 7.0 (hash field expiration, in
+//! 7.4 and 8.0): they run against a Redis 8.2 server, `$EMBEDIS_REDIS8_SERVER` (`.ci/run` installs
+//! one), skipped loudly when it is not set, unless EMBEDIS_REQUIRE_REDIS=1. Everything else in
+//! embedis, INFO's version included, stays 7.0, so those fixtures stick to the new commands and
+//! what they touch.
 
 mod support;
 
@@ -211,7 +217,18 @@ fn run_fixture(
 
 /// Runs every fixture (or those named by DIFF_ONLY) against `redis` and `ours`.
 fn compare_all(redis: &RedisServer, ours: &embedis::Server, label: &str, type_only: &[&str]) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/diff");
+    compare_folder("tests/diff", redis, ours, label, type_only);
+}
+
+/// Runs every fixture of `folder` (relative to the crate; or those named by DIFF_ONLY).
+fn compare_folder(
+    folder: &str,
+    redis: &RedisServer,
+    ours: &embedis::Server,
+    label: &str,
+    type_only: &[&str],
+) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -235,7 +252,7 @@ fn compare_all(redis: &RedisServer, ours: &embedis::Server, label: &str, type_on
         failures.extend(run_fixture(fixture, redis, ours, type_only));
     }
     eprintln!(
-        "differential ({label}): {} fixtures, {commands} command lines, {} mismatches",
+        "differential ({label}, {folder}): {} fixtures, {commands} command lines, {} mismatches",
         fixtures.len(),
         failures.len()
     );
@@ -268,4 +285,28 @@ fn fixtures_match_redis_with_threaded_io() {
         .start()
         .unwrap();
     compare_all(&redis, &ours, "io-threads 2", &["io-threads"]);
+}
+
+/// The fixtures of commands newer than Redis 7.0 (tests/diff8/), against Redis 8.2.
+#[test]
+fn redis8_fixtures_match_redis_8_byte_for_byte() {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    compare_folder("tests/diff8", &redis, &ours, "redis 8.2", &[]);
+}
+
+/// The same, through the threaded I/O mode.
+#[test]
+fn redis8_fixtures_match_redis_8_with_threaded_io() {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("io-threads", "2")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_folder("tests/diff8", &redis, &ours, "redis 8.2, io-threads 2", &[]);
 }

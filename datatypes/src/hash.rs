@@ -23,12 +23,23 @@
 //! Iteration order is the listpack's (insertion order) or the table's bucket order; HSCAN of a
 //! packed hash returns everything at once with cursor 0, as Redis does for its compact encodings,
 //! and uses the dict's reverse-binary cursor for a table.
+//!
+//! Field TTLs (hash field expiration, Redis 7.4+) are kept only by hashes that were given one:
+//! the first TTL wraps the hash in [`HashValue::Volatile`], a body in either form plus a
+//! [`DeadlineIndex`] of its fields' deadlines, so a plain hash pays nothing for the feature. The
+//! wrapping is one-way, as Redis's `listpackex` encoding is (OBJECT ENCODING stays `listpackex`
+//! once every TTL is gone). A packed body keeps the order Redis's `listpackex` keeps, which
+//! HGETALL shows: the fields with a TTL first, by deadline (a tie after the fields that had it
+//! first), then the others; a field that gains a TTL moves to its place, a field that loses one
+//! moves to the end. This type keeps deadlines only: deciding that a field has expired (and
+//! removing it) is the caller's, which knows the time.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use rand::Rng;
 
+use crate::deadline_index::DeadlineIndex;
 use crate::dict::{self, Dict};
 use crate::listpack::{self, encode_entry, entry_at, entry_size, replace_entry, Listpack, HEADER};
 use crate::small_bytes::SmallBytes;
@@ -61,6 +72,38 @@ pub enum HashValue {
     /// Fields and values alternating: `f1 v1 f2 v2 …`, in insertion order.
     Packed(Listpack),
     Table(Box<Table>),
+    /// A hash given field TTLs (see the module documentation).
+    Volatile(Box<Volatile>),
+}
+
+/// A hash with field TTLs: its fields and values, and the deadlines of those that have one.
+#[derive(Clone, Debug)]
+pub struct Volatile {
+    /// `Packed` or `Table`, never `Volatile`.
+    pub body: HashValue,
+    /// Field → deadline (ms since the epoch), for the fields that have a TTL.
+    pub ttls: DeadlineIndex,
+}
+
+/// Moves the pair of `field` (present) in a packed buffer to just before the first other pair
+/// whose field `goes_after` accepts, or to the end.
+fn packed_move(lp: &mut Listpack, field: &[u8], goes_after: impl Fn(&[u8]) -> bool) {
+    let mut raw = std::mem::take(lp).into_raw();
+    let slot = find_packed(&raw, field).expect("the field is there");
+    let pair: Vec<u8> = raw.drain(slot.pair_start..slot.value_entry.end).collect();
+    let mut at = raw.len();
+    let mut pos = HEADER;
+    while pos < raw.len() {
+        let (name, value_at) = entry_at(&raw, pos);
+        if goes_after(&raw[name]) {
+            at = pos;
+            break;
+        }
+        let (_, next) = entry_at(&raw, value_at);
+        pos = next;
+    }
+    raw.splice(at..at, pair);
+    *lp = Listpack::from_raw(raw);
 }
 
 impl Default for HashValue {
@@ -198,6 +241,7 @@ impl HashValue {
         match self {
             HashValue::Packed(lp) => lp.len() / 2,
             HashValue::Table(d) => d.len(),
+            HashValue::Volatile(v) => v.body.len(),
         }
     }
 
@@ -210,11 +254,17 @@ impl HashValue {
         match self {
             HashValue::Packed(_) => "listpack",
             HashValue::Table(_) => "hashtable",
+            HashValue::Volatile(v) if v.body.is_packed() => "listpackex",
+            HashValue::Volatile(_) => "hashtable",
         }
     }
 
     pub fn is_packed(&self) -> bool {
-        matches!(self, HashValue::Packed(_))
+        match self {
+            HashValue::Packed(_) => true,
+            HashValue::Table(_) => false,
+            HashValue::Volatile(v) => v.body.is_packed(),
+        }
     }
 
     /// The value of `field`.
@@ -225,6 +275,7 @@ impl HashValue {
                 find_packed(buf, field).map(|slot| &buf[slot.value])
             }
             HashValue::Table(d) => d.get(field).map(SmallBytes::as_slice),
+            HashValue::Volatile(v) => v.body.get(field),
         }
     }
 
@@ -234,8 +285,10 @@ impl HashValue {
 
     /// Converts to the table form (no-op if already there). One-way.
     pub fn convert_to_table(&mut self) {
-        if let HashValue::Packed(lp) = self {
-            *self = HashValue::Table(table_from_raw(lp.as_bytes()));
+        match self {
+            HashValue::Packed(lp) => *self = HashValue::Table(table_from_raw(lp.as_bytes())),
+            HashValue::Table(_) => {}
+            HashValue::Volatile(v) => v.body.convert_to_table(),
         }
     }
 
@@ -248,6 +301,19 @@ impl HashValue {
     /// does (see the module documentation). Returns how many fields were added.
     pub fn set_pairs<T: AsRef<[u8]>>(&mut self, pairs: &[T], limits: Limits) -> usize {
         debug_assert!(pairs.len().is_multiple_of(2), "fields and values alternate");
+        if let HashValue::Volatile(v) = self {
+            // Writing a field's value ends its TTL (HSET, HSETNX): it moves to the end.
+            let added = v.body.set_pairs(pairs, limits);
+            for pair in pairs.chunks_exact(2) {
+                let field = pair[0].as_ref();
+                if v.ttls.remove(field).is_some() {
+                    if let HashValue::Packed(lp) = &mut v.body {
+                        packed_move(lp, field, |_| false);
+                    }
+                }
+            }
+            return added;
+        }
         if self.is_packed() && pairs.iter().any(|a| a.as_ref().len() > limits.max_value) {
             self.convert_to_table();
         }
@@ -259,6 +325,7 @@ impl HashValue {
                     .count();
             }
             HashValue::Packed(lp) => lp,
+            HashValue::Volatile(_) => unreachable!("handled above"),
         };
         let mut raw = std::mem::take(lp).into_raw();
         let lone = pairs.len() == 2;
@@ -306,6 +373,8 @@ impl HashValue {
         make: impl FnOnce(Option<&[u8]>) -> Result<V, E>,
     ) -> Result<V, E> {
         let lp = match self {
+            // The field keeps its TTL and its place (HINCRBY).
+            HashValue::Volatile(v) => return v.body.upsert(field, limits, make),
             HashValue::Table(d) => {
                 if let Some(old) = d.get_mut(field) {
                     let value = make(Some(old))?;
@@ -362,6 +431,12 @@ impl HashValue {
     /// mostly empty, as Redis resizes after each delete; a packed hash stays packed.
     pub fn remove_fields<T: AsRef<[u8]>>(&mut self, fields: &[T]) -> usize {
         match self {
+            HashValue::Volatile(v) => {
+                for field in fields {
+                    v.ttls.remove(field.as_ref());
+                }
+                v.body.remove_fields(fields)
+            }
             HashValue::Table(d) => {
                 let mut removed = 0;
                 for field in fields {
@@ -399,6 +474,7 @@ impl HashValue {
         match self {
             HashValue::Packed(lp) => Iter::Packed(lp.iter()),
             HashValue::Table(d) => Iter::Table(d.iter()),
+            HashValue::Volatile(v) => v.body.iter(),
         }
     }
 
@@ -415,6 +491,7 @@ impl HashValue {
             HashValue::Table(d) => d
                 .fair_random_entry(rng)
                 .map(|(k, v)| (k.as_slice(), v.as_slice())),
+            HashValue::Volatile(v) => v.body.random_pair(rng),
         }
     }
 
@@ -431,6 +508,7 @@ impl HashValue {
             return;
         }
         match self {
+            HashValue::Volatile(v) => v.body.sample_with_repeats(count, rng, emit),
             HashValue::Packed(lp) if count > 1 => {
                 let index: Vec<(&[u8], &[u8])> = raw_pairs(lp.as_bytes()).collect();
                 for _ in 0..count {
@@ -460,6 +538,7 @@ impl HashValue {
         let len = self.len();
         let count = count.min(len);
         match self {
+            HashValue::Volatile(v) => v.body.sample_distinct(count, rng, emit),
             HashValue::Packed(lp) => {
                 // Selection sampling: each pair is taken with probability needed / left.
                 let mut needed = count;
@@ -512,7 +591,83 @@ impl HashValue {
                 0
             }
             HashValue::Table(d) => d.scan(cursor, |k, v| visit(k, v)),
+            HashValue::Volatile(v) => v.body.scan(cursor, visit),
         }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Field TTLs
+    // -----------------------------------------------------------------------------------------
+
+    /// The field deadlines, if this hash was ever given one.
+    pub fn ttls(&self) -> Option<&DeadlineIndex> {
+        match self {
+            HashValue::Volatile(v) => Some(&v.ttls),
+            _ => None,
+        }
+    }
+
+    /// The deadline of `field` (ms since the epoch), if it has one.
+    pub fn ttl(&self, field: &[u8]) -> Option<i64> {
+        self.ttls().and_then(|t| t.get(field))
+    }
+
+    /// True if `field` has a deadline that has passed at `now` (it is still stored).
+    pub fn is_expired(&self, field: &[u8], now: i64) -> bool {
+        self.ttls().is_some_and(|t| t.is_due(field, now))
+    }
+
+    /// The earliest field deadline.
+    pub fn min_deadline(&self) -> Option<i64> {
+        self.ttls().and_then(|t| t.first()).map(|(d, _)| d)
+    }
+
+    /// The number of fields not expired at `now` (HLEN counts them all, stored as they are).
+    pub fn live_len(&self, now: i64) -> usize {
+        self.len() - self.ttls().map_or(0, |t| t.count_due(now))
+    }
+
+    /// The fields expired at `now`, earliest deadline first.
+    pub fn expired_fields(&self, now: i64) -> Vec<SmallBytes> {
+        self.ttls()
+            .map_or_else(Vec::new, |t| t.due(now).map(SmallBytes::new).collect())
+    }
+
+    /// Gives `field`, which must be present, the deadline `deadline` (ms since the epoch). A
+    /// packed body moves the pair to its place in deadline order.
+    pub fn set_ttl(&mut self, field: &[u8], deadline: i64) {
+        debug_assert!(self.contains(field), "only a present field gets a TTL");
+        if !matches!(self, HashValue::Volatile(_)) {
+            let body = std::mem::take(self);
+            *self = HashValue::Volatile(Box::new(Volatile {
+                body,
+                ttls: DeadlineIndex::new(),
+            }));
+        }
+        let HashValue::Volatile(v) = self else {
+            unreachable!("wrapped above")
+        };
+        v.ttls.set(field, deadline);
+        if let HashValue::Packed(lp) = &mut v.body {
+            let ttls = &v.ttls;
+            packed_move(lp, field, |other| {
+                other != field && ttls.get(other).is_none_or(|d| d > deadline)
+            });
+        }
+    }
+
+    /// Removes the TTL of `field`; true if it had one. A packed body moves the pair to the end.
+    pub fn persist(&mut self, field: &[u8]) -> bool {
+        let HashValue::Volatile(v) = self else {
+            return false;
+        };
+        if v.ttls.remove(field).is_none() {
+            return false;
+        }
+        if let HashValue::Packed(lp) = &mut v.body {
+            packed_move(lp, field, |_| false);
+        }
+        true
     }
 }
 

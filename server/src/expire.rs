@@ -7,16 +7,70 @@
 //! expired ones; it repeats the round while more than 25% of the examined keys had expired (the
 //! database probably holds many more), and stops when its time budget — a quarter of a tick — is
 //! spent, so a mass expiry never stalls the server.
+//!
+//! Hash fields with a TTL (HEXPIRE, HSETEX…) expire here too: each database lists its hashes
+//! with field TTLs by their earliest field deadline (`Db::field_expires`), and the cycle takes
+//! the hashes whose earliest deadline has passed, removes their due fields (at most
+//! [`FIELDS_PER_CYCLE`] per cycle and database, so that a hash of millions of due fields is
+//! spread over several ticks), sends one `hexpired` event per hash (and `del` when the hash is
+//! left empty, which deletes the key), and lists each hash again by its next deadline.
 
 use std::time::{Duration, Instant};
 
+use embedis_datatypes::SmallBytes;
+
+use crate::config::event_class;
 use crate::keyspace::Keyspace;
 use crate::state::ServerState;
+use crate::value::Value;
 
 /// Keys examined per round.
 pub const KEYS_PER_ROUND: usize = 20;
 /// Repeat while more than this percentage of examined keys had expired.
 pub const ACCEPTABLE_STALE_PERCENT: usize = 25;
+/// Hash fields removed per cycle and database, at most.
+pub const FIELDS_PER_CYCLE: usize = 1000;
+
+/// Removes the hash fields of database `db` due at `now_ms`, hash by hash in the order of their
+/// earliest deadline, up to [`FIELDS_PER_CYCLE`] fields. Returns the number of fields removed.
+pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
+    let mut budget = FIELDS_PER_CYCLE;
+    let mut removed = 0;
+    while budget > 0 {
+        let d = &mut ks.dbs[db];
+        let key = match d.field_expires.first() {
+            Some((deadline, key)) if now_ms > deadline => SmallBytes::new(key),
+            _ => break,
+        };
+        d.field_expires.remove(&key);
+        // The entry is a hint: the key may hold something else by now, or nothing due.
+        let Some(Value::Hash(hash)) = d.main.get_mut(key.as_slice()).map(|o| &mut o.value) else {
+            continue;
+        };
+        let mut due = hash.expired_fields(now_ms);
+        due.truncate(budget);
+        hash.remove_fields(&due);
+        let emptied = hash.is_empty();
+        let next = hash.min_deadline();
+        if emptied {
+            d.remove(&key);
+        } else if let Some(next) = next {
+            d.field_expires.set(&key, next);
+        }
+        if due.is_empty() {
+            continue;
+        }
+        budget -= due.len();
+        removed += due.len();
+        ks.notify.note(event_class::HASH, "hexpired", db, &key);
+        if emptied {
+            ks.notify.note(event_class::GENERIC, "del", db, &key);
+        }
+        ks.touched_by_expiry(db, &key);
+        ks.dirty += 1;
+    }
+    removed
+}
 
 /// Runs one cycle over every database at time `now_ms`, within `budget`. Returns the number of
 /// keys deleted.
@@ -31,6 +85,9 @@ pub fn active_expire_cycle(
     let mut total_sampled = 0;
     let mut timed_out = false;
     'databases: for db_index in 0..ks.dbs.len() {
+        if !ks.dbs[db_index].field_expires.is_empty() {
+            expire_hash_fields(ks, db_index, now_ms);
+        }
         let mut rounds = 0usize;
         loop {
             let db = &mut ks.dbs[db_index];

@@ -187,6 +187,12 @@ fn dict_slots(len: usize) -> usize {
 }
 
 fn object_size(object: &Object, samples: usize) -> usize {
+    if let Value::Hash(HashValue::Volatile(v)) = &object.value {
+        // The body as a plain hash would cost, plus a deadline per field that has one (Redis
+        // keeps 8 bytes per field in a listpackex, and an expiry entry per field in a table).
+        let body = Object::new(Value::Hash(v.body.clone()), 0);
+        return object_size(&body, samples) + 16 * v.ttls.len();
+    }
     match &object.value {
         Value::Int(_) => ROBJ,
         // An embstr is one allocation: the object, an 8-bit sds header, the bytes and a NUL.
@@ -220,6 +226,7 @@ fn object_size(object: &Object, samples: usize) -> usize {
                 .sum();
             ROBJ + malloc_size(REDIS_OVERHEAD + entries)
         }
+        Value::Hash(HashValue::Volatile(_)) => unreachable!("measured above"),
         Value::Hash(HashValue::Table(table)) => {
             let mut total = 0;
             let mut sampled = 0;
