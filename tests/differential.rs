@@ -14,7 +14,9 @@
 //!   connection) and its reply, in the order they arrive;
 //! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state);
 //! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
-//!   such as a client-tracking invalidation).
+//!   such as a client-tracking invalidation);
+//! - `@sleep MS`    wait MS milliseconds of real time (both servers run on the real clock): a
+//!   deadline a few milliseconds away passes, for lazy expiry with active expiry switched off.
 //!
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
 //! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
@@ -137,6 +139,11 @@ fn run_fixture(
         if trimmed == "@reconnect" {
             pair = Pair::connect(redis, ours);
             pair.wait_alone();
+            continue;
+        }
+        if let Some(ms) = trimmed.strip_prefix("@sleep ") {
+            let ms: u64 = ms.trim().parse().expect("@sleep takes milliseconds");
+            std::thread::sleep(std::time::Duration::from_millis(ms));
             continue;
         }
         if trimmed == "@read" {

@@ -633,6 +633,11 @@ impl HashValue {
             .map_or_else(Vec::new, |t| t.due(now).map(SmallBytes::new).collect())
     }
 
+    /// Removes `field` if it has expired at `now`; true if it did.
+    pub fn remove_expired(&mut self, field: &[u8], now: i64) -> bool {
+        self.is_expired(field, now) && self.remove(field)
+    }
+
     /// Gives `field`, which must be present, the deadline `deadline` (ms since the epoch). A
     /// packed body moves the pair to its place in deadline order.
     pub fn set_ttl(&mut self, field: &[u8], deadline: i64) {

@@ -675,6 +675,69 @@ impl Keyspace {
         }
     }
 
+    /// Deletes the fields of the hash at `key` of `db` that have expired at `now`: those of
+    /// `fields` (a command about to read them: one `hexpired` event per field, as Redis's
+    /// field lookup sends), or with `fields` None every due field (one `hexpired` event). The
+    /// key is deleted (`del`) if that empties it. Like key expiry, nothing is deleted while a
+    /// CLIENT PAUSE holds expired data in place (readers treat the fields as absent). Returns
+    /// true if the key is gone.
+    pub fn expire_hash_fields<T: AsRef<[u8]>>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: i64,
+        fields: Option<&[T]>,
+    ) -> bool {
+        if self.expiry_held(now) {
+            return false;
+        }
+        let d = &mut self.dbs[db];
+        let Some(Value::Hash(hash)) = d.main.get_mut(key).map(|o| &mut o.value) else {
+            return false;
+        };
+        let mut expired = 0;
+        match fields {
+            Some(fields) => {
+                for field in fields {
+                    let field = field.as_ref();
+                    if hash.is_expired(field, now) {
+                        hash.remove(field);
+                        expired += 1;
+                        self.notify
+                            .note(event_class::HASH, "hexpired", db, key);
+                    }
+                }
+            }
+            None => {
+                let due = hash.expired_fields(now);
+                expired = hash.remove_fields(&due);
+                if expired > 0 {
+                    self.notify.note(event_class::HASH, "hexpired", db, key);
+                }
+            }
+        }
+        if expired == 0 {
+            return false;
+        }
+        let emptied = hash.is_empty();
+        if emptied {
+            d.remove(key);
+            self.notify.note(event_class::GENERIC, "del", db, key);
+        }
+        self.dirty += expired as u64;
+        self.touched_by_expiry(db, key);
+        emptied
+    }
+
+    /// Notes that a command's lookup found field(s) of the hash at `key` of `db` expired and
+    /// removed them itself (HINCRBY, HSETNX: the hash stays, the field is written again): the
+    /// `hexpired` event, the change, the modification signal.
+    pub fn note_hash_field_expired(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::HASH, "hexpired", db, key);
+        self.dirty += 1;
+        self.touched_by_expiry(db, key);
+    }
+
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
     pub fn set_expire(&mut self, db: usize, key: &[u8], when_ms: i64) -> bool {
         let d = &mut self.dbs[db];

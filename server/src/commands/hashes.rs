@@ -22,7 +22,7 @@ use crate::commands::common::long_double_add;
 use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Access, Keyspace};
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
@@ -220,7 +220,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 // ---------------------------------------------------------------------------------------------
 
 /// The conversion thresholds in force now (CONFIG SET changes them between commands).
-fn limits(ctx: &Ctx<'_>) -> Limits {
+pub(super) fn limits(ctx: &Ctx<'_>) -> Limits {
     let e = &ctx.server.config.encodings;
     Limits {
         max_entries: e.hash_max_listpack_entries,
@@ -229,7 +229,7 @@ fn limits(ctx: &Ctx<'_>) -> Limits {
 }
 
 /// The hash at `key` for a read: None if there is no such key, WRONGTYPE if it is no hash.
-fn read<'k>(
+pub(super) fn read<'k>(
     ks: &'k mut Keyspace,
     db: usize,
     key: &[u8],
@@ -243,7 +243,7 @@ fn read<'k>(
 }
 
 /// The hash at `key` for a write, as [`read`].
-fn write<'k>(
+pub(super) fn write<'k>(
     ks: &'k mut Keyspace,
     db: usize,
     key: &[u8],
@@ -258,7 +258,7 @@ fn write<'k>(
 
 /// Stores a new hash under `key` (known absent). `changes` is what the command counts in
 /// `dirty` (Redis counts fields, not the key creation, which `add` counts as one).
-fn create(ctx: &mut Ctx<'_>, key: &[u8], hash: HashValue, changes: u64) {
+pub(super) fn create(ctx: &mut Ctx<'_>, key: &[u8], hash: HashValue, changes: u64) {
     let (db, now) = (ctx.db(), ctx.now_ms);
     ctx.ks.add(db, key, Value::Hash(hash), None, now);
     ctx.ks.dirty = (ctx.ks.dirty + changes).saturating_sub(1);
@@ -312,9 +312,12 @@ fn hmset(ctx: &mut Ctx<'_>) -> CmdResult {
 fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
     let limits = limits(ctx);
     let (db, now, key, field, value) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2), ctx.arg(3));
+    let mut expired = false;
     let set = match write(ctx.ks, db, key, now)? {
-        Some(hash) if hash.contains(field) => false,
+        Some(hash) if hash.contains(field) && !hash.is_expired(field, now) => false,
         Some(hash) => {
+            // An expired field is removed by the lookup, then written as new.
+            expired = hash.remove_expired(field, now);
             hash.set(field, value, limits);
             ctx.ks.dirty += 1;
             true
@@ -324,6 +327,9 @@ fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
             true
         }
     };
+    if expired {
+        ctx.ks.note_hash_field_expired(db, key);
+    }
     ctx.publish_events();
     ctx.out.integer(set as i64);
     if set {
@@ -395,7 +401,13 @@ fn update_field<V: AsRef<[u8]>>(
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     match write(ctx.ks, db, key, now)? {
         Some(hash) => {
-            let value = hash.upsert(field, limits, compute)?;
+            // An expired field is removed by the lookup: the increment starts from 0.
+            let expired = hash.remove_expired(field, now);
+            let value = hash.upsert(field, limits, compute);
+            if expired {
+                ctx.ks.note_hash_field_expired(db, key);
+            }
+            let value = value?;
             ctx.ks.dirty += 1;
             Ok(value)
         }
@@ -447,9 +459,22 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
 // Reads
 // ---------------------------------------------------------------------------------------------
 
+/// Deletes the expired fields among `fields` of the hash at `key`, as a read of them does in
+/// Redis 7.4+ (`hexpired` events, the key deleted when emptied); the caller found at least one.
+fn expire_read_fields<T: AsRef<[u8]>>(ctx: &mut Ctx<'_>, key: &[u8], fields: &[T]) {
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    ctx.ks.expire_hash_fields(db, key, now, Some(fields));
+}
+
 fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    match read(ctx.ks, db, key, now)?.and_then(|h| h.get(field)) {
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.null();
+        return Ok(());
+    }
+    match hash.and_then(|h| h.get(field)) {
         Some(value) => ctx.out.bulk(value),
         None => ctx.out.null(),
     }
@@ -458,11 +483,22 @@ fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
-    let hash = read(ctx.ks, db, key, now)?;
     let fields = &ctx.args[2..];
+    let mut hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.ttls().is_some() && fields.iter().any(|f| h.is_expired(f, now))) {
+        expire_read_fields(ctx, key, fields);
+        hash = match ctx.ks.lookup(db, key, now, Access::NoTouch) {
+            Some(obj) => match &obj.value {
+                Value::Hash(h) => Some(h),
+                _ => None,
+            },
+            None => None,
+        };
+    }
     ctx.out.array(fields.len());
     for field in fields {
-        match hash.and_then(|h| h.get(field)) {
+        // Still there only while a CLIENT PAUSE holds expired data in place.
+        match hash.filter(|h| !h.is_expired(field, now)).and_then(|h| h.get(field)) {
             Some(value) => ctx.out.bulk(value),
             None => ctx.out.null(),
         }
@@ -479,16 +515,26 @@ fn hlen(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hstrlen(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    let len = read(ctx.ks, db, key, now)?
-        .and_then(|h| h.get(field))
-        .map_or(0, <[u8]>::len);
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    let len = hash.and_then(|h| h.get(field)).map_or(0, <[u8]>::len);
     ctx.out.integer(len as i64);
     Ok(())
 }
 
 fn hexists(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    let found = read(ctx.ks, db, key, now)?.is_some_and(|h| h.contains(field));
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    let found = hash.is_some_and(|h| h.contains(field));
     ctx.out.integer(found as i64);
     Ok(())
 }
@@ -504,14 +550,19 @@ enum Part {
 fn get_all(ctx: &mut Ctx<'_>, part: Part) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let hash = read(ctx.ks, db, key, now)?;
-    let len = hash.map_or(0, HashValue::len);
+    // Expired fields still stored are left out, not deleted (as in Redis).
+    let len = hash.map_or(0, |h| h.live_len(now));
     if part == Part::Both {
         ctx.out.map(len);
     } else {
         ctx.out.array(len);
     }
     if let Some(hash) = hash {
+        let volatile = hash.ttls().is_some();
         for (field, value) in hash.iter() {
+            if volatile && hash.is_expired(field, now) {
+                continue;
+            }
             if part != Part::Values {
                 ctx.out.bulk(field);
             }
@@ -541,6 +592,10 @@ fn hgetall(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hrandfield(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
+    // The expired fields still stored are deleted first (one `hexpired` event), as in Redis.
+    if matches!(read(ctx.ks, db, key, now), Ok(Some(h)) if h.ttls().is_some()) {
+        ctx.ks.expire_hash_fields::<&[u8]>(db, key, now, None);
+    }
     if ctx.argc() == 2 {
         match read(ctx.ks, db, key, now)?.and_then(|h| h.random_pair(&mut ctx.server.rng)) {
             Some((field, _)) => ctx.out.bulk(field),
@@ -638,6 +693,10 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         cursor
     };
+    if hash.ttls().is_some() {
+        // Expired fields still stored are left out, not deleted (as in Redis).
+        found.retain(|(field, _)| !hash.is_expired(field, now));
+    }
     if let Some(p) = pattern {
         found.retain(|(field, _)| glob::matches(p, field, false));
     }
