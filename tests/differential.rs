@@ -294,23 +294,33 @@ fn fixtures_match_redis_with_threaded_io() {
     compare_all(&redis, &ours, "io-threads 2", &["io-threads"]);
 }
 
+/// Both servers of the Redis 8.2 comparison accept DEBUG: the fixtures switch active expiry
+/// off to watch lazy field expiry (DEBUG SET-ACTIVE-EXPIRE 0).
+const REDIS8_ARGS: &[&str] = &["--enable-debug-command", "yes"];
+
 /// The fixtures of commands newer than Redis 7.0 (tests/diff8/), against Redis 8.2.
 #[test]
 fn redis8_fixtures_match_redis_8_byte_for_byte() {
-    let Some(redis) = RedisServer::start_redis8("differential-redis8", &[]) else {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8", REDIS8_ARGS) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
     compare_folder("tests/diff8", &redis, &ours, "redis 8.2", &[]);
 }
 
 /// The same, through the threaded I/O mode.
 #[test]
 fn redis8_fixtures_match_redis_8_with_threaded_io() {
-    let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", &[]) else {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", REDIS8_ARGS) else {
         return;
     };
     let ours = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
         .config("io-threads", "2")
         .unwrap()
         .start()

@@ -29,7 +29,7 @@
 //! [`DeadlineIndex`] of its fields' deadlines, so a plain hash pays nothing for the feature. The
 //! wrapping is one-way, as Redis's `listpackex` encoding is (OBJECT ENCODING stays `listpackex`
 //! once every TTL is gone). A packed body keeps the order Redis's `listpackex` keeps, which
-//! HGETALL shows: the fields with a TTL first, by deadline (a tie after the fields that had it
+//! HGETALL shows: the fields with a TTL first, by deadline (a tie before the fields that had it
 //! first), then the others; a field that gains a TTL moves to its place, a field that loses one
 //! moves to the end. This type keeps deadlines only: deciding that a field has expired (and
 //! removing it) is the caller's, which knows the time.
@@ -656,7 +656,7 @@ impl HashValue {
         if let HashValue::Packed(lp) = &mut v.body {
             let ttls = &v.ttls;
             packed_move(lp, field, |other| {
-                other != field && ttls.get(other).is_none_or(|d| d > deadline)
+                other != field && ttls.get(other).is_none_or(|d| d >= deadline)
             });
         }
     }

@@ -703,8 +703,7 @@ impl Keyspace {
                     if hash.is_expired(field, now) {
                         hash.remove(field);
                         expired += 1;
-                        self.notify
-                            .note(event_class::HASH, "hexpired", db, key);
+                        self.notify.note(event_class::HASH, "hexpired", db, key);
                     }
                 }
             }

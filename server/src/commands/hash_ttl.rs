@@ -400,7 +400,8 @@ fn ttl_generic(ctx: &mut Ctx<'_>, report: Report) -> CmdResult {
                 Some(deadline) => match report {
                     Report::Ttl => (deadline - now + 999) / 1000,
                     Report::PTtl => deadline - now,
-                    Report::Time => deadline / 1000,
+                    // Rounded up, as Redis does.
+                    Report::Time => (deadline + 999) / 1000,
                     Report::PTime => deadline,
                 },
             },
@@ -497,10 +498,9 @@ fn hgetex(ctx: &mut Ctx<'_>) -> CmdResult {
             GetExpiry::At(deadline_arg(ctx, 3, Unit::Milliseconds, false)?),
             4,
         ),
-        _ if ctx.arg_is(2, "exat") => (
-            GetExpiry::At(deadline_arg(ctx, 3, Unit::Seconds, true)?),
-            4,
-        ),
+        _ if ctx.arg_is(2, "exat") => {
+            (GetExpiry::At(deadline_arg(ctx, 3, Unit::Seconds, true)?), 4)
+        }
         _ if ctx.arg_is(2, "pxat") => (
             GetExpiry::At(deadline_arg(ctx, 3, Unit::Milliseconds, true)?),
             4,
@@ -754,11 +754,7 @@ fn hsetex_write(
         (SetCondition::Fxx, false) => false,
         (SetCondition::Fnx, true) | (SetCondition::Fxx, true) => {
             let hash = read(ctx.ks, db, key, now)?.expect("exists");
-            let present = pairs
-                .iter()
-                .step_by(2)
-                .filter(|f| hash.contains(f))
-                .count();
+            let present = pairs.iter().step_by(2).filter(|f| hash.contains(f)).count();
             if condition == SetCondition::Fnx {
                 present == 0
             } else {

@@ -498,7 +498,10 @@ fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.array(fields.len());
     for field in fields {
         // Still there only while a CLIENT PAUSE holds expired data in place.
-        match hash.filter(|h| !h.is_expired(field, now)).and_then(|h| h.get(field)) {
+        match hash
+            .filter(|h| !h.is_expired(field, now))
+            .and_then(|h| h.get(field))
+        {
             Some(value) => ctx.out.bulk(value),
             None => ctx.out.null(),
         }
