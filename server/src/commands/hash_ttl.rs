@@ -517,14 +517,14 @@ fn hgetex(ctx: &mut Ctx<'_>) -> CmdResult {
         return Ok(());
     }
     if expire_looked_up(ctx, key, fields) {
-        ctx.publish_events();
         ctx.out.array(fields.len());
         for _ in fields {
             ctx.out.null();
         }
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
         return Ok(());
     }
-    ctx.publish_events();
     let Some(hash) = write(ctx.ks, db, key, now)? else {
         unreachable!("the key exists")
     };
@@ -563,6 +563,7 @@ fn hgetex(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
     let emptied = hash.is_empty();
+    ctx.publish_events();
     if changed + deleted == 0 {
         return Ok(());
     }
@@ -590,14 +591,14 @@ fn hgetdel(ctx: &mut Ctx<'_>) -> CmdResult {
     let exists = read_for_write(ctx, key)?;
     let fields = fields_block(ctx, 2, NUMFIELDS_OTHERS)?;
     if !exists || expire_looked_up(ctx, key, fields) {
-        ctx.publish_events();
         ctx.out.array(fields.len());
         for _ in fields {
             ctx.out.null();
         }
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
         return Ok(());
     }
-    ctx.publish_events();
     let Some(hash) = write(ctx.ks, db, key, now)? else {
         unreachable!("the key exists")
     };
@@ -615,10 +616,11 @@ fn hgetdel(ctx: &mut Ctx<'_>) -> CmdResult {
             None => ctx.out.null(),
         }
     }
+    let emptied = hash.is_empty();
+    ctx.publish_events();
     if deleted == 0 {
         return Ok(());
     }
-    let emptied = hash.is_empty();
     finish_ttl_change(ctx, key, emptied);
     ctx.ks.dirty += deleted;
     ctx.notify(HASH, "hdel", key);
@@ -731,10 +733,8 @@ fn hsetex(ctx: &mut Ctx<'_>) -> CmdResult {
     if exists && condition != SetCondition::Always {
         let fields: Vec<Bytes> = pairs.iter().step_by(2).cloned().collect();
         if expire_looked_up(ctx, key, &fields) {
-            ctx.publish_events();
             return hsetex_write(ctx, pairs, condition, expiry, false);
         }
-        ctx.publish_events();
     }
     hsetex_write(ctx, pairs, condition, expiry, exists)
 }
@@ -762,8 +762,10 @@ fn hsetex_write(
             }
         }
     };
+    // Redis 8 replies before it sends any of HSETEX's events.
     if !allowed {
         ctx.out.integer(0);
+        ctx.publish_events();
         return Ok(());
     }
     let written = (pairs.len() / 2) as u64;
@@ -790,13 +792,13 @@ fn hsetex_write(
         apply(&mut hash);
         create(ctx, key, hash, written);
     }
+    ctx.out.integer(1);
     ctx.publish_events();
     ctx.notify(HASH, "hset", key);
     let SetExpiry::At(deadline) = expiry else {
         if expiry == SetExpiry::Keep {
             ctx.ks.reindex_hash_fields(db, key);
         }
-        ctx.out.integer(1);
         return Ok(());
     };
     let hash = write(ctx.ks, db, key, now)?.expect("just written");
@@ -818,7 +820,6 @@ fn hsetex_write(
     } else {
         ctx.notify(HASH, "hexpire", key);
     }
-    ctx.out.integer(1);
     Ok(())
 }
 

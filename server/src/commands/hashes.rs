@@ -327,11 +327,12 @@ fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
             true
         }
     };
+    ctx.publish_events();
+    ctx.out.integer(set as i64);
+    // Redis 8 sends a lookup's `hexpired` after the reply.
     if expired {
         ctx.ks.note_hash_field_expired(db, key);
     }
-    ctx.publish_events();
-    ctx.out.integer(set as i64);
     if set {
         ctx.notify(HASH, "hset", key);
     }
@@ -396,7 +397,7 @@ impl AsRef<[u8]> for Digits {
 fn update_field<V: AsRef<[u8]>>(
     ctx: &mut Ctx<'_>,
     compute: impl FnOnce(Option<&[u8]>) -> CmdResult<V>,
-) -> CmdResult<V> {
+) -> CmdResult<(V, bool)> {
     let limits = limits(ctx);
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     match write(ctx.ks, db, key, now)? {
@@ -405,24 +406,36 @@ fn update_field<V: AsRef<[u8]>>(
             let expired = hash.remove_expired(field, now);
             let value = hash.upsert(field, limits, compute);
             if expired {
-                ctx.ks.note_hash_field_expired(db, key);
+                ctx.ks.dirty += 1;
             }
             let value = value?;
             ctx.ks.dirty += 1;
-            Ok(value)
+            Ok((value, expired))
         }
         None => {
             let mut hash = HashValue::new();
             let value = hash.upsert(field, limits, compute)?;
             create(ctx, key, hash, 1);
-            Ok(value)
+            Ok((value, false))
         }
+    }
+}
+
+/// After the reply of HINCRBY or HINCRBYFLOAT: the `hexpired` event of the expired field its
+/// lookup removed (Redis 8 sends it after the reply, before the command's own event).
+fn note_lookup_expired(ctx: &mut Ctx<'_>, expired: bool) {
+    if expired {
+        let (db, key) = (ctx.db(), ctx.arg(1));
+        ctx.ks
+            .notify
+            .note(crate::config::event_class::HASH, "hexpired", db, key);
+        ctx.ks.touched_by_expiry(db, key);
     }
 }
 
 fn hincrby(ctx: &mut Ctx<'_>) -> CmdResult {
     let increment = ctx.int_arg(3)?;
-    let result = update_field(ctx, |old| {
+    let (result, expired) = update_field(ctx, |old| {
         let current = match old {
             Some(v) => parse_i64(v).ok_or(Error::msg("ERR hash value is not an integer"))?,
             None => 0,
@@ -432,6 +445,7 @@ fn hincrby(ctx: &mut Ctx<'_>) -> CmdResult {
     })?;
     ctx.publish_events();
     ctx.out.integer(result.value);
+    note_lookup_expired(ctx, expired);
     ctx.notify(HASH, "hincrby", ctx.arg(1));
     Ok(())
 }
@@ -441,7 +455,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     if !increment.is_finite() {
         return Err(Error::msg("ERR value is NaN or Infinity"));
     }
-    let text = update_field(ctx, |old| {
+    let (text, expired) = update_field(ctx, |old| {
         let current = match old {
             Some(v) => LongDouble::from_redis_bytes(v)
                 .ok_or(Error::msg("ERR hash value is not a float"))?,
@@ -451,6 +465,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     })?;
     ctx.publish_events();
     ctx.out.bulk(text.as_bytes());
+    note_lookup_expired(ctx, expired);
     ctx.notify(HASH, "hincrbyfloat", ctx.arg(1));
     Ok(())
 }
@@ -472,6 +487,8 @@ fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
     if hash.is_some_and(|h| h.is_expired(field, now)) {
         expire_read_fields(ctx, key, &[field]);
         ctx.out.null();
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
         return Ok(());
     }
     match hash.and_then(|h| h.get(field)) {
@@ -485,7 +502,9 @@ fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let fields = &ctx.args[2..];
     let mut hash = read(ctx.ks, db, key, now)?;
-    if hash.is_some_and(|h| h.ttls().is_some() && fields.iter().any(|f| h.is_expired(f, now))) {
+    let expired =
+        hash.is_some_and(|h| h.ttls().is_some() && fields.iter().any(|f| h.is_expired(f, now)));
+    if expired {
         expire_read_fields(ctx, key, fields);
         hash = match ctx.ks.lookup(db, key, now, Access::NoTouch) {
             Some(obj) => match &obj.value {
@@ -506,6 +525,10 @@ fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
             None => ctx.out.null(),
         }
     }
+    if expired {
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
+    }
     Ok(())
 }
 
@@ -522,6 +545,7 @@ fn hstrlen(ctx: &mut Ctx<'_>) -> CmdResult {
     if hash.is_some_and(|h| h.is_expired(field, now)) {
         expire_read_fields(ctx, key, &[field]);
         ctx.out.integer(0);
+        ctx.publish_events();
         return Ok(());
     }
     let len = hash.and_then(|h| h.get(field)).map_or(0, <[u8]>::len);
@@ -535,6 +559,7 @@ fn hexists(ctx: &mut Ctx<'_>) -> CmdResult {
     if hash.is_some_and(|h| h.is_expired(field, now)) {
         expire_read_fields(ctx, key, &[field]);
         ctx.out.integer(0);
+        ctx.publish_events();
         return Ok(());
     }
     let found = hash.is_some_and(|h| h.contains(field));
@@ -595,10 +620,25 @@ fn hgetall(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hrandfield(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
-    // The expired fields still stored are deleted first (one `hexpired` event), as in Redis.
-    if matches!(read(ctx.ks, db, key, now), Ok(Some(h)) if h.ttls().is_some()) {
+    // The expired fields still stored are deleted first (one `hexpired` event, which Redis 8
+    // sends after the reply).
+    let volatile = matches!(
+        ctx.ks.lookup(db, key, now, Access::NoTouch).map(|o| &o.value),
+        Some(Value::Hash(h)) if h.ttls().is_some()
+    );
+    if volatile {
         ctx.ks.expire_hash_fields::<&[u8]>(db, key, now, None);
     }
+    let result = random_fields(ctx);
+    if volatile {
+        ctx.publish_events();
+    }
+    result
+}
+
+/// HRANDFIELD once the expired fields are gone.
+fn random_fields(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     if ctx.argc() == 2 {
         match read(ctx.ks, db, key, now)?.and_then(|h| h.random_pair(&mut ctx.server.rng)) {
             Some((field, _)) => ctx.out.bulk(field),
