@@ -1,7 +1,7 @@
 //! Hash field expiration (Redis 7.4 and 8.0): HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT, HTTL,
 //! HPTTL, HEXPIRETIME, HPEXPIRETIME, HPERSIST, HGETEX, HSETEX and HGETDEL.
 //!
-//! The deadlines live in the hash value ([`embedis_datatypes::hash::HashValue::Volatile`]); this
+//! The deadlines live in the hash value ([`embedis_datatypes::hash::Volatile`]); this
 //! module owns the commands' semantics as Redis 8.2 answers them (tests/diff8/ compares them
 //! byte for byte): argument checks in Redis's order and with its texts (which differ between
 //! commands: `numFields` for HEXPIRE, "Number of fields" for the others, "invalid number of
