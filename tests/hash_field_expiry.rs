@@ -12,7 +12,7 @@
 mod support;
 
 use redis::Value;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, UNIX_EPOCH};
 use support::{advance_ms, eventually};
 
 /// 2030-01-01T00:00:00Z, a whole second.

@@ -237,6 +237,67 @@ mod tests {
         assert_eq!(ks.dbs[0].len(), 1);
     }
 
+    /// A hash with `fields` fields f0…, the first `due` of them with deadline 10, stored under
+    /// `key` of database 0.
+    fn volatile_hash(ks: &mut Keyspace, key: &[u8], fields: usize, due: usize) {
+        use embedis_datatypes::hash::{HashValue, Limits};
+        let mut hash = HashValue::new();
+        for i in 0..fields {
+            hash.set(format!("f{i}").as_bytes(), b"v", Limits::default());
+        }
+        for i in 0..due {
+            hash.set_ttl(format!("f{i}").as_bytes(), 10);
+        }
+        ks.add(0, key, Value::Hash(hash), None, 0);
+    }
+
+    #[test]
+    fn due_hash_fields_go_within_a_budget_and_emptied_hashes_with_them() {
+        let mut ks = Keyspace::new(1);
+        volatile_hash(&mut ks, b"partly", 3, 1);
+        volatile_hash(&mut ks, b"wholly", 2, 2);
+        volatile_hash(&mut ks, b"big", 2500, 2500);
+        assert_eq!(ks.dbs[0].field_expires.len(), 3);
+        assert_eq!(
+            expire_hash_fields(&mut ks, 0, 10),
+            0,
+            "nothing due at the deadline"
+        );
+        // The budget bounds one call; the hash whose fields are left is listed again.
+        let mut removed = expire_hash_fields(&mut ks, 0, 11);
+        assert_eq!(removed, FIELDS_PER_CYCLE);
+        while ks.dbs[0].field_expires.first().is_some_and(|(d, _)| d < 11) {
+            removed += expire_hash_fields(&mut ks, 0, 11);
+        }
+        assert_eq!(removed, 1 + 2 + 2500);
+        assert_eq!(ks.dbs[0].len(), 1, "the emptied hashes are deleted");
+        let Some(Value::Hash(h)) = ks.dbs[0].main.get(&b"partly"[..]).map(|o| &o.value) else {
+            panic!("partly stays")
+        };
+        assert_eq!(h.len(), 2);
+        assert!(
+            ks.dbs[0].field_expires.is_empty(),
+            "no deadline left to list"
+        );
+    }
+
+    #[test]
+    fn a_stale_index_entry_is_dropped() {
+        let mut ks = Keyspace::new(1);
+        volatile_hash(&mut ks, b"h", 2, 1);
+        // The key now holds something else (the index is a hint, corrected when visited).
+        ks.set(0, b"h", Value::Int(1), false, 0);
+        ks.dbs[0].field_expires.set(b"h", 5);
+        assert_eq!(expire_hash_fields(&mut ks, 0, 100), 0);
+        assert!(ks.dbs[0].field_expires.is_empty());
+        assert_eq!(ks.dbs[0].len(), 1);
+        // Removing a key drops its entry.
+        volatile_hash(&mut ks, b"g", 2, 1);
+        assert_eq!(ks.dbs[0].field_expires.len(), 1);
+        ks.dbs[0].remove(b"g");
+        assert!(ks.dbs[0].field_expires.is_empty());
+    }
+
     #[test]
     fn a_mostly_expired_database_is_cleared_in_one_cycle() {
         let mut ks = Keyspace::new(1);
