@@ -528,37 +528,37 @@ fn hgetex(ctx: &mut Ctx<'_>) -> CmdResult {
     let Some(hash) = write(ctx.ks, db, key, now)? else {
         unreachable!("the key exists")
     };
+    // Each field is read, then given its new deadline: a field named twice after a past
+    // deadline deleted it is nil the second time, as in Redis.
     ctx.out.array(fields.len());
+    let (mut changed, mut deleted) = (0u64, 0u64);
     for field in fields {
         match hash.get(field) {
             // Still stored but expired: only while a CLIENT PAUSE holds expired data.
-            Some(_) if hash.is_expired(field, now) => ctx.out.null(),
+            Some(_) if hash.is_expired(field, now) => {
+                ctx.out.null();
+                continue;
+            }
             Some(value) => ctx.out.bulk(value),
-            None => ctx.out.null(),
+            None => {
+                ctx.out.null();
+                continue;
+            }
         }
-    }
-    let (mut changed, mut deleted) = (0u64, 0u64);
-    match expiry {
-        GetExpiry::Leave => {}
-        GetExpiry::Persist => {
-            for field in fields {
+        match expiry {
+            GetExpiry::Leave => {}
+            GetExpiry::Persist => {
                 if hash.persist(field) {
                     changed += 1;
                 }
             }
-        }
-        GetExpiry::At(deadline) => {
-            for field in fields {
-                if !hash.contains(field) {
-                    continue;
-                }
-                if deadline <= now {
-                    hash.remove(field);
-                    deleted += 1;
-                } else {
-                    hash.set_ttl(field, deadline);
-                    changed += 1;
-                }
+            GetExpiry::At(deadline) if deadline <= now => {
+                hash.remove(field);
+                deleted += 1;
+            }
+            GetExpiry::At(deadline) => {
+                hash.set_ttl(field, deadline);
+                changed += 1;
             }
         }
     }
