@@ -174,13 +174,15 @@ pub static COMMANDS: &[CommandSpec] = &[
 /// The fields of a `FIELDS numfields field…` block that must start at argument `at` and run to
 /// the end. `bad_count` is the command's text for a count that is not a positive integer.
 fn fields_block<'a>(ctx: &Ctx<'a>, at: usize, bad_count: &'static str) -> CmdResult<&'a [Bytes]> {
+    // No room left for a count: Redis calls that a wrong number of arguments, whatever the
+    // word at `at` is (`HGETEX key EX 5 FIELDS`, `HGETEX key EX 0 -1`).
+    if at + 1 >= ctx.argc() {
+        return Err(Error::WrongArity(ctx.cmd.full_name.clone().into()));
+    }
     if !ctx.arg_is(at, "fields") {
         return Err(Error::msg(
             "ERR Mandatory argument FIELDS is missing or not at the right position",
         ));
-    }
-    if at + 1 >= ctx.argc() {
-        return Err(Error::WrongArity(ctx.cmd.full_name.clone().into()));
     }
     let count = parse_i64(ctx.arg(at + 1))
         .filter(|n| *n > 0)
