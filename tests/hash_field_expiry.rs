@@ -401,3 +401,132 @@ fn a_hash_with_field_ttls_converts_to_a_table_and_keeps_them() {
         int(&mut probe, "HLEN h") == 4
     });
 }
+
+/// Seeded random HEXPIRE…/HTTL/HPERSIST/HGETEX/HSETEX/HGETDEL commands, well-formed or not, on a
+/// hash, a string and a missing key, sent to Redis 8.2 and to embedis (both on the real clock):
+/// every reply must be the same bytes. Deadlines are far (minutes) or past, so that no field
+/// expires while the two servers are asked; the queries whose value depends on the
+/// millisecond (HPTTL, HEXPIRETIME of a relative deadline) are compared by reply type only.
+/// Skipped loudly without a Redis 8.2 (`$EMBEDIS_REDIS8_SERVER`), unless
+/// EMBEDIS_REQUIRE_REDIS=1.
+#[test]
+fn random_field_ttl_commands_answer_as_redis_8_does() {
+    use rand::{seq::SliceRandom, Rng, SeedableRng};
+    use support::{show, Conn, RedisServer};
+    let Some(redis) = RedisServer::start_redis8("hash_field_expiry random", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
+    let mut ours_conn = Conn::connect(ours.addr()).unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(14);
+    let commands = [
+        "HEXPIRE",
+        "HPEXPIRE",
+        "HEXPIREAT",
+        "HPEXPIREAT",
+        "HTTL",
+        "HPTTL",
+        "HEXPIRETIME",
+        "HPEXPIRETIME",
+        "HPERSIST",
+        "HGETEX",
+        "HSETEX",
+        "HGETDEL",
+        "HGET",
+        "HSET",
+        "HGETALL",
+        "HLEN",
+        "HINCRBY",
+        "HDEL",
+    ];
+    let words = [
+        "EX",
+        "PX",
+        "EXAT",
+        "PXAT",
+        "PERSIST",
+        "KEEPTTL",
+        "FNX",
+        "FXX",
+        "NX",
+        "XX",
+        "GT",
+        "LT",
+        "FIELDS",
+        "fields",
+        "-1",
+        "0",
+        "1000",
+        "300000",
+        "4000000000",
+        "4000000000000",
+        "70368744177663",
+        "9223372036854775807",
+        "x",
+    ];
+    let fields = ["a", "b", "c", "d"];
+    let mut failures = Vec::new();
+    for i in 0..4000 {
+        if i % 200 == 0 {
+            for conn in [&mut theirs_conn, &mut ours_conn] {
+                conn.command(&["FLUSHALL"]);
+                conn.command(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
+                conn.command(&["SET", "s", "x"]);
+            }
+        }
+        let command = *commands.choose(&mut rng).unwrap();
+        let key = *["h", "h", "h", "s", "nokey"].choose(&mut rng).unwrap();
+        let mut args: Vec<String> = vec![command.into(), key.into()];
+        match command {
+            "HGET" | "HDEL" => args.push(fields.choose(&mut rng).unwrap().to_string()),
+            "HINCRBY" => args.extend([fields.choose(&mut rng).unwrap().to_string(), "1".into()]),
+            "HSET" => {
+                for _ in 0..rng.gen_range(1..=3) {
+                    args.push(fields.choose(&mut rng).unwrap().to_string());
+                    args.push(rng.gen_range(0..10).to_string());
+                }
+            }
+            "HGETALL" | "HLEN" => {}
+            _ => {
+                for _ in 0..rng.gen_range(0..=3) {
+                    args.push(words.choose(&mut rng).unwrap().to_string());
+                }
+                if rng.gen_bool(0.9) {
+                    let n: usize = rng.gen_range(1..=3);
+                    let claimed = if rng.gen_bool(0.85) { n } else { n + 1 };
+                    args.extend(["FIELDS".to_string(), claimed.to_string()]);
+                    for j in 0..n * if command == "HSETEX" { 2 } else { 1 } {
+                        if command == "HSETEX" && j % 2 == 1 {
+                            args.push(j.to_string());
+                        } else {
+                            args.push(fields.choose(&mut rng).unwrap().to_string());
+                        }
+                    }
+                }
+            }
+        }
+        let expected = theirs_conn.command(&args);
+        let got = ours_conn.command(&args);
+        let by_type = matches!(command, "HPTTL" | "HEXPIRETIME" | "HPEXPIRETIME");
+        let same = if by_type {
+            expected.first() == got.first()
+        } else {
+            expected == got
+        };
+        if !same {
+            failures.push(format!(
+                "{}\n    redis:   {}\n    embedis: {}",
+                args.join(" "),
+                show(&expected),
+                show(&got)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of 4000 replies differ from Redis 8.2:\n{}",
+        failures.len(),
+        failures[..failures.len().min(20)].join("\n")
+    );
+}
