@@ -529,3 +529,68 @@ fn interactive_help_is_rendered_from_our_command_docs() {
         );
     }
 }
+
+/// The commands Redis added after 7.0 (hash field expiration) are rendered by redis-cli from our
+/// COMMAND DOCS as from Redis 8.2's: the same syntax, version and group (redis-cli 7.0 knows
+/// nothing of them itself, so its rendering of each server's COMMAND DOCS is what is compared).
+/// Skipped loudly without a Redis 8.2 (`$EMBEDIS_REDIS8_SERVER`), unless EMBEDIS_REQUIRE_REDIS=1.
+#[test]
+fn interactive_help_of_commands_newer_than_7_0_matches_redis_8() {
+    let Some(s) = Servers::start("redis_cli help (redis 8.2)", None) else {
+        return;
+    };
+    let Some(redis8) = RedisServer::start_redis8("redis_cli help (redis 8.2)", &[]) else {
+        return;
+    };
+    let list = |port: u16| -> BTreeSet<String> {
+        cli(&s.cli, port, &["COMMAND", "LIST"], b"")
+            .stdout()
+            .lines()
+            .map(String::from)
+            .collect()
+    };
+    let ours = list(s.embedis.addr().port());
+    let redis7 = list(s.redis.port);
+    let redis8_list = list(redis8.port);
+    let newer: BTreeSet<String> = ours
+        .intersection(&redis8_list)
+        .filter(|c| !redis7.contains(*c))
+        .cloned()
+        .collect();
+    for command in ["hexpire", "hsetex", "hgetex", "hgetdel", "httl", "hpersist"] {
+        assert!(newer.contains(command), "{command} in {newer:?}");
+    }
+    let mut conn = Conn::connect(s.embedis.addr()).unwrap();
+    for command in &newer {
+        let input = format!("help {}\n", command.replace('|', " "));
+        let ours = cli(&s.cli, s.embedis.addr().port(), &[], input.as_bytes());
+        let theirs = cli(&s.cli, redis8.port, &[], input.as_bytes());
+        let (ours_blocks, theirs_blocks) = (
+            comparable_help(&ours, &newer),
+            comparable_help(&theirs, &newer),
+        );
+        assert_eq!(theirs_blocks.len(), 1, "help {command}: {theirs:?}");
+        assert_eq!(
+            ours_blocks
+                .iter()
+                .map(|b| b.escape_debug().to_string())
+                .collect::<Vec<_>>(),
+            theirs_blocks
+                .iter()
+                .map(|b| b.escape_debug().to_string())
+                .collect::<Vec<_>>(),
+            "help {command}"
+        );
+        let docs = conn.command(&["COMMAND", "DOCS", command]);
+        let docs = String::from_utf8_lossy(&docs);
+        let summary = docs
+            .split("\r\n")
+            .skip_while(|l| *l != "summary")
+            .nth(2)
+            .unwrap_or_else(|| panic!("COMMAND DOCS {command} has a summary: {docs}"));
+        assert!(
+            ours.stdout().contains(summary),
+            "help {command} shows our summary {summary:?}"
+        );
+    }
+}

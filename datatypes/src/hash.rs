@@ -23,12 +23,23 @@
 //! Iteration order is the listpack's (insertion order) or the table's bucket order; HSCAN of a
 //! packed hash returns everything at once with cursor 0, as Redis does for its compact encodings,
 //! and uses the dict's reverse-binary cursor for a table.
+//!
+//! Field TTLs (hash field expiration, Redis 7.4+) are kept only by hashes that were given one:
+//! the first TTL wraps the hash in a [`Volatile`], a body in either form plus a
+//! [`DeadlineIndex`] of its fields' deadlines, so a plain hash pays nothing for the feature. The
+//! wrapping is one-way, as Redis's `listpackex` encoding is (OBJECT ENCODING stays `listpackex`
+//! once every TTL is gone). A packed body keeps the order Redis's `listpackex` keeps, which
+//! HGETALL shows: the fields with a TTL first, by deadline (a tie before the fields that had it
+//! first), then the others; a field that gains a TTL moves to its place, a field that loses one
+//! moves to the end. This type keeps deadlines only: deciding that a field has expired (and
+//! removing it) is the caller's, which knows the time.
 
 use std::collections::HashSet;
 use std::ops::Range;
 
 use rand::Rng;
 
+use crate::deadline_index::DeadlineIndex;
 use crate::dict::{self, Dict};
 use crate::listpack::{self, encode_entry, entry_at, entry_size, replace_entry, Listpack, HEADER};
 use crate::small_bytes::SmallBytes;
@@ -60,7 +71,60 @@ pub type Table = Dict<SmallBytes, SmallBytes>;
 pub enum HashValue {
     /// Fields and values alternating: `f1 v1 f2 v2 …`, in insertion order.
     Packed(Listpack),
-    Table(Box<Table>),
+    /// A table, or a hash given field TTLs (see the module documentation). Both live behind one
+    /// box so that a hash stays two words (a third variant would cost every value a word more).
+    Boxed(Box<Boxed>),
+}
+
+/// What a [`HashValue::Boxed`] holds.
+#[derive(Clone, Debug)]
+pub enum Boxed {
+    Table(Table),
+    Volatile(Volatile),
+}
+
+/// A hash's form, seen through its box: what callers match on.
+pub enum View<'a> {
+    Packed(&'a Listpack),
+    Table(&'a Table),
+    Volatile(&'a Volatile),
+}
+
+/// [`View`] for writing.
+enum ViewMut<'a> {
+    Packed(&'a mut Listpack),
+    Table(&'a mut Table),
+    Volatile(&'a mut Volatile),
+}
+
+/// A hash with field TTLs: its fields and values, and the deadlines of those that have one.
+#[derive(Clone, Debug)]
+pub struct Volatile {
+    /// `Packed` or `Table`, never `Volatile`.
+    pub body: HashValue,
+    /// Field → deadline (ms since the epoch), for the fields that have a TTL.
+    pub ttls: DeadlineIndex,
+}
+
+/// Moves the pair of `field` (present) in a packed buffer to just before the first other pair
+/// whose field `goes_after` accepts, or to the end.
+fn packed_move(lp: &mut Listpack, field: &[u8], goes_after: impl Fn(&[u8]) -> bool) {
+    let mut raw = std::mem::take(lp).into_raw();
+    let slot = find_packed(&raw, field).expect("the field is there");
+    let pair: Vec<u8> = raw.drain(slot.pair_start..slot.value_entry.end).collect();
+    let mut at = raw.len();
+    let mut pos = HEADER;
+    while pos < raw.len() {
+        let (name, value_at) = entry_at(&raw, pos);
+        if goes_after(&raw[name]) {
+            at = pos;
+            break;
+        }
+        let (_, next) = entry_at(&raw, value_at);
+        pos = next;
+    }
+    raw.splice(at..at, pair);
+    *lp = Listpack::from_raw(raw);
 }
 
 impl Default for HashValue {
@@ -127,13 +191,13 @@ fn raw_pairs(raw: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 }
 
 /// A table holding the pairs of a packed buffer, sized for them up front.
-fn table_from_raw(raw: &[u8]) -> Box<Table> {
+fn table_from_raw(raw: &[u8]) -> Table {
     let mut table = Table::new();
     table.expand(raw_count(raw) / 2);
     for (field, value) in raw_pairs(raw) {
         table.insert_new(SmallBytes::new(field), SmallBytes::new(value));
     }
-    Box::new(table)
+    table
 }
 
 /// Sets a field of a table; true if it was added. The field is copied only when it is new.
@@ -185,6 +249,38 @@ impl HashValue {
         Self::default()
     }
 
+    fn table(table: Table) -> Self {
+        HashValue::Boxed(Box::new(Boxed::Table(table)))
+    }
+
+    /// The form of the hash, for matching on.
+    pub fn view(&self) -> View<'_> {
+        match self {
+            HashValue::Packed(lp) => View::Packed(lp),
+            HashValue::Boxed(b) => match &**b {
+                Boxed::Table(d) => View::Table(d),
+                Boxed::Volatile(v) => View::Volatile(v),
+            },
+        }
+    }
+
+    fn view_mut(&mut self) -> ViewMut<'_> {
+        match self {
+            HashValue::Packed(lp) => ViewMut::Packed(lp),
+            HashValue::Boxed(b) => match &mut **b {
+                Boxed::Table(d) => ViewMut::Table(d),
+                Boxed::Volatile(v) => ViewMut::Volatile(v),
+            },
+        }
+    }
+
+    fn volatile_mut(&mut self) -> Option<&mut Volatile> {
+        match self.view_mut() {
+            ViewMut::Volatile(v) => Some(v),
+            _ => None,
+        }
+    }
+
     /// A hash holding `pairs` (alternating fields and values; a repeated field keeps its last
     /// value), encoded as writing them one by one into an empty hash would leave it.
     pub fn from_pairs<T: AsRef<[u8]>>(pairs: &[T], limits: Limits) -> Self {
@@ -195,9 +291,10 @@ impl HashValue {
 
     /// Number of fields.
     pub fn len(&self) -> usize {
-        match self {
-            HashValue::Packed(lp) => lp.len() / 2,
-            HashValue::Table(d) => d.len(),
+        match self.view() {
+            View::Packed(lp) => lp.len() / 2,
+            View::Table(d) => d.len(),
+            View::Volatile(v) => v.body.len(),
         }
     }
 
@@ -207,24 +304,31 @@ impl HashValue {
 
     /// OBJECT ENCODING's name for the current form.
     pub fn encoding_name(&self) -> &'static str {
-        match self {
-            HashValue::Packed(_) => "listpack",
-            HashValue::Table(_) => "hashtable",
+        match self.view() {
+            View::Packed(_) => "listpack",
+            View::Table(_) => "hashtable",
+            View::Volatile(v) if v.body.is_packed() => "listpackex",
+            View::Volatile(_) => "hashtable",
         }
     }
 
     pub fn is_packed(&self) -> bool {
-        matches!(self, HashValue::Packed(_))
+        match self.view() {
+            View::Packed(_) => true,
+            View::Table(_) => false,
+            View::Volatile(v) => v.body.is_packed(),
+        }
     }
 
     /// The value of `field`.
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
-        match self {
-            HashValue::Packed(lp) => {
+        match self.view() {
+            View::Packed(lp) => {
                 let buf = lp.as_bytes();
                 find_packed(buf, field).map(|slot| &buf[slot.value])
             }
-            HashValue::Table(d) => d.get(field).map(SmallBytes::as_slice),
+            View::Table(d) => d.get(field).map(SmallBytes::as_slice),
+            View::Volatile(v) => v.body.get(field),
         }
     }
 
@@ -234,8 +338,13 @@ impl HashValue {
 
     /// Converts to the table form (no-op if already there). One-way.
     pub fn convert_to_table(&mut self) {
-        if let HashValue::Packed(lp) = self {
-            *self = HashValue::Table(table_from_raw(lp.as_bytes()));
+        match self.view_mut() {
+            ViewMut::Packed(lp) => {
+                let table = table_from_raw(lp.as_bytes());
+                *self = HashValue::table(table);
+            }
+            ViewMut::Table(_) => {}
+            ViewMut::Volatile(v) => v.body.convert_to_table(),
         }
     }
 
@@ -248,17 +357,33 @@ impl HashValue {
     /// does (see the module documentation). Returns how many fields were added.
     pub fn set_pairs<T: AsRef<[u8]>>(&mut self, pairs: &[T], limits: Limits) -> usize {
         debug_assert!(pairs.len().is_multiple_of(2), "fields and values alternate");
+        if let Some(v) = self.volatile_mut() {
+            // Writing a field's value ends its TTL (HSET, HSETNX): it moves to the end, before
+            // the next pair is written (a new field after it lands behind it).
+            let mut added = 0;
+            for pair in pairs.chunks_exact(2) {
+                let field = pair[0].as_ref();
+                added += v.body.set_pairs(pair, limits);
+                if v.ttls.remove(field).is_some() {
+                    if let HashValue::Packed(lp) = &mut v.body {
+                        packed_move(lp, field, |_| false);
+                    }
+                }
+            }
+            return added;
+        }
         if self.is_packed() && pairs.iter().any(|a| a.as_ref().len() > limits.max_value) {
             self.convert_to_table();
         }
-        let lp = match self {
-            HashValue::Table(d) => {
+        let lp = match self.view_mut() {
+            ViewMut::Table(d) => {
                 return pairs
                     .chunks_exact(2)
                     .filter(|p| table_set(d, p[0].as_ref(), p[1].as_ref()))
                     .count();
             }
-            HashValue::Packed(lp) => lp,
+            ViewMut::Packed(lp) => lp,
+            ViewMut::Volatile(_) => unreachable!("handled above"),
         };
         let mut raw = std::mem::take(lp).into_raw();
         let lone = pairs.len() == 2;
@@ -287,7 +412,7 @@ impl HashValue {
                     added += rest
                         .filter(|p| table_set(&mut table, p[0].as_ref(), p[1].as_ref()))
                         .count();
-                    *self = HashValue::Table(table);
+                    *self = HashValue::table(table);
                     return added;
                 }
             }
@@ -305,8 +430,10 @@ impl HashValue {
         limits: Limits,
         make: impl FnOnce(Option<&[u8]>) -> Result<V, E>,
     ) -> Result<V, E> {
-        let lp = match self {
-            HashValue::Table(d) => {
+        let lp = match self.view_mut() {
+            // The field keeps its TTL and its place (HINCRBY).
+            ViewMut::Volatile(v) => return v.body.upsert(field, limits, make),
+            ViewMut::Table(d) => {
                 if let Some(old) = d.get_mut(field) {
                     let value = make(Some(old))?;
                     *old = SmallBytes::new(value.as_ref());
@@ -316,7 +443,7 @@ impl HashValue {
                 d.insert_new(SmallBytes::new(field), SmallBytes::new(value.as_ref()));
                 return Ok(value);
             }
-            HashValue::Packed(lp) => lp,
+            ViewMut::Packed(lp) => lp,
         };
         let slot = find_packed(lp.as_bytes(), field);
         let value = make(slot.as_ref().map(|s| &lp.as_bytes()[s.value.clone()]))?;
@@ -325,7 +452,7 @@ impl HashValue {
         let grows = slot.is_none() && self.len() + 1 > limits.max_entries;
         if !fits || grows {
             self.convert_to_table();
-            if let HashValue::Table(d) = self {
+            if let ViewMut::Table(d) = self.view_mut() {
                 table_set(d, field, new);
             }
             return Ok(value);
@@ -361,8 +488,14 @@ impl HashValue {
     /// Removes every field of `fields` present; returns how many were. A table is shrunk when
     /// mostly empty, as Redis resizes after each delete; a packed hash stays packed.
     pub fn remove_fields<T: AsRef<[u8]>>(&mut self, fields: &[T]) -> usize {
-        match self {
-            HashValue::Table(d) => {
+        match self.view_mut() {
+            ViewMut::Volatile(v) => {
+                for field in fields {
+                    v.ttls.remove(field.as_ref());
+                }
+                v.body.remove_fields(fields)
+            }
+            ViewMut::Table(d) => {
                 let mut removed = 0;
                 for field in fields {
                     if d.remove(field.as_ref()).is_some() {
@@ -372,7 +505,7 @@ impl HashValue {
                 }
                 removed
             }
-            HashValue::Packed(lp) => {
+            ViewMut::Packed(lp) => {
                 if lp.is_empty() {
                     return 0;
                 }
@@ -396,25 +529,27 @@ impl HashValue {
 
     /// The pairs, in the encoding's order.
     pub fn iter(&self) -> Iter<'_> {
-        match self {
-            HashValue::Packed(lp) => Iter::Packed(lp.iter()),
-            HashValue::Table(d) => Iter::Table(d.iter()),
+        match self.view() {
+            View::Packed(lp) => Iter::Packed(lp.iter()),
+            View::Table(d) => Iter::Table(d.iter()),
+            View::Volatile(v) => v.body.iter(),
         }
     }
 
     /// A pair chosen uniformly (on a table, as uniformly as [`Dict::random_entry`]).
     pub fn random_pair(&self, rng: &mut impl Rng) -> Option<(&[u8], &[u8])> {
-        match self {
-            HashValue::Packed(lp) => {
+        match self.view() {
+            View::Packed(lp) => {
                 if lp.is_empty() {
                     return None;
                 }
                 let index = rng.gen_range(0..self.len());
                 raw_pairs(lp.as_bytes()).nth(index)
             }
-            HashValue::Table(d) => d
+            View::Table(d) => d
                 .fair_random_entry(rng)
                 .map(|(k, v)| (k.as_slice(), v.as_slice())),
+            View::Volatile(v) => v.body.random_pair(rng),
         }
     }
 
@@ -430,8 +565,9 @@ impl HashValue {
         if self.is_empty() {
             return;
         }
-        match self {
-            HashValue::Packed(lp) if count > 1 => {
+        match self.view() {
+            View::Volatile(v) => v.body.sample_with_repeats(count, rng, emit),
+            View::Packed(lp) if count > 1 => {
                 let index: Vec<(&[u8], &[u8])> = raw_pairs(lp.as_bytes()).collect();
                 for _ in 0..count {
                     let (field, value) = index[rng.gen_range(0..index.len())];
@@ -459,8 +595,9 @@ impl HashValue {
     ) {
         let len = self.len();
         let count = count.min(len);
-        match self {
-            HashValue::Packed(lp) => {
+        match self.view() {
+            View::Volatile(v) => v.body.sample_distinct(count, rng, emit),
+            View::Packed(lp) => {
                 // Selection sampling: each pair is taken with probability needed / left.
                 let mut needed = count;
                 let mut left = len;
@@ -475,7 +612,7 @@ impl HashValue {
                     left -= 1;
                 }
             }
-            HashValue::Table(d) if count.saturating_mul(3) > len => {
+            View::Table(d) if count.saturating_mul(3) > len => {
                 let mut all: Vec<(&[u8], &[u8])> = d
                     .iter()
                     .map(|(k, v)| (k.as_slice(), v.as_slice()))
@@ -488,7 +625,7 @@ impl HashValue {
                     emit(field, value);
                 }
             }
-            HashValue::Table(d) => {
+            View::Table(d) => {
                 let mut picked: HashSet<&[u8], ahash::RandomState> =
                     HashSet::with_capacity_and_hasher(count, ahash::RandomState::new());
                 while picked.len() < count {
@@ -504,15 +641,96 @@ impl HashValue {
     /// One HSCAN step from `cursor`: a table visits the bucket(s) the cursor designates and
     /// returns the next cursor (0 at the end); a packed hash visits everything and returns 0.
     pub fn scan<'a>(&'a self, cursor: u64, mut visit: impl FnMut(&'a [u8], &'a [u8])) -> u64 {
-        match self {
-            HashValue::Packed(lp) => {
+        match self.view() {
+            View::Packed(lp) => {
                 for (field, value) in raw_pairs(lp.as_bytes()) {
                     visit(field, value);
                 }
                 0
             }
-            HashValue::Table(d) => d.scan(cursor, |k, v| visit(k, v)),
+            View::Table(d) => d.scan(cursor, |k, v| visit(k, v)),
+            View::Volatile(v) => v.body.scan(cursor, visit),
         }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Field TTLs
+    // -----------------------------------------------------------------------------------------
+
+    /// The field deadlines, if this hash was ever given one.
+    pub fn ttls(&self) -> Option<&DeadlineIndex> {
+        match self.view() {
+            View::Volatile(v) => Some(&v.ttls),
+            _ => None,
+        }
+    }
+
+    /// The deadline of `field` (ms since the epoch), if it has one.
+    pub fn ttl(&self, field: &[u8]) -> Option<i64> {
+        self.ttls().and_then(|t| t.get(field))
+    }
+
+    /// True if `field` has a deadline that has passed at `now` (it is still stored).
+    pub fn is_expired(&self, field: &[u8], now: i64) -> bool {
+        self.ttls().is_some_and(|t| t.is_due(field, now))
+    }
+
+    /// The earliest field deadline.
+    pub fn min_deadline(&self) -> Option<i64> {
+        self.ttls().and_then(|t| t.first()).map(|(d, _)| d)
+    }
+
+    /// The number of fields not expired at `now` (HLEN counts them all, stored as they are).
+    pub fn live_len(&self, now: i64) -> usize {
+        self.len() - self.ttls().map_or(0, |t| t.count_due(now))
+    }
+
+    /// The fields expired at `now`, earliest deadline first.
+    pub fn expired_fields(&self, now: i64) -> Vec<SmallBytes> {
+        self.ttls()
+            .map_or_else(Vec::new, |t| t.due(now).map(SmallBytes::new).collect())
+    }
+
+    /// Removes `field` if it has expired at `now`; true if it did.
+    pub fn remove_expired(&mut self, field: &[u8], now: i64) -> bool {
+        self.is_expired(field, now) && self.remove(field)
+    }
+
+    /// Gives `field`, which must be present, the deadline `deadline` (ms since the epoch). A
+    /// packed body moves the pair to its place in deadline order.
+    pub fn set_ttl(&mut self, field: &[u8], deadline: i64) {
+        debug_assert!(self.contains(field), "only a present field gets a TTL");
+        if self.ttls().is_none() {
+            let body = std::mem::take(self);
+            *self = HashValue::Boxed(Box::new(Boxed::Volatile(Volatile {
+                body,
+                ttls: DeadlineIndex::new(),
+            })));
+        }
+        let Some(v) = self.volatile_mut() else {
+            unreachable!("wrapped above")
+        };
+        v.ttls.set(field, deadline);
+        if let HashValue::Packed(lp) = &mut v.body {
+            let ttls = &v.ttls;
+            packed_move(lp, field, |other| {
+                other != field && ttls.get(other).is_none_or(|d| d >= deadline)
+            });
+        }
+    }
+
+    /// Removes the TTL of `field`; true if it had one. A packed body moves the pair to the end.
+    pub fn persist(&mut self, field: &[u8]) -> bool {
+        let Some(v) = self.volatile_mut() else {
+            return false;
+        };
+        if v.ttls.remove(field).is_none() {
+            return false;
+        }
+        if let HashValue::Packed(lp) = &mut v.body {
+            packed_move(lp, field, |_| false);
+        }
+        true
     }
 }
 
@@ -733,6 +951,136 @@ mod tests {
             if packed {
                 let positions: Vec<usize> = got.iter().map(|(f, _)| hash.iter().position(|(g, _)| g == f.as_slice()).unwrap()).collect();
                 prop_assert!(positions.windows(2).all(|w| w[0] < w[1]), "listpack order");
+            }
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum TtlOp {
+        /// HSET of these fields (a small alphabet, so that fields repeat).
+        Set(Vec<u8>),
+        SetTtl(u8, i64),
+        Persist(u8),
+        Remove(u8),
+        /// HINCRBY-like: the value changes, the deadline and the place stay.
+        Upsert(u8),
+    }
+
+    fn ttl_op() -> impl Strategy<Value = TtlOp> {
+        prop_oneof![
+            3 => proptest::collection::vec(0u8..8, 1..4).prop_map(TtlOp::Set),
+            4 => (0u8..8, 0i64..20).prop_map(|(f, d)| TtlOp::SetTtl(f, d)),
+            1 => (0u8..8).prop_map(TtlOp::Persist),
+            1 => (0u8..8).prop_map(TtlOp::Remove),
+            1 => (0u8..8).prop_map(TtlOp::Upsert),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        /// Field deadlines: a model list in Redis's listpackex order (fields with a deadline
+        /// first by deadline, a tie before the older ones, then the others; a field losing its
+        /// deadline to a write or HPERSIST moves to the end). A packed hash iterates in exactly
+        /// that order; both forms agree with the model on values, deadlines, the earliest
+        /// deadline and the fields due at any time.
+        #[test]
+        fn field_deadlines_follow_the_listpackex_model(ops in proptest::collection::vec(ttl_op(), 1..40),
+                                                      max_entries in 2usize..12, now in 0i64..22) {
+            let limits = Limits { max_entries, max_value: 64 };
+            let mut hash = HashValue::new();
+            let mut table = HashValue::new();
+            table.convert_to_table();
+            let mut model: Vec<(Vec<u8>, Vec<u8>, Option<i64>)> = Vec::new();
+            let mut counter = 0u32;
+            let name = |f: u8| vec![b'f', b'0' + f];
+            for op in ops {
+                counter += 1;
+                let value = counter.to_string().into_bytes();
+                match op {
+                    TtlOp::Set(fields) => {
+                        let mut pairs = Vec::new();
+                        for f in &fields {
+                            pairs.push(name(*f));
+                            pairs.push(value.clone());
+                            match model.iter().position(|(n, _, _)| *n == name(*f)) {
+                                Some(i) => {
+                                    let (n, _, ttl) = model.remove(i);
+                                    if ttl.is_some() {
+                                        model.push((n, value.clone(), None));
+                                    } else {
+                                        model.insert(i, (n, value.clone(), None));
+                                    }
+                                }
+                                None => model.push((name(*f), value.clone(), None)),
+                            }
+                        }
+                        hash.set_pairs(&pairs, limits);
+                        table.set_pairs(&pairs, limits);
+                    }
+                    TtlOp::SetTtl(f, deadline) => {
+                        if let Some(i) = model.iter().position(|(n, _, _)| *n == name(f)) {
+                            let (n, v, _) = model.remove(i);
+                            let at = model
+                                .iter()
+                                .position(|(_, _, t)| t.is_none_or(|t| t >= deadline))
+                                .unwrap_or(model.len());
+                            model.insert(at, (n, v, Some(deadline)));
+                            hash.set_ttl(&name(f), deadline);
+                            table.set_ttl(&name(f), deadline);
+                        }
+                    }
+                    TtlOp::Persist(f) => {
+                        let had = match model.iter().position(|(n, _, _)| *n == name(f)) {
+                            Some(i) if model[i].2.is_some() => {
+                                let (n, v, _) = model.remove(i);
+                                model.push((n, v, None));
+                                true
+                            }
+                            _ => false,
+                        };
+                        prop_assert_eq!(hash.persist(&name(f)), had);
+                        prop_assert_eq!(table.persist(&name(f)), had);
+                    }
+                    TtlOp::Remove(f) => {
+                        let had = model.iter().position(|(n, _, _)| *n == name(f)).map(|i| model.remove(i)).is_some();
+                        prop_assert_eq!(hash.remove(&name(f)), had);
+                        prop_assert_eq!(table.remove(&name(f)), had);
+                    }
+                    TtlOp::Upsert(f) => {
+                        match model.iter_mut().find(|(n, _, _)| *n == name(f)) {
+                            Some(entry) => entry.1 = value.clone(),
+                            None => model.push((name(f), value.clone(), None)),
+                        }
+                        let set = |_: Option<&[u8]>| Ok::<_, ()>(value.clone());
+                        prop_assert!(hash.upsert(&name(f), limits, set).is_ok());
+                        prop_assert!(table.upsert(&name(f), limits, set).is_ok());
+                    }
+                }
+                for h in [&hash, &table] {
+                    prop_assert_eq!(h.len(), model.len());
+                    for (n, v, t) in &model {
+                        prop_assert_eq!(h.get(n), Some(v.as_slice()));
+                        prop_assert_eq!(h.ttl(n), *t);
+                        prop_assert_eq!(h.is_expired(n, now), t.is_some_and(|t| now > t));
+                    }
+                    let min = model.iter().filter_map(|(_, _, t)| *t).min();
+                    prop_assert_eq!(h.min_deadline(), min);
+                    let due = model.iter().filter(|(_, _, t)| t.is_some_and(|t| now > t)).count();
+                    prop_assert_eq!(h.expired_fields(now).len(), due);
+                    prop_assert_eq!(h.live_len(now), model.len() - due);
+                }
+                if hash.is_packed() {
+                    let order: Vec<Vec<u8>> = hash.iter().map(|(f, _)| f.to_vec()).collect();
+                    let expected: Vec<Vec<u8>> = model.iter().map(|(n, _, _)| n.clone()).collect();
+                    prop_assert_eq!(order, expected);
+                    if hash.ttls().is_some() {
+                        prop_assert_eq!(hash.encoding_name(), "listpackex");
+                    }
+                } else {
+                    prop_assert_eq!(hash.encoding_name(), "hashtable");
+                }
+                prop_assert!(!table.is_packed());
             }
         }
     }

@@ -4,6 +4,8 @@
 //!   it holds every database's keys and the expiry index.
 //! - [`small_bytes`]: an owned byte string that keeps short values inline (keys and small
 //!   values cost no second allocation).
+//! - [`deadline_index`]: names with deadlines, by name and in deadline order (hash field TTLs
+//!   and the per-database index of hashes that have them).
 //! - [`glob`]: Redis's glob matcher for KEYS, SCAN MATCH, PSUBSCRIBE and CONFIG GET.
 //! - [`listpack`]: byte strings packed into one allocation, the compact form of small collections.
 //! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
@@ -16,6 +18,7 @@
 //!
 //! Each structure is tested against a simple model (property tests) in its own module.
 
+pub mod deadline_index;
 pub mod dict;
 pub mod glob;
 pub mod hash;

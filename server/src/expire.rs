@@ -7,16 +7,70 @@
 //! expired ones; it repeats the round while more than 25% of the examined keys had expired (the
 //! database probably holds many more), and stops when its time budget — a quarter of a tick — is
 //! spent, so a mass expiry never stalls the server.
+//!
+//! Hash fields with a TTL (HEXPIRE, HSETEX…) expire here too: each database lists its hashes
+//! with field TTLs by their earliest field deadline (`Db::field_expires`), and the cycle takes
+//! the hashes whose earliest deadline has passed, removes their due fields (at most
+//! [`FIELDS_PER_CYCLE`] per cycle and database, so that a hash of millions of due fields is
+//! spread over several ticks), sends one `hexpired` event per hash (and `del` when the hash is
+//! left empty, which deletes the key), and lists each hash again by its next deadline.
 
 use std::time::{Duration, Instant};
 
+use embedis_datatypes::SmallBytes;
+
+use crate::config::event_class;
 use crate::keyspace::Keyspace;
 use crate::state::ServerState;
+use crate::value::Value;
 
 /// Keys examined per round.
 pub const KEYS_PER_ROUND: usize = 20;
 /// Repeat while more than this percentage of examined keys had expired.
 pub const ACCEPTABLE_STALE_PERCENT: usize = 25;
+/// Hash fields removed per cycle and database, at most.
+pub const FIELDS_PER_CYCLE: usize = 1000;
+
+/// Removes the hash fields of database `db` due at `now_ms`, hash by hash in the order of their
+/// earliest deadline, up to [`FIELDS_PER_CYCLE`] fields. Returns the number of fields removed.
+pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
+    let mut budget = FIELDS_PER_CYCLE;
+    let mut removed = 0;
+    while budget > 0 {
+        let d = &mut ks.dbs[db];
+        let key = match d.field_expires.first() {
+            Some((deadline, key)) if now_ms > deadline => SmallBytes::new(key),
+            _ => break,
+        };
+        d.field_expires.remove(&key);
+        // The entry is a hint: the key may hold something else by now, or nothing due.
+        let Some(Value::Hash(hash)) = d.main.get_mut(key.as_slice()).map(|o| &mut o.value) else {
+            continue;
+        };
+        let mut due = hash.expired_fields(now_ms);
+        due.truncate(budget);
+        hash.remove_fields(&due);
+        let emptied = hash.is_empty();
+        let next = hash.min_deadline();
+        if emptied {
+            d.remove(&key);
+        } else if let Some(next) = next {
+            d.field_expires.set(&key, next);
+        }
+        if due.is_empty() {
+            continue;
+        }
+        budget -= due.len();
+        removed += due.len();
+        ks.notify.note(event_class::HASH, "hexpired", db, &key);
+        if emptied {
+            ks.notify.note(event_class::GENERIC, "del", db, &key);
+        }
+        ks.touched_by_expiry(db, &key);
+        ks.dirty += 1;
+    }
+    removed
+}
 
 /// Runs one cycle over every database at time `now_ms`, within `budget`. Returns the number of
 /// keys deleted.
@@ -31,6 +85,9 @@ pub fn active_expire_cycle(
     let mut total_sampled = 0;
     let mut timed_out = false;
     'databases: for db_index in 0..ks.dbs.len() {
+        if !ks.dbs[db_index].field_expires.is_empty() {
+            expire_hash_fields(ks, db_index, now_ms);
+        }
         let mut rounds = 0usize;
         loop {
             let db = &mut ks.dbs[db_index];
@@ -178,6 +235,67 @@ mod tests {
         active_expire_cycle(&mut ks, &mut state, 1, Duration::from_secs(1));
         assert_eq!(ks.dbs[0].avg_ttl, 0);
         assert_eq!(ks.dbs[0].len(), 1);
+    }
+
+    /// A hash with `fields` fields f0…, the first `due` of them with deadline 10, stored under
+    /// `key` of database 0.
+    fn volatile_hash(ks: &mut Keyspace, key: &[u8], fields: usize, due: usize) {
+        use embedis_datatypes::hash::{HashValue, Limits};
+        let mut hash = HashValue::new();
+        for i in 0..fields {
+            hash.set(format!("f{i}").as_bytes(), b"v", Limits::default());
+        }
+        for i in 0..due {
+            hash.set_ttl(format!("f{i}").as_bytes(), 10);
+        }
+        ks.add(0, key, Value::Hash(hash), None, 0);
+    }
+
+    #[test]
+    fn due_hash_fields_go_within_a_budget_and_emptied_hashes_with_them() {
+        let mut ks = Keyspace::new(1);
+        volatile_hash(&mut ks, b"partly", 3, 1);
+        volatile_hash(&mut ks, b"wholly", 2, 2);
+        volatile_hash(&mut ks, b"big", 2500, 2500);
+        assert_eq!(ks.dbs[0].field_expires.len(), 3);
+        assert_eq!(
+            expire_hash_fields(&mut ks, 0, 10),
+            0,
+            "nothing due at the deadline"
+        );
+        // The budget bounds one call; the hash whose fields are left is listed again.
+        let mut removed = expire_hash_fields(&mut ks, 0, 11);
+        assert_eq!(removed, FIELDS_PER_CYCLE);
+        while ks.dbs[0].field_expires.first().is_some_and(|(d, _)| d < 11) {
+            removed += expire_hash_fields(&mut ks, 0, 11);
+        }
+        assert_eq!(removed, 1 + 2 + 2500);
+        assert_eq!(ks.dbs[0].len(), 1, "the emptied hashes are deleted");
+        let Some(Value::Hash(h)) = ks.dbs[0].main.get(&b"partly"[..]).map(|o| &o.value) else {
+            panic!("partly stays")
+        };
+        assert_eq!(h.len(), 2);
+        assert!(
+            ks.dbs[0].field_expires.is_empty(),
+            "no deadline left to list"
+        );
+    }
+
+    #[test]
+    fn a_stale_index_entry_is_dropped() {
+        let mut ks = Keyspace::new(1);
+        volatile_hash(&mut ks, b"h", 2, 1);
+        // The key now holds something else (the index is a hint, corrected when visited).
+        ks.set(0, b"h", Value::Int(1), false, 0);
+        ks.dbs[0].field_expires.set(b"h", 5);
+        assert_eq!(expire_hash_fields(&mut ks, 0, 100), 0);
+        assert!(ks.dbs[0].field_expires.is_empty());
+        assert_eq!(ks.dbs[0].len(), 1);
+        // Removing a key drops its entry.
+        volatile_hash(&mut ks, b"g", 2, 1);
+        assert_eq!(ks.dbs[0].field_expires.len(), 1);
+        ks.dbs[0].remove(b"g");
+        assert!(ks.dbs[0].field_expires.is_empty());
     }
 
     #[test]

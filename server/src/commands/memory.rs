@@ -18,7 +18,7 @@ use crate::keyspace::Access;
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::{Object, Value};
-use embedis_datatypes::hash::HashValue;
+use embedis_datatypes::hash::{HashValue, View};
 use embedis_datatypes::listpack::{redis_entry_size, REDIS_OVERHEAD};
 use embedis_datatypes::set::SetValue;
 use embedis_datatypes::stream::{radix_tree_nodes, StreamId};
@@ -194,7 +194,35 @@ fn dict_slots(len: usize) -> usize {
     len.next_power_of_two().max(4)
 }
 
+/// A hash's size as Redis would report it, in each of its forms.
+fn hash_size(hash: &HashValue, samples: usize) -> usize {
+    match hash.view() {
+        View::Packed(_) => {
+            let entries: usize = hash
+                .iter()
+                .map(|(f, v)| redis_entry_size(f) + redis_entry_size(v))
+                .sum();
+            ROBJ + malloc_size(REDIS_OVERHEAD + entries)
+        }
+        View::Table(table) => {
+            let mut total = 0;
+            let mut sampled = 0;
+            for (field, value) in table.iter().take(samples) {
+                total += DICT_ENTRY + sds_size(field.len()) + sds_size(value.len());
+                sampled += 1;
+            }
+            ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
+        }
+        // The body as a plain hash would cost, plus a deadline per field that has one (Redis
+        // keeps 8 bytes per field in a listpackex, and an expiry entry per field in a table).
+        View::Volatile(v) => hash_size(&v.body, samples) + 16 * v.ttls.len(),
+    }
+}
+
 fn object_size(object: &Object, samples: usize, stream_prealloc: usize) -> usize {
+    if let Value::Hash(hash) = &object.value {
+        return hash_size(hash, samples);
+    }
     match &object.value {
         Value::Int(_) => ROBJ,
         // An embstr is one allocation: the object, an 8-bit sds header, the bytes and a NUL.
@@ -221,23 +249,8 @@ fn object_size(object: &Object, samples: usize, stream_prealloc: usize) -> usize
             }
             ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
         }
-        Value::Hash(h @ HashValue::Packed(_)) => {
-            let entries: usize = h
-                .iter()
-                .map(|(f, v)| redis_entry_size(f) + redis_entry_size(v))
-                .sum();
-            ROBJ + malloc_size(REDIS_OVERHEAD + entries)
-        }
-        Value::Hash(HashValue::Table(table)) => {
-            let mut total = 0;
-            let mut sampled = 0;
-            for (field, value) in table.iter().take(samples) {
-                total += DICT_ENTRY + sds_size(field.len()) + sds_size(value.len());
-                sampled += 1;
-            }
-            ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
-        }
         Value::Stream(stream) => stream_size(stream, samples, stream_prealloc),
+        Value::Hash(_) => unreachable!("measured above"),
         Value::ZSet(z @ ZSetValue::Packed(_)) => {
             let mut entries = 0;
             z.for_each_in_ranks(0, z.len().saturating_sub(1), false, |member, score| {

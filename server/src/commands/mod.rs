@@ -21,6 +21,7 @@ pub mod debug_internals;
 pub mod expiry;
 pub mod functions;
 pub mod geo;
+pub mod hash_ttl;
 pub mod hashes;
 pub mod hll;
 pub mod info;
@@ -45,6 +46,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     strings::COMMANDS,
     bits::COMMANDS,
     hashes::COMMANDS,
+    hash_ttl::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
     expiry::COMMANDS,

@@ -155,6 +155,8 @@ fn lookup_by_pattern(ctx: &mut Ctx<'_>, pattern: &[u8], element: &[u8]) -> Optio
     let (db, now) = (ctx.client.db, ctx.now_ms);
     let value = ctx.ks.read(db, &key, now)?;
     match (field, &*value) {
+        // A field past its deadline (still stored until read or reclaimed) is missing.
+        (Some((_, name)), Value::Hash(hash)) if hash.is_expired(name, now) => None,
         (Some((_, name)), Value::Hash(hash)) => hash.get(name).map(|v| Found::Bytes(v.to_vec())),
         (Some(_), _) => None,
         (None, Value::Int(n)) => Some(Found::Int(*n)),
