@@ -366,7 +366,7 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
         }
         let storing = store.is_some();
         let by_used = by_pattern.is_some();
-        items.sort_by(|x, y| {
+        let compare = |x: &Item, y: &Item| {
             let order = if !alpha {
                 x.score
                     .partial_cmp(&y.score)
@@ -390,7 +390,18 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
             } else {
                 order
             }
-        });
+        };
+        // With LIMIT only the first end + 1 need ordering (Redis's `pqsort`). Numeric order is
+        // total (equal scores fall back to the bytes), so the selected range is exactly what a
+        // full sort gives; ALPHA's C-string order can tie distinct elements, so it sorts all.
+        let upto = end + 1;
+        if !alpha && end >= start && (upto as usize) < items.len() {
+            let upto = upto as usize;
+            items.select_nth_unstable_by(upto - 1, compare);
+            items[..upto].sort_by(compare);
+        } else {
+            items.sort_by(compare);
+        }
     }
 
     let selected = (end - start + 1).max(0) as usize;
