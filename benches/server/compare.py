@@ -19,7 +19,7 @@ Suites:
   memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
                one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements
 
-Usage: benches/server/compare.py [--suite strings,collections,hll,locks,memory] [--rounds 3] [--seconds 2.5]
+Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
 
@@ -33,6 +33,7 @@ import hashlib
 import csv
 import io
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -104,6 +105,28 @@ HLL_TESTS = [
     ("PFCOUNT", ["PFCOUNT", "hll:prefilled"], "hll"),
     ("PFCOUNT 2 dense keys", ["PFCOUNT", "hll:a", "hll:b"], "hll"),
 ]
+
+# GEO, SORT, BITFIELD and LCS (issue 14): the handlers whose cost is in the command, not the I/O.
+# The GEOSEARCH radius finds ~30 of the 100,000 members prefilled on a 316 x 316 grid over one
+# degree square (about 10 members per km²).
+GEO_SORT_BITS_TESTS = [
+    ("GEOADD", ["GEOADD", "geonew", "13.__rand_int__", "38.__rand_int__", "m:__rand_int__"], None),
+    ("GEOSEARCH BYRADIUS 1 km (100k)", ["GEOSEARCH", "biggeo", "FROMLONLAT", "13.5", "38.5", "BYRADIUS", "1",
+                                        "km", "ASC"], "biggeo"),
+    ("SORT 1000 numeric", ["SORT", "sortlist"], "sortlist"),
+    ("SORT 1000 LIMIT 0 10", ["SORT", "sortlist", "LIMIT", "0", "10"], "sortlist"),
+    # redis-benchmark's __rand_int__ is zero-padded, which a bit offset may not be: the
+    # randomness is in the key (100,000 keys of 1 KB), the offset is bit 8,000 of each.
+    ("BITFIELD INCRBY u8", ["BITFIELD", "bf:__rand_int__", "INCRBY", "u8", "8000", "1"], None),
+    ("LCS 1 KB x 1 KB", ["LCS", "lcs:a", "lcs:b"], "lcs"),
+]
+
+
+def geo_grid(key, count):
+    """GEOADD lines for `count` members on a 316 x 316 grid over lon 13-14, lat 38-39."""
+    return [f"GEOADD {key} " + " ".join(f"{13 + (i % 316) / 316:.6f} {38 + (i // 316) / 316:.6f} member:{i:06d}"
+                                        for i in range(j, min(j + 100, count)))
+            for j in range(0, count, 100)]
 
 
 def free_port():
@@ -204,6 +227,18 @@ def prefill(port, what, elements):
         if redis_cli(port, "ZCARD", "bigzset").strip() != "100000":
             pipe(port, ["ZADD bigzset " + " ".join(f"{i} member:{i:012d}" for i in range(j, j + 100))
                         for j in range(0, 100000, 100)])
+    elif what == "biggeo":
+        if redis_cli(port, "ZCARD", "biggeo").strip() != "100000":
+            pipe(port, geo_grid("biggeo", 100000))
+    elif what == "sortlist":
+        if redis_cli(port, "LLEN", "sortlist").strip() != "1000":
+            rng = random.Random(14)
+            pipe(port, ["RPUSH sortlist " + " ".join(str(rng.randint(-10**6, 10**6)) for _ in range(100))
+                        for _ in range(10)])
+    elif what == "lcs":
+        rng = random.Random(14)
+        for key in ["lcs:a", "lcs:b"]:
+            redis_cli(port, "SET", key, "".join(rng.choice("ACGT") for _ in range(1024)))
     elif what == "hll":
         if redis_cli(port, "EXISTS", "hll:prefilled").strip() != "1":
             for key, first, count in [("hll:prefilled", 0, 100000), ("hll:a", 0, 50000), ("hll:b", 25000, 50000)]:
@@ -314,6 +349,8 @@ MEMORY_CASES = [
     ("1,000 HyperLogLogs of 10,000 distinct elements `PFADD hll:%04d e:N …`", "HLL", 1_000,
      lambda: [f"PFADD hll:{k:04d} " + " ".join(f"e:{k}:{i}" for i in range(j, j + 500))
               for k in range(1_000) for j in range(0, 10_000, 500)]),
+    ("one geo set of 100,000 members `GEOADD geo lon lat member:%06d`", "geo member", 100_000,
+     lambda: geo_grid("geo", 100_000)),
 ]
 
 
@@ -348,7 +385,7 @@ def main():
     ap.add_argument("--embedis", default="target/release/embedis-server")
     ap.add_argument("--io-threads", type=int, default=1)
     ap.add_argument("--only", default="")
-    ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL)")
+    ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL,geo member)")
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     args = ap.parse_args()
@@ -362,7 +399,7 @@ def main():
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
     for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS),
-                         ("locks", None)]:
+                         ("geo_sort_bits", GEO_SORT_BITS_TESTS), ("locks", None)]:
         if suite not in suites:
             continue
         if tests is None:

@@ -1,6 +1,8 @@
 //! String commands: GET, SET and its variants (SETNX, SETEX, PSETEX, GETSET, GETDEL, GETEX), MGET,
 //! MSET, MSETNX, APPEND, STRLEN, GETRANGE/SUBSTR, SETRANGE and the counters (INCR, DECR, INCRBY,
-//! DECRBY, INCRBYFLOAT) and LCS.
+//! DECRBY, INCRBYFLOAT) and LCS; and Redis 8.4's compare-and-set (SET's IFEQ/IFNE/IFDEQ/IFDNE),
+//! compare-and-delete (DELEX) and DIGEST, which lock clients use to release a lock only while it
+//! still holds their token, without a Lua script.
 //!
 //! Replies and errors follow Redis 7.0 to the byte, including its order of checks (a syntax error
 //! beats a bad expire time, which beats WRONGTYPE for SET but not for GETEX) and its quirks
@@ -92,10 +94,15 @@ pub(crate) fn reply_string(out: &mut Writer<'_>, value: &Value) -> CmdResult {
     Ok(())
 }
 
-/// SET's key flags for one command line (COMMAND GETKEYSANDFLAGS): with GET it reads the old
-/// value (`RW access update`), without it only overwrites (`OW update`).
+/// SET's key flags for one command line (COMMAND GETKEYSANDFLAGS): with GET or a compare
+/// condition (IFEQ…) it reads the old value (`RW access update`), without only overwrites
+/// (`OW update`).
 fn set_key_flags(args: &[Bytes], _declared: u16) -> u16 {
-    if args.iter().skip(3).any(|a| word_is(a, "get")) {
+    if args
+        .iter()
+        .skip(3)
+        .any(|a| word_is(a, "get") || ConditionKind::of(a).is_some())
+    {
         flag::RW | flag::ACCESS | flag::UPDATE
     } else {
         flag::OW | flag::UPDATE
@@ -149,7 +156,35 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(1)",
             "Stores a string under a key, optionally with a TTL, a condition, or returning the previous value.",
-            "key value condition=[NX|XX] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+            "key value condition=[NX|XX|IFEQ ifeq-value@8.4.0|IFNE ifne-value@8.4.0|IFDEQ ifdeq-digest@8.4.0|IFDNE ifdne-digest@8.4.0] [GET] expiration=[EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL]",
+        ),
+    // Redis 8.4's compare-and-delete: a lock's release without a script.
+    CommandSpec::new("delex", -2, delex)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(
+            1,
+            flag::RW | flag::DELETE | flag::VARIABLE_FLAGS,
+        )
+        .notes("RW and ACCESS with a condition, which reads the value")])
+        .key_flags(delex_key_flags)
+        .doc(
+            "string",
+            "8.4.0",
+            "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
+            "Deletes a key, optionally only if its string (or the string's digest) matches or differs from a given one.",
+            "key condition=[IFEQ ifeq-value|IFNE ifne-value|IFDEQ ifdeq-digest|IFDNE ifdne-digest]",
+        ),
+    CommandSpec::new("digest", 2, digest)
+        .flags(READONLY_FAST)
+        .acl(Acl::STRING)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "string",
+            "8.4.0",
+            "O(N) where N is the length of the string value.",
+            "Returns the XXH3-64 hash of a key's string as 16 hexadecimal digits.",
+            "key",
         ),
     CommandSpec::new("setnx", 3, setnx)
         .flags(WRITE_DENYOOM_FAST)
@@ -412,6 +447,77 @@ struct StringOptions<'a> {
     keep_ttl: bool,
     persist: bool,
     expire: Option<(Expiry, &'a [u8])>,
+    /// IFEQ, IFNE, IFDEQ or IFDNE and its operand (SET only).
+    condition: Option<Condition<'a>>,
+}
+
+/// Which of Redis 8.4's compare conditions (SET's and DELEX's `IF…` words).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ConditionKind {
+    /// IFEQ: the key holds a string equal to the operand.
+    Eq,
+    /// IFNE: the key is missing or its string differs from the operand.
+    Ne,
+    /// IFDEQ: the key holds a string whose digest is the operand.
+    DigestEq,
+    /// IFDNE: the key is missing or its string's digest is not the operand.
+    DigestNe,
+}
+
+impl ConditionKind {
+    /// The condition an option word names (compared as a C string, like SET's other options).
+    fn of(word: &[u8]) -> Option<ConditionKind> {
+        if word_is(word, "ifeq") {
+            Some(ConditionKind::Eq)
+        } else if word_is(word, "ifne") {
+            Some(ConditionKind::Ne)
+        } else if word_is(word, "ifdeq") {
+            Some(ConditionKind::DigestEq)
+        } else if word_is(word, "ifdne") {
+            Some(ConditionKind::DigestNe)
+        } else {
+            None
+        }
+    }
+}
+
+/// A compare condition with its operand (a value, or a digest in hex).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Condition<'a> {
+    kind: ConditionKind,
+    operand: &'a [u8],
+}
+
+impl Condition<'_> {
+    /// Whether the condition holds for the key's current string (`None`: the key is missing).
+    /// A digest operand is compared with [`digest_hex`] ignoring case; one that is not 16 hex
+    /// digits can equal no digest, so IFDEQ with it never holds and IFDNE always does.
+    fn holds(&self, current: Option<&[u8]>) -> bool {
+        match (self.kind, current) {
+            (ConditionKind::Eq | ConditionKind::DigestEq, None) => false,
+            (ConditionKind::Ne | ConditionKind::DigestNe, None) => true,
+            (ConditionKind::Eq, Some(value)) => value == self.operand,
+            (ConditionKind::Ne, Some(value)) => value != self.operand,
+            (ConditionKind::DigestEq, Some(value)) => {
+                digest_hex(value).eq_ignore_ascii_case(self.operand)
+            }
+            (ConditionKind::DigestNe, Some(value)) => {
+                !digest_hex(value).eq_ignore_ascii_case(self.operand)
+            }
+        }
+    }
+}
+
+/// DIGEST's form of a string: its XXH3-64 hash (seed 0) as 16 lower-case hex digits, zero-padded.
+/// An `int`-encoded value is hashed as its decimal text, which is what the client stored.
+pub(crate) fn digest_hex(value: &[u8]) -> [u8; 16] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hash = xxhash_rust::xxh3::xxh3_64(value);
+    let mut out = [0u8; 16];
+    for (i, digit) in out.iter_mut().enumerate() {
+        *digit = HEX[((hash >> (60 - 4 * i)) & 0xf) as usize];
+    }
+    out
 }
 
 fn parse_options<'a>(
@@ -436,10 +542,24 @@ fn parse_options<'a>(
             None
         };
         let other_unit = o.expire.is_some_and(|(u, _)| Some(u) != unit);
-        if for_set && word_is(opt, "nx") && !o.xx {
+        let condition = if for_set {
+            ConditionKind::of(opt)
+        } else {
+            None
+        };
+        // A compare condition excludes NX, XX and any other condition (repeating the same one
+        // is accepted, the last operand wins, as a repeated EX is).
+        let other_condition = o.condition.is_some_and(|c| Some(c.kind) != condition);
+        if for_set && word_is(opt, "nx") && !o.xx && o.condition.is_none() {
             o.nx = true;
-        } else if for_set && word_is(opt, "xx") && !o.nx {
+        } else if for_set && word_is(opt, "xx") && !o.nx && o.condition.is_none() {
             o.xx = true;
+        } else if let (Some(kind), Some(operand)) = (condition, next) {
+            if o.nx || o.xx || other_condition {
+                return Err(Error::Syntax);
+            }
+            o.condition = Some(Condition { kind, operand });
+            j += 1;
         } else if for_set && word_is(opt, "get") {
             o.get = true;
         } else if for_set && word_is(opt, "keepttl") && !o.persist && o.expire.is_none() {
@@ -492,6 +612,9 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         None if options.keep_ttl => Ttl::Keep,
         None => Ttl::Clear,
     };
+    if let Some(condition) = options.condition {
+        return set_if(ctx, condition, &options, ttl);
+    }
     if options.get {
         // The previous value is the reply, whether or not the condition lets the write happen.
         match ctx.ks.read(db, key, now) {
@@ -526,6 +649,115 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.out.null();
         }
     }
+    Ok(())
+}
+
+/// SET with a compare condition (Redis 8.4). The key is looked up once: for reading with GET
+/// (a hit or a miss, as plain `SET … GET` counts), for writing otherwise. A non-string key is
+/// WRONGTYPE before anything is replied; a condition that does not hold writes nothing, so
+/// neither WATCH nor client tracking sees a change, and replies nil (the old value with GET).
+fn set_if(
+    ctx: &mut Ctx<'_>,
+    condition: Condition<'_>,
+    options: &StringOptions<'_>,
+    ttl: Ttl,
+) -> CmdResult {
+    let (db, now) = (ctx.client.db, ctx.now_ms);
+    let (key, value) = (&ctx.args[1][..], &ctx.args[2][..]);
+    let access = if options.get {
+        Access::Read
+    } else {
+        Access::Write
+    };
+    let holds = match ctx.ks.lookup(db, key, now, access) {
+        Some(obj) => {
+            let holds = condition.holds(Some(&string_of(&obj.value)?));
+            if options.get {
+                reply_string(&mut ctx.out, &obj.value)?;
+            }
+            holds
+        }
+        None => {
+            if options.get {
+                // The lookup's events (expired, keymiss) go out before the null.
+                ctx.publish_events();
+                ctx.out.null();
+            }
+            condition.holds(None)
+        }
+    };
+    if holds {
+        ctx.ks
+            .store(db, key, StoreIf::Always, ttl, now, || Value::string(value));
+        ctx.notify(STRING, "set", key);
+        if options.expire.is_some() {
+            ctx.notify(GENERIC, "expire", key);
+        }
+    }
+    if !options.get {
+        if holds {
+            ctx.out.ok();
+        } else {
+            ctx.out.null();
+        }
+    }
+    Ok(())
+}
+
+/// DELEX's key flags for one command line: without a condition it deletes blindly like DEL
+/// (`RM delete`), with one it reads the value first (`RW access delete`).
+fn delex_key_flags(args: &[Bytes], _declared: u16) -> u16 {
+    if args.len() > 2 {
+        flag::RW | flag::ACCESS | flag::DELETE
+    } else {
+        flag::RM | flag::DELETE
+    }
+}
+
+/// DELEX key [IFEQ v|IFNE v|IFDEQ d|IFDNE d]: DEL of one key, or, with a condition, only of a
+/// string key for which it holds (a missing key deletes nothing, another type is WRONGTYPE).
+/// Replies 1 if the key was deleted, 0 if not; `del` is notified only for a deletion.
+fn delex(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, &args[1][..]);
+    let condition = match args.len() {
+        2 => None,
+        4 => match ConditionKind::of(&args[2]) {
+            Some(kind) => Some(Condition {
+                kind,
+                operand: &args[3][..],
+            }),
+            None => return Err(Error::Syntax),
+        },
+        _ => return Err(Error::Syntax),
+    };
+    let deleted = match condition {
+        None => ctx.ks.delete(db, key, now),
+        Some(condition) => match ctx.ks.lookup(db, key, now, Access::Write) {
+            Some(obj) => {
+                condition.holds(Some(&string_of(&obj.value)?)) && ctx.ks.delete(db, key, now)
+            }
+            None => false,
+        },
+    };
+    if deleted {
+        ctx.notify(GENERIC, "del", key);
+    }
+    ctx.out.integer(deleted as i64);
+    Ok(())
+}
+
+/// DIGEST key: [`digest_hex`] of the key's string, nil for a missing key, WRONGTYPE otherwise.
+fn digest(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
+    let hex = match ctx.ks.read(db, key, now) {
+        Some(value) => digest_hex(&string_of(value)?),
+        None => {
+            ctx.out.null();
+            return Ok(());
+        }
+    };
+    ctx.out.bulk(&hex);
     Ok(())
 }
 

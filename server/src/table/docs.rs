@@ -14,7 +14,9 @@
 //! - `[…]` is optional, `(…)` groups; alternatives separated by `|` form a one-of; several items
 //!   in a group form a block; `name=` before a group names it;
 //! - `...` after an item means it may repeat; `...+` that it repeats with its token
-//!   (`multiple_token`: `CONFIG name value CONFIG name value`).
+//!   (`multiple_token`: `CONFIG name value CONFIG name value`);
+//! - `@version` after an argument is the version that added it (COMMAND DOCS's per-argument
+//!   `since`): `IFEQ ifeq-value@8.4.0`. Only arguments newer than the command carry one.
 //!
 //! redis-cli builds its command hints from COMMAND DOCS, so the structure matters even though
 //! the summaries are our own words.
@@ -65,6 +67,8 @@ pub struct Arg {
     /// Each repetition repeats the token too (`[CONFIG name value [CONFIG name value ...]]`).
     pub multiple_token: bool,
     pub key_spec_index: Option<usize>,
+    /// The version that added the argument, when newer than the command.
+    pub since: Option<String>,
     pub children: Vec<Arg>,
 }
 
@@ -78,6 +82,7 @@ impl Arg {
             multiple: false,
             multiple_token: false,
             key_spec_index: None,
+            since: None,
             children: Vec::new(),
         }
     }
@@ -292,6 +297,10 @@ fn pure_token(token: &str) -> Arg {
 }
 
 fn argument(word: &str) -> Arg {
+    let (word, since) = match word.rsplit_once('@') {
+        Some((word, since)) if !since.is_empty() => (word, Some(since)),
+        _ => (word, None),
+    };
     let typed = word.rsplit_once(':').and_then(|(name, kind)| {
         let kind = match kind {
             "key" => ArgType::Key,
@@ -310,7 +319,9 @@ fn argument(word: &str) -> Arg {
         None if word == "key" => (word, ArgType::Key),
         None => (word, ArgType::String),
     };
-    Arg::leaf(name, kind)
+    let mut arg = Arg::leaf(name, kind);
+    arg.since = since.map(str::to_string);
+    arg
 }
 
 fn block(mut items: Vec<Arg>, name: Option<String>) -> Arg {
@@ -384,6 +395,7 @@ fn write_arg(w: &mut Writer<'_>, arg: &Arg) {
     let mut fields = 2;
     fields += arg.key_spec_index.is_some() as usize;
     fields += arg.token.is_some() as usize;
+    fields += arg.since.is_some() as usize;
     fields += (arg.optional || arg.multiple || arg.multiple_token) as usize;
     fields += !arg.children.is_empty() as usize;
     w.map(fields);
@@ -398,6 +410,11 @@ fn write_arg(w: &mut Writer<'_>, arg: &Arg) {
     if let Some(token) = &arg.token {
         w.bulk(b"token");
         w.bulk(token.as_bytes());
+    }
+    // Redis's field order: token, then since, then flags.
+    if let Some(since) = &arg.since {
+        w.bulk(b"since");
+        w.bulk(since.as_bytes());
     }
     if arg.optional || arg.multiple || arg.multiple_token {
         w.bulk(b"flags");
@@ -631,5 +648,18 @@ mod tests {
         assert_eq!(args[1].token.as_deref(), Some("MATCH"));
         assert_eq!(args[3].token.as_deref(), Some("TYPE"));
         assert!(parse("[a", 0).is_err());
+    }
+
+    #[test]
+    fn argument_since() {
+        let args = parse("key [NX|IFEQ ifeq-value@8.4.0] [count:integer@6.2.0]", 1).unwrap();
+        let condition = &args[1];
+        assert_eq!(condition.children[0].since, None);
+        assert_eq!(condition.children[1].name, "ifeq-value");
+        assert_eq!(condition.children[1].token.as_deref(), Some("IFEQ"));
+        assert_eq!(condition.children[1].since.as_deref(), Some("8.4.0"));
+        assert_eq!(args[2].name, "count");
+        assert_eq!(args[2].kind, ArgType::Integer);
+        assert_eq!(args[2].since.as_deref(), Some("6.2.0"));
     }
 }
