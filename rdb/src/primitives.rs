@@ -100,7 +100,7 @@ pub fn read_string<R: Read>(r: &mut R) -> Result<Vec<u8>, RdbError> {
             let len = read_len(r)?;
             // One LZF back reference (3 bytes) expands to at most 264 bytes: a longer claim is
             // a lie, refused before anything is allocated for it.
-            if len > clen.saturating_mul(90) + 64 {
+            if len > clen.saturating_mul(90).saturating_add(64) {
                 return corrupt("LZF string claims an impossible length");
             }
             let data = read_bytes(r, clen)?;
