@@ -207,8 +207,13 @@ impl RdbValue {
                     }
                     e.push((m, s));
                 }
-                // Files hold the highest score first; the model is ascending.
-                e.reverse();
+                // Redis 7.0 writes the highest score first, older versions in hash order, and
+                // loading sorts either way: the model is ascending by (score, member).
+                e.sort_by(|a, b| {
+                    a.1.partial_cmp(&b.1)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then_with(|| a.0.cmp(&b.0))
+                });
                 RdbValue::Zset(e)
             }
             types::HASH => {
