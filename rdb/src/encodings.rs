@@ -308,10 +308,7 @@ pub fn zipmap_decode(zm: &[u8]) -> Res<Vec<Vec<u8>>> {
             }
         }
     };
-    loop {
-        let Some(klen) = read_len(&mut pos)? else {
-            break;
-        };
+    while let Some(klen) = read_len(&mut pos)? {
         items.push(take(zm, pos, klen, "zipmap")?.to_vec());
         pos += klen;
         let Some(vlen) = read_len(&mut pos)? else {

@@ -83,7 +83,7 @@ impl Redis {
                 if let Ok(mut c) = TcpStream::connect(("127.0.0.1", port)) {
                     let pid = format!("process_id:{}", r.child.id());
                     c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-                    if let Some(Reply::Bulk(info)) = send(&mut c, &[b"INFO", b"server"]).ok() {
+                    if let Ok(Reply::Bulk(info)) = send(&mut c, &[b"INFO", b"server"]) {
                         if String::from_utf8_lossy(&info).contains(&pid) {
                             // Wait for the load to finish (LOADING errors otherwise).
                             while matches!(send(&mut c, &[b"PING"]), Ok(Reply::Error(_))) {
@@ -323,7 +323,10 @@ fn populate(c: &mut TcpStream) {
     c!(c, "SELECT", "0");
 }
 
-fn read_file(path: &Path) -> (Vec<Event>, BTreeMap<(u64, Vec<u8>), (RdbValue, EntryMeta)>) {
+/// Keys by (db, name), with their value and metadata.
+type Keys = BTreeMap<(u64, Vec<u8>), (RdbValue, EntryMeta)>;
+
+fn read_file(path: &Path) -> (Vec<Event>, Keys) {
     let mut reader = RdbReader::new(std::fs::File::open(path).unwrap()).unwrap();
     let mut events = Vec::new();
     let mut keys = BTreeMap::new();
