@@ -107,7 +107,11 @@ fn value() -> impl Strategy<Value = RdbValue> {
             let flat: Vec<Vec<u8>> = v.into_iter().flat_map(|m| [m, b"1.5".to_vec()]).collect();
             RdbValue::ZsetListpack(listpack_encode(&flat))
         }),
-        vec((bytes(), score), 0..10).prop_map(RdbValue::Zset),
+        vec((bytes(), score), 0..10).prop_map(|mut e| {
+            // The model's order: ascending by (score, member), as a skiplist holds it.
+            e.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap().then_with(|| a.0.cmp(&b.0)));
+            RdbValue::Zset(e)
+        }),
         vec((bytes(), bytes()), 0..5).prop_map(|p| {
             let flat: Vec<Vec<u8>> = p.into_iter().flat_map(|(f, v)| [f, v]).collect();
             RdbValue::HashListpack(listpack_encode(&flat))
