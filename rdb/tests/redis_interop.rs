@@ -874,3 +874,87 @@ fn legacy_encodings_load_as_redis_loads_them() {
         }
     }
 }
+
+/// A v1 stream (`RDB_TYPE_STREAM_LISTPACKS`, Redis 5/6: no first/max-deleted IDs, no
+/// entries-added or entries-read) loads in Redis and in our reader with the same contents.
+#[test]
+fn stream_v1_loads() {
+    use embedis_rdb::primitives::{write_len, write_millis, write_string};
+    let Some(a) = Redis::start("streamv1", None) else {
+        return;
+    };
+    let mut c = a.conn();
+    for i in 1..=20 {
+        c!(&mut c, "XADD", "s", format!("{i}-0"), "f", format!("v{i}"));
+    }
+    c!(&mut c, "XGROUP", "CREATE", "s", "g", "0");
+    c!(
+        &mut c,
+        "XREADGROUP",
+        "GROUP",
+        "g",
+        "carol",
+        "COUNT",
+        "4",
+        "STREAMS",
+        "s",
+        ">"
+    );
+    let RdbValue::Stream(s) = parse_dump_payload(&c!(&mut c, "DUMP", "s").bytes()).unwrap() else {
+        panic!("not a stream")
+    };
+    let mut body = Vec::new();
+    write_len(&mut body, s.nodes.len() as u64).unwrap();
+    for (id, lp) in &s.nodes {
+        write_string(&mut body, &id.to_bytes(), false).unwrap();
+        write_string(&mut body, lp, false).unwrap();
+    }
+    write_len(&mut body, s.length).unwrap();
+    write_len(&mut body, s.last_id.ms).unwrap();
+    write_len(&mut body, s.last_id.seq).unwrap();
+    write_len(&mut body, s.groups.len() as u64).unwrap();
+    for g in &s.groups {
+        write_string(&mut body, &g.name, false).unwrap();
+        write_len(&mut body, g.last_id.ms).unwrap();
+        write_len(&mut body, g.last_id.seq).unwrap();
+        write_len(&mut body, g.pel.len() as u64).unwrap();
+        for n in &g.pel {
+            body.extend_from_slice(&n.id.to_bytes());
+            write_millis(&mut body, n.delivery_time_ms).unwrap();
+            write_len(&mut body, n.delivery_count).unwrap();
+        }
+        write_len(&mut body, g.consumers.len() as u64).unwrap();
+        for cons in &g.consumers {
+            write_string(&mut body, &cons.name, false).unwrap();
+            write_millis(&mut body, cons.seen_time_ms).unwrap();
+            write_len(&mut body, cons.pel.len() as u64).unwrap();
+            for id in &cons.pel {
+                body.extend_from_slice(&id.to_bytes());
+            }
+        }
+    }
+    let payload = legacy_payload(types::STREAM_LISTPACKS, &body);
+    let RdbValue::Stream(v1) = parse_dump_payload(&payload).unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        (v1.nodes.clone(), v1.length, v1.last_id),
+        (s.nodes.clone(), s.length, s.last_id)
+    );
+    assert_eq!(v1.entries_added, 20);
+    assert_eq!(v1.groups[0].entries_read, u64::MAX);
+    assert_eq!(
+        (&v1.groups[0].pel, &v1.groups[0].consumers),
+        (&s.groups[0].pel, &s.groups[0].consumers)
+    );
+    c!(&mut c, "RESTORE", "s1", "0", payload);
+    assert_eq!(
+        c!(&mut c, "XRANGE", "s1", "-", "+"),
+        c!(&mut c, "XRANGE", "s", "-", "+")
+    );
+    assert_eq!(
+        c!(&mut c, "XPENDING", "s1", "g"),
+        c!(&mut c, "XPENDING", "s", "g")
+    );
+    check_semantics(&mut c, b"s1", &RdbValue::Stream(v1));
+}
