@@ -741,6 +741,56 @@ fn redis_files_and_dumps_interoperate() {
     let mut found = Vec::new();
     strings(&libs, &mut found);
     assert!(found.contains(&b"rdblib".to_vec()) && found.contains(&LIB.as_bytes().to_vec()));
+
+    // With rdbcompression off, Redis's file body equals ours written likewise (no LZF anywhere).
+    // (rdbchecksum cannot be changed at run time; the zero trailer is tested in roundtrip.rs.)
+    c!(&mut ca, "CONFIG", "SET", "rdbcompression", "no");
+    c!(&mut ca, "SAVE");
+    let theirs = std::fs::read(a.dir.join("dump.rdb")).unwrap();
+    let mut w = RdbWriter::new(
+        Vec::new(),
+        WriterOptions {
+            compression: false,
+            checksum: false,
+        },
+    )
+    .unwrap();
+    w.standard_aux(&AuxInfo {
+        redis_ver: "7.0.15".into(),
+        ctime: 0,
+        used_mem: 0,
+        aof_base: false,
+        repl: None,
+    })
+    .unwrap();
+    for e in &events {
+        match e {
+            Event::Function(code) => w.function(code).unwrap(),
+            Event::SelectDb(d) => {
+                let n = keys.keys().filter(|(db, _)| db == d).count() as u64;
+                let x = keys
+                    .iter()
+                    .filter(|((db, _), (_, m))| db == d && m.expire_ms.is_some())
+                    .count() as u64;
+                w.select_db(*d, n, x).unwrap();
+            }
+            Event::Entry { key, value, meta } => w.entry(key, value, *meta).unwrap(),
+            _ => {}
+        }
+    }
+    let ours = w.finish().unwrap();
+    assert_eq!(&ours[ours.len() - 8..], &[0; 8]);
+    assert_eq!(
+        body(&ours),
+        body(&theirs),
+        "uncompressed file body differs from Redis's"
+    );
+    let (_, reread) = read_file(&a.dir.join("dump.rdb"));
+    assert_eq!(reread, keys);
+    // Redis loads our uncompressed, checksum-less file to the same digest.
+    std::fs::write(&out_path, &ours).unwrap();
+    let c2 = Redis::start("c", Some(&out_path)).unwrap();
+    assert_eq!(c!(&mut c2.conn(), "DEBUG", "DIGEST").bytes(), da);
     let _ = std::fs::remove_dir_all(&out_dir);
 }
 
