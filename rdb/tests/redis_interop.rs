@@ -1008,3 +1008,53 @@ fn stream_v1_loads() {
     );
     check_semantics(&mut c, b"s1", &RdbValue::Stream(v1));
 }
+
+/// Under an LRU or LFU policy Redis saves each key's idle time or frequency: we read it, and
+/// writing the parsed entries back gives Redis's bytes.
+#[test]
+fn lru_idle_and_lfu_freq_round_trip() {
+    let Some(a) = Redis::start("evict", None) else {
+        return;
+    };
+    let mut c = a.conn();
+    for (policy, want_idle) in [("allkeys-lru", true), ("allkeys-lfu", false)] {
+        c!(&mut c, "FLUSHALL");
+        c!(&mut c, "CONFIG", "SET", "maxmemory-policy", policy);
+        c!(&mut c, "SET", "k1", "v");
+        c!(&mut c, "HSET", "k2", "f", "v");
+        for _ in 0..50 {
+            c!(&mut c, "GET", "k1");
+        }
+        c!(&mut c, "SAVE");
+        let path = a.dir.join("dump.rdb");
+        let (events, keys) = read_file(&path);
+        assert_eq!(keys.len(), 2);
+        for (value, meta) in keys.values() {
+            assert_eq!(meta.idle.is_some(), want_idle, "{policy} {value:?}");
+            assert_eq!(meta.freq.is_some(), !want_idle, "{policy} {value:?}");
+        }
+        if !want_idle {
+            let f = |k: &str| keys[&(0, k.as_bytes().to_vec())].1.freq.unwrap();
+            assert!(
+                f("k1") > f("k2"),
+                "the key read 50 times has the higher LFU counter"
+            );
+        }
+        let mut w = RdbWriter::new(Vec::new(), WriterOptions::default()).unwrap();
+        for e in &events {
+            match e {
+                Event::Aux { key, value } => w.aux(key, value).unwrap(),
+                Event::Function(code) => w.function(code).unwrap(),
+                Event::SelectDb(d) => w.select_db(*d, 2, 0).unwrap(),
+                Event::Entry { key, value, meta } => w.entry(key, value, *meta).unwrap(),
+                _ => {}
+            }
+        }
+        // Every event, AUX included, written back: the whole file is Redis's, checksum too.
+        assert_eq!(
+            w.finish().unwrap(),
+            std::fs::read(&path).unwrap(),
+            "{policy}"
+        );
+    }
+}
