@@ -1,0 +1,48 @@
+//! DUMP/RESTORE payloads: a value's type byte and body as in an RDB file, then a footer of the
+//! RDB version (2 bytes little-endian) and a CRC64 (8 bytes little-endian) of everything before
+//! it. RESTORE accepts versions up to its own (10) and refuses a wrong checksum.
+
+use crate::crc64::crc64;
+use crate::error::RdbError;
+use crate::value::RdbValue;
+use crate::RDB_VERSION;
+
+/// The payload Redis's DUMP gives for `value` with `rdbcompression yes`.
+pub fn dump_payload(value: &RdbValue) -> Vec<u8> {
+    dump_payload_with(value, true)
+}
+
+/// [`dump_payload`] with compression on or off (`rdbcompression`).
+pub fn dump_payload_with(value: &RdbValue, compress: bool) -> Vec<u8> {
+    let mut out = vec![value.type_byte()];
+    value
+        .write_body(&mut out, compress)
+        .expect("writing to a Vec cannot fail");
+    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    let crc = crc64(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+/// Checks the footer and reads the value; bytes left over after the value are an error, as in
+/// Redis's RESTORE ("Bad data format").
+pub fn parse_dump_payload(payload: &[u8]) -> Result<RdbValue, RdbError> {
+    if payload.len() < 10 {
+        return Err(RdbError::BadDumpPayload);
+    }
+    let (body, footer) = payload.split_at(payload.len() - 10);
+    let version = u16::from_le_bytes([footer[0], footer[1]]);
+    let crc = u64::from_le_bytes(footer[2..].try_into().unwrap());
+    if version > RDB_VERSION || crc64(&payload[..payload.len() - 8]) != crc {
+        return Err(RdbError::BadDumpPayload);
+    }
+    let Some((&ty, mut rest)) = body.split_first() else {
+        return Err(RdbError::Corrupt("Bad data format".into()));
+    };
+    let value = RdbValue::read_body(&mut rest, ty)
+        .map_err(|_| RdbError::Corrupt("Bad data format".into()))?;
+    if !rest.is_empty() {
+        return Err(RdbError::Corrupt("Bad data format".into()));
+    }
+    Ok(value)
+}

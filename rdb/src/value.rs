@@ -1,0 +1,455 @@
+//! [`RdbValue`]: a key's value as RDB 7.0 stores it, and its reading and writing.
+//!
+//! Compact encodings (listpack hashes and zsets, intsets, list nodes, stream nodes) stay the
+//! Redis-format blobs the file carries — re-encoding them would cost time and lose byte
+//! identity with Redis's DUMP — while hash-table and skiplist encodings are plain element lists.
+//! Reading also accepts every older encoding Redis 7.0 still loads (linked lists, ziplists,
+//! quicklists of ziplists, zipmaps, text scores, v1 streams) and converts it to this model.
+
+use crate::encodings::{listpack_decode, listpack_encode, ziplist_decode, zipmap_decode};
+use crate::error::{corrupt, RdbError};
+use crate::primitives::*;
+use crate::types;
+use std::io::{Read, Write};
+
+/// A quicklist node's container, as `RDB_TYPE_LIST_QUICKLIST_2` records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NodeContainer {
+    /// One element stored as-is (an element too large for a listpack node).
+    Plain = 1,
+    /// A Redis-format listpack of elements.
+    Packed = 2,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListNode {
+    pub container: NodeContainer,
+    /// A listpack (packed) or the element's bytes (plain), uncompressed.
+    pub data: Vec<u8>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct StreamId {
+    pub ms: u64,
+    pub seq: u64,
+}
+
+impl StreamId {
+    /// The 16-byte big-endian form used as rax keys (node master IDs, PEL entries).
+    pub fn to_bytes(self) -> [u8; 16] {
+        let mut b = [0u8; 16];
+        b[..8].copy_from_slice(&self.ms.to_be_bytes());
+        b[8..].copy_from_slice(&self.seq.to_be_bytes());
+        b
+    }
+    pub fn from_bytes(b: &[u8]) -> Option<StreamId> {
+        if b.len() != 16 {
+            return None;
+        }
+        Some(StreamId {
+            ms: u64::from_be_bytes(b[..8].try_into().ok()?),
+            seq: u64::from_be_bytes(b[8..].try_into().ok()?),
+        })
+    }
+}
+
+/// A pending entry of a consumer group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamNack {
+    pub id: StreamId,
+    pub delivery_time_ms: i64,
+    pub delivery_count: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamConsumer {
+    pub name: Vec<u8>,
+    pub seen_time_ms: i64,
+    /// The IDs this consumer owns; each is in its group's `pel`.
+    pub pel: Vec<StreamId>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamGroup {
+    pub name: Vec<u8>,
+    pub last_id: StreamId,
+    /// Redis's `entries_read`; `u64::MAX` is its "invalid" (-1) value.
+    pub entries_read: u64,
+    pub pel: Vec<StreamNack>,
+    pub consumers: Vec<StreamConsumer>,
+}
+
+/// A stream as Redis persists it: its listpack nodes keyed by master ID, its counters, groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RdbStream {
+    pub nodes: Vec<(StreamId, Vec<u8>)>,
+    pub length: u64,
+    pub last_id: StreamId,
+    pub first_id: StreamId,
+    pub max_deleted_id: StreamId,
+    pub entries_added: u64,
+    pub groups: Vec<StreamGroup>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum RdbValue {
+    String(Vec<u8>),
+    /// `RDB_TYPE_LIST_QUICKLIST_2`.
+    List(Vec<ListNode>),
+    /// `RDB_TYPE_SET_INTSET`: a Redis intset blob.
+    SetIntset(Vec<u8>),
+    /// `RDB_TYPE_SET`: a hash-table set's members.
+    Set(Vec<Vec<u8>>),
+    /// `RDB_TYPE_ZSET_LISTPACK`: member, score, member, score … in score order.
+    ZsetListpack(Vec<u8>),
+    /// `RDB_TYPE_ZSET_2`: a skiplist zset's members and scores, in ascending order.
+    Zset(Vec<(Vec<u8>, f64)>),
+    /// `RDB_TYPE_HASH_LISTPACK`: field, value, field, value …
+    HashListpack(Vec<u8>),
+    /// `RDB_TYPE_HASH`: a hash-table hash's pairs.
+    Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    /// `RDB_TYPE_STREAM_LISTPACKS_2`.
+    Stream(Box<RdbStream>),
+}
+
+/// Bytes a listpack node built from a legacy linked list may reach (Redis's default node size).
+const LEGACY_NODE_BYTES: usize = 8192;
+
+impl RdbValue {
+    /// The type byte Redis 7.0 writes for this value.
+    pub fn type_byte(&self) -> u8 {
+        match self {
+            RdbValue::String(_) => types::STRING,
+            RdbValue::List(_) => types::LIST_QUICKLIST_2,
+            RdbValue::SetIntset(_) => types::SET_INTSET,
+            RdbValue::Set(_) => types::SET,
+            RdbValue::ZsetListpack(_) => types::ZSET_LISTPACK,
+            RdbValue::Zset(_) => types::ZSET_2,
+            RdbValue::HashListpack(_) => types::HASH_LISTPACK,
+            RdbValue::Hash(_) => types::HASH,
+            RdbValue::Stream(_) => types::STREAM_LISTPACKS_2,
+        }
+    }
+
+    /// Writes the value (without its type byte), as Redis's `rdbSaveObject` lays it out.
+    pub fn write_body<W: Write>(&self, w: &mut W, compress: bool) -> Result<(), RdbError> {
+        match self {
+            RdbValue::String(s)
+            | RdbValue::SetIntset(s)
+            | RdbValue::ZsetListpack(s)
+            | RdbValue::HashListpack(s) => write_string(w, s, compress)?,
+            RdbValue::List(nodes) => {
+                write_len(w, nodes.len() as u64)?;
+                for n in nodes {
+                    write_len(w, n.container as u64)?;
+                    write_string(w, &n.data, compress)?;
+                }
+            }
+            RdbValue::Set(members) => {
+                write_len(w, members.len() as u64)?;
+                for m in members {
+                    write_string(w, m, compress)?;
+                }
+            }
+            RdbValue::Zset(entries) => {
+                write_len(w, entries.len() as u64)?;
+                // Redis writes from the highest score down, so that loading inserts each
+                // element at the head of the skiplist.
+                for (m, score) in entries.iter().rev() {
+                    write_string(w, m, compress)?;
+                    write_binary_double(w, *score)?;
+                }
+            }
+            RdbValue::Hash(pairs) => {
+                write_len(w, pairs.len() as u64)?;
+                for (f, v) in pairs {
+                    write_string(w, f, compress)?;
+                    write_string(w, v, compress)?;
+                }
+            }
+            RdbValue::Stream(s) => write_stream(w, s, compress)?,
+        }
+        Ok(())
+    }
+
+    /// Reads a value of type `ty` (any type Redis 7.0 loads), converting older encodings.
+    pub fn read_body<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
+        Ok(match ty {
+            types::STRING => RdbValue::String(read_string(r)?),
+            types::LIST => {
+                let n = read_count(r)?;
+                let mut items = Vec::with_capacity(cap(n));
+                for _ in 0..n {
+                    items.push(read_string(r)?);
+                }
+                RdbValue::List(nodes_from_items(&items))
+            }
+            types::SET => {
+                let n = read_count(r)?;
+                let mut m = Vec::with_capacity(cap(n));
+                for _ in 0..n {
+                    m.push(read_string(r)?);
+                }
+                RdbValue::Set(m)
+            }
+            types::ZSET | types::ZSET_2 => {
+                let n = read_count(r)?;
+                let mut e = Vec::with_capacity(cap(n));
+                for _ in 0..n {
+                    let m = read_string(r)?;
+                    let s = if ty == types::ZSET_2 {
+                        read_binary_double(r)?
+                    } else {
+                        read_text_double(r)?
+                    };
+                    if s.is_nan() {
+                        return corrupt("zset score is NaN");
+                    }
+                    e.push((m, s));
+                }
+                // Redis 7.0 writes the highest score first, older versions in hash order, and
+                // loading sorts either way: the model is ascending by (score, member).
+                e.sort_by(|a, b| {
+                    a.1.partial_cmp(&b.1)
+                        .unwrap_or(std::cmp::Ordering::Equal)
+                        .then_with(|| a.0.cmp(&b.0))
+                });
+                RdbValue::Zset(e)
+            }
+            types::HASH => {
+                let n = read_count(r)?;
+                let mut p = Vec::with_capacity(cap(n));
+                for _ in 0..n {
+                    let f = read_string(r)?;
+                    let v = read_string(r)?;
+                    p.push((f, v));
+                }
+                RdbValue::Hash(p)
+            }
+            types::SET_INTSET => {
+                let blob = read_string(r)?;
+                crate::encodings::intset_decode(&blob)?;
+                RdbValue::SetIntset(blob)
+            }
+            types::HASH_LISTPACK | types::ZSET_LISTPACK => {
+                let blob = read_string(r)?;
+                if listpack_decode(&blob)?.len() % 2 != 0 {
+                    return corrupt("listpack with an odd number of elements");
+                }
+                if ty == types::HASH_LISTPACK {
+                    RdbValue::HashListpack(blob)
+                } else {
+                    RdbValue::ZsetListpack(blob)
+                }
+            }
+            types::HASH_ZIPLIST | types::ZSET_ZIPLIST | types::HASH_ZIPMAP => {
+                let blob = read_string(r)?;
+                let items = if ty == types::HASH_ZIPMAP {
+                    zipmap_decode(&blob)?
+                } else {
+                    ziplist_decode(&blob)?
+                };
+                if items.len() % 2 != 0 {
+                    return corrupt("ziplist with an odd number of elements");
+                }
+                let lp = listpack_encode(&items);
+                if ty == types::ZSET_ZIPLIST {
+                    RdbValue::ZsetListpack(lp)
+                } else {
+                    RdbValue::HashListpack(lp)
+                }
+            }
+            types::LIST_ZIPLIST => {
+                let items = ziplist_decode(&read_string(r)?)?;
+                RdbValue::List(nodes_from_items(&items))
+            }
+            types::LIST_QUICKLIST | types::LIST_QUICKLIST_2 => {
+                let n = read_count(r)?;
+                let mut nodes = Vec::with_capacity(cap(n));
+                for _ in 0..n {
+                    if ty == types::LIST_QUICKLIST {
+                        let items = ziplist_decode(&read_string(r)?)?;
+                        if !items.is_empty() {
+                            nodes.push(ListNode {
+                                container: NodeContainer::Packed,
+                                data: listpack_encode(&items),
+                            });
+                        }
+                        continue;
+                    }
+                    let container = match read_len(r)? {
+                        1 => NodeContainer::Plain,
+                        2 => NodeContainer::Packed,
+                        c => return corrupt(format!("unknown quicklist container {c}")),
+                    };
+                    let data = read_string(r)?;
+                    if container == NodeContainer::Packed && listpack_decode(&data)?.is_empty() {
+                        return corrupt("empty quicklist node");
+                    }
+                    nodes.push(ListNode { container, data });
+                }
+                RdbValue::List(nodes)
+            }
+            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
+                RdbValue::Stream(Box::new(read_stream(r, ty == types::STREAM_LISTPACKS_2)?))
+            }
+            types::MODULE | types::MODULE_2 => {
+                return Err(RdbError::Unsupported("module value".into()))
+            }
+            t => return corrupt(format!("unknown object type {t}")),
+        })
+    }
+}
+
+/// Packs elements of a legacy list into listpack nodes of at most about 8 KB each.
+fn nodes_from_items(items: &[Vec<u8>]) -> Vec<ListNode> {
+    let mut nodes = Vec::new();
+    let mut start = 0;
+    let mut bytes = 0;
+    for (i, it) in items.iter().enumerate() {
+        let sz = it.len() + 11;
+        if i > start && bytes + sz > LEGACY_NODE_BYTES {
+            nodes.push(ListNode {
+                container: NodeContainer::Packed,
+                data: listpack_encode(&items[start..i]),
+            });
+            start = i;
+            bytes = 0;
+        }
+        bytes += sz;
+    }
+    if start < items.len() {
+        nodes.push(ListNode {
+            container: NodeContainer::Packed,
+            data: listpack_encode(&items[start..]),
+        });
+    }
+    nodes
+}
+
+fn write_id<W: Write>(w: &mut W, id: StreamId) -> Result<(), RdbError> {
+    write_len(w, id.ms)?;
+    write_len(w, id.seq)
+}
+
+fn read_id<R: Read>(r: &mut R) -> Result<StreamId, RdbError> {
+    Ok(StreamId {
+        ms: read_len(r)?,
+        seq: read_len(r)?,
+    })
+}
+
+fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<(), RdbError> {
+    write_len(w, s.nodes.len() as u64)?;
+    for (id, lp) in &s.nodes {
+        write_string(w, &id.to_bytes(), compress)?;
+        write_string(w, lp, compress)?;
+    }
+    write_len(w, s.length)?;
+    write_id(w, s.last_id)?;
+    write_id(w, s.first_id)?;
+    write_id(w, s.max_deleted_id)?;
+    write_len(w, s.entries_added)?;
+    write_len(w, s.groups.len() as u64)?;
+    for g in &s.groups {
+        write_string(w, &g.name, compress)?;
+        write_id(w, g.last_id)?;
+        write_len(w, g.entries_read)?;
+        write_len(w, g.pel.len() as u64)?;
+        for n in &g.pel {
+            w.write_all(&n.id.to_bytes())?;
+            write_millis(w, n.delivery_time_ms)?;
+            write_len(w, n.delivery_count)?;
+        }
+        write_len(w, g.consumers.len() as u64)?;
+        for c in &g.consumers {
+            write_string(w, &c.name, compress)?;
+            write_millis(w, c.seen_time_ms)?;
+            write_len(w, c.pel.len() as u64)?;
+            for id in &c.pel {
+                w.write_all(&id.to_bytes())?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
+    let n = read_count(r)?;
+    let mut nodes = Vec::with_capacity(cap(n));
+    for _ in 0..n {
+        let key = read_string(r)?;
+        let id = StreamId::from_bytes(&key)
+            .ok_or_else(|| RdbError::Corrupt("stream node key is not a 128-bit ID".into()))?;
+        let lp = read_string(r)?;
+        if listpack_decode(&lp)?.is_empty() {
+            return corrupt("empty stream listpack node");
+        }
+        nodes.push((id, lp));
+    }
+    let length = read_len(r)?;
+    let last_id = read_id(r)?;
+    let (first_id, max_deleted_id, entries_added) = if v2 {
+        (read_id(r)?, read_id(r)?, read_len(r)?)
+    } else {
+        // v1 files lack these: as Redis does on loading, count every entry as added and no
+        // deletion; the first ID is left for the server to take from the first live entry.
+        (StreamId::default(), StreamId::default(), length)
+    };
+    let ngroups = read_count(r)?;
+    let mut groups = Vec::with_capacity(cap(ngroups));
+    for _ in 0..ngroups {
+        let name = read_string(r)?;
+        let last_id = read_id(r)?;
+        let entries_read = if v2 { read_len(r)? } else { u64::MAX };
+        let npel = read_count(r)?;
+        let mut pel = Vec::with_capacity(cap(npel));
+        for _ in 0..npel {
+            let id = StreamId::from_bytes(&read_array::<_, 16>(r)?).unwrap_or_default();
+            let delivery_time_ms = read_millis(r)?;
+            let delivery_count = read_len(r)?;
+            pel.push(StreamNack {
+                id,
+                delivery_time_ms,
+                delivery_count,
+            });
+        }
+        let pel_ids: std::collections::HashSet<StreamId> = pel.iter().map(|n| n.id).collect();
+        let nconsumers = read_count(r)?;
+        let mut consumers = Vec::with_capacity(cap(nconsumers));
+        for _ in 0..nconsumers {
+            let name = read_string(r)?;
+            let seen_time_ms = read_millis(r)?;
+            let np = read_count(r)?;
+            let mut ids = Vec::with_capacity(cap(np));
+            for _ in 0..np {
+                let id = StreamId::from_bytes(&read_array::<_, 16>(r)?).unwrap_or_default();
+                if !pel_ids.contains(&id) {
+                    return corrupt("consumer PEL entry missing from its group's PEL");
+                }
+                ids.push(id);
+            }
+            consumers.push(StreamConsumer {
+                name,
+                seen_time_ms,
+                pel: ids,
+            });
+        }
+        groups.push(StreamGroup {
+            name,
+            last_id,
+            entries_read,
+            pel,
+            consumers,
+        });
+    }
+    Ok(RdbStream {
+        nodes,
+        length,
+        last_id,
+        first_id,
+        max_deleted_id,
+        entries_added,
+        groups,
+    })
+}
