@@ -16,10 +16,14 @@ Suites:
                30000 (random key), PUBLISH to a channel with 50 subscribers
   hll          PFADD of random elements, PFCOUNT of a prefilled key, PFCOUNT of two dense keys
                (a full merge and estimate on every call)
+  geo_sort_bits GEOADD, GEOSEARCH BYRADIUS on 100,000 members, SORT of a 1,000-element list (and
+               LIMIT 0 10), BITFIELD INCRBY, LCS of two 1 KB strings
+  streams      XADD, XREAD / XRANGE COUNT 10 and XREADGROUP COUNT 10 (pending entries) on a
+               100,000-entry stream, XACK
   memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
                one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements
 
-Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,locks,memory] [--rounds 3] [--seconds 2.5]
+Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,streams,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
 
@@ -119,6 +123,18 @@ GEO_SORT_BITS_TESTS = [
     # randomness is in the key (100,000 keys of 1 KB), the offset is bit 8,000 of each.
     ("BITFIELD INCRBY u8", ["BITFIELD", "bf:__rand_int__", "INCRBY", "u8", "8000", "1"], None),
     ("LCS 1 KB x 1 KB", ["LCS", "lcs:a", "lcs:b"], "lcs"),
+]
+
+# Streams (issue 14): appends, reads of 10 entries from a random point of a 100,000-entry stream,
+# a consumer re-reading 10 of its pending entries (XREADGROUP with an ID: a write, it counts the
+# delivery), and XACK of a random entry (pending at first, acknowledged already later on).
+STREAM_TESTS = [
+    ("XADD", ["XADD", "s:new", "*", "f1", "v1", "f2", "v2"], None),
+    ("XREAD COUNT 10 (100k)", ["XREAD", "COUNT", "10", "STREAMS", "bigstream", "__rand_int__-0"], "bigstream"),
+    ("XRANGE COUNT 10 (100k)", ["XRANGE", "bigstream", "__rand_int__-0", "+", "COUNT", "10"], "bigstream"),
+    ("XREADGROUP COUNT 10 (pending)", ["XREADGROUP", "GROUP", "g", "alice", "COUNT", "10", "STREAMS", "bigstream",
+                                       "__rand_int__-0"], "bigstream"),
+    ("XACK", ["XACK", "bigstream", "g", "__rand_int__-0"], "bigstream"),
 ]
 
 
@@ -230,6 +246,10 @@ def prefill(port, what, elements):
     elif what == "biggeo":
         if redis_cli(port, "ZCARD", "biggeo").strip() != "100000":
             pipe(port, geo_grid("biggeo", 100000))
+    elif what == "bigstream":
+        if redis_cli(port, "XLEN", "bigstream").strip() != "100000":
+            pipe(port, [f"XADD bigstream {i}-0 f1 v1 f2 v2" for i in range(1, 100001)]
+                 + ["XGROUP CREATE bigstream g 0", "XREADGROUP GROUP g alice COUNT 100000 STREAMS bigstream >"])
     elif what == "sortlist":
         if redis_cli(port, "LLEN", "sortlist").strip() != "1000":
             rng = random.Random(14)
@@ -399,7 +419,7 @@ def main():
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
     for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS),
-                         ("geo_sort_bits", GEO_SORT_BITS_TESTS), ("locks", None)]:
+                         ("geo_sort_bits", GEO_SORT_BITS_TESTS), ("streams", STREAM_TESTS), ("locks", None)]:
         if suite not in suites:
             continue
         if tests is None:
