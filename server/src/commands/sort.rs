@@ -195,6 +195,12 @@ fn sort_score(found: &Found) -> Option<f64> {
 
 /// [`sort_score`] of bytes read in place (an element sorted by itself).
 fn score_of_bytes(bytes: &[u8]) -> Option<f64> {
+    // An integer (the common list to sort) converts exactly as strtod would convert its digits
+    // (both round the exact value to the nearest double), without strtod's cost, which was a
+    // quarter of SORT's instructions.
+    if let Some(n) = embedis_protocol::number::parse_i64(bytes) {
+        return Some(n as f64);
+    }
     let (value, consumed, erange) = c_strtod(bytes);
     (consumed == c_str(bytes).len() && !erange && !value.is_nan()).then_some(value)
 }
@@ -482,6 +488,40 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The integer fast path of [`score_of_bytes`] gives exactly what strtod gives, including
+    /// integers a double cannot hold exactly (rounded the same way) and the ends of `i64`.
+    #[test]
+    fn integer_scores_match_strtod() {
+        let mut samples: Vec<i64> = vec![
+            0,
+            1,
+            -1,
+            (1 << 53) + 1,
+            -(1 << 53) - 1,
+            (1 << 62) + 12345,
+            i64::MAX,
+            i64::MIN,
+            999_999_999_999_999_999,
+        ];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            samples.push(x as i64 >> (x % 60));
+        }
+        for n in samples {
+            let text = n.to_string();
+            let (strtod, consumed, erange) = c_strtod(text.as_bytes());
+            assert!(consumed == text.len() && !erange);
+            assert_eq!(
+                score_of_bytes(text.as_bytes()).map(f64::to_bits),
+                Some(strtod.to_bits()),
+                "{text}"
+            );
+        }
+    }
 
     fn args(line: &str) -> Vec<Bytes> {
         line.split(' ')
