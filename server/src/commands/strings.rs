@@ -1153,13 +1153,18 @@ impl LcsMatch {
 fn lcs_walk(a: &[u8], b: &[u8]) -> (Vec<u8>, Vec<LcsMatch>) {
     let width = b.len() + 1;
     let mut table = vec![0u32; (a.len() + 1) * width];
-    for i in 1..=a.len() {
-        for j in 1..=b.len() {
-            table[i * width + j] = if a[i - 1] == b[j - 1] {
-                table[(i - 1) * width + j - 1] + 1
-            } else {
-                table[(i - 1) * width + j].max(table[i * width + j - 1])
-            };
+    // Row by row over slices (the previous row read through 2-wide windows, the left
+    // neighbour carried in a register): no bounds check per cell, which made the indexed form
+    // a quarter slower than Redis's.
+    for (i, &ai) in a.iter().enumerate() {
+        let (before, rest) = table.split_at_mut((i + 1) * width);
+        let prev = &before[i * width..];
+        let cur = &mut rest[..width];
+        let mut left = 0u32;
+        for ((cell, &bj), up) in cur[1..].iter_mut().zip(b).zip(prev.windows(2)) {
+            let v = if ai == bj { up[0] + 1 } else { up[1].max(left) };
+            *cell = v;
+            left = v;
         }
     }
     let mut common = Vec::with_capacity(table[a.len() * width + b.len()] as usize);
