@@ -512,17 +512,11 @@ fn hgetex(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let fields = fields_block(ctx, at, NUMFIELDS_OTHERS)?;
     if !exists {
-        ctx.out.array(fields.len());
-        for _ in fields {
-            ctx.out.null();
-        }
+        reply_nils(ctx, fields.len());
         return Ok(());
     }
     if expire_looked_up(ctx, key, fields) {
-        ctx.out.array(fields.len());
-        for _ in fields {
-            ctx.out.null();
-        }
+        reply_nils(ctx, fields.len());
         // Redis 8 sends the `hexpired` of a lookup after the reply.
         ctx.publish_events();
         return Ok(());
@@ -593,10 +587,7 @@ fn hgetdel(ctx: &mut Ctx<'_>) -> CmdResult {
     let exists = read_for_write(ctx, key)?;
     let fields = fields_block(ctx, 2, NUMFIELDS_OTHERS)?;
     if !exists || expire_looked_up(ctx, key, fields) {
-        ctx.out.array(fields.len());
-        for _ in fields {
-            ctx.out.null();
-        }
+        reply_nils(ctx, fields.len());
         // Redis 8 sends the `hexpired` of a lookup after the reply.
         ctx.publish_events();
         return Ok(());
@@ -823,6 +814,15 @@ fn hsetex_write(
         ctx.notify(HASH, "hexpire", key);
     }
     Ok(())
+}
+
+/// The reply of HGETEX and HGETDEL when no field can be there (no key, or every named field
+/// just expired): one nil per named field.
+fn reply_nils(ctx: &mut Ctx<'_>, count: usize) {
+    ctx.out.array(count);
+    for _ in 0..count {
+        ctx.out.null();
+    }
 }
 
 #[cfg(test)]
