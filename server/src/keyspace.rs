@@ -574,7 +574,7 @@ impl Keyspace {
                 self.note_new(db, key);
             }
         }
-        self.ready.signal(db, key);
+        // `touched` also queues the key for clients blocked on it.
         self.touched(db, key);
         self.dirty += 1;
     }
@@ -637,7 +637,7 @@ impl Keyspace {
                 self.note_new(db, key);
             }
         }
-        self.ready.signal(db, key);
+        // `touched` also queues the key for clients blocked on it.
         self.touched(db, key);
         self.dirty += 1;
         true
@@ -657,7 +657,7 @@ impl Keyspace {
         release_growth(d, held);
         d.index_hash_fields(key, fields_deadline);
         self.note_new(db, key);
-        self.ready.signal(db, key);
+        // `touched` also queues the key for clients blocked on it.
         self.touched(db, key);
         self.dirty += 1;
     }
