@@ -101,6 +101,20 @@ impl ServerBuilder {
         Ok(self)
     }
 
+    /// Keeps the data on disk in `dir` as Redis does: the RDB file (`dump.rdb`, or the
+    /// `dbfilename` parameter) is loaded at start and written by Redis's default `save` points
+    /// (`3600 1 300 100 60 10000`), by SAVE / BGSAVE and when the server stops;
+    /// [`Server::restart`] then reloads it from disk. `.config("save", "")` (after this call)
+    /// leaves saving to SAVE and BGSAVE. The directory must exist.
+    pub fn dir(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        let dir = dir.as_ref();
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        self.options.config.dir = dir.display().to_string();
+        self.options.config.save_points = embedis_server::config::DEFAULT_SAVE_POINTS.to_vec();
+        self.options.load_at_start = true;
+        self
+    }
+
     /// Logs to standard output (Redis's format) instead of staying silent.
     pub fn verbose(mut self) -> Self {
         self.options.logger = None;
@@ -159,6 +173,8 @@ impl Server {
     pub fn restart(&mut self) -> io::Result<()> {
         let data = self.handle.stop();
         let mut options = (*self.options).clone();
+        // With persistence on, what survives is what the server saved, as for Redis.
+        let data = if options.load_at_start { None } else { data };
         if let Some(addr) = self.handle.addr() {
             options.ephemeral_port = false;
             options.config.port = addr.port();

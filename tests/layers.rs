@@ -46,6 +46,8 @@ const LAYERS: &[(&str, &[&str])] = &[
             "listeners.rs",
             "value.rs",
             "flags.rs",
+            "rdb_convert.rs",
+            "rdb_file.rs",
         ],
     ),
     (
@@ -66,6 +68,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "latency.rs",
             "tracking.rs",
             "evict.rs",
+            "snapshot.rs",
         ],
     ),
     (
@@ -81,7 +84,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "services",
-        &["script_host.rs", "function_host.rs", "busy.rs", "expire.rs"],
+        &[
+            "script_host.rs",
+            "function_host.rs",
+            "busy.rs",
+            "expire.rs",
+            "persistence.rs",
+        ],
     ),
     ("handlers", &["commands/"]),
     ("executor", &["engine/"]),

@@ -83,6 +83,41 @@ pub struct Config {
     /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
     pub min_replicas_to_write: u32,
     pub min_replicas_max_lag: u32,
+    /// RDB snapshots: `save` points as (seconds, changes) pairs (empty: no automatic saves).
+    pub save_points: Vec<(u64, u64)>,
+    pub dbfilename: String,
+    pub rdbcompression: bool,
+    pub rdbchecksum: bool,
+    /// Refuse writes (`-MISCONF`) while the last background save failed and save points are set.
+    pub stop_writes_on_bgsave_error: bool,
+    /// Microseconds the background save pauses after each key (`rdb-key-save-delay`, a test
+    /// control Redis's own suite uses to keep a save running).
+    pub rdb_key_save_delay: i64,
+    /// Microseconds loading pauses after each key (`key-load-delay`, the loading twin).
+    pub key_load_delay: i64,
+    pub rdb_del_sync_files: bool,
+}
+
+/// Redis's default `save` points.
+pub const DEFAULT_SAVE_POINTS: [(u64, u64); 3] = [(3600, 1), (300, 100), (60, 10000)];
+
+/// Parses a `save` value: "" (none) or pairs of seconds (>= 1) and changes (>= 0).
+pub fn parse_save_points(value: &str) -> Option<Vec<(u64, u64)>> {
+    let words: Vec<&str> = value.split_whitespace().collect();
+    if value.trim().is_empty() || value == "\"\"" {
+        return Some(Vec::new());
+    }
+    if !words.len().is_multiple_of(2) {
+        return None;
+    }
+    words
+        .chunks(2)
+        .map(|pair| {
+            let seconds: i64 = pair[0].parse().ok()?;
+            let changes: i64 = pair[1].parse().ok()?;
+            (seconds >= 1 && changes >= 0).then_some((seconds as u64, changes as u64))
+        })
+        .collect()
 }
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -297,6 +332,16 @@ impl Default for Config {
             lazyfree_lazy_eviction: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
+            // Redis's defaults are DEFAULT_SAVE_POINTS, which `embedis-server` starts from; a
+            // server inside a test process saves nothing unless asked to.
+            save_points: Vec::new(),
+            dbfilename: "dump.rdb".into(),
+            rdbcompression: true,
+            rdbchecksum: true,
+            stop_writes_on_bgsave_error: true,
+            rdb_key_save_delay: 0,
+            key_load_delay: 0,
+            rdb_del_sync_files: false,
         }
     }
 }
@@ -434,6 +479,7 @@ pub struct Param {
 }
 
 const INT_MAX: i64 = i32::MAX as i64;
+const INT_MIN: i64 = i32::MIN as i64;
 
 /// The classes of keyspace notifications, as `notify-keyspace-events` spells them: one bit per
 /// letter (Redis's own bit values, so that a flag set reads the same in both). `K` and `E` say
@@ -637,7 +683,12 @@ pub static PARAMS: &[Param] = &[
     param!("logfile", Kind::Text, mutable: false,
         get: |c| c.logfile.clone(), set: |c, v| c.logfile = v.to_string()),
     param!("dir", Kind::Text, mutable: true,
-        get: |c| c.dir.clone(), set: |c, v| c.dir = v.to_string()),
+    get: |c| c.dir.clone(),
+    set: |c, v| {
+        c.dir = std::fs::canonicalize(v)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| v.to_string())
+    }),
     param!("pidfile", Kind::Text, mutable: false,
         get: |c| c.pidfile.clone(), set: |c, v| c.pidfile = v.to_string()),
     param!("enable-debug-command", Kind::Choice(&["no", "yes", "local"]), mutable: false,
@@ -772,9 +823,28 @@ pub static PARAMS: &[Param] = &[
         get: |c| c.encodings.list_compress_depth.to_string(),
         set: |c, v| c.encodings.list_compress_depth = v.parse().unwrap_or(0),
     },
-    // embedis has no persistence yet: it never snapshots and keeps no AOF. These accept exactly
-    // the values that say so, so that harnesses passing them keep working.
-    param!("save", Kind::Only(&[""]), mutable: true, get: |_| String::new(), set: |_, _| {}),
+    param!("save", Kind::Text, mutable: true,
+        get: |c| {
+            let pairs: Vec<String> =
+                c.save_points.iter().map(|(s, n)| format!("{s} {n}")).collect();
+            pairs.join(" ")
+        },
+        set: |c, v| c.save_points = parse_save_points(v).unwrap_or_default()),
+    param!("dbfilename", Kind::Text, mutable: true,
+        get: |c| c.dbfilename.clone(), set: |c, v| c.dbfilename = v.to_string()),
+    param!("rdbcompression", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.rdbcompression), set: |c, v| c.rdbcompression = parse_yes_no(v)),
+    param!("rdbchecksum", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.rdbchecksum), set: |c, v| c.rdbchecksum = parse_yes_no(v)),
+    param!("stop-writes-on-bgsave-error", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.stop_writes_on_bgsave_error),
+        set: |c, v| c.stop_writes_on_bgsave_error = parse_yes_no(v)),
+    param!("rdb-key-save-delay", Kind::Int { min: INT_MIN, max: INT_MAX }, mutable: true,
+        get: |c| c.rdb_key_save_delay.to_string(),
+        set: |c, v| c.rdb_key_save_delay = v.parse().unwrap_or(0)),
+    param!("rdb-del-sync-files", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.rdb_del_sync_files), set: |c, v| c.rdb_del_sync_files = parse_yes_no(v)),
+    // embedis keeps no AOF yet: `appendonly` accepts exactly the value that says so.
     param!("appendonly", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
     param!("notify-keyspace-events", Kind::Text, mutable: true,
         get: |c| event_class::to_letters(c.notify_keyspace_events),
@@ -829,7 +899,9 @@ pub static PARAMS: &[Param] = &[
     },
     // A debugging delay of loading, which embedis does not do: only "no delay". Hidden from
     // `CONFIG GET *` as in Redis (see [`HIDDEN`]).
-    param!("key-load-delay", Kind::Only(&["0"]), mutable: true, get: |_| "0".into(), set: |_, _| {}),
+    param!("key-load-delay", Kind::Int { min: INT_MIN, max: INT_MAX }, mutable: true,
+        get: |c| c.key_load_delay.to_string(),
+        set: |c, v| c.key_load_delay = v.parse().unwrap_or(0)),
     // embedis is never a replica: the empty value says so. As in Redis, CONFIG SET cannot
     // change it (REPLICAOF is the command for that).
     Param {
@@ -980,6 +1052,17 @@ impl Param {
                 {
                     return Err(ValueError::Custom(
                         "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.",
+                    ));
+                }
+                if self.name == "dir" && !std::path::Path::new(value).is_dir() {
+                    return Err(ValueError::Custom("No such file or directory"));
+                }
+                if self.name == "save" && parse_save_points(value).is_none() {
+                    return Err(ValueError::Custom("Invalid save parameters"));
+                }
+                if self.name == "dbfilename" && value.contains('/') {
+                    return Err(ValueError::Custom(
+                        "dbfilename can't be a path, just a filename",
                     ));
                 }
                 if self.name == "latency-tracking-info-percentiles" {
@@ -1181,9 +1264,6 @@ impl std::error::Error for ConfigError {}
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "appendfilename",
     "appendfsync",
-    "dbfilename",
-    "rdbcompression",
-    "rdbchecksum",
     "masterauth",
     "masteruser",
     "cluster-enabled",
@@ -1205,6 +1285,7 @@ impl Config {
     /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
     /// in `sdssplitargs`) on top of the current values.
     pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
+        let mut save_seen = false;
         for (index, raw_line) in text.lines().enumerate() {
             let line = raw_line.trim();
             if line.is_empty() || line.starts_with('#') {
@@ -1243,6 +1324,15 @@ impl Config {
                 _ => return Err(error("wrong number of arguments".into())),
             };
             param.validate(&value).map_err(|e| error(e.to_string()))?;
+            // Several `save` lines add up (the first replaces the defaults), as in Redis.
+            if param.name == "save" && save_seen && !value.trim().is_empty() {
+                let more = parse_save_points(&value).unwrap_or_default();
+                self.save_points.extend(more);
+                continue;
+            }
+            if param.name == "save" {
+                save_seen = true;
+            }
             (param.set)(self, &value);
         }
         Ok(())

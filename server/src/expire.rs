@@ -43,6 +43,7 @@ pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
             _ => break,
         };
         d.field_expires.remove(&key);
+        d.before_change(&key);
         // The entry is a hint: the key may hold something else by now, or nothing due.
         let Some(Value::Hash(hash)) = d.main.get_mut(key.as_slice()).map(|o| &mut o.value) else {
             continue;

@@ -180,6 +180,31 @@ pub fn record_eviction_latency(server: &mut ServerState, now_ms: i64) {
     }
 }
 
+/// Redis's reply to a write refused after a failed RDB save.
+pub const MISCONF_ERROR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
+
+/// True if writes are refused with `-MISCONF` (Redis's `writeCommandsDeniedByDiskError`): the
+/// last background save failed, `stop-writes-on-bgsave-error` is on and save points are set.
+#[inline]
+pub fn disk_error(server: &crate::state::ServerState) -> bool {
+    !server.persistence.last_bgsave_ok
+        && server.config.stop_writes_on_bgsave_error
+        && !server.config.save_points.is_empty()
+}
+
+/// The disk-error gate of `processCommand` (just before the replicas gate): a write (by its
+/// flags or its script's), an EXEC whose queue holds one, or PING is refused while
+/// [`disk_error`] holds.
+pub fn refuses_for_disk_error(client: &ClientState, command: &Command, flags: Flags) -> bool {
+    flags.contains(Flags::WRITE)
+        || command.full_name == "ping"
+        || (command.full_name == "exec"
+            && client
+                .multi
+                .as_ref()
+                .is_some_and(|m| m.flags.contains(Flags::WRITE)))
+}
+
 /// Redis's reply to a write refused for want of good replicas.
 pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
 

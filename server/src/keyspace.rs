@@ -51,6 +51,8 @@ pub struct Db {
     pub expires_cursor: u64,
     /// Hashes with field TTLs, by their earliest field deadline (see the module documentation).
     pub field_expires: DeadlineIndex,
+    /// The background snapshot's parity and pre-images (see [`crate::snapshot`]).
+    pub snapshot: crate::snapshot::DbSnapshot,
 }
 
 impl Db {
@@ -62,6 +64,7 @@ impl Db {
             avg_ttl: 0,
             expires_cursor: 0,
             field_expires: DeadlineIndex::new(),
+            snapshot: Default::default(),
         }
     }
 
@@ -88,6 +91,7 @@ impl Db {
 
     /// Removes `key` and its TTL; returns the object.
     pub fn remove(&mut self, key: &[u8]) -> Option<Object> {
+        self.before_change(key);
         let (_, obj) = self.main.remove_entry(key)?;
         if obj.has_expire() {
             self.expires.remove(key);
@@ -502,7 +506,11 @@ impl Keyspace {
         let found = if expired {
             None
         } else {
-            self.dbs[db].main.get_mut(key)
+            let d = &mut self.dbs[db];
+            if access == Access::Write {
+                d.before_change(key);
+            }
+            d.main.get_mut(key)
         };
         match access {
             Access::Read | Access::Inspect | Access::Object => {
@@ -549,6 +557,7 @@ impl Keyspace {
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let fields_deadline = fields_deadline(&value);
         let d = &mut self.dbs[db];
+        d.before_change(key);
         match d.main.get_mut(key) {
             Some(obj) => {
                 let had_expire = obj.has_expire();
@@ -595,6 +604,9 @@ impl Keyspace {
         self.expire_if_needed(db, key, now);
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
+        if when != StoreIf::Absent {
+            d.before_change(key);
+        }
         match d.main.get_mut(key) {
             Some(obj) => {
                 if when == StoreIf::Absent {
@@ -748,6 +760,7 @@ impl Keyspace {
             return false;
         }
         let d = &mut self.dbs[db];
+        d.before_change(key);
         let Some(Value::Hash(hash)) = d.main.get_mut(key).map(|o| &mut o.value) else {
             return false;
         };
@@ -796,6 +809,7 @@ impl Keyspace {
     /// Sets the deadline of an existing key. Returns false if the key does not exist.
     pub fn set_expire(&mut self, db: usize, key: &[u8], when_ms: i64) -> bool {
         let d = &mut self.dbs[db];
+        d.before_change(key);
         let Some(obj) = d.main.get_mut(key) else {
             return false;
         };
@@ -808,6 +822,7 @@ impl Keyspace {
     /// Removes the deadline of a key; true if it had one.
     pub fn persist(&mut self, db: usize, key: &[u8]) -> bool {
         let d = &mut self.dbs[db];
+        d.before_change(key);
         let Some(obj) = d.main.get_mut(key) else {
             return false;
         };
@@ -836,6 +851,7 @@ impl Keyspace {
     /// counts its change once, as Redis does.
     pub fn take(&mut self, db: usize, key: &[u8]) -> Option<(SmallBytes, Object, Option<i64>)> {
         let d = &mut self.dbs[db];
+        d.before_change(key);
         let (name, mut obj) = d.main.remove_entry(key)?;
         let deadline = if obj.has_expire() {
             d.expires.remove(key)
@@ -856,6 +872,7 @@ impl Keyspace {
         let d = &mut self.dbs[db];
         d.index_hash_fields(&key, fields_deadline(&obj.value));
         obj.set_has_expire(expire_at.is_some());
+        d.born(&mut obj);
         match expire_at {
             Some(when) => {
                 d.main.insert_new(key.clone(), obj);
@@ -869,6 +886,39 @@ impl Keyspace {
         self.touched(db, &key);
     }
 
+    /// Adds a key read from a file (RDB load, RESTORE's twin at start-up): no events, no
+    /// `dirty`, no modification signal — loading is not a command. `lru` is the access bits the
+    /// file gave (idle time or LFU counter), else the object starts fresh. False if the key
+    /// already exists (a file with a duplicate key is corrupt).
+    pub fn load_entry(
+        &mut self,
+        db: usize,
+        key: SmallBytes,
+        value: Value,
+        expire_at: Option<i64>,
+        lru: Option<u32>,
+        now: i64,
+    ) -> bool {
+        let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
+        let fields_deadline = fields_deadline(&value);
+        let d = &mut self.dbs[db];
+        if d.main.contains_key(key.as_slice()) {
+            return false;
+        }
+        let (mut obj, held) = new_object(d, clock, limits, maxmemory, value, now);
+        if let Some(bits) = lru {
+            obj.touch(bits);
+        }
+        d.index_hash_fields(&key, fields_deadline);
+        if let Some(when) = expire_at {
+            obj.set_has_expire(true);
+            d.expires.insert(key.clone(), when);
+        }
+        d.main.insert_new(key, obj);
+        release_growth(d, held);
+        true
+    }
+
     /// Exchanges the contents of databases `a` and `b` (SWAPDB): clients that selected `a` now
     /// see what was in `b`. Each database keeps its number. Not counted in `dirty`: SWAPDB
     /// counts one change even when `a == b`.
@@ -877,6 +927,8 @@ impl Keyspace {
             return;
         }
         let (low, high) = (a.min(b), a.max(b));
+        crate::snapshot::capture_all(&mut self.dbs[a]);
+        crate::snapshot::capture_all(&mut self.dbs[b]);
         if !self.watches.is_empty() {
             self.touch_watched_on_swap(a, b, now);
             self.touch_watched_on_swap(b, a, now);
@@ -938,6 +990,7 @@ impl Keyspace {
         // Blocked stream group readers learn that their keys are gone.
         self.ready.signal_db(db);
         self.tracking.signal_flush();
+        crate::snapshot::capture_all(&mut self.dbs[db]);
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -950,6 +1003,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
             self.ready.signal_db(db);
+            crate::snapshot::capture_all(&mut self.dbs[db]);
         }
         self.tracking.signal_flush();
         let removed = self.total_keys();
@@ -1075,10 +1129,14 @@ fn new_object(
     now: i64,
 ) -> (Object, bool) {
     if !limits {
-        return (Object::new(value, crate::value::lru_clock(now)), false);
+        let mut obj = Object::new(value, crate::value::lru_clock(now));
+        d.born(&mut obj);
+        return (obj, false);
     }
     let held = maxmemory != 0 && hold_growth(d, maxmemory);
-    (clock.object(value, now), held)
+    let mut obj = clock.object(value, now);
+    d.born(&mut obj);
+    (obj, held)
 }
 
 /// Redis's `dictExpandAllowed` for a database's key table: when the next key would make the

@@ -18,6 +18,8 @@ pub mod error;
 pub mod flags;
 pub mod listeners;
 pub mod log;
+pub mod rdb_convert;
+pub mod rdb_file;
 pub mod value;
 
 // 2. model: what the executor owns.
@@ -32,6 +34,7 @@ pub mod notify;
 pub mod pubsub;
 pub mod query_buffer;
 pub mod slowlog;
+pub mod snapshot;
 pub mod state;
 pub mod tracking;
 pub mod vm_slot;
@@ -49,6 +52,7 @@ pub mod table;
 pub mod busy;
 pub mod expire;
 pub mod function_host;
+pub mod persistence;
 pub mod script_host;
 
 // 5. handlers: every command family; the command table is assembled here.

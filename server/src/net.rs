@@ -60,6 +60,8 @@ pub struct Shared {
     /// that there are some (see [`wake_at_turn_end`]).
     pub turn_end_wakes: RefCell<Vec<Arc<ClientHandle>>>,
     pub turn_end: Notify,
+    /// Wakes [`run_snapshots`] when a background save begins.
+    pub snapshot: Notify,
 }
 
 impl Shared {
@@ -75,6 +77,9 @@ impl Shared {
         drop(wakes);
         if engine.server.shutdown.is_some() {
             self.shutdown.notify_one();
+        }
+        if engine.server.persistence.bgsave.is_some() {
+            self.snapshot.notify_one();
         }
         // A new blocked client or pause may need the timer earlier than its next tick.
         if std::mem::take(&mut engine.server.timers_changed) {
@@ -528,5 +533,32 @@ pub async fn run_engine_jobs(
         let mut engine = shared.engine.borrow_mut();
         job(&mut engine);
         shared.after_work(&mut engine);
+    }
+}
+
+/// Drives a background save ([`crate::snapshot`]) between the connections' turns: a slice of
+/// about half a millisecond of walking, then the other tasks run (`yield_now` puts this one at
+/// the back of the queue), so clients see at most that much added latency while a snapshot of
+/// any size is taken. When the writer thread falls behind, it waits for it instead.
+pub async fn run_snapshots(shared: Rc<Shared>) {
+    const SLICE: Duration = Duration::from_micros(500);
+    loop {
+        shared.snapshot.notified().await;
+        loop {
+            let (running, waiting) = {
+                let mut engine = shared.engine.borrow_mut();
+                let Engine { ks, server, .. } = &mut *engine;
+                let running = crate::persistence::bgsave_step(ks, server, SLICE);
+                (running, crate::persistence::bgsave_waiting(server))
+            };
+            if !running {
+                break;
+            }
+            if waiting {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
     }
 }

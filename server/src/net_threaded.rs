@@ -63,7 +63,7 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
         ready,
     } = start;
     let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared, data);
+    let mut engine = new_engine(&options, &prepared, data, &ready)?;
     let (listener_tx, mut listener_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
     engine.server.listeners = Some(crate::listeners::ListenerControl::new(listener_tx));
@@ -166,6 +166,7 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
         Ok(Ok(engine)) => engine,
         _ => return Err(io::Error::other("the executor thread panicked")),
     };
+    crate::server::save_on_stop(&mut engine);
     let data = Dataset::take(&mut engine);
     finish(&options.config, &log);
     Ok(data)

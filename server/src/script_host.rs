@@ -113,6 +113,10 @@ impl Host for ScriptHost<'_> {
         // Writes need enough good replicas, as at the gate (embedis has none: with the check on,
         // a compatibility-mode script's writes are refused here; declared scripts were refused
         // before they ran).
+        if flags.contains(Flags::WRITE) && gates::disk_error(self.parts.server) {
+            let error = Error::msg(crate::gates::MISCONF_ERROR);
+            return self.refuse(out, version, Some(command), error);
+        }
         if flags.contains(Flags::WRITE) && gates::too_few_replicas(&self.parts.server.config) {
             let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
             return self.refuse(out, version, Some(command), error);

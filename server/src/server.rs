@@ -50,6 +50,9 @@ pub struct ServerOptions {
     pub handle_signals: bool,
     /// Fault rules (see [`crate::faults`]); the handle shares them.
     pub faults: Faults,
+    /// Load `dir/dbfilename` before serving, if it exists (the binary, as Redis; an in-process
+    /// server given a directory).
+    pub load_at_start: bool,
 }
 
 /// A closure the embedding process runs on the engine's thread (see
@@ -299,7 +302,9 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
                 .unwrap_or_else(|_| f.to_string())
         })
         .unwrap_or_default();
-    if !config.dir.is_empty() && config.dir != "." {
+    // Only the binary moves the process: a server inside a test process keeps its files under
+    // `dir` by absolute path instead.
+    if options.handle_signals && !config.dir.is_empty() && config.dir != "." {
         if let Err(e) = std::env::set_current_dir(&config.dir) {
             return Err(report(
                 ready,
@@ -372,7 +377,8 @@ pub(crate) fn new_engine(
     options: &ServerOptions,
     prepared: &Prepared,
     data: Option<Dataset>,
-) -> Engine {
+    ready: &Ready,
+) -> io::Result<Engine> {
     let mut engine = Engine::new(
         options.config.clone(),
         options.clock.clone(),
@@ -386,8 +392,37 @@ pub(crate) fn new_engine(
     engine.server.config_file = prepared.config_file.clone();
     if let Some(data) = data {
         data.restore(&mut engine);
+    } else if options.load_at_start {
+        let Engine {
+            ks,
+            server,
+            registry,
+            ..
+        } = &mut engine;
+        if let Err(e) = crate::persistence::load_at_start(ks, server, registry) {
+            prepared.log.warning(&e.0);
+            return Err(report(ready, io::Error::other(e.0)));
+        }
     }
-    engine
+    Ok(engine)
+}
+
+/// The save Redis makes when it stops (SIGTERM, or the embedding process stopping the server)
+/// with save points set, unless SHUTDOWN already decided.
+pub(crate) fn save_on_stop(engine: &mut Engine) {
+    let server = &mut engine.server;
+    if server.persistence.shutdown_handled || server.config.save_points.is_empty() {
+        return;
+    }
+    crate::persistence::bgsave_kill(&mut engine.ks, server);
+    server
+        .log
+        .notice("Saving the final RDB snapshot before exiting.");
+    if crate::persistence::save(&mut engine.ks, server).is_err() {
+        server
+            .log
+            .warning("Error trying to save the DB, exiting anyway.");
+    }
 }
 
 /// Logs the shutdown and removes the pid and socket files.
@@ -412,7 +447,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         ready,
     } = start;
     let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared, data);
+    let mut engine = new_engine(&options, &prepared, data, &ready)?;
     let Prepared {
         log,
         tcp,
@@ -430,6 +465,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         shutdown: shutdown.clone(),
         turn_end_wakes: RefCell::new(Vec::new()),
         turn_end: Notify::new(),
+        snapshot: Notify::new(),
     });
 
     // A change of a controllable clock runs expiry and timeouts at once: before the next
@@ -462,12 +498,14 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(timer_task(shared.clone(), clock_changed));
     tokio::task::spawn_local(crate::net::wake_at_turn_end(shared.clone()));
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
+    tokio::task::spawn_local(crate::net::run_snapshots(shared.clone()));
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
     }
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
     // Nothing else runs on this thread now: the engine is free to give its data up.
+    save_on_stop(&mut shared.engine.borrow_mut());
     let data = Dataset::take(&mut shared.engine.borrow_mut());
     finish(&config, &log);
     Ok(data)

@@ -168,6 +168,8 @@ pub struct ServerState {
     pub slowlog: crate::slowlog::SlowLog,
     /// LATENCY's events.
     pub latency: crate::latency::LatencyMonitor,
+    /// RDB saves: the background one in progress, outcomes, INFO persistence's figures.
+    pub persistence: crate::snapshot::SaveState,
 }
 
 impl ServerState {
@@ -235,6 +237,7 @@ impl ServerState {
             faults: crate::faults::Faults::default(),
             slowlog: Default::default(),
             latency: Default::default(),
+            persistence: Default::default(),
         }
     }
 

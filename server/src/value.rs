@@ -175,6 +175,9 @@ pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
 const HAS_EXPIRE: u32 = 1 << 31;
 /// The value is a private copy of a small integer (COPY duplicates objects; see [`Object::refcount`]).
 const PRIVATE_INT: u32 = 1 << 30;
+/// The background snapshot's mark: the object was written to (or born after) the snapshot
+/// whose parity it equals (see [`crate::snapshot`]).
+const SNAPSHOT_MARK: u32 = 1 << 29;
 /// Redis shares one object per integer in `0..SHARED_INTEGERS` between all keys holding it.
 pub const SHARED_INTEGERS: i64 = 10_000;
 /// The reference count Redis reports for a shared object (`OBJ_SHARED_REFCOUNT`, INT_MAX).
@@ -217,6 +220,18 @@ impl Object {
         }
     }
 
+    /// The background snapshot's parity bit (see [`crate::snapshot`]).
+    #[inline]
+    pub fn snapshot_mark(&self) -> bool {
+        self.meta & SNAPSHOT_MARK != 0
+    }
+
+    /// Sets the snapshot parity bit, without a branch (every new key comes here).
+    #[inline]
+    pub fn set_snapshot_mark(&mut self, mark: bool) {
+        self.meta = (self.meta & !SNAPSHOT_MARK) | ((mark as u32) << 29);
+    }
+
     /// OBJECT REFCOUNT's answer. We never share values, but Redis does: a string that is an
     /// integer in `0..10000` is stored as one shared object (reported as INT_MAX), except the
     /// private duplicate COPY makes, which has a count of 1 like every other object.
@@ -257,6 +272,11 @@ pub fn lru_clock(now_ms: i64) -> u32 {
 pub const LFU_INIT_VAL: u8 = 5;
 
 /// The LFU clock at `now_ms`: minutes, 16 bits, wrapping (Redis's `LFUGetTimeInMinutes`).
+/// The access bits of an object loaded with LFU counter `freq` at `now_ms` (RDB's FREQ).
+pub fn lfu_bits(now_ms: i64, freq: u8) -> u32 {
+    (lfu_minutes(now_ms) << 8) | freq as u32
+}
+
 pub fn lfu_minutes(now_ms: i64) -> u32 {
     ((now_ms.div_euclid(1000) / 60) as u64 & 0xFFFF) as u32
 }

@@ -50,6 +50,8 @@ fn main() -> ExitCode {
         }
     };
     let mut config = Config::default();
+    // The binary saves as Redis does out of the box (a server inside a test process does not).
+    config.save_points = embedis_server::config::DEFAULT_SAVE_POINTS.to_vec();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         ephemeral_port,
         config_file: file,
         handle_signals: true,
+        load_at_start: true,
         ..ServerOptions::default()
     };
     let result = embedis_server::run(options, move |addr| {

@@ -1,10 +1,9 @@
 //! Server administration: TIME, LASTSAVE, ROLE, WAIT, MONITOR, SHUTDOWN and DEBUG.
 //!
-//! embedis is always a master without replicas and without persistence, and these commands say
-//! so the way Redis does in that situation: ROLE is `master` at offset 0, WAIT counts no
-//! acknowledgements (it waits out its timeout, released by the server's clock), SHUTDOWN has
-//! nothing to save and stops at once, and SHUTDOWN SAVE fails as a failed save does in Redis,
-//! with the reason in the log.
+//! embedis is always a master without replicas, and these commands say so the way Redis does in
+//! that situation: ROLE is `master` at offset 0, WAIT counts no acknowledgements (it waits out
+//! its timeout, released by the server's clock). SHUTDOWN saves the RDB file first when save
+//! points are set (or SAVE is given), as Redis's `prepareForShutdown` does.
 //!
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
@@ -231,17 +230,33 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
             return Err(crate::busy::BusyWatch::busy_error(running.kind));
         }
     }
-    if save {
-        ctx.server.log.warning(
-            "Error trying to save the DB: embedis has no persistence, SHUTDOWN SAVE cannot save",
-        );
-        if !force {
-            ctx.server.log.warning(
-                "Errors trying to shut down the server. Check the logs for more information.",
-            );
-            return Err(Error::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+    if crate::persistence::bgsave_in_progress(ctx.server) {
+        ctx.server
+            .log
+            .warning("There is a child saving an .rdb. Killing it!");
+        crate::persistence::bgsave_kill(ctx.ks, ctx.server);
+    }
+    if (!ctx.server.config.save_points.is_empty() && !nosave) || save {
+        ctx.server
+            .log
+            .notice("Saving the final RDB snapshot before exiting.");
+        if crate::persistence::save(ctx.ks, ctx.server).is_err() {
+            if force {
+                ctx.server
+                    .log
+                    .warning("Error trying to save the DB. Exit anyway.");
+            } else {
+                ctx.server
+                    .log
+                    .warning("Error trying to save the DB, can't exit.");
+                ctx.server.log.warning(
+                    "Errors trying to shut down the server. Check the logs for more information.",
+                );
+                return Err(Error::msg("ERR Errors trying to SHUTDOWN. Check logs."));
+            }
         }
     }
+    ctx.server.persistence.shutdown_handled = true;
     // As in Redis, the caller gets no reply: the connection closes as the server stops.
     ctx.server.shutdown = Some(ShutdownRequest::Shutdown);
     ctx.client.close_after_reply = true;
@@ -260,6 +275,10 @@ const DEBUG_HELP: &[&str] = &[
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
+    "    Saves the RDB file, empties the dataset and loads the file back. MERGE: keys and",
+    "    libraries in the file replace loaded ones; NOFLUSH: keep the dataset; NOSAVE: load",
+    "    the file as it is.",
     "PAUSE-CRON <0|1>",
     "    1 stops the periodic tick (timeouts, active expiry, the tracking table's limit);",
     "    0 resumes it.",
@@ -339,6 +358,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
             std::thread::sleep(std::time::Duration::from_micros(micros as u64));
         }
         ctx.out.ok();
+    } else if ctx.arg_is(1, "reload") {
+        return debug_reload(ctx);
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
@@ -396,6 +417,46 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         line.extend_from_slice(b"'. Try DEBUG HELP.");
         return Err(Error::bytes(line));
     }
+    Ok(())
+}
+
+/// DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]: save the RDB file, empty the dataset (functions
+/// included), load the file back — Redis's way to check that everything survives a restart.
+fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (mut merge, mut flush, mut save) = (false, true, true);
+    for i in 2..ctx.argc() {
+        if ctx.arg_is(i, "merge") {
+            merge = true;
+        } else if ctx.arg_is(i, "noflush") {
+            flush = false;
+        } else if ctx.arg_is(i, "nosave") {
+            save = false;
+        } else {
+            return Err(Error::msg(
+                "ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.",
+            ));
+        }
+    }
+    if crate::persistence::bgsave_in_progress(ctx.server) {
+        crate::persistence::bgsave_wait(ctx.ks, ctx.server);
+    }
+    if save && crate::persistence::save(ctx.ks, ctx.server).is_err() {
+        return Err(Error::msg("ERR"));
+    }
+    if flush {
+        ctx.ks.flush_all(false);
+        if let Some(functions) = ctx.server.functions.get_mut() {
+            functions.flush();
+        }
+    }
+    let path = crate::persistence::target(ctx.server).path;
+    let loaded = crate::persistence::load_file(ctx.ks, ctx.server, ctx.registry, &path, merge);
+    if let Err(e) = loaded {
+        ctx.server.log.warning(&e.0);
+        return Err(Error::msg("ERR Error trying to load the RDB dump"));
+    }
+    ctx.server.log.warning("DB reloaded by DEBUG RELOAD");
+    ctx.out.ok();
     Ok(())
 }
 

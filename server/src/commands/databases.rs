@@ -101,7 +101,13 @@ fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
+    // A running background save would write the data FLUSHALL removes: Redis kills it.
+    crate::persistence::bgsave_kill(ctx.ks, ctx.server);
     ctx.ks.flush_all(lazy);
+    // With save points set, the empty dataset is saved at once (`dirty` is reset by it).
+    if !ctx.server.config.save_points.is_empty() {
+        let _ = crate::persistence::save(ctx.ks, ctx.server);
+    }
     // Redis counts FLUSHALL itself as one more change, on top of the keys removed.
     ctx.ks.dirty += 1;
     ctx.out.ok();

@@ -380,8 +380,9 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
 
 fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Persistence\r\n");
+    let p = &ctx.server.persistence;
+    field!(out, "loading", "{}", u8::from(p.loading));
     for name in [
-        "loading",
         "async_loading",
         "current_cow_peak",
         "current_cow_size",
@@ -390,18 +391,48 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         field!(out, name, "0");
     }
     field!(out, "current_fork_perc", "0.00");
-    field!(out, "current_save_keys_processed", "0");
-    field!(out, "current_save_keys_total", "0");
+    let (processed, total) = p.bgsave.as_ref().map_or((0, 0), |job| job.walk.progress());
+    field!(out, "current_save_keys_processed", "{processed}");
+    field!(out, "current_save_keys_total", "{total}");
     field!(out, "rdb_changes_since_last_save", "{}", ctx.ks.dirty);
-    field!(out, "rdb_bgsave_in_progress", "0");
+    field!(
+        out,
+        "rdb_bgsave_in_progress",
+        "{}",
+        u8::from(p.bgsave.is_some())
+    );
     field!(out, "rdb_last_save_time", "{}", ctx.server.lastsave);
-    field!(out, "rdb_last_bgsave_status", "ok");
-    field!(out, "rdb_last_bgsave_time_sec", "-1");
-    field!(out, "rdb_current_bgsave_time_sec", "-1");
-    field!(out, "rdb_saves", "0");
+    field!(
+        out,
+        "rdb_last_bgsave_status",
+        "{}",
+        if p.last_bgsave_ok { "ok" } else { "err" }
+    );
+    field!(
+        out,
+        "rdb_last_bgsave_time_sec",
+        "{}",
+        p.last_bgsave_time_sec
+    );
+    let current = p
+        .bgsave
+        .as_ref()
+        .map_or(-1, |job| job.started.elapsed().as_secs() as i64);
+    field!(out, "rdb_current_bgsave_time_sec", "{current}");
+    field!(out, "rdb_saves", "{}", p.saves);
     field!(out, "rdb_last_cow_size", "0");
-    field!(out, "rdb_last_load_keys_expired", "0");
-    field!(out, "rdb_last_load_keys_loaded", "0");
+    field!(
+        out,
+        "rdb_last_load_keys_expired",
+        "{}",
+        p.last_load_keys_expired
+    );
+    field!(
+        out,
+        "rdb_last_load_keys_loaded",
+        "{}",
+        p.last_load_keys_loaded
+    );
     field!(out, "aof_enabled", "0");
     field!(out, "aof_rewrite_in_progress", "0");
     field!(out, "aof_rewrite_scheduled", "0");

@@ -31,6 +31,7 @@ pub mod latency;
 pub mod lists;
 pub mod memory;
 pub mod modules;
+pub mod persistence;
 pub mod pubsub;
 pub mod scripting;
 pub mod sets;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hash_ttl::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
+    persistence::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
     connection::COMMANDS,

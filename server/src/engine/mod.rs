@@ -245,6 +245,15 @@ impl Engine {
             );
             return self.finish(client);
         }
+        if !self.server.persistence.last_bgsave_ok
+            && run == Run::Fresh
+            && gates::disk_error(&self.server)
+            && gates::refuses_for_disk_error(client, command, self.effective_flags(command, &args))
+        {
+            let error = Error::msg(gates::MISCONF_ERROR);
+            self.reject(client, Some(command), error, &args, out);
+            return self.finish(client);
+        }
         if self.server.config.min_replicas_to_write != 0
             && run == Run::Fresh
             && gates::refuses_for_replicas(

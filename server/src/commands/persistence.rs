@@ -1,0 +1,79 @@
+//! SAVE and BGSAVE: the commands of RDB persistence, over [`crate::persistence`] (which also
+//! serves LASTSAVE's figure, SHUTDOWN's save, FLUSHALL's save and DEBUG RELOAD).
+//!
+//! BGSAVE starts a forkless snapshot ([`crate::snapshot`]) and answers at once, as Redis's fork
+//! does; inside MULTI (where Redis cannot fork either) and with SCHEDULE while one runs it is
+//! scheduled for the tick instead.
+
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::persistence;
+use crate::table::{Acl, CommandSpec, Flags};
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::NO_ASYNC_LOADING);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("save", 1, save)
+        .flags(ADMIN.union(Flags::NO_MULTI))
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) where N is the total number of keys in all databases",
+            "Writes the whole dataset to the RDB file now, blocking the server while it does.",
+            "",
+        ),
+    CommandSpec::new("bgsave", -1, bgsave)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Writes a point-in-time snapshot of the dataset to the RDB file while clients are served.",
+            "[SCHEDULE]",
+        ),
+];
+
+fn save(ctx: &mut Ctx<'_>) -> CmdResult {
+    if persistence::bgsave_in_progress(ctx.server) {
+        return Err(Error::msg("ERR Background save already in progress"));
+    }
+    ctx.server.persistence.saves += 1;
+    match persistence::save(ctx.ks, ctx.server) {
+        Ok(()) => {
+            ctx.out.ok();
+            Ok(())
+        }
+        Err(_) => Err(Error::msg("ERR")),
+    }
+}
+
+fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
+    let schedule = match ctx.argc() {
+        1 => false,
+        2 if ctx.arg_is(1, "schedule") => true,
+        _ => return Err(Error::Syntax),
+    };
+    let in_exec = !ctx.may_block && !ctx.from_script;
+    // Redis schedules only behind another kind of child (an AOF rewrite, which embedis does not
+    // have); behind a running BGSAVE it refuses, SCHEDULE or not.
+    let _ = schedule;
+    if persistence::bgsave_in_progress(ctx.server) {
+        return Err(Error::msg("ERR Background save already in progress"));
+    }
+    if in_exec {
+        ctx.server.persistence.scheduled = true;
+        ctx.out.simple(b"Background saving scheduled");
+        return Ok(());
+    }
+    match persistence::bgsave_start(ctx.ks, ctx.server) {
+        Ok(()) => {
+            ctx.out.simple(b"Background saving started");
+            Ok(())
+        }
+        Err(_) => Err(Error::msg("ERR")),
+    }
+}

@@ -1,0 +1,558 @@
+//! RDB persistence as a service: SAVE (the whole dataset now, on the executor's thread), BGSAVE
+//! (a forkless point-in-time snapshot walked in slices between the event loop's turns,
+//! [`crate::snapshot`], written by its own thread, [`crate::rdb_file`]), the `save` points the
+//! tick checks, the save at shutdown, and loading a file into the keyspace (start-up, DEBUG
+//! RELOAD).
+//!
+//! It decides when and where, as Redis's `rdb.c` does around `rdbSaveRio`: the file is
+//! `dir/dbfilename`, written through a temporary file and renamed; a successful save resets
+//! `dirty` (by what the snapshot covered, for a background one) and LASTSAVE; a failed
+//! background save sets `rdb_last_bgsave_status:err`, which refuses writes with `-MISCONF` while
+//! `stop-writes-on-bgsave-error` and save points are set, and is retried by the tick after five
+//! seconds. The log lines are Redis's.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use embedis_datatypes::SmallBytes;
+use embedis_rdb::{AuxInfo, Event, RdbError, RdbReader, RdbWriter, WriterOptions};
+
+use crate::keyspace::Keyspace;
+use crate::rdb_file::{self, Target, WriterThread};
+use crate::snapshot::{BgSave, ClockInFile, SnapshotWalk};
+use crate::state::ServerState;
+use crate::table::Registry;
+
+/// Seconds before a failed background save may be retried by the `save` points.
+const BGSAVE_RETRY_DELAY_S: i64 = 5;
+
+/// Where this server's RDB file goes.
+pub fn target(server: &ServerState) -> Target {
+    let c = &server.config;
+    Target::new(&c.dir, &c.dbfilename, &server.persistence.temp_tag)
+}
+
+fn writer_options(server: &ServerState) -> WriterOptions {
+    WriterOptions {
+        compression: server.config.rdbcompression,
+        checksum: server.config.rdbchecksum,
+    }
+}
+
+/// The AUX fields and function libraries at the top of every file, as Redis writes them.
+fn write_preamble<W: std::io::Write>(
+    server: &ServerState,
+    writer: &mut RdbWriter<W>,
+    aof_base: bool,
+) -> Result<(), RdbError> {
+    writer.standard_aux(&AuxInfo {
+        redis_ver: "7.0.15".into(),
+        ctime: server.clock.now_ms().div_euclid(1000),
+        used_mem: crate::alloc::used_memory(),
+        aof_base,
+        repl: None,
+    })?;
+    if let Some(functions) = server.functions.get() {
+        for library in functions.libraries() {
+            writer.function(&library.code)?;
+        }
+    }
+    Ok(())
+}
+
+fn clock_in_file(ks: &Keyspace, server: &ServerState) -> ClockInFile {
+    ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms())
+}
+
+/// A save that failed; the reason is in the log, as Redis leaves it there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveFailed;
+
+/// True while a background save is running.
+pub fn bgsave_in_progress(server: &ServerState) -> bool {
+    server.persistence.bgsave.is_some()
+}
+
+/// Redis's `rdbSave`: writes the whole dataset to the RDB file now. On success `dirty` and
+/// LASTSAVE are reset and the last save status is ok. Errors are logged as Redis logs them.
+pub fn save(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFailed> {
+    let target = target(server);
+    let result = (|| {
+        let mut writer = rdb_file::create(&target, writer_options(server))?;
+        let clock = clock_in_file(ks, server);
+        let io = |e: RdbError| rdb_file::SaveError {
+            step: "rdbSaveRio",
+            error: match e {
+                RdbError::Io(e) => e,
+                other => std::io::Error::other(other.to_string()),
+            },
+        };
+        write_preamble(server, &mut writer, false).map_err(io)?;
+        crate::snapshot::write_keyspace(ks, &mut writer, clock).map_err(io)?;
+        rdb_file::commit(&target, writer)
+    })();
+    match result {
+        Ok(_) => {
+            server.log.notice("DB saved on disk");
+            ks.dirty = 0;
+            server.lastsave = server.clock.now_ms().div_euclid(1000);
+            server.persistence.last_bgsave_ok = true;
+            Ok(())
+        }
+        Err(e) => {
+            let cwd = std::env::current_dir()
+                .map(|d| d.display().to_string())
+                .unwrap_or_else(|_| "unknown".into());
+            if e.step == "open" {
+                server.log.warning(&format!(
+                    "Failed opening the temp RDB file {} (in server root dir {cwd}) for saving: {}",
+                    target.temp.display(),
+                    e.error
+                ));
+            } else {
+                server.log.warning(&format!(
+                    "Write error saving DB on disk({}): {}",
+                    e.step, e.error
+                ));
+            }
+            Err(SaveFailed)
+        }
+    }
+}
+
+/// Redis's `rdbSaveBackground`: begins a background save. The caller has checked that none is
+/// running. Fails only if the file cannot be opened (logged).
+pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFailed> {
+    server.persistence.saves += 1;
+    let now_s = server.clock.now_ms().div_euclid(1000);
+    server.persistence.last_bgsave_try = now_s;
+    let target = target(server);
+    let opened = rdb_file::create(&target, writer_options(server)).and_then(|mut writer| {
+        write_preamble(server, &mut writer, false).map_err(|e| rdb_file::SaveError {
+            step: "rdbSaveRio",
+            error: std::io::Error::other(e.to_string()),
+        })?;
+        WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay).map_err(
+            |error| rdb_file::SaveError {
+                step: "thread",
+                error,
+            },
+        )
+    });
+    let writer = match opened {
+        Ok(writer) => writer,
+        Err(e) => {
+            server.persistence.last_bgsave_ok = false;
+            server.log.warning(&format!(
+                "Can't save in background: {}: {}",
+                e.step, e.error
+            ));
+            return Err(SaveFailed);
+        }
+    };
+    let clock = clock_in_file(ks, server);
+    let walk = SnapshotWalk::begin(ks, writer, clock);
+    server.persistence.bgsave = Some(BgSave {
+        walk,
+        started: Instant::now(),
+        dirty_before: ks.dirty,
+    });
+    server
+        .log
+        .notice("Background saving started (forkless snapshot)");
+    Ok(())
+}
+
+/// Advances a running background save by about `budget` of walking, and finishes it if its
+/// writer is done. Returns true while one is still running.
+pub fn bgsave_step(ks: &mut Keyspace, server: &mut ServerState, budget: Duration) -> bool {
+    let Some(job) = server.persistence.bgsave.as_mut() else {
+        return false;
+    };
+    if !job.walk.walked() {
+        job.walk.step(ks, budget);
+    }
+    if job.walk.walked() && job.walk.writer_finished() {
+        finish_bgsave(ks, server);
+        return false;
+    }
+    true
+}
+
+/// True if a running background save's walk is waiting for its writer (no point in stepping).
+pub fn bgsave_waiting(server: &ServerState) -> bool {
+    server
+        .persistence
+        .bgsave
+        .as_ref()
+        .is_some_and(|job| job.walk.walked() || !job.walk.writer_has_room())
+}
+
+fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
+    let Some(job) = server.persistence.bgsave.take() else {
+        return;
+    };
+    let elapsed = job.started.elapsed().as_secs() as i64;
+    server.persistence.last_bgsave_time_sec = elapsed;
+    match job.walk.into_writer().join() {
+        Ok(_) => {
+            server
+                .log
+                .notice("Background saving terminated with success");
+            ks.dirty = ks.dirty.saturating_sub(job.dirty_before);
+            server.lastsave = server.clock.now_ms().div_euclid(1000);
+            server.persistence.last_bgsave_ok = true;
+        }
+        Err(e) => {
+            server.log.warning(&format!(
+                "Write error saving DB on disk({}): {}",
+                e.step, e.error
+            ));
+            server.log.warning("Background saving error");
+            server.persistence.last_bgsave_ok = false;
+        }
+    }
+}
+
+/// Waits for a running background save to end (used before a synchronous save would race it:
+/// SHUTDOWN, DEBUG RELOAD). Walks it to the end on this thread.
+pub fn bgsave_wait(ks: &mut Keyspace, server: &mut ServerState) {
+    while bgsave_step(ks, server, Duration::from_millis(50)) {
+        if bgsave_waiting(server) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Stops a running background save without a file (Redis's `killRDBChild`: FLUSHALL,
+/// SHUTDOWN). Its temporary file is removed; the last save status is unchanged.
+pub fn bgsave_kill(ks: &mut Keyspace, server: &mut ServerState) {
+    if let Some(job) = server.persistence.bgsave.take() {
+        job.walk.abort(ks);
+        server
+            .log
+            .warning("Background saving terminated by signal 10");
+    }
+}
+
+/// The tick's part: start a background save when a `save` point is reached (or one was
+/// scheduled), as Redis's `serverCron` does.
+pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
+    if server.persistence.bgsave.is_some() {
+        bgsave_step(ks, server, Duration::from_millis(1));
+        return;
+    }
+    let now_s = server.clock.now_ms().div_euclid(1000);
+    if std::mem::take(&mut server.persistence.scheduled) {
+        let _ = bgsave_start(ks, server);
+        return;
+    }
+    let due = server
+        .config
+        .save_points
+        .iter()
+        .find(|&&(seconds, changes)| {
+            ks.dirty >= changes
+                && now_s - server.lastsave > seconds as i64
+                && (now_s - server.persistence.last_bgsave_try > BGSAVE_RETRY_DELAY_S
+                    || server.persistence.last_bgsave_ok)
+        });
+    if let Some(&(seconds, changes)) = due {
+        server.log.notice(&format!(
+            "{changes} changes in {seconds} seconds. Saving..."
+        ));
+        let _ = bgsave_start(ks, server);
+    }
+}
+
+/// What a load found.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LoadStats {
+    pub keys_loaded: u64,
+    pub keys_expired: u64,
+}
+
+/// Why a load failed: Redis's log line for it.
+#[derive(Debug)]
+pub struct LoadError(pub String);
+
+fn load_error(e: RdbError) -> LoadError {
+    LoadError(match e {
+        RdbError::BadChecksum { expected, got } => {
+            format!("Wrong RDB checksum expected: ({expected:x}) got: ({got:x}). Aborting now.")
+        }
+        other => {
+            format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({other})")
+        }
+    })
+}
+
+/// Loads the RDB file at `path` into the keyspace (which the caller has emptied if it wants
+/// to): function libraries, then keys. Keys already expired are skipped, as a master does.
+/// `dirty` is left as it was.
+pub fn load_file(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    registry: &'static Registry,
+    path: &Path,
+    merge: bool,
+) -> Result<LoadStats, LoadError> {
+    let file = File::open(path)
+        .map_err(|e| LoadError(format!("Fatal error loading the DB: {e}. Exiting.")))?;
+    server.persistence.loading = true;
+    let input = BufReader::with_capacity(1 << 16, file);
+    let result = load_from(ks, server, registry, input, merge);
+    server.persistence.loading = false;
+    if let Ok(stats) = &result {
+        server.persistence.last_load_keys_loaded = stats.keys_loaded;
+        server.persistence.last_load_keys_expired = stats.keys_expired;
+    }
+    result
+}
+
+/// [`load_file`] from any reader. With `merge` (DEBUG RELOAD MERGE) a key or library that
+/// exists already is replaced; otherwise it is an error.
+pub fn load_from<R: std::io::Read>(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    registry: &'static Registry,
+    input: R,
+    merge: bool,
+) -> Result<LoadStats, LoadError> {
+    let mut reader = RdbReader::new(input).map_err(load_error)?;
+    let now = server.clock.now_ms();
+    let mut db = 0usize;
+    let mut stats = LoadStats::default();
+    let delay = server.config.key_load_delay;
+    loop {
+        match reader.next_event().map_err(load_error)? {
+            Event::Aux { .. } | Event::ResizeDb { .. } => {}
+            Event::SelectDb(n) => {
+                if n as usize >= ks.dbs.len() {
+                    return Err(LoadError(format!(
+                        "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting\n",
+                        ks.dbs.len()
+                    )));
+                }
+                db = n as usize;
+            }
+            Event::Function(code) => load_library(server, registry, code, merge)?,
+            Event::Entry { key, value, meta } => {
+                if meta.expire_ms.is_some_and(|at| at < now) {
+                    stats.keys_expired += 1;
+                    continue;
+                }
+                let value =
+                    crate::rdb_convert::from_rdb(value, &server.config).map_err(load_error)?;
+                let lru = match (meta.idle, meta.freq) {
+                    (_, Some(freq)) if ks.access.lfu => Some(crate::value::lfu_bits(now, freq)),
+                    (Some(idle), _) if !ks.access.lfu => {
+                        Some(crate::value::lru_clock(now - idle as i64 * 1000))
+                    }
+                    _ => None,
+                };
+                if merge {
+                    ks.dbs[db].remove(&key);
+                }
+                if !ks.load_entry(db, SmallBytes::new(&key), value, meta.expire_ms, lru, now) {
+                    return Err(LoadError(format!(
+                        "RDB has duplicated key '{}' in DB {db}",
+                        String::from_utf8_lossy(&key)
+                    )));
+                }
+                stats.keys_loaded += 1;
+                if delay > 0 {
+                    std::thread::sleep(Duration::from_micros(delay as u64));
+                }
+            }
+            Event::Eof { .. } => break,
+        }
+    }
+    Ok(stats)
+}
+
+fn load_library(
+    server: &mut ServerState,
+    registry: &'static Registry,
+    code: Vec<u8>,
+    replace: bool,
+) -> Result<(), LoadError> {
+    let mut functions = server
+        .functions
+        .take()
+        .map_err(|e| LoadError(format!("Failed loading library: {e:?}")))?;
+    let mut host = crate::function_host::LoadHost {
+        log: &server.log,
+        registry,
+        started: Instant::now(),
+    };
+    let result = functions.load(&mut host, &Bytes::from(code), replace);
+    server.functions.put_back(functions);
+    result.map(drop).map_err(|e| {
+        LoadError(format!(
+            "Failed loading library: {}",
+            String::from_utf8_lossy(&e)
+        ))
+    })
+}
+
+/// Loads `dir/dbfilename` at start-up if it exists, logging as Redis does. An unreadable or
+/// corrupt file is an error (the server must not start on half a dataset).
+pub fn load_at_start(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    registry: &'static Registry,
+) -> Result<(), LoadError> {
+    let path = target(server).path;
+    if !path.exists() {
+        return Ok(());
+    }
+    let started = Instant::now();
+    let stats = load_file(ks, server, registry, &path, false)?;
+    server.log.notice(&format!(
+        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+        stats.keys_loaded, stats.keys_expired
+    ));
+    server.log.notice(&format!(
+        "DB loaded from disk: {:.3} seconds",
+        started.elapsed().as_secs_f64()
+    ));
+    ks.dirty = 0;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_harness::Harness;
+    use proptest::prelude::*;
+
+    /// A fresh directory under the system's temporary one.
+    fn temp_dir(name: &str) -> std::path::PathBuf {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "embedis-persistence-{name}-{}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn harness_in(dir: &std::path::Path) -> Harness {
+        let mut h = Harness::new();
+        h.engine.server.config.dir = dir.display().to_string();
+        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        h
+    }
+
+    fn digest(h: &mut Harness) -> String {
+        let text = h.run_text("DEBUG DIGEST");
+        assert!(text.starts_with('+'), "{text}");
+        text
+    }
+
+    /// Loads the RDB file of `dir` into a fresh engine on `h`'s clock and returns its digest.
+    fn digest_of_file(dir: &std::path::Path, clock_of: &Harness) -> String {
+        let mut fresh = harness_in(dir);
+        let at = std::time::UNIX_EPOCH + Duration::from_millis(clock_of.now() as u64);
+        fresh.clock.set(at);
+        let path = dir.join("dump.rdb");
+        let e = &mut fresh.engine;
+        load_file(&mut e.ks, &mut e.server, e.registry, &path, false).expect("loads");
+        digest(&mut fresh)
+    }
+
+    /// Commands a client might send while a snapshot is being taken, over a small key space so
+    /// that they hit keys the walk has and has not written yet.
+    fn op() -> impl Strategy<Value = String> {
+        let key = (0..40u32).prop_map(|k| format!("k{k}"));
+        let db = 0..3u32;
+        prop_oneof![
+            (key.clone(), 0..1000u32).prop_map(|(k, v)| format!("SET {k} v{v}")),
+            key.clone().prop_map(|k| format!("DEL {k}")),
+            key.clone().prop_map(|k| format!("APPEND {k} xyz")),
+            key.clone().prop_map(|k| format!("INCR n{k}")),
+            (key.clone(), 1..100u32).prop_map(|(k, s)| format!("EXPIRE {k} {}", 1000 + s)),
+            key.clone().prop_map(|k| format!("PERSIST {k}")),
+            (key.clone(), key.clone()).prop_map(|(a, b)| format!("RENAME {a} {b}")),
+            (key.clone(), db.clone()).prop_map(|(k, d)| format!("MOVE {k} {d}")),
+            db.clone().prop_map(|d| format!("SELECT {d}")),
+            (db.clone(), db.clone()).prop_map(|(a, b)| format!("SWAPDB {a} {b}")),
+            Just("FLUSHDB".to_string()),
+            (key.clone(), 0..5u32).prop_map(|(k, o)| format!("SETRANGE {k} {o} ab")),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// A background save holds the dataset as it was when BGSAVE answered, whatever
+        /// clients write while the walk goes on; afterwards every object carries its database's
+        /// parity again, so the next snapshot is right too.
+        #[test]
+        fn bgsave_is_a_point_in_time(
+            keys in 0..300usize,
+            ops in proptest::collection::vec(op(), 0..120),
+            steps_between in 0..4usize,
+        ) {
+            let dir = temp_dir("pit");
+            let mut h = harness_in(&dir);
+            for i in 0..keys {
+                h.run(&format!("SELECT {}", i % 3));
+                h.run(&format!("SET k{} value{i}", i % 40 + (i / 120) * 40));
+                if i % 7 == 0 {
+                    h.run(&format!("EXPIRE k{} 5000", i % 40));
+                }
+            }
+            h.run("SELECT 0");
+            let before = digest(&mut h);
+            prop_assert_eq!(h.run_text("BGSAVE"), "+Background saving started\r\n");
+            for op in &ops {
+                h.run(op);
+                for _ in 0..steps_between {
+                    let e = &mut h.engine;
+                    bgsave_step(&mut e.ks, &mut e.server, Duration::ZERO);
+                }
+            }
+            let after = digest(&mut h);
+            let e = &mut h.engine;
+            bgsave_wait(&mut e.ks, &mut e.server);
+            prop_assert!(e.server.persistence.last_bgsave_ok);
+            prop_assert_eq!(digest_of_file(&dir, &h), before);
+            for db in &h.engine.ks.dbs {
+                let mark = db.snapshot.mark;
+                prop_assert!(db.snapshot.capture.is_none());
+                prop_assert!(db.main.iter().all(|(_, o)| o.snapshot_mark() == mark));
+            }
+            // A second snapshot, with nothing written during it, is the dataset as it is now.
+            h.run("BGSAVE");
+            let e = &mut h.engine;
+            bgsave_wait(&mut e.ks, &mut e.server);
+            prop_assert_eq!(digest_of_file(&dir, &h), after);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+
+    #[test]
+    fn save_and_debug_reload_keep_the_dataset() {
+        let dir = temp_dir("reload");
+        let mut h = harness_in(&dir);
+        h.run("SET a 1");
+        h.run("SET b hello");
+        h.run("PEXPIRE b 100000");
+        h.run("SELECT 5");
+        h.run("SET c 12345678901234567890123");
+        let before = digest(&mut h);
+        assert_eq!(h.run_text("SAVE"), "+OK\r\n");
+        assert_eq!(h.run_text("DEBUG RELOAD"), "+OK\r\n");
+        assert_eq!(digest(&mut h), before);
+        h.run("SELECT 0");
+        assert_eq!(h.run_text("PTTL b"), ":100000\r\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -1,0 +1,259 @@
+//! RDB files on disk: writing one atomically (a temporary file in the same directory, flushed,
+//! fsynced, then renamed over the target and the directory fsynced, as Redis's `rdbSave` does, so
+//! that a crash at any point leaves either the old file or the new one), and the thread that
+//! writes a background snapshot.
+//!
+//! The background snapshot ([`crate::snapshot`]) walks the keyspace on the executor's thread,
+//! where the data lives, and turns each key into an [`RdbItem`]; the encoding into bytes (string
+//! compression, listpack blobs, the CRC64 over everything) and the file I/O happen here, on a
+//! thread of their own, so that the executor's share of a BGSAVE is only copying each value out
+//! once. The two talk over a channel whose length the walk watches ([`WriterThread::in_flight`]):
+//! when the writer falls behind, the walk waits instead of copying the dataset into the queue.
+//! This module knows nothing of the keyspace; it only lays out what it is given.
+
+use embedis_rdb::{EntryMeta, RdbError, RdbValue, RdbWriter, WriterOptions};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// One key as a snapshot writes it.
+#[derive(Debug, Clone)]
+pub struct SavedEntry {
+    pub key: Vec<u8>,
+    pub value: RdbValue,
+    pub meta: EntryMeta,
+}
+
+/// What the snapshot hands the writer thread, in file order.
+#[derive(Debug)]
+pub enum RdbItem {
+    /// SELECTDB and RESIZEDB (the database's sizes when the snapshot began).
+    SelectDb {
+        db: u64,
+        keys: u64,
+        expires: u64,
+    },
+    Entry(Box<SavedEntry>),
+    /// The walk is over: write EOF and the checksum, then sync and rename.
+    Finish,
+}
+
+/// Where a save goes: the target path and the temporary file it is written to first.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub path: PathBuf,
+    pub temp: PathBuf,
+}
+
+impl Target {
+    /// `dir/dbfilename`, written through `dir/temp-<tag>.rdb` (Redis names it after the pid of
+    /// the process writing it; `tag` makes two servers in one process use different files).
+    pub fn new(dir: &str, filename: &str, tag: &str) -> Target {
+        let dir = if dir.is_empty() {
+            Path::new(".")
+        } else {
+            Path::new(dir)
+        };
+        Target {
+            path: dir.join(filename),
+            temp: dir.join(format!("temp-{tag}.rdb")),
+        }
+    }
+}
+
+/// Why a save failed, with the step for the log (Redis's "Write error saving DB on disk(%s)").
+#[derive(Debug)]
+pub struct SaveError {
+    pub step: &'static str,
+    pub error: io::Error,
+}
+
+impl std::fmt::Display for SaveError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.step, self.error)
+    }
+}
+
+fn rdb_io(e: RdbError) -> io::Error {
+    match e {
+        RdbError::Io(e) => e,
+        other => io::Error::other(other.to_string()),
+    }
+}
+
+/// Opens the temporary file of `target` for a new RDB (header written).
+pub fn create(
+    target: &Target,
+    opts: WriterOptions,
+) -> Result<RdbWriter<BufWriter<File>>, SaveError> {
+    let file = File::create(&target.temp).map_err(|error| SaveError {
+        step: "open",
+        error,
+    })?;
+    RdbWriter::new(BufWriter::with_capacity(1 << 16, file), opts).map_err(|e| SaveError {
+        step: "rdbSaveRio",
+        error: rdb_io(e),
+    })
+}
+
+/// Ends the file `writer` holds and moves it over the target: EOF and checksum, flush, fsync,
+/// rename, fsync of the directory. On failure the temporary file is removed.
+pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64, SaveError> {
+    let result = (|| {
+        let buffered = writer.finish().map_err(|e| SaveError {
+            step: "rdbSaveRio",
+            error: rdb_io(e),
+        })?;
+        let file = buffered.into_inner().map_err(|e| SaveError {
+            step: "fflush",
+            error: e.into_error(),
+        })?;
+        file.sync_all().map_err(|error| SaveError {
+            step: "fsync",
+            error,
+        })?;
+        let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+        drop(file);
+        std::fs::rename(&target.temp, &target.path).map_err(|error| SaveError {
+            step: "rename",
+            error,
+        })?;
+        if let Some(dir) = target.path.parent() {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            if let Ok(d) = File::open(dir) {
+                d.sync_all().map_err(|error| SaveError {
+                    step: "fsyncFileDir",
+                    error,
+                })?;
+            }
+        }
+        Ok(size)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&target.temp);
+    }
+    result
+}
+
+/// Writes one item to an open file.
+pub fn write_item<W: Write>(writer: &mut RdbWriter<W>, item: &RdbItem) -> Result<(), RdbError> {
+    match item {
+        RdbItem::SelectDb { db, keys, expires } => writer.select_db(*db, *keys, *expires),
+        RdbItem::Entry(e) => writer.entry(&e.key, &e.value, e.meta),
+        RdbItem::Finish => Ok(()),
+    }
+}
+
+/// The thread writing a background snapshot.
+pub struct WriterThread {
+    tx: Option<mpsc::Sender<RdbItem>>,
+    /// Items sent and not yet written.
+    in_flight: Arc<AtomicUsize>,
+    /// Set to make the thread stop and remove its temporary file.
+    cancelled: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<u64, SaveError>>>,
+}
+
+impl WriterThread {
+    /// Starts the thread on an already opened file (header, AUX fields and functions written by
+    /// the caller). `key_delay_us` is `rdb-key-save-delay`: a pause after each key, which Redis's
+    /// tests use to keep a save running.
+    pub fn spawn(
+        target: Target,
+        mut writer: RdbWriter<BufWriter<File>>,
+        key_delay_us: i64,
+    ) -> io::Result<WriterThread> {
+        let (tx, rx) = mpsc::channel::<RdbItem>();
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let cancelled = Arc::new(AtomicBool::new(false));
+        let (count, stop) = (in_flight.clone(), cancelled.clone());
+        let handle = std::thread::Builder::new()
+            .name("embedis-bgsave".into())
+            .spawn(move || {
+                let fail = |step, error| {
+                    let _ = std::fs::remove_file(&target.temp);
+                    Err(SaveError { step, error })
+                };
+                for item in rx {
+                    count.fetch_sub(1, Ordering::AcqRel);
+                    if stop.load(Ordering::Acquire) {
+                        break;
+                    }
+                    if let RdbItem::Finish = item {
+                        return commit(&target, writer);
+                    }
+                    if let Err(e) = write_item(&mut writer, &item) {
+                        return fail("rdbSaveRio", rdb_io(e));
+                    }
+                    if key_delay_us > 0 && matches!(item, RdbItem::Entry(_)) {
+                        std::thread::sleep(Duration::from_micros(key_delay_us as u64));
+                    }
+                }
+                drop(writer);
+                fail("cancelled", io::Error::other("background save cancelled"))
+            })?;
+        Ok(WriterThread {
+            tx: Some(tx),
+            in_flight,
+            cancelled,
+            handle: Some(handle),
+        })
+    }
+
+    /// Queues an item (never blocks).
+    pub fn send(&self, item: RdbItem) {
+        if let Some(tx) = &self.tx {
+            self.in_flight.fetch_add(1, Ordering::AcqRel);
+            if tx.send(item).is_err() {
+                self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// Items queued and not written yet.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.load(Ordering::Acquire)
+    }
+
+    /// True once the thread has ended (committed, failed or cancelled).
+    pub fn is_finished(&self) -> bool {
+        self.handle.as_ref().is_none_or(|h| h.is_finished())
+    }
+
+    /// The thread's outcome; waits for it if it is still running.
+    pub fn join(mut self) -> Result<u64, SaveError> {
+        self.tx = None;
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(result)) => result,
+            _ => Err(SaveError {
+                step: "thread",
+                error: io::Error::other("background save thread failed"),
+            }),
+        }
+    }
+
+    /// Stops the thread; it removes its temporary file.
+    pub fn cancel(mut self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.tx = None;
+        if let Some(handle) = self.handle.take() {
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for WriterThread {
+    fn drop(&mut self) {
+        self.cancelled.store(true, Ordering::Release);
+        self.tx = None;
+    }
+}

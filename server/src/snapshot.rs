@@ -1,0 +1,403 @@
+//! Point-in-time snapshots of the keyspace without fork: what BGSAVE writes while clients keep
+//! writing.
+//!
+//! Redis forks and lets the kernel's copy-on-write keep the child's view frozen. embedis also runs
+//! inside test processes, where fork with live threads is unsafe, so it keeps the point in time
+//! itself, in the spirit of Dragonfly's versioned snapshots: every object header carries one
+//! *snapshot mark* bit, and each database a parity ([`DbSnapshot::mark`]). Outside a snapshot
+//! every object's mark equals its database's parity. Starting a snapshot flips the parity of every
+//! database — O(databases), not O(keys) — which makes every existing object *unwritten*; objects
+//! created afterwards are born with the new parity (they did not exist at the snapshot's point in
+//! time). The walk ([`SnapshotWalk`]) then visits each database with the SCAN cursor, writes every
+//! unwritten object it meets and flips its mark. A write to an unwritten object first writes the
+//! object as it was (its *pre-image*: [`Db::before_change`](crate::keyspace::Db::before_change),
+//! called by the keyspace's write paths and `Db::remove`), so the walk, arriving later, finds it
+//! marked and skips it. SCAN may visit a key twice across a resize; the mark makes that harmless.
+//! When the walk ends, every object has the new parity again, and the invariant holds.
+//!
+//! Pre-images wait in their database's [`Capture`] until the walk writes that database's section
+//! (an RDB file groups keys by SELECTDB); a database the walk has finished drops its capture, so
+//! writes there cost one branch again. Whole-database operations are handled by their callers:
+//! SWAPDB and FLUSHDB first capture every unwritten object of the databases involved
+//! ([`capture_all`]); FLUSHALL aborts the snapshot, as Redis kills its saving child.
+//!
+//! Copying a value out ([`crate::rdb_convert::to_rdb`]) is the only work on the executor's thread;
+//! the bytes are laid out and written by [`crate::rdb_file::WriterThread`].
+
+use crate::keyspace::{Db, Keyspace};
+use crate::rdb_file::{RdbItem, SavedEntry, WriterThread};
+use crate::value::{lru_clock, AccessClock, Object};
+use embedis_rdb::EntryMeta;
+use std::time::{Duration, Instant};
+
+/// How entries carry the access clock: Redis writes the LRU idle time under an LRU policy and
+/// the LFU counter under an LFU policy, and nothing otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockInFile {
+    #[default]
+    Nothing,
+    /// Idle seconds, measured at this time (ms).
+    Idle { now_ms: i64 },
+    /// The LFU counter as of this time (ms), decayed by the policy.
+    Freq { now_ms: i64, clock: AccessClock },
+}
+
+impl ClockInFile {
+    /// What the configuration asks for.
+    pub fn for_config(config: &crate::config::Config, clock: AccessClock, now_ms: i64) -> Self {
+        let policy = config.maxmemory_policy.name();
+        if policy.contains("lfu") {
+            ClockInFile::Freq { now_ms, clock }
+        } else if policy.contains("lru") {
+            ClockInFile::Idle { now_ms }
+        } else {
+            ClockInFile::Nothing
+        }
+    }
+}
+
+/// The snapshot state of one database.
+#[derive(Debug, Default)]
+pub struct DbSnapshot {
+    /// The parity that marks an object as written (or born after the snapshot began).
+    pub mark: bool,
+    /// While a snapshot still has this database to write: the pre-images waiting for it.
+    pub capture: Option<Box<Capture>>,
+}
+
+/// Pre-images of one database, waiting for the walk to reach it.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub preimages: Vec<SavedEntry>,
+    pub clock: ClockInFile,
+}
+
+/// One key as a file holds it.
+pub fn saved_entry(
+    key: &[u8],
+    obj: &Object,
+    expire_ms: Option<i64>,
+    clock: ClockInFile,
+) -> SavedEntry {
+    let mut meta = EntryMeta {
+        expire_ms,
+        ..Default::default()
+    };
+    match clock {
+        ClockInFile::Nothing => {}
+        ClockInFile::Idle { now_ms } => meta.idle = Some(obj.idle_ms(lru_clock(now_ms)) / 1000),
+        ClockInFile::Freq { now_ms, clock } => meta.freq = Some(clock.freq(obj, now_ms)),
+    }
+    SavedEntry {
+        key: key.to_vec(),
+        value: crate::rdb_convert::to_rdb(&obj.value),
+        meta,
+    }
+}
+
+impl Db {
+    /// Call before changing or removing `key`'s object (value or TTL): while a snapshot has still
+    /// to write this database, an unwritten object is written as it is now. One branch otherwise.
+    #[inline(always)]
+    pub fn before_change(&mut self, key: &[u8]) {
+        if self.snapshot.capture.is_some() {
+            self.capture_before_change(key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_before_change(&mut self, key: &[u8]) {
+        let mark = self.snapshot.mark;
+        let Some(obj) = self.main.get_mut(key) else {
+            return;
+        };
+        if obj.snapshot_mark() == mark {
+            return;
+        }
+        obj.set_snapshot_mark(mark);
+        let expire = if obj.has_expire() {
+            self.expires.get(key).copied()
+        } else {
+            None
+        };
+        let capture = self.snapshot.capture.as_mut().expect("checked");
+        let entry = saved_entry(key, obj, expire, capture.clock);
+        capture.preimages.push(entry);
+    }
+
+    /// Marks a new object as not part of a running snapshot (it did not exist when it began).
+    #[inline(always)]
+    pub fn born(&self, obj: &mut Object) {
+        obj.set_snapshot_mark(self.snapshot.mark);
+    }
+}
+
+/// Captures every unwritten object of `db` now (SWAPDB and FLUSHDB during a snapshot: the
+/// database's contents are about to go where the walk will not find them).
+pub fn capture_all(db: &mut Db) {
+    let Some(capture) = db.snapshot.capture.as_mut() else {
+        return;
+    };
+    let mark = db.snapshot.mark;
+    let clock = capture.clock;
+    let expires = &db.expires;
+    let mut cursor = 0;
+    loop {
+        cursor = db.main.scan_mut(cursor, |key, obj| {
+            if obj.snapshot_mark() != mark {
+                obj.set_snapshot_mark(mark);
+                let expire = if obj.has_expire() {
+                    expires.get(key.as_slice()).copied()
+                } else {
+                    None
+                };
+                capture.preimages.push(saved_entry(key, obj, expire, clock));
+            }
+        });
+        if cursor == 0 {
+            break;
+        }
+    }
+}
+
+/// A background snapshot walking the keyspace (see the module documentation).
+pub struct SnapshotWalk {
+    writer: WriterThread,
+    /// Each database's key and TTL counts when the snapshot began (RESIZEDB).
+    sizes: Vec<(u64, u64)>,
+    db: usize,
+    cursor: u64,
+    /// SELECTDB has been sent for `db`.
+    in_section: bool,
+    /// Every item, Finish included, has been sent.
+    walked: bool,
+    /// Keys handed to the writer so far, and the keys the snapshot holds (INFO's
+    /// `current_save_keys_processed` / `_total`).
+    written: u64,
+    total: u64,
+}
+
+/// Items the walk lets the writer fall behind by before it waits.
+const MAX_IN_FLIGHT: usize = 4096;
+
+impl SnapshotWalk {
+    /// Begins a snapshot of `ks` now: flips every database's parity and opens its capture.
+    pub fn begin(ks: &mut Keyspace, writer: WriterThread, clock: ClockInFile) -> SnapshotWalk {
+        let mut sizes = Vec::with_capacity(ks.dbs.len());
+        for db in ks.dbs.iter_mut() {
+            sizes.push((db.main.len() as u64, db.expires.len() as u64));
+            db.snapshot.mark = !db.snapshot.mark;
+            db.snapshot.capture = (!db.main.is_empty()).then(|| {
+                Box::new(Capture {
+                    preimages: Vec::new(),
+                    clock,
+                })
+            });
+        }
+        let sizes_total = sizes.iter().map(|(keys, _)| keys).sum();
+        SnapshotWalk {
+            writer,
+            sizes,
+            db: 0,
+            cursor: 0,
+            in_section: false,
+            walked: false,
+            written: 0,
+            total: sizes_total,
+        }
+    }
+
+    /// Keys written so far and keys in the snapshot.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.written, self.total)
+    }
+
+    /// True once the walk has handed everything to the writer.
+    pub fn walked(&self) -> bool {
+        self.walked
+    }
+
+    /// True while the writer has room for more.
+    pub fn writer_has_room(&self) -> bool {
+        self.writer.in_flight() < MAX_IN_FLIGHT
+    }
+
+    /// True once the writer thread has ended.
+    pub fn writer_finished(&self) -> bool {
+        self.writer.is_finished()
+    }
+
+    /// The writer thread (to wait for it once the walk is over).
+    pub fn into_writer(self) -> WriterThread {
+        self.writer
+    }
+
+    /// Walks on for about `budget` (or until the writer is `MAX_IN_FLIGHT` behind). Returns true
+    /// when the walk is over.
+    pub fn step(&mut self, ks: &mut Keyspace, budget: Duration) -> bool {
+        let started = Instant::now();
+        let mut visited = 0usize;
+        while !self.walked {
+            if self.db >= ks.dbs.len() {
+                self.writer.send(RdbItem::Finish);
+                self.walked = true;
+                break;
+            }
+            if visited >= 64 {
+                visited = 0;
+                if started.elapsed() >= budget || !self.writer_has_room() {
+                    break;
+                }
+            }
+            let db = &mut ks.dbs[self.db];
+            let Some(capture) = db.snapshot.capture.as_mut() else {
+                self.next_db();
+                continue;
+            };
+            if !self.in_section {
+                let (keys, expires) = self.sizes.get(self.db).copied().unwrap_or_default();
+                self.writer.send(RdbItem::SelectDb {
+                    db: self.db as u64,
+                    keys,
+                    expires,
+                });
+                self.in_section = true;
+            }
+            for entry in capture.preimages.drain(..) {
+                self.written += 1;
+                self.writer.send(RdbItem::Entry(Box::new(entry)));
+            }
+            let (mark, clock) = (db.snapshot.mark, capture.clock);
+            let expires = &db.expires;
+            let writer = &self.writer;
+            let written = &mut self.written;
+            self.cursor = db.main.scan_mut(self.cursor, |key, obj| {
+                visited += 1;
+                if obj.snapshot_mark() != mark {
+                    obj.set_snapshot_mark(mark);
+                    *written += 1;
+                    let expire = if obj.has_expire() {
+                        expires.get(key.as_slice()).copied()
+                    } else {
+                        None
+                    };
+                    writer.send(RdbItem::Entry(Box::new(saved_entry(
+                        key, obj, expire, clock,
+                    ))));
+                }
+            });
+            visited += 1;
+            if self.cursor == 0 {
+                if let Some(capture) = db.snapshot.capture.take() {
+                    for entry in capture.preimages {
+                        self.written += 1;
+                        self.writer.send(RdbItem::Entry(Box::new(entry)));
+                    }
+                }
+                self.next_db();
+            }
+        }
+        self.walked
+    }
+
+    fn next_db(&mut self) {
+        self.db += 1;
+        self.cursor = 0;
+        self.in_section = false;
+    }
+
+    /// Abandons the snapshot: restores the invariant (every object carries its database's
+    /// parity) and stops the writer, which removes its temporary file.
+    pub fn abort(self, ks: &mut Keyspace) {
+        for db in ks.dbs.iter_mut() {
+            if db.snapshot.capture.take().is_some() {
+                let mark = db.snapshot.mark;
+                db.main.for_each_mut(|_, obj| obj.set_snapshot_mark(mark));
+            }
+        }
+        self.writer.cancel();
+    }
+}
+
+/// Writes the whole keyspace to `writer` now (SAVE, SHUTDOWN, DEBUG RELOAD): databases in order,
+/// empty ones skipped, as Redis's `rdbSaveRio`.
+pub fn write_keyspace<W: std::io::Write>(
+    ks: &Keyspace,
+    writer: &mut embedis_rdb::RdbWriter<W>,
+    clock: ClockInFile,
+) -> Result<(), embedis_rdb::RdbError> {
+    for (index, db) in ks.dbs.iter().enumerate() {
+        if db.main.is_empty() {
+            continue;
+        }
+        writer.select_db(index as u64, db.main.len() as u64, db.expires.len() as u64)?;
+        for (key, obj) in db.main.iter() {
+            let expire = if obj.has_expire() {
+                db.expires.get(key.as_slice()).copied()
+            } else {
+                None
+            };
+            let entry = saved_entry(key, obj, expire, clock);
+            writer.entry(&entry.key, &entry.value, entry.meta)?;
+        }
+    }
+    Ok(())
+}
+
+/// A background save in progress.
+pub struct BgSave {
+    pub walk: SnapshotWalk,
+    pub started: Instant,
+    /// `dirty` when it began: what remains after it is the changes since this snapshot.
+    pub dirty_before: u64,
+}
+
+/// What the server knows about its saves (INFO persistence, LASTSAVE, `-MISCONF`).
+pub struct SaveState {
+    pub bgsave: Option<BgSave>,
+    /// The last background (or SHUTDOWN/SAVE) save succeeded (`rdb_last_bgsave_status`).
+    pub last_bgsave_ok: bool,
+    /// Seconds the last background save took (-1: none yet).
+    pub last_bgsave_time_sec: i64,
+    /// Saves started, background or not (`rdb_saves`).
+    pub saves: u64,
+    /// When the last background save was tried (s): a failed one is retried after 5 s.
+    pub last_bgsave_try: i64,
+    /// BGSAVE SCHEDULE (or BGSAVE inside MULTI) is waiting for its turn.
+    pub scheduled: bool,
+    /// Keys the last load added and skipped as expired.
+    pub last_load_keys_loaded: u64,
+    pub last_load_keys_expired: u64,
+    /// A file is being loaded (INFO `loading`).
+    pub loading: bool,
+    /// SHUTDOWN has done the shutdown's save (or decided against it): stopping must not again.
+    pub shutdown_handled: bool,
+    /// Distinguishes this server's temporary files from another's in the same process.
+    pub temp_tag: String,
+}
+
+impl Default for SaveState {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        SaveState {
+            bgsave: None,
+            last_bgsave_ok: true,
+            last_bgsave_time_sec: -1,
+            saves: 0,
+            last_bgsave_try: 0,
+            scheduled: false,
+            last_load_keys_loaded: 0,
+            last_load_keys_expired: 0,
+            loading: false,
+            shutdown_handled: false,
+            temp_tag: if n == 0 {
+                pid.to_string()
+            } else {
+                format!("{pid}-{n}")
+            },
+        }
+    }
+}
