@@ -142,15 +142,27 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), S
             },
         )
     });
+    // Redis's child fails after BGSAVE has answered: the status turns to err, the log says why.
     let writer = match opened {
         Ok(writer) => writer,
         Err(e) => {
             server.persistence.last_bgsave_ok = false;
-            server.log.warning(&format!(
-                "Can't save in background: {}: {}",
-                e.step, e.error
-            ));
-            return Err(SaveFailed);
+            server.persistence.last_bgsave_time_sec = 0;
+            if e.step == "open" {
+                server.log.warning(&format!(
+                    "Failed opening the temp RDB file {} (in server root dir {}) for saving: {}",
+                    target.temp.display(),
+                    server.config.dir,
+                    e.error
+                ));
+            } else {
+                server.log.warning(&format!(
+                    "Write error saving DB on disk({}): {}",
+                    e.step, e.error
+                ));
+            }
+            server.log.warning("Background saving error");
+            return Ok(());
         }
     };
     let clock = clock_in_file(ks, server);
@@ -485,6 +497,17 @@ mod tests {
             (db.clone(), db.clone()).prop_map(|(a, b)| format!("SWAPDB {a} {b}")),
             Just("FLUSHDB".to_string()),
             (key.clone(), 0..5u32).prop_map(|(k, o)| format!("SETRANGE {k} {o} ab")),
+            (key.clone(), 0..50u32).prop_map(|(k, v)| format!("RPUSH l{k} e{v} {v}")),
+            key.clone().prop_map(|k| format!("LPOP l{k}")),
+            (key.clone(), 0..700u32).prop_map(|(k, v)| format!("SADD s{k} {v}")),
+            (key.clone(), 0..50u32).prop_map(|(k, v)| format!("SADD s{k} m{v}")),
+            (key.clone(), 0..700u32).prop_map(|(k, v)| format!("SREM s{k} {v}")),
+            (key.clone(), 0..200u32).prop_map(|(k, v)| format!("HSET h{k} f{v} {v}")),
+            (key.clone(), 0..200u32).prop_map(|(k, v)| format!("HDEL h{k} f{v}")),
+            (key.clone(), 0..200u32).prop_map(|(k, v)| format!("ZADD z{k} {v}.5 m{v}")),
+            (key.clone(), 0..200u32).prop_map(|(k, v)| format!("ZREM z{k} m{v}")),
+            (key.clone(), 0..9u32).prop_map(|(k, v)| format!("XADD x{k} * f{v} {v}")),
+            (key.clone(), 0..9u32).prop_map(|(k, v)| format!("PFADD p{k} a{v}")),
         ]
     }
 
@@ -508,6 +531,15 @@ mod tests {
                 if i % 7 == 0 {
                     h.run(&format!("EXPIRE k{} 5000", i % 40));
                 }
+                let k = i % 40;
+                match i % 6 {
+                    0 => h.run(&format!("RPUSH lk{k} a{i} {i}")),
+                    1 => h.run(&format!("SADD sk{k} {i} {}", i * 3)),
+                    2 => h.run(&format!("HSET hk{k} f{i} {i}")),
+                    3 => h.run(&format!("ZADD zk{k} {i} m{i}")),
+                    4 => h.run(&format!("XADD xk{k} * f {i}")),
+                    _ => h.run(&format!("PFADD pk{k} e{i}")),
+                };
             }
             h.run("SELECT 0");
             let before = digest(&mut h);

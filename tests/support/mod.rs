@@ -186,6 +186,12 @@ impl RedisServer {
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.port))
     }
+
+    /// The server's working directory (`--dir`), where its RDB file goes.
+    #[allow(dead_code)]
+    pub fn dir(&self) -> &std::path::Path {
+        &self.dir
+    }
 }
 
 impl Drop for RedisServer {
