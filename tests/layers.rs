@@ -69,6 +69,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "tracking.rs",
             "evict.rs",
             "snapshot.rs",
+            "append_only.rs",
         ],
     ),
     (
@@ -90,6 +91,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "busy.rs",
             "expire.rs",
             "persistence.rs",
+            "aof.rs",
         ],
     ),
     ("handlers", &["commands/"]),

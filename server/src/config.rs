@@ -96,6 +96,38 @@ pub struct Config {
     /// Microseconds loading pauses after each key (`key-load-delay`, the loading twin).
     pub key_load_delay: i64,
     pub rdb_del_sync_files: bool,
+    /// The append-only file (`appendonly` and its companions).
+    pub appendonly: bool,
+    pub appendfilename: String,
+    pub appenddirname: String,
+    pub appendfsync: AppendFsync,
+    pub aof_load_truncated: bool,
+    pub auto_aof_rewrite_percentage: u64,
+    pub auto_aof_rewrite_min_size: u64,
+    pub no_appendfsync_on_rewrite: bool,
+    pub aof_rewrite_incremental_fsync: bool,
+}
+
+/// `appendfsync`: when appended writes reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AppendFsync {
+    /// Before the write's reply is sent.
+    Always,
+    /// By a thread, once a second.
+    #[default]
+    Everysec,
+    /// When the operating system decides.
+    No,
+}
+
+impl AppendFsync {
+    pub fn name(self) -> &'static str {
+        match self {
+            AppendFsync::Always => "always",
+            AppendFsync::Everysec => "everysec",
+            AppendFsync::No => "no",
+        }
+    }
 }
 
 /// Redis's default `save` points.
@@ -342,6 +374,15 @@ impl Default for Config {
             rdb_key_save_delay: 0,
             key_load_delay: 0,
             rdb_del_sync_files: false,
+            appendonly: false,
+            appendfilename: "appendonly.aof".into(),
+            appenddirname: "appendonlydir".into(),
+            appendfsync: AppendFsync::Everysec,
+            aof_load_truncated: true,
+            auto_aof_rewrite_percentage: 100,
+            auto_aof_rewrite_min_size: 64 * 1024 * 1024,
+            no_appendfsync_on_rewrite: false,
+            aof_rewrite_incremental_fsync: true,
         }
     }
 }
@@ -844,8 +885,36 @@ pub static PARAMS: &[Param] = &[
         set: |c, v| c.rdb_key_save_delay = v.parse().unwrap_or(0)),
     param!("rdb-del-sync-files", Kind::Bool, mutable: true,
         get: |c| yes_no(c.rdb_del_sync_files), set: |c, v| c.rdb_del_sync_files = parse_yes_no(v)),
-    // embedis keeps no AOF yet: `appendonly` accepts exactly the value that says so.
-    param!("appendonly", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
+    param!("appendonly", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.appendonly), set: |c, v| c.appendonly = parse_yes_no(v)),
+    param!("appendfilename", Kind::Text, mutable: false,
+        get: |c| c.appendfilename.clone(), set: |c, v| c.appendfilename = v.to_string()),
+    param!("appenddirname", Kind::Text, mutable: false,
+        get: |c| c.appenddirname.clone(), set: |c, v| c.appenddirname = v.to_string()),
+    param!("appendfsync", Kind::Choice(&["always", "everysec", "no"]), mutable: true,
+    get: |c| c.appendfsync.name().to_string(),
+    set: |c, v| c.appendfsync = match v.to_ascii_lowercase().as_str() {
+        "always" => AppendFsync::Always,
+        "no" => AppendFsync::No,
+        _ => AppendFsync::Everysec,
+    }),
+    param!("aof-load-truncated", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.aof_load_truncated), set: |c, v| c.aof_load_truncated = parse_yes_no(v)),
+    param!("auto-aof-rewrite-percentage", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.auto_aof_rewrite_percentage.to_string(),
+        set: |c, v| c.auto_aof_rewrite_percentage = v.parse().unwrap_or(100)),
+    param!("auto-aof-rewrite-min-size", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.auto_aof_rewrite_min_size.to_string(),
+        set: |c, v| c.auto_aof_rewrite_min_size = parse_memory(v).unwrap_or(0) as u64),
+    param!("no-appendfsync-on-rewrite", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.no_appendfsync_on_rewrite),
+        set: |c, v| c.no_appendfsync_on_rewrite = parse_yes_no(v)),
+    param!("aof-rewrite-incremental-fsync", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.aof_rewrite_incremental_fsync),
+        set: |c, v| c.aof_rewrite_incremental_fsync = parse_yes_no(v)),
+    // A base written as commands and timestamp annotations are not implemented yet.
+    param!("aof-use-rdb-preamble", Kind::Only(&["yes"]), mutable: true, get: |_| "yes".into(), set: |_, _| {}),
+    param!("aof-timestamp-enabled", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
     param!("notify-keyspace-events", Kind::Text, mutable: true,
         get: |c| event_class::to_letters(c.notify_keyspace_events),
         set: |c, v| c.notify_keyspace_events = event_class::from_letters(v).unwrap_or(0)),
@@ -1262,8 +1331,6 @@ impl std::error::Error for ConfigError {}
 /// Redis parameters that embedis knows of but does not implement yet; refused with a clear
 /// message instead of "bad directive".
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "appendfilename",
-    "appendfsync",
     "masterauth",
     "masteruser",
     "cluster-enabled",
@@ -1494,7 +1561,9 @@ mod tests {
         assert_eq!(c.port, 7000);
         assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
 
-        let err = c.load_text("# comment\nappendonly yes").unwrap_err();
+        let err = c
+            .load_text("# comment\naof-use-rdb-preamble no")
+            .unwrap_err();
         assert_eq!(err.line_number, 2);
         assert!(err.reason.contains("does not implement"), "{}", err.reason);
         c.load_text("notify-keyspace-events KEA").unwrap();

@@ -23,6 +23,7 @@ pub mod rdb_file;
 pub mod value;
 
 // 2. model: what the executor owns.
+pub mod append_only;
 pub mod blocking;
 pub mod client;
 pub mod evict;
@@ -49,6 +50,7 @@ pub mod publish;
 pub mod table;
 
 // 4. services: scripts and their hosts, busy scripts, expiry.
+pub mod aof;
 pub mod busy;
 pub mod expire;
 pub mod function_host;

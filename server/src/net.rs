@@ -78,7 +78,7 @@ impl Shared {
         if engine.server.shutdown.is_some() {
             self.shutdown.notify_one();
         }
-        if engine.server.persistence.bgsave.is_some() {
+        if engine.server.persistence.bgsave.is_some() || engine.server.aof.rewrite.is_some() {
             self.snapshot.notify_one();
         }
         // A new blocked client or pause may need the timer earlier than its next tick.
@@ -536,7 +536,7 @@ pub async fn run_engine_jobs(
     }
 }
 
-/// Drives a background save ([`crate::snapshot`]) between the connections' turns: a slice of
+/// Drives a background save or AOF rewrite ([`crate::snapshot`]) between the connections' turns: a slice of
 /// about half a millisecond of walking, then the other tasks run (`yield_now` puts this one at
 /// the back of the queue), so clients see at most that much added latency while a snapshot of
 /// any size is taken. When the writer thread falls behind, it waits for it instead.
@@ -548,8 +548,11 @@ pub async fn run_snapshots(shared: Rc<Shared>) {
             let (running, waiting) = {
                 let mut engine = shared.engine.borrow_mut();
                 let Engine { ks, server, .. } = &mut *engine;
-                let running = crate::persistence::bgsave_step(ks, server, SLICE);
-                (running, crate::persistence::bgsave_waiting(server))
+                let running = crate::persistence::bgsave_step(ks, server, SLICE)
+                    | crate::aof::rewrite_step(ks, server, SLICE);
+                let waiting = crate::persistence::bgsave_waiting(server)
+                    || crate::aof::rewrite_waiting(server);
+                (running, waiting)
             };
             if !running {
                 break;

@@ -42,8 +42,9 @@ fn writer_options(server: &ServerState) -> WriterOptions {
     }
 }
 
-/// The AUX fields and function libraries at the top of every file, as Redis writes them.
-fn write_preamble<W: std::io::Write>(
+/// The AUX fields and function libraries at the top of every file, as Redis writes them
+/// (`aof_base`: the file is the base of an AOF).
+pub fn write_preamble<W: std::io::Write>(
     server: &ServerState,
     writer: &mut RdbWriter<W>,
     aof_base: bool,
@@ -257,6 +258,9 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
         bgsave_step(ks, server, Duration::from_millis(1));
         return;
     }
+    if server.aof.rewrite.is_some() {
+        return;
+    }
     let now_s = server.clock.now_ms().div_euclid(1000);
     if std::mem::take(&mut server.persistence.scheduled) {
         let _ = bgsave_start(ks, server);
@@ -341,7 +345,13 @@ pub fn load_from<R: std::io::Read>(
     let delay = server.config.key_load_delay;
     loop {
         match reader.next_event().map_err(load_error)? {
-            Event::Aux { .. } | Event::ResizeDb { .. } => {}
+            Event::Aux { .. } => {}
+            // Size the tables once, as Redis does, instead of growing them key by key.
+            Event::ResizeDb { keys, expires } => {
+                let d = &mut ks.dbs[db];
+                d.main.expand(d.main.len() + keys as usize);
+                d.expires.expand(d.expires.len() + expires as usize);
+            }
             Event::SelectDb(n) => {
                 if n as usize >= ks.dbs.len() {
                     return Err(LoadError(format!(

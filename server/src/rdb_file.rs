@@ -33,12 +33,10 @@ pub struct SavedEntry {
 #[derive(Debug)]
 pub enum RdbItem {
     /// SELECTDB and RESIZEDB (the database's sizes when the snapshot began).
-    SelectDb {
-        db: u64,
-        keys: u64,
-        expires: u64,
-    },
-    Entry(Box<SavedEntry>),
+    SelectDb { db: u64, keys: u64, expires: u64 },
+    /// Keys in file order, sent a batch at a time: one hand-over (and at most one wake-up of
+    /// the writer) per batch rather than per key.
+    Entries(Vec<SavedEntry>),
     /// The walk is over: write EOF and the checksum, then sync and rename.
     Finish,
 }
@@ -148,7 +146,12 @@ pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64
 pub fn write_item<W: Write>(writer: &mut RdbWriter<W>, item: &RdbItem) -> Result<(), RdbError> {
     match item {
         RdbItem::SelectDb { db, keys, expires } => writer.select_db(*db, *keys, *expires),
-        RdbItem::Entry(e) => writer.entry(&e.key, &e.value, e.meta),
+        RdbItem::Entries(entries) => {
+            for e in entries {
+                writer.entry(&e.key, &e.value, e.meta)?;
+            }
+            Ok(())
+        }
         RdbItem::Finish => Ok(()),
     }
 }
@@ -191,11 +194,23 @@ impl WriterThread {
                     if let RdbItem::Finish = item {
                         return commit(&target, writer);
                     }
+                    if key_delay_us > 0 {
+                        if let RdbItem::Entries(entries) = &item {
+                            // rdb-key-save-delay: the pause after each key, as Redis's child.
+                            for e in entries {
+                                if let Err(err) = writer.entry(&e.key, &e.value, e.meta) {
+                                    return fail("rdbSaveRio", rdb_io(err));
+                                }
+                                std::thread::sleep(Duration::from_micros(key_delay_us as u64));
+                                if stop.load(Ordering::Acquire) {
+                                    break;
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     if let Err(e) = write_item(&mut writer, &item) {
                         return fail("rdbSaveRio", rdb_io(e));
-                    }
-                    if key_delay_us > 0 && matches!(item, RdbItem::Entry(_)) {
-                        std::thread::sleep(Duration::from_micros(key_delay_us as u64));
                     }
                 }
                 drop(writer);

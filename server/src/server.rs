@@ -393,13 +393,28 @@ pub(crate) fn new_engine(
     if let Some(data) = data {
         data.restore(&mut engine);
     } else if options.load_at_start {
-        let Engine {
-            ks,
-            server,
-            registry,
-            ..
-        } = &mut engine;
-        if let Err(e) = crate::persistence::load_at_start(ks, server, registry) {
+        // With the AOF on it is the dataset (an RDB file is ignored), as in Redis.
+        let loaded = if engine.server.config.appendonly {
+            crate::aof::load_at_start(&mut engine.parts())
+                .map(drop)
+                .map_err(|e| e.0)
+        } else {
+            let Engine {
+                ks,
+                server,
+                registry,
+                ..
+            } = &mut engine;
+            crate::persistence::load_at_start(ks, server, registry).map_err(|e| e.0)
+        };
+        if let Err(e) = loaded {
+            prepared.log.warning(&e);
+            return Err(report(ready, io::Error::other(e)));
+        }
+    }
+    if engine.server.config.appendonly {
+        let Engine { ks, server, .. } = &mut engine;
+        if let Err(e) = crate::aof::open_on_start(ks, server) {
             prepared.log.warning(&e.0);
             return Err(report(ready, io::Error::other(e.0)));
         }
@@ -411,6 +426,13 @@ pub(crate) fn new_engine(
 /// with save points set, unless SHUTDOWN already decided.
 pub(crate) fn save_on_stop(engine: &mut Engine) {
     let server = &mut engine.server;
+    // The AOF's last writes reach the disk before anything else.
+    if server.aof.status != crate::append_only::AofStatus::Off {
+        crate::aof::flush(server);
+        if let Some(appender) = &server.aof.appender {
+            let _ = appender.sync();
+        }
+    }
     if server.persistence.shutdown_handled || server.config.save_points.is_empty() {
         return;
     }

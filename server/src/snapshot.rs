@@ -176,10 +176,15 @@ pub struct SnapshotWalk {
     /// `current_save_keys_processed` / `_total`).
     written: u64,
     total: u64,
+    /// Entries waiting to be handed over as one batch.
+    batch: Vec<SavedEntry>,
 }
 
-/// Items the walk lets the writer fall behind by before it waits.
-const MAX_IN_FLIGHT: usize = 4096;
+/// Entries handed to the writer at a time.
+const BATCH: usize = 256;
+
+/// Batches the walk lets the writer fall behind by before it waits.
+const MAX_IN_FLIGHT: usize = 32;
 
 impl SnapshotWalk {
     /// Begins a snapshot of `ks` now: flips every database's parity and opens its capture.
@@ -205,6 +210,7 @@ impl SnapshotWalk {
             walked: false,
             written: 0,
             total: sizes_total,
+            batch: Vec::with_capacity(BATCH),
         }
     }
 
@@ -240,6 +246,7 @@ impl SnapshotWalk {
         let mut visited = 0usize;
         while !self.walked {
             if self.db >= ks.dbs.len() {
+                self.flush_batch();
                 self.writer.send(RdbItem::Finish);
                 self.walked = true;
                 break;
@@ -257,6 +264,7 @@ impl SnapshotWalk {
             };
             if !self.in_section {
                 let (keys, expires) = self.sizes.get(self.db).copied().unwrap_or_default();
+                self.flush_batch();
                 self.writer.send(RdbItem::SelectDb {
                     db: self.db as u64,
                     keys,
@@ -264,13 +272,11 @@ impl SnapshotWalk {
                 });
                 self.in_section = true;
             }
-            for entry in capture.preimages.drain(..) {
-                self.written += 1;
-                self.writer.send(RdbItem::Entry(Box::new(entry)));
-            }
+            self.written += capture.preimages.len() as u64;
+            self.batch.append(&mut capture.preimages);
             let (mark, clock) = (db.snapshot.mark, capture.clock);
             let expires = &db.expires;
-            let writer = &self.writer;
+            let batch = &mut self.batch;
             let written = &mut self.written;
             self.cursor = db.main.scan_mut(self.cursor, |key, obj| {
                 visited += 1;
@@ -282,23 +288,30 @@ impl SnapshotWalk {
                     } else {
                         None
                     };
-                    writer.send(RdbItem::Entry(Box::new(saved_entry(
-                        key, obj, expire, clock,
-                    ))));
+                    batch.push(saved_entry(key, obj, expire, clock));
                 }
             });
             visited += 1;
+            if self.batch.len() >= BATCH {
+                self.flush_batch();
+            }
             if self.cursor == 0 {
-                if let Some(capture) = db.snapshot.capture.take() {
-                    for entry in capture.preimages {
-                        self.written += 1;
-                        self.writer.send(RdbItem::Entry(Box::new(entry)));
-                    }
+                if let Some(mut capture) = db.snapshot.capture.take() {
+                    self.written += capture.preimages.len() as u64;
+                    self.batch.append(&mut capture.preimages);
                 }
                 self.next_db();
             }
         }
         self.walked
+    }
+
+    /// Hands the waiting entries to the writer.
+    fn flush_batch(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            self.writer.send(RdbItem::Entries(batch));
+        }
     }
 
     fn next_db(&mut self) {

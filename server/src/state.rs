@@ -170,6 +170,8 @@ pub struct ServerState {
     pub latency: crate::latency::LatencyMonitor,
     /// RDB saves: the background one in progress, outcomes, INFO persistence's figures.
     pub persistence: crate::snapshot::SaveState,
+    /// The append-only file (see [`crate::aof`]).
+    pub aof: crate::append_only::AppendOnly,
 }
 
 impl ServerState {
@@ -238,6 +240,7 @@ impl ServerState {
             slowlog: Default::default(),
             latency: Default::default(),
             persistence: Default::default(),
+            aof: crate::append_only::AppendOnly::new(),
         }
     }
 

@@ -275,6 +275,8 @@ const DEBUG_HELP: &[&str] = &[
     "    Writes <message> to the server log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
+    "LOADAOF",
+    "    Flushes the AOF, empties the dataset and loads the AOF back.",
     "RELOAD [MERGE] [NOFLUSH] [NOSAVE]",
     "    Saves the RDB file, empties the dataset and loads the file back. MERGE: keys and",
     "    libraries in the file replace loaded ones; NOFLUSH: keep the dataset; NOSAVE: load",
@@ -360,6 +362,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.ok();
     } else if ctx.arg_is(1, "reload") {
         return debug_reload(ctx);
+    } else if ctx.arg_is(1, "loadaof") && argc == 2 {
+        return debug_loadaof(ctx);
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
@@ -456,6 +460,29 @@ fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
         return Err(Error::msg("ERR Error trying to load the RDB dump"));
     }
     ctx.server.log.warning("DB reloaded by DEBUG RELOAD");
+    ctx.out.ok();
+    Ok(())
+}
+
+/// DEBUG LOADAOF: flush the AOF, empty the dataset, load the AOF back.
+fn debug_loadaof(ctx: &mut Ctx<'_>) -> CmdResult {
+    crate::aof::flush(ctx.server);
+    ctx.ks.flush_all(false);
+    if let Some(functions) = ctx.server.functions.get_mut() {
+        functions.flush();
+    }
+    let loaded = {
+        let (mut parts, _) = crate::call::Parts::of(ctx);
+        crate::aof::load_at_start(&mut parts)
+    };
+    if let Err(e) = loaded {
+        ctx.server.log.warning(&e.0);
+        return Err(Error::msg("ERR Error trying to load the AOF"));
+    }
+    ctx.ks.dirty = 0;
+    ctx.server
+        .log
+        .warning("Append Only File loaded by DEBUG LOADAOF");
     ctx.out.ok();
     Ok(())
 }

@@ -433,18 +433,64 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         "{}",
         p.last_load_keys_loaded
     );
-    field!(out, "aof_enabled", "0");
-    field!(out, "aof_rewrite_in_progress", "0");
-    field!(out, "aof_rewrite_scheduled", "0");
-    field!(out, "aof_last_rewrite_time_sec", "-1");
-    field!(out, "aof_current_rewrite_time_sec", "-1");
-    field!(out, "aof_last_bgrewrite_status", "ok");
-    field!(out, "aof_rewrites", "0");
-    field!(out, "aof_rewrites_consecutive_failures", "0");
-    field!(out, "aof_last_write_status", "ok");
+    let aof = &ctx.server.aof;
+    let enabled = aof.status != crate::append_only::AofStatus::Off;
+    field!(out, "aof_enabled", "{}", u8::from(enabled));
+    field!(
+        out,
+        "aof_rewrite_in_progress",
+        "{}",
+        u8::from(aof.rewrite.is_some())
+    );
+    field!(
+        out,
+        "aof_rewrite_scheduled",
+        "{}",
+        u8::from(aof.rewrite_scheduled)
+    );
+    field!(
+        out,
+        "aof_last_rewrite_time_sec",
+        "{}",
+        aof.last_rewrite_time_sec
+    );
+    let current = aof
+        .rewrite
+        .as_ref()
+        .map_or(-1, |job| job.started.elapsed().as_secs() as i64);
+    field!(out, "aof_current_rewrite_time_sec", "{current}");
+    let ok = |ok: bool| if ok { "ok" } else { "err" };
+    field!(
+        out,
+        "aof_last_bgrewrite_status",
+        "{}",
+        ok(aof.last_rewrite_ok)
+    );
+    field!(out, "aof_rewrites", "{}", aof.rewrites);
+    field!(
+        out,
+        "aof_rewrites_consecutive_failures",
+        "{}",
+        aof.rewrite_failures
+    );
+    field!(out, "aof_last_write_status", "{}", ok(aof.last_write_ok));
     field!(out, "aof_last_cow_size", "0");
     field!(out, "module_fork_in_progress", "0");
     field!(out, "module_fork_last_cow_size", "0");
+    if enabled {
+        field!(out, "aof_current_size", "{}", aof.current_size);
+        field!(out, "aof_base_size", "{}", aof.base_size);
+        field!(
+            out,
+            "aof_pending_rewrite",
+            "{}",
+            u8::from(aof.rewrite_scheduled)
+        );
+        field!(out, "aof_buffer_length", "{}", aof.buf.len());
+        let pending = aof.appender.as_ref().is_some_and(|a| a.fsync_pending());
+        field!(out, "aof_pending_bio_fsync", "{}", u8::from(pending));
+        field!(out, "aof_delayed_fsync", "0");
+    }
 }
 
 fn stats(ctx: &Ctx<'_>, out: &mut String) {

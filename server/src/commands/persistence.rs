@@ -1,4 +1,4 @@
-//! SAVE and BGSAVE: the commands of RDB persistence, over [`crate::persistence`] (which also
+//! SAVE, BGSAVE and BGREWRITEAOF: the commands of RDB and AOF persistence, over [`crate::persistence`] (which also
 //! serves LASTSAVE's figure, SHUTDOWN's save, FLUSHALL's save and DEBUG RELOAD).
 //!
 //! BGSAVE starts a forkless snapshot ([`crate::snapshot`]) and answers at once, as Redis's fork
@@ -35,6 +35,16 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Writes a point-in-time snapshot of the dataset to the RDB file while clients are served.",
             "[SCHEDULE]",
         ),
+    CommandSpec::new("bgrewriteaof", 1, bgrewriteaof)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Rewrites the append-only file from a point-in-time snapshot while clients are served.",
+            "",
+        ),
 ];
 
 fn save(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -58,13 +68,15 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
         _ => return Err(Error::Syntax),
     };
     let in_exec = !ctx.may_block && !ctx.from_script;
-    // Redis schedules only behind another kind of child (an AOF rewrite, which embedis does not
-    // have); behind a running BGSAVE it refuses, SCHEDULE or not.
-    let _ = schedule;
+    // Redis schedules only behind another kind of child (an AOF rewrite); behind a running
+    // BGSAVE it refuses, SCHEDULE or not.
     if persistence::bgsave_in_progress(ctx.server) {
         return Err(Error::msg("ERR Background save already in progress"));
     }
-    if in_exec {
+    if crate::aof::rewrite_in_progress(ctx.server) || in_exec {
+        if !schedule && !in_exec {
+            return Err(Error::msg("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."));
+        }
         ctx.server.persistence.scheduled = true;
         ctx.out.simple(b"Background saving scheduled");
         return Ok(());
@@ -75,5 +87,34 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
             Ok(())
         }
         Err(_) => Err(Error::msg("ERR")),
+    }
+}
+
+fn bgrewriteaof(ctx: &mut Ctx<'_>) -> CmdResult {
+    if crate::aof::rewrite_in_progress(ctx.server) {
+        return Err(Error::msg(
+            "ERR Background append only file rewriting already in progress",
+        ));
+    }
+    let in_exec = !ctx.may_block && !ctx.from_script;
+    if persistence::bgsave_in_progress(ctx.server) || in_exec {
+        ctx.server.aof.rewrite_scheduled = true;
+        ctx.server.aof.rewrite_failures = 0;
+        ctx.out
+            .simple(b"Background append only file rewriting scheduled");
+        return Ok(());
+    }
+    match crate::aof::rewrite_start(ctx.ks, ctx.server) {
+        Ok(()) => {
+            ctx.out
+                .simple(b"Background append only file rewriting started");
+            Ok(())
+        }
+        Err(e) => {
+            ctx.server.log.warning(&format!(
+                "Can't rewrite append only file in background: {e}"
+            ));
+            Err(Error::msg("ERR Can't execute an AOF background rewriting. Please check the server logs for more information."))
+        }
     }
 }

@@ -89,6 +89,7 @@ impl Engine {
         // Save points and scheduled saves; a running background save advances a little here too
         // (the I/O layer drives it between turns; this keeps it going where that does not).
         crate::persistence::cron(&mut self.ks, &mut self.server);
+        crate::aof::cron(&mut self.ks, &mut self.server);
         self.resize_and_rehash();
         // Keys the cycle expired, and the tracking table's size limit, outside any command.
         if self.ks.tracking.is_on() {

@@ -1,0 +1,743 @@
+//! The append-only file as a service: loading it at start-up (base RDB, then each incremental
+//! file's commands replayed through `call` as Redis's fake AOF client does), appending the write
+//! stream with Redis's three fsync policies, rewriting it in the background (a new base from the
+//! forkless snapshot of [`crate::snapshot`] while a new incremental file takes the writes made
+//! meanwhile), turning it on and off at run time, and the tick's automatic rewrite.
+//!
+//! The layout and its state are [`crate::append_only`]'s. What is appended is exactly what the
+//! write stream ([`crate::propagate`]) produced for the commands that ran, so the file replays to
+//! the same dataset. Under `appendfsync always` the I/O layer calls [`flush`] before any reply
+//! leaves, and a reply is only sent once its write is on disk; under `everysec` a thread fsyncs
+//! once a second; under `no` the OS decides.
+//!
+//! Not yet: `aof-use-rdb-preamble no` (a base written as commands), `aof-timestamp-enabled`.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use embedis_protocol::Version;
+
+use crate::append_only::{AofStatus, AppendOnly, Appender};
+use crate::call::{How, Parts};
+use crate::client::{ClientHandle, ClientState, Peer};
+use crate::config::{AppendFsync, Config};
+use crate::keyspace::Keyspace;
+use crate::rdb_file::{Target, WriterThread};
+use crate::snapshot::{ClockInFile, SnapshotWalk};
+use crate::state::ServerState;
+
+/// The AOF directory of this configuration.
+pub fn dir_of(config: &Config) -> PathBuf {
+    AppendOnly::dir_path(&config.dir, &config.appenddirname)
+}
+
+/// How loading one file ended (Redis's `AOF_*` results).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FileLoad {
+    Ok,
+    Empty,
+    Truncated,
+}
+
+/// Why loading failed: Redis's log line.
+#[derive(Debug)]
+pub struct AofError(pub String);
+
+/// The client the AOF's commands run as: a fake one, like Redis's `CLIENT_ID_AOF`.
+fn aof_client(now_ms: i64) -> ClientState {
+    use std::net::{Ipv4Addr, SocketAddr};
+    ClientState::new(
+        std::sync::Arc::new(ClientHandle::new(u64::MAX)),
+        Peer::Tcp {
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            local: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        },
+        -1,
+        now_ms,
+        true,
+    )
+}
+
+/// Loads the AOF of `config` into the engine's data at start-up. Ok(false): there is no AOF.
+pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
+    let config = &parts.server.config;
+    let dir = dir_of(config);
+    let filename = config.appendfilename.clone();
+    let manifest_path = dir.join(format!("{filename}.manifest"));
+    if !manifest_path.exists() {
+        return Ok(false);
+    }
+    let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
+        AofError(format!(
+            "Fatal error: can't open the AOF manifest file {} for reading: {e}",
+            manifest_path.display()
+        ))
+    })?;
+    let manifest = crate::append_only::Manifest::parse(&text)
+        .map_err(|e| AofError(format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}")))?;
+    let files: Vec<String> = manifest
+        .base
+        .iter()
+        .chain(&manifest.incr)
+        .map(|f| f.name.clone())
+        .collect();
+    let started = Instant::now();
+    let mut total = 0u64;
+    for name in &files {
+        match std::fs::metadata(dir.join(name)) {
+            Ok(m) => total += m.len(),
+            Err(e) => {
+                return Err(AofError(format!(
+                    "Fatal error: can't open the append log file {name} for reading: {e}"
+                )))
+            }
+        }
+    }
+    parts.server.aof.manifest = manifest;
+    if total == 0 {
+        return Ok(true);
+    }
+    parts.server.persistence.loading = true;
+    let mut client = aof_client(parts.server.clock.now_ms());
+    let count = files.len();
+    let mut result = Ok(true);
+    for (i, name) in files.iter().enumerate() {
+        let last = i + 1 == count;
+        let file_started = Instant::now();
+        match load_file(parts, &mut client, &dir, name) {
+            Ok(FileLoad::Truncated) if !last => {
+                result = Err(AofError(
+                    "Fatal error: the truncated file is not the last file".into(),
+                ));
+                break;
+            }
+            Ok(_) => {
+                let kind = if parts
+                    .server
+                    .aof
+                    .manifest
+                    .base
+                    .as_ref()
+                    .is_some_and(|b| &b.name == name)
+                {
+                    "base"
+                } else {
+                    "incr"
+                };
+                parts.server.log.notice(&format!(
+                    "DB loaded from {kind} file {name}: {:.3} seconds",
+                    file_started.elapsed().as_secs_f64()
+                ));
+            }
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    parts.server.persistence.loading = false;
+    if result.is_ok() {
+        let aof = &mut parts.server.aof;
+        aof.current_size = total;
+        aof.base_size = aof
+            .manifest
+            .base
+            .as_ref()
+            .and_then(|b| std::fs::metadata(dir.join(&b.name)).ok())
+            .map_or(0, |m| m.len());
+        parts.server.log.notice(&format!(
+            "DB loaded from append only file: {:.3} seconds",
+            started.elapsed().as_secs_f64()
+        ));
+        parts.ks.dirty = 0;
+    }
+    result
+}
+
+/// Loads one file of the AOF: an RDB (a base) followed by commands, or only commands.
+fn load_file(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    dir: &Path,
+    name: &str,
+) -> Result<FileLoad, AofError> {
+    let path = dir.join(name);
+    let file = File::open(&path).map_err(|e| {
+        AofError(format!(
+            "Fatal error: can't open the append log file {name} for reading: {e}"
+        ))
+    })?;
+    if file.metadata().map(|m| m.len()).unwrap_or(0) == 0 {
+        return Ok(FileLoad::Empty);
+    }
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let is_rdb = reader.fill_buf().is_ok_and(|b| b.starts_with(b"REDIS"));
+    if is_rdb {
+        parts
+            .server
+            .log
+            .notice("Reading RDB base file on AOF loading...");
+        crate::persistence::load_from(parts.ks, parts.server, parts.registry, &mut reader, false)
+            .map_err(|e| {
+            AofError(format!(
+                "Error reading the RDB base file {name}, AOF loading aborted ({})",
+                e.0
+            ))
+        })?;
+    }
+    replay_commands(parts, client, &path, name, reader)
+}
+
+/// Redis's loop over an AOF's commands, with `aof-load-truncated`'s treatment of a short tail.
+fn replay_commands<R: Read>(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    path: &Path,
+    name: &str,
+    reader: BufReader<R>,
+) -> Result<FileLoad, AofError> {
+    let mut input = Counting {
+        inner: reader,
+        offset: 0,
+    };
+    let base_offset = 0u64;
+    let mut valid_up_to = base_offset;
+    let mut valid_before_multi = base_offset;
+    let delay = parts.server.config.key_load_delay;
+    let bad_format = || {
+        AofError(format!(
+            "Bad file format reading the append only file {name}: make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>"
+        ))
+    };
+    let mut start_offset = None;
+    loop {
+        let mut line = Vec::new();
+        if start_offset.is_none() {
+            start_offset = Some(input.offset);
+            valid_up_to = input.offset;
+            valid_before_multi = input.offset;
+        }
+        let n = input.read_line(&mut line);
+        if n == 0 {
+            break;
+        }
+        if line[0] == b'#' {
+            continue;
+        }
+        if line[0] != b'*' {
+            return Err(bad_format());
+        }
+        if !line.ends_with(b"\n") {
+            return truncated(parts, path, name, valid_up_to);
+        }
+        let argc = atoi(&line[1..]);
+        if argc < 1 {
+            return Err(bad_format());
+        }
+        let mut args = Vec::with_capacity(argc as usize);
+        for _ in 0..argc {
+            let mut header = Vec::new();
+            let n = input.read_line(&mut header);
+            if n == 0 || !header.ends_with(b"\n") {
+                return truncated(parts, path, name, valid_up_to);
+            }
+            if header[0] != b'$' {
+                return Err(bad_format());
+            }
+            let len = atoi(&header[1..]).max(0) as usize;
+            let mut arg = vec![0u8; len + 2];
+            if !input.read_exact(&mut arg) {
+                return truncated(parts, path, name, valid_up_to);
+            }
+            arg.truncate(len);
+            args.push(Bytes::from(arg));
+        }
+        let command = match crate::gates::resolve(parts.registry, &args) {
+            Ok(command) => command,
+            Err(_) => {
+                return Err(AofError(format!(
+                    "Unknown command '{}' reading the append only file {name}",
+                    String::from_utf8_lossy(&args[0])
+                )))
+            }
+        };
+        if command.full_name == "multi" {
+            valid_before_multi = valid_up_to;
+        }
+        let in_multi = client.multi.is_some();
+        if in_multi && command.full_name != "exec" {
+            let flags = command.spec.flags;
+            if let Some(transaction) = client.multi.as_mut() {
+                transaction.queue(command.id, flags, args, false);
+            }
+        } else {
+            let mut out = BytesMut::new();
+            let now_us = parts.server.clock.now_us();
+            crate::call::call(
+                parts,
+                client,
+                command,
+                &args,
+                &mut out,
+                Version::Resp2,
+                now_us,
+                How {
+                    counted: false,
+                    may_block: false,
+                    woken_by: None,
+                    from_script: false,
+                    nested: false,
+                    script: None,
+                },
+            );
+        }
+        valid_up_to = input.offset;
+        if delay > 0 {
+            std::thread::sleep(Duration::from_micros(delay as u64));
+        }
+    }
+    if client.multi.is_some() {
+        parts.server.log.warning(&format!(
+            "Revert incomplete MULTI/EXEC transaction in AOF file {name}"
+        ));
+        client.multi = None;
+        return truncated(parts, path, name, valid_before_multi);
+    }
+    Ok(FileLoad::Ok)
+}
+
+/// A short read: truncate and go on under `aof-load-truncated yes`, else fail.
+fn truncated(
+    parts: &mut Parts<'_>,
+    path: &Path,
+    name: &str,
+    valid_up_to: u64,
+) -> Result<FileLoad, AofError> {
+    let log = &parts.server.log;
+    if parts.server.config.aof_load_truncated {
+        log.warning(&format!(
+            "!!! Warning: short read while loading the AOF file {name}!!!"
+        ));
+        log.warning(&format!(
+            "!!! Truncating the AOF {name} at offset {valid_up_to} !!!"
+        ));
+        let cut = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|f| f.set_len(valid_up_to));
+        match cut {
+            Ok(()) => {
+                log.warning(&format!(
+                    "AOF {name} loaded anyway because aof-load-truncated is enabled"
+                ));
+                return Ok(FileLoad::Truncated);
+            }
+            Err(e) => log.warning(&format!("Error truncating the AOF file {name}: {e}")),
+        }
+    }
+    Err(AofError(format!(
+        "Unexpected end of file reading the append only file {name}. You can: 1) Make a backup of your AOF file, then use ./redis-check-aof --fix <filename.manifest>. 2) Alternatively you can set the 'aof-load-truncated' configuration option to yes and restart the server."
+    )))
+}
+
+fn atoi(bytes: &[u8]) -> i64 {
+    let text = String::from_utf8_lossy(bytes);
+    let digits: String = text
+        .trim()
+        .chars()
+        .enumerate()
+        .take_while(|(i, c)| c.is_ascii_digit() || (*i == 0 && *c == '-'))
+        .map(|(_, c)| c)
+        .collect();
+    digits.parse().unwrap_or(0)
+}
+
+/// A buffered reader that knows its offset in the file.
+struct Counting<R> {
+    inner: BufReader<R>,
+    offset: u64,
+}
+
+impl<R: Read> Counting<R> {
+    /// Reads a line (up to and including `\n`); 0 at the end.
+    fn read_line(&mut self, line: &mut Vec<u8>) -> usize {
+        let n = self.inner.read_until(b'\n', line).unwrap_or(0);
+        self.offset += n as u64;
+        n
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> bool {
+        let ok = self.inner.read_exact(buf).is_ok();
+        if ok {
+            self.offset += buf.len() as u64;
+        }
+        ok
+    }
+}
+
+/// After start-up with `appendonly yes`: creates the directory, a base of the dataset if the
+/// AOF is new, opens the incremental file to append to, writes the manifest and deletes history
+/// files (Redis's `aofOpenIfNeededOnServerStart` and `aofDelHistoryFiles`).
+pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), AofError> {
+    let dir = dir_of(&server.config);
+    std::fs::create_dir_all(&dir).map_err(|e| {
+        AofError(format!(
+            "Can't open or create append-only dir {}: {e}",
+            dir.display()
+        ))
+    })?;
+    let filename = server.config.appendfilename.clone();
+    if server.aof.manifest.base.is_none() && server.aof.manifest.incr.is_empty() {
+        let name = server.aof.manifest.new_base(&filename);
+        let target = Target {
+            path: dir.join(&name),
+            temp: dir.join(format!(
+                "temp-rewriteaof-{}.aof",
+                server.persistence.temp_tag
+            )),
+        };
+        write_base_now(ks, server, &target)?;
+        server
+            .log
+            .notice(&format!("Creating AOF base file {name} on server start"));
+    }
+    let opened_existing = !server.aof.manifest.incr.is_empty();
+    let name = match server.aof.manifest.incr.last() {
+        Some(f) => f.name.clone(),
+        None => server.aof.manifest.new_incr(&filename),
+    };
+    let appender = Appender::open(&dir.join(&name), !opened_existing)
+        .map_err(|e| AofError(format!("Can't open the append-only file {name}: {e}")))?;
+    server.aof.appender = Some(appender);
+    server
+        .aof
+        .persist_manifest(&dir, &filename)
+        .map_err(|e| AofError(format!("Can't persist the AOF manifest: {e}")))?;
+    server.aof.delete_history(&dir);
+    server.aof.status = AofStatus::On;
+    server.log.notice(&format!(
+        "{} AOF incr file {name} on server start",
+        if opened_existing {
+            "Opening"
+        } else {
+            "Creating"
+        }
+    ));
+    Ok(())
+}
+
+/// Writes an RDB of the whole dataset to `target` now (the base of a new AOF at start-up).
+fn write_base_now(ks: &Keyspace, server: &ServerState, target: &Target) -> Result<(), AofError> {
+    let fail = |e: String| AofError(format!("Write error writing the AOF base: {e}"));
+    let opts = embedis_rdb::WriterOptions {
+        compression: server.config.rdbcompression,
+        checksum: server.config.rdbchecksum,
+    };
+    let mut writer = crate::rdb_file::create(target, opts).map_err(|e| fail(e.to_string()))?;
+    crate::persistence::write_preamble(server, &mut writer, true)
+        .map_err(|e| fail(e.to_string()))?;
+    let clock = ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms());
+    crate::snapshot::write_keyspace(ks, &mut writer, clock).map_err(|e| fail(e.to_string()))?;
+    crate::rdb_file::commit(target, writer).map_err(|e| fail(e.to_string()))?;
+    Ok(())
+}
+
+/// Appends what the write stream produced (called with its bytes after each command).
+#[inline]
+pub fn feed(server: &mut ServerState, bytes: &[u8]) {
+    if server.aof.status != AofStatus::Off {
+        server.aof.buf.extend_from_slice(bytes);
+    }
+}
+
+/// Writes the buffered bytes to the file (Redis's `flushAppendOnlyFile`): before replies leave
+/// under `always` (with an fsync), at least once per turn otherwise.
+pub fn flush(server: &mut ServerState) {
+    let aof = &mut server.aof;
+    if aof.buf.is_empty() {
+        return;
+    }
+    let Some(appender) = aof.appender.as_ref() else {
+        return;
+    };
+    let policy = server.config.appendfsync;
+    let result = appender.append(
+        &aof.buf,
+        policy == AppendFsync::Always,
+        policy == AppendFsync::Everysec,
+    );
+    match result {
+        Ok(()) => {
+            aof.current_size += aof.buf.len() as u64;
+            aof.buf.clear();
+            if !aof.last_write_ok {
+                server
+                    .log
+                    .warning("AOF write error looks solved, Redis can write again.");
+            }
+            aof.last_write_ok = true;
+        }
+        Err(e) => {
+            if aof.last_write_ok {
+                server
+                    .log
+                    .warning(&format!("Error writing to the AOF file: {e}"));
+            }
+            aof.last_write_ok = false;
+        }
+    }
+}
+
+/// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a
+/// point-in-time snapshot, and a new incremental file from the same point on.
+pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
+    let dir = dir_of(&server.config);
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let filename = server.config.appendfilename.clone();
+    // Everything before this point belongs to the current increment.
+    flush(server);
+    let mut manifest = server.aof.manifest.clone();
+    let incr_name = manifest.new_incr(&filename);
+    let base_name = manifest.clone().new_base(&filename);
+    let temp = dir.join(format!(
+        "temp-rewriteaof-bg-{}.aof",
+        server.persistence.temp_tag
+    ));
+    let target = Target {
+        path: dir.join(&base_name),
+        temp,
+    };
+    let opts = embedis_rdb::WriterOptions {
+        compression: server.config.rdbcompression,
+        checksum: server.config.rdbchecksum,
+    };
+    let mut writer = crate::rdb_file::create(&target, opts).map_err(|e| e.to_string())?;
+    crate::persistence::write_preamble(server, &mut writer, true).map_err(|e| e.to_string())?;
+    let thread = WriterThread::spawn(target, writer, server.config.rdb_key_save_delay)
+        .map_err(|e| e.to_string())?;
+    // The new increment takes the writes from now on: opened (and, when the AOF is on, listed
+    // in the manifest) before the snapshot's point in time. With the AOF off, a rewrite writes
+    // only a base.
+    if server.aof.status != AofStatus::Off {
+        let appender = Appender::open(&dir.join(&incr_name), true).map_err(|e| e.to_string())?;
+        if server.aof.status == AofStatus::On {
+            server.aof.manifest = manifest;
+            server
+                .aof
+                .persist_manifest(&dir, &filename)
+                .map_err(|e| e.to_string())?;
+        } else {
+            server.aof.pending_incr = Some((incr_name.clone(), manifest));
+        }
+        server.aof.appender = Some(appender);
+        server.log.notice(&format!(
+            "Creating AOF incr file {incr_name} on background rewrite"
+        ));
+    }
+    let clock = ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms());
+    let walk = SnapshotWalk::begin(ks, thread, clock);
+    server.aof.rewrite = Some(crate::append_only::Rewrite {
+        walk,
+        started: Instant::now(),
+        base_name,
+    });
+    server.aof.rewrite_scheduled = false;
+    server
+        .log
+        .notice("Background append only file rewriting started (forkless snapshot)");
+    Ok(())
+}
+
+/// Advances a running rewrite; finishes it when its writer is done. True while one runs.
+pub fn rewrite_step(ks: &mut Keyspace, server: &mut ServerState, budget: Duration) -> bool {
+    let Some(job) = server.aof.rewrite.as_mut() else {
+        return false;
+    };
+    if !job.walk.walked() {
+        job.walk.step(ks, budget);
+    }
+    if job.walk.walked() && job.walk.writer_finished() {
+        rewrite_done(server);
+        return false;
+    }
+    true
+}
+
+/// True if a running rewrite waits for its writer.
+pub fn rewrite_waiting(server: &ServerState) -> bool {
+    server
+        .aof
+        .rewrite
+        .as_ref()
+        .is_some_and(|job| job.walk.walked() || !job.walk.writer_has_room())
+}
+
+fn rewrite_done(server: &mut ServerState) {
+    let Some(job) = server.aof.rewrite.take() else {
+        return;
+    };
+    let dir = dir_of(&server.config);
+    let filename = server.config.appendfilename.clone();
+    let elapsed = job.started.elapsed().as_secs() as i64;
+    server.aof.last_rewrite_time_sec = elapsed;
+    match job.walk.into_writer().join() {
+        Ok(size) => {
+            let aof = &mut server.aof;
+            if let Some((_, manifest)) = aof.pending_incr.take() {
+                aof.manifest = manifest;
+            }
+            let base = aof.manifest.new_base(&filename);
+            debug_assert_eq!(base, job.base_name);
+            aof.manifest.retire_rewritten_incr();
+            if let Err(e) = aof.persist_manifest(&dir, &filename) {
+                server
+                    .log
+                    .warning(&format!("Can't persist the AOF manifest: {e}"));
+                server.aof.last_rewrite_ok = false;
+                server.aof.rewrite_failures += 1;
+                return;
+            }
+            aof.delete_history(&dir);
+            aof.base_size = size;
+            aof.current_size = size;
+            aof.rewrites += 1;
+            aof.rewrite_failures = 0;
+            aof.last_rewrite_ok = true;
+            if aof.status == AofStatus::WaitRewrite {
+                aof.status = AofStatus::On;
+                server
+                    .log
+                    .notice("Background AOF rewrite finished successfully");
+            }
+            server
+                .log
+                .notice("Background AOF rewrite terminated with success");
+        }
+        Err(e) => {
+            server.log.warning(&format!(
+                "Background AOF rewrite failed: {}: {}",
+                e.step, e.error
+            ));
+            server.aof.last_rewrite_ok = false;
+            server.aof.rewrite_failures += 1;
+            if server.aof.status == AofStatus::WaitRewrite {
+                server.aof.pending_incr = None;
+            }
+        }
+    }
+}
+
+/// `CONFIG SET appendonly yes` at run time: the first rewrite makes the base.
+pub fn start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
+    if server.aof.status != AofStatus::Off {
+        return Ok(());
+    }
+    server.aof.status = AofStatus::WaitRewrite;
+    if server.persistence.bgsave.is_some() {
+        server.aof.rewrite_scheduled = true;
+        server.log.warning("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+        return Ok(());
+    }
+    rewrite_start(ks, server).inspect_err(|_| {
+        server.aof.status = AofStatus::Off;
+        server.log.warning("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
+    })
+}
+
+/// `CONFIG SET appendonly no`: flush, fsync, close.
+pub fn stop(ks: &mut Keyspace, server: &mut ServerState) {
+    if server.aof.status == AofStatus::Off {
+        return;
+    }
+    flush(server);
+    if let Some(appender) = server.aof.appender.take() {
+        let _ = appender.sync();
+    }
+    if let Some(job) = server.aof.rewrite.take() {
+        job.walk.abort(ks);
+    }
+    server.aof.status = AofStatus::Off;
+    server.aof.rewrite_scheduled = false;
+    server.aof.pending_incr = None;
+    server.aof.buf.clear();
+}
+
+/// The tick: a scheduled rewrite, or an automatic one when the AOF grew by
+/// `auto-aof-rewrite-percentage` over its size after the last rewrite.
+pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
+    if server.aof.rewrite.is_some() {
+        rewrite_step(ks, server, Duration::from_millis(1));
+        return;
+    }
+    if server.aof.status == AofStatus::Off && !server.aof.rewrite_scheduled {
+        return;
+    }
+    flush(server);
+    if server.persistence.bgsave.is_some() {
+        return;
+    }
+    if server.aof.rewrite_scheduled {
+        let _ = rewrite_start(ks, server);
+        return;
+    }
+    let c = &server.config;
+    let aof = &server.aof;
+    if aof.status == AofStatus::On
+        && c.auto_aof_rewrite_percentage > 0
+        && aof.current_size > c.auto_aof_rewrite_min_size
+    {
+        let base = aof.base_size.max(1);
+        let growth = (aof.current_size * 100 / base).saturating_sub(100);
+        if growth >= c.auto_aof_rewrite_percentage {
+            server.log.notice(&format!(
+                "Starting automatic rewriting of AOF on {growth}% growth"
+            ));
+            let _ = rewrite_start(ks, server);
+        }
+    }
+}
+
+/// True if a rewrite is running.
+pub fn rewrite_in_progress(server: &ServerState) -> bool {
+    server.aof.rewrite.is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::append_only::Manifest;
+
+    #[test]
+    fn manifest_round_trips_and_checks_as_redis() {
+        let text = "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\nfile appendonly.aof.2.incr.aof seq 2 type i\n";
+        let m = Manifest::parse(text).unwrap();
+        assert_eq!(m.to_text(), text);
+        assert_eq!(m.base_seq, 1);
+        assert_eq!(m.incr_seq, 2);
+        assert_eq!(
+            Manifest::parse("file a seq 2 type i\nfile b seq 1 type i\n").unwrap_err(),
+            "Found a non-monotonic sequence number"
+        );
+        assert_eq!(
+            Manifest::parse("file a/b seq 1 type b\n").unwrap_err(),
+            "File can't be a path, just a filename"
+        );
+        assert_eq!(
+            Manifest::parse("").unwrap_err(),
+            "Found an empty AOF manifest"
+        );
+        assert_eq!(
+            Manifest::parse("file a seq 1 type x\n").unwrap_err(),
+            "Unknown AOF file type"
+        );
+        let mut m = m;
+        assert_eq!(m.new_base("appendonly.aof"), "appendonly.aof.2.base.rdb");
+        m.retire_rewritten_incr();
+        assert_eq!(
+            m.to_text(),
+            "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.1.base.rdb seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"
+        );
+    }
+}
