@@ -161,6 +161,17 @@ impl<K, V, S> Dict<K, V, S> {
         self.resize_allowed = allowed;
     }
 
+    /// Moves every entry out into a dict of their own, leaving this one empty with the same
+    /// hasher (so that the entries loaded next land where the old ones were, as in Redis,
+    /// whose tables share one seed per process).
+    pub fn take(&mut self) -> Dict<K, V, S>
+    where
+        S: Clone,
+    {
+        let empty = Dict::with_hasher(self.hasher.clone());
+        std::mem::replace(self, empty)
+    }
+
     /// Removes every entry, keeping the hasher.
     pub fn clear(&mut self) {
         self.tables = [Table::empty(), Table::empty()];

@@ -140,10 +140,7 @@ impl Db {
         self.avg_ttl = 0;
         self.expires_cursor = 0;
         self.field_expires.clear();
-        (
-            std::mem::take(&mut self.main),
-            std::mem::take(&mut self.expires),
-        )
+        (self.main.take(), self.expires.take())
     }
 }
 
@@ -902,19 +899,21 @@ impl Keyspace {
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let fields_deadline = fields_deadline(&value);
         let d = &mut self.dbs[db];
-        if d.main.contains_key(key.as_slice()) {
-            return false;
-        }
         let (mut obj, held) = new_object(d, clock, limits, maxmemory, value, now);
         if let Some(bits) = lru {
             obj.touch(bits);
         }
+        obj.set_has_expire(expire_at.is_some());
+        // One probe: a duplicate (a corrupt file) is put back as it was and reported.
+        if let Some(old) = d.main.insert(key.clone(), obj) {
+            d.main.insert(key, old);
+            release_growth(d, held);
+            return false;
+        }
         d.index_hash_fields(&key, fields_deadline);
         if let Some(when) = expire_at {
-            obj.set_has_expire(true);
-            d.expires.insert(key.clone(), when);
+            d.expires.insert(key, when);
         }
-        d.main.insert_new(key, obj);
         release_growth(d, held);
         true
     }
