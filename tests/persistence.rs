@@ -413,3 +413,45 @@ fn a_file_with_a_bad_checksum_is_refused_at_start() {
     // rdbchecksum no writes a zero trailer, which loads without a check, as in Redis.
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `embedis-server` loads its file while serving: commands get `-LOADING` (INFO still answers,
+/// showing the progress) until the dataset is in, as with Redis.
+#[test]
+fn clients_get_loading_while_the_binary_loads_its_file() {
+    let dir = temp_dir("loading");
+    let server = embedis::Server::builder().dir(&dir).start().unwrap();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    for i in 0..20_000 {
+        c.send_raw(&Conn::encode(&[
+            b"SET",
+            format!("key:{i}").as_bytes(),
+            b"v",
+        ]));
+    }
+    for _ in 0..20_000 {
+        c.read_reply().unwrap();
+    }
+    assert_eq!(text(&mut c, &["SAVE"]), "+OK\r\n");
+    drop(c);
+    drop(server);
+    // 100 µs per key: about two seconds of loading.
+    let loader = RedisServer::start_binary(
+        EMBEDIS,
+        "persistence-loading",
+        &["--dir", dir.to_str().unwrap(), "--key-load-delay", "100"],
+    );
+    let mut c = Conn::connect(loader.addr()).unwrap();
+    let first = text(&mut c, &["GET", "key:1"]);
+    assert_eq!(first, "-LOADING Redis is loading the dataset in memory\r\n");
+    let info = text(&mut c, &["INFO", "persistence"]);
+    assert!(info.contains("loading:1\r\n"), "{info}");
+    assert!(info.contains("loading_total_bytes:"), "{info}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while text(&mut c, &["INFO", "persistence"]).contains("loading:1\r\n") {
+        assert!(Instant::now() < deadline, "loading did not finish");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(text(&mut c, &["DBSIZE"]), ":20000\r\n");
+    assert_eq!(text(&mut c, &["GET", "key:1"]), "$1\r\nv\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}

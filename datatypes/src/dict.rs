@@ -1129,3 +1129,20 @@ mod tests {
         assert_eq!(got.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
     }
 }
+#[cfg(test)]
+mod shrink_during_load {
+    use super::*;
+    #[test]
+    fn inserts_while_shrinking_find_no_phantom_duplicates() {
+        let mut d: Dict<u64, u64> = Dict::new();
+        d.expand(32768);
+        for k in 0..20_000u64 {
+            if k % 1024 == 0 {
+                d.shrink_if_needed();
+                d.rehash(100);
+            }
+            assert!(d.insert(k, k).is_none(), "phantom duplicate at {k}");
+        }
+        assert_eq!(d.len(), 20_000);
+    }
+}

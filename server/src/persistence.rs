@@ -338,62 +338,162 @@ pub fn load_from<R: std::io::Read>(
     input: R,
     merge: bool,
 ) -> Result<LoadStats, LoadError> {
-    let mut reader = RdbReader::new(input).map_err(load_error)?;
-    let now = server.clock.now_ms();
-    let mut db = 0usize;
-    let mut stats = LoadStats::default();
-    let delay = server.config.key_load_delay;
-    loop {
-        match reader.next_event().map_err(load_error)? {
-            Event::Aux { .. } => {}
-            // Size the tables once, as Redis does, instead of growing them key by key.
-            Event::ResizeDb { keys, expires } => {
-                let d = &mut ks.dbs[db];
-                d.main.expand(d.main.len() + keys as usize);
-                d.expires.expand(d.expires.len() + expires as usize);
-            }
-            Event::SelectDb(n) => {
-                if n as usize >= ks.dbs.len() {
-                    return Err(LoadError(format!(
-                        "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting\n",
-                        ks.dbs.len()
-                    )));
-                }
-                db = n as usize;
-            }
-            Event::Function(code) => load_library(server, registry, code, merge)?,
-            Event::Entry { key, value, meta } => {
-                if meta.expire_ms.is_some_and(|at| at < now) {
-                    stats.keys_expired += 1;
-                    continue;
-                }
-                let value =
-                    crate::rdb_convert::from_rdb(value, &server.config).map_err(load_error)?;
-                let lru = match (meta.idle, meta.freq) {
-                    (_, Some(freq)) if ks.access.lfu => Some(crate::value::lfu_bits(now, freq)),
-                    (Some(idle), _) if !ks.access.lfu => {
-                        Some(crate::value::lru_clock(now - idle as i64 * 1000))
-                    }
-                    _ => None,
-                };
-                if merge {
-                    ks.dbs[db].remove(&key);
-                }
-                if !ks.load_entry(db, SmallBytes::new(&key), value, meta.expire_ms, lru, now) {
-                    return Err(LoadError(format!(
-                        "RDB has duplicated key '{}' in DB {db}",
-                        String::from_utf8_lossy(&key)
-                    )));
-                }
-                stats.keys_loaded += 1;
-                if delay > 0 {
-                    std::thread::sleep(Duration::from_micros(delay as u64));
-                }
-            }
-            Event::Eof { .. } => break,
-        }
+    let mut loading = Loading::new(input, merge)?;
+    while !loading.step(ks, server, registry, usize::MAX)? {}
+    Ok(loading.stats())
+}
+
+/// A load in progress, resumable key by key: the start-up load of `embedis-server` runs in
+/// slices between the event loop's turns, answering `-LOADING` to clients meanwhile.
+pub struct Loading<R: std::io::Read> {
+    reader: RdbReader<R>,
+    db: usize,
+    stats: LoadStats,
+    merge: bool,
+}
+
+impl<R: std::io::Read> Loading<R> {
+    /// Reads the header; the file's first problem is reported here.
+    pub fn new(input: R, merge: bool) -> Result<Self, LoadError> {
+        Ok(Loading {
+            reader: RdbReader::new(input).map_err(load_error)?,
+            db: 0,
+            stats: LoadStats::default(),
+            merge,
+        })
     }
-    Ok(stats)
+
+    pub fn stats(&self) -> LoadStats {
+        self.stats
+    }
+
+    /// Loads up to `max_keys` more keys. Ok(true) once the file is read to its end (checksum
+    /// verified).
+    pub fn step(
+        &mut self,
+        ks: &mut Keyspace,
+        server: &mut ServerState,
+        registry: &'static Registry,
+        max_keys: usize,
+    ) -> Result<bool, LoadError> {
+        let now = server.clock.now_ms();
+        let delay = server.config.key_load_delay;
+        let mut keys = 0usize;
+        while keys < max_keys {
+            match self.reader.next_event().map_err(load_error)? {
+                Event::Aux { .. } => {}
+                // Size the tables once, as Redis does, instead of growing them key by key.
+                Event::ResizeDb { keys, expires } => {
+                    let d = &mut ks.dbs[self.db];
+                    d.main.expand(d.main.len() + keys as usize);
+                    d.expires.expand(d.expires.len() + expires as usize);
+                }
+                Event::SelectDb(n) => {
+                    if n as usize >= ks.dbs.len() {
+                        return Err(LoadError(format!(
+                            "FATAL: Data file was created with a Redis server configured to handle more than {} databases. Exiting\n",
+                            ks.dbs.len()
+                        )));
+                    }
+                    self.db = n as usize;
+                }
+                Event::Function(code) => load_library(server, registry, code, self.merge)?,
+                Event::Entry { key, value, meta } => {
+                    keys += 1;
+                    if meta.expire_ms.is_some_and(|at| at < now) {
+                        self.stats.keys_expired += 1;
+                        continue;
+                    }
+                    let value =
+                        crate::rdb_convert::from_rdb(value, &server.config).map_err(load_error)?;
+                    let lru = match (meta.idle, meta.freq) {
+                        (_, Some(freq)) if ks.access.lfu => Some(crate::value::lfu_bits(now, freq)),
+                        (Some(idle), _) if !ks.access.lfu => {
+                            Some(crate::value::lru_clock(now - idle as i64 * 1000))
+                        }
+                        _ => None,
+                    };
+                    let db = self.db;
+                    if self.merge {
+                        ks.dbs[db].remove(&key);
+                    }
+                    if !ks.load_entry(db, SmallBytes::new(&key), value, meta.expire_ms, lru, now) {
+                        return Err(LoadError(format!(
+                            "RDB has duplicated key '{}' in DB {db}",
+                            String::from_utf8_lossy(&key)
+                        )));
+                    }
+                    self.stats.keys_loaded += 1;
+                    if delay > 0 {
+                        std::thread::sleep(Duration::from_micros(delay as u64));
+                    }
+                }
+                Event::Eof { .. } => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+}
+
+/// Reads a file and counts the bytes read (INFO's `loading_loaded_bytes`).
+pub struct CountingFile {
+    inner: BufReader<File>,
+    pub count: std::rc::Rc<std::cell::Cell<u64>>,
+}
+
+impl std::io::Read for CountingFile {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.set(self.count.get() + n as u64);
+        Ok(n)
+    }
+}
+
+/// Opens this server's RDB file for a load in slices (the binary's start-up), if there is one:
+/// the header is checked here, so a file that is not an RDB stops the start.
+pub fn open_for_background_load(
+    server: &mut ServerState,
+) -> Result<Option<(Loading<CountingFile>, std::rc::Rc<std::cell::Cell<u64>>)>, LoadError> {
+    let path = target(server).path;
+    if !path.exists() {
+        return Ok(None);
+    }
+    let file = File::open(&path)
+        .map_err(|e| LoadError(format!("Fatal error loading the DB: {e}. Exiting.")))?;
+    let total = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let count = std::rc::Rc::new(std::cell::Cell::new(0));
+    let input = CountingFile {
+        inner: BufReader::with_capacity(1 << 16, file),
+        count: count.clone(),
+    };
+    let loading = Loading::new(input, false)?;
+    let p = &mut server.persistence;
+    p.loading = true;
+    p.loading_total_bytes = total;
+    p.loading_started_s = server.clock.now_ms().div_euclid(1000);
+    Ok(Some((loading, count)))
+}
+
+/// Ends a start-up load: the log lines and figures Redis gives.
+pub fn finish_load(
+    ks: &mut Keyspace,
+    server: &mut ServerState,
+    stats: LoadStats,
+    started: Instant,
+) {
+    let p = &mut server.persistence;
+    p.loading = false;
+    p.last_load_keys_loaded = stats.keys_loaded;
+    p.last_load_keys_expired = stats.keys_expired;
+    server.log.notice(&format!(
+        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+        stats.keys_loaded, stats.keys_expired
+    ));
+    server.log.notice(&format!(
+        "DB loaded from disk: {:.3} seconds",
+        started.elapsed().as_secs_f64()
+    ));
+    ks.dirty = 0;
 }
 
 fn load_library(
@@ -434,15 +534,7 @@ pub fn load_at_start(
     }
     let started = Instant::now();
     let stats = load_file(ks, server, registry, &path, false)?;
-    server.log.notice(&format!(
-        "Done loading RDB, keys loaded: {}, keys expired: {}.",
-        stats.keys_loaded, stats.keys_expired
-    ));
-    server.log.notice(&format!(
-        "DB loaded from disk: {:.3} seconds",
-        started.elapsed().as_secs_f64()
-    ));
-    ks.dirty = 0;
+    finish_load(ks, server, stats, started);
     Ok(())
 }
 

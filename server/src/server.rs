@@ -53,6 +53,9 @@ pub struct ServerOptions {
     /// Load `dir/dbfilename` before serving, if it exists (the binary, as Redis; an in-process
     /// server given a directory).
     pub load_at_start: bool,
+    /// Load the RDB file in slices while serving, answering `-LOADING` meanwhile (the binary, as
+    /// Redis does); otherwise the server starts serving once it is loaded.
+    pub load_in_background: bool,
 }
 
 /// A closure the embedding process runs on the engine's thread (see
@@ -398,6 +401,9 @@ pub(crate) fn new_engine(
             crate::aof::load_at_start(&mut engine.parts())
                 .map(drop)
                 .map_err(|e| e.0)
+        } else if options.load_in_background && options.config.io_threads <= 1 {
+            // `serve_single_thread` loads it between turns (see `run_loading`).
+            Ok(())
         } else {
             let Engine {
                 ks,
@@ -521,6 +527,20 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(crate::net::wake_at_turn_end(shared.clone()));
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     tokio::task::spawn_local(crate::net::run_snapshots(shared.clone()));
+    if options.load_at_start && options.load_in_background && !config.appendonly {
+        let opened =
+            crate::persistence::open_for_background_load(&mut shared.engine.borrow_mut().server);
+        match opened {
+            Ok(Some((loading, count))) => {
+                tokio::task::spawn_local(run_loading(shared.clone(), loading, count));
+            }
+            Ok(None) => {}
+            Err(e) => {
+                log.warning(&e.0);
+                return Err(report(&ready, io::Error::other(e.0)));
+            }
+        }
+    }
     log.notice("Ready to accept connections");
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
@@ -589,5 +609,42 @@ async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
         }
         // Released clients' replies and expiry's effects go out as any command's do.
         shared.after_work(&mut engine);
+    }
+}
+
+/// Loads the RDB file in slices of 1,024 keys between the event loop's turns, as Redis serves
+/// clients (with `-LOADING`) every so often while it loads. A file found corrupt half-way stops
+/// the process, as Redis exits.
+async fn run_loading(
+    shared: Rc<Shared>,
+    mut loading: crate::persistence::Loading<crate::persistence::CountingFile>,
+    count: Rc<std::cell::Cell<u64>>,
+) {
+    let started = std::time::Instant::now();
+    loop {
+        let step = {
+            let mut engine = shared.engine.borrow_mut();
+            let Engine {
+                ks,
+                server,
+                registry,
+                ..
+            } = &mut *engine;
+            let step = loading.step(ks, server, registry, 1024);
+            server.persistence.loading_loaded_bytes = count.get();
+            if let Ok(true) = step {
+                crate::persistence::finish_load(ks, server, loading.stats(), started);
+            }
+            step
+        };
+        match step {
+            Ok(true) => return,
+            Ok(false) => tokio::task::yield_now().await,
+            Err(e) => {
+                let engine = shared.engine.borrow();
+                engine.server.log.warning(&e.0);
+                std::process::exit(1);
+            }
+        }
     }
 }

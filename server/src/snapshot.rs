@@ -382,8 +382,12 @@ pub struct SaveState {
     /// Keys the last load added and skipped as expired.
     pub last_load_keys_loaded: u64,
     pub last_load_keys_expired: u64,
-    /// A file is being loaded (INFO `loading`).
+    /// A file is being loaded (INFO `loading`; commands without the `loading` flag are refused
+    /// with `-LOADING`), its size, how much is read, and when it began (s).
     pub loading: bool,
+    pub loading_total_bytes: u64,
+    pub loading_loaded_bytes: u64,
+    pub loading_started_s: i64,
     /// SHUTDOWN has done the shutdown's save (or decided against it): stopping must not again.
     pub shutdown_handled: bool,
     /// Distinguishes this server's temporary files from another's in the same process.
@@ -405,6 +409,9 @@ impl Default for SaveState {
             last_load_keys_loaded: 0,
             last_load_keys_expired: 0,
             loading: false,
+            loading_total_bytes: 0,
+            loading_loaded_bytes: 0,
+            loading_started_s: 0,
             shutdown_handled: false,
             temp_tag: if n == 0 {
                 pid.to_string()

@@ -84,6 +84,7 @@ fn main() -> ExitCode {
         config_file: file,
         handle_signals: true,
         load_at_start: true,
+        load_in_background: true,
         ..ServerOptions::default()
     };
     let result = embedis_server::run(options, move |addr| {

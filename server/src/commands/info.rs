@@ -477,6 +477,27 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "aof_last_cow_size", "0");
     field!(out, "module_fork_in_progress", "0");
     field!(out, "module_fork_last_cow_size", "0");
+    if p.loading {
+        let loaded = p.loading_loaded_bytes;
+        let total = p.loading_total_bytes.max(1);
+        let elapsed = (ctx.now_ms / 1000 - p.loading_started_s).max(0);
+        field!(out, "loading_start_time", "{}", p.loading_started_s);
+        field!(out, "loading_total_bytes", "{}", p.loading_total_bytes);
+        field!(out, "loading_rdb_used_mem", "0");
+        field!(out, "loading_loaded_bytes", "{loaded}");
+        field!(
+            out,
+            "loading_loaded_perc",
+            "{:.2}",
+            loaded as f64 * 100.0 / total as f64
+        );
+        let eta = if loaded == 0 {
+            1
+        } else {
+            (elapsed as f64 * (total - loaded.min(total)) as f64 / loaded as f64) as i64
+        };
+        field!(out, "loading_eta_seconds", "{eta}");
+    }
     if enabled {
         field!(out, "aof_current_size", "{}", aof.current_size);
         field!(out, "aof_base_size", "{}", aof.base_size);

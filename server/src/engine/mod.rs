@@ -245,6 +245,12 @@ impl Engine {
             );
             return self.finish(client);
         }
+        // While the dataset loads only the commands flagged `loading` run (Redis's `-LOADING`).
+        if self.server.persistence.loading && !command.spec.flags.contains(Flags::LOADING) {
+            let error = Error::msg("LOADING Redis is loading the dataset in memory");
+            self.reject(client, Some(command), error, &args, out);
+            return self.finish(client);
+        }
         if !self.server.persistence.last_bgsave_ok
             && run == Run::Fresh
             && gates::disk_error(&self.server)
