@@ -449,11 +449,14 @@ impl std::io::Read for CountingFile {
     }
 }
 
+/// A load in slices and the count of bytes it has read.
+pub type BackgroundLoad = (Loading<CountingFile>, std::rc::Rc<std::cell::Cell<u64>>);
+
 /// Opens this server's RDB file for a load in slices (the binary's start-up), if there is one:
 /// the header is checked here, so a file that is not an RDB stops the start.
 pub fn open_for_background_load(
     server: &mut ServerState,
-) -> Result<Option<(Loading<CountingFile>, std::rc::Rc<std::cell::Cell<u64>>)>, LoadError> {
+) -> Result<Option<BackgroundLoad>, LoadError> {
     let path = target(server).path;
     if !path.exists() {
         return Ok(None);
