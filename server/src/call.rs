@@ -15,6 +15,7 @@ use crate::client::Clients;
 use crate::client::{ClientState, Peer};
 use crate::ctx::Ctx;
 use crate::keyspace::Keyspace;
+use crate::propagate::Propagation;
 use crate::state::ServerState;
 use crate::table::{Command, Flags, Registry};
 
@@ -125,6 +126,12 @@ pub fn call(
         feed_monitors(parts, client, command, args, now_us, how.from_script, out);
     }
     let dirty_before = parts.ks.dirty;
+    // The write stream: one test while nobody consumes it (see crate::propagate).
+    let propagating = parts.ks.stream.is_on();
+    let side_dirty_before = parts.ks.stream.side_dirty;
+    if propagating {
+        parts.ks.stream.enter();
+    }
     let out_start = out.len();
     let (result, block) = {
         let mut ctx = Ctx {
@@ -143,6 +150,7 @@ pub fn call(
             woken_by: how.woken_by,
             from_script: how.from_script,
             events_at: out_start,
+            propagation: Propagation::AsIs,
         };
         let result = handler(&mut ctx);
         // One branch for both kinds of after-command work, which the hot path never has.
@@ -154,6 +162,15 @@ pub fn call(
             if ctx.ks.notify.has_pending() {
                 crate::publish::late_keyspace_events(&mut ctx);
             }
+        }
+        if propagating {
+            // A command propagates if it changed the dataset itself: deletions of expired keys
+            // on its way propagate on their own.
+            let side = ctx.ks.stream.side_dirty - side_dirty_before;
+            let changed = ctx.ks.dirty - dirty_before > side;
+            let propagation = std::mem::take(&mut ctx.propagation);
+            let db = ctx.client.db;
+            ctx.ks.stream.leave(propagation, changed, db, args);
         }
         (result, ctx.block)
     };
