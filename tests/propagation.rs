@@ -334,6 +334,34 @@ SELECT 0
 "##,
     ),
     (
+        "GEOADD as ZADD",
+        r##"
+GEOADD g 13.361389 38.115556 Palermo 15.087269 37.502669 Catania
+GEOADD g NX CH 13.361389 38.115556 Palermo 2 3 x
+GEOADD g XX 1 1 nothing
+GEOADD g xx ch 1 1 x
+"##,
+    ),
+    (
+        "eviction",
+        r##"
+SET a 1
+CONFIG SET maxmemory-policy allkeys-random
+CONFIG SET maxmemory 1
+SET b 2
+CONFIG SET maxmemory 0
+CONFIG SET maxmemory-policy noeviction
+SET c 3
+CONFIG SET lazyfree-lazy-eviction yes
+CONFIG SET maxmemory-policy allkeys-random
+CONFIG SET maxmemory 1
+SET d 4
+CONFIG SET maxmemory 0
+CONFIG SET maxmemory-policy noeviction
+CONFIG SET lazyfree-lazy-eviction no
+"##,
+    ),
+    (
         "keyspace-wide writes",
         r##"
 FLUSHALL

@@ -15,7 +15,6 @@ use crate::client::Clients;
 use crate::client::{ClientState, Peer};
 use crate::ctx::Ctx;
 use crate::keyspace::Keyspace;
-use crate::propagate::Propagation;
 use crate::state::ServerState;
 use crate::table::{Command, Flags, Registry};
 
@@ -128,9 +127,8 @@ pub fn call(
     let dirty_before = parts.ks.dirty;
     // The write stream: one test while nobody consumes it (see crate::propagate).
     let propagating = parts.ks.stream.is_on();
-    let side_dirty_before = parts.ks.stream.side_dirty;
     if propagating {
-        parts.ks.stream.enter();
+        parts.ks.stream.enter(dirty_before);
     }
     let out_start = out.len();
     let (result, block) = {
@@ -150,7 +148,6 @@ pub fn call(
             woken_by: how.woken_by,
             from_script: how.from_script,
             events_at: out_start,
-            propagation: Propagation::AsIs,
         };
         let result = handler(&mut ctx);
         // One branch for both kinds of after-command work, which the hot path never has.
@@ -164,13 +161,8 @@ pub fn call(
             }
         }
         if propagating {
-            // A command propagates if it changed the dataset itself: deletions of expired keys
-            // on its way propagate on their own.
-            let side = ctx.ks.stream.side_dirty - side_dirty_before;
-            let changed = ctx.ks.dirty - dirty_before > side;
-            let propagation = std::mem::take(&mut ctx.propagation);
-            let db = ctx.client.db;
-            ctx.ks.stream.leave(propagation, changed, db, args);
+            let (dirty, db) = (ctx.ks.dirty, ctx.client.db);
+            ctx.ks.stream.leave(dirty, db, args);
         }
         (result, ctx.block)
     };

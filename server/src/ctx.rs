@@ -52,9 +52,6 @@ pub struct Ctx<'a> {
     /// keyspace notes during a lookup (`expired`, `keymiss`, `new`) come before the reply in
     /// Redis; `call` inserts the ones still queued when the handler returns here.
     pub events_at: usize,
-    /// How the command propagates to AOF and replicas if it changes the dataset (see
-    /// [`crate::propagate`]); set through [`Ctx::propagate_as`] and [`Ctx::prevent_propagation`].
-    pub propagation: Propagation,
 }
 
 impl<'a> Ctx<'a> {
@@ -130,7 +127,7 @@ impl<'a> Ctx<'a> {
     #[inline]
     pub fn propagate_as(&mut self, build: impl FnOnce() -> Vec<Bytes>) {
         if self.ks.stream.is_on() {
-            self.propagation = Propagation::Replaced(build());
+            *self.ks.stream.propagation() = Propagation::Replaced(build());
         }
     }
 
@@ -150,15 +147,20 @@ impl<'a> Ctx<'a> {
     /// through the commands it ran (EXEC, scripts).
     #[inline]
     pub fn prevent_propagation(&mut self) {
-        self.propagation = Propagation::Prevented;
+        if self.ks.stream.is_on() {
+            *self.ks.stream.propagation() = Propagation::Prevented;
+        }
     }
 
     /// The command propagates even if it changed nothing (Redis's `forceCommandPropagation`:
     /// FLUSHALL and FLUSHDB of empty databases, PUBLISH).
     #[inline]
     pub fn force_propagation(&mut self) {
-        if matches!(self.propagation, Propagation::AsIs) {
-            self.propagation = Propagation::Forced;
+        if self.ks.stream.is_on() {
+            let propagation = self.ks.stream.propagation();
+            if matches!(propagation, Propagation::AsIs) {
+                *propagation = Propagation::Forced;
+            }
         }
     }
 

@@ -29,7 +29,6 @@ use crate::call::{How, Parts};
 use crate::client::{ClientId, ClientState, Clients};
 use crate::ctx::Ctx;
 use crate::keyspace::Keyspace;
-use crate::propagate::Propagation;
 use crate::publish::{self, Encoded};
 use crate::state::ServerState;
 use crate::table::{Command, Flags};
@@ -166,7 +165,6 @@ pub fn after_call(
         woken_by: how.woken_by,
         from_script: how.from_script,
         events_at,
-        propagation: Propagation::AsIs,
     };
     let running = ctx.client.id;
     // Another client's invalidation that redirects to the running client goes ahead of this
@@ -242,7 +240,6 @@ pub fn before_command(
         woken_by: None,
         from_script: false,
         events_at,
-        propagation: Propagation::AsIs,
     };
     let running = ctx.client.id;
     process_signals(&mut ctx, Some(running));

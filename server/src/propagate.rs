@@ -39,6 +39,14 @@ pub enum Propagation {
     Prevented,
 }
 
+/// What `call` keeps for the running command while the stream is on.
+#[derive(Debug, Default)]
+struct Level {
+    propagation: Propagation,
+    dirty_before: u64,
+    side_dirty_before: u64,
+}
+
 /// The buffer of what propagates (see the module documentation).
 #[derive(Debug, Default)]
 pub struct WriteStream {
@@ -57,6 +65,10 @@ pub struct WriteStream {
     pub lazy_expire: bool,
     /// How deep in commands run by commands `call` is (1: a client's own command).
     depth: u32,
+    /// The running command's propagation and its starting counters; `outer` keeps those of
+    /// the commands that run it (EXEC, a script), restored when it returns.
+    level: Level,
+    outer: Vec<Level>,
     /// The outermost command asked not to wrap its effects in MULTI/EXEC.
     unwrapped: bool,
 }
@@ -105,16 +117,39 @@ impl WriteStream {
         self.deleted(db, key, self.lazy_expire);
     }
 
-    /// `call` enters a command (only while the stream is on).
-    pub fn enter(&mut self) {
+    /// `call` enters a command (only while the stream is on); `dirty` is the keyspace's counter.
+    pub fn enter(&mut self, dirty: u64) {
+        let level = Level {
+            propagation: Propagation::AsIs,
+            dirty_before: dirty,
+            side_dirty_before: self.side_dirty,
+        };
+        let outer = std::mem::replace(&mut self.level, level);
+        if self.depth > 0 {
+            self.outer.push(outer);
+        }
         self.depth += 1;
     }
 
-    /// `call` leaves a command: after the outermost one (a client's own command, a blocked
-    /// command served, a command of the embedding process), what is pending is written out.
-    /// `propagation` is what the handler asked for, `changed` whether it moved `dirty` by its
-    /// own writes, `db` the client's database after it, `args` its arguments.
-    pub fn leave(&mut self, propagation: Propagation, changed: bool, db: usize, args: &[Bytes]) {
+    /// The running command's propagation, for `Ctx`'s methods.
+    pub fn propagation(&mut self) -> &mut Propagation {
+        &mut self.level.propagation
+    }
+
+    /// `call` leaves a command: it propagates as its handler asked if it moved `dirty` (now
+    /// `dirty`) by its own writes, on `db` (the client's database after it), as `args` unless
+    /// replaced. After the outermost command (a client's own, a blocked command served, a
+    /// command of the embedding process), what is pending is written out.
+    pub fn leave(&mut self, dirty: u64, db: usize, args: &[Bytes]) {
+        let level = std::mem::take(&mut self.level);
+        // A command propagates if it changed the dataset itself: deletions of expired keys on
+        // its way propagate on their own.
+        let side = self.side_dirty - level.side_dirty_before;
+        let changed = dirty - level.dirty_before > side;
+        let propagation = level.propagation;
+        if let Some(outer) = self.outer.pop() {
+            self.level = outer;
+        }
         self.depth = self.depth.saturating_sub(1);
         match propagation {
             Propagation::AsIs if changed => self.also(db, args.to_vec()),
