@@ -157,6 +157,31 @@ impl Server {
         self.handle.clock()
     }
 
+    /// Registers a consumer of the server's write stream — what Redis would write to its AOF
+    /// and send its replicas, as RESP commands — and discards what was recorded so far. From
+    /// then on [`Server::take_write_stream`] returns what each command propagated. Without a
+    /// consumer the server builds no stream at all.
+    ///
+    /// # Panics
+    /// If the server has stopped.
+    pub fn tap_write_stream(&self) {
+        self.handle
+            .with_engine(|engine| engine.ks.stream.add_consumer())
+            .expect("the server is not running");
+    }
+
+    /// The write stream's bytes since the last take (see [`Server::tap_write_stream`]): the
+    /// commands that propagated, each preceded by `SELECT` when its database is not the last
+    /// one's, the effects of a transaction or script wrapped in MULTI/EXEC.
+    ///
+    /// # Panics
+    /// If the server has stopped.
+    pub fn take_write_stream(&self) -> Vec<u8> {
+        self.handle
+            .with_engine(|engine| engine.ks.stream.take().to_vec())
+            .expect("the server is not running")
+    }
+
     /// Stops the server and waits until it has.
     pub fn shutdown(mut self) {
         self.handle.shutdown();

@@ -62,6 +62,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "state.rs",
             "multi.rs",
             "notify.rs",
+            "propagate.rs",
             "vm_slot.rs",
             "faults.rs",
             "slowlog.rs",

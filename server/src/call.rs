@@ -125,6 +125,11 @@ pub fn call(
         feed_monitors(parts, client, command, args, now_us, how.from_script, out);
     }
     let dirty_before = parts.ks.dirty;
+    // The write stream: one test while nobody consumes it (see crate::propagate).
+    let propagating = parts.ks.stream.is_on();
+    if propagating {
+        parts.ks.stream.enter(dirty_before);
+    }
     let out_start = out.len();
     let (result, block) = {
         let mut ctx = Ctx {
@@ -154,6 +159,10 @@ pub fn call(
             if ctx.ks.notify.has_pending() {
                 crate::publish::late_keyspace_events(&mut ctx);
             }
+        }
+        if propagating {
+            let (dirty, db) = (ctx.ks.dirty, ctx.client.db);
+            ctx.ks.stream.leave(dirty, db, args);
         }
         (result, ctx.block)
     };

@@ -78,6 +78,12 @@ pub struct Config {
     pub lfu_decay_time: u32,
     /// Evicted values are freed on the background thread (`lazyfree-lazy-eviction`).
     pub lazyfree_lazy_eviction: bool,
+    /// Expired keys are freed on the background thread and propagate as UNLINK
+    /// (`lazyfree-lazy-expire`).
+    pub lazyfree_lazy_expire: bool,
+    /// GETDEL frees its value on the background thread and propagates as UNLINK
+    /// (`lazyfree-lazy-user-del`).
+    pub lazyfree_lazy_user_del: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off). embedis has no replicas,
     /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
@@ -362,6 +368,8 @@ impl Default for Config {
             lfu_log_factor: 10,
             lfu_decay_time: 1,
             lazyfree_lazy_eviction: false,
+            lazyfree_lazy_expire: false,
+            lazyfree_lazy_user_del: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             // Redis's defaults are DEFAULT_SAVE_POINTS, which `embedis-server` starts from; a
@@ -934,6 +942,12 @@ pub static PARAMS: &[Param] = &[
     param!("lazyfree-lazy-eviction", Kind::Bool, mutable: true,
         get: |c| yes_no(c.lazyfree_lazy_eviction),
         set: |c, v| c.lazyfree_lazy_eviction = parse_yes_no(v)),
+    param!("lazyfree-lazy-expire", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.lazyfree_lazy_expire),
+        set: |c, v| c.lazyfree_lazy_expire = parse_yes_no(v)),
+    param!("lazyfree-lazy-user-del", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.lazyfree_lazy_user_del),
+        set: |c, v| c.lazyfree_lazy_user_del = parse_yes_no(v)),
     param!("maxmemory-samples", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
         get: |c| c.maxmemory_samples.to_string(),
         set: |c, v| c.maxmemory_samples = v.parse().unwrap_or(5)),

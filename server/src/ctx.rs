@@ -13,6 +13,7 @@ use crate::blocking::{BlockReason, Blocked, KeyWait, TimeoutReply};
 use crate::client::{ClientId, ClientState, Clients};
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Keyspace;
+use crate::propagate::Propagation;
 use crate::state::ServerState;
 use crate::table::{Command, Registry};
 use crate::value::ValueType;
@@ -111,6 +112,64 @@ impl<'a> Ctx<'a> {
             crate::publish::keyspace_events(self);
             self.events_at = self.out.buffer().len();
         }
+    }
+
+    /// True while the write stream has a consumer: a handler that rewrites its propagation
+    /// builds the new form only then.
+    #[inline(always)]
+    pub fn propagating(&self) -> bool {
+        self.ks.stream.is_on()
+    }
+
+    /// Propagates the command as `build()`'s arguments instead of its own, if it changes the
+    /// dataset (Redis's `rewriteClientCommandVector`): relative expiries as absolute ones, a
+    /// blocking pop as the pop it did. `build` runs only while the stream has a consumer.
+    #[inline]
+    pub fn propagate_as(&mut self, build: impl FnOnce() -> Vec<Bytes>) {
+        if self.ks.stream.is_on() {
+            *self.ks.stream.propagation() = Propagation::Replaced(build());
+        }
+    }
+
+    /// Propagates `build()`'s arguments on the selected database, after whatever is pending and
+    /// before the command itself (Redis's `alsoPropagate`): the SREMs of SPOP with a count, the
+    /// XCLAIMs of XREADGROUP.
+    #[inline]
+    pub fn also_propagate(&mut self, build: impl FnOnce() -> Vec<Bytes>) {
+        if self.ks.stream.is_on() {
+            let db = self.db();
+            self.ks.stream.also(db, build());
+        }
+    }
+
+    /// The command itself does not propagate, whatever it changed (Redis's
+    /// `preventCommandPropagation`): what it did goes out through [`Ctx::also_propagate`] or
+    /// through the commands it ran (EXEC, scripts).
+    #[inline]
+    pub fn prevent_propagation(&mut self) {
+        if self.ks.stream.is_on() {
+            *self.ks.stream.propagation() = Propagation::Prevented;
+        }
+    }
+
+    /// The command propagates even if it changed nothing (Redis's `forceCommandPropagation`:
+    /// FLUSHALL and FLUSHDB of empty databases, PUBLISH).
+    #[inline]
+    pub fn force_propagation(&mut self) {
+        if self.ks.stream.is_on() {
+            let propagation = self.ks.stream.propagation();
+            if matches!(propagation, Propagation::AsIs) {
+                *propagation = Propagation::Forced;
+            }
+        }
+    }
+
+    /// The effects of this command, when it is a client's own (not run by EXEC or a script),
+    /// are not wrapped in MULTI/EXEC (Redis's `CMD_TOUCHES_ARBITRARY_KEYS`: the keys SCAN and
+    /// RANDOMKEY expire on their way go out as separate DELs).
+    #[inline]
+    pub fn propagate_unwrapped(&mut self) {
+        self.ks.stream.unwrap_outermost();
     }
 
     /// Sends out-of-turn output to client `id` (MONITOR lines, pub/sub messages). Output for the

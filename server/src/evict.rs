@@ -170,6 +170,8 @@ impl Evictor {
     fn evict(&mut self, ks: &mut Keyspace, config: &Config, to_free: u64, now_ms: i64) -> Outcome {
         let started = Instant::now();
         let outcome = self.evict_for(ks, config, to_free, now_ms, started);
+        // Each eviction propagates as a DEL of its own, never as a transaction.
+        ks.stream.flush(false);
         // One more clock read per pass only when the latency monitor is on, as in Redis.
         if config.latency_monitor_threshold != 0 {
             self.last_cycle = Some(started.elapsed());

@@ -15,6 +15,7 @@
 //! spread over several ticks), sends one `hexpired` event per hash (and `del` when the hash is
 //! left empty, which deletes the key), and lists each hash again by its next deadline.
 
+use bytes::Bytes;
 use std::time::{Duration, Instant};
 
 use embedis_datatypes::SmallBytes;
@@ -63,6 +64,12 @@ pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
         }
         budget -= due.len();
         removed += due.len();
+        if ks.stream.is_on() {
+            // As Redis 8 propagates a field's expiry: HDEL of the fields.
+            let mut args = vec![Bytes::from_static(b"HDEL"), Bytes::copy_from_slice(&key)];
+            args.extend(due.iter().map(|f| Bytes::copy_from_slice(f.as_ref())));
+            ks.stream.also(db, args);
+        }
         ks.notify.note(event_class::HASH, "hexpired", db, &key);
         if emptied {
             ks.notify.note(event_class::GENERIC, "del", db, &key);
@@ -70,6 +77,8 @@ pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
         ks.touched_by_expiry(db, &key);
         ks.dirty += 1;
     }
+    // The deletions go out one by one, never as a transaction (as Redis's active expiry).
+    ks.stream.flush(false);
     removed
 }
 
@@ -144,6 +153,7 @@ pub fn active_expire_cycle(
                     key,
                 );
                 ks.touched_by_expiry(db_index, key);
+                ks.stream.expired(db_index, key);
             }
             ks.stats.expired_keys += expired as u64;
             ks.dirty += expired as u64;
@@ -167,6 +177,7 @@ pub fn active_expire_cycle(
         ks.stats.expired_stale_perc = current * 0.05 + ks.stats.expired_stale_perc * 0.95;
     }
     server.expire_cycle_timed_out = timed_out;
+    ks.stream.flush(false);
     total_expired
 }
 

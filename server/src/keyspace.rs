@@ -36,6 +36,7 @@ use std::sync::OnceLock;
 
 use crate::config::event_class;
 use crate::notify::Notifications;
+use crate::propagate::WriteStream;
 use crate::tracking::Tracking;
 use crate::value::{AccessClock, Object, Value};
 use crate::watch::Watches;
@@ -291,6 +292,9 @@ pub struct Keyspace {
     pub notify: Notifications,
     /// Client tracking, told about every modification too (see [`crate::tracking`]).
     pub tracking: Tracking,
+    /// The write stream for AOF and replicas (see [`crate::propagate`]): the keyspace queues
+    /// the deletions no command asked for (expiry, eviction).
+    pub stream: WriteStream,
     /// While CLIENT PAUSE is in force (until this time, exclusive), expired keys read as absent
     /// but stay in place, uncounted: a paused server keeps its dataset constant, as Redis's
     /// `expireIfNeeded` does, and they expire normally once the pause ends. `i64::MIN`: no pause.
@@ -316,6 +320,7 @@ impl Keyspace {
             watches: Watches::default(),
             notify: Notifications::default(),
             tracking: Tracking::default(),
+            stream: WriteStream::default(),
             expiry_held_until: i64::MIN,
             access: AccessClock::default(),
             maxmemory: 0,
@@ -346,6 +351,7 @@ impl Keyspace {
         self.access = config.access_clock();
         self.maxmemory = config.maxmemory;
         self.limits = self.maxmemory != 0 || self.access.lfu;
+        self.stream.lazy_expire = config.lazyfree_lazy_expire;
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -383,6 +389,11 @@ impl Keyspace {
         self.dirty += 1;
         self.notify.note(event_class::EXPIRED, "expired", db, key);
         self.touched_by_expiry(db, key);
+        if self.stream.is_on() {
+            // Not the running command's change: it propagates as a DEL of its own.
+            self.stream.side_dirty += 1;
+            self.stream.expired(db, key);
+        }
         true
     }
 
@@ -721,6 +732,7 @@ impl Keyspace {
             drop(obj);
         }
         self.stats.evicted_keys += 1;
+        self.stream.deleted(db, key, lazy);
         // As Redis: the `evicted` event, then the modification signal (WATCH, tracking).
         self.note_evicted(db, key);
         self.touched(db, key);
@@ -762,6 +774,8 @@ impl Keyspace {
             return false;
         };
         let mut expired = 0;
+        // As Redis 8 propagates a field's expiry: HDEL of each field, on its own.
+        let propagating = self.stream.is_on();
         match fields {
             Some(fields) => {
                 for field in fields {
@@ -770,6 +784,9 @@ impl Keyspace {
                         hash.remove(field);
                         expired += 1;
                         self.notify.note(event_class::HASH, "hexpired", db, key);
+                        if propagating {
+                            self.stream.hash_field_expired(db, key, &[field]);
+                        }
                     }
                 }
             }
@@ -778,8 +795,14 @@ impl Keyspace {
                 expired = hash.remove_fields(&due);
                 if expired > 0 {
                     self.notify.note(event_class::HASH, "hexpired", db, key);
+                    if propagating {
+                        self.stream.hash_field_expired(db, key, &due);
+                    }
                 }
             }
+        }
+        if propagating {
+            self.stream.side_dirty += expired as u64;
         }
         if expired == 0 {
             return false;
@@ -800,6 +823,8 @@ impl Keyspace {
     pub fn note_hash_field_expired(&mut self, db: usize, key: &[u8]) {
         self.notify.note(event_class::HASH, "hexpired", db, key);
         self.dirty += 1;
+        // The command rewrites the field: its own propagation carries the new value.
+        self.stream.side_dirty += 1;
         self.touched_by_expiry(db, key);
     }
 

@@ -32,6 +32,7 @@ pub mod keyspace;
 pub mod latency;
 pub mod multi;
 pub mod notify;
+pub mod propagate;
 pub mod pubsub;
 pub mod query_buffer;
 pub mod slowlog;

@@ -182,6 +182,8 @@ pub fn run_script(
     function_counts: (usize, usize),
     run: impl FnOnce(&mut ScriptHost<'_>, &mut Writer<'_>) -> Result<(), Vec<u8>>,
 ) -> CmdResult {
+    // The script's writes propagate as the commands it ran, not as the script.
+    ctx.prevent_propagation();
     let command = ctx.args;
     let caller_db = ctx.client.db;
     let now_us = ctx.now_us;

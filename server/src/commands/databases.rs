@@ -77,6 +77,7 @@ fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let (a, b) = (db_index(ctx, a)?, db_index(ctx, b)?);
     ctx.ks.swap_dbs(a, b, ctx.now_ms);
     ctx.ks.dirty += 1;
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }
@@ -95,6 +96,8 @@ fn lazy_flush(ctx: &Ctx<'_>) -> CmdResult<bool> {
 fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
     ctx.ks.flush_db(ctx.client.db, lazy);
+    // Propagated even when the database was already empty (a replica's may not be).
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }

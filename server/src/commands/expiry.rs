@@ -14,8 +14,10 @@ use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
+use crate::propagate::{del_verb, int_arg};
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
+use bytes::Bytes;
 
 const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
 const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::single(1, flag::RO | flag::ACCESS)];
@@ -243,10 +245,24 @@ fn expire_generic(ctx: &mut Ctx<'_>, base: i64, unit_seconds: bool) -> CmdResult
     if when <= now {
         // Already in the past: Redis deletes the key (an explicit DEL, not an expiry).
         ctx.ks.delete(db, key, now);
+        let lazy = ctx.ks.stream.lazy_expire;
+        let args = ctx.args;
+        ctx.propagate_as(|| vec![del_verb(lazy), args[1].clone()]);
         ctx.notify(GENERIC, "del", key);
     } else {
         ctx.ks.set_expire(db, key, when);
         ctx.ks.dirty += 1;
+        // Propagated as PEXPIREAT with the absolute deadline; the options stay.
+        let args = ctx.args;
+        let is_pexpireat = base == 0 && !unit_seconds;
+        if !is_pexpireat {
+            ctx.propagate_as(|| {
+                let mut v = args.to_vec();
+                v[0] = Bytes::from_static(b"PEXPIREAT");
+                v[2] = int_arg(when);
+                v
+            });
+        }
         // Redis replies before it announces a new deadline (but after a deletion).
         ctx.out.integer(1);
         ctx.notify(GENERIC, "expire", key);

@@ -706,6 +706,17 @@ fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
     } else {
         ctx.ks.dirty += added + updated;
     }
+    // Propagated as the ZADD it is to Redis: `zadd key [options] score member …`.
+    ctx.propagate_as(|| {
+        let mut v = Vec::with_capacity(at + 2 * scored.len());
+        v.push(Bytes::from_static(b"zadd"));
+        v.extend(args[1..at].iter().cloned());
+        for &(score, member_at) in &scored {
+            v.push(crate::propagate::int_arg(score as i64));
+            v.push(args[member_at].clone());
+        }
+        v
+    });
     // GEOADD is ZADD to Redis: a new key's event before the reply, `zadd` after it.
     ctx.publish_events();
     ctx.out

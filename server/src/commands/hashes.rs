@@ -13,6 +13,7 @@
 //! string commands export.
 
 use crate::config::event_class::{GENERIC, HASH};
+use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
@@ -465,6 +466,16 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
     })?;
     ctx.publish_events();
     ctx.out.bulk(text.as_bytes());
+    // Propagated as the value it left (HSET), so that a replica does not redo the float sum.
+    let args = ctx.args;
+    ctx.propagate_as(|| {
+        vec![
+            Bytes::from_static(b"HSET"),
+            args[1].clone(),
+            args[2].clone(),
+            Bytes::copy_from_slice(text.as_bytes()),
+        ]
+    });
     note_lookup_expired(ctx, expired);
     ctx.notify(HASH, "hincrbyfloat", ctx.arg(1));
     Ok(())

@@ -336,6 +336,8 @@ fn keys(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
+    // The keys it finds expired go out as separate DELs, not one transaction.
+    ctx.propagate_unwrapped();
     // The cursor is checked before the options, as in Redis.
     let cursor = parse_cursor(ctx.arg(1))?;
     let ScanOptions {
@@ -378,6 +380,7 @@ fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn randomkey(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.propagate_unwrapped();
     match ctx
         .ks
         .random_key(ctx.client.db, ctx.now_ms, &mut ctx.server.rng)

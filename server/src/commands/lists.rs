@@ -30,9 +30,11 @@ use embedis_protocol::number::parse_i64;
 use crate::blocking::parse_timeout_seconds;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
+use crate::propagate::int_arg;
 use crate::table::keys::flag;
 use crate::table::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
 use crate::value::{Value, ValueType};
+use bytes::Bytes;
 
 // ---------------------------------------------------------------------------------------------
 // The command table
@@ -392,6 +394,14 @@ fn popped(ctx: &mut Ctx<'_>, key: &[u8], end: End, empty: bool) {
     delete_if_empty(ctx, key, empty);
 }
 
+/// The pop a blocking or multi-key pop propagates as.
+fn pop_verb(end: End) -> Bytes {
+    Bytes::from_static(match end {
+        End::Head => b"LPOP",
+        End::Tail => b"RPOP",
+    })
+}
+
 fn pop_event(end: End) -> &'static str {
     match end {
         End::Head => "lpop",
@@ -584,6 +594,14 @@ fn mpop_from(ctx: &mut Ctx<'_>, keys: &[&[u8]], end: End, count: usize) -> CmdRe
         }
         let empty = list.is_empty();
         ctx.ks.dirty += n as u64;
+        // Propagated as the plain pop with the number of elements it took.
+        ctx.propagate_as(|| {
+            vec![
+                pop_verb(end),
+                Bytes::copy_from_slice(key),
+                int_arg(n as i64),
+            ]
+        });
         popped(ctx, key, end, empty);
         return Ok(true);
     }
@@ -962,6 +980,7 @@ fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
         pop(list, end, &mut ctx.out);
         let empty = list.is_empty();
         ctx.ks.dirty += 1;
+        ctx.propagate_as(|| vec![pop_verb(end), Bytes::copy_from_slice(key)]);
         popped(ctx, key, end, empty);
         return Ok(());
     }
@@ -983,7 +1002,37 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
     let deadline = parse_timeout_seconds(ctx.arg(timeout_at), ctx.now_ms)?;
     let (src, dst) = (ctx.arg(1), ctx.arg(2));
     match move_element(ctx, src, dst, from, to)? {
-        true => {}
+        true => {
+            // Propagated as the non-blocking move: RPOPLPUSH, or LMOVE with the client's
+            // directions (lower-case ones when served after blocking, as Redis 7.0 writes).
+            let args: &[Bytes] = ctx.args;
+            let woken = ctx.woken_by.is_some();
+            ctx.propagate_as(|| {
+                if timeout_at == 3 {
+                    vec![
+                        Bytes::from_static(b"RPOPLPUSH"),
+                        args[1].clone(),
+                        args[2].clone(),
+                    ]
+                } else if woken {
+                    let word = |end| match end {
+                        End::Head => Bytes::from_static(b"left"),
+                        End::Tail => Bytes::from_static(b"right"),
+                    };
+                    vec![
+                        Bytes::from_static(b"LMOVE"),
+                        args[1].clone(),
+                        args[2].clone(),
+                        word(from),
+                        word(to),
+                    ]
+                } else {
+                    let mut v = args[..5].to_vec();
+                    v[0] = Bytes::from_static(b"LMOVE");
+                    v
+                }
+            });
+        }
         // Where it may not block (EXEC), Redis answers a null string, not the null array a
         // timed-out BLMOVE gets.
         false if !ctx.may_block => ctx.out.null(),

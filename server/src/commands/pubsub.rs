@@ -259,6 +259,8 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
 fn publish(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let receivers = publish::publish(ctx, &args[1], &args[2]);
+    // Replicas publish it to their own subscribers (Redis sends it to replicas, not the AOF).
+    ctx.force_propagation();
     ctx.out.integer(receivers as i64);
     Ok(())
 }
@@ -266,6 +268,7 @@ fn publish(ctx: &mut Ctx<'_>) -> CmdResult {
 fn spublish(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let receivers = publish::spublish(ctx, &args[1], &args[2]);
+    ctx.force_propagation();
     ctx.out.integer(receivers as i64);
     Ok(())
 }

@@ -493,6 +493,15 @@ fn spop(ctx: &mut Ctx<'_>) -> CmdResult {
         .pop_random(&mut ctx.server.rng)
         .expect("stored sets are not empty");
     let emptied = set.is_empty();
+    let args = ctx.args;
+    // Propagated as the SREM of the member it chose.
+    ctx.propagate_as(|| {
+        vec![
+            Bytes::from_static(b"SREM"),
+            args[1].clone(),
+            popped.as_member().with_bytes(Bytes::copy_from_slice),
+        ]
+    });
     ctx.notify(SET, "spop", key);
     reply_member(&mut ctx.out, popped.as_member());
     if emptied {
@@ -524,6 +533,7 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // Redis announces the pop before it replies with the members.
     ctx.notify(SET, "spop", key);
+    let propagating = ctx.ks.stream.is_on();
     let value = ctx.ks.lookup(db, key, now, Access::NoTouch);
     let set = set_of_mut(&mut value.expect("looked up above").value)?;
     let size = set.len() as u64;
@@ -533,16 +543,30 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         let copy = union_of(&[Some(&*set)], max);
         reply_set(&mut ctx.out, &copy);
         ctx.ks.delete(db, key, now);
+        let args = ctx.args;
+        ctx.propagate_as(|| vec![Bytes::from_static(b"DEL"), args[1].clone()]);
         ctx.notify(GENERIC, "del", key);
         return Ok(());
     }
     let rng = &mut ctx.server.rng;
     let remaining = size - count;
     ctx.out.set(count as usize);
+    // Propagated as one SREM per member popped, not as SPOP (whose choice is random).
+    let mut srems = Vec::new();
+    let srem = |member: &[u8]| {
+        vec![
+            Bytes::from_static(b"SREM"),
+            ctx.args[1].clone(),
+            Bytes::copy_from_slice(member),
+        ]
+    };
     if remaining * SPOP_MOVE_STRATEGY_MUL > count {
         for _ in 0..count {
             let popped = set.pop_random(rng).expect("count < size");
             reply_member(&mut ctx.out, popped.as_member());
+            if propagating {
+                srems.push(popped.as_member().with_bytes(srem));
+            }
         }
     } else {
         // Few members stay: move them to a new set (built from scratch, so compact when it
@@ -554,11 +578,19 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         for member in set.iter() {
             reply_member(&mut ctx.out, member);
+            if propagating {
+                srems.push(member.with_bytes(srem));
+            }
         }
         // The key keeps its TTL (Redis overwrites the value only).
         *set = kept;
     }
     ctx.ks.dirty += count;
+    ctx.prevent_propagation();
+    let db = ctx.db();
+    for args in srems {
+        ctx.ks.stream.also(db, args);
+    }
     Ok(())
 }
 

@@ -23,8 +23,8 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_datatypes::stream::{
-    ConsumerGroup, EntryRef, NodeLimits, Stream, StreamId, Trim, TrimTo, ENTRIES_READ_UNKNOWN,
-    LISTPACK_MAX_SIZE,
+    ConsumerGroup, EntryRef, NodeLimits, PendingEntry, Stream, StreamId, Trim, TrimTo,
+    ENTRIES_READ_UNKNOWN, LISTPACK_MAX_SIZE,
 };
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
@@ -559,6 +559,8 @@ struct AddOptions {
     no_mkstream: bool,
     /// The ID argument's index (XADD), and what it holds: `None` for `*`.
     id_at: usize,
+    /// The index of the trimming threshold (the count or ID after MAXLEN / MINID [~|=]).
+    trim_at: usize,
     id: Option<(StreamId, bool)>,
 }
 
@@ -569,6 +571,7 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
     let mut limit: Option<i64> = None;
     let mut no_mkstream = false;
     let mut id = None;
+    let mut trim_at = 0;
     let mut i = 2;
     const BOTH: &str =
         "ERR syntax error, MAXLEN and MINID options at the same time are not compatible";
@@ -594,6 +597,7 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
                 return Err(Error::msg("ERR The MAXLEN argument must be >= 0."));
             }
             i += 1;
+            trim_at = i;
             to = Some(TrimTo::MaxLen(n as u64));
         } else if word_is(opt, "minid") && more > 0 {
             if to.is_some() {
@@ -609,6 +613,7 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
             }
             let min = parse_strict_id(ctx.arg(i + 1))?;
             i += 1;
+            trim_at = i;
             to = Some(TrimTo::MinId(min));
         } else if word_is(opt, "limit") && more > 0 {
             let n = parse_i64(ctx.arg(i + 1)).ok_or(Error::NotInteger)?;
@@ -665,8 +670,34 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
         trim: to.map(|to| Trim { to, approx, limit }),
         no_mkstream,
         id_at: i,
+        trim_at,
         id,
     })
+}
+
+/// XADD's or XTRIM's arguments as they propagate: an approximate trim (`~`) as the exact trim
+/// that leaves what it left (`MAXLEN = <length>`, `MINID = <first ID>`), and for XADD an ID
+/// that was `*` or `ms-*` as the ID it got.
+fn propagated_add_or_trim(
+    args: &[Bytes],
+    options: &AddOptions,
+    stream: (u64, StreamId),
+    added: Option<StreamId>,
+) -> Vec<Bytes> {
+    let mut v = args.to_vec();
+    if let Some(trim) = options.trim.filter(|t| t.approx) {
+        v[options.trim_at - 1] = Bytes::from_static(b"=");
+        v[options.trim_at] = match trim.to {
+            TrimTo::MaxLen(_) => crate::propagate::int_arg(stream.0 as i64),
+            TrimTo::MinId(_) => Bytes::from(id_bytes(stream.1)),
+        };
+    }
+    if let Some(id) = added {
+        if !matches!(options.id, Some((_, true))) {
+            v[options.id_at] = Bytes::from(id_bytes(id));
+        }
+    }
+    v
 }
 
 /// The ID XADD gives a new entry (Redis's rules for `*`, `ms-*` and explicit IDs), or its error.
@@ -743,6 +774,8 @@ fn xadd(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     stream.append(id, pairs, limits);
     let trimmed = options.trim.map_or(0, |trim| stream.trim(trim));
+    let shape = (stream.length, stream.first_id);
+    ctx.propagate_as(|| propagated_add_or_trim(args, &options, shape, Some(id)));
     if let Some(stream) = created {
         // Storing the key counts the one change.
         ctx.ks.add(db, key, Value::Stream(stream), None, now);
@@ -768,6 +801,9 @@ fn xtrim(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let trim = options.trim.expect("XTRIM's parser insists on a strategy");
     let deleted = stream.trim(trim);
+    let shape = (stream.length, stream.first_id);
+    let args: &[Bytes] = ctx.args;
+    ctx.propagate_as(|| propagated_add_or_trim(args, &options, shape, None));
     if deleted > 0 {
         ctx.notify(STREAM, "xtrim", key);
         ctx.ks.dirty += deleted;
@@ -936,7 +972,51 @@ fn xread(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn xreadgroup(ctx: &mut Ctx<'_>) -> CmdResult {
+    // What it changes propagates as XCLAIMs (or XGROUP SETID / CREATECONSUMER with NOACK).
+    ctx.prevent_propagation();
     read_generic(ctx, true)
+}
+
+/// The XCLAIM that reproduces a pending entry's state on a replica (Redis's
+/// `streamPropagateXCLAIM`): `XCLAIM key group consumer 0 id TIME t RETRYCOUNT n FORCE JUSTID
+/// LASTID last`.
+fn xclaim_propagation(
+    key: &[u8],
+    group: &[u8],
+    id: Bytes,
+    pending: &PendingEntry,
+    last_id: StreamId,
+) -> Vec<Bytes> {
+    use crate::propagate::int_arg;
+    vec![
+        Bytes::from_static(b"XCLAIM"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group),
+        Bytes::copy_from_slice(&pending.consumer),
+        Bytes::from_static(b"0"),
+        id,
+        Bytes::from_static(b"TIME"),
+        int_arg(pending.delivery_time),
+        Bytes::from_static(b"RETRYCOUNT"),
+        int_arg(pending.delivery_count as i64),
+        Bytes::from_static(b"FORCE"),
+        Bytes::from_static(b"JUSTID"),
+        Bytes::from_static(b"LASTID"),
+        Bytes::from(id_bytes(last_id)),
+    ]
+}
+
+/// `XGROUP SETID key group last ENTRIESREAD n` (Redis's `streamPropagateGroupID`).
+fn setid_propagation(key: &[u8], group_name: &[u8], group: &ConsumerGroup) -> Vec<Bytes> {
+    vec![
+        Bytes::from_static(b"XGROUP"),
+        Bytes::from_static(b"SETID"),
+        Bytes::copy_from_slice(key),
+        Bytes::copy_from_slice(group_name),
+        Bytes::from(id_bytes(group.last_id)),
+        Bytes::from_static(b"ENTRIESREAD"),
+        crate::propagate::int_arg(group.entries_read),
+    ]
 }
 
 fn parse_read<'a>(ctx: &Ctx<'a>, is_group: bool) -> CmdResult<ReadArgs<'a>> {
@@ -1193,6 +1273,7 @@ fn serve_key(
     events: &mut Vec<(usize, Bytes)>,
 ) -> CmdResult<bool> {
     let now = ctx.now_ms;
+    let propagating = ctx.ks.stream.is_on();
     let Some(stream) = read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)? else {
         return Ok(false);
     };
@@ -1256,6 +1337,16 @@ fn serve_key(
     };
     let (consumer, created) = group.consumer_or_create(consumer_name, now);
     consumer.seen_time = now;
+    let mut ops = Vec::new();
+    if propagating && created && read.noack {
+        ops.push(vec![
+            Bytes::from_static(b"XGROUP"),
+            Bytes::from_static(b"CREATECONSUMER"),
+            Bytes::copy_from_slice(key),
+            Bytes::copy_from_slice(group_name),
+            Bytes::copy_from_slice(consumer_name),
+        ]);
+    }
     if !part.is_resp3() {
         part.array(2);
     }
@@ -1275,7 +1366,12 @@ fn serve_key(
             read.noack,
             now,
             part,
+            propagating.then_some((key, &mut ops)),
         );
+    }
+    let db = ctx.db();
+    for op in ops {
+        ctx.ks.stream.also(db, op);
     }
     ctx.ks.dirty += 1 + u64::from(created);
     Ok(true)
@@ -1338,8 +1434,10 @@ fn serve_new(
     noack: bool,
     now: i64,
     out: &mut Writer<'_>,
+    mut propagate: Option<(&[u8], &mut Vec<Vec<Bytes>>)>,
 ) {
     let limit = if count == 0 { usize::MAX } else { count };
+    let mut last_id_moved = false;
     let ids: Vec<StreamId> = {
         let entries: Vec<EntryRef<'_>> = stream.range(start, StreamId::MAX).take(limit).collect();
         out.array(entries.len());
@@ -1364,9 +1462,30 @@ fn serve_new(
                 group.entries_read = estimate;
             }
             group.last_id = id;
+            last_id_moved = true;
         }
         if !noack {
             group.assign(id, consumer_name, now, 1);
+            if let Some((key, ops)) = propagate.as_mut() {
+                let pending = &group.pel[&id];
+                let op = xclaim_propagation(
+                    key,
+                    group_name,
+                    Bytes::from(id_bytes(id)),
+                    pending,
+                    group.last_id,
+                );
+                ops.push(op);
+            }
+        }
+    }
+    if let Some((key, ops)) = propagate {
+        if noack && last_id_moved {
+            ops.push(setid_propagation(
+                key,
+                group_name,
+                &stream.groups[group_name],
+            ));
         }
     }
 }
@@ -1714,11 +1833,14 @@ fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     let min_idle = parse_i64(ctx.arg(4))
         .ok_or(Error::msg("ERR Invalid min-idle-time argument for XCLAIM"))?
         .max(0);
+    ctx.prevent_propagation();
+    let propagating = ctx.ks.stream.is_on();
+    let mut ops = Vec::new();
     let mut ids = Vec::new();
     let mut j = 5;
     while j < argc {
         match parse_strict_id(ctx.arg(j)) {
-            Ok(id) => ids.push(id),
+            Ok(id) => ids.push((id, j)),
             Err(_) => break,
         }
         j += 1;
@@ -1769,20 +1891,31 @@ fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
     let mut dirty = 0u64;
+    let mut propagate_last_id = false;
     {
         let group = stream.groups.get_mut(name).expect("checked above");
         if last_id > group.last_id {
             group.last_id = last_id;
             dirty = 1;
+            propagate_last_id = true;
         }
     }
+    let args: &[Bytes] = ctx.args;
     let mut claimed = Vec::new();
     let mut consumer_created = false;
     let mut consumer_seen = false;
-    for id in ids {
+    for (id, at) in ids {
         let exists = stream.get(id).is_some();
         let group = stream.groups.get_mut(name).expect("checked above");
         if !exists {
+            if propagating {
+                if let Some(pending) = group.pel.get(&id) {
+                    let op =
+                        xclaim_propagation(key, name, args[at].clone(), pending, group.last_id);
+                    ops.push(op);
+                    propagate_last_id = false;
+                }
+            }
             if group.ack(id) {
                 dirty += 1;
             }
@@ -1810,8 +1943,21 @@ fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
             _ => previous_count,
         };
         group.assign(id, consumer, delivery_time, deliveries);
+        if propagating {
+            let op =
+                xclaim_propagation(key, name, args[at].clone(), &group.pel[&id], group.last_id);
+            ops.push(op);
+            propagate_last_id = false;
+        }
         claimed.push(id);
         dirty += 1;
+    }
+    if propagating && propagate_last_id {
+        ops.push(setid_propagation(key, name, &stream.groups[name]));
+    }
+    let db = ctx.db();
+    for op in ops {
+        ctx.ks.stream.also(db, op);
     }
     ctx.out.array(claimed.len());
     // The consumer is created with the first claim, before its entry is written.
@@ -1894,6 +2040,9 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
         ));
     }
+    ctx.prevent_propagation();
+    let propagating = ctx.ks.stream.is_on();
+    let mut ops = Vec::new();
     let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
     let mut budget = count as u64;
     let mut attempts = budget.saturating_mul(10);
@@ -1919,6 +2068,17 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         let exists = stream.get(id).is_some();
         let group = stream.groups.get_mut(name).expect("checked above");
         if !exists {
+            if propagating {
+                let pending = &group.pel[&id];
+                let op = xclaim_propagation(
+                    key,
+                    name,
+                    Bytes::from(id_bytes(id)),
+                    pending,
+                    group.last_id,
+                );
+                ops.push(op);
+            }
             group.ack(id);
             deleted.push(id);
             budget -= 1;
@@ -1936,6 +2096,12 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         let count = if justid { deliveries } else { deliveries + 1 };
         group.assign(id, consumer, now, count);
+        if propagating {
+            let pending = &group.pel[&id];
+            let op =
+                xclaim_propagation(key, name, Bytes::from(id_bytes(id)), pending, group.last_id);
+            ops.push(op);
+        }
         claimed.push(id);
         budget -= 1;
         dirty += 1;
@@ -1961,6 +2127,10 @@ fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.array(deleted.len());
     for id in &deleted {
         write_id(&mut ctx.out, *id);
+    }
+    let db = ctx.db();
+    for op in ops {
+        ctx.ks.stream.also(db, op);
     }
     ctx.ks.dirty += dirty;
     Ok(())

@@ -31,6 +31,7 @@ use crate::cstr::word_is;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::{Access, StoreIf, Ttl};
+use crate::propagate::{del_verb, int_arg};
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::Value;
@@ -637,6 +638,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         .ks
         .store(db, key, when, ttl, now, || Value::string(value));
     if written {
+        propagate_set(ctx, ttl, options.get);
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
             ctx.notify(GENERIC, "expire", key);
@@ -689,6 +691,7 @@ fn set_if(
     if holds {
         ctx.ks
             .store(db, key, StoreIf::Always, ttl, now, || Value::string(value));
+        propagate_set(ctx, ttl, options.get);
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
             ctx.notify(GENERIC, "expire", key);
@@ -773,6 +776,34 @@ fn setnx(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// How a SET that wrote propagates, as Redis's `setGenericCommand` rewrites it: with a deadline
+/// as `SET key value PXAT ms` (whatever the options were), otherwise without its GET options.
+fn propagate_set(ctx: &mut Ctx<'_>, ttl: Ttl, get: bool) {
+    let args = ctx.args;
+    match ttl {
+        Ttl::At(when) => ctx.propagate_as(|| {
+            vec![
+                Bytes::from_static(b"SET"),
+                args[1].clone(),
+                args[2].clone(),
+                Bytes::from_static(b"PXAT"),
+                int_arg(when),
+            ]
+        }),
+        _ if get => ctx.propagate_as(|| {
+            let mut kept = args[..3].to_vec();
+            kept.extend(
+                args[3..]
+                    .iter()
+                    .filter(|a| !a.eq_ignore_ascii_case(b"get"))
+                    .cloned(),
+            );
+            kept
+        }),
+        _ => {}
+    }
+}
+
 fn set_with_expiry(ctx: &mut Ctx<'_>, unit: Expiry, command: &str) -> CmdResult {
     let (db, now, key, value) = (ctx.client.db, ctx.now_ms, ctx.arg(1), ctx.arg(3));
     let when = deadline(ctx.arg(2), unit, now, command)?;
@@ -780,6 +811,16 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, unit: Expiry, command: &str) -> CmdResult 
         .store(db, key, StoreIf::Always, Ttl::At(when), now, || {
             Value::string(value)
         });
+    let args = ctx.args;
+    ctx.propagate_as(|| {
+        vec![
+            Bytes::from_static(b"SET"),
+            args[1].clone(),
+            args[3].clone(),
+            Bytes::from_static(b"PXAT"),
+            int_arg(when),
+        ]
+    });
     ctx.notify(STRING, "set", key);
     ctx.notify(GENERIC, "expire", key);
     ctx.out.ok();
@@ -807,6 +848,12 @@ fn getset(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.ks.store(db, key, StoreIf::Always, Ttl::Clear, now, || {
         Value::string(value)
     });
+    let args = ctx.args;
+    ctx.propagate_as(|| {
+        let mut v = args.to_vec();
+        v[0] = Bytes::from_static(b"SET");
+        v
+    });
     ctx.notify(STRING, "set", key);
     Ok(())
 }
@@ -821,6 +868,9 @@ fn getdel(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
     ctx.ks.delete(db, key, now);
+    let lazy = ctx.server.config.lazyfree_lazy_user_del;
+    let args = ctx.args;
+    ctx.propagate_as(|| vec![del_verb(lazy), args[1].clone()]);
     ctx.notify(GENERIC, "del", key);
     Ok(())
 }
@@ -844,16 +894,26 @@ fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
         // An absolute deadline already past deletes the key (it is not an expiry event).
         Some((Expiry::ExAt | Expiry::PxAt, when)) if when <= now => {
             ctx.ks.delete(db, key, now);
+            let lazy = ctx.ks.stream.lazy_expire;
+            ctx.propagate_as(|| vec![del_verb(lazy), args[1].clone()]);
             ctx.notify(GENERIC, "del", key);
         }
         Some((_, when)) => {
             ctx.ks.set_expire(db, key, when);
             ctx.ks.dirty += 1;
+            ctx.propagate_as(|| {
+                vec![
+                    Bytes::from_static(b"PEXPIREAT"),
+                    args[1].clone(),
+                    int_arg(when),
+                ]
+            });
             ctx.notify(GENERIC, "expire", key);
         }
         // Only a TTL actually removed is a change (and an event).
         None if options.persist && ctx.ks.persist(db, key) => {
             ctx.ks.dirty += 1;
+            ctx.propagate_as(|| vec![Bytes::from_static(b"PERSIST"), args[1].clone()]);
             ctx.notify(GENERIC, "persist", key);
         }
         None => {}
@@ -1121,6 +1181,16 @@ fn incrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
             text
         }
     };
+    // Propagated as the value it left, so that a replica does not redo the float sum.
+    let args = ctx.args;
+    ctx.propagate_as(|| {
+        vec![
+            Bytes::from_static(b"SET"),
+            args[1].clone(),
+            Bytes::copy_from_slice(text.as_bytes()),
+            Bytes::from_static(b"KEEPTTL"),
+        ]
+    });
     ctx.notify(STRING, "incrbyfloat", key);
     ctx.out.bulk(text.as_bytes());
     Ok(())

@@ -110,6 +110,8 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
     let Some(transaction) = ctx.client.multi.take() else {
         return Err(Error::msg("ERR EXEC without MULTI"));
     };
+    // Its commands propagate, wrapped in MULTI/EXEC when more than one does; EXEC never.
+    ctx.prevent_propagation();
     let id = ctx.client.id;
     let broken = ctx.ks.watches.is_broken(id) || ctx.ks.watched_key_expired(id, ctx.now_ms);
     ctx.ks.watches.unwatch_all(id);

@@ -1216,6 +1216,21 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize, reply: PopRep
     };
     let empty = set.is_empty();
     ctx.ks.dirty += n as u64;
+    // The blocking and multi-key pops propagate as ZPOPMIN / ZPOPMAX (with the number popped
+    // for ZMPOP and BZMPOP).
+    if !matches!(reply, PopReply::Flat | PopReply::Counted) {
+        ctx.propagate_as(|| {
+            let verb = Bytes::from_static(match end {
+                End::Min => b"ZPOPMIN",
+                End::Max => b"ZPOPMAX",
+            });
+            let mut v = vec![verb, Bytes::copy_from_slice(key)];
+            if reply == PopReply::Nested {
+                v.push(crate::propagate::int_arg(n as i64));
+            }
+            v
+        });
+    }
     delete_if_empty(ctx, key, empty);
 }
 
