@@ -416,8 +416,12 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
         .aof
         .persist_manifest(&dir, &filename)
         .map_err(|e| AofError(format!("Can't persist the AOF manifest: {e}")))?;
-    server.aof.delete_history(&dir);
+    if !server.aof.manifest.history.is_empty() {
+        server.aof.delete_history(&dir);
+        let _ = server.aof.persist_manifest(&dir, &filename);
+    }
     server.aof.status = AofStatus::On;
+    ks.stream.set_aof(true);
     server.log.notice(&format!(
         "{} AOF incr file {name} on server start",
         if opened_existing {
@@ -445,17 +449,14 @@ fn write_base_now(ks: &Keyspace, server: &ServerState, target: &Target) -> Resul
     Ok(())
 }
 
-/// Appends what the write stream produced (called with its bytes after each command).
-#[inline]
-pub fn feed(server: &mut ServerState, bytes: &[u8]) {
-    if server.aof.status != AofStatus::Off {
-        server.aof.buf.extend_from_slice(bytes);
+/// Writes what the write stream produced for the AOF to its file (Redis's
+/// `flushAppendOnlyFile`): called by the I/O layer before any reply leaves (so that under
+/// `always` a reply is sent only once its write is on disk), by the tick, and when stopping.
+pub fn flush(ks: &mut Keyspace, server: &mut ServerState) {
+    if ks.stream.aof_pending() {
+        let bytes = ks.stream.take_aof();
+        server.aof.buf.extend_from_slice(&bytes);
     }
-}
-
-/// Writes the buffered bytes to the file (Redis's `flushAppendOnlyFile`): before replies leave
-/// under `always` (with an fsync), at least once per turn otherwise.
-pub fn flush(server: &mut ServerState) {
     let aof = &mut server.aof;
     if aof.buf.is_empty() {
         return;
@@ -498,7 +499,7 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let filename = server.config.appendfilename.clone();
     // Everything before this point belongs to the current increment.
-    flush(server);
+    flush(ks, server);
     let mut manifest = server.aof.manifest.clone();
     let incr_name = manifest.new_incr(&filename);
     let base_name = manifest.clone().new_base(&filename);
@@ -523,6 +524,9 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
     // only a base.
     if server.aof.status != AofStatus::Off {
         let appender = Appender::open(&dir.join(&incr_name), true).map_err(|e| e.to_string())?;
+        // The new file starts with a SELECT; from now on the stream is recorded for it.
+        ks.stream.set_aof(true);
+        ks.stream.aof_reselect();
         if server.aof.status == AofStatus::On {
             server.aof.manifest = manifest;
             server
@@ -600,7 +604,12 @@ fn rewrite_done(server: &mut ServerState) {
                 server.aof.rewrite_failures += 1;
                 return;
             }
-            aof.delete_history(&dir);
+            // History files go, then the manifest is written again without them (Redis's
+            // `aofDelHistoryFiles`).
+            if !aof.manifest.history.is_empty() {
+                aof.delete_history(&dir);
+                let _ = aof.persist_manifest(&dir, &filename);
+            }
             aof.base_size = size;
             aof.current_size = size;
             aof.rewrites += 1;
@@ -643,6 +652,7 @@ pub fn start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> 
     }
     rewrite_start(ks, server).inspect_err(|_| {
         server.aof.status = AofStatus::Off;
+        ks.stream.set_aof(false);
         server.log.warning("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.");
     })
 }
@@ -652,7 +662,8 @@ pub fn stop(ks: &mut Keyspace, server: &mut ServerState) {
     if server.aof.status == AofStatus::Off {
         return;
     }
-    flush(server);
+    flush(ks, server);
+    ks.stream.set_aof(false);
     if let Some(appender) = server.aof.appender.take() {
         let _ = appender.sync();
     }
@@ -675,7 +686,7 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
     if server.aof.status == AofStatus::Off && !server.aof.rewrite_scheduled {
         return;
     }
-    flush(server);
+    flush(ks, server);
     if server.persistence.bgsave.is_some() {
         return;
     }

@@ -404,6 +404,15 @@ where
         }
         let mut woken = false;
         if !output.is_empty() {
+            // The AOF gets the turn's writes before any reply leaves (with an fsync under
+            // `appendfsync always`): an acknowledged write is in the file.
+            {
+                let mut engine = shared.engine.borrow_mut();
+                if engine.ks.stream.aof_pending() {
+                    let Engine { ks, server, .. } = &mut *engine;
+                    crate::aof::flush(ks, server);
+                }
+            }
             match write_unless_killed(stream, &output, handle).await? {
                 Wrote::Killed => return Ok(()),
                 Wrote::All { woken: w } => woken = w,

@@ -317,6 +317,11 @@ fn run_queue(
             break;
         }
     }
+    // The AOF before the replies leave (see `net::run_connection`).
+    if engine.ks.stream.aof_pending() {
+        let Engine { ks, server, .. } = &mut *engine;
+        crate::aof::flush(ks, server);
+    }
     if !out.is_empty() {
         handle.deliver(&out);
     }

@@ -71,6 +71,13 @@ pub struct WriteStream {
     outer: Vec<Level>,
     /// The outermost command asked not to wrap its effects in MULTI/EXEC.
     unwrapped: bool,
+    /// Consumers taking `out` (replica links, a test's tap), apart from the AOF.
+    taps: usize,
+    /// The AOF's own copy of the stream, and the database its file last selected (a new
+    /// incremental file starts with a SELECT).
+    aof: bool,
+    aof_out: BytesMut,
+    aof_selected: Option<usize>,
 }
 
 impl WriteStream {
@@ -83,19 +90,57 @@ impl WriteStream {
     /// Registers a consumer: from now on writes are recorded. The first command written after
     /// the first consumer registers is preceded by a `SELECT`, as after a replica's SYNC.
     pub fn add_consumer(&mut self) {
-        if self.consumers == 0 {
+        if self.taps == 0 {
             self.selected = None;
             self.out.clear();
         }
+        self.taps += 1;
         self.consumers += 1;
+    }
+
+    /// Starts or stops the AOF's copy of the stream.
+    pub fn set_aof(&mut self, on: bool) {
+        if on == self.aof {
+            return;
+        }
+        self.aof = on;
+        self.aof_out.clear();
+        self.aof_selected = None;
+        if on {
+            self.consumers += 1;
+        } else {
+            self.consumers = self.consumers.saturating_sub(1);
+            if self.consumers == 0 {
+                self.pending.clear();
+            }
+        }
+    }
+
+    /// The AOF opened a new file: its next command is preceded by a SELECT.
+    pub fn aof_reselect(&mut self) {
+        self.aof_selected = None;
+    }
+
+    /// Takes the AOF's bytes written since the last take.
+    pub fn take_aof(&mut self) -> BytesMut {
+        self.aof_out.split()
+    }
+
+    /// True if the AOF has bytes to write.
+    #[inline]
+    pub fn aof_pending(&self) -> bool {
+        !self.aof_out.is_empty()
     }
 
     /// Unregisters a consumer; with the last one gone nothing is recorded any more.
     pub fn remove_consumer(&mut self) {
+        self.taps = self.taps.saturating_sub(1);
         self.consumers = self.consumers.saturating_sub(1);
+        if self.taps == 0 {
+            self.out.clear();
+        }
         if self.consumers == 0 {
             self.pending.clear();
-            self.out.clear();
         }
     }
 
@@ -210,12 +255,22 @@ impl WriteStream {
 
     /// Appends one command on `db`, preceded by `SELECT db` if the last one was on another.
     fn write(&mut self, db: usize, args: &[Bytes]) {
-        if self.selected != Some(db) {
-            let id = db.to_string();
-            write_multibulk(&mut self.out, &[b"SELECT", id.as_bytes()]);
-            self.selected = Some(db);
+        if self.taps > 0 {
+            if self.selected != Some(db) {
+                let id = db.to_string();
+                write_multibulk(&mut self.out, &[b"SELECT", id.as_bytes()]);
+                self.selected = Some(db);
+            }
+            write_multibulk(&mut self.out, args);
         }
-        write_multibulk(&mut self.out, args);
+        if self.aof {
+            if self.aof_selected != Some(db) {
+                let id = db.to_string();
+                write_multibulk(&mut self.aof_out, &[b"SELECT", id.as_bytes()]);
+                self.aof_selected = Some(db);
+            }
+            write_multibulk(&mut self.aof_out, args);
+        }
     }
 
     /// Takes the bytes written since the last take.

@@ -434,7 +434,7 @@ pub(crate) fn save_on_stop(engine: &mut Engine) {
     let server = &mut engine.server;
     // The AOF's last writes reach the disk before anything else.
     if server.aof.status != crate::append_only::AofStatus::Off {
-        crate::aof::flush(server);
+        crate::aof::flush(&mut engine.ks, server);
         if let Some(appender) = &server.aof.appender {
             let _ = appender.sync();
         }

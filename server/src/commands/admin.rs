@@ -466,7 +466,10 @@ fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// DEBUG LOADAOF: flush the AOF, empty the dataset, load the AOF back.
 fn debug_loadaof(ctx: &mut Ctx<'_>) -> CmdResult {
-    crate::aof::flush(ctx.server);
+    crate::aof::flush(ctx.ks, ctx.server);
+    // The commands replayed are the AOF's own: they must not be appended to it again.
+    let aof_on = ctx.server.aof.status != crate::append_only::AofStatus::Off;
+    ctx.ks.stream.set_aof(false);
     ctx.ks.flush_all(false);
     if let Some(functions) = ctx.server.functions.get_mut() {
         functions.flush();
@@ -475,6 +478,7 @@ fn debug_loadaof(ctx: &mut Ctx<'_>) -> CmdResult {
         let (mut parts, _) = crate::call::Parts::of(ctx);
         crate::aof::load_at_start(&mut parts)
     };
+    ctx.ks.stream.set_aof(aof_on);
     if let Err(e) = loaded {
         ctx.server.log.warning(&e.0);
         return Err(Error::msg("ERR Error trying to load the AOF"));
