@@ -46,6 +46,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "listeners.rs",
             "value.rs",
             "flags.rs",
+            "rdb_convert.rs",
         ],
     ),
     (

@@ -49,6 +49,28 @@ impl Intset {
         Self::default()
     }
 
+    /// An intset of `values` (ascending and distinct) at element width `width` (2, 4 or 8, wide
+    /// enough for every value): the width an intset blob of an RDB file records, which Redis
+    /// keeps on loading even where the values would fit a narrower one. `None` if the values
+    /// are not ascending or do not fit.
+    pub fn from_sorted_with_width(width: usize, values: &[i64]) -> Option<Intset> {
+        if !matches!(width, 2 | 4 | 8)
+            || values.windows(2).any(|w| w[0] >= w[1])
+            || values.iter().any(|&v| width_of(v) > width)
+        {
+            return None;
+        }
+        if values.is_empty() {
+            return Some(Intset::new());
+        }
+        let mut data = vec![0u8; 1 + values.len() * width].into_boxed_slice();
+        data[0] = width as u8;
+        for (i, &v) in values.iter().enumerate() {
+            Self::put(&mut data, width, i, v);
+        }
+        Some(Intset { data })
+    }
+
     /// Element width in bytes (2 for the empty set, which has none yet).
     pub fn width(&self) -> usize {
         self.data.first().map_or(2, |&w| w as usize)

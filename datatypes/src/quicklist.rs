@@ -893,6 +893,44 @@ impl Quicklist {
         }
     }
 
+    /// Each node head to tail: whether it is plain, and its elements — what an RDB file records
+    /// of a list (Redis saves a quicklist node by node).
+    pub fn node_elements(&self) -> impl Iterator<Item = (bool, Vec<&[u8]>)> + '_ {
+        self.note_read();
+        self.nodes.iter().map(|node| {
+            let buf = node.bytes();
+            let mut pos = node.start;
+            let mut items = Vec::with_capacity(node.count);
+            for _ in 0..node.count {
+                let (data, next) = entry_at(buf, pos);
+                items.push(&buf[data]);
+                pos = next;
+            }
+            (node.plain, items)
+        })
+    }
+
+    /// Appends a whole node holding `items` (at least one; one for a plain node) at the tail,
+    /// whatever the fill says: loading an RDB file keeps the saved nodes as they are (Redis's
+    /// `quicklistAppendListpack` / `quicklistAppendPlainNode`).
+    pub fn append_node(&mut self, plain: bool, items: &[&[u8]]) {
+        let Some((first, rest)) = items.split_first() else {
+            return;
+        };
+        let mut node = Node::with_entry(first);
+        node.plain = plain;
+        for item in rest {
+            node.push_back(item, usize::MAX);
+        }
+        self.reserve_node();
+        self.nodes.push_back(node);
+        self.len += items.len();
+        if self.compress != 0 {
+            let old = self.nodes.len().saturating_sub(2);
+            self.recompress(old..old + 1);
+        }
+    }
+
     /// Index of the first element equal to `item`, from the head.
     pub fn position(&self, item: &[u8]) -> Option<usize> {
         self.iter().position(|e| e == item)

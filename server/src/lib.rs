@@ -18,6 +18,7 @@ pub mod error;
 pub mod flags;
 pub mod listeners;
 pub mod log;
+pub mod rdb_convert;
 pub mod value;
 
 // 2. model: what the executor owns.

@@ -225,6 +225,21 @@ impl Stream {
         }
     }
 
+    /// The nodes in ID order, each with its master ID (its key in the tree).
+    pub fn nodes(&self) -> impl Iterator<Item = (StreamId, &Node)> + '_ {
+        self.nodes.iter().map(|(id, node)| (*id, node))
+    }
+
+    /// Adds a whole node under its master ID, as loading an RDB file does; the counters are the
+    /// caller's to set. False (nothing added) if a node with that key exists.
+    pub fn insert_node(&mut self, master: StreamId, node: Node) -> bool {
+        if self.nodes.contains_key(&master) {
+            return false;
+        }
+        self.nodes.insert(master, node);
+        true
+    }
+
     /// Number of nodes (XINFO STREAM's `radix-tree-keys`).
     pub fn node_count(&self) -> usize {
         self.nodes.len()

@@ -255,6 +255,116 @@ impl Node {
         self.live += 1;
     }
 
+    /// The elements of the listpack Redis keeps for this node, integers as decimal text: the
+    /// master entry (live count, deleted count, the master fields, a 0 terminator), then every
+    /// entry, deleted ones included (flags, ms and seq differences from `master`, the fields
+    /// unless they are the master's, the values, the entry's element count). An RDB file stores
+    /// exactly this listpack.
+    pub fn redis_elements(&self, master: StreamId) -> Vec<Vec<u8>> {
+        let int = |n: i64| n.to_string().into_bytes();
+        let mut out = vec![int(i64::from(self.live)), int(i64::from(self.deleted))];
+        let mut pos = 0;
+        let nfields = read_varint(&self.buf, &mut pos);
+        out.push(int(nfields as i64));
+        for _ in 0..nfields {
+            out.push(read_str(&self.buf, &mut pos).to_vec());
+        }
+        out.push(int(0));
+        for (_, e) in self.raw_entries(master) {
+            let same = e.flags & FLAG_SAME_FIELDS != 0;
+            out.push(int(i64::from(e.flags)));
+            out.push(int(e.id.ms.wrapping_sub(master.ms) as i64));
+            out.push(int(e.id.seq.wrapping_sub(master.seq) as i64));
+            let n = e.field_count();
+            if !same {
+                out.push(int(n as i64));
+            }
+            for (f, v) in e.fields() {
+                if !same {
+                    out.push(f.to_vec());
+                }
+                out.push(v.to_vec());
+            }
+            out.push(int(if same { n + 3 } else { n * 2 + 4 } as i64));
+        }
+        out
+    }
+
+    /// The node whose Redis listpack has these elements (see [`Node::redis_elements`]), keyed
+    /// by `master`; `None` if they do not form a valid node (counts that disagree with the
+    /// entries, IDs out of order, malformed numbers).
+    pub fn from_redis_elements(master: StreamId, items: &[Vec<u8>]) -> Option<Node> {
+        fn int(b: &[u8]) -> Option<i64> {
+            crate::number::parse_i64(b)
+        }
+        let mut it = items.iter();
+        let mut next = || it.next().map(Vec::as_slice);
+        let live = int(next()?)?;
+        let deleted = int(next()?)?;
+        let nfields = usize::try_from(int(next()?)?).ok()?;
+        let mut fields = Vec::with_capacity(nfields.min(1024));
+        for _ in 0..nfields {
+            fields.push(next()?.to_vec());
+        }
+        if int(next()?)? != 0 {
+            return None;
+        }
+        let mut node = Node::default();
+        push_varint(&mut node.buf, nfields as u64);
+        let mut redis = redis_int_size(nfields as i64) + redis_int_size(0);
+        for f in &fields {
+            push_str(&mut node.buf, f);
+            redis += redis_entry_size(f);
+        }
+        node.master_len = node.buf.len() as u32;
+        node.master_fields = nfields as u32;
+        node.redis_body = redis as u32;
+        let mut last: Option<StreamId> = None;
+        while let Some(flags) = next() {
+            let flags = int(flags)?;
+            if !(0..=3).contains(&flags) {
+                return None;
+            }
+            let ms = master.ms.wrapping_add(int(next()?)? as u64);
+            let seq = master.seq.wrapping_add(int(next()?)? as u64);
+            let id = StreamId::new(ms, seq);
+            if id < master || last.is_some_and(|l| id <= l) {
+                return None;
+            }
+            let same = flags & i64::from(FLAG_SAME_FIELDS) != 0;
+            let n = if same {
+                nfields
+            } else {
+                usize::try_from(int(next()?)?).ok()?
+            };
+            let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * n.min(1024));
+            if same {
+                for field in &fields {
+                    pairs.push(field);
+                    pairs.push(next()?);
+                }
+            } else {
+                for _ in 0..n {
+                    pairs.push(next()?);
+                    pairs.push(next()?);
+                }
+            }
+            let lp_count = int(next()?)?;
+            if lp_count != if same { n + 3 } else { n * 2 + 4 } as i64 {
+                return None;
+            }
+            node.push(master, id, &pairs);
+            if flags & i64::from(FLAG_DELETED) != 0 {
+                node.mark_deleted(node.last_at as usize);
+            }
+            last = Some(id);
+        }
+        if last.is_none() || i64::from(node.live) != live || i64::from(node.deleted) != deleted {
+            return None;
+        }
+        Some(node)
+    }
+
     /// Frees spare capacity (a node that will not grow anymore).
     pub(crate) fn shrink(&mut self) {
         self.buf.shrink_to_fit();
