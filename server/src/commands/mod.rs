@@ -18,6 +18,7 @@ pub mod databases;
 pub mod debug_collections;
 pub mod debug_controls;
 pub mod debug_internals;
+pub mod dump;
 pub mod expiry;
 pub mod functions;
 pub mod geo;
@@ -49,6 +50,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     hash_ttl::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
+    dump::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
     connection::COMMANDS,
