@@ -27,10 +27,7 @@ pub const HEADER: usize = 4;
 /// canonical integers take Redis's integer encodings, other strings a 1-, 2- or 5-byte length.
 /// Our own codec differs; MEMORY USAGE estimates Redis's allocation with this.
 pub fn redis_entry_size(data: &[u8]) -> usize {
-    let canonical_int = std::str::from_utf8(data)
-        .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .filter(|n| n.to_string().as_bytes() == data);
+    let canonical_int = crate::number::parse_i64(data);
     let head = match canonical_int {
         Some(n) if (0..=127).contains(&n) => 1,
         Some(n) if (-4096..=4095).contains(&n) => 2,

@@ -6,7 +6,9 @@
 //! entry format ([`crate::listpack`]: a length, the bytes, a backward length), bounded by
 //! `list-max-listpack-size`: negative fills bound a node's bytes (-1 = 4 KB, -2 = 8 KB … -5 =
 //! 64 KB), positive fills its number of entries (with an 8 KB safety cap). An element too big for
-//! any node gets a node of its own.
+//! any node gets a node of its own. A node's size is measured as Redis measures it — the bytes of
+//! Redis's listpack for the same entries, kept up to date per node, with Redis 7.0's estimate for
+//! the entry to add — so that nodes split where Redis's do: DUMP shows every node boundary.
 //!
 //! Unlike a listpack, which re-allocates at its exact size on every change, a node keeps spare
 //! room at *both* ends of its buffer: entries live in `buf[start..]`, pushes at the back append
@@ -33,13 +35,24 @@ const SAFETY_LIMIT: usize = 8192;
 /// Redis's default `list-max-listpack-size`: 8 KB nodes.
 pub const DEFAULT_FILL: i32 = -2;
 
-/// Whether a node that holds `count` entries may grow to `new_size` bytes by taking one more.
-fn fill_allows(fill: i32, count: usize, new_size: usize) -> bool {
+/// Redis's estimate of what one more entry of `len` bytes adds to a node's listpack (an
+/// overestimate: its string encoding and back length, plus slack).
+const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+
+/// Whether a node whose listpack would be `new_sz` bytes in Redis, `count` entries after the
+/// change (Redis: `count` before an insert, the merged count for a merge, with `<` and `<=`
+/// folded into `count_ok`), stays within `fill` — Redis 7.0's `_quicklistNodeAllowInsert` /
+/// `_quicklistNodeAllowMerge` decision: a negative fill is a size level (-1..-5; beyond -5 no
+/// level applies, and only the count rule is left, which a negative fill never passes); a
+/// positive fill counts entries under the 8 KB safety limit.
+fn redis_fill_allows(fill: i32, new_sz: usize, count_ok: impl FnOnce(usize) -> bool) -> bool {
     if fill < 0 {
-        new_size <= SIZE_LEVELS[level(fill)]
-    } else {
-        new_size <= SAFETY_LIMIT && count < fill as usize
+        let offset = (-(fill as i64) - 1) as usize;
+        if offset < SIZE_LEVELS.len() && new_sz <= SIZE_LEVELS[offset] {
+            return true;
+        }
     }
+    new_sz <= SAFETY_LIMIT && fill >= 0 && count_ok(fill as usize)
 }
 
 fn level(fill: i32) -> usize {
@@ -146,6 +159,21 @@ struct Node {
     count: usize,
     plain: bool,
     lzf: Option<Box<Compressed>>,
+    /// The bytes of the listpack Redis would hold for these entries (header and end byte
+    /// included; the element's size for a plain node): what Redis's fill decisions measure.
+    redis_sz: usize,
+}
+
+/// Redis's listpack bytes of the entries in `buf[from..to]`.
+fn redis_bytes_of(buf: &[u8], from: usize, to: usize) -> usize {
+    let mut pos = from;
+    let mut total = 0;
+    while pos < to {
+        let (data, next) = entry_at(buf, pos);
+        total += redis_entry_size(&buf[data]);
+        pos = next;
+    }
+    total
 }
 
 /// A compressed node's entries.
@@ -175,12 +203,18 @@ impl Node {
     fn with_entry(item: &[u8]) -> Node {
         let mut buf = Vec::with_capacity(entry_size(item));
         encode_entry(&mut buf, item);
+        let plain = is_plain(item);
         Node {
             buf,
             start: 0,
             count: 1,
-            plain: is_plain(item),
+            plain,
             lzf: None,
+            redis_sz: if plain {
+                item.len()
+            } else {
+                REDIS_OVERHEAD + redis_entry_size(item)
+            },
         }
     }
 
@@ -263,6 +297,7 @@ impl Node {
         }
         encode_entry(&mut self.buf, item);
         self.count += 1;
+        self.redis_sz += redis_entry_size(item);
     }
 
     fn push_front(&mut self, item: &[u8], limit: usize) {
@@ -282,6 +317,7 @@ impl Node {
         write_entry(&mut self.buf[at..self.start], item);
         self.start = at;
         self.count += 1;
+        self.redis_sz += redis_entry_size(item);
     }
 
     /// Byte offset of entry `i` (`i == count`: the end), walking from the nearer end.
@@ -312,6 +348,12 @@ impl Node {
     /// node at its exact size.
     fn splice(&mut self, from: usize, to: usize, removed: usize, items: &[&[u8]]) {
         self.make_raw();
+        if self.plain {
+            self.redis_sz = items.iter().map(|i| i.len()).sum();
+        } else {
+            self.redis_sz -= redis_bytes_of(&self.buf, from, to);
+            self.redis_sz += items.iter().map(|i| redis_entry_size(i)).sum::<usize>();
+        }
         let added: usize = items.iter().map(|i| entry_size(i)).sum();
         let mut buf = Vec::with_capacity(self.size() - (to - from) + added);
         buf.extend_from_slice(&self.buf[self.start..from]);
@@ -328,13 +370,16 @@ impl Node {
     fn split_off(&mut self, i: usize) -> Node {
         self.make_raw();
         let at = self.offset_of(i);
+        let moved = redis_bytes_of(&self.buf, at, self.buf.len());
         let right = Node {
             buf: self.buf[at..].to_vec(),
             start: 0,
             count: self.count - i,
             plain: false,
             lzf: None,
+            redis_sz: REDIS_OVERHEAD + moved,
         };
+        self.redis_sz -= moved;
         self.buf.truncate(at);
         self.buf.shrink_to_fit();
         self.count = i;
@@ -346,14 +391,17 @@ impl Node {
         self.make_raw();
         self.buf.extend_from_slice(&other.bytes()[other.start..]);
         self.count += other.count;
+        self.redis_sz += other.redis_sz - REDIS_OVERHEAD;
     }
 
     /// Drops the first `n` entries (fewer than `count`).
     fn drop_front(&mut self, n: usize) {
         self.make_raw();
+        let from = self.start;
         for _ in 0..n {
             self.start = entry_at(&self.buf, self.start).1;
         }
+        self.redis_sz -= redis_bytes_of(&self.buf, from, self.start);
         self.count -= n;
     }
 
@@ -364,6 +412,7 @@ impl Node {
         for _ in 0..n {
             end = entry_before(&self.buf, end).0;
         }
+        self.redis_sz -= redis_bytes_of(&self.buf, end, self.buf.len());
         self.buf.truncate(end);
         self.count -= n;
     }
@@ -527,7 +576,11 @@ impl Quicklist {
     fn allows(&self, node: &Node, item: &[u8]) -> bool {
         !node.plain
             && !is_plain(item)
-            && fill_allows(self.fill, node.count, node.size() + entry_size(item))
+            && redis_fill_allows(
+                self.fill,
+                node.redis_sz + item.len() + SIZE_ESTIMATE_OVERHEAD,
+                |fill| node.count < fill,
+            )
     }
 
     /// Most lists are small: their first node gets a one-slot deque (a deque's first push
@@ -597,6 +650,9 @@ impl Quicklist {
         let node = self.nodes.front_mut()?;
         node.make_raw();
         let (data, next) = entry_at(&node.buf, node.start);
+        node.redis_sz = node
+            .redis_sz
+            .saturating_sub(redis_entry_size(&node.buf[data.clone()]));
         let result = f(&node.buf[data]);
         node.start = next;
         node.count -= 1;
@@ -615,6 +671,9 @@ impl Quicklist {
         let node = self.nodes.back_mut()?;
         node.make_raw();
         let (start, data) = entry_before(&node.buf, node.buf.len());
+        node.redis_sz = node
+            .redis_sz
+            .saturating_sub(redis_entry_size(&node.buf[data.clone()]));
         let result = f(&node.buf[data]);
         node.buf.truncate(start);
         node.count -= 1;
@@ -676,16 +735,15 @@ impl Quicklist {
             return false;
         }
         let (n, i) = self.locate(index);
-        let fill = self.fill;
         let node = &mut self.nodes[n];
         node.make_raw();
         let from = node.offset_of(i);
         let to = entry_at(&node.buf, from).1;
-        let new_size = node.size() - (to - from) + entry_size(item);
-        // A plain element replaces a plain one in place; between plain and packed the element
-        // moves to a node of the right kind.
+        // As Redis 7.0's `quicklistReplaceEntry`: a packed element replaces a packed one in
+        // place whatever the node's size, a plain one a plain one; between plain and packed the
+        // element moves to a node of the right kind.
         let same_kind = node.plain == is_plain(item);
-        if same_kind && (node.count == 1 || fill_allows(fill, node.count - 1, new_size)) {
+        if same_kind {
             node.splice(from, to, 1, &[item]);
             self.recompress(n..n + 1);
         } else {
@@ -772,7 +830,15 @@ impl Quicklist {
 
     fn can_merge(&self, a: usize, b: usize) -> bool {
         let (a, b) = (&self.nodes[a], &self.nodes[b]);
-        !a.plain && !b.plain && fill_allows(self.fill, a.count + b.count - 1, a.size() + b.size())
+        // Redis's estimate of the merged listpack: both, less one header and end byte (and a
+        // few bytes more, as its code subtracts).
+        !a.plain
+            && !b.plain
+            && redis_fill_allows(
+                self.fill,
+                (a.redis_sz + b.redis_sz).saturating_sub(11),
+                |fill| a.count + b.count <= fill,
+            )
     }
 
     /// Removes the first `n` elements (all if `n >= len`).
@@ -853,6 +919,9 @@ impl Quicklist {
                 Vec::with_capacity(node.size() - ranges.iter().map(|(a, b)| b - a).sum::<usize>());
             let mut copied = node.start;
             for &(from, to) in &ranges {
+                node.redis_sz = node
+                    .redis_sz
+                    .saturating_sub(redis_bytes_of(&node.buf, from, to));
                 buf.extend_from_slice(&node.buf[copied..from]);
                 copied = to;
             }
@@ -919,6 +988,11 @@ impl Quicklist {
         };
         let mut node = Node::with_entry(first);
         node.plain = plain;
+        node.redis_sz = if plain {
+            first.len()
+        } else {
+            REDIS_OVERHEAD + redis_entry_size(first)
+        };
         for item in rest {
             node.push_back(item, usize::MAX);
         }
@@ -1073,14 +1147,11 @@ mod tests {
                     "kept only when it saves enough"
                 );
             }
-            if node.count > 1 {
-                assert!(
-                    fill_allows(q.fill, node.count - 1, node.size()),
-                    "node of {} entries, {} bytes over fill {}",
-                    node.count,
-                    node.size(),
-                    q.fill
-                );
+            // Redis's size of the node is kept exactly (its fill decisions depend on it). A
+            // node may exceed the fill: LSET replaces in place whatever the size, as Redis does.
+            if !node.plain {
+                let expected = REDIS_OVERHEAD + redis_bytes_of(buf, node.start, buf.len());
+                assert_eq!(node.redis_sz, expected, "Redis size of a node");
             }
         }
     }

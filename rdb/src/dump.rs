@@ -24,25 +24,18 @@ pub fn dump_payload_with(value: &RdbValue, compress: bool) -> Vec<u8> {
     out
 }
 
-/// Checks the footer and reads the value; bytes left over after the value are an error, as in
-/// Redis's RESTORE ("Bad data format").
+/// Checks the footer and reads the value as Redis's RESTORE does: from the whole payload, footer
+/// included (a body cut short reads into the footer), leaving whatever follows the value unread.
 pub fn parse_dump_payload(payload: &[u8]) -> Result<RdbValue, RdbError> {
     if payload.len() < 10 {
         return Err(RdbError::BadDumpPayload);
     }
-    let (body, footer) = payload.split_at(payload.len() - 10);
+    let footer = &payload[payload.len() - 10..];
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let crc = u64::from_le_bytes(footer[2..].try_into().unwrap());
     if version > RDB_VERSION || crc64(&payload[..payload.len() - 8]) != crc {
         return Err(RdbError::BadDumpPayload);
     }
-    let Some((&ty, mut rest)) = body.split_first() else {
-        return Err(RdbError::Corrupt("Bad data format".into()));
-    };
-    let value = RdbValue::read_body(&mut rest, ty)
-        .map_err(|_| RdbError::Corrupt("Bad data format".into()))?;
-    if !rest.is_empty() {
-        return Err(RdbError::Corrupt("Bad data format".into()));
-    }
-    Ok(value)
+    let (&ty, mut rest) = payload.split_first().expect("10 bytes or more");
+    RdbValue::read_body(&mut rest, ty).map_err(|_| RdbError::Corrupt("Bad data format".into()))
 }

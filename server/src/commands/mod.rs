@@ -18,6 +18,7 @@ pub mod databases;
 pub mod debug_collections;
 pub mod debug_controls;
 pub mod debug_internals;
+pub mod dump;
 pub mod expiry;
 pub mod functions;
 pub mod geo;
@@ -51,6 +52,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     lists::COMMANDS,
     keys::COMMANDS,
     persistence::COMMANDS,
+    dump::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,
     connection::COMMANDS,

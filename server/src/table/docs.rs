@@ -157,6 +157,8 @@ fn tokenize(syntax: &str) -> Vec<Tok> {
 }
 
 fn is_token(word: &str) -> bool {
+    // A version suffix (`REPLACE@3.0.0`) is not part of the word.
+    let word = word.split_once('@').map_or(word, |(w, _)| w);
     // The symbols some commands take as literal words (XADD's `*`, `=`, `~`; XGROUP's `$`).
     if matches!(word, "*" | "$" | "=" | "~") {
         return true;
@@ -283,6 +285,16 @@ impl Parser {
 }
 
 fn pure_token(token: &str) -> Arg {
+    let (token, since) = match token.split_once('@') {
+        Some((token, since)) if !since.is_empty() => (token, Some(since)),
+        _ => (token, None),
+    };
+    let mut arg = pure_token_named(token);
+    arg.since = since.map(str::to_string);
+    arg
+}
+
+fn pure_token_named(token: &str) -> Arg {
     // Symbol tokens have names of their own in Redis's docs.
     let name = match token {
         "=" => "equal".to_string(),
