@@ -118,6 +118,8 @@ impl WriteStream {
     }
 
     /// `call` enters a command (only while the stream is on); `dirty` is the keyspace's counter.
+    #[cold]
+    #[inline(never)]
     pub fn enter(&mut self, dirty: u64) {
         let level = Level {
             propagation: Propagation::AsIs,
@@ -140,6 +142,8 @@ impl WriteStream {
     /// `dirty`) by its own writes, on `db` (the client's database after it), as `args` unless
     /// replaced. After the outermost command (a client's own, a blocked command served, a
     /// command of the embedding process), what is pending is written out.
+    #[cold]
+    #[inline(never)]
     pub fn leave(&mut self, dirty: u64, db: usize, args: &[Bytes]) {
         let level = std::mem::take(&mut self.level);
         // A command propagates if it changed the dataset itself: deletions of expired keys on
