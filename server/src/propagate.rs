@@ -13,6 +13,9 @@
 //!
 //! While no consumer is registered nothing is built: `call` tests [`WriteStream::is_on`] once
 //! per command, and the keyspace does the same before it queues a deletion.
+//!
+//! There is one stream, the replicas' view. Redis's AOF differs in one respect: PUBLISH and
+//! SPUBLISH are forced to the replicas only, so an AOF writer must leave them out.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -149,7 +152,7 @@ impl WriteStream {
         // A command propagates if it changed the dataset itself: deletions of expired keys on
         // its way propagate on their own.
         let side = self.side_dirty - level.side_dirty_before;
-        let changed = dirty - level.dirty_before > side;
+        let changed = dirty.saturating_sub(level.dirty_before) > side;
         let propagation = level.propagation;
         if let Some(outer) = self.outer.pop() {
             self.level = outer;
