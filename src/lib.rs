@@ -160,7 +160,8 @@ impl Server {
     /// Registers a consumer of the server's write stream — what Redis would write to its AOF
     /// and send its replicas, as RESP commands — and discards what was recorded so far. From
     /// then on [`Server::take_write_stream`] returns what each command propagated. Without a
-    /// consumer the server builds no stream at all.
+    /// consumer the server builds no stream at all. [`Server::restart`] starts a server without
+    /// one: tap it again.
     ///
     /// # Panics
     /// If the server has stopped.

@@ -240,6 +240,15 @@ XADD big MAXLEN ~ 5 * a 5
 XADD big MAXLEN ~ 5 * a 6
 XADD big MAXLEN ~ 5 * a 7
 XADD big MINID ~ 0 * a 8
+XGROUP CREATE q2 g $ MKSTREAM
+>2 XREADGROUP GROUP g c1 BLOCK 0 STREAMS q2 > &
+@sleep 50
+XADD q2 7-1 a b
+@read 2
+>2 XREADGROUP GROUP g c2 BLOCK 0 NOACK STREAMS q2 > &
+@sleep 50
+XADD q2 7-2 a b
+@read 2
 "##,
     ),
     (
@@ -319,6 +328,10 @@ CONFIG SET lazyfree-lazy-expire yes
 SET k v PX 1
 @sleep 10
 GET k
+SET k v
+EXPIRE k -1
+SET k v
+GETEX k PXAT 1
 CONFIG SET lazyfree-lazy-expire no
 DEBUG SET-ACTIVE-EXPIRE 1
 "##,

@@ -13,6 +13,9 @@
 //!
 //! While no consumer is registered nothing is built: `call` tests [`WriteStream::is_on`] once
 //! per command, and the keyspace does the same before it queues a deletion.
+//!
+//! There is one stream, the replicas' view. Redis's AOF differs in one respect: PUBLISH and
+//! SPUBLISH are forced to the replicas only, so an AOF writer must leave them out.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -163,6 +166,8 @@ impl WriteStream {
     }
 
     /// `call` enters a command (only while the stream is on); `dirty` is the keyspace's counter.
+    #[cold]
+    #[inline(never)]
     pub fn enter(&mut self, dirty: u64) {
         let level = Level {
             propagation: Propagation::AsIs,
@@ -185,12 +190,14 @@ impl WriteStream {
     /// `dirty`) by its own writes, on `db` (the client's database after it), as `args` unless
     /// replaced. After the outermost command (a client's own, a blocked command served, a
     /// command of the embedding process), what is pending is written out.
+    #[cold]
+    #[inline(never)]
     pub fn leave(&mut self, dirty: u64, db: usize, args: &[Bytes]) {
         let level = std::mem::take(&mut self.level);
         // A command propagates if it changed the dataset itself: deletions of expired keys on
         // its way propagate on their own.
         let side = self.side_dirty - level.side_dirty_before;
-        let changed = dirty - level.dirty_before > side;
+        let changed = dirty.saturating_sub(level.dirty_before) > side;
         let propagation = level.propagation;
         if let Some(outer) = self.outer.pop() {
             self.level = outer;

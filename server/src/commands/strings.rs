@@ -638,7 +638,9 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         .ks
         .store(db, key, when, ttl, now, || Value::string(value));
     if written {
-        propagate_set(ctx, ttl, options.get);
+        if ctx.propagating() {
+            propagate_set(ctx, ttl, options.get);
+        }
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
             ctx.notify(GENERIC, "expire", key);
@@ -691,7 +693,9 @@ fn set_if(
     if holds {
         ctx.ks
             .store(db, key, StoreIf::Always, ttl, now, || Value::string(value));
-        propagate_set(ctx, ttl, options.get);
+        if ctx.propagating() {
+            propagate_set(ctx, ttl, options.get);
+        }
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
             ctx.notify(GENERIC, "expire", key);
@@ -778,6 +782,9 @@ fn setnx(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// How a SET that wrote propagates, as Redis's `setGenericCommand` rewrites it: with a deadline
 /// as `SET key value PXAT ms` (whatever the options were), otherwise without its GET options.
+/// Called only while the write stream has a consumer (SET is the hottest write).
+#[cold]
+#[inline(never)]
 fn propagate_set(ctx: &mut Ctx<'_>, ttl: Ttl, get: bool) {
     let args = ctx.args;
     match ttl {
