@@ -17,7 +17,8 @@
 //! O(1) instead of copying up to 8 KB each time. Pops only move `start` or truncate. Operations
 //! in the middle rebuild one node (bounded by the node size) and split or merge nodes as needed;
 //! positions are found by walking node counts from the nearer end, then entries from the nearer
-//! end of the node.
+//! end of the node. Removals never merge nodes (Redis merges only around an insertion that
+//! split a node: LINSERT's [`Quicklist::insert_at`]).
 
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
@@ -804,28 +805,109 @@ impl Quicklist {
         let to = entry_at(&node.buf, from).1;
         node.splice(from, to, 1, &[]);
         self.len -= 1;
+        // As Redis's `quicklistDelIndex`: an emptied node goes, the others stay as they are
+        // (Redis merges nodes only around an insertion that split one).
         if node.count == 0 {
             self.nodes.remove(n);
             self.recompress(0..0);
         } else {
-            self.merge_around(n);
-            self.recompress(n.saturating_sub(1)..n + 1);
+            self.recompress(n..n + 1);
         }
     }
 
-    /// Merges node `n` into a neighbour when together they fit in one node, so that deletions
-    /// in the middle do not leave a trail of small nodes.
-    fn merge_around(&mut self, n: usize) {
-        let mut n = n;
-        if n > 0 && self.can_merge(n - 1, n) {
-            let right = self.nodes.remove(n).expect("exists");
-            self.nodes[n - 1].append(&right);
-            n -= 1;
+    /// LINSERT: inserts `item` before or after element `pivot` (< len), where Redis 7.0's
+    /// `_quicklistInsert` puts it — into the pivot's node if it has room; else at the head of
+    /// the next node or the tail of the previous one when the pivot is at that edge and the
+    /// neighbour has room, or in a node of its own between them when it has not; else the
+    /// pivot's node is split at the pivot, the item joins the part on its side, and the nodes
+    /// around are merged where they fit (`_quicklistMergeNodes`). Node boundaries show in DUMP.
+    pub fn insert_at(&mut self, pivot: usize, after: bool, item: &[u8]) {
+        assert!(pivot < self.len, "pivot out of bounds");
+        let (n, i) = self.locate(pivot);
+        let limit = byte_limit(self.fill);
+        let len = self.nodes.len();
+        let full = !self.allows(&self.nodes[n], item);
+        let at_tail = after && i + 1 == self.nodes[n].count;
+        let at_head = !after && i == 0;
+        let avail_next = at_tail && n + 1 < len && self.allows(&self.nodes[n + 1], item);
+        let avail_prev = at_head && n > 0 && self.allows(&self.nodes[n - 1], item);
+        let touched;
+        if is_plain(item) {
+            // A large element gets a plain node: beside the pivot's node when the pivot is at
+            // its edge (or the node is plain), else between the two halves of the split node.
+            if self.nodes[n].plain || at_tail || at_head {
+                let at = if after { n + 1 } else { n };
+                self.nodes.insert(at, Node::with_entry(item));
+                touched = at..at + 1;
+            } else {
+                let right = self.nodes[n].split_off(if after { i + 1 } else { i });
+                self.nodes.insert(n + 1, Node::with_entry(item));
+                self.nodes.insert(n + 2, right);
+                touched = n..n + 3;
+            }
+        } else if !full {
+            let node = &mut self.nodes[n];
+            let at = node.offset_of(if after { i + 1 } else { i });
+            node.splice(at, at, 0, &[item]);
+            touched = n..n + 1;
+        } else if avail_next {
+            self.nodes[n + 1].push_front(item, limit);
+            touched = n + 1..n + 2;
+        } else if avail_prev {
+            self.nodes[n - 1].push_back(item, limit);
+            touched = n - 1..n;
+        } else if at_tail || at_head {
+            let at = if after { n + 1 } else { n };
+            self.nodes.insert(at, Node::with_entry(item));
+            touched = at..at + 1;
+        } else {
+            // Split the pivot's node; Redis's "center" for the merges is the part that stays
+            // the original node: the left one when inserting after, the right one before.
+            let center = if after {
+                let mut right = self.nodes[n].split_off(i + 1);
+                right.push_front(item, limit);
+                self.nodes.insert(n + 1, right);
+                n
+            } else {
+                let right = self.nodes[n].split_off(i);
+                self.nodes[n].push_back(item, limit);
+                self.nodes.insert(n + 1, right);
+                n + 1
+            };
+            self.merge_nodes(center);
+            touched = 0..self.nodes.len();
         }
-        if n + 1 < self.nodes.len() && self.can_merge(n, n + 1) {
-            let right = self.nodes.remove(n + 1).expect("exists");
-            self.nodes[n].append(&right);
+        self.len += 1;
+        self.recompress(touched.start.saturating_sub(1)..touched.end + 1);
+    }
+
+    /// Redis's `_quicklistMergeNodes` around node `center`: the two nodes before it, the two
+    /// after it, then the center with its previous node and the result with its next one,
+    /// each pair merged when `_quicklistNodeAllowMerge` allows.
+    fn merge_nodes(&mut self, center: usize) {
+        let mut c = center;
+        if c >= 2 && self.can_merge(c - 2, c - 1) {
+            self.merge_pair(c - 2);
+            c -= 1;
         }
+        if c + 2 < self.nodes.len() && self.can_merge(c + 1, c + 2) {
+            self.merge_pair(c + 1);
+        }
+        let target = if c >= 1 && self.can_merge(c - 1, c) {
+            self.merge_pair(c - 1);
+            c - 1
+        } else {
+            c
+        };
+        if target + 1 < self.nodes.len() && self.can_merge(target, target + 1) {
+            self.merge_pair(target);
+        }
+    }
+
+    /// Merges node `a + 1` into node `a`.
+    fn merge_pair(&mut self, a: usize) {
+        let right = self.nodes.remove(a + 1).expect("exists");
+        self.nodes[a].append(&right);
     }
 
     fn can_merge(&self, a: usize, b: usize) -> bool {
@@ -942,24 +1024,10 @@ impl Quicklist {
             }
         }
         if touched {
-            self.merge_small_nodes();
             // Any node may have changed: each interior one is compressed again.
             self.recompress(0..self.nodes.len());
         }
         removed
-    }
-
-    /// One pass merging neighbours that fit together (after deletions in the middle).
-    fn merge_small_nodes(&mut self) {
-        let mut n = 0;
-        while n + 1 < self.nodes.len() {
-            if self.can_merge(n, n + 1) {
-                let right = self.nodes.remove(n + 1).expect("exists");
-                self.nodes[n].append(&right);
-            } else {
-                n += 1;
-            }
-        }
     }
 
     /// Each node head to tail: whether it is plain, and its elements — what an RDB file records
@@ -1296,6 +1364,7 @@ mod tests {
         PopBack,
         PopFront,
         Insert(usize, Vec<u8>),
+        InsertAt(usize, bool, Vec<u8>),
         Remove(usize),
         Set(usize, Vec<u8>),
         DrainFront(usize),
@@ -1322,6 +1391,7 @@ mod tests {
             2 => Just(Op::PopBack),
             2 => Just(Op::PopFront),
             3 => (any::<usize>(), item()).prop_map(|(i, v)| Op::Insert(i, v)),
+            3 => (any::<usize>(), any::<bool>(), item()).prop_map(|(i, a, v)| Op::InsertAt(i, a, v)),
             2 => any::<usize>().prop_map(Op::Remove),
             2 => (any::<usize>(), item()).prop_map(|(i, v)| Op::Set(i, v)),
             1 => (0usize..5).prop_map(Op::DrainFront),
@@ -1392,6 +1462,11 @@ mod tests {
                         let i = i % (model.len() + 1);
                         q.insert(i, &v);
                         model.insert(i, v);
+                    }
+                    Op::InsertAt(i, after, v) => if !model.is_empty() {
+                        let i = i % model.len();
+                        q.insert_at(i, after, &v);
+                        model.insert(if after { i + 1 } else { i }, v);
                     }
                     Op::Remove(i) => if !model.is_empty() {
                         let i = i % model.len();

@@ -783,7 +783,7 @@ fn linsert(ctx: &mut Ctx<'_>) -> CmdResult {
     let reply = match list.position(pivot) {
         None => -1,
         Some(at) => {
-            list.insert(if after { at + 1 } else { at }, element);
+            list.insert_at(at, after, element);
             list.len() as i64
         }
     };
