@@ -270,7 +270,12 @@ impl WriteStream {
             }
             write_multibulk(&mut self.out, args);
         }
-        if self.aof {
+        // PUBLISH and SPUBLISH reach replicas only (Redis propagates them with
+        // PROPAGATE_REPL): the AOF leaves them out.
+        let replica_only = args.first().is_some_and(|a| {
+            a.eq_ignore_ascii_case(b"publish") || a.eq_ignore_ascii_case(b"spublish")
+        });
+        if self.aof && !replica_only {
             if self.aof_selected != Some(db) {
                 let id = db.to_string();
                 write_multibulk(&mut self.aof_out, &[b"SELECT", id.as_bytes()]);

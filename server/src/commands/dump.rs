@@ -23,6 +23,7 @@ use crate::rdb_convert::{from_rdb, to_rdb};
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::{lfu_minutes, lru_clock, LRU_CLOCK_MAX};
+use bytes::Bytes;
 use embedis_rdb::{dump_payload, parse_dump_payload, RdbError};
 
 const RESTORE_SYNTAX: &str = "key ttl:integer serialized-value:string [REPLACE@3.0.0] \
@@ -138,11 +139,23 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.ks.touched(db, key);
             ctx.notify(GENERIC, "del", key);
             ctx.ks.dirty += 1;
+            // What happened is a deletion: it propagates as one.
+            let name = ctx.args[1].clone();
+            ctx.propagate_as(|| vec![Bytes::from_static(b"DEL"), name]);
         }
         ctx.out.ok();
         return Ok(());
     }
     ctx.ks.add(db, key, value, deadline, now);
+    // A relative TTL propagates as the absolute time it stood for (Redis adds ABSTTL).
+    if let (Some(when), false, true) = (deadline, absttl, ctx.propagating()) {
+        let mut args = ctx.args.to_vec();
+        ctx.propagate_as(|| {
+            args[2] = crate::propagate::int_arg(when);
+            args.push(Bytes::from_static(b"ABSTTL"));
+            args
+        });
+    }
     let lfu = ctx.ks.access.lfu;
     if let Some(obj) = ctx.ks.db(db).main.get_mut(key) {
         if lfu {
