@@ -22,7 +22,15 @@ fn spawn_auto_with_log(
     BufReader<std::process::ChildStdout>,
     Vec<String>,
 ) {
+    // Its own working directory: with Redis's default save points, a stop writes dump.rdb there
+    // (and a start loads it), as redis-server does.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("embedis-binary-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(BIN)
+        .current_dir(&dir)
         .args(["--port", "auto"])
         .args(extra)
         .stdout(Stdio::piped())
@@ -102,7 +110,7 @@ fn unknown_and_unimplemented_options_are_refused() {
     assert!(err.contains("frobnicate"), "{err}");
 
     let out = Command::new(BIN)
-        .args(["--port", "0", "--appendonly", "yes"])
+        .args(["--port", "0", "--aof-use-rdb-preamble", "no"])
         .output()
         .unwrap();
     assert!(!out.status.success());
@@ -149,6 +157,7 @@ fn config_file_then_command_line_overrides() {
     )
     .unwrap();
     let mut child = Command::new(BIN)
+        .current_dir(&dir)
         .arg(&conf)
         .args(["--loglevel", "warning"])
         .stdout(Stdio::null())
