@@ -490,7 +490,7 @@ fn the_binary_with_debug_enabled_runs_on_a_controllable_clock() {
     use std::process::{Command, Stdio};
     let spawn = |extra: &[&str]| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_embedis-server"))
-            .args(["--port", "auto"])
+            .args(["--port", "auto", "--save", ""])
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
