@@ -43,7 +43,14 @@ impl Binary {
     /// Starts the binary as the guide says and reads the port it prints.
     fn start() -> Binary {
         let mut child = Command::new(env!("CARGO_BIN_EXE_embedis-server"))
-            .args(["--port", "auto", "--save", "", "--enable-debug-command", "yes"])
+            .args([
+                "--port",
+                "auto",
+                "--save",
+                "",
+                "--enable-debug-command",
+                "yes",
+            ])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()

@@ -455,3 +455,111 @@ fn clients_get_loading_while_the_binary_loads_its_file() {
     assert_eq!(text(&mut c, &["GET", "key:1"]), "$1\r\nv\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// MIGRATE moves keys to redis-server and back (TTL kept, COPY and REPLACE, KEYS, the target's
+/// errors and a connection failure answered as Redis answers them).
+#[test]
+fn migrate_moves_keys_to_and_from_redis() {
+    let Some(redis) = RedisServer::start("persistence-migrate", &[]) else {
+        return;
+    };
+    let ours = start_embedis("persistence-migrate", &[]);
+    let (mut r, mut e) = (
+        Conn::connect(redis.addr()).unwrap(),
+        Conn::connect(ours.addr()).unwrap(),
+    );
+    let port = redis.port.to_string();
+    text(&mut e, &["RPUSH", "list", "a", "b", "c"]);
+    text(&mut e, &["SET", "s", "hello", "EX", "100"]);
+    assert_eq!(
+        text(
+            &mut e,
+            &["MIGRATE", "127.0.0.1", &port, "list", "0", "1000"]
+        ),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(
+            &mut e,
+            &[
+                "MIGRATE",
+                "127.0.0.1",
+                &port,
+                "",
+                "0",
+                "1000",
+                "KEYS",
+                "s",
+                "missing"
+            ]
+        ),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(
+            &mut e,
+            &["MIGRATE", "127.0.0.1", &port, "missing", "0", "1000"]
+        ),
+        "+NOKEY\r\n"
+    );
+    assert_eq!(text(&mut e, &["EXISTS", "list", "s"]), ":0\r\n");
+    assert_eq!(
+        text(&mut r, &["LRANGE", "list", "0", "-1"]),
+        "*3\r\n$1\r\na\r\n$1\r\nb\r\n$1\r\nc\r\n"
+    );
+    let ttl = text(&mut r, &["TTL", "s"]);
+    assert!(ttl == ":100\r\n" || ttl == ":99\r\n", "{ttl}");
+    text(&mut e, &["SET", "list", "x"]);
+    assert_eq!(
+        text(
+            &mut e,
+            &["MIGRATE", "127.0.0.1", &port, "list", "0", "1000"]
+        ),
+        "-ERR Target instance replied with error: BUSYKEY Target key name already exists.\r\n"
+    );
+    assert_eq!(
+        text(
+            &mut e,
+            &[
+                "MIGRATE",
+                "127.0.0.1",
+                &port,
+                "list",
+                "0",
+                "1000",
+                "COPY",
+                "REPLACE"
+            ]
+        ),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        text(&mut e, &["GET", "list"]),
+        "$1\r\nx\r\n",
+        "COPY keeps the source"
+    );
+    assert_eq!(text(&mut r, &["GET", "list"]), "$1\r\nx\r\n");
+    // Back from Redis to us.
+    let ours_port = ours.port.to_string();
+    assert_eq!(
+        text(
+            &mut r,
+            &["MIGRATE", "127.0.0.1", &ours_port, "s", "3", "1000"]
+        ),
+        "+OK\r\n"
+    );
+    text(&mut e, &["SELECT", "3"]);
+    assert_eq!(text(&mut e, &["GET", "s"]), "$5\r\nhello\r\n");
+    let closed = support::free_port().to_string();
+    assert_eq!(
+        text(&mut e, &["MIGRATE", "127.0.0.1", &closed, "s", "0", "100"]),
+        "-IOERR error or timeout connecting to the client\r\n"
+    );
+    assert_eq!(
+        text(
+            &mut e,
+            &["MIGRATE", "127.0.0.1", &port, "s", "0", "100", "KEYS", "s"]
+        ),
+        "-ERR When using MIGRATE KEYS option, the key argument must be set to the empty string\r\n"
+    );
+}

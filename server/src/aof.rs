@@ -50,7 +50,7 @@ pub struct AofError(pub String);
 fn aof_client(now_ms: i64) -> ClientState {
     use std::net::{Ipv4Addr, SocketAddr};
     ClientState::new(
-        std::sync::Arc::new(ClientHandle::new(u64::MAX)),
+        std::sync::Arc::new(ClientHandle::new(crate::client::AOF_CLIENT_ID)),
         Peer::Tcp {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             local: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),

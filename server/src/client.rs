@@ -340,6 +340,10 @@ pub struct ClientState {
     pub tracking: Option<Box<ClientTracking>>,
 }
 
+/// The id of the fake client the AOF's commands run as when it loads (Redis's
+/// `CLIENT_ID_AOF`): commands check it where Redis's `mustObeyClient` relaxes a rule.
+pub const AOF_CLIENT_ID: ClientId = u64::MAX;
+
 impl ClientState {
     pub fn new(
         handle: Arc<ClientHandle>,

@@ -67,7 +67,60 @@ pub static COMMANDS: &[CommandSpec] = &[
             "RESTORE for a cluster's key migration (internal).",
             RESTORE_SYNTAX,
         ),
+    CommandSpec::new("migrate", -6, migrate)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(MIGRATE_KEYS)
+        .keys_fn(migrate_keys)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+            "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
+            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=(AUTH password:string@4.0.7|AUTH2 username:string password:string@6.0.0)] [KEYS key:key...+@3.0.6]",
+        ),
 ];
+
+const MIGRATE_KEY_FLAGS: u16 = flag::RW | flag::ACCESS | flag::DELETE;
+
+/// MIGRATE's key specs, as Redis declares them: the key argument, and the keys after KEYS
+/// (searched from the end; incomplete, since KEYS may be a key name).
+static MIGRATE_KEYS: &[KeySpec] = &[
+    KeySpec::single(3, MIGRATE_KEY_FLAGS),
+    KeySpec {
+        flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
+        begin: crate::table::keys::Begin::Keyword {
+            keyword: "KEYS",
+            start_from: -2,
+        },
+        find: crate::table::keys::Find::Range {
+            last_key: -1,
+            step: 1,
+            limit: 0,
+        },
+        notes: "",
+    },
+];
+
+/// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
+/// argument.
+fn migrate_keys(args: &[Bytes]) -> Vec<(usize, u16)> {
+    let mut i = 6;
+    while i < args.len() {
+        if args[i].eq_ignore_ascii_case(b"auth") {
+            i += 1; // its password is no key
+        } else if args[i].eq_ignore_ascii_case(b"auth2") {
+            i += 2;
+        } else if args[i].eq_ignore_ascii_case(b"keys") && args[3].is_empty() {
+            return (i + 1..args.len())
+                .map(|k| (k, MIGRATE_KEY_FLAGS))
+                .collect();
+        }
+        i += 1;
+    }
+    vec![(3, MIGRATE_KEY_FLAGS)]
+}
 
 fn dump(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);
@@ -172,6 +225,181 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
     ctx.notify(GENERIC, "restore", key);
+    ctx.out.ok();
+    Ok(())
+}
+
+/// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2 user pw] [KEYS k…]:
+/// RESTORE each key on the target over a blocking connection (the whole server waits, as
+/// Redis's does), then delete the keys the target accepted unless COPY. Redis keeps the
+/// connection for ten seconds; embedis opens one per call (so it always sends SELECT).
+fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    use std::time::Duration;
+
+    let (mut copy, mut replace) = (false, false);
+    let (mut username, mut password): (Option<Bytes>, Option<Bytes>) = (None, None);
+    let mut keys: Vec<Bytes> = vec![ctx.args[3].clone()];
+    let mut j = 6;
+    while j < ctx.argc() {
+        let more = ctx.argc() - 1 - j;
+        if ctx.arg_is(j, "copy") {
+            copy = true;
+        } else if ctx.arg_is(j, "replace") {
+            replace = true;
+        } else if ctx.arg_is(j, "auth") {
+            if more == 0 {
+                return Err(Error::Syntax);
+            }
+            j += 1;
+            password = Some(ctx.args[j].clone());
+        } else if ctx.arg_is(j, "auth2") {
+            if more < 2 {
+                return Err(Error::Syntax);
+            }
+            username = Some(ctx.args[j + 1].clone());
+            password = Some(ctx.args[j + 2].clone());
+            j += 2;
+        } else if ctx.arg_is(j, "keys") {
+            if !ctx.args[3].is_empty() {
+                return Err(Error::msg(
+                    "ERR When using MIGRATE KEYS option, the key argument must be set to the empty string",
+                ));
+            }
+            keys = ctx.args[j + 1..].to_vec();
+            break;
+        } else {
+            return Err(Error::Syntax);
+        }
+        j += 1;
+    }
+    let timeout = ctx.int_arg(5)?;
+    let dbid = ctx.int_arg(4)?;
+    let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    // The keys that exist, with their values' payloads and TTLs.
+    let mut found: Vec<(Bytes, Vec<u8>, i64)> = Vec::new();
+    for key in keys {
+        let Some(obj) = ctx.ks.lookup(db, &key, now, Access::Read) else {
+            continue;
+        };
+        let payload = dump_payload(&to_rdb(&obj.value));
+        let ttl = match ctx.ks.expire_of(db, &key) {
+            None => 0,
+            Some(at) if at - now < 0 => continue,
+            Some(at) => (at - now).max(1),
+        };
+        found.push((key, payload, ttl));
+    }
+    if found.is_empty() {
+        ctx.out.simple(b"NOKEY");
+        return Ok(());
+    }
+    let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    let port = String::from_utf8_lossy(ctx.arg(2)).into_owned();
+    let connect = || -> Option<TcpStream> {
+        let addr = format!("{host}:{port}").to_socket_addrs().ok()?.next()?;
+        let stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
+        stream.set_read_timeout(Some(timeout)).ok()?;
+        stream.set_write_timeout(Some(timeout)).ok()?;
+        let _ = stream.set_nodelay(true);
+        Some(stream)
+    };
+    let Some(stream) = connect() else {
+        return Err(Error::msg(
+            "IOERR error or timeout connecting to the client",
+        ));
+    };
+    let mut request = Vec::new();
+    let mut push = |args: &[&[u8]]| {
+        request.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+        for a in args {
+            request.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+            request.extend_from_slice(a);
+            request.extend_from_slice(b"\r\n");
+        }
+    };
+    if let Some(password) = &password {
+        match &username {
+            Some(user) => push(&[b"AUTH", user, password]),
+            None => push(&[b"AUTH", password]),
+        }
+    }
+    let dbid_text = dbid.to_string();
+    push(&[b"SELECT", dbid_text.as_bytes()]);
+    for (key, payload, ttl) in &found {
+        let ttl = ttl.to_string();
+        if replace {
+            push(&[b"RESTORE", key, ttl.as_bytes(), payload, b"REPLACE"]);
+        } else {
+            push(&[b"RESTORE", key, ttl.as_bytes(), payload]);
+        }
+    }
+    let mut writer = &stream;
+    if writer.write_all(&request).is_err() {
+        return Err(Error::msg(
+            "IOERR error or timeout writing to target instance",
+        ));
+    }
+    let mut reader = BufReader::new(&stream);
+    let mut read_line = || -> Option<String> {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(n) if n > 0 => Some(line.trim_end_matches(['\r', '\n']).to_string()),
+            _ => None,
+        }
+    };
+    let reading_error = || Error::msg("IOERR error or timeout reading to target instance");
+    let auth_reply = match &password {
+        Some(_) => Some(read_line().ok_or_else(reading_error)?),
+        None => None,
+    };
+    let select_reply = read_line().ok_or_else(reading_error)?;
+    let mut target_error: Option<String> = None;
+    let mut moved: Vec<Bytes> = Vec::new();
+    let mut socket_error = false;
+    for (key, _, _) in &found {
+        let Some(reply) = read_line() else {
+            socket_error = true;
+            break;
+        };
+        let failed = auth_reply.as_ref().is_some_and(|r| r.starts_with('-'))
+            || select_reply.starts_with('-')
+            || reply.starts_with('-');
+        if failed {
+            if target_error.is_none() {
+                let line = match &auth_reply {
+                    Some(r) if r.starts_with('-') => r.clone(),
+                    _ if select_reply.starts_with('-') => select_reply.clone(),
+                    _ => reply.clone(),
+                };
+                target_error = Some(line[1..].to_string());
+            }
+        } else if !copy {
+            ctx.ks.delete(db, key, now);
+            ctx.notify(GENERIC, "del", key);
+            moved.push(key.clone());
+        }
+    }
+    // What left propagates as a DEL of those keys, as Redis rewrites MIGRATE.
+    if copy || moved.is_empty() {
+        ctx.prevent_propagation();
+    } else {
+        ctx.propagate_as(|| {
+            let mut args = vec![Bytes::from_static(b"DEL")];
+            args.extend(moved);
+            args
+        });
+    }
+    if let Some(error) = target_error {
+        return Err(Error::owned(format!(
+            "ERR Target instance replied with error: {error}"
+        )));
+    }
+    if socket_error {
+        return Err(reading_error());
+    }
     ctx.out.ok();
     Ok(())
 }

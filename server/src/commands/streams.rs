@@ -649,7 +649,10 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
             "ERR syntax error, XTRIM must be called with a trimming strategy",
         ));
     }
+    // Commands replayed from the AOF (a master's, too, once there are replicas) were rewritten
+    // to exact trims: no LIMIT is enforced on them (Redis's `mustObeyClient`).
     let limit = match limit {
+        _ if ctx.client.id == crate::client::AOF_CLIENT_ID => 0,
         Some(_) if !approx => {
             return Err(Error::msg(
                 "ERR syntax error, LIMIT cannot be used without the special ~ option",
