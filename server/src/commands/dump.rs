@@ -78,7 +78,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "2.6.0",
             "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
             "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
-            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=(AUTH password:string@4.0.7|AUTH2 username:string password:string@6.0.0)] [KEYS key:key...+@3.0.6]",
+            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=([AUTH password:string@4.0.7]|[AUTH2 username_password=(username:string password:string)])] [KEYS key:key...]",
         ),
 ];
 
