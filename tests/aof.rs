@@ -306,6 +306,23 @@ fn appendonly_at_run_time_and_rewrites_keep_every_write() {
     assert_eq!(digest(&mut c), expected);
     assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
     assert_eq!(digest(&mut c), expected, "DEBUG LOADAOF loads the same");
+    // An approximate trim with LIMIT propagates as an exact trim that keeps its LIMIT; replayed
+    // from the AOF (under another node size) it must trim exactly what it trimmed (Redis's
+    // suite: "XADD with ~ MAXLEN and LIMIT can propagate correctly").
+    text(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "10"]);
+    for _ in 0..100 {
+        text(&mut c, &["XADD", "trimmed", "*", "f", "v"]);
+    }
+    text(
+        &mut c,
+        &[
+            "XADD", "trimmed", "MAXLEN", "~", "55", "LIMIT", "30", "*", "f", "v",
+        ],
+    );
+    assert_eq!(text(&mut c, &["XLEN", "trimmed"]), ":71\r\n");
+    text(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "1"]);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["XLEN", "trimmed"]), ":71\r\n");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

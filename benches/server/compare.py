@@ -168,10 +168,22 @@ def wait_ready(port, proc, timeout=10):
     raise RuntimeError(f"server on port {port} did not start")
 
 
+# Extra server arguments for both servers (--server-args), each run in a fresh directory (an AOF
+# is written there): e.g. "--appendonly yes --appendfsync always".
+SERVER_ARGS = []
+
+
+def server_dir():
+    import tempfile
+    return tempfile.mkdtemp(prefix="embedis-bench-")
+
+
 def start_embedis(binary, io_threads):
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, binary, "--port", str(port), "--save", "", "--appendonly", "no",
            "--logfile", "/dev/null", "--io-threads", str(io_threads)]
+    if SERVER_ARGS:
+        cmd += ["--dir", server_dir(), *SERVER_ARGS]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc, port
@@ -182,6 +194,8 @@ def start_redis():
     cmd = ["taskset", "-c", SERVER_CORE, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
            "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp",
            "--dbfilename", "embedis-bench-never-written.rdb"]
+    if SERVER_ARGS:
+        cmd += ["--dir", server_dir(), *SERVER_ARGS]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc, port
@@ -408,7 +422,9 @@ def main():
     ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL,geo member)")
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
+    ap.add_argument("--server-args", default="", help="extra arguments for both servers, e.g. '--appendonly yes --appendfsync always'")
     args = ap.parse_args()
+    SERVER_ARGS.extend(args.server_args.split())
     suites = args.suite.split(",")
     servers = {
         "embedis": lambda: start_embedis(args.embedis, args.io_threads),
