@@ -284,6 +284,11 @@ fn appendonly_at_run_time_and_rewrites_keep_every_write() {
     );
     wait_rewrite(&mut c);
     fill(&mut c);
+    // The writes are fsynced: one local acknowledgement (Redis 7.2's WAITAOF).
+    assert_eq!(
+        text(&mut c, &["WAITAOF", "1", "0", "0"]),
+        "*2\r\n:1\r\n:0\r\n"
+    );
     assert_eq!(
         text(&mut c, &["BGREWRITEAOF"]),
         "+Background append only file rewriting started\r\n"

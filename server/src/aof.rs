@@ -492,6 +492,18 @@ pub fn flush(ks: &mut Keyspace, server: &mut ServerState) {
     }
 }
 
+/// Writes and fsyncs everything appended so far (WAITAOF's local acknowledgement). True if the
+/// file is in sync.
+pub fn fsync_now(ks: &mut Keyspace, server: &mut ServerState) -> bool {
+    flush(ks, server);
+    server.aof.buf.is_empty()
+        && server
+            .aof
+            .appender
+            .as_ref()
+            .is_some_and(|a| a.sync().is_ok())
+}
+
 /// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a
 /// point-in-time snapshot, and a new incremental file from the same point on.
 pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {

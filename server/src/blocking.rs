@@ -46,8 +46,10 @@ pub enum TimeoutReply {
     Null,
     /// An integer (WAIT: the replicas that acknowledged, always 0 here).
     Integer(i64),
-    /// Two zero counts (WAITAOF: local AOF files and replicas that fsynced).
+    /// Two counts (WAITAOF: local AOF files and replicas that fsynced; the local one is 1
+    /// when the AOF is on, its writes fsynced before the command blocked).
     ZeroPair,
+    LocalPair,
 }
 
 /// Why a client is blocked.

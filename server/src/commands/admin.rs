@@ -163,20 +163,29 @@ fn waitaof(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let numlocal = count(1)?;
     let numreplicas = count(2)?;
-    if numlocal > 0 {
+    // With the AOF on, this client's writes are in the file and fsynced once this returns
+    // (everything before this command is flushed and synced now): one local acknowledgement.
+    let aof_on = ctx.server.aof.status == crate::append_only::AofStatus::On;
+    if numlocal > 0 && !aof_on {
         return Err(Error::msg(
             "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
         ));
     }
+    let local = i64::from(aof_on && crate::aof::fsync_now(ctx.ks, ctx.server));
     if numreplicas == 0 || !ctx.may_block {
         ctx.out.array(2);
-        ctx.out.integer(0);
+        ctx.out.integer(local);
         ctx.out.integer(0);
         return Ok(());
     }
+    let timeout_reply = if local == 1 {
+        TimeoutReply::LocalPair
+    } else {
+        TimeoutReply::ZeroPair
+    };
     ctx.block = Some(Blocked {
         args: ctx.args.to_vec(),
-        reason: BlockReason::Wait(TimeoutReply::ZeroPair),
+        reason: BlockReason::Wait(timeout_reply),
         deadline_ms: (deadline != 0).then_some(deadline),
     });
     Ok(())

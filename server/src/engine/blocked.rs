@@ -249,5 +249,10 @@ fn write_timeout_reply(reply: TimeoutReply, w: &mut Writer<'_>) {
             w.integer(0);
             w.integer(0);
         }
+        TimeoutReply::LocalPair => {
+            w.array(2);
+            w.integer(1);
+            w.integer(0);
+        }
     }
 }
