@@ -25,8 +25,8 @@ use crate::call::{How, Parts};
 use crate::client::{ClientHandle, ClientState, Peer};
 use crate::config::{AppendFsync, Config};
 use crate::keyspace::Keyspace;
-use crate::rdb_file::{Target, WriterThread};
-use crate::snapshot::{ClockInFile, SnapshotWalk};
+use crate::rdb_file::Target;
+use crate::snapshot::SnapshotWalk;
 use crate::state::ServerState;
 
 /// The AOF directory of this configuration.
@@ -399,7 +399,8 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
                 server.persistence.temp_tag
             )),
         };
-        write_base_now(ks, server, &target)?;
+        crate::persistence::write_file_now(ks, server, &target, true)
+            .map_err(|e| AofError(format!("Write error writing the AOF base: {e}")))?;
         server
             .log
             .notice(&format!("Creating AOF base file {name} on server start"));
@@ -430,22 +431,6 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
             "Creating"
         }
     ));
-    Ok(())
-}
-
-/// Writes an RDB of the whole dataset to `target` now (the base of a new AOF at start-up).
-fn write_base_now(ks: &Keyspace, server: &ServerState, target: &Target) -> Result<(), AofError> {
-    let fail = |e: String| AofError(format!("Write error writing the AOF base: {e}"));
-    let opts = embedis_rdb::WriterOptions {
-        compression: server.config.rdbcompression,
-        checksum: server.config.rdbchecksum,
-    };
-    let mut writer = crate::rdb_file::create(target, opts).map_err(|e| fail(e.to_string()))?;
-    crate::persistence::write_preamble(server, &mut writer, true)
-        .map_err(|e| fail(e.to_string()))?;
-    let clock = ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms());
-    crate::snapshot::write_keyspace(ks, &mut writer, clock).map_err(|e| fail(e.to_string()))?;
-    crate::rdb_file::commit(target, writer).map_err(|e| fail(e.to_string()))?;
     Ok(())
 }
 
@@ -523,14 +508,8 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
         path: dir.join(&base_name),
         temp,
     };
-    let opts = embedis_rdb::WriterOptions {
-        compression: server.config.rdbcompression,
-        checksum: server.config.rdbchecksum,
-    };
-    let mut writer = crate::rdb_file::create(&target, opts).map_err(|e| e.to_string())?;
-    crate::persistence::write_preamble(server, &mut writer, true).map_err(|e| e.to_string())?;
-    let thread = WriterThread::spawn(target, writer, server.config.rdb_key_save_delay)
-        .map_err(|e| e.to_string())?;
+    let thread =
+        crate::persistence::start_writer(server, &target, true).map_err(|e| e.to_string())?;
     // The new increment takes the writes from now on: opened (and, when the AOF is on, listed
     // in the manifest) before the snapshot's point in time. With the AOF off, a rewrite writes
     // only a base.
@@ -553,8 +532,7 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
             "Creating AOF incr file {incr_name} on background rewrite"
         ));
     }
-    let clock = ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms());
-    let walk = SnapshotWalk::begin(ks, thread, clock);
+    let walk = SnapshotWalk::begin(ks, thread, crate::persistence::clock_in_file(ks, server));
     server.aof.rewrite = Some(crate::append_only::Rewrite {
         walk,
         started: Instant::now(),
@@ -572,10 +550,7 @@ pub fn rewrite_step(ks: &mut Keyspace, server: &mut ServerState, budget: Duratio
     let Some(job) = server.aof.rewrite.as_mut() else {
         return false;
     };
-    if !job.walk.walked() {
-        job.walk.step(ks, budget);
-    }
-    if job.walk.walked() && job.walk.writer_finished() {
+    if job.walk.advance(ks, budget) {
         rewrite_done(server);
         return false;
     }
@@ -588,7 +563,7 @@ pub fn rewrite_waiting(server: &ServerState) -> bool {
         .aof
         .rewrite
         .as_ref()
-        .is_some_and(|job| job.walk.walked() || !job.walk.writer_has_room())
+        .is_some_and(|job| job.walk.waiting())
 }
 
 fn rewrite_done(server: &mut ServerState) {

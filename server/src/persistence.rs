@@ -64,7 +64,8 @@ pub fn write_preamble<W: std::io::Write>(
     Ok(())
 }
 
-fn clock_in_file(ks: &Keyspace, server: &ServerState) -> ClockInFile {
+/// How this configuration's files carry the access clock (LRU idle time, LFU counter).
+pub fn clock_in_file(ks: &Keyspace, server: &ServerState) -> ClockInFile {
     ClockInFile::for_config(&server.config, ks.access, server.clock.now_ms())
 }
 
@@ -77,25 +78,60 @@ pub fn bgsave_in_progress(server: &ServerState) -> bool {
     server.persistence.bgsave.is_some()
 }
 
+/// Writes the whole dataset to `target` now: preamble, keys, then commit (fsync and rename).
+/// SAVE's work, and the base of a new AOF at start-up (`aof_base`). Returns the file's size.
+pub fn write_file_now(
+    ks: &Keyspace,
+    server: &ServerState,
+    target: &Target,
+    aof_base: bool,
+) -> Result<u64, rdb_file::SaveError> {
+    let mut writer = rdb_file::create(target, writer_options(server))?;
+    write_preamble(server, &mut writer, aof_base).map_err(rdb_file::SaveError::rdb)?;
+    crate::snapshot::write_keyspace(ks, &mut writer, clock_in_file(ks, server))
+        .map_err(rdb_file::SaveError::rdb)?;
+    rdb_file::commit(target, writer)
+}
+
+/// Opens `target` with its preamble written and hands it to a writer thread, for a
+/// background snapshot (BGSAVE, an AOF rewrite's base).
+pub fn start_writer(
+    server: &ServerState,
+    target: &Target,
+    aof_base: bool,
+) -> Result<WriterThread, rdb_file::SaveError> {
+    let mut writer = rdb_file::create(target, writer_options(server))?;
+    write_preamble(server, &mut writer, aof_base).map_err(rdb_file::SaveError::rdb)?;
+    WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay).map_err(|error| {
+        rdb_file::SaveError {
+            step: "thread",
+            error,
+        }
+    })
+}
+
+/// Logs a failed save as Redis does.
+fn log_save_error(server: &ServerState, target: &Target, e: &rdb_file::SaveError) {
+    if e.step == "open" {
+        server.log.warning(&format!(
+            "Failed opening the temp RDB file {} (in server root dir {}) for saving: {}",
+            target.temp.display(),
+            server.config.dir,
+            e.error
+        ));
+    } else {
+        server.log.warning(&format!(
+            "Write error saving DB on disk({}): {}",
+            e.step, e.error
+        ));
+    }
+}
+
 /// Redis's `rdbSave`: writes the whole dataset to the RDB file now. On success `dirty` and
 /// LASTSAVE are reset and the last save status is ok. Errors are logged as Redis logs them.
 pub fn save(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFailed> {
     let target = target(server);
-    let result = (|| {
-        let mut writer = rdb_file::create(&target, writer_options(server))?;
-        let clock = clock_in_file(ks, server);
-        let io = |e: RdbError| rdb_file::SaveError {
-            step: "rdbSaveRio",
-            error: match e {
-                RdbError::Io(e) => e,
-                other => std::io::Error::other(other.to_string()),
-            },
-        };
-        write_preamble(server, &mut writer, false).map_err(io)?;
-        crate::snapshot::write_keyspace(ks, &mut writer, clock).map_err(io)?;
-        rdb_file::commit(&target, writer)
-    })();
-    match result {
+    match write_file_now(ks, server, &target, false) {
         Ok(_) => {
             server.log.notice("DB saved on disk");
             ks.dirty = 0;
@@ -104,70 +140,31 @@ pub fn save(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFaile
             Ok(())
         }
         Err(e) => {
-            let cwd = std::env::current_dir()
-                .map(|d| d.display().to_string())
-                .unwrap_or_else(|_| "unknown".into());
-            if e.step == "open" {
-                server.log.warning(&format!(
-                    "Failed opening the temp RDB file {} (in server root dir {cwd}) for saving: {}",
-                    target.temp.display(),
-                    e.error
-                ));
-            } else {
-                server.log.warning(&format!(
-                    "Write error saving DB on disk({}): {}",
-                    e.step, e.error
-                ));
-            }
+            log_save_error(server, &target, &e);
             Err(SaveFailed)
         }
     }
 }
 
 /// Redis's `rdbSaveBackground`: begins a background save. The caller has checked that none is
-/// running. Fails only if the file cannot be opened (logged).
-pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFailed> {
+/// running. A file that cannot be opened fails the save after BGSAVE has answered, as Redis's
+/// child does: the status turns to err and the log says why.
+pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
     server.persistence.saves += 1;
     let now_s = server.clock.now_ms().div_euclid(1000);
     server.persistence.last_bgsave_try = now_s;
     let target = target(server);
-    let opened = rdb_file::create(&target, writer_options(server)).and_then(|mut writer| {
-        write_preamble(server, &mut writer, false).map_err(|e| rdb_file::SaveError {
-            step: "rdbSaveRio",
-            error: std::io::Error::other(e.to_string()),
-        })?;
-        WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay).map_err(
-            |error| rdb_file::SaveError {
-                step: "thread",
-                error,
-            },
-        )
-    });
-    // Redis's child fails after BGSAVE has answered: the status turns to err, the log says why.
-    let writer = match opened {
+    let writer = match start_writer(server, &target, false) {
         Ok(writer) => writer,
         Err(e) => {
             server.persistence.last_bgsave_ok = false;
             server.persistence.last_bgsave_time_sec = 0;
-            if e.step == "open" {
-                server.log.warning(&format!(
-                    "Failed opening the temp RDB file {} (in server root dir {}) for saving: {}",
-                    target.temp.display(),
-                    server.config.dir,
-                    e.error
-                ));
-            } else {
-                server.log.warning(&format!(
-                    "Write error saving DB on disk({}): {}",
-                    e.step, e.error
-                ));
-            }
+            log_save_error(server, &target, &e);
             server.log.warning("Background saving error");
-            return Ok(());
+            return;
         }
     };
-    let clock = clock_in_file(ks, server);
-    let walk = SnapshotWalk::begin(ks, writer, clock);
+    let walk = SnapshotWalk::begin(ks, writer, clock_in_file(ks, server));
     server.persistence.bgsave = Some(BgSave {
         walk,
         started: Instant::now(),
@@ -176,7 +173,6 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), S
     server
         .log
         .notice("Background saving started (forkless snapshot)");
-    Ok(())
 }
 
 /// Advances a running background save by about `budget` of walking, and finishes it if its
@@ -185,10 +181,7 @@ pub fn bgsave_step(ks: &mut Keyspace, server: &mut ServerState, budget: Duration
     let Some(job) = server.persistence.bgsave.as_mut() else {
         return false;
     };
-    if !job.walk.walked() {
-        job.walk.step(ks, budget);
-    }
-    if job.walk.walked() && job.walk.writer_finished() {
+    if job.walk.advance(ks, budget) {
         finish_bgsave(ks, server);
         return false;
     }
@@ -201,7 +194,7 @@ pub fn bgsave_waiting(server: &ServerState) -> bool {
         .persistence
         .bgsave
         .as_ref()
-        .is_some_and(|job| job.walk.walked() || !job.walk.writer_has_room())
+        .is_some_and(|job| job.walk.waiting())
 }
 
 fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
@@ -263,7 +256,7 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
     }
     let now_s = server.clock.now_ms().div_euclid(1000);
     if std::mem::take(&mut server.persistence.scheduled) {
-        let _ = bgsave_start(ks, server);
+        bgsave_start(ks, server);
         return;
     }
     let due = server
@@ -280,7 +273,7 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
         server.log.notice(&format!(
             "{changes} changes in {seconds} seconds. Saving..."
         ));
-        let _ = bgsave_start(ks, server);
+        bgsave_start(ks, server);
     }
 }
 

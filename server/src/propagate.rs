@@ -310,8 +310,8 @@ pub fn int_arg(n: i64) -> Bytes {
     Bytes::copy_from_slice(itoa::Buffer::new().format(n).as_bytes())
 }
 
-/// Appends `*N\r\n` and each argument as `$len\r\n…\r\n`.
-fn write_multibulk<A: AsRef<[u8]>>(out: &mut BytesMut, args: &[A]) {
+/// Appends `*N\r\n` and each argument as `$len\r\n…\r\n` (also MIGRATE's requests).
+pub fn write_multibulk<A: AsRef<[u8]>>(out: &mut BytesMut, args: &[A]) {
     let mut number = itoa::Buffer::new();
     out.put_u8(b'*');
     out.extend_from_slice(number.format(args.len()).as_bytes());

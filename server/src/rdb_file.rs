@@ -77,6 +77,16 @@ impl std::fmt::Display for SaveError {
     }
 }
 
+impl SaveError {
+    /// An encoding or write error while laying the file out.
+    pub fn rdb(e: RdbError) -> SaveError {
+        SaveError {
+            step: "rdbSaveRio",
+            error: rdb_io(e),
+        }
+    }
+}
+
 fn rdb_io(e: RdbError) -> io::Error {
     match e {
         RdbError::Io(e) => e,
@@ -93,20 +103,14 @@ pub fn create(
         step: "open",
         error,
     })?;
-    RdbWriter::new(BufWriter::with_capacity(1 << 16, file), opts).map_err(|e| SaveError {
-        step: "rdbSaveRio",
-        error: rdb_io(e),
-    })
+    RdbWriter::new(BufWriter::with_capacity(1 << 16, file), opts).map_err(SaveError::rdb)
 }
 
 /// Ends the file `writer` holds and moves it over the target: EOF and checksum, flush, fsync,
 /// rename, fsync of the directory. On failure the temporary file is removed.
 pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64, SaveError> {
     let result = (|| {
-        let buffered = writer.finish().map_err(|e| SaveError {
-            step: "rdbSaveRio",
-            error: rdb_io(e),
-        })?;
+        let buffered = writer.finish().map_err(SaveError::rdb)?;
         let file = buffered.into_inner().map_err(|e| SaveError {
             step: "fflush",
             error: e.into_error(),

@@ -219,19 +219,28 @@ impl SnapshotWalk {
         (self.written, self.total)
     }
 
+    /// Walks on for about `budget` unless waiting for the writer; true once the walk is over
+    /// and the writer has ended (committed or failed).
+    pub fn advance(&mut self, ks: &mut Keyspace, budget: Duration) -> bool {
+        if !self.walked {
+            self.step(ks, budget);
+        }
+        self.walked && self.writer.is_finished()
+    }
+
+    /// True while stepping would do nothing: the walk is over, or the writer is behind.
+    pub fn waiting(&self) -> bool {
+        self.walked || !self.writer_has_room()
+    }
+
     /// True once the walk has handed everything to the writer.
     pub fn walked(&self) -> bool {
         self.walked
     }
 
     /// True while the writer has room for more.
-    pub fn writer_has_room(&self) -> bool {
+    fn writer_has_room(&self) -> bool {
         self.writer.in_flight() < MAX_IN_FLIGHT
-    }
-
-    /// True once the writer thread has ended.
-    pub fn writer_finished(&self) -> bool {
-        self.writer.is_finished()
     }
 
     /// The writer thread (to wait for it once the walk is over).

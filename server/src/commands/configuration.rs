@@ -148,16 +148,11 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
-            let mut with = ctx.server.config.clone();
-            with.appendonly = true;
-            let saved = std::mem::replace(&mut ctx.server.config, with);
             if crate::aof::start(ctx.ks, ctx.server).is_err() {
-                ctx.server.config = saved;
                 return Err(Error::msg(
                     "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",
                 ));
             }
-            ctx.server.config = saved;
         } else {
             crate::aof::stop(ctx.ks, ctx.server);
         }

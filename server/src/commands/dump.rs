@@ -311,15 +311,8 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
             "IOERR error or timeout connecting to the client",
         ));
     };
-    let mut request = Vec::new();
-    let mut push = |args: &[&[u8]]| {
-        request.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
-        for a in args {
-            request.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
-            request.extend_from_slice(a);
-            request.extend_from_slice(b"\r\n");
-        }
-    };
+    let mut request = bytes::BytesMut::new();
+    let mut push = |args: &[&[u8]]| crate::propagate::write_multibulk(&mut request, args);
     if let Some(password) = &password {
         match &username {
             Some(user) => push(&[b"AUTH", user, password]),

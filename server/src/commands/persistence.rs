@@ -81,13 +81,9 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.simple(b"Background saving scheduled");
         return Ok(());
     }
-    match persistence::bgsave_start(ctx.ks, ctx.server) {
-        Ok(()) => {
-            ctx.out.simple(b"Background saving started");
-            Ok(())
-        }
-        Err(_) => Err(Error::msg("ERR")),
-    }
+    persistence::bgsave_start(ctx.ks, ctx.server);
+    ctx.out.simple(b"Background saving started");
+    Ok(())
 }
 
 fn bgrewriteaof(ctx: &mut Ctx<'_>) -> CmdResult {
