@@ -1,11 +1,15 @@
 //! The CRC64 of RDB trailers and DUMP footers: Redis's "Jones" CRC-64 (reflected, polynomial
 //! 0xad93d23594c935a9, zero init and xor), which the `crc` catalog names `CRC_64_REDIS`.
 //! Readers and writers that checksum as bytes pass through them live here too.
+//!
+//! The crate's slice-by-16 table ([`Table<16>`], 32 KB) is used rather than its default
+//! byte-at-a-time one: saving 1,000 HyperLogLogs spent 40 % of SAVE in the byte-wise loop,
+//! where Redis's own `crcspeed` checksums 8 bytes per step.
 
-use crc::{Crc, Digest, CRC_64_REDIS};
+use crc::{Crc, Digest, Table, CRC_64_REDIS};
 use std::io::{self, Read, Write};
 
-pub const CRC64: Crc<u64> = Crc::<u64>::new(&CRC_64_REDIS);
+pub static CRC64: Crc<u64, Table<16>> = Crc::<u64, Table<16>>::new(&CRC_64_REDIS);
 
 /// CRC64 of `data` from scratch.
 pub fn crc64(data: &[u8]) -> u64 {
@@ -15,7 +19,7 @@ pub fn crc64(data: &[u8]) -> u64 {
 /// A reader that checksums everything read through it.
 pub struct CrcReader<R> {
     pub(crate) inner: R,
-    pub(crate) digest: Digest<'static, u64>,
+    pub(crate) digest: Digest<'static, u64, Table<16>>,
 }
 
 impl<R: Read> CrcReader<R> {
@@ -42,7 +46,7 @@ impl<R: Read> Read for CrcReader<R> {
 /// A writer that checksums everything written through it.
 pub struct CrcWriter<W> {
     pub(crate) inner: W,
-    pub(crate) digest: Digest<'static, u64>,
+    pub(crate) digest: Digest<'static, u64, Table<16>>,
 }
 
 impl<W: Write> CrcWriter<W> {
