@@ -26,8 +26,8 @@
 
 use crate::keyspace::{Db, Keyspace};
 use crate::rdb_file::{RdbItem, SavedEntry, WriterThread};
-use crate::value::{lru_clock, AccessClock, Object};
-use embedis_rdb::EntryMeta;
+use crate::value::{lru_clock, AccessClock, Object, Value};
+use embedis_rdb::{EntryMeta, RdbValue};
 use std::time::{Duration, Instant};
 
 /// How entries carry the access clock: Redis writes the LRU idle time under an LRU policy and
@@ -79,6 +79,15 @@ pub fn saved_entry(
     expire_ms: Option<i64>,
     clock: ClockInFile,
 ) -> SavedEntry {
+    SavedEntry {
+        key: key.to_vec(),
+        value: crate::rdb_convert::to_rdb(&obj.value),
+        meta: entry_meta(obj, expire_ms, clock),
+    }
+}
+
+/// The TTL and LRU/LFU information written before a key.
+fn entry_meta(obj: &Object, expire_ms: Option<i64>, clock: ClockInFile) -> EntryMeta {
     let mut meta = EntryMeta {
         expire_ms,
         ..Default::default()
@@ -88,10 +97,31 @@ pub fn saved_entry(
         ClockInFile::Idle { now_ms } => meta.idle = Some(obj.idle_ms(lru_clock(now_ms)) / 1000),
         ClockInFile::Freq { now_ms, clock } => meta.freq = Some(clock.freq(obj, now_ms)),
     }
-    SavedEntry {
-        key: key.to_vec(),
-        value: crate::rdb_convert::to_rdb(&obj.value),
-        meta,
+    meta
+}
+
+/// [`saved_entry`] into an entry already written, keeping its buffers: the key's, and a string
+/// value's when the new value is a string too (the common case of a walk).
+pub fn refill_entry(
+    entry: &mut SavedEntry,
+    key: &[u8],
+    obj: &Object,
+    expire_ms: Option<i64>,
+    clock: ClockInFile,
+) {
+    entry.key.clear();
+    entry.key.extend_from_slice(key);
+    entry.meta = entry_meta(obj, expire_ms, clock);
+    match (&mut entry.value, &obj.value) {
+        (RdbValue::String(buf), Value::Int(n)) => {
+            buf.clear();
+            buf.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
+        }
+        (RdbValue::String(buf), value @ (Value::Str(_) | Value::Raw(_) | Value::Hll(_))) => {
+            buf.clear();
+            buf.extend_from_slice(&value.string_bytes().expect("a string value"));
+        }
+        (_, value) => entry.value = crate::rdb_convert::to_rdb(value),
     }
 }
 
@@ -178,10 +208,17 @@ pub struct SnapshotWalk {
     total: u64,
     /// Entries waiting to be handed over as one batch.
     batch: Vec<SavedEntry>,
+    /// Written entries back from the writer, refilled by [`refill_entry`] rather than allocated.
+    spare: Vec<SavedEntry>,
+    /// Entries refilled so far (tests check that the reuse path is taken).
+    pub reused: u64,
 }
 
 /// Entries handed to the writer at a time.
 const BATCH: usize = 256;
+/// Hash-table buckets the walk takes per call into the table ([`Dict::scan_mut_batch`] warms a
+/// batch's buckets before visiting them; a call per bucket spent its time in cache misses).
+const BUCKETS_PER_CALL: usize = 64;
 
 /// Batches the walk lets the writer fall behind by before it waits.
 const MAX_IN_FLIGHT: usize = 32;
@@ -211,6 +248,8 @@ impl SnapshotWalk {
             written: 0,
             total: sizes_total,
             batch: Vec::with_capacity(BATCH),
+            spare: Vec::new(),
+            reused: 0,
         }
     }
 
@@ -287,19 +326,35 @@ impl SnapshotWalk {
             let expires = &db.expires;
             let batch = &mut self.batch;
             let written = &mut self.written;
-            self.cursor = db.main.scan_mut(self.cursor, |key, obj| {
-                visited += 1;
-                if obj.snapshot_mark() != mark {
-                    obj.set_snapshot_mark(mark);
-                    *written += 1;
-                    let expire = if obj.has_expire() {
-                        expires.get(key.as_slice()).copied()
-                    } else {
-                        None
-                    };
-                    batch.push(saved_entry(key, obj, expire, clock));
+            if self.spare.is_empty() {
+                if let Some(spent) = self.writer.take_spent() {
+                    self.spare = spent;
                 }
-            });
+            }
+            let spare = &mut self.spare;
+            let reused = &mut self.reused;
+            self.cursor = db
+                .main
+                .scan_mut_batch(self.cursor, BUCKETS_PER_CALL, |key, obj| {
+                    visited += 1;
+                    if obj.snapshot_mark() != mark {
+                        obj.set_snapshot_mark(mark);
+                        *written += 1;
+                        let expire = if obj.has_expire() {
+                            expires.get(key.as_slice()).copied()
+                        } else {
+                            None
+                        };
+                        batch.push(match spare.pop() {
+                            Some(mut entry) => {
+                                *reused += 1;
+                                refill_entry(&mut entry, key, obj, expire, clock);
+                                entry
+                            }
+                            None => saved_entry(key, obj, expire, clock),
+                        });
+                    }
+                });
             visited += 1;
             if self.batch.len() >= BATCH {
                 self.flush_batch();
