@@ -289,6 +289,54 @@ fn a_server_with_a_directory_reloads_its_file_on_restart() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Stopping while a BGSAVE and an AOF rewrite run stops both as Redis kills its children: no
+/// temporary file is left behind, and the restart has every write (the AOF's increment opened by
+/// the abandoned rewrite is still in the manifest).
+#[test]
+fn stopping_during_a_bgsave_and_a_rewrite_leaves_no_temporary_file() {
+    let dir = temp_dir("stop-mid-save");
+    let mut server = embedis::Server::builder()
+        .dir(&dir)
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("appendonly", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["DEBUG", "POPULATE", "200"]), "+OK\r\n");
+    // A key a second keeps both saves running until the server stops.
+    text(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "1000000"]);
+    assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with("+Background append only file"));
+    assert!(text(&mut c, &["BGSAVE", "SCHEDULE"]).starts_with("+Background saving"));
+    text(&mut c, &["SET", "during", "1"]);
+    let before = digest(&mut c);
+    let temporary = |dir: &Path| -> Vec<String> {
+        let mut found = Vec::new();
+        for d in [dir.to_path_buf(), dir.join("appendonlydir")] {
+            for entry in std::fs::read_dir(d).unwrap() {
+                let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+                if name.starts_with("temp-") {
+                    found.push(name);
+                }
+            }
+        }
+        found
+    };
+    assert!(
+        !temporary(&dir).is_empty(),
+        "the rewrite writes a temporary file"
+    );
+    drop(c);
+    server.restart().unwrap();
+    assert_eq!(temporary(&dir), Vec::<String>::new());
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(digest(&mut c), before);
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn wait_bgsave_done(c: &mut Conn) -> String {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {

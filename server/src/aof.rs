@@ -703,6 +703,18 @@ pub fn rewrite_in_progress(server: &ServerState) -> bool {
     server.aof.rewrite.is_some()
 }
 
+/// Stops a running rewrite the way Redis kills its rewrite child when it shuts down: the walk is
+/// abandoned, the temporary base file removed, and the manifest keeps the increment the rewrite
+/// opened (so everything written since is still loaded on restart).
+pub fn rewrite_kill(ks: &mut Keyspace, server: &mut ServerState) {
+    if let Some(job) = server.aof.rewrite.take() {
+        server
+            .log
+            .warning("There is a child rewriting the AOF. Killing it!");
+        job.walk.abort(ks);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::append_only::Manifest;

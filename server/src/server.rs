@@ -434,15 +434,25 @@ pub(crate) fn save_on_stop(engine: &mut Engine) {
     let server = &mut engine.server;
     // The AOF's last writes reach the disk before anything else.
     if server.aof.status != crate::append_only::AofStatus::Off {
+        crate::aof::rewrite_kill(&mut engine.ks, server);
         crate::aof::flush(&mut engine.ks, server);
         if let Some(appender) = &server.aof.appender {
             let _ = appender.sync();
         }
     }
-    if server.persistence.shutdown_handled || server.config.save_points.is_empty() {
+    if server.persistence.shutdown_handled {
         return;
     }
-    crate::persistence::bgsave_kill(&mut engine.ks, server);
+    // A running BGSAVE stops (and removes its temporary file) whether or not a save follows.
+    if crate::persistence::bgsave_in_progress(server) {
+        server
+            .log
+            .warning("There is a child saving an .rdb. Killing it!");
+        crate::persistence::bgsave_kill(&mut engine.ks, server);
+    }
+    if server.config.save_points.is_empty() {
+        return;
+    }
     server
         .log
         .notice("Saving the final RDB snapshot before exiting.");

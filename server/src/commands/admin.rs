@@ -245,6 +245,11 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
             .warning("There is a child saving an .rdb. Killing it!");
         crate::persistence::bgsave_kill(ctx.ks, ctx.server);
     }
+    if ctx.server.aof.status != crate::append_only::AofStatus::Off {
+        crate::aof::rewrite_kill(ctx.ks, ctx.server);
+        ctx.server.log.notice("Calling fsync() on the AOF file.");
+        crate::aof::fsync_now(ctx.ks, ctx.server);
+    }
     if (!ctx.server.config.save_points.is_empty() && !nosave) || save {
         ctx.server
             .log
