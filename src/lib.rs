@@ -19,6 +19,7 @@ mod direct;
 mod nodes;
 
 pub use direct::Reply;
+pub use embedis_server::config::AppendFsync;
 pub use embedis_server::{Clock, Config};
 pub use nodes::Nodes;
 
@@ -112,6 +113,24 @@ impl ServerBuilder {
         self.options.config.dir = dir.display().to_string();
         self.options.config.save_points = embedis_server::config::DEFAULT_SAVE_POINTS.to_vec();
         self.options.load_at_start = true;
+        self
+    }
+
+    /// Turns the append-only file on or off (`appendonly`), in `dir`'s `appendonlydir` (so call
+    /// [`ServerBuilder::dir`] too). With it on, every write is appended before its reply leaves, and a
+    /// start or [`Server::restart`] loads the AOF rather than the RDB file, as Redis does.
+    pub fn appendonly(mut self, on: bool) -> Self {
+        self.options.config.appendonly = on;
+        self
+    }
+
+    /// When appended writes are forced to the disk (`appendfsync`): before each reply
+    /// ([`AppendFsync::Always`]), once a second by a thread ([`AppendFsync::Everysec`], the
+    /// default), or when the operating system decides ([`AppendFsync::No`]). A process restart
+    /// loses nothing under any of them (the writes were in the file before their replies); they
+    /// differ in what a power loss or an operating-system crash could take.
+    pub fn appendfsync(mut self, policy: AppendFsync) -> Self {
+        self.options.config.appendfsync = policy;
         self
     }
 
