@@ -359,3 +359,54 @@ fn debug_reload_and_restore_keep_field_ttls_and_expired_fields_go() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// BGREWRITEAOF writes the AOF's base as an RDB file: a restart that loads it (its incremental
+/// file empty) has the field TTLs back.
+#[test]
+fn the_aof_base_keeps_field_ttls() {
+    let dir = std::env::temp_dir().join(format!("embedis-hash-ttl-aof-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let start = || {
+        embedis::Server::builder()
+            .clock(embedis::Clock::frozen_at(
+                UNIX_EPOCH + Duration::from_millis(START_MS),
+            ))
+            .dir(&dir)
+            .config("appendonly", "yes")
+            .unwrap()
+            .start()
+            .unwrap()
+    };
+    let t0 = START_MS as i64;
+    let expected = [(t0 + 60_000).to_string(), "-1".into()];
+    {
+        let server = start();
+        let mut c = Conn::connect(server.addr()).unwrap();
+        text(&mut c, &["HSET", "h", "a", "1", "b", "2"]);
+        text(&mut c, &["HPEXPIRE", "h", "60000", "FIELDS", "1", "a"]);
+        for i in 0..600 {
+            text(&mut c, &["HSET", "big", &format!("f{i}"), "v"]);
+        }
+        text(&mut c, &["HPEXPIRE", "big", "60000", "FIELDS", "1", "f1"]);
+        assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with('+'));
+        support::eventually("the rewrite ends", || {
+            let info = words(&mut c, &["INFO", "persistence"]).concat();
+            info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0")
+        });
+    }
+    let server = start();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(
+        words(&mut c, &["HPEXPIRETIME", "h", "FIELDS", "2", "a", "b"]),
+        expected
+    );
+    assert_eq!(
+        words(&mut c, &["HPEXPIRETIME", "big", "FIELDS", "2", "f1", "f2"]),
+        expected
+    );
+    assert_eq!(words(&mut c, &["OBJECT", "ENCODING", "h"]), ["listpackex"]);
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
