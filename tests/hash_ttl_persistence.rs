@@ -222,6 +222,42 @@ fn field_ttls_cross_files_and_payloads_with_redis_8() {
         text(&mut e, &["DEL", &copy]);
     }
 
+    // The pre-release forms (22: absolute TTLs; 23: no header time), which Redis 8.2 still
+    // loads: both servers read the same payloads alike.
+    let far = FAR as u64;
+    let mut body22 = vec![3u8];
+    for (field, value, ttl) in [("a", "1", far), ("b", "2", 0), ("c", "3", far - 9)] {
+        embedis_rdb::primitives::write_len(&mut body22, ttl).unwrap();
+        embedis_rdb::primitives::write_string(&mut body22, field.as_bytes(), false).unwrap();
+        embedis_rdb::primitives::write_string(&mut body22, value.as_bytes(), false).unwrap();
+    }
+    let (t, t9) = (far.to_string(), (far + 9).to_string());
+    let lp = embedis_rdb::encodings::listpack_encode(["a", "1", &t, "c", "3", &t9, "b", "2", "0"]);
+    let mut body23 = Vec::new();
+    embedis_rdb::primitives::write_string(&mut body23, &lp, false).unwrap();
+    for (ty, body) in [(22u8, body22), (23, body23)] {
+        let mut payload = vec![ty];
+        payload.extend_from_slice(&body);
+        payload.extend_from_slice(&10u16.to_le_bytes());
+        let crc = embedis_rdb::crc64::crc64(&payload);
+        payload.extend_from_slice(&crc.to_le_bytes());
+        let key = format!("pre-ga-{ty}");
+        for c in [&mut r, &mut e] {
+            let args: [&[u8]; 4] = [b"RESTORE", key.as_bytes(), b"0", &payload];
+            c.send_raw(&Conn::encode(&args));
+            assert_eq!(
+                c.read_reply().unwrap().0,
+                b"+OK\r\n",
+                "RESTORE of type {ty}"
+            );
+        }
+        let want = describe(&mut r, &key);
+        assert_eq!(want.2.len(), 3, "{want:?}");
+        assert_eq!(describe(&mut e, &key), want, "type {ty}");
+        text(&mut r, &["DEL", &key]);
+        text(&mut e, &["DEL", &key]);
+    }
+
     // Our file loaded by Redis 8.2.
     assert_eq!(text(&mut e, &["SAVE"]), "+OK\r\n");
     let ours_file = ours.dir().join("dump.rdb");
