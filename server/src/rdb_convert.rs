@@ -54,7 +54,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// The RDB form Redis 7.0 writes for this value in its current encoding (Redis 8.2's for a hash
-/// with field TTLs, see [`hash_to_rdb`]).
+/// with field TTLs, see `hash_to_rdb`).
 pub fn to_rdb(value: &Value) -> RdbValue {
     match value {
         Value::Int(_) | Value::Str(_) | Value::Raw(_) | Value::Hll(_) => {
