@@ -6,6 +6,11 @@
 //! from [`RdbValue`], a model close to the file (compact encodings stay opaque Redis-format
 //! blobs, so a listpack hash costs one copy either way), and decides what to do with events.
 //!
+//! One thing newer than 7.0 is here: Redis 7.4's types for hashes whose fields have TTLs
+//! ([`hash_ttl`], types 24 and 25), written into version-10 files all the same. Redis 7.4 and
+//! later load them from such files; Redis 7.0 refuses them as an unknown type, which is right,
+//! since it cannot hold field TTLs. Files of versions 11 and 12 are still refused, as 7.0 does.
+//!
 //! Bad input is an [`RdbError`], never a panic: no length read from a file is trusted for an
 //! allocation before the bytes behind it have actually arrived.
 
@@ -14,12 +19,14 @@ pub mod dump;
 pub mod encodings;
 pub mod error;
 pub mod file;
+pub mod hash_ttl;
 pub mod primitives;
 pub mod value;
 
 pub use dump::{dump_payload, dump_payload_with, parse_dump_payload};
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};
+pub use hash_ttl::TtlField;
 pub use value::{
     ListNode, NodeContainer, RdbStream, RdbValue, StreamConsumer, StreamGroup, StreamId, StreamNack,
 };
@@ -27,7 +34,7 @@ pub use value::{
 /// The RDB version this crate writes (`REDIS0010`) and the newest it reads.
 pub const RDB_VERSION: u16 = 10;
 
-/// Type bytes and opcodes, as numbered by Redis 7.0's `rdb.h`.
+/// Type bytes and opcodes, as numbered by Redis's `rdb.h` (7.0's, and 7.4's hash types).
 pub mod types {
     pub const STRING: u8 = 0;
     pub const LIST: u8 = 1;
@@ -48,6 +55,12 @@ pub mod types {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// Redis 7.4's hashes with field TTLs (`crate::hash_ttl`); 22 and 23 are their pre-release
+    /// forms, which Redis 8.2 still loads. Types 20 and 21 (RDB 11 and 12) are not read.
+    pub const HASH_METADATA_PRE_GA: u8 = 22;
+    pub const HASH_LISTPACK_EX_PRE_GA: u8 = 23;
+    pub const HASH_METADATA: u8 = 24;
+    pub const HASH_LISTPACK_EX: u8 = 25;
 }
 
 /// Opcodes that may appear where a type byte is expected.

@@ -1,4 +1,5 @@
-//! [`RdbValue`]: a key's value as RDB 7.0 stores it, and its reading and writing.
+//! [`RdbValue`]: a key's value as RDB 7.0 stores it (and a hash with field TTLs as Redis 7.4
+//! does), and its reading and writing.
 //!
 //! Compact encodings (listpack hashes and zsets, intsets, list nodes, stream nodes) stay the
 //! Redis-format blobs the file carries — re-encoding them would cost time and lose byte
@@ -8,6 +9,7 @@
 
 use crate::encodings::{listpack_decode, listpack_encode, ziplist_decode, zipmap_decode};
 use crate::error::{corrupt, RdbError};
+use crate::hash_ttl::{self, TtlField};
 use crate::primitives::*;
 use crate::types;
 use std::io::{Read, Write};
@@ -108,6 +110,16 @@ pub enum RdbValue {
     HashListpack(Vec<u8>),
     /// `RDB_TYPE_HASH`: a hash-table hash's pairs.
     Hash(Vec<(Vec<u8>, Vec<u8>)>),
+    /// `RDB_TYPE_HASH_METADATA` (Redis 7.4+): a hash-table hash with field TTLs (see
+    /// [`crate::hash_ttl`]). Also what the pre-release type 22 reads as.
+    HashWithTtls(Vec<TtlField>),
+    /// `RDB_TYPE_HASH_LISTPACK_EX` (Redis 7.4+): field, value, deadline triplets (deadline 0 for
+    /// none), the fields with a deadline first and in order; `min_expire` is the header time,
+    /// which loaders ignore. Also what the pre-release type 23 reads as.
+    HashListpackEx {
+        min_expire: u64,
+        listpack: Vec<u8>,
+    },
     /// `RDB_TYPE_STREAM_LISTPACKS_2`.
     Stream(Box<RdbStream>),
 }
@@ -116,7 +128,7 @@ pub enum RdbValue {
 const LEGACY_NODE_BYTES: usize = 8192;
 
 impl RdbValue {
-    /// The type byte Redis 7.0 writes for this value.
+    /// The type byte Redis writes for this value (7.0's, or 7.4's for a hash with field TTLs).
     pub fn type_byte(&self) -> u8 {
         match self {
             RdbValue::String(_) => types::STRING,
@@ -127,6 +139,8 @@ impl RdbValue {
             RdbValue::Zset(_) => types::ZSET_2,
             RdbValue::HashListpack(_) => types::HASH_LISTPACK,
             RdbValue::Hash(_) => types::HASH,
+            RdbValue::HashWithTtls(_) => types::HASH_METADATA,
+            RdbValue::HashListpackEx { .. } => types::HASH_LISTPACK_EX,
             RdbValue::Stream(_) => types::STREAM_LISTPACKS_2,
         }
     }
@@ -167,12 +181,18 @@ impl RdbValue {
                     write_string(w, v, compress)?;
                 }
             }
+            RdbValue::HashWithTtls(fields) => hash_ttl::write_metadata(w, fields, compress)?,
+            RdbValue::HashListpackEx {
+                min_expire,
+                listpack,
+            } => hash_ttl::write_listpack_ex(w, *min_expire, listpack, compress)?,
             RdbValue::Stream(s) => write_stream(w, s, compress)?,
         }
         Ok(())
     }
 
-    /// Reads a value of type `ty` (any type Redis 7.0 loads), converting older encodings.
+    /// Reads a value of type `ty` (any type Redis 7.0 loads, and Redis 7.4's hashes with field
+    /// TTLs), converting older encodings.
     pub fn read_body<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
         Ok(match ty {
             types::STRING => RdbValue::String(read_string(r)?),
@@ -292,6 +312,17 @@ impl RdbValue {
             }
             types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
                 RdbValue::Stream(Box::new(read_stream(r, ty == types::STREAM_LISTPACKS_2)?))
+            }
+            types::HASH_METADATA | types::HASH_METADATA_PRE_GA => RdbValue::HashWithTtls(
+                hash_ttl::read_metadata(r, ty == types::HASH_METADATA_PRE_GA)?,
+            ),
+            types::HASH_LISTPACK_EX | types::HASH_LISTPACK_EX_PRE_GA => {
+                let (min_expire, listpack) =
+                    hash_ttl::read_listpack_ex(r, ty == types::HASH_LISTPACK_EX_PRE_GA)?;
+                RdbValue::HashListpackEx {
+                    min_expire,
+                    listpack,
+                }
             }
             types::MODULE | types::MODULE_2 => {
                 return Err(RdbError::Unsupported("module value".into()))

@@ -14,6 +14,16 @@ fn bytes() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
+/// A field deadline as the hash types store it: 0 (none), a time near now, or near the largest.
+fn deadline() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0u64),
+        1_700_000_000_000u64..1_800_000_000_000,
+        (1u64 << 48) - 1000..(1u64 << 48),
+        1u64..5,
+    ]
+}
+
 fn id() -> impl Strategy<Value = StreamId> {
     (any::<u64>(), any::<u64>()).prop_map(|(ms, seq)| StreamId { ms, seq })
 }
@@ -117,6 +127,29 @@ fn value() -> impl Strategy<Value = RdbValue> {
             RdbValue::HashListpack(listpack_encode(&flat))
         }),
         vec((bytes(), bytes()), 0..10).prop_map(RdbValue::Hash),
+        vec((bytes(), bytes(), deadline()), 0..10).prop_map(|f| RdbValue::HashWithTtls(
+            f.into_iter()
+                .map(|(field, value, expire_ms)| TtlField {
+                    field,
+                    value,
+                    expire_ms
+                })
+                .collect()
+        )),
+        (any::<u64>(), vec((bytes(), bytes(), deadline()), 0..6)).prop_map(
+            |(min_expire, mut f)| {
+                // The listpack's order: fields with a deadline first, ascending, then the others.
+                f.sort_by_key(|t| (t.2 == 0, t.2));
+                let flat: Vec<Vec<u8>> = f
+                    .into_iter()
+                    .flat_map(|(k, v, d)| [k, v, d.to_string().into_bytes()])
+                    .collect();
+                RdbValue::HashListpackEx {
+                    min_expire,
+                    listpack: listpack_encode(&flat),
+                }
+            }
+        ),
         stream(),
     ]
 }

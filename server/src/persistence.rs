@@ -711,6 +711,63 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// Field TTLs are part of what a snapshot holds: changed during the walk (HPEXPIRE,
+    /// HPERSIST, a field deleted by lazy expiry), the file still has them as they were when
+    /// BGSAVE answered, so every path that changes them takes the pre-image first.
+    #[test]
+    fn bgsave_keeps_field_ttls_as_they_were() {
+        let dir = temp_dir("field-ttls");
+        let mut h = harness_in(&dir);
+        let t0 = h.now();
+        h.run("HSET small a 1 b 2 c 3");
+        h.run("HPEXPIRE small 1000 FIELDS 1 a");
+        h.run("HPEXPIRE small 5000 FIELDS 1 b");
+        for i in 0..600 {
+            h.run(&format!("HSET big f{i} {i}"));
+        }
+        h.run("HPEXPIRE big 2000 FIELDS 2 f1 f2");
+        assert_eq!(h.run_text("BGSAVE"), "+Background saving started\r\n");
+        h.run("HPERSIST small FIELDS 1 a");
+        h.run("HPEXPIRE small 9000 FIELDS 1 c");
+        h.run("HPERSIST big FIELDS 1 f1");
+        h.run("HPEXPIRE big 100 FIELDS 1 f3");
+        h.advance_ms(2500);
+        assert_eq!(h.run_text("HGET big f2"), "$-1\r\n", "expired, and deleted");
+        let e = &mut h.engine;
+        bgsave_wait(&mut e.ks, &mut e.server);
+        assert!(e.server.persistence.last_bgsave_ok);
+
+        // The file, loaded at the time BGSAVE answered, is the dataset of that moment.
+        let mut fresh = harness_in(&dir);
+        fresh
+            .clock
+            .set(std::time::UNIX_EPOCH + Duration::from_millis(t0 as u64));
+        let e = &mut fresh.engine;
+        load_file(
+            &mut e.ks,
+            &mut e.server,
+            e.registry,
+            &dir.join("dump.rdb"),
+            false,
+        )
+        .expect("loads");
+        assert_eq!(
+            fresh.run_text("HPEXPIRETIME small FIELDS 3 a b c"),
+            format!("*3\r\n:{}\r\n:{}\r\n:-1\r\n", t0 + 1000, t0 + 5000)
+        );
+        assert_eq!(
+            fresh.run_text("OBJECT ENCODING small"),
+            "$10\r\nlistpackex\r\n"
+        );
+        assert_eq!(
+            fresh.run_text("HPEXPIRETIME big FIELDS 3 f1 f2 f3"),
+            format!("*3\r\n:{}\r\n:{}\r\n:-1\r\n", t0 + 2000, t0 + 2000)
+        );
+        assert_eq!(fresh.run_text("HLEN big"), ":600\r\n");
+        assert_eq!(fresh.run_text("OBJECT ENCODING big"), "$9\r\nhashtable\r\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn save_and_debug_reload_keep_the_dataset() {
         let dir = temp_dir("reload");

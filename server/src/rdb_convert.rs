@@ -1,5 +1,5 @@
 //! Our values to and from [`RdbValue`], the RDB 7.0 model of the `embedis-rdb` crate: what DUMP,
-//! RESTORE and (later) SAVE and loading go through.
+//! RESTORE, SAVE, BGSAVE, the AOF's RDB base and loading go through.
 //!
 //! [`to_rdb`] picks the RDB type Redis's `rdbSaveObject` picks for the value's current OBJECT
 //! ENCODING: strings of every encoding (and HyperLogLogs, which are strings) as `STRING`; a list
@@ -21,13 +21,20 @@
 //! estimated `entries_read`, as Redis does. Empty collections, duplicate members and malformed
 //! blobs are errors ([`RdbError::Corrupt`]), which RESTORE reports as a bad data format.
 //!
-//! Left out: hash field TTLs (Redis 7.4+) have no RDB 7.0 type, so a hash that has them is
-//! written as a plain hash, without them; and a legacy linked list or ziplist list (RDB 7 and
-//! older) arrives from the rdb crate already packed into nodes of about 8 KB, where Redis would
-//! re-pack it under the current `list-max-listpack-size`.
+//! A hash given field TTLs (Redis 7.4+) takes Redis 8.2's types, which RDB 7.0 lacks: a packed
+//! one (`listpackex`) is `HASH_LISTPACK_EX` (field, value, deadline triplets in its order), a
+//! table with a TTL left `HASH_METADATA`; loading gives them back as Redis 8.2 does (a
+//! `HASH_METADATA` of few fields packs, placing each field by its deadline). Fields whose
+//! deadline has passed are loaded too, as Redis 8.2 loads them: the keyspace indexes the hash
+//! and its field expiry removes them (an emptied hash with them).
+//!
+//! Left out: a legacy linked list or ziplist list (RDB 7 and older) arrives from the rdb crate
+//! already packed into nodes of about 8 KB, where Redis would re-pack it under the current
+//! `list-max-listpack-size`.
 
 use crate::config::{Config, EncodingLimits};
 use crate::value::Value;
+use embedis_datatypes::deadline_index::DeadlineIndex;
 use embedis_datatypes::hash::{self, HashValue, View};
 use embedis_datatypes::intset::Intset;
 use embedis_datatypes::listpack::Listpack;
@@ -38,13 +45,16 @@ use embedis_datatypes::stream::{
 };
 use embedis_datatypes::zset::{self, Packed, ZSetValue};
 use embedis_rdb::encodings::{intset_decode, listpack_decode, listpack_encode};
+use embedis_rdb::hash_ttl::listpack_ex_fields;
 use embedis_rdb::{
     ListNode, NodeContainer, RdbError, RdbStream, RdbValue, StreamConsumer, StreamGroup, StreamId,
-    StreamNack,
+    StreamNack, TtlField,
 };
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-/// The RDB form Redis 7.0 writes for this value in its current encoding.
+/// The RDB form Redis 7.0 writes for this value in its current encoding (Redis 8.2's for a hash
+/// with field TTLs, see `hash_to_rdb`).
 pub fn to_rdb(value: &Value) -> RdbValue {
     match value {
         Value::Int(_) | Value::Str(_) | Value::Raw(_) | Value::Hll(_) => {
@@ -169,6 +179,8 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
             }
             Value::Hash(h)
         }
+        RdbValue::HashWithTtls(fields) => hash_with_ttls_from_rdb(fields, limits)?,
+        RdbValue::HashListpackEx { listpack, .. } => listpack_ex_from_rdb(&listpack, limits)?,
         RdbValue::ZsetListpack(blob) => {
             let items = listpack_decode(&blob)?;
             if items.is_empty() || items.len() % 2 != 0 {
@@ -221,13 +233,124 @@ fn intset_blob(ints: &Intset) -> Vec<u8> {
     out
 }
 
-/// A hash's pairs in its body's form (field TTLs are left out: RDB 7.0 has no place for them).
+/// A hash in the type Redis 8.2's `rdbSaveObject` picks: `HASH_LISTPACK` / `HASH` without
+/// field TTLs; with them (our `Volatile`), `HASH_LISTPACK_EX` for a packed body — even once
+/// every TTL is gone, as Redis's `listpackex` encoding stays — and `HASH_METADATA` for a table
+/// that still has a TTL (a table whose TTLs are all gone is a plain `HASH` again, as in Redis).
 fn hash_to_rdb(h: &HashValue) -> RdbValue {
     match h.view() {
         View::Packed(lp) => RdbValue::HashListpack(listpack_encode(lp.iter())),
         View::Table(_) => RdbValue::Hash(h.iter().map(|(f, v)| (f.to_vec(), v.to_vec())).collect()),
-        View::Volatile(v) => hash_to_rdb(&v.body),
+        View::Volatile(v) => {
+            let deadline = |field: &[u8]| v.ttls.get(field).map_or(0, file_deadline);
+            if v.body.is_packed() {
+                // The body already keeps the listpack's order (deadlines first, ascending).
+                let mut items: Vec<Cow<'_, [u8]>> = Vec::with_capacity(v.body.len() * 3);
+                for (field, value) in v.body.iter() {
+                    items.push(Cow::Borrowed(field));
+                    items.push(Cow::Borrowed(value));
+                    items.push(Cow::Owned(deadline(field).to_string().into_bytes()));
+                }
+                RdbValue::HashListpackEx {
+                    // Redis writes its expiry index's entry for the key here, which loaders
+                    // ignore; the exact earliest deadline is what that entry normally holds.
+                    min_expire: v.ttls.first().map_or(0, |(d, _)| file_deadline(d)),
+                    listpack: listpack_encode(items),
+                }
+            } else if v.ttls.is_empty() {
+                hash_to_rdb(&v.body)
+            } else {
+                RdbValue::HashWithTtls(
+                    v.body
+                        .iter()
+                        .map(|(field, value)| TtlField {
+                            field: field.to_vec(),
+                            value: value.to_vec(),
+                            expire_ms: deadline(field),
+                        })
+                        .collect(),
+                )
+            }
+        }
     }
+}
+
+/// A field deadline as the file holds it, where 0 means "none": a deadline at or before the
+/// epoch (possible only under a test clock; long past either way) is written as 1 ms.
+fn file_deadline(deadline: i64) -> u64 {
+    deadline.max(1) as u64
+}
+
+/// A hash with field TTLs from `fields` in file order, as Redis 8.2's `rdbLoadObject` builds
+/// it from `HASH_METADATA`: packed (`listpackex`, each field placed by its deadline) unless it
+/// has more fields than `hash-max-listpack-entries` or a string longer than
+/// `hash-max-listpack-value`, else a table. Fields already expired are kept: Redis loads them
+/// too, and the keyspace's field expiry removes them (the loader indexes the key).
+fn hash_with_ttls_from_rdb(
+    fields: Vec<TtlField>,
+    limits: &EncodingLimits,
+) -> Result<Value, RdbError> {
+    if fields.is_empty() {
+        return corrupt("empty hash");
+    }
+    let hash_limits = hash::Limits {
+        max_entries: limits.hash_max_listpack_entries,
+        max_value: limits.hash_max_listpack_value,
+    };
+    let mut h = volatile(HashValue::new(), DeadlineIndex::new());
+    if fields.len() > hash_limits.max_entries {
+        h.convert_to_table();
+    }
+    for f in &fields {
+        if !h.set(&f.field, &f.value, hash_limits) {
+            return corrupt("duplicate hash field");
+        }
+        if f.expire_ms != 0 {
+            h.set_ttl(&f.field, f.expire_ms as i64);
+        }
+    }
+    Ok(Value::Hash(h))
+}
+
+/// A `HASH_LISTPACK_EX` hash: the listpack's pairs kept in its order (the rdb crate checked that
+/// it is the order of deadlines), with their deadlines; a table if it has more fields than
+/// `hash-max-listpack-entries` (long strings alone do not convert it, as in Redis).
+fn listpack_ex_from_rdb(listpack: &[u8], limits: &EncodingLimits) -> Result<Value, RdbError> {
+    let fields = listpack_ex_fields(listpack)?;
+    if fields.is_empty() {
+        return corrupt("empty hash");
+    }
+    if fields
+        .iter()
+        .map(|f| f.field.as_slice())
+        .collect::<HashSet<_>>()
+        .len()
+        != fields.len()
+    {
+        return corrupt("duplicate hash field");
+    }
+    let mut ttls = DeadlineIndex::new();
+    for f in fields.iter().filter(|f| f.expire_ms != 0) {
+        ttls.set(&f.field, f.expire_ms as i64);
+    }
+    let body = Listpack::from_items(
+        fields
+            .iter()
+            .flat_map(|f| [f.field.as_slice(), f.value.as_slice()]),
+    );
+    let mut h = volatile(HashValue::Packed(body), ttls);
+    if fields.len() > limits.hash_max_listpack_entries {
+        h.convert_to_table();
+    }
+    Ok(Value::Hash(h))
+}
+
+/// `body` with the field deadlines `ttls`: the form a hash given field TTLs takes.
+fn volatile(body: HashValue, ttls: DeadlineIndex) -> HashValue {
+    HashValue::Boxed(Box::new(hash::Boxed::Volatile(hash::Volatile {
+        body,
+        ttls,
+    })))
 }
 
 /// A score as a Redis listpack holds it (`d2string`): an integer's digits when it is one of
@@ -482,6 +605,10 @@ mod tests {
                 p.sort();
                 RdbValue::Hash(p)
             }
+            RdbValue::HashWithTtls(mut f) => {
+                f.sort_by(|a, b| a.field.cmp(&b.field));
+                RdbValue::HashWithTtls(f)
+            }
             other => other,
         }
     }
@@ -533,6 +660,8 @@ mod tests {
         List(Vec<Vec<u8>>, i32, bool),
         Set(Vec<Vec<u8>>),
         Hash(Vec<(Vec<u8>, Vec<u8>)>, bool),
+        /// A hash as `Hash`, then field TTL changes: (pair index, deadline; 0 = HPERSIST).
+        HashTtl(Vec<(Vec<u8>, Vec<u8>)>, bool, Vec<(usize, i64)>),
         ZSet(Vec<(Vec<u8>, f64)>, bool),
         /// Entries, indexes to delete, node size step, groups.
         Stream(Entries, Vec<usize>, u64, Groups),
@@ -565,6 +694,18 @@ mod tests {
                 any::<bool>()
             )
                 .prop_map(|(p, small)| Spec::Hash(p, small)),
+            (
+                proptest::collection::vec((element(), element()), 1..40),
+                any::<bool>(),
+                proptest::collection::vec(
+                    (
+                        0usize..40,
+                        prop_oneof![Just(0i64), 1_700_000_000_000i64..1_700_000_000_050]
+                    ),
+                    1..20
+                )
+            )
+                .prop_map(|(p, small, ttls)| Spec::HashTtl(p, small, ttls)),
             (
                 proptest::collection::vec((element(), score()), 1..200),
                 any::<bool>()
@@ -622,7 +763,7 @@ mod tests {
                 }
                 Value::Set(s)
             }
-            Spec::Hash(pairs, small) => {
+            Spec::Hash(pairs, small) | Spec::HashTtl(pairs, small, _) => {
                 if *small {
                     limits.hash_max_listpack_entries = 8;
                 }
@@ -633,6 +774,16 @@ mod tests {
                 let mut h = HashValue::new();
                 for (f, v) in pairs {
                     h.set(f, v, hl);
+                }
+                if let Spec::HashTtl(_, _, ttls) = spec {
+                    for &(i, deadline) in ttls {
+                        let field = &pairs[i % pairs.len()].0;
+                        if deadline == 0 {
+                            h.persist(field);
+                        } else {
+                            h.set_ttl(field, deadline);
+                        }
+                    }
                 }
                 Value::Hash(h)
             }
@@ -776,6 +927,155 @@ mod tests {
         assert!(from_rdb(RdbValue::Set(vec![]), &config).is_err());
         assert!(from_rdb(RdbValue::Set(vec![b"a".to_vec(), b"a".to_vec()]), &config).is_err());
         assert!(from_rdb(RdbValue::List(vec![]), &config).is_err());
+    }
+
+    fn ttl_field(f: &str, v: &str, e: u64) -> TtlField {
+        TtlField {
+            field: f.into(),
+            value: v.into(),
+            expire_ms: e,
+        }
+    }
+
+    #[test]
+    fn hashes_with_field_ttls_take_redis_8s_types() {
+        let limits = hash::Limits::default();
+        let mut h = HashValue::from_pairs(&["a", "1", "b", "2", "c", "3"], limits);
+        h.set_ttl(b"c", 2_000);
+        h.set_ttl(b"b", 1_000);
+        // Packed: the listpack's triplets in the body's order, deadlines first; the earliest
+        // deadline in the header.
+        let RdbValue::HashListpackEx {
+            min_expire,
+            listpack,
+        } = to_rdb(&Value::Hash(h.clone()))
+        else {
+            panic!("a packed hash with field TTLs is HASH_LISTPACK_EX")
+        };
+        assert_eq!(min_expire, 1_000);
+        assert_eq!(
+            listpack_decode(&listpack).unwrap(),
+            [
+                &b"b"[..],
+                b"2",
+                b"1000",
+                b"c",
+                b"3",
+                b"2000",
+                b"a",
+                b"1",
+                b"0"
+            ]
+        );
+        // Every TTL gone: still HASH_LISTPACK_EX, as Redis's listpackex stays.
+        let mut gone = h.clone();
+        gone.persist(b"b");
+        gone.persist(b"c");
+        assert!(matches!(
+            to_rdb(&Value::Hash(gone)),
+            RdbValue::HashListpackEx { min_expire: 0, .. }
+        ));
+        // A table: HASH_METADATA while a TTL is left, a plain HASH after.
+        let mut table = h;
+        table.convert_to_table();
+        let RdbValue::HashWithTtls(mut fields) = to_rdb(&Value::Hash(table.clone())) else {
+            panic!("a table with field TTLs is HASH_METADATA")
+        };
+        fields.sort_by(|x, y| x.field.cmp(&y.field));
+        assert_eq!(
+            fields,
+            [
+                ttl_field("a", "1", 0),
+                ttl_field("b", "2", 1_000),
+                ttl_field("c", "3", 2_000)
+            ]
+        );
+        table.persist(b"b");
+        table.persist(b"c");
+        assert!(matches!(to_rdb(&Value::Hash(table)), RdbValue::Hash(_)));
+    }
+
+    #[test]
+    fn hashes_with_field_ttls_load_as_redis_8_builds_them() {
+        let config = Config::default();
+        // A few fields of HASH_METADATA pack (listpackex), each placed by its deadline as it
+        // arrives (a tie goes before the fields that had the deadline already), the fields
+        // without one after. Deadlines long past are kept: expiry is the keyspace's.
+        let loaded = from_rdb(
+            RdbValue::HashWithTtls(vec![
+                ttl_field("x", "1", 0),
+                ttl_field("p", "2", 50),
+                ttl_field("q", "3", 10),
+                ttl_field("r", "4", 50),
+            ]),
+            &config,
+        )
+        .unwrap();
+        let Value::Hash(h) = &loaded else { panic!() };
+        assert_eq!(loaded.encoding_name(), "listpackex");
+        let order: Vec<&[u8]> = h.iter().map(|(f, _)| f).collect();
+        assert_eq!(order, [&b"q"[..], b"r", b"p", b"x"]);
+        assert_eq!(
+            (h.ttl(b"q"), h.ttl(b"p"), h.ttl(b"x")),
+            (Some(10), Some(50), None)
+        );
+        // Past hash-max-listpack-entries, or with a long value, a table.
+        let mut small = Config::default();
+        small.encodings.hash_max_listpack_entries = 2;
+        let fields = vec![
+            ttl_field("a", "1", 5),
+            ttl_field("b", "2", 0),
+            ttl_field("c", "3", 0),
+        ];
+        let loaded = from_rdb(RdbValue::HashWithTtls(fields), &small).unwrap();
+        assert_eq!(loaded.encoding_name(), "hashtable");
+        let Value::Hash(h) = &loaded else { panic!() };
+        assert_eq!((h.ttl(b"a"), h.len()), (Some(5), 3));
+        let long = "v".repeat(65);
+        let loaded = from_rdb(
+            RdbValue::HashWithTtls(vec![ttl_field("a", &long, 5)]),
+            &config,
+        )
+        .unwrap();
+        assert_eq!(loaded.encoding_name(), "hashtable");
+        // HASH_LISTPACK_EX keeps its listpack's order; too many fields make a table (long
+        // values alone do not).
+        let lp = listpack_encode(["k", "1", "7", "m", &long, "0"]);
+        let loaded = from_rdb(
+            RdbValue::HashListpackEx {
+                min_expire: 0,
+                listpack: lp.clone(),
+            },
+            &config,
+        )
+        .unwrap();
+        assert_eq!(loaded.encoding_name(), "listpackex");
+        let Value::Hash(h) = &loaded else { panic!() };
+        assert_eq!((h.ttl(b"k"), h.ttl(b"m")), (Some(7), None));
+        let loaded = from_rdb(
+            RdbValue::HashListpackEx {
+                min_expire: 0,
+                listpack: listpack_encode(["a", "1", "0", "b", "2", "0", "c", "3", "0"]),
+            },
+            &small,
+        )
+        .unwrap();
+        assert_eq!(loaded.encoding_name(), "hashtable");
+        // Empty hashes and repeated fields are refused.
+        for bad in [
+            RdbValue::HashWithTtls(vec![]),
+            RdbValue::HashWithTtls(vec![ttl_field("a", "1", 5), ttl_field("a", "2", 0)]),
+            RdbValue::HashListpackEx {
+                min_expire: 0,
+                listpack: listpack_encode(["a", "1", "0", "a", "2", "0"]),
+            },
+            RdbValue::HashListpackEx {
+                min_expire: 0,
+                listpack: listpack_encode::<_, &str>([]),
+            },
+        ] {
+            assert!(from_rdb(bad, &config).is_err());
+        }
     }
 
     #[test]
