@@ -88,8 +88,7 @@ pub fn write_file_now(
 ) -> Result<u64, rdb_file::SaveError> {
     let mut writer = rdb_file::create(target, writer_options(server))?;
     write_preamble(server, &mut writer, aof_base).map_err(rdb_file::SaveError::rdb)?;
-    crate::snapshot::write_keyspace(ks, &mut writer, clock_in_file(ks, server))
-        .map_err(rdb_file::SaveError::rdb)?;
+    crate::snapshot::write_keyspace(ks, &mut writer, clock_in_file(ks, server))?;
     rdb_file::commit(target, writer)
 }
 
