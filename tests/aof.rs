@@ -3,7 +3,9 @@
 //! `aof-load-truncated yes` and stops the start with `no`, with Redis's messages; `CONFIG SET
 //! appendonly yes` at run time writes a base first; BGREWRITEAOF under writes keeps every write;
 //! redis-server 7.0 loads the AOF directory embedis writes and embedis loads Redis's, with the same
-//! DEBUG DIGEST, and redis-check-aof accepts ours.
+//! DEBUG DIGEST, and redis-check-aof accepts ours; the same for a base written as commands
+//! (`aof-use-rdb-preamble no`), which is byte-identical to Redis's for a deterministic dataset;
+//! `aof-timestamp-enabled` annotations.
 //!
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
@@ -719,5 +721,85 @@ fn a_new_aof_at_start_has_a_commands_base_and_a_truncated_base_stops_the_load() 
         output.contains("Fatal error: the truncated file is not the last file"),
         "{output}"
     );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn aof_timestamp_annotations_are_written_and_skipped_on_load() {
+    let dir = temp_dir("timestamps");
+    let aofdir = dir.join("appendonlydir");
+    let server = Embedis::start(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--aof-timestamp-enabled",
+            "yes",
+            "--appendfsync",
+            "always",
+        ],
+    );
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    text(&mut c, &["SET", "a", "1"]);
+    text(&mut c, &["SET", "b", "2"]);
+    // A new second: the next write is annotated again.
+    std::thread::sleep(Duration::from_millis(1100));
+    text(&mut c, &["SET", "c", "3"]);
+    let incr = String::from_utf8(std::fs::read(aofdir.join("appendonly.aof.1.incr.aof")).unwrap())
+        .unwrap();
+    let stamps: Vec<u64> = incr
+        .lines()
+        .filter_map(|l| l.strip_prefix("#TS:"))
+        .map(|t| t.parse().unwrap())
+        .collect();
+    assert_eq!(stamps.len(), 2, "{incr}");
+    assert!(stamps[0] >= before && stamps[1] > stamps[0], "{incr}");
+    // The annotation comes before the SELECT of the first command.
+    assert!(incr.starts_with("#TS:"), "{incr}");
+    assert!(incr.contains("\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n"));
+    // A commands base begins with one too.
+    bgrewriteaof(&mut c);
+    let (_, base) = base_of(&aofdir);
+    assert!(
+        base.starts_with(b"#TS:"),
+        "{}",
+        String::from_utf8_lossy(&base)
+    );
+    text(&mut c, &["SET", "d", "4"]);
+    // redis-check-aof reads the annotations (when it is installed).
+    if let Ok(check) = Command::new("redis-check-aof")
+        .arg(aofdir.join("appendonly.aof.manifest"))
+        .output()
+    {
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    let expected = digest(&mut c);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(digest(&mut c), expected);
+    // Off at run time: no more annotations.
+    text(&mut c, &["CONFIG", "SET", "aof-timestamp-enabled", "no"]);
+    std::thread::sleep(Duration::from_millis(1100));
+    bgrewriteaof(&mut c);
+    text(&mut c, &["SET", "e", "5"]);
+    let (_, base) = base_of(&aofdir);
+    assert!(base.starts_with(b"*2\r\n$6\r\nSELECT"));
+    let expected = digest(&mut c);
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(digest(&mut c), expected);
+    drop(c);
+    server.kill9();
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,8 +13,8 @@
 //! The base is an RDB file (`.base.rdb`) or, under `aof-use-rdb-preamble no`, commands
 //! (`.base.aof`, encoded by [`crate::aof_commands`] on the same snapshot walk's writer thread).
 //! Loading tells them apart as Redis does, by the `REDIS` magic at the start of any file.
-//!
-//! Not yet: `aof-timestamp-enabled`.
+//! Under `aof-timestamp-enabled` the files carry Redis's `#TS:<unix seconds>` annotations (the
+//! write stream adds them, [`configure`] turns them on); loading skips every `#` line.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read};
@@ -33,6 +33,17 @@ use crate::keyspace::Keyspace;
 use crate::rdb_file::{SaveError, SnapshotSink, Target, WriterThread};
 use crate::snapshot::{ClockInFile, SnapshotWalk};
 use crate::state::ServerState;
+
+/// Applies the configuration's AOF settings that live outside this module: the write stream's
+/// `#TS:` annotations (`aof-timestamp-enabled`). At start and after every CONFIG SET.
+pub fn configure(ks: &mut Keyspace, server: &ServerState) {
+    ks.stream.set_aof_timestamps(
+        server
+            .config
+            .aof_timestamp_enabled
+            .then(|| server.clock.clone()),
+    );
+}
 
 /// The AOF directory of this configuration.
 pub fn dir_of(config: &Config) -> PathBuf {

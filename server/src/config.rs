@@ -929,8 +929,9 @@ pub static PARAMS: &[Param] = &[
     param!("aof-use-rdb-preamble", Kind::Bool, mutable: true,
         get: |c| yes_no(c.aof_use_rdb_preamble),
         set: |c, v| c.aof_use_rdb_preamble = parse_yes_no(v)),
-    // Timestamp annotations are not implemented yet.
-    param!("aof-timestamp-enabled", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
+    param!("aof-timestamp-enabled", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.aof_timestamp_enabled),
+        set: |c, v| c.aof_timestamp_enabled = parse_yes_no(v)),
     param!("notify-keyspace-events", Kind::Text, mutable: true,
         get: |c| event_class::to_letters(c.notify_keyspace_events),
         set: |c, v| c.notify_keyspace_events = event_class::from_letters(v).unwrap_or(0)),
@@ -1583,9 +1584,7 @@ mod tests {
         assert_eq!(c.port, 7000);
         assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
 
-        let err = c
-            .load_text("# comment\naof-timestamp-enabled yes")
-            .unwrap_err();
+        let err = c.load_text("# comment\ndaemonize yes").unwrap_err();
         assert_eq!(err.line_number, 2);
         assert!(err.reason.contains("does not implement"), "{}", err.reason);
         c.load_text("notify-keyspace-events KEA").unwrap();
