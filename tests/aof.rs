@@ -758,8 +758,11 @@ fn aof_timestamp_annotations_are_written_and_skipped_on_load() {
         .filter_map(|l| l.strip_prefix("#TS:"))
         .map(|t| t.parse().unwrap())
         .collect();
-    assert_eq!(stamps.len(), 2, "{incr}");
-    assert!(stamps[0] >= before && stamps[1] > stamps[0], "{incr}");
+    // Two seconds at least (three if the first two writes straddle a second), each annotated
+    // once, in order.
+    assert!((2..=3).contains(&stamps.len()), "{incr}");
+    assert!(stamps[0] >= before, "{incr}");
+    assert!(stamps.windows(2).all(|w| w[1] > w[0]), "{incr}");
     // The annotation comes before the SELECT of the first command.
     assert!(incr.starts_with("#TS:"), "{incr}");
     assert!(incr.contains("\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n"));
