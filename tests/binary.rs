@@ -110,7 +110,7 @@ fn unknown_and_unimplemented_options_are_refused() {
     assert!(err.contains("frobnicate"), "{err}");
 
     let out = Command::new(BIN)
-        .args(["--port", "0", "--aof-use-rdb-preamble", "no"])
+        .args(["--port", "0", "--daemonize", "yes"])
         .output()
         .unwrap();
     assert!(!out.status.success());

@@ -48,6 +48,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "flags.rs",
             "rdb_convert.rs",
             "rdb_file.rs",
+            "aof_commands.rs",
         ],
     ),
     (

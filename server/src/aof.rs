@@ -10,24 +10,40 @@
 //! leaves, and a reply is only sent once its write is on disk; under `everysec` a thread fsyncs
 //! once a second; under `no` the OS decides.
 //!
-//! Not yet: `aof-use-rdb-preamble no` (a base written as commands), `aof-timestamp-enabled`.
+//! The base is an RDB file (`.base.rdb`) or, under `aof-use-rdb-preamble no`, commands
+//! (`.base.aof`, encoded by [`crate::aof_commands`] on the same snapshot walk's writer thread).
+//! Loading tells them apart as Redis does, by the `REDIS` magic at the start of any file.
+//! Under `aof-timestamp-enabled` the files carry Redis's `#TS:<unix seconds>` annotations (the
+//! write stream adds them, [`configure`] turns them on); loading skips every `#` line.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::Version;
 
+use crate::aof_commands::{self, CommandWriter};
 use crate::append_only::{AofStatus, AppendOnly, Appender};
 use crate::call::{How, Parts};
 use crate::client::{ClientHandle, ClientState, Peer};
 use crate::config::{AppendFsync, Config};
 use crate::keyspace::Keyspace;
-use crate::rdb_file::Target;
-use crate::snapshot::SnapshotWalk;
+use crate::rdb_file::{SaveError, SnapshotSink, Target, WriterThread};
+use crate::snapshot::{ClockInFile, SnapshotWalk};
 use crate::state::ServerState;
+
+/// Applies the configuration's AOF settings that live outside this module: the write stream's
+/// `#TS:` annotations (`aof-timestamp-enabled`). At start and after every CONFIG SET.
+pub fn configure(ks: &mut Keyspace, server: &ServerState) {
+    ks.stream.set_aof_timestamps(
+        server
+            .config
+            .aof_timestamp_enabled
+            .then(|| server.clock.clone()),
+    );
+}
 
 /// The AOF directory of this configuration.
 pub fn dir_of(config: &Config) -> PathBuf {
@@ -391,7 +407,8 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
     })?;
     let filename = server.config.appendfilename.clone();
     if server.aof.manifest.base.is_none() && server.aof.manifest.incr.is_empty() {
-        let name = server.aof.manifest.new_base(&filename);
+        let rdb = server.config.aof_use_rdb_preamble;
+        let name = server.aof.manifest.new_base(&filename, rdb);
         let target = Target {
             path: dir.join(&name),
             temp: dir.join(format!(
@@ -399,7 +416,7 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
                 server.persistence.temp_tag
             )),
         };
-        crate::persistence::write_file_now(ks, server, &target, true)
+        write_base_now(ks, server, &target, rdb)
             .map_err(|e| AofError(format!("Write error writing the AOF base: {e}")))?;
         server
             .log
@@ -489,6 +506,73 @@ pub fn fsync_now(ks: &mut Keyspace, server: &mut ServerState) -> bool {
             .is_some_and(|a| a.sync().is_ok())
 }
 
+/// Opens a base file of commands with its head written: the timestamp annotation
+/// (`aof-timestamp-enabled`), then a `FUNCTION LOAD` per library, as Redis's
+/// `rewriteAppendOnlyFileRio` begins.
+fn commands_base(
+    server: &ServerState,
+    target: &Target,
+) -> Result<CommandWriter<BufWriter<File>>, SaveError> {
+    let mut writer = aof_commands::create(target)?;
+    let head = (|| {
+        if server.config.aof_timestamp_enabled {
+            writer.timestamp(server.clock.now_ms().div_euclid(1000))?;
+        }
+        if let Some(functions) = server.functions.get() {
+            for library in functions.libraries() {
+                writer.function(&library.code)?;
+            }
+        }
+        Ok(())
+    })();
+    head.map_err(|error| {
+        let _ = std::fs::remove_file(&target.temp);
+        SaveError {
+            step: "rewriteAppendOnlyFileRio",
+            error,
+        }
+    })?;
+    Ok(writer)
+}
+
+/// Writes a base of the whole dataset now (a new AOF at start-up), as an RDB (`rdb`) or as
+/// commands.
+fn write_base_now(
+    ks: &Keyspace,
+    server: &ServerState,
+    target: &Target,
+    rdb: bool,
+) -> Result<u64, SaveError> {
+    if rdb {
+        return crate::persistence::write_file_now(ks, server, target, true);
+    }
+    let mut writer = commands_base(server, target)?;
+    if let Err(e) = crate::snapshot::write_keyspace(ks, &mut writer, ClockInFile::Nothing) {
+        let _ = std::fs::remove_file(&target.temp);
+        return Err(e);
+    }
+    writer.commit(target)
+}
+
+/// Opens a base file, an RDB (`rdb`) or commands, and hands it to a writer thread for a
+/// background rewrite.
+fn start_base_writer(
+    server: &ServerState,
+    target: &Target,
+    rdb: bool,
+) -> Result<WriterThread, SaveError> {
+    if rdb {
+        return crate::persistence::start_writer(server, target, true);
+    }
+    let writer = commands_base(server, target)?;
+    WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay).map_err(|error| {
+        SaveError {
+            step: "thread",
+            error,
+        }
+    })
+}
+
 /// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a
 /// point-in-time snapshot, and a new incremental file from the same point on.
 pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
@@ -499,7 +583,8 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
     flush(ks, server);
     let mut manifest = server.aof.manifest.clone();
     let incr_name = manifest.new_incr(&filename);
-    let base_name = manifest.clone().new_base(&filename);
+    let rdb_base = server.config.aof_use_rdb_preamble;
+    let base_name = manifest.clone().new_base(&filename, rdb_base);
     let temp = dir.join(format!(
         "temp-rewriteaof-bg-{}.aof",
         server.persistence.temp_tag
@@ -508,8 +593,7 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
         path: dir.join(&base_name),
         temp,
     };
-    let thread =
-        crate::persistence::start_writer(server, &target, true).map_err(|e| e.to_string())?;
+    let thread = start_base_writer(server, &target, rdb_base).map_err(|e| e.to_string())?;
     // The new increment takes the writes from now on: opened (and, when the AOF is on, listed
     // in the manifest) before the snapshot's point in time. With the AOF off, a rewrite writes
     // only a base.
@@ -532,11 +616,18 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
             "Creating AOF incr file {incr_name} on background rewrite"
         ));
     }
-    let walk = SnapshotWalk::begin(ks, thread, crate::persistence::clock_in_file(ks, server));
+    // Commands carry no access clock; an RDB base does, as Redis's preamble.
+    let clock = if rdb_base {
+        crate::persistence::clock_in_file(ks, server)
+    } else {
+        ClockInFile::Nothing
+    };
+    let walk = SnapshotWalk::begin(ks, thread, clock);
     server.aof.rewrite = Some(crate::append_only::Rewrite {
         walk,
         started: Instant::now(),
         base_name,
+        rdb_base,
     });
     server.aof.rewrite_scheduled = false;
     server
@@ -580,7 +671,7 @@ fn rewrite_done(server: &mut ServerState) {
             if let Some((_, manifest)) = aof.pending_incr.take() {
                 aof.manifest = manifest;
             }
-            let base = aof.manifest.new_base(&filename);
+            let base = aof.manifest.new_base(&filename, job.rdb_base);
             debug_assert_eq!(base, job.base_name);
             aof.manifest.retire_rewritten_incr();
             if let Err(e) = aof.persist_manifest(&dir, &filename) {
@@ -743,7 +834,14 @@ mod tests {
             "Unknown AOF file type"
         );
         let mut m = m;
-        assert_eq!(m.new_base("appendonly.aof"), "appendonly.aof.2.base.rdb");
+        assert_eq!(
+            m.clone().new_base("appendonly.aof", false),
+            "appendonly.aof.2.base.aof"
+        );
+        assert_eq!(
+            m.new_base("appendonly.aof", true),
+            "appendonly.aof.2.base.rdb"
+        );
         m.retire_rewritten_incr();
         assert_eq!(
             m.to_text(),

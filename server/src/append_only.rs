@@ -1,7 +1,8 @@
 //! The append-only file's state: Redis 7.0's multi-part layout and the file being appended to.
 //!
 //! An AOF is a directory (`appenddirname`) holding a *manifest* (`appendonly.aof.manifest`) that
-//! lists, in order, one *base* file — a snapshot, RDB-encoded (`appendonly.aof.N.base.rdb`) — and
+//! lists, in order, one *base* file — a snapshot, RDB-encoded (`appendonly.aof.N.base.rdb`) or,
+//! under `aof-use-rdb-preamble no`, as commands (`appendonly.aof.N.base.aof`) — and
 //! the *incremental* files (`appendonly.aof.M.incr.aof`) of commands written since, in the RESP
 //! form of the write stream ([`crate::propagate`]); *history* files are those a rewrite has
 //! replaced, deleted once the new manifest is on disk. A rewrite writes a new base and starts a
@@ -133,14 +134,16 @@ impl Manifest {
         out
     }
 
-    /// Starts a new base file (the old one becomes history); returns its name.
-    pub fn new_base(&mut self, filename: &str) -> String {
+    /// Starts a new base file (the old one becomes history); returns its name, which ends in
+    /// `.base.rdb` for an RDB base and `.base.aof` for one of commands.
+    pub fn new_base(&mut self, filename: &str, rdb: bool) -> String {
         if let Some(mut old) = self.base.take() {
             old.kind = b'h';
             self.history.insert(0, old);
         }
         self.base_seq += 1;
-        let name = format!("{filename}.{}.base.rdb", self.base_seq);
+        let format = if rdb { "rdb" } else { "aof" };
+        let name = format!("{filename}.{}.base.{format}", self.base_seq);
         self.base = Some(AofFile {
             name: name.clone(),
             seq: self.base_seq,
@@ -274,6 +277,8 @@ pub struct Rewrite {
     pub walk: crate::snapshot::SnapshotWalk,
     pub started: std::time::Instant,
     pub base_name: String,
+    /// The base is an RDB (else commands): `aof-use-rdb-preamble` when the rewrite began.
+    pub rdb_base: bool,
 }
 
 impl std::fmt::Debug for Rewrite {

@@ -112,6 +112,10 @@ pub struct Config {
     pub auto_aof_rewrite_min_size: u64,
     pub no_appendfsync_on_rewrite: bool,
     pub aof_rewrite_incremental_fsync: bool,
+    /// `aof-use-rdb-preamble`: an AOF base is an RDB (yes) or commands (no, `.base.aof`).
+    pub aof_use_rdb_preamble: bool,
+    /// `aof-timestamp-enabled`: `#TS:` annotations in the AOF.
+    pub aof_timestamp_enabled: bool,
 }
 
 /// `appendfsync`: when appended writes reach the disk.
@@ -391,6 +395,8 @@ impl Default for Config {
             auto_aof_rewrite_min_size: 64 * 1024 * 1024,
             no_appendfsync_on_rewrite: false,
             aof_rewrite_incremental_fsync: true,
+            aof_use_rdb_preamble: true,
+            aof_timestamp_enabled: false,
         }
     }
 }
@@ -920,9 +926,12 @@ pub static PARAMS: &[Param] = &[
     param!("aof-rewrite-incremental-fsync", Kind::Bool, mutable: true,
         get: |c| yes_no(c.aof_rewrite_incremental_fsync),
         set: |c, v| c.aof_rewrite_incremental_fsync = parse_yes_no(v)),
-    // A base written as commands and timestamp annotations are not implemented yet.
-    param!("aof-use-rdb-preamble", Kind::Only(&["yes"]), mutable: true, get: |_| "yes".into(), set: |_, _| {}),
-    param!("aof-timestamp-enabled", Kind::Only(&["no"]), mutable: true, get: |_| "no".into(), set: |_, _| {}),
+    param!("aof-use-rdb-preamble", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.aof_use_rdb_preamble),
+        set: |c, v| c.aof_use_rdb_preamble = parse_yes_no(v)),
+    param!("aof-timestamp-enabled", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.aof_timestamp_enabled),
+        set: |c, v| c.aof_timestamp_enabled = parse_yes_no(v)),
     param!("notify-keyspace-events", Kind::Text, mutable: true,
         get: |c| event_class::to_letters(c.notify_keyspace_events),
         set: |c, v| c.notify_keyspace_events = event_class::from_letters(v).unwrap_or(0)),
@@ -1575,9 +1584,7 @@ mod tests {
         assert_eq!(c.port, 7000);
         assert_eq!(c.bind, vec!["127.0.0.1", "::1"]);
 
-        let err = c
-            .load_text("# comment\naof-use-rdb-preamble no")
-            .unwrap_err();
+        let err = c.load_text("# comment\ndaemonize yes").unwrap_err();
         assert_eq!(err.line_number, 2);
         assert!(err.reason.contains("does not implement"), "{}", err.reason);
         c.load_text("notify-keyspace-events KEA").unwrap();

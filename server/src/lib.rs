@@ -11,6 +11,7 @@
 
 // 1. base: words, numbers, time, configuration, values.
 pub mod alloc;
+pub mod aof_commands;
 pub mod clock;
 pub mod config;
 pub mod cstr;

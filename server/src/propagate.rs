@@ -15,7 +15,9 @@
 //! per command, and the keyspace does the same before it queues a deletion.
 //!
 //! There is one stream, the replicas' view. Redis's AOF differs in one respect: PUBLISH and
-//! SPUBLISH are forced to the replicas only, so an AOF writer must leave them out.
+//! SPUBLISH are forced to the replicas only, so an AOF writer must leave them out. And under
+//! `aof-timestamp-enabled` the AOF's copy carries `#TS:<unix seconds>` annotations: one before
+//! the first command written in each new second, as Redis's `feedAppendOnlyFile` puts them.
 
 use bytes::{BufMut, Bytes, BytesMut};
 
@@ -81,6 +83,10 @@ pub struct WriteStream {
     aof: bool,
     aof_out: BytesMut,
     aof_selected: Option<usize>,
+    /// `aof-timestamp-enabled`: the clock the annotations read, and the second last annotated
+    /// (kept across files and switches, as Redis's `aof_cur_timestamp`).
+    aof_clock: Option<crate::clock::Clock>,
+    aof_annotated_s: i64,
 }
 
 impl WriteStream {
@@ -117,6 +123,11 @@ impl WriteStream {
                 self.pending.clear();
             }
         }
+    }
+
+    /// Turns the AOF's `#TS:` annotations on (with the server's clock) or off.
+    pub fn set_aof_timestamps(&mut self, clock: Option<crate::clock::Clock>) {
+        self.aof_clock = clock;
     }
 
     /// The AOF opened a new file: its next command is preceded by a SELECT.
@@ -276,6 +287,16 @@ impl WriteStream {
             a.eq_ignore_ascii_case(b"publish") || a.eq_ignore_ascii_case(b"spublish")
         });
         if self.aof && !replica_only {
+            if let Some(clock) = &self.aof_clock {
+                let now_s = clock.now_ms().div_euclid(1000);
+                if now_s > self.aof_annotated_s {
+                    self.aof_annotated_s = now_s;
+                    self.aof_out.put_slice(b"#TS:");
+                    self.aof_out
+                        .put_slice(itoa::Buffer::new().format(now_s).as_bytes());
+                    self.aof_out.put_slice(b"\r\n");
+                }
+            }
             if self.aof_selected != Some(db) {
                 let id = db.to_string();
                 write_multibulk(&mut self.aof_out, &[b"SELECT", id.as_bytes()]);

@@ -9,11 +9,13 @@
 //! thread of their own, so that the executor's share of a BGSAVE is only copying each value out
 //! once. The two talk over a channel whose length the walk watches ([`WriterThread::in_flight`]):
 //! when the writer falls behind, the walk waits instead of copying the dataset into the queue.
-//! This module knows nothing of the keyspace; it only lays out what it is given.
+//! This module knows nothing of the keyspace; it only lays out what it is given. What the thread
+//! writes into is a [`SnapshotSink`]: an RDB file here, or an AOF base of commands
+//! ([`crate::aof_commands`]), fed by the same walk.
 
 use embedis_rdb::{EntryMeta, RdbError, RdbValue, RdbWriter, WriterOptions};
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -106,11 +108,22 @@ pub fn create(
     RdbWriter::new(BufWriter::with_capacity(1 << 16, file), opts).map_err(SaveError::rdb)
 }
 
-/// Ends the file `writer` holds and moves it over the target: EOF and checksum, flush, fsync,
-/// rename, fsync of the directory. On failure the temporary file is removed.
+/// Ends the file `writer` holds and moves it over the target: EOF and checksum, then
+/// [`finish_file`]. On failure the temporary file is removed.
 pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64, SaveError> {
+    match writer.finish() {
+        Ok(buffered) => finish_file(target, buffered),
+        Err(e) => {
+            let _ = std::fs::remove_file(&target.temp);
+            Err(SaveError::rdb(e))
+        }
+    }
+}
+
+/// Moves a written temporary file over the target: flush, fsync, rename, fsync of the
+/// directory; returns the file's size. On failure the temporary file is removed.
+pub fn finish_file(target: &Target, buffered: BufWriter<File>) -> Result<u64, SaveError> {
     let result = (|| {
-        let buffered = writer.finish().map_err(SaveError::rdb)?;
         let file = buffered.into_inner().map_err(|e| SaveError {
             step: "fflush",
             error: e.into_error(),
@@ -146,17 +159,39 @@ pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64
     result
 }
 
-/// Writes one item to an open file.
-pub fn write_item<W: Write>(writer: &mut RdbWriter<W>, item: &RdbItem) -> Result<(), RdbError> {
-    match item {
-        RdbItem::SelectDb { db, keys, expires } => writer.select_db(*db, *keys, *expires),
-        RdbItem::Entries(entries) => {
-            for e in entries {
-                writer.entry(&e.key, &e.value, e.meta)?;
-            }
-            Ok(())
+/// What a snapshot is written into (an RDB file, or an AOF base of commands): the file's
+/// sections and keys in order, then the commit that moves it over its target.
+pub trait SnapshotSink: Send + 'static {
+    /// A database's section begins (its key and TTL counts when the snapshot began).
+    fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), SaveError>;
+    /// One key.
+    fn entry(&mut self, entry: &SavedEntry) -> Result<(), SaveError>;
+    /// Ends the file and moves it over `target`; returns its size.
+    fn commit(self, target: &Target) -> Result<u64, SaveError>
+    where
+        Self: Sized;
+
+    /// Writes one item of a background snapshot.
+    fn write_item(&mut self, item: &RdbItem) -> Result<(), SaveError> {
+        match item {
+            RdbItem::SelectDb { db, keys, expires } => self.select_db(*db, *keys, *expires),
+            RdbItem::Entries(entries) => entries.iter().try_for_each(|e| self.entry(e)),
+            RdbItem::Finish => Ok(()),
         }
-        RdbItem::Finish => Ok(()),
+    }
+}
+
+impl SnapshotSink for RdbWriter<BufWriter<File>> {
+    fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), SaveError> {
+        RdbWriter::select_db(self, db, keys, expires).map_err(SaveError::rdb)
+    }
+
+    fn entry(&mut self, e: &SavedEntry) -> Result<(), SaveError> {
+        RdbWriter::entry(self, &e.key, &e.value, e.meta).map_err(SaveError::rdb)
+    }
+
+    fn commit(self, target: &Target) -> Result<u64, SaveError> {
+        commit(target, self)
     }
 }
 
@@ -179,9 +214,9 @@ impl WriterThread {
     /// Starts the thread on an already opened file (header, AUX fields and functions written by
     /// the caller). `key_delay_us` is `rdb-key-save-delay`: a pause after each key, which Redis's
     /// tests use to keep a save running.
-    pub fn spawn(
+    pub fn spawn<S: SnapshotSink>(
         target: Target,
-        mut writer: RdbWriter<BufWriter<File>>,
+        mut writer: S,
         key_delay_us: i64,
     ) -> io::Result<WriterThread> {
         let (tx, rx) = mpsc::channel::<RdbItem>();
@@ -192,9 +227,9 @@ impl WriterThread {
         let handle = std::thread::Builder::new()
             .name("embedis-bgsave".into())
             .spawn(move || {
-                let fail = |step, error| {
+                let fail = |e: SaveError| {
                     let _ = std::fs::remove_file(&target.temp);
-                    Err(SaveError { step, error })
+                    Err(e)
                 };
                 for item in rx {
                     count.fetch_sub(1, Ordering::AcqRel);
@@ -202,14 +237,14 @@ impl WriterThread {
                         break;
                     }
                     if let RdbItem::Finish = item {
-                        return commit(&target, writer);
+                        return writer.commit(&target);
                     }
                     if key_delay_us > 0 {
                         if let RdbItem::Entries(entries) = &item {
                             // rdb-key-save-delay: the pause after each key, as Redis's child.
                             for e in entries {
-                                if let Err(err) = writer.entry(&e.key, &e.value, e.meta) {
-                                    return fail("rdbSaveRio", rdb_io(err));
+                                if let Err(err) = writer.entry(e) {
+                                    return fail(err);
                                 }
                                 std::thread::sleep(Duration::from_micros(key_delay_us as u64));
                                 if stop.load(Ordering::Acquire) {
@@ -219,8 +254,8 @@ impl WriterThread {
                             continue;
                         }
                     }
-                    if let Err(e) = write_item(&mut writer, &item) {
-                        return fail("rdbSaveRio", rdb_io(e));
+                    if let Err(e) = writer.write_item(&item) {
+                        return fail(e);
                     }
                     if let RdbItem::Entries(entries) = item {
                         // The walk may have ended; then the batch is simply dropped here.
@@ -228,7 +263,10 @@ impl WriterThread {
                     }
                 }
                 drop(writer);
-                fail("cancelled", io::Error::other("background save cancelled"))
+                fail(SaveError {
+                    step: "cancelled",
+                    error: io::Error::other("background save cancelled"),
+                })
             })?;
         Ok(WriterThread {
             tx: Some(tx),

@@ -25,7 +25,7 @@
 //! the bytes are laid out and written by [`crate::rdb_file::WriterThread`].
 
 use crate::keyspace::{Db, Keyspace};
-use crate::rdb_file::{RdbItem, SavedEntry, WriterThread};
+use crate::rdb_file::{RdbItem, SaveError, SavedEntry, SnapshotSink, WriterThread};
 use crate::value::{lru_clock, AccessClock, Object, Value};
 use embedis_rdb::{EntryMeta, RdbValue};
 use std::time::{Duration, Instant};
@@ -397,13 +397,13 @@ impl SnapshotWalk {
     }
 }
 
-/// Writes the whole keyspace to `writer` now (SAVE, SHUTDOWN, DEBUG RELOAD): databases in order,
-/// empty ones skipped, as Redis's `rdbSaveRio`.
-pub fn write_keyspace<W: std::io::Write>(
+/// Writes the whole keyspace to `writer` now (SAVE, SHUTDOWN, DEBUG RELOAD, the base of a new
+/// AOF): databases in order, empty ones skipped, as Redis's `rdbSaveRio`.
+pub fn write_keyspace<S: SnapshotSink>(
     ks: &Keyspace,
-    writer: &mut embedis_rdb::RdbWriter<W>,
+    writer: &mut S,
     clock: ClockInFile,
-) -> Result<(), embedis_rdb::RdbError> {
+) -> Result<(), SaveError> {
     for (index, db) in ks.dbs.iter().enumerate() {
         if db.main.is_empty() {
             continue;
@@ -415,8 +415,7 @@ pub fn write_keyspace<W: std::io::Write>(
             } else {
                 None
             };
-            let entry = saved_entry(key, obj, expire, clock);
-            writer.entry(&entry.key, &entry.value, entry.meta)?;
+            writer.entry(&saved_entry(key, obj, expire, clock))?;
         }
     }
     Ok(())

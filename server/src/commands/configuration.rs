@@ -166,6 +166,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.server.config = next;
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
+    crate::aof::configure(ctx.ks, ctx.server);
     if maxmemory_changed && ctx.server.config.maxmemory != 0 {
         // A limit under current use evicts at once, as Redis's CONFIG SET maxmemory does.
         let used = ctx.server.eviction.used_memory(ctx.ks);

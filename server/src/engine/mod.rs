@@ -79,9 +79,11 @@ impl Engine {
         ks.notify.configure(config.notify_keyspace_events);
         ks.apply_config(&config);
         let registry = crate::commands::registry();
+        let server = ServerState::new(config, clock, log, seed, registry.commands.len());
+        crate::aof::configure(&mut ks, &server);
         Engine {
             ks,
-            server: ServerState::new(config, clock, log, seed, registry.commands.len()),
+            server,
             clients: Clients::default(),
             registry,
         }
