@@ -406,7 +406,29 @@ where
         if !output.is_empty() {
             // The AOF gets the turn's writes before any reply leaves (with an fsync under
             // `appendfsync always`): an acknowledged write is in the file.
-            {
+            let wait_for_turn = {
+                let mut engine = shared.engine.borrow_mut();
+                let pending = engine.ks.stream.aof_pending();
+                if pending
+                    && ran > 0
+                    && engine.server.config.appendfsync == crate::config::AppendFsync::Always
+                {
+                    true
+                } else {
+                    if pending {
+                        let Engine { ks, server, .. } = &mut *engine;
+                        crate::aof::flush(ks, server);
+                    }
+                    false
+                }
+            };
+            if wait_for_turn {
+                // Redis fsyncs once per event-loop turn (in `beforeSleep`) for every client of
+                // the turn. The yield above let the connections that were ready run; requests
+                // that arrived meanwhile are seen at the I/O driver's next poll, and one more
+                // yield lets them join this fsync rather than need one of their own (-P1, 50
+                // clients: 28 requests per fsync without it, 50 with it, as Redis).
+                tokio::task::yield_now().await;
                 let mut engine = shared.engine.borrow_mut();
                 if engine.ks.stream.aof_pending() {
                     let Engine { ks, server, .. } = &mut *engine;
