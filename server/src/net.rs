@@ -576,20 +576,46 @@ pub async fn run_snapshots(shared: Rc<Shared>) {
     loop {
         shared.snapshot.notified().await;
         loop {
-            let (running, waiting) = {
+            let (running, waiting, progress) = {
                 let mut engine = shared.engine.borrow_mut();
                 let Engine { ks, server, .. } = &mut *engine;
                 let running = crate::persistence::bgsave_step(ks, server, SLICE)
                     | crate::aof::rewrite_step(ks, server, SLICE);
                 let waiting = crate::persistence::bgsave_waiting(server)
                     || crate::aof::rewrite_waiting(server);
-                (running, waiting)
+                // What to wait on: the writer of the job that waits (a BGSAVE's first).
+                let progress = server
+                    .persistence
+                    .bgsave
+                    .as_ref()
+                    .filter(|job| job.walk.waiting())
+                    .map(|job| job.walk.writer_signal())
+                    .or_else(|| {
+                        server
+                            .aof
+                            .rewrite
+                            .as_ref()
+                            .filter(|job| job.walk.waiting())
+                            .map(|job| job.walk.writer_signal())
+                    });
+                (running, waiting, progress)
             };
             if !running {
                 break;
             }
             if waiting {
-                tokio::time::sleep(Duration::from_millis(1)).await;
+                // The writer signals when its queue runs low or it ends; the timer is a bound
+                // for the case of two jobs waiting on different writers.
+                let timeout = tokio::time::sleep(Duration::from_millis(5));
+                match progress {
+                    Some(progress) => {
+                        tokio::select! {
+                            _ = progress.notified() => {}
+                            _ = timeout => {}
+                        }
+                    }
+                    None => timeout.await,
+                }
             } else {
                 tokio::task::yield_now().await;
             }

@@ -272,6 +272,11 @@ impl SnapshotWalk {
         self.walked || !self.writer_has_room()
     }
 
+    /// Signalled when the writer has room again or has ended (what a waiting walk waits for).
+    pub fn writer_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.writer.progress()
+    }
+
     /// True once the walk has handed everything to the writer.
     pub fn walked(&self) -> bool {
         self.walked
