@@ -498,6 +498,80 @@ fn clients_get_loading_while_the_binary_loads_its_file() {
 
 /// MIGRATE moves keys to redis-server and back (TTL kept, COPY and REPLACE, KEYS, the target's
 /// errors and a connection failure answered as Redis answers them).
+/// MIGRATE keeps its connection to a target for reuse, as Redis does: later MIGRATEs to the same
+/// `host:port` open no new connection (and send SELECT only when the database changes); one the
+/// target closed is replaced by a retry; ten idle seconds on the server's clock close it.
+#[test]
+fn migrate_reuses_its_connection_and_closes_it_when_idle() {
+    let Some(redis) = RedisServer::start("persistence-migrate-cache", &[]) else {
+        return;
+    };
+    let ours = start_embedis("persistence-migrate-cache", &[]);
+    let (mut r, mut e) = (
+        Conn::connect(redis.addr()).unwrap(),
+        Conn::connect(ours.addr()).unwrap(),
+    );
+    let port = redis.port.to_string();
+    let received = |r: &mut Conn| -> u64 {
+        let info = text(r, &["INFO", "stats"]);
+        info.lines()
+            .find_map(|l| l.strip_prefix("total_connections_received:"))
+            .and_then(|v| v.trim().parse().ok())
+            .expect("total_connections_received")
+    };
+    let migrating = |r: &mut Conn| -> Vec<String> {
+        text(r, &["CLIENT", "LIST"])
+            .lines()
+            .filter(|l| l.contains("cmd=restore"))
+            .map(|l| {
+                let addr = l.split(' ').find_map(|f| f.strip_prefix("addr=")).unwrap();
+                addr.to_string()
+            })
+            .collect()
+    };
+    for k in ["a", "b", "c", "d"] {
+        text(&mut e, &["SET", k, k]);
+    }
+    let before = received(&mut r);
+    let migrate = |e: &mut Conn, key: &str, db: &str| {
+        text(e, &["MIGRATE", "127.0.0.1", &port, key, db, "1000"])
+    };
+    assert_eq!(migrate(&mut e, "a", "0"), "+OK\r\n");
+    assert_eq!(migrate(&mut e, "b", "0"), "+OK\r\n");
+    assert_eq!(migrate(&mut e, "c", "1"), "+OK\r\n");
+    assert_eq!(
+        received(&mut r),
+        before + 1,
+        "one connection for three MIGRATEs"
+    );
+    assert_eq!(
+        text(&mut r, &["MGET", "a", "b", "c"]),
+        "*3\r\n$1\r\na\r\n$1\r\nb\r\n$-1\r\n"
+    );
+    text(&mut r, &["SELECT", "1"]);
+    assert_eq!(text(&mut r, &["GET", "c"]), "$1\r\nc\r\n");
+    // The target drops the connection: the next MIGRATE retries on a new one.
+    let cached = migrating(&mut r);
+    assert_eq!(cached.len(), 1, "{cached:?}");
+    assert_eq!(text(&mut r, &["CLIENT", "KILL", &cached[0]]), "+OK\r\n");
+    assert_eq!(migrate(&mut e, "d", "1"), "+OK\r\n");
+    assert_eq!(text(&mut r, &["GET", "d"]), "$1\r\nd\r\n");
+    assert_eq!(received(&mut r), before + 2);
+    // Ten seconds unused (on the server's clock) close it.
+    assert_eq!(
+        text(&mut e, &["DEBUG", "CLOCK", "ADVANCE", "11000"]),
+        "+OK\r\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !migrating(&mut r).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "the idle connection is still open"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn migrate_moves_keys_to_and_from_redis() {
     let Some(redis) = RedisServer::start("persistence-migrate", &[]) else {

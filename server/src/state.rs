@@ -101,6 +101,23 @@ pub enum ShutdownRequest {
 }
 
 /// The executor's state apart from keys and clients.
+/// A connection MIGRATE keeps open to a target (Redis's `migrateCachedSocket`): reused by the
+/// next MIGRATE to the same `host:port`, closed after [`MigrateSocket::IDLE_MS`] unused (by the
+/// tick) or after an I/O error. `last_dbid` spares the SELECT when the database is the same.
+#[derive(Debug)]
+pub struct MigrateSocket {
+    pub stream: std::net::TcpStream,
+    pub last_dbid: i64,
+    pub last_use_ms: i64,
+}
+
+impl MigrateSocket {
+    /// Redis's `MIGRATE_SOCKET_CACHE_TTL`: 10 seconds.
+    pub const IDLE_MS: i64 = 10_000;
+    /// Redis's `MIGRATE_SOCKET_CACHE_ITEMS`: at most 64 kept.
+    pub const MAX: usize = 64;
+}
+
 pub struct ServerState {
     pub config: Config,
     pub clock: Clock,
@@ -158,6 +175,8 @@ pub struct ServerState {
     pub replid: String,
     /// Eviction past `maxmemory`: the candidate pool and its state (see [`crate::evict`]).
     pub eviction: crate::evict::Evictor,
+    /// MIGRATE's open connections by `host:port`, kept for reuse as Redis keeps them.
+    pub migrate_sockets: std::collections::HashMap<String, MigrateSocket>,
     /// Highest memory figure INFO has reported (`used_memory_peak`).
     pub memory_peak: u64,
     /// Memory in use when the server started (`used_memory_startup`).
@@ -234,6 +253,7 @@ impl ServerState {
             disable_deny_scripts: false,
             replid,
             eviction: Default::default(),
+            migrate_sockets: Default::default(),
             memory_peak: memory_startup,
             memory_startup,
             faults: crate::faults::Faults::default(),

@@ -14,12 +14,19 @@
 //! event). IDLETIME sets the LRU clock under an LRU policy and FREQ the LFU counter under an LFU
 //! policy; each is ignored under the other. The new key is written like any other (`new` and
 //! `restore` events, WATCH, blocked clients woken).
+//!
+//! MIGRATE dumps the keys and RESTOREs them on the target over a blocking connection, as Redis
+//! does (the server waits, up to the timeout). The connection is kept for the next MIGRATE to the
+//! same `host:port` (`ServerState::migrate_sockets`: SELECT only when the database changes, one
+//! retry on a new connection when a kept one turns out closed, closed by the tick after ten idle
+//! seconds), as Redis's `migrateGetSocket` keeps it.
 
 use crate::config::event_class::GENERIC;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 use crate::keyspace::Access;
 use crate::rdb_convert::{from_rdb, to_rdb};
+use crate::state::MigrateSocket;
 use crate::table::keys::flag;
 use crate::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::value::{lfu_minutes, lru_clock, LRU_CLOCK_MAX};
@@ -233,9 +240,24 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
 /// RESTORE each key on the target over a blocking connection (the whole server waits, as
 /// Redis's does), then delete the keys the target accepted unless COPY. Redis keeps the
 /// connection for ten seconds; embedis opens one per call (so it always sends SELECT).
+/// Opens a connection to a MIGRATE target, with Redis's connect timeout.
+fn migrate_connect(name: &str, timeout: std::time::Duration) -> Option<std::net::TcpStream> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let addr = name.to_socket_addrs().ok()?.next()?;
+    let stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
+    let _ = stream.set_nodelay(true);
+    Some(stream)
+}
+
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
 fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
     use std::io::{BufRead, BufReader, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
     use std::time::Duration;
 
     let (mut copy, mut replace) = (false, false);
@@ -298,82 +320,137 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
     let port = String::from_utf8_lossy(ctx.arg(2)).into_owned();
-    let connect = || -> Option<TcpStream> {
-        let addr = format!("{host}:{port}").to_socket_addrs().ok()?.next()?;
-        let stream = TcpStream::connect_timeout(&addr, timeout).ok()?;
-        stream.set_read_timeout(Some(timeout)).ok()?;
-        stream.set_write_timeout(Some(timeout)).ok()?;
-        let _ = stream.set_nodelay(true);
-        Some(stream)
-    };
-    let Some(stream) = connect() else {
-        return Err(Error::msg(
-            "IOERR error or timeout connecting to the client",
-        ));
-    };
-    let mut request = bytes::BytesMut::new();
-    let mut push = |args: &[&[u8]]| crate::propagate::write_multibulk(&mut request, args);
-    if let Some(password) = &password {
-        match &username {
-            Some(user) => push(&[b"AUTH", user, password]),
-            None => push(&[b"AUTH", password]),
-        }
-    }
-    let dbid_text = dbid.to_string();
-    push(&[b"SELECT", dbid_text.as_bytes()]);
-    for (key, payload, ttl) in &found {
-        let ttl = ttl.to_string();
-        if replace {
-            push(&[b"RESTORE", key, ttl.as_bytes(), payload, b"REPLACE"]);
-        } else {
-            push(&[b"RESTORE", key, ttl.as_bytes(), payload]);
-        }
-    }
-    let mut writer = &stream;
-    if writer.write_all(&request).is_err() {
-        return Err(Error::msg(
-            "IOERR error or timeout writing to target instance",
-        ));
-    }
-    let mut reader = BufReader::new(&stream);
-    let mut read_line = || -> Option<String> {
-        let mut line = String::new();
-        match reader.read_line(&mut line) {
-            Ok(n) if n > 0 => Some(line.trim_end_matches(['\r', '\n']).to_string()),
-            _ => None,
-        }
-    };
+    let name = format!("{host}:{port}");
     let reading_error = || Error::msg("IOERR error or timeout reading to target instance");
-    let auth_reply = match &password {
-        Some(_) => Some(read_line().ok_or_else(reading_error)?),
-        None => None,
+    // Redis retries once, on a new connection, when a write fails or the first reply cannot be
+    // read for a reason other than a timeout: a cached connection the target has closed.
+    let mut may_retry = true;
+    let outcome = loop {
+        let cached = ctx.server.migrate_sockets.remove(&name);
+        let (stream, last_dbid) = match cached {
+            Some(socket) => (socket.stream, socket.last_dbid),
+            None => {
+                let Some(stream) = migrate_connect(&name, timeout) else {
+                    return Err(Error::msg(
+                        "IOERR error or timeout connecting to the client",
+                    ));
+                };
+                (stream, -1)
+            }
+        };
+        let _ = stream.set_read_timeout(Some(timeout));
+        let _ = stream.set_write_timeout(Some(timeout));
+        let select = last_dbid != dbid;
+        let mut request = bytes::BytesMut::new();
+        let mut push = |args: &[&[u8]]| crate::propagate::write_multibulk(&mut request, args);
+        if let Some(password) = &password {
+            match &username {
+                Some(user) => push(&[b"AUTH", user, password]),
+                None => push(&[b"AUTH", password]),
+            }
+        }
+        let dbid_text = dbid.to_string();
+        if select {
+            push(&[b"SELECT", dbid_text.as_bytes()]);
+        }
+        for (key, payload, ttl) in &found {
+            let ttl = ttl.to_string();
+            if replace {
+                push(&[b"RESTORE", key, ttl.as_bytes(), payload, b"REPLACE"]);
+            } else {
+                push(&[b"RESTORE", key, ttl.as_bytes(), payload]);
+            }
+        }
+        if let Err(e) = (&stream).write_all(&request) {
+            if may_retry && !is_timeout(&e) {
+                may_retry = false;
+                continue;
+            }
+            return Err(Error::msg(
+                "IOERR error or timeout writing to target instance",
+            ));
+        }
+        let mut reader = BufReader::new(&stream);
+        let mut read_line = || -> Result<String, std::io::Error> {
+            let mut line = String::new();
+            match reader.read_line(&mut line) {
+                Ok(0) => Err(std::io::ErrorKind::UnexpectedEof.into()),
+                Ok(_) => Ok(line.trim_end_matches(['\r', '\n']).to_string()),
+                Err(e) => Err(e),
+            }
+        };
+        let mut replies: Vec<String> = Vec::with_capacity(found.len() + 2);
+        let expected = usize::from(password.is_some()) + usize::from(select) + found.len();
+        let mut failure = None;
+        while replies.len() < expected {
+            match read_line() {
+                Ok(line) => replies.push(line),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        drop(reader);
+        if let Some(e) = &failure {
+            // Nothing was processed if not even the first reply came: safe to retry.
+            if replies.is_empty() && may_retry && !is_timeout(e) {
+                may_retry = false;
+                continue;
+            }
+        }
+        let socket_error = failure.is_some();
+        break (stream, select, replies, socket_error);
     };
-    let select_reply = read_line().ok_or_else(reading_error)?;
+    let (stream, select, replies, socket_error) = outcome;
+    let mut replies = replies.into_iter();
+    let auth_reply = if password.is_some() {
+        replies.next()
+    } else {
+        None
+    };
+    let select_reply = if select { replies.next() } else { None };
+    let header_error = [&auth_reply, &select_reply]
+        .into_iter()
+        .flatten()
+        .find(|r| r.starts_with('-'))
+        .cloned();
     let mut target_error: Option<String> = None;
     let mut moved: Vec<Bytes> = Vec::new();
-    let mut socket_error = false;
-    for (key, _, _) in &found {
-        let Some(reply) = read_line() else {
-            socket_error = true;
-            break;
-        };
-        let failed = auth_reply.as_ref().is_some_and(|r| r.starts_with('-'))
-            || select_reply.starts_with('-')
-            || reply.starts_with('-');
-        if failed {
+    for ((key, _, _), reply) in found.iter().zip(replies) {
+        if let Some(error) = header_error
+            .as_ref()
+            .or(reply.starts_with('-').then_some(&reply))
+        {
             if target_error.is_none() {
-                let line = match &auth_reply {
-                    Some(r) if r.starts_with('-') => r.clone(),
-                    _ if select_reply.starts_with('-') => select_reply.clone(),
-                    _ => reply.clone(),
-                };
-                target_error = Some(line[1..].to_string());
+                target_error = Some(error[1..].to_string());
             }
         } else if !copy {
             ctx.ks.delete(db, key, now);
             ctx.notify(GENERIC, "del", key);
             moved.push(key.clone());
         }
+    }
+    if socket_error {
+        // A broken connection is not kept.
+    } else if ctx.server.migrate_sockets.len() < MigrateSocket::MAX || {
+        // Full: one kept connection goes, as Redis evicts a random one.
+        let victim = ctx.server.migrate_sockets.keys().next().cloned();
+        victim.is_some_and(|v| ctx.server.migrate_sockets.remove(&v).is_some())
+    } {
+        // A SELECT the target refused leaves the database unknown (Redis sets -1).
+        let last_dbid = match &select_reply {
+            Some(r) if r.starts_with('-') => -1,
+            _ => dbid,
+        };
+        ctx.server.migrate_sockets.insert(
+            name,
+            MigrateSocket {
+                stream,
+                last_dbid,
+                last_use_ms: now,
+            },
+        );
     }
     // What left propagates as a DEL of those keys, as Redis rewrites MIGRATE.
     if copy || moved.is_empty() {

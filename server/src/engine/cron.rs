@@ -90,6 +90,14 @@ impl Engine {
         // (the I/O layer drives it between turns; this keeps it going where that does not).
         crate::persistence::cron(&mut self.ks, &mut self.server);
         crate::aof::cron(&mut self.ks, &mut self.server);
+        // MIGRATE's cached connections unused for 10 s close (Redis's
+        // `migrateCloseTimedoutSockets`).
+        if !self.server.migrate_sockets.is_empty() {
+            let idle = crate::state::MigrateSocket::IDLE_MS;
+            self.server
+                .migrate_sockets
+                .retain(|_, socket| now - socket.last_use_ms <= idle);
+        }
         self.resize_and_rehash();
         // Keys the cycle expired, and the tracking table's size limit, outside any command.
         if self.ks.tracking.is_on() {
