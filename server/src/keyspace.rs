@@ -13,7 +13,7 @@
 //! epoch). Hashes whose fields have TTLs are listed in a third index, `field_expires`, by their
 //! earliest field deadline, for the active expiry cycle to find (`crate::expire`). Its entries
 //! are hints: whatever moves a hash's earliest deadline earlier re-indexes the key
-//! ([`Keyspace::index_hash_fields`]), removing the key drops its entry, and an entry that is
+//! (`Keyspace::index_hash_fields`), removing the key drops its entry, and an entry that is
 //! stale (later fields, another value under the key) is corrected when the cycle visits it. A key expires when `now > deadline`, so a key set with `PX 100` at t is still there at
 //! t + 100 and gone at t + 101. While CLIENT PAUSE is in force, an expired key reads as absent
 //! but stays in place and uncounted (the paused dataset stays constant, as in Redis).
