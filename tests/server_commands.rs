@@ -524,6 +524,20 @@ fn monitor_shows_commands_in_redis_format() {
     c.raw(&["SELECT", "2"]);
     c.raw(&["AUTH", "user", "secret"]);
     c.raw(&["HELLO", "2", "AUTH", "default", "pw", "SETNAME", "n"]);
+    // MIGRATE of a missing key answers NOKEY without connecting; its passwords are hidden.
+    c.raw(&["MIGRATE", "127.0.0.1", "1", "k", "9", "5000", "AUTH", "pw"]);
+    c.raw(&[
+        "MIGRATE",
+        "127.0.0.1",
+        "1",
+        "k",
+        "9",
+        "5000",
+        "COPY",
+        "AUTH2",
+        "u",
+        "pw",
+    ]);
     c.raw(&["CONFIG", "GET", "hz"]); // admin: not shown
     c.raw(&["NOSUCHCOMMAND"]); // refused: not shown
     let expect =
@@ -541,6 +555,20 @@ fn monitor_shows_commands_in_redis_format() {
         monitor.raw_reply(),
         expect(
             "\"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" \"n\"",
+            2
+        )
+    );
+    assert_eq!(
+        monitor.raw_reply(),
+        expect(
+            "\"MIGRATE\" \"127.0.0.1\" \"1\" \"k\" \"9\" \"5000\" \"AUTH\" \"(redacted)\"",
+            2
+        )
+    );
+    assert_eq!(
+        monitor.raw_reply(),
+        expect(
+            "\"MIGRATE\" \"127.0.0.1\" \"1\" \"k\" \"9\" \"5000\" \"COPY\" \"AUTH2\" \"(redacted)\" \"(redacted)\"",
             2
         )
     );

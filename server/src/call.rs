@@ -375,6 +375,28 @@ fn redacted_arguments(full_name: &str, args: &[Bytes]) -> Vec<usize> {
             }
             redacted
         }
+        // MIGRATE's AUTH password and AUTH2 user and password, as its option parsing reaches
+        // them (Redis redacts while it parses: an unknown option stops it).
+        "migrate" => {
+            let mut redacted = Vec::new();
+            let mut j = 6;
+            while j < args.len() {
+                let more = args.len() - 1 - j;
+                let option = &args[j];
+                if option.eq_ignore_ascii_case(b"copy") || option.eq_ignore_ascii_case(b"replace") {
+                } else if option.eq_ignore_ascii_case(b"auth") && more >= 1 {
+                    j += 1;
+                    redacted.push(j);
+                } else if option.eq_ignore_ascii_case(b"auth2") && more >= 2 {
+                    redacted.extend([j + 1, j + 2]);
+                    j += 2;
+                } else {
+                    break;
+                }
+                j += 1;
+            }
+            redacted
+        }
         _ => Vec::new(),
     }
 }
