@@ -870,3 +870,25 @@ fn a_commands_base_with_field_ttls_matches_redis_8() {
     ours.kill9();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// FLUSHALL with save points set saves the emptied dataset, which resets `dirty`; it must reach
+/// the AOF all the same (Redis forces its propagation), or a restart replays the keys it removed.
+#[test]
+fn flushall_with_save_points_reaches_the_aof() {
+    let dir = temp_dir("flushall-save-points");
+    let args = ["--appendonly", "yes", "--save", "3600 1"];
+    let server = Embedis::start(&dir, &args);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["SET", "before", "1"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["FLUSHALL"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["SET", "after", "1"]), "+OK\r\n");
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &args);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["EXISTS", "before", "after"]), ":1\r\n");
+    assert_eq!(text(&mut c, &["EXISTS", "after"]), ":1\r\n");
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,6 +113,9 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // Redis counts FLUSHALL itself as one more change, on top of the keys removed.
     ctx.ks.dirty += 1;
+    // Propagated whatever `dirty` did: the save above resets it, so without this a FLUSHALL
+    // after other writes would reach neither the AOF nor the replicas (Redis forces it too).
+    ctx.force_propagation();
     ctx.out.ok();
     Ok(())
 }
