@@ -64,6 +64,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "multi.rs",
             "notify.rs",
             "propagate.rs",
+            "replication.rs",
             "vm_slot.rs",
             "faults.rs",
             "slowlog.rs",

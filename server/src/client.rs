@@ -259,6 +259,15 @@ impl Peer {
     pub fn is_unix(&self) -> bool {
         matches!(self, Peer::Unix { .. })
     }
+
+    /// The peer's IP address (a replica's, for INFO and ROLE; `127.0.0.1` over a Unix socket,
+    /// as Redis reports a local replica).
+    pub fn ip_string(&self) -> String {
+        match self {
+            Peer::Tcp { addr, .. } => addr.ip().to_string(),
+            Peer::Unix { .. } => "127.0.0.1".to_string(),
+        }
+    }
 }
 
 /// CLIENT REPLY state.
@@ -322,6 +331,10 @@ pub struct ClientState {
     /// CLIENT NO-EVICT ON (shown as flag `e`; embedis never evicts clients).
     pub no_evict: bool,
     pub monitor: bool,
+    /// A replica attached by SYNC or PSYNC: it receives the replication stream (`flags=S`).
+    pub replica: bool,
+    /// The port a replica said it listens on (REPLCONF listening-port), 0 until then.
+    pub replica_port: u16,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
     pub close_after_reply: bool,
@@ -368,6 +381,8 @@ impl ClientState {
             last_command: "NULL",
             no_evict: false,
             monitor: false,
+            replica: false,
+            replica_port: 0,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             pending: BytesMut::new(),
@@ -383,6 +398,9 @@ impl ClientState {
     /// CLIENT LIST `flags=`; `watch_broken`: a key it WATCHes was modified.
     pub fn flags(&self, watch_broken: bool) -> String {
         let mut f = String::new();
+        if self.replica {
+            f.push('S');
+        }
         if self.monitor {
             f.push('O');
         }

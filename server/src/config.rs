@@ -89,6 +89,11 @@ pub struct Config {
     /// so a non-zero pair refuses every write, as Redis does with too few good replicas.
     pub min_replicas_to_write: u32,
     pub min_replicas_max_lag: u32,
+    /// Replication as a primary: the backlog's size, how often replicas are pinged, and the
+    /// link timeout (see [`crate::replication`]).
+    pub repl_backlog_size: u64,
+    pub repl_ping_replica_period: u32,
+    pub repl_timeout: u32,
     /// RDB snapshots: `save` points as (seconds, changes) pairs (empty: no automatic saves).
     pub save_points: Vec<(u64, u64)>,
     pub dbfilename: String,
@@ -376,6 +381,9 @@ impl Default for Config {
             lazyfree_lazy_user_del: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
+            repl_backlog_size: 1024 * 1024,
+            repl_ping_replica_period: 10,
+            repl_timeout: 60,
             // Redis's defaults are DEFAULT_SAVE_POINTS, which `embedis-server` starts from; a
             // server inside a test process saves nothing unless asked to.
             save_points: Vec::new(),
@@ -994,6 +1002,24 @@ pub static PARAMS: &[Param] = &[
     param!("key-load-delay", Kind::Int { min: INT_MIN, max: INT_MAX }, mutable: true,
         get: |c| c.key_load_delay.to_string(),
         set: |c, v| c.key_load_delay = v.parse().unwrap_or(0)),
+    param!("repl-backlog-size", Kind::Memory { min: 1, max: i64::MAX }, mutable: true,
+        get: |c| c.repl_backlog_size.to_string(),
+        set: |c, v| c.repl_backlog_size = parse_memory(v).unwrap_or(1024 * 1024) as u64),
+    Param {
+        name: "repl-ping-replica-period",
+        aliases: &["repl-ping-slave-period"],
+        kind: Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.repl_ping_replica_period.to_string(),
+        set: |c, v| c.repl_ping_replica_period = v.parse().unwrap_or(10),
+    },
+    param!("repl-timeout", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
+        get: |c| c.repl_timeout.to_string(),
+        set: |c, v| c.repl_timeout = v.parse().unwrap_or(60)),
     // embedis is never a replica: the empty value says so. As in Redis, CONFIG SET cannot
     // change it (REPLICAOF is the command for that).
     Param {

@@ -36,6 +36,7 @@ pub mod notify;
 pub mod propagate;
 pub mod pubsub;
 pub mod query_buffer;
+pub mod replication;
 pub mod slowlog;
 pub mod snapshot;
 pub mod state;

@@ -35,7 +35,7 @@ pub fn target(server: &ServerState) -> Target {
     Target::new(&c.dir, &c.dbfilename, &server.persistence.temp_tag)
 }
 
-fn writer_options(server: &ServerState) -> WriterOptions {
+pub fn writer_options(server: &ServerState) -> WriterOptions {
     WriterOptions {
         compression: server.config.rdbcompression,
         checksum: server.config.rdbchecksum,
@@ -49,12 +49,32 @@ pub fn write_preamble<W: std::io::Write>(
     writer: &mut RdbWriter<W>,
     aof_base: bool,
 ) -> Result<(), RdbError> {
+    write_preamble_with(server, writer, aof_base, None)
+}
+
+/// [`write_preamble`] for the image a replica's full resync sends: with Redis's replication AUX
+/// fields (`repl-stream-db`, `repl-id`, `repl-offset`) for the client's database and `offset`.
+pub fn write_preamble_for_replica<W: std::io::Write>(
+    server: &ServerState,
+    writer: &mut RdbWriter<W>,
+    (db, offset): (i64, i64),
+) -> Result<(), RdbError> {
+    let repl = (db, server.repl.replid.clone(), offset);
+    write_preamble_with(server, writer, false, Some(repl))
+}
+
+fn write_preamble_with<W: std::io::Write>(
+    server: &ServerState,
+    writer: &mut RdbWriter<W>,
+    aof_base: bool,
+    repl: Option<(i64, String, i64)>,
+) -> Result<(), RdbError> {
     writer.standard_aux(&AuxInfo {
         redis_ver: "7.0.15".into(),
         ctime: server.clock.now_ms().div_euclid(1000),
         used_mem: crate::alloc::used_memory(),
         aof_base,
-        repl: None,
+        repl,
     })?;
     if let Some(functions) = server.functions.get() {
         for library in functions.libraries() {

@@ -107,6 +107,12 @@ impl WriteStream {
         self.consumers += 1;
     }
 
+    /// The next command taken by the taps is preceded by a `SELECT` (a replica has just been
+    /// sent a full copy of the dataset, as Redis resets `slaveseldb`).
+    pub fn reselect(&mut self) {
+        self.selected = None;
+    }
+
     /// Starts or stops the AOF's copy of the stream.
     pub fn set_aof(&mut self, on: bool) {
         if on == self.aof {
@@ -303,6 +309,14 @@ impl WriteStream {
                 self.aof_selected = Some(db);
             }
             write_multibulk(&mut self.aof_out, args);
+        }
+    }
+
+    /// Writes a command for the replicas alone, with no database (no `SELECT`; not in the
+    /// AOF): the primary's periodic PING.
+    pub fn to_replicas_only(&mut self, args: &[Bytes]) {
+        if self.taps > 0 {
+            write_multibulk(&mut self.out, args);
         }
     }
 

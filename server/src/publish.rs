@@ -253,7 +253,7 @@ pub fn deliver_to_other(
 /// The output-buffer limit class of a client (Redis's `getClientType`): MONITOR clients are
 /// replicas to Redis, subscribers are pub/sub clients, everyone else is normal.
 fn class_of(client: &ClientState) -> usize {
-    if client.monitor {
+    if client.monitor || client.replica {
         ObufLimit::REPLICA
     } else if client.subs.total() > 0 {
         ObufLimit::PUBSUB

@@ -171,8 +171,9 @@ pub struct ServerState {
     /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
     /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
     pub disable_deny_scripts: bool,
-    /// The replication id INFO replication shows (random, as a master's is).
-    pub replid: String,
+    /// Replication as a primary: its ID (random, as a master's is), offset, backlog and
+    /// replicas (see [`crate::replication`]).
+    pub repl: crate::replication::Replication,
     /// Eviction past `maxmemory`: the candidate pool and its state (see [`crate::evict`]).
     pub eviction: crate::evict::Evictor,
     /// MIGRATE's open connections by `host:port`, kept for reuse as Redis keeps them.
@@ -251,7 +252,7 @@ impl ServerState {
             active_expire: true,
             cron_paused: false,
             disable_deny_scripts: false,
-            replid,
+            repl: crate::replication::Replication::new(replid),
             eviction: Default::default(),
             migrate_sockets: Default::default(),
             memory_peak: memory_startup,

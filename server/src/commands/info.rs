@@ -625,18 +625,51 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
 }
 
 fn replication(ctx: &Ctx<'_>, out: &mut String) {
+    let repl = &ctx.server.repl;
     out.push_str("# Replication\r\n");
     field!(out, "role", "master");
-    field!(out, "connected_slaves", "0");
+    field!(out, "connected_slaves", "{}", repl.replicas.len());
+    for (i, r) in repl.replicas.iter().enumerate() {
+        let lag = (ctx.now_ms - r.ack_time_ms).max(0) / 1000;
+        field!(
+            out,
+            &format!("slave{i}"),
+            "ip={},port={},state=online,offset={},lag={}",
+            r.ip,
+            r.listening_port,
+            r.ack_offset,
+            lag
+        );
+    }
     field!(out, "master_failover_state", "no-failover");
-    field!(out, "master_replid", "{}", ctx.server.replid);
-    field!(out, "master_replid2", "{}", "0".repeat(40));
-    field!(out, "master_repl_offset", "0");
-    field!(out, "second_repl_offset", "-1");
-    field!(out, "repl_backlog_active", "0");
-    field!(out, "repl_backlog_size", "1048576");
-    field!(out, "repl_backlog_first_byte_offset", "0");
-    field!(out, "repl_backlog_histlen", "0");
+    field!(out, "master_replid", "{}", repl.replid);
+    field!(out, "master_replid2", "{}", repl.replid2);
+    field!(out, "master_repl_offset", "{}", repl.offset);
+    field!(out, "second_repl_offset", "{}", repl.second_offset);
+    match &repl.backlog {
+        Some(backlog) => {
+            field!(out, "repl_backlog_active", "1");
+            field!(out, "repl_backlog_size", "{}", backlog.size());
+            field!(
+                out,
+                "repl_backlog_first_byte_offset",
+                "{}",
+                backlog.first_offset
+            );
+            field!(out, "repl_backlog_histlen", "{}", backlog.len());
+        }
+        None => {
+            field!(out, "repl_backlog_active", "0");
+            field!(
+                out,
+                "repl_backlog_size",
+                "{}",
+                ctx.server.config.repl_backlog_size
+            );
+            field!(out, "repl_backlog_first_byte_offset", "0");
+            field!(out, "repl_backlog_histlen", "0");
+        }
+    }
 }
 
 /// (system, user) CPU seconds from `getrusage(who)`.

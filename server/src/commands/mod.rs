@@ -34,6 +34,7 @@ pub mod memory;
 pub mod modules;
 pub mod persistence;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod sets;
 pub mod slowlog;
@@ -52,6 +53,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     lists::COMMANDS,
     keys::COMMANDS,
     persistence::COMMANDS,
+    replication::COMMANDS,
     dump::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,

@@ -188,6 +188,18 @@ impl Engine {
     }
 
     fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
+        // The turn's replication stream to the backlog and the replicas (Redis feeds them as it
+        // propagates; they write in `beforeSleep`, as here).
+        if self.server.repl.is_on() && !self.ks.stream.is_empty() {
+            let bytes = self.ks.stream.take();
+            let server = &mut self.server;
+            crate::replication::feed(
+                &mut server.repl,
+                &mut self.clients,
+                &mut server.pending_writes,
+                &bytes,
+            );
+        }
         // The end of an event-loop turn: client tracking's broadcasts, as Redis's `beforeSleep`.
         if self.ks.tracking.is_on() {
             let now_ms = self.server.clock.now_ms();

@@ -98,10 +98,27 @@ impl Engine {
                 .migrate_sockets
                 .retain(|_, socket| now - socket.last_use_ms <= idle);
         }
+        self.ping_replicas(now);
         self.resize_and_rehash();
         // Keys the cycle expired, and the tracking table's size limit, outside any command.
         if self.ks.tracking.is_on() {
             crate::invalidation::between_commands(&mut self.parts(), now);
+        }
+    }
+
+    /// Redis's `replicationCron` ping: every `repl-ping-replica-period` seconds a PING goes
+    /// down the replication stream (into the backlog too, with no SELECT), so that replicas can
+    /// tell a quiet primary from a dead link.
+    fn ping_replicas(&mut self, now_ms: i64) {
+        if self.server.repl.replicas.is_empty() {
+            return;
+        }
+        let period_ms = i64::from(self.server.config.repl_ping_replica_period) * 1000;
+        if now_ms - self.server.repl.last_ping_ms >= period_ms {
+            self.server.repl.last_ping_ms = now_ms;
+            self.ks
+                .stream
+                .to_replicas_only(&[bytes::Bytes::from_static(b"PING")]);
         }
     }
 

@@ -101,6 +101,9 @@ impl Engine {
                 self.forget_block(id, &blocked);
             }
             self.server.monitors.retain(|&m| m != id);
+            if client.replica {
+                self.server.repl.remove(id);
+            }
             crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
             self.ks.tracking.disable(id, &mut client.tracking);

@@ -1,0 +1,234 @@
+//! SYNC, PSYNC and REPLCONF: a replica attaching to this server, over [`crate::replication`].
+//!
+//! A full resynchronisation answers `+FULLRESYNC <replid> <offset>` (PSYNC only; SYNC, the old
+//! protocol, gets no such line), then the RDB image of the dataset at that offset as a bulk
+//! payload without a trailing CRLF (`$<len>\r\n` and the file's bytes, as Redis sends a file
+//! from disk), then the replication stream from that offset on. The image is built in memory on
+//! the spot, so it is the dataset at that exact point without a fork; the stream bytes of
+//! commands run earlier in the same turn are handed out first, so they do not reach the new
+//! replica. A PSYNC whose ID is ours (or the previous one, up to where it was valid) and whose
+//! offset the backlog still holds answers `+CONTINUE <replid>` and the backlog from there.
+//!
+//! Not built yet (issue 16): diskless transfer (`$EOF:` framing), replicas of replicas, the
+//! replica's side (REPLICAOF), WAIT counting acknowledgements.
+
+use crate::ctx::Ctx;
+use crate::error::{CmdResult, Error};
+use crate::replication::{Backlog, Replica};
+use crate::table::{Acl, CommandSpec, Flags};
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::NO_ASYNC_LOADING)
+    .union(Flags::NO_MULTI);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("sync", 1, sync)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "",
+            "Attaches the connection as a replica: a full copy of the dataset, then every write.",
+            "",
+        ),
+    CommandSpec::new("psync", -3, psync)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "2.8.0",
+            "",
+            "Attaches the connection as a replica, continuing from the backlog when it can.",
+            "replicationid:string offset:integer",
+        ),
+    CommandSpec::new("replconf", -1, replconf)
+        .flags(
+            Flags::ADMIN
+                .union(Flags::NOSCRIPT)
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::ALLOW_BUSY),
+        )
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "3.0.0",
+            "O(1)",
+            "A replica's settings and acknowledgements on its link (listening-port, capa, ACK).",
+            "",
+        ),
+];
+
+fn sync(ctx: &mut Ctx<'_>) -> CmdResult {
+    attach(ctx, None)
+}
+
+fn psync(ctx: &mut Ctx<'_>) -> CmdResult {
+    let replid = ctx.arg(1).to_vec();
+    // Redis reads the offset with strtoll semantics through getLongLongFromObjectOrReply.
+    let offset = std::str::from_utf8(ctx.arg(2))
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .ok_or(Error::NotInteger)?;
+    attach(ctx, Some((replid, offset)))
+}
+
+/// SYNC (`request: None`) and PSYNC: attaches the running client as a replica.
+fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
+    if ctx.client.replica {
+        // Redis ignores SYNC from a connection already attached.
+        return Ok(());
+    }
+    // What earlier commands of this turn propagated belongs before the point the replica starts
+    // from: hand it to the backlog and the replicas attached so far.
+    if ctx.server.repl.is_on() && !ctx.ks.stream.is_empty() {
+        let bytes = ctx.ks.stream.take();
+        let server = &mut *ctx.server;
+        crate::replication::feed(
+            &mut server.repl,
+            ctx.clients,
+            &mut server.pending_writes,
+            &bytes,
+        );
+    }
+    if let Some((replid, offset)) = &request {
+        if let Some(bytes) = continuation(ctx, replid, *offset) {
+            let line = format!("+CONTINUE {}\r\n", ctx.server.repl.replid);
+            ctx.out.buffer().extend_from_slice(line.as_bytes());
+            ctx.out.buffer().extend_from_slice(&bytes);
+            register(ctx);
+            ctx.server.log.notice(&format!(
+                "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {}.",
+                ctx.client.peer.addr(), bytes.len(), offset
+            ));
+            return Ok(());
+        }
+    }
+    if !ctx.server.repl.is_on() {
+        let size = ctx.server.config.repl_backlog_size.max(1) as usize;
+        let next = ctx.server.repl.offset + 1;
+        ctx.server.repl.backlog = Some(Backlog::new(size, next));
+        ctx.ks.stream.add_consumer();
+        ctx.server.log.notice(&format!(
+            "Replication backlog created, my new replication IDs are '{}' and '{}'",
+            ctx.server.repl.replid, ctx.server.repl.replid2
+        ));
+    }
+    // The replica starts from a full copy: the next command it gets says its database.
+    ctx.ks.stream.reselect();
+    let image = dataset_image(ctx).map_err(|e| Error::owned(format!("ERR {e}")))?;
+    if request.is_some() {
+        let line = format!(
+            "+FULLRESYNC {} {}\r\n",
+            ctx.server.repl.replid, ctx.server.repl.offset
+        );
+        ctx.out.buffer().extend_from_slice(line.as_bytes());
+    }
+    let header = format!("${}\r\n", image.len());
+    ctx.out.buffer().extend_from_slice(header.as_bytes());
+    ctx.out.buffer().extend_from_slice(&image);
+    register(ctx);
+    ctx.server.log.notice(&format!(
+        "Synchronization with replica {} succeeded",
+        ctx.client.peer.addr()
+    ));
+    Ok(())
+}
+
+/// The backlog from the replica's offset, if its ID and offset allow a partial resync
+/// (Redis's `masterTryPartialResynchronization`).
+fn continuation(ctx: &Ctx<'_>, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
+    let repl = &ctx.server.repl;
+    let ours = replid == repl.replid.as_bytes();
+    let previous = replid == repl.replid2.as_bytes() && offset <= repl.second_offset;
+    if !(ours || previous) || offset < 0 {
+        return None;
+    }
+    repl.backlog.as_ref()?.since(offset as u64)
+}
+
+/// Marks the client a replica and adds it to the list the stream is fed to.
+fn register(ctx: &mut Ctx<'_>) {
+    ctx.client.replica = true;
+    let id = ctx.client.id;
+    if !ctx.server.repl.is_replica(id) {
+        ctx.server.repl.replicas.push(Replica {
+            id,
+            listening_port: ctx.client.replica_port,
+            ip: ctx.client.peer.ip_string(),
+            ack_offset: 0,
+            ack_time_ms: ctx.now_ms,
+        });
+    }
+}
+
+/// The RDB image a full resync sends: the dataset now, with the replication AUX fields.
+fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, embedis_rdb::RdbError> {
+    let options = crate::persistence::writer_options(ctx.server);
+    let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options)?;
+    crate::persistence::write_preamble_for_replica(
+        ctx.server,
+        &mut writer,
+        (ctx.client.db as i64, ctx.server.repl.offset as i64),
+    )?;
+    crate::snapshot::write_keyspace(
+        ctx.ks,
+        &mut writer,
+        crate::persistence::clock_in_file(ctx.ks, ctx.server),
+    )?;
+    writer.finish()
+}
+
+fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() % 2 == 0 {
+        return Err(Error::Syntax);
+    }
+    let mut i = 1;
+    while i < ctx.argc() {
+        let value = ctx.arg(i + 1);
+        if ctx.arg_is(i, "listening-port") {
+            let port = std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.parse::<u16>().ok())
+                .ok_or(Error::NotInteger)?;
+            ctx.client.replica_port = port;
+            if let Some(r) = ctx.server.repl.replica_mut(ctx.client.id) {
+                r.listening_port = port;
+            }
+        } else if ctx.arg_is(i, "ip-address") {
+            let ip = String::from_utf8_lossy(value).into_owned();
+            if let Some(r) = ctx.server.repl.replica_mut(ctx.client.id) {
+                r.ip = ip;
+            }
+        } else if ctx.arg_is(i, "capa") || ctx.arg_is(i, "rdb-only") {
+            // Diskless (eof) and psync2 capabilities: noted by Redis, nothing changes here yet.
+        } else if ctx.arg_is(i, "ack") || ctx.arg_is(i, "fack") {
+            // An acknowledgement gets no reply (nothing is written).
+            let offset = std::str::from_utf8(value)
+                .ok()
+                .and_then(|s| s.parse::<u64>().ok());
+            let now = ctx.now_ms;
+            let ack = ctx.arg_is(i, "ack");
+            if let (Some(offset), Some(r)) = (offset, ctx.server.repl.replica_mut(ctx.client.id)) {
+                if ack && offset > r.ack_offset {
+                    r.ack_offset = offset;
+                }
+                r.ack_time_ms = now;
+            }
+            return Ok(());
+        } else if ctx.arg_is(i, "getack") {
+            // Only a primary's request to its replica; a primary ignores it.
+            return Ok(());
+        } else {
+            return Err(Error::owned(format!(
+                "ERR Unrecognized REPLCONF option: {}",
+                String::from_utf8_lossy(ctx.arg(i))
+            )));
+        }
+        i += 2;
+    }
+    ctx.out.ok();
+    Ok(())
+}
