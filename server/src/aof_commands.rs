@@ -24,7 +24,7 @@
 //! The file is written through a temporary file and renamed, as an RDB base is
 //! ([`crate::rdb_file::finish_file`]).
 
-use crate::rdb_file::{SaveError, SavedEntry, SnapshotSink, Target};
+use crate::rdb_file::{KeyspaceSink, SaveError, SavedEntry, SnapshotSink, Target};
 use embedis_rdb::encodings::{intset_decode, listpack_decode};
 use embedis_rdb::{RdbError, RdbStream, RdbValue, StreamId, TtlField};
 use std::collections::HashMap;
@@ -434,7 +434,7 @@ pub fn create(target: &Target) -> Result<CommandWriter<BufWriter<File>>, SaveErr
     Ok(CommandWriter::new(BufWriter::with_capacity(1 << 16, file)))
 }
 
-impl SnapshotSink for CommandWriter<BufWriter<File>> {
+impl KeyspaceSink for CommandWriter<BufWriter<File>> {
     fn select_db(&mut self, db: u64, _keys: u64, _expires: u64) -> Result<(), SaveError> {
         CommandWriter::select_db(self, db).map_err(io_step("rewriteAppendOnlyFileRio"))
     }
@@ -442,7 +442,9 @@ impl SnapshotSink for CommandWriter<BufWriter<File>> {
     fn entry(&mut self, entry: &SavedEntry) -> Result<(), SaveError> {
         CommandWriter::entry(self, entry).map_err(io_step("rewriteAppendOnlyFileRio"))
     }
+}
 
+impl SnapshotSink for CommandWriter<BufWriter<File>> {
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
         crate::rdb_file::finish_file(target, self.out)
     }

@@ -159,13 +159,28 @@ pub fn finish_file(target: &Target, buffered: BufWriter<File>) -> Result<u64, Sa
     result
 }
 
-/// What a snapshot is written into (an RDB file, or an AOF base of commands): the file's
-/// sections and keys in order, then the commit that moves it over its target.
-pub trait SnapshotSink: Send + 'static {
+/// What a keyspace is written into, section by section and key by key: an RDB stream (a file,
+/// or the in-memory image a replica's full resync sends) or an AOF base of commands.
+pub trait KeyspaceSink {
     /// A database's section begins (its key and TTL counts when the snapshot began).
     fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), SaveError>;
     /// One key.
     fn entry(&mut self, entry: &SavedEntry) -> Result<(), SaveError>;
+}
+
+impl<W: std::io::Write> KeyspaceSink for RdbWriter<W> {
+    fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), SaveError> {
+        RdbWriter::select_db(self, db, keys, expires).map_err(SaveError::rdb)
+    }
+
+    fn entry(&mut self, e: &SavedEntry) -> Result<(), SaveError> {
+        RdbWriter::entry(self, &e.key, &e.value, e.meta).map_err(SaveError::rdb)
+    }
+}
+
+/// What a snapshot is written into (an RDB file, or an AOF base of commands): the file's
+/// sections and keys in order, then the commit that moves it over its target.
+pub trait SnapshotSink: KeyspaceSink + Send + 'static {
     /// Ends the file and moves it over `target`; returns its size.
     fn commit(self, target: &Target) -> Result<u64, SaveError>
     where
@@ -182,14 +197,6 @@ pub trait SnapshotSink: Send + 'static {
 }
 
 impl SnapshotSink for RdbWriter<BufWriter<File>> {
-    fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), SaveError> {
-        RdbWriter::select_db(self, db, keys, expires).map_err(SaveError::rdb)
-    }
-
-    fn entry(&mut self, e: &SavedEntry) -> Result<(), SaveError> {
-        RdbWriter::entry(self, &e.key, &e.value, e.meta).map_err(SaveError::rdb)
-    }
-
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
         commit(target, self)
     }

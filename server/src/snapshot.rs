@@ -25,7 +25,7 @@
 //! the bytes are laid out and written by [`crate::rdb_file::WriterThread`].
 
 use crate::keyspace::{Db, Keyspace};
-use crate::rdb_file::{RdbItem, SaveError, SavedEntry, SnapshotSink, WriterThread};
+use crate::rdb_file::{KeyspaceSink, RdbItem, SaveError, SavedEntry, WriterThread};
 use crate::value::{lru_clock, AccessClock, Object, Value};
 use embedis_rdb::{EntryMeta, RdbValue};
 use std::time::{Duration, Instant};
@@ -404,7 +404,7 @@ impl SnapshotWalk {
 
 /// Writes the whole keyspace to `writer` now (SAVE, SHUTDOWN, DEBUG RELOAD, the base of a new
 /// AOF): databases in order, empty ones skipped, as Redis's `rdbSaveRio`.
-pub fn write_keyspace<S: SnapshotSink>(
+pub fn write_keyspace<S: KeyspaceSink>(
     ks: &Keyspace,
     writer: &mut S,
     clock: ClockInFile,

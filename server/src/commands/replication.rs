@@ -165,20 +165,22 @@ fn register(ctx: &mut Ctx<'_>) {
 }
 
 /// The RDB image a full resync sends: the dataset now, with the replication AUX fields.
-fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, embedis_rdb::RdbError> {
+fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, String> {
     let options = crate::persistence::writer_options(ctx.server);
-    let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options)?;
+    let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options).map_err(|e| e.to_string())?;
     crate::persistence::write_preamble_for_replica(
         ctx.server,
         &mut writer,
         (ctx.client.db as i64, ctx.server.repl.offset as i64),
-    )?;
+    )
+    .map_err(|e| e.to_string())?;
     crate::snapshot::write_keyspace(
         ctx.ks,
         &mut writer,
         crate::persistence::clock_in_file(ctx.ks, ctx.server),
-    )?;
-    writer.finish()
+    )
+    .map_err(|e| e.error.to_string())?;
+    writer.finish().map_err(|e| e.to_string())
 }
 
 fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
