@@ -220,7 +220,8 @@ mod tests {
             prop_assert_eq!(backlog.first_offset, end - kept as u64);
             for from in backlog.first_offset..=end {
                 let want = &all[(from - start) as usize..];
-                prop_assert_eq!(backlog.since(from).as_deref(), Some(want));
+                let got = backlog.since(from);
+                prop_assert_eq!(got.as_deref(), Some(want));
             }
             if backlog.first_offset > 0 {
                 prop_assert_eq!(backlog.since(backlog.first_offset - 1), None);

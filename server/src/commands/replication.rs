@@ -184,7 +184,7 @@ fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, String> {
 }
 
 fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
-    if ctx.argc() % 2 == 0 {
+    if ctx.argc().is_multiple_of(2) {
         return Err(Error::Syntax);
     }
     let mut i = 1;
