@@ -94,6 +94,8 @@ pub struct Config {
     pub repl_backlog_size: u64,
     pub repl_ping_replica_period: u32,
     pub repl_timeout: u32,
+    /// `replica-read-only`: a replica refuses writes from its clients (`-READONLY`).
+    pub replica_read_only: bool,
     /// RDB snapshots: `save` points as (seconds, changes) pairs (empty: no automatic saves).
     pub save_points: Vec<(u64, u64)>,
     pub dbfilename: String,
@@ -384,6 +386,7 @@ impl Default for Config {
             repl_backlog_size: 1024 * 1024,
             repl_ping_replica_period: 10,
             repl_timeout: 60,
+            replica_read_only: true,
             // Redis's defaults are DEFAULT_SAVE_POINTS, which `embedis-server` starts from; a
             // server inside a test process saves nothing unless asked to.
             save_points: Vec::new(),
@@ -1016,6 +1019,15 @@ pub static PARAMS: &[Param] = &[
         sensitive: false,
         get: |c| c.repl_ping_replica_period.to_string(),
         set: |c, v| c.repl_ping_replica_period = v.parse().unwrap_or(10),
+    },
+    Param {
+        name: "replica-read-only",
+        aliases: &["slave-read-only"],
+        kind: Kind::Bool,
+        mutable: true,
+        sensitive: false,
+        get: |c| yes_no(c.replica_read_only),
+        set: |c, v| c.replica_read_only = parse_yes_no(v),
     },
     param!("repl-timeout", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
         get: |c| c.repl_timeout.to_string(),

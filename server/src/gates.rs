@@ -205,6 +205,16 @@ pub fn refuses_for_disk_error(client: &ClientState, command: &Command, flags: Fl
                 .is_some_and(|m| m.flags.contains(Flags::WRITE)))
 }
 
+/// Redis's reply to a write sent to a read-only replica.
+pub const READONLY_ERROR: &str = "READONLY You can't write against a read only replica.";
+
+/// True while this server is a read-only replica (REPLICAOF with `replica-read-only yes`):
+/// clients' writes are refused with [`READONLY_ERROR`] (Redis's `repl_slave_ro` gate).
+#[inline]
+pub fn read_only_replica(server: &crate::state::ServerState) -> bool {
+    server.repl.primary.is_some() && server.config.replica_read_only
+}
+
 /// Redis's reply to a write refused for want of good replicas.
 pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write.";
 

@@ -145,6 +145,10 @@ pub struct Replication {
     pub replicas: Vec<Replica>,
     /// When the tick last pinged the replicas (ms).
     pub last_ping_ms: i64,
+    /// The primary this server follows (REPLICAOF host port), if any. The link itself — the
+    /// sync from it and the stream it sends — is not made yet: the server switches role (writes
+    /// refused with `-READONLY`, INFO and ROLE say `slave`, link down) and waits.
+    pub primary: Option<(String, u16)>,
 }
 
 impl Replication {
@@ -157,6 +161,7 @@ impl Replication {
             backlog: None,
             replicas: Vec::new(),
             last_ping_ms: 0,
+            primary: None,
         }
     }
 
@@ -172,6 +177,15 @@ impl Replication {
             backlog.append(bytes);
             self.offset += bytes.len() as u64;
         }
+    }
+
+    /// Becomes a primary again (REPLICAOF NO ONE): a new replication ID, the old one kept as
+    /// the previous ID up to the current offset, as Redis's `shiftReplicationId`, so that
+    /// replicas of the old primary may continue from here.
+    pub fn promote(&mut self, new_replid: String) {
+        self.primary = None;
+        self.replid2 = std::mem::replace(&mut self.replid, new_replid);
+        self.second_offset = self.offset as i64 + 1;
     }
 
     pub fn is_replica(&self, id: ClientId) -> bool {

@@ -117,6 +117,10 @@ impl Host for ScriptHost<'_> {
             let error = Error::msg(crate::gates::MISCONF_ERROR);
             return self.refuse(out, version, Some(command), error);
         }
+        if flags.contains(Flags::WRITE) && gates::read_only_replica(self.parts.server) {
+            let error = Error::msg(crate::gates::READONLY_ERROR);
+            return self.refuse(out, version, Some(command), error);
+        }
         if flags.contains(Flags::WRITE) && gates::too_few_replicas(&self.parts.server.config) {
             let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
             return self.refuse(out, version, Some(command), error);

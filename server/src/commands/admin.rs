@@ -57,7 +57,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "server",
             "2.8.12",
             "O(1)",
-            "Returns the server's replication role: always a master, for embedis.",
+            "Returns the replication role: a master with its replicas, or a replica and its primary.",
             "",
         ),
     CommandSpec::new("wait", 3, wait)
@@ -124,10 +124,27 @@ fn lastsave(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn role(ctx: &mut Ctx<'_>) -> CmdResult {
+    let repl = &ctx.server.repl;
+    if let Some((host, port)) = &repl.primary {
+        // A replica not linked to its primary yet: the `connect` state, offset -1.
+        ctx.out.array(5);
+        ctx.out.bulk(b"slave");
+        ctx.out.bulk(host.as_bytes());
+        ctx.out.integer(i64::from(*port));
+        ctx.out.bulk(b"connect");
+        ctx.out.integer(-1);
+        return Ok(());
+    }
     ctx.out.array(3);
     ctx.out.bulk(b"master");
-    ctx.out.integer(0);
-    ctx.out.array(0);
+    ctx.out.integer(repl.offset as i64);
+    ctx.out.array(repl.replicas.len());
+    for r in &repl.replicas {
+        ctx.out.array(3);
+        ctx.out.bulk(r.ip.as_bytes());
+        ctx.out.bulk(r.listening_port.to_string().as_bytes());
+        ctx.out.bulk(r.ack_offset.to_string().as_bytes());
+    }
     Ok(())
 }
 

@@ -627,7 +627,29 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
 fn replication(ctx: &Ctx<'_>, out: &mut String) {
     let repl = &ctx.server.repl;
     out.push_str("# Replication\r\n");
-    field!(out, "role", "master");
+    match &repl.primary {
+        None => field!(out, "role", "master"),
+        Some((host, port)) => {
+            // The link to the primary is not made yet: always down, never synced.
+            field!(out, "role", "slave");
+            field!(out, "master_host", "{host}");
+            field!(out, "master_port", "{port}");
+            field!(out, "master_link_status", "down");
+            field!(out, "master_last_io_seconds_ago", "-1");
+            field!(out, "master_sync_in_progress", "0");
+            field!(out, "slave_read_repl_offset", "{}", repl.offset);
+            field!(out, "slave_repl_offset", "{}", repl.offset);
+            field!(out, "master_link_down_since_seconds", "-1");
+            field!(out, "slave_priority", "100");
+            field!(
+                out,
+                "slave_read_only",
+                "{}",
+                u8::from(ctx.server.config.replica_read_only)
+            );
+            field!(out, "replica_announced", "1");
+        }
+    }
     field!(out, "connected_slaves", "{}", repl.replicas.len());
     for (i, r) in repl.replicas.iter().enumerate() {
         let lag = (ctx.now_ms - r.ack_time_ms).max(0) / 1000;

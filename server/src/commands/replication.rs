@@ -9,8 +9,11 @@
 //! replica. A PSYNC whose ID is ours (or the previous one, up to where it was valid) and whose
 //! offset the backlog still holds answers `+CONTINUE <replid>` and the backlog from there.
 //!
-//! Not built yet (issue 16): diskless transfer (`$EOF:` framing), replicas of replicas, the
-//! replica's side (REPLICAOF), WAIT counting acknowledgements.
+//! REPLICAOF switches the role (see [`replicaof`]); the link to a primary is not made yet.
+//!
+//! Not built yet (issue 16): the replica's link (sync from a primary, applying its stream,
+//! ACKs), diskless transfer (`$EOF:` framing), replicas of replicas, WAIT counting
+//! acknowledgements.
 
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -59,7 +62,107 @@ pub static COMMANDS: &[CommandSpec] = &[
             "A replica's settings and acknowledgements on its link (listening-port, capa, ACK).",
             "",
         ),
+    CommandSpec::new("replicaof", 3, replicaof)
+        .flags(REPLICAOF_FLAGS)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Makes the server a replica of another instance, or a primary again (NO ONE).",
+            "host port | NO ONE",
+        ),
+    CommandSpec::new("slaveof", 3, replicaof)
+        .flags(REPLICAOF_FLAGS)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "REPLICAOF's old name (deprecated since Redis 5.0.0).",
+            "host port | NO ONE",
+        ),
 ];
+
+const REPLICAOF_FLAGS: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::STALE)
+    .union(Flags::NO_ASYNC_LOADING);
+
+/// REPLICAOF host port | NO ONE (Redis's `replicaofCommand`). Becoming a replica disconnects
+/// this server's own replicas and refuses client writes (`-READONLY`, with `replica-read-only
+/// yes`); NO ONE makes it a primary again under a new replication ID, the old one kept as the
+/// previous ID. The link to the primary — its sync and stream — is not made yet (issue 16):
+/// INFO and ROLE show it down, in the `connect` state.
+fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
+        if ctx.server.repl.primary.is_some() {
+            let replid = random_replid(ctx);
+            ctx.server.repl.promote(replid);
+            ctx.server.log.notice(&format!(
+                "MASTER MODE enabled (user request from 'id={} addr={}')",
+                ctx.client.id,
+                ctx.client.peer.addr()
+            ));
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if ctx.client.replica {
+        return Err(Error::msg(
+            "ERR Command is not valid when client is a replica.",
+        ));
+    }
+    let port = std::str::from_utf8(ctx.arg(2))
+        .ok()
+        .and_then(|s| s.parse::<i64>().ok())
+        .filter(|p| (0..=65535).contains(p))
+        .ok_or(Error::msg("ERR Invalid master port"))? as u16;
+    let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    if let Some((h, p)) = &ctx.server.repl.primary {
+        if h.eq_ignore_ascii_case(&host) && *p == port {
+            ctx.server.log.notice(
+                "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.",
+            );
+            ctx.out.simple(b"OK Already connected to specified master");
+            return Ok(());
+        }
+    }
+    // Our replicas follow our stream, which a replica does not produce: they are disconnected
+    // (Redis's `disconnectSlaves`), and what was propagated so far still reaches them first.
+    if ctx.server.repl.is_on() && !ctx.ks.stream.is_empty() {
+        let bytes = ctx.ks.stream.take();
+        let server = &mut *ctx.server;
+        crate::replication::feed(
+            &mut server.repl,
+            ctx.clients,
+            &mut server.pending_writes,
+            &bytes,
+        );
+    }
+    for replica in std::mem::take(&mut ctx.server.repl.replicas) {
+        if let Some(client) = ctx.clients.get_mut(replica.id) {
+            client.close_after_reply = true;
+            client.handle.kill();
+        }
+    }
+    ctx.server.repl.primary = Some((host.clone(), port));
+    ctx.server.log.notice(&format!(
+        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
+        ctx.client.id,
+        ctx.client.peer.addr()
+    ));
+    ctx.out.ok();
+    Ok(())
+}
+
+/// A fresh 40-hex-digit replication ID from the server's random source.
+fn random_replid(ctx: &mut Ctx<'_>) -> String {
+    use rand::Rng;
+    (0..40)
+        .map(|_| char::from_digit(ctx.server.rng.gen_range(0..16), 16).expect("hex"))
+        .collect()
+}
 
 fn sync(ctx: &mut Ctx<'_>) -> CmdResult {
     attach(ctx, None)
@@ -80,6 +183,12 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     if ctx.client.replica {
         // Redis ignores SYNC from a connection already attached.
         return Ok(());
+    }
+    if ctx.server.repl.primary.is_some() {
+        // A replica serves sub-replicas only once linked to its own primary (never, yet).
+        return Err(Error::msg(
+            "NOMASTERLINK Can't SYNC while not connected with my master",
+        ));
     }
     // What earlier commands of this turn propagated belongs before the point the replica starts
     // from: hand it to the backlog and the replicas attached so far.

@@ -192,13 +192,17 @@ impl Engine {
         // propagates; they write in `beforeSleep`, as here).
         if self.server.repl.is_on() && !self.ks.stream.is_empty() {
             let bytes = self.ks.stream.take();
-            let server = &mut self.server;
-            crate::replication::feed(
-                &mut server.repl,
-                &mut self.clients,
-                &mut server.pending_writes,
-                &bytes,
-            );
+            // A replica's backlog is for its primary's stream, not its own writes (Redis's
+            // `replicationFeedSlaves` returns at once on a replica).
+            if self.server.repl.primary.is_none() {
+                let server = &mut self.server;
+                crate::replication::feed(
+                    &mut server.repl,
+                    &mut self.clients,
+                    &mut server.pending_writes,
+                    &bytes,
+                );
+            }
         }
         // The end of an event-loop turn: client tracking's broadcasts, as Redis's `beforeSleep`.
         if self.ks.tracking.is_on() {

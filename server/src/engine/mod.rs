@@ -280,6 +280,17 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
+        // A read-only replica takes writes only from its primary (not linked yet: from no one).
+        if self.server.repl.primary.is_some()
+            && run == Run::Fresh
+            && gates::read_only_replica(&self.server)
+            && gates::refuses_for_disk_error(client, command, self.effective_flags(command, &args))
+            && command.full_name != "ping"
+        {
+            let error = Error::msg(gates::READONLY_ERROR);
+            self.reject(client, Some(command), error, &args, out);
+            return self.finish(client);
+        }
         // A MONITOR client is a replica to Redis: it may not touch the keyspace. (The gates
         // below that need a script's declared flags are for rare clients: the common path
         // does not look the script up.)
