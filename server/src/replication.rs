@@ -145,6 +145,10 @@ pub struct Replication {
     pub replicas: Vec<Replica>,
     /// When the tick last pinged the replicas (ms).
     pub last_ping_ms: i64,
+    /// INFO stats' `sync_full`, `sync_partial_ok`, `sync_partial_err`.
+    pub sync_full: u64,
+    pub sync_partial_ok: u64,
+    pub sync_partial_err: u64,
     /// The primary this server follows (REPLICAOF host port), if any. The link itself — the
     /// sync from it and the stream it sends — is not made yet: the server switches role (writes
     /// refused with `-READONLY`, INFO and ROLE say `slave`, link down) and waits.
@@ -161,6 +165,9 @@ impl Replication {
             backlog: None,
             replicas: Vec::new(),
             last_ping_ms: 0,
+            sync_full: 0,
+            sync_partial_ok: 0,
+            sync_partial_err: 0,
             primary: None,
         }
     }

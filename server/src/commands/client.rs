@@ -466,10 +466,12 @@ fn client_type(name: &[u8]) -> CmdResult<ClientType> {
     })
 }
 
-/// The type Redis gives a client. MONITOR clients count as normal; embedis has no replicas or
-/// masters; a client with any subscription is a pub/sub client.
+/// The type Redis gives a client: a replica attached by SYNC/PSYNC; MONITOR clients count as
+/// normal; a client with any subscription is a pub/sub client (there is no master link yet).
 fn type_of(client: &ClientState) -> ClientType {
-    if client.subs.total() > 0 {
+    if client.replica {
+        ClientType::Replica
+    } else if client.subs.total() > 0 {
         ClientType::PubSub
     } else {
         ClientType::Normal

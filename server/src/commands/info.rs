@@ -541,9 +541,19 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "instantaneous_input_repl_kbps", "0.00");
     field!(out, "instantaneous_output_repl_kbps", "0.00");
     field!(out, "rejected_connections", "{}", s.rejected_connections);
-    field!(out, "sync_full", "0");
-    field!(out, "sync_partial_ok", "0");
-    field!(out, "sync_partial_err", "0");
+    field!(out, "sync_full", "{}", ctx.server.repl.sync_full);
+    field!(
+        out,
+        "sync_partial_ok",
+        "{}",
+        ctx.server.repl.sync_partial_ok
+    );
+    field!(
+        out,
+        "sync_partial_err",
+        "{}",
+        ctx.server.repl.sync_partial_err
+    );
     field!(out, "expired_keys", "{}", k.expired_keys);
     field!(
         out,

@@ -203,7 +203,14 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         );
     }
     if let Some((replid, offset)) = &request {
-        if let Some(bytes) = continuation(ctx, replid, *offset) {
+        let asked = replid.as_slice() != b"?";
+        let continued = continuation(ctx, replid, *offset);
+        if asked && continued.is_none() {
+            // A PSYNC that named a history we cannot continue (Redis counts it, then syncs).
+            ctx.server.repl.sync_partial_err += 1;
+        }
+        if let Some(bytes) = continued {
+            ctx.server.repl.sync_partial_ok += 1;
             let line = format!("+CONTINUE {}\r\n", ctx.server.repl.replid);
             ctx.out.buffer().extend_from_slice(line.as_bytes());
             ctx.out.buffer().extend_from_slice(&bytes);
@@ -225,6 +232,7 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
             ctx.server.repl.replid, ctx.server.repl.replid2
         ));
     }
+    ctx.server.repl.sync_full += 1;
     // The replica starts from a full copy: the next command it gets says its database.
     ctx.ks.stream.reselect();
     let image = dataset_image(ctx).map_err(|e| Error::owned(format!("ERR {e}")))?;
