@@ -270,6 +270,10 @@ fn continuation(ctx: &Ctx<'_>, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
 fn register(ctx: &mut Ctx<'_>) {
     ctx.client.replica = true;
     let id = ctx.client.id;
+    if ctx.server.repl.replicas.is_empty() {
+        // The first ping comes a whole `repl-ping-replica-period` after the first replica.
+        ctx.server.repl.last_ping_ms = ctx.now_ms;
+    }
     if !ctx.server.repl.is_replica(id) {
         ctx.server.repl.replicas.push(Replica {
             id,
