@@ -70,7 +70,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "5.0.0",
             "O(1)",
             "Makes the server a replica of another instance, or a primary again (NO ONE).",
-            "host port | NO ONE",
+            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
         ),
     CommandSpec::new("slaveof", 3, replicaof)
         .flags(REPLICAOF_FLAGS)
@@ -80,7 +80,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "1.0.0",
             "O(1)",
             "REPLICAOF's old name (deprecated since Redis 5.0.0).",
-            "host port | NO ONE",
+            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
         ),
 ];
 
