@@ -16,19 +16,30 @@
 //! first.
 
 use crate::client::{ClientId, Clients};
+use crate::propagate::WriteStream;
 
-/// Appends a turn's stream bytes to the backlog and to every replica's pending output (the
-/// engine hands pending output to the connections at the turn's end).
-pub fn feed(
+/// Hands what the write stream holds to the backlog and to every replica's pending output (the
+/// engine hands pending output to the connections at the turn's end). The engine calls it once a
+/// turn; SYNC and REPLICAOF call it first, so that writes made before them go where they belong.
+/// A replica's backlog is for its primary's stream, not its own writes: then the bytes are
+/// dropped (Redis's `replicationFeedSlaves` returns at once on a replica).
+pub fn drain(
     repl: &mut Replication,
+    stream: &mut WriteStream,
     clients: &mut Clients,
     pending_writes: &mut Vec<ClientId>,
-    bytes: &[u8],
 ) {
-    repl.append(bytes);
+    if !repl.is_on() || stream.is_empty() {
+        return;
+    }
+    let bytes = stream.take();
+    if repl.primary.is_some() {
+        return;
+    }
+    repl.append(&bytes);
     for replica in &repl.replicas {
         if let Some(client) = clients.get_mut(replica.id) {
-            client.pending.extend_from_slice(bytes);
+            client.pending.extend_from_slice(&bytes);
             pending_writes.push(replica.id);
         }
     }

@@ -27,6 +27,8 @@
 use crate::keyspace::{Db, Keyspace};
 use crate::rdb_file::{KeyspaceSink, RdbItem, SaveError, SavedEntry, WriterThread};
 use crate::value::{lru_clock, AccessClock, Object, Value};
+use embedis_datatypes::dict::Dict;
+use embedis_datatypes::SmallBytes;
 use embedis_rdb::{EntryMeta, RdbValue};
 use std::time::{Duration, Instant};
 
@@ -83,6 +85,16 @@ pub fn saved_entry(
         key: key.to_vec(),
         value: crate::rdb_convert::to_rdb(&obj.value),
         meta: entry_meta(obj, expire_ms, clock),
+    }
+}
+
+/// A key's TTL as a file holds it: the expiry table is read only for objects flagged as having
+/// one (most have none, and the lookup is a second hash probe).
+fn expire_of(expires: &Dict<SmallBytes, i64>, key: &[u8], obj: &Object) -> Option<i64> {
+    if obj.has_expire() {
+        expires.get(key).copied()
+    } else {
+        None
     }
 }
 
@@ -146,11 +158,7 @@ impl Db {
             return;
         }
         obj.set_snapshot_mark(mark);
-        let expire = if obj.has_expire() {
-            self.expires.get(key).copied()
-        } else {
-            None
-        };
+        let expire = expire_of(&self.expires, key, obj);
         let capture = self.snapshot.capture.as_mut().expect("checked");
         let entry = saved_entry(key, obj, expire, capture.clock);
         capture.preimages.push(entry);
@@ -177,11 +185,7 @@ pub fn capture_all(db: &mut Db) {
         cursor = db.main.scan_mut(cursor, |key, obj| {
             if obj.snapshot_mark() != mark {
                 obj.set_snapshot_mark(mark);
-                let expire = if obj.has_expire() {
-                    expires.get(key.as_slice()).copied()
-                } else {
-                    None
-                };
+                let expire = expire_of(expires, key, obj);
                 capture.preimages.push(saved_entry(key, obj, expire, clock));
             }
         });
@@ -345,11 +349,7 @@ impl SnapshotWalk {
                     if obj.snapshot_mark() != mark {
                         obj.set_snapshot_mark(mark);
                         *written += 1;
-                        let expire = if obj.has_expire() {
-                            expires.get(key.as_slice()).copied()
-                        } else {
-                            None
-                        };
+                        let expire = expire_of(expires, key, obj);
                         batch.push(match spare.pop() {
                             Some(mut entry) => {
                                 *reused += 1;
@@ -415,11 +415,7 @@ pub fn write_keyspace<S: KeyspaceSink>(
         }
         writer.select_db(index as u64, db.main.len() as u64, db.expires.len() as u64)?;
         for (key, obj) in db.main.iter() {
-            let expire = if obj.has_expire() {
-                db.expires.get(key.as_slice()).copied()
-            } else {
-                None
-            };
+            let expire = expire_of(&db.expires, key, obj);
             writer.entry(&saved_entry(key, obj, expire, clock))?;
         }
     }

@@ -130,16 +130,13 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // Our replicas follow our stream, which a replica does not produce: they are disconnected
     // (Redis's `disconnectSlaves`), and what was propagated so far still reaches them first.
-    if ctx.server.repl.is_on() && !ctx.ks.stream.is_empty() {
-        let bytes = ctx.ks.stream.take();
-        let server = &mut *ctx.server;
-        crate::replication::feed(
-            &mut server.repl,
-            ctx.clients,
-            &mut server.pending_writes,
-            &bytes,
-        );
-    }
+    let server = &mut *ctx.server;
+    crate::replication::drain(
+        &mut server.repl,
+        &mut ctx.ks.stream,
+        ctx.clients,
+        &mut server.pending_writes,
+    );
     for replica in std::mem::take(&mut ctx.server.repl.replicas) {
         if let Some(client) = ctx.clients.get_mut(replica.id) {
             client.close_after_reply = true;
@@ -192,16 +189,13 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     }
     // What earlier commands of this turn propagated belongs before the point the replica starts
     // from: hand it to the backlog and the replicas attached so far.
-    if ctx.server.repl.is_on() && !ctx.ks.stream.is_empty() {
-        let bytes = ctx.ks.stream.take();
-        let server = &mut *ctx.server;
-        crate::replication::feed(
-            &mut server.repl,
-            ctx.clients,
-            &mut server.pending_writes,
-            &bytes,
-        );
-    }
+    let server = &mut *ctx.server;
+    crate::replication::drain(
+        &mut server.repl,
+        &mut ctx.ks.stream,
+        ctx.clients,
+        &mut server.pending_writes,
+    );
     if let Some((replid, offset)) = &request {
         let asked = replid.as_slice() != b"?";
         let continued = continuation(ctx, replid, *offset);

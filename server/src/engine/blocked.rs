@@ -190,20 +190,12 @@ impl Engine {
     fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
         // The turn's replication stream to the backlog and the replicas (Redis feeds them as it
         // propagates; they write in `beforeSleep`, as here).
-        if self.server.repl.is_on() && !self.ks.stream.is_empty() {
-            let bytes = self.ks.stream.take();
-            // A replica's backlog is for its primary's stream, not its own writes (Redis's
-            // `replicationFeedSlaves` returns at once on a replica).
-            if self.server.repl.primary.is_none() {
-                let server = &mut self.server;
-                crate::replication::feed(
-                    &mut server.repl,
-                    &mut self.clients,
-                    &mut server.pending_writes,
-                    &bytes,
-                );
-            }
-        }
+        crate::replication::drain(
+            &mut self.server.repl,
+            &mut self.ks.stream,
+            &mut self.clients,
+            &mut self.server.pending_writes,
+        );
         // The end of an event-loop turn: client tracking's broadcasts, as Redis's `beforeSleep`.
         if self.ks.tracking.is_on() {
             let now_ms = self.server.clock.now_ms();
