@@ -155,3 +155,42 @@ fn replicaof_makes_a_read_only_replica_and_no_one_a_primary_again() {
     assert_eq!(field(&info, "second_repl_offset"), "1");
     assert_eq!(text(&mut c, &["SET", "k", "v"]), "+OK\r\n");
 }
+
+/// What a replica attached by SYNC reads: the RDB image as a bulk payload, then the writes made
+/// after it, starting with the SELECT of their database — and no PING before a whole
+/// `repl-ping-replica-period` has passed (Redis's suite reads streams with it set to 3600).
+#[test]
+fn sync_sends_the_image_then_the_stream_without_an_early_ping() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let ours = embedis::Server::builder().start().unwrap();
+    let mut c = Conn::connect(ours.addr()).unwrap();
+    text(
+        &mut c,
+        &["CONFIG", "SET", "repl-ping-replica-period", "3600"],
+    );
+    text(&mut c, &["SET", "before", "1"]);
+    let stream = std::net::TcpStream::connect(ours.addr()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    (&stream).write_all(b"SYNC\r\n").unwrap();
+    let mut reader = BufReader::new(&stream);
+    let mut header = String::new();
+    reader.read_line(&mut header).unwrap();
+    let len: usize = header.trim_start_matches('$').trim().parse().unwrap();
+    let mut image = vec![0; len];
+    reader.read_exact(&mut image).unwrap();
+    assert!(image.starts_with(b"REDIS0010"), "{header}");
+    // Several ticks pass (the server's hz is 10) before the next write.
+    std::thread::sleep(Duration::from_millis(300));
+    text(&mut c, &["SELECT", "2"]);
+    text(&mut c, &["SET", "after", "1"]);
+    let expected =
+        b"*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*3\r\n$3\r\nSET\r\n$5\r\nafter\r\n$1\r\n1\r\n";
+    let mut got = vec![0; expected.len()];
+    reader.read_exact(&mut got).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(expected)
+    );
+}
