@@ -103,6 +103,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "io",
         &[
             "net.rs",
+            "primary_link.rs",
             "net_threaded.rs",
             "server.rs",
             "direct.rs",

@@ -1,8 +1,13 @@
-//! Replication, the primary's side, against the real thing: a redis-server 7.0 started with
-//! `--replicaof` an embedis server does a full sync (our RDB image), follows the write stream
-//! (every type, TTLs, scripts), continues with a partial resync after `CLIENT KILL TYPE replica`,
-//! and ends with the same DEBUG DIGEST. And REPLICAOF's role switch on embedis: writes refused
-//! with `-READONLY`, ROLE and INFO as a replica, NO ONE under a new replication ID.
+//! Replication against the real thing, both ways. A redis-server 7.0 started with `--replicaof`
+//! an embedis server does a full sync (our RDB image), follows the write stream (every type,
+//! TTLs, scripts), continues with a partial resync after `CLIENT KILL TYPE replica`, and ends
+//! with the same DEBUG DIGEST; embedis as the replica of a redis-server does the same, with the
+//! diskless and the disk transfer, evictions and expiries on the primary. Chains and failover
+//! among embedis servers (a replica of a replica; REPLICAOF NO ONE and the old primary
+//! continuing from the new one with PSYNC), WAIT counting acknowledgements, min-replicas against
+//! real replicas, a replica's expired keys (hidden, not deleted, until the primary's DEL), and
+//! `replica-serve-stale-data no`. And REPLICAOF's role switch: writes refused with `-READONLY`,
+//! ROLE and INFO as a replica, NO ONE under a new replication ID.
 //!
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
@@ -192,5 +197,305 @@ fn sync_sends_the_image_then_the_stream_without_an_early_ping() {
     assert_eq!(
         String::from_utf8_lossy(&got),
         String::from_utf8_lossy(expected)
+    );
+}
+
+/// Starts an embedis replica of `primary` (a `host:port` address).
+fn replica_of(primary: std::net::SocketAddr) -> embedis::Server {
+    embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
+        .unwrap()
+        .start()
+        .unwrap()
+}
+
+fn link_up(c: &mut Conn) -> bool {
+    field(&text(c, &["INFO", "replication"]), "master_link_status") == "up"
+}
+
+fn same_digest(primary: &mut Conn, replica: &mut Conn) {
+    wait_for("the replica to catch up", || {
+        text(primary, &["DEBUG", "DIGEST"]) == text(replica, &["DEBUG", "DIGEST"])
+    });
+}
+
+/// A write load of every type, TTLs, a script, another database.
+fn mixed_writes(c: &mut Conn, tag: &str) {
+    text(c, &["SELECT", "0"]);
+    text(c, &["SET", &format!("s:{tag}"), "v"]);
+    text(c, &["RPUSH", &format!("l:{tag}"), "a", "b", "c"]);
+    text(c, &["SADD", &format!("set:{tag}"), "x", "y", "1", "2"]);
+    text(c, &["ZADD", &format!("z:{tag}"), "1", "m", "2.5", "n"]);
+    text(c, &["HSET", &format!("h:{tag}"), "f", "v", "g", "w"]);
+    text(c, &["XADD", &format!("x:{tag}"), "*", "f", "v"]);
+    text(c, &["PFADD", &format!("hll:{tag}"), "a", "b", "c"]);
+    text(c, &["INCRBYFLOAT", &format!("f:{tag}"), "1.5"]);
+    text(c, &["SET", &format!("ttl:{tag}"), "v", "EX", "1000"]);
+    text(
+        c,
+        &[
+            "EVAL",
+            "redis.call('incr', KEYS[1]) redis.call('lpush', KEYS[2], 'z')",
+            "2",
+            &format!("lua:{tag}"),
+            &format!("l:{tag}"),
+        ],
+    );
+    text(c, &["SELECT", "5"]);
+    text(c, &["SET", &format!("db5:{tag}"), "1"]);
+    text(c, &["SELECT", "0"]);
+}
+
+fn embedis_follows_redis(diskless: bool) {
+    let mut args = vec![
+        "--enable-debug-command",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+    ];
+    if !diskless {
+        args.extend(["--repl-diskless-sync", "no"]);
+    }
+    let Some(redis) = RedisServer::start("replica-of-redis", &args) else {
+        return;
+    };
+    let mut r = Conn::connect(redis.addr()).unwrap();
+    text(&mut r, &["DEBUG", "POPULATE", "1000"]);
+    mixed_writes(&mut r, "before");
+    let ours = replica_of(redis.addr());
+    let mut e = Conn::connect(ours.addr()).unwrap();
+    wait_for("the link to come up", || link_up(&mut e));
+    same_digest(&mut r, &mut e);
+    mixed_writes(&mut r, "after");
+    // Keys that expire and keys evicted on the primary reach the replica as DELs.
+    text(&mut r, &["SET", "short", "v", "PX", "50"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(text(&mut r, &["GET", "short"]), "$-1\r\n");
+    text(
+        &mut r,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    );
+    let used: u64 = field(&text(&mut r, &["INFO", "memory"]), "used_memory")
+        .parse()
+        .unwrap();
+    text(
+        &mut r,
+        &["CONFIG", "SET", "maxmemory", &(used - 20_000).to_string()],
+    );
+    text(&mut r, &["SET", "trigger", "eviction"]);
+    text(&mut r, &["CONFIG", "SET", "maxmemory", "0"]);
+    assert_ne!(
+        field(&text(&mut r, &["INFO", "stats"]), "evicted_keys"),
+        "0"
+    );
+    same_digest(&mut r, &mut e);
+    // The replica's view as Redis shows it.
+    let info = text(&mut e, &["INFO", "replication"]);
+    assert_eq!(field(&info, "role"), "slave", "{info}");
+    let primary_info = text(&mut r, &["INFO", "replication"]);
+    assert_eq!(
+        field(&info, "master_replid"),
+        field(&primary_info, "master_replid")
+    );
+    wait_for("the offsets to agree", || {
+        field(&text(&mut e, &["INFO", "replication"]), "slave_repl_offset")
+            == field(
+                &text(&mut r, &["INFO", "replication"]),
+                "master_repl_offset",
+            )
+    });
+    assert_eq!(
+        text(&mut e, &["SET", "k", "v"]),
+        "-READONLY You can't write against a read only replica.\r\n"
+    );
+    // The primary sees our acknowledgements (offset and lag in its slave0 line).
+    wait_for("an ACK with the current offset", || {
+        let info = text(&mut r, &["INFO", "replication"]);
+        let offset = field(&info, "master_repl_offset");
+        field(&info, "slave0").contains(&format!("offset={offset},"))
+    });
+    assert_eq!(text(&mut r, &["WAIT", "1", "5000"]), ":1\r\n");
+    // A dropped link continues from the primary's backlog.
+    assert_eq!(field(&text(&mut r, &["INFO", "stats"]), "sync_full"), "1");
+    assert_eq!(
+        text(&mut r, &["CLIENT", "KILL", "TYPE", "replica"]),
+        ":1\r\n"
+    );
+    mixed_writes(&mut r, "while-away");
+    wait_for("the replica to reconnect", || {
+        field(&text(&mut r, &["INFO", "stats"]), "sync_partial_ok") == "1"
+    });
+    mixed_writes(&mut r, "after-reconnect");
+    same_digest(&mut r, &mut e);
+    assert_eq!(field(&text(&mut r, &["INFO", "stats"]), "sync_full"), "1");
+}
+
+#[test]
+fn embedis_follows_redis_with_a_diskless_transfer() {
+    embedis_follows_redis(true);
+}
+
+#[test]
+fn embedis_follows_redis_with_a_disk_transfer() {
+    embedis_follows_redis(false);
+}
+
+#[test]
+fn a_chain_of_embedis_replicas_fails_over_and_continues() {
+    let a = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    mixed_writes(&mut ca, "one");
+    let b = replica_of(a.addr());
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    wait_for("b's link", || link_up(&mut cb));
+    let c = replica_of(b.addr());
+    let mut cc = Conn::connect(c.addr()).unwrap();
+    wait_for("c's link", || link_up(&mut cc));
+    mixed_writes(&mut ca, "two");
+    same_digest(&mut ca, &mut cb);
+    same_digest(&mut ca, &mut cc);
+    // One history down the chain: the same ID and offsets.
+    let replid = field(&text(&mut ca, &["INFO", "replication"]), "master_replid");
+    for conn in [&mut cb, &mut cc] {
+        assert_eq!(
+            field(&text(conn, &["INFO", "replication"]), "master_replid"),
+            replid
+        );
+    }
+    // WAIT counts a's direct replica only.
+    text(&mut ca, &["INCR", "n"]);
+    assert_eq!(text(&mut ca, &["WAIT", "1", "0"]), ":1\r\n");
+    assert_eq!(text(&mut ca, &["WAIT", "2", "200"]), ":1\r\n");
+    assert_eq!(
+        text(&mut cb, &["WAIT", "1", "0"]),
+        "-ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.\r\n"
+    );
+    // Failover: b becomes the primary, a follows it — continuing, not resyncing.
+    assert_eq!(text(&mut cb, &["REPLICAOF", "NO", "ONE"]), "+OK\r\n");
+    assert_eq!(text(&mut cb, &["SET", "after-failover", "1"]), "+OK\r\n");
+    assert_eq!(
+        text(
+            &mut ca,
+            &[
+                "REPLICAOF",
+                &b.addr().ip().to_string(),
+                &b.addr().port().to_string()
+            ]
+        ),
+        "+OK\r\n"
+    );
+    wait_for("a's link to b", || link_up(&mut ca));
+    same_digest(&mut cb, &mut ca);
+    same_digest(&mut cb, &mut cc);
+    let stats = text(&mut cb, &["INFO", "stats"]);
+    assert_eq!(
+        field(&stats, "sync_full"),
+        "1",
+        "only c's first sync: {stats}"
+    );
+    assert_eq!(text(&mut ca, &["GET", "after-failover"]), "$1\r\n1\r\n");
+    // The new history: b's new ID, the old one as the previous one.
+    let info = text(&mut cb, &["INFO", "replication"]);
+    assert_eq!(field(&info, "master_replid2"), replid);
+    assert_eq!(
+        field(&text(&mut ca, &["INFO", "replication"]), "master_replid"),
+        field(&info, "master_replid")
+    );
+}
+
+#[test]
+fn min_replicas_to_write_counts_acknowledging_replicas() {
+    let a = embedis::Server::builder().start().unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    text(&mut ca, &["CONFIG", "SET", "min-replicas-to-write", "1"]);
+    text(&mut ca, &["CONFIG", "SET", "min-replicas-max-lag", "10"]);
+    assert_eq!(
+        text(&mut ca, &["SET", "k", "v"]),
+        "-NOREPLICAS Not enough good replicas to write.\r\n"
+    );
+    let b = replica_of(a.addr());
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    wait_for("b's link", || link_up(&mut cb));
+    wait_for("a good replica", || {
+        text(&mut ca, &["SET", "k", "v"]) == "+OK\r\n"
+    });
+    assert_eq!(
+        field(
+            &text(&mut ca, &["INFO", "replication"]),
+            "min_slaves_good_slaves"
+        ),
+        "1"
+    );
+    drop(cb);
+    b.shutdown();
+    wait_for("the replica to be gone", || {
+        text(&mut ca, &["SET", "k", "v"]) == "-NOREPLICAS Not enough good replicas to write.\r\n"
+    });
+}
+
+#[test]
+fn a_replica_hides_expired_keys_until_its_primary_deletes_them() {
+    let a = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    let b = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .config("replicaof", &format!("127.0.0.1 {}", a.addr().port()))
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    wait_for("b's link", || link_up(&mut cb));
+    text(&mut ca, &["SET", "k", "v", "PX", "1000"]);
+    wait_for("k on b", || text(&mut cb, &["EXISTS", "k"]) == ":1\r\n");
+    // On the replica's clock the key is past its time: clients see it gone, it stays.
+    b.clock().advance(Duration::from_secs(5));
+    assert_eq!(text(&mut cb, &["GET", "k"]), "$-1\r\n");
+    assert_eq!(text(&mut cb, &["DBSIZE"]), ":1\r\n");
+    // On the primary it is still alive: a command on it applies on the replica too.
+    text(&mut ca, &["APPEND", "k", "w"]);
+    text(&mut ca, &["PERSIST", "k"]);
+    wait_for("the PERSIST", || {
+        text(&mut cb, &["GET", "k"]) == "$2\r\nvw\r\n"
+    });
+    // Now the primary expires one: its DEL removes it on the replica.
+    text(&mut ca, &["SET", "j", "v", "PX", "1000"]);
+    wait_for("j on b", || text(&mut cb, &["DBSIZE"]) == ":2\r\n");
+    a.clock().advance(Duration::from_secs(5));
+    assert_eq!(text(&mut ca, &["GET", "j"]), "$-1\r\n");
+    wait_for("the DEL", || text(&mut cb, &["DBSIZE"]) == ":1\r\n");
+}
+
+#[test]
+fn a_replica_without_its_primary_serves_stale_data_or_masterdown() {
+    let ours = embedis::Server::builder().start().unwrap();
+    let mut c = Conn::connect(ours.addr()).unwrap();
+    text(&mut c, &["SET", "k", "v"]);
+    assert_eq!(text(&mut c, &["REPLICAOF", "127.0.0.1", "1"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["GET", "k"]), "$1\r\nv\r\n");
+    text(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+    let masterdown =
+        "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n";
+    assert_eq!(text(&mut c, &["GET", "k"]), masterdown);
+    assert_eq!(text(&mut c, &["PING"]), masterdown);
+    // Commands flagged `stale` still run.
+    assert!(text(&mut c, &["INFO", "replication"]).contains("master_link_status:down"));
+    // An EXEC is judged by its queue, even when the link went down after queueing.
+    text(&mut c, &["REPLICAOF", "NO", "ONE"]);
+    let mut other = Conn::connect(ours.addr()).unwrap();
+    assert_eq!(text(&mut c, &["MULTI"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["GET", "k"]), "+QUEUED\r\n");
+    text(&mut other, &["REPLICAOF", "127.0.0.1", "1"]);
+    assert_eq!(
+        text(&mut c, &["EXEC"]),
+        "-EXECABORT Transaction discarded because of: MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
     );
 }

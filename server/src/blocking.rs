@@ -60,6 +60,9 @@ pub enum BlockReason {
     /// WAIT / WAITAOF for acknowledgements that never come; the reply (the counts, 0) at the
     /// deadline.
     Wait(TimeoutReply),
+    /// WAIT: for `wanted` replicas to acknowledge the stream up to `offset`; released by their
+    /// ACKs or at the deadline with the count so far.
+    Replicas { offset: u64, wanted: usize },
     /// Waiting for one of some keys to be able to serve it.
     Keys(KeyWait),
     /// Its command ran; the reply is held until the deadline (an injected latency fault, see
@@ -83,6 +86,8 @@ impl Blocked {
             BlockReason::Wait(reply) => *reply,
             // Never asked for: a postponed command re-runs, a delayed one sends what it holds.
             BlockReason::Postponed | BlockReason::Delayed(_) => TimeoutReply::NullArray,
+            // Counted at release time by the executor.
+            BlockReason::Replicas { .. } => TimeoutReply::Integer(0),
             BlockReason::Keys(wait) => wait.on_timeout,
         }
     }
@@ -118,7 +123,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) | BlockReason::Delayed(_) => {}
+            BlockReason::Wait(_) | BlockReason::Delayed(_) | BlockReason::Replicas { .. } => {}
         }
     }
 
@@ -143,7 +148,7 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) | BlockReason::Delayed(_) => {}
+            BlockReason::Wait(_) | BlockReason::Delayed(_) | BlockReason::Replicas { .. } => {}
         }
         emptied
     }

@@ -335,6 +335,11 @@ pub struct ClientState {
     pub replica: bool,
     /// The port a replica said it listens on (REPLCONF listening-port), 0 until then.
     pub replica_port: u16,
+    /// The replica said it can take a diskless transfer (REPLCONF capa eof).
+    pub replica_eof: bool,
+    /// This server's primary, applying its stream (`flags=M`): its writes pass the replica's
+    /// READONLY gate and its replies are dropped.
+    pub master: bool,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
     pub close_after_reply: bool,
@@ -383,6 +388,8 @@ impl ClientState {
             monitor: false,
             replica: false,
             replica_port: 0,
+            master: false,
+            replica_eof: false,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             pending: BytesMut::new(),
@@ -400,6 +407,9 @@ impl ClientState {
         let mut f = String::new();
         if self.replica {
             f.push('S');
+        }
+        if self.master {
+            f.push('M');
         }
         if self.monitor {
             f.push('O');

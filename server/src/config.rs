@@ -96,6 +96,27 @@ pub struct Config {
     pub repl_timeout: u32,
     /// `replica-read-only`: a replica refuses writes from its clients (`-READONLY`).
     pub replica_read_only: bool,
+    /// `replica-serve-stale-data`: while its link is down, a replica answers its clients from
+    /// the data it has (yes) or `-MASTERDOWN` (no).
+    pub replica_serve_stale_data: bool,
+    /// `replicaof host port` given at start-up (config file or command line): the primary to
+    /// follow from the start. REPLICAOF changes the role at run time.
+    pub replicaof: Option<(String, u16)>,
+    /// The credentials a replica's link sends its primary (`masteruser`, `masterauth`).
+    pub masteruser: String,
+    pub masterauth: String,
+    /// What a replica tells its primary about itself (REPLCONF ip-address / listening-port),
+    /// and what Sentinel reads of it in INFO (`replica-priority`, `replica-announced`).
+    pub replica_announce_ip: String,
+    pub replica_announce_port: u16,
+    pub replica_priority: u32,
+    pub replica_announced: bool,
+    /// A full sync sends the RDB image with the diskless `$EOF:` framing to replicas that
+    /// support it (`repl-diskless-sync`); the delay Redis waits for more replicas is accepted
+    /// and kept for CONFIG GET (the image is built at once here).
+    pub repl_diskless_sync: bool,
+    pub repl_diskless_sync_delay: u32,
+    pub repl_diskless_sync_max_replicas: u32,
     /// RDB snapshots: `save` points as (seconds, changes) pairs (empty: no automatic saves).
     pub save_points: Vec<(u64, u64)>,
     pub dbfilename: String,
@@ -387,6 +408,17 @@ impl Default for Config {
             repl_ping_replica_period: 10,
             repl_timeout: 60,
             replica_read_only: true,
+            replica_serve_stale_data: true,
+            replicaof: None,
+            masteruser: String::new(),
+            masterauth: String::new(),
+            replica_announce_ip: String::new(),
+            replica_announce_port: 0,
+            replica_priority: 100,
+            replica_announced: true,
+            repl_diskless_sync: true,
+            repl_diskless_sync_delay: 5,
+            repl_diskless_sync_max_replicas: 0,
             // Redis's defaults are DEFAULT_SAVE_POINTS, which `embedis-server` starts from; a
             // server inside a test process saves nothing unless asked to.
             save_points: Vec::new(),
@@ -636,6 +668,14 @@ macro_rules! param {
             set: $set,
         }
     };
+}
+
+/// `host port` (REPLICAOF's arguments in the config file), or nothing for an empty value.
+fn parse_replicaof(v: &str) -> Option<(String, u16)> {
+    let mut words = v.split_whitespace();
+    let host = words.next()?;
+    let port = words.next()?.parse().ok()?;
+    Some((host.to_string(), port))
 }
 
 fn yes_no(b: bool) -> String {
@@ -1032,17 +1072,82 @@ pub static PARAMS: &[Param] = &[
     param!("repl-timeout", Kind::Int { min: 1, max: INT_MAX }, mutable: true,
         get: |c| c.repl_timeout.to_string(),
         set: |c, v| c.repl_timeout = v.parse().unwrap_or(60)),
-    // embedis is never a replica: the empty value says so. As in Redis, CONFIG SET cannot
-    // change it (REPLICAOF is the command for that).
+    // `host port`, or empty for a primary. As in Redis, CONFIG SET cannot change it (REPLICAOF
+    // is the command for that).
     Param {
         name: "replicaof",
         aliases: &["slaveof"],
-        kind: Kind::Only(&[""]),
+        kind: Kind::Text,
         mutable: false,
         sensitive: false,
-        get: |_| String::new(),
-        set: |_, _| {},
+        get: |c| match &c.replicaof {
+            Some((host, port)) => format!("{host} {port}"),
+            None => String::new(),
+        },
+        set: |c, v| c.replicaof = parse_replicaof(v),
     },
+    Param {
+        name: "replica-serve-stale-data",
+        aliases: &["slave-serve-stale-data"],
+        kind: Kind::Bool,
+        mutable: true,
+        sensitive: false,
+        get: |c| yes_no(c.replica_serve_stale_data),
+        set: |c, v| c.replica_serve_stale_data = parse_yes_no(v),
+    },
+    param!("masteruser", Kind::Text, mutable: true,
+        get: |c| c.masteruser.clone(), set: |c, v| c.masteruser = v.to_string()),
+    Param {
+        name: "masterauth",
+        aliases: &[],
+        kind: Kind::Text,
+        mutable: true,
+        sensitive: true,
+        get: |c| c.masterauth.clone(),
+        set: |c, v| c.masterauth = v.to_string(),
+    },
+    Param {
+        name: "replica-announce-ip",
+        aliases: &["slave-announce-ip"],
+        kind: Kind::Text,
+        mutable: true,
+        sensitive: false,
+        get: |c| c.replica_announce_ip.clone(),
+        set: |c, v| c.replica_announce_ip = v.to_string(),
+    },
+    Param {
+        name: "replica-announce-port",
+        aliases: &["slave-announce-port"],
+        kind: Kind::Int { min: 0, max: 65535 },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.replica_announce_port.to_string(),
+        set: |c, v| c.replica_announce_port = v.parse().unwrap_or(0),
+    },
+    Param {
+        name: "replica-priority",
+        aliases: &["slave-priority"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.replica_priority.to_string(),
+        set: |c, v| c.replica_priority = v.parse().unwrap_or(100),
+    },
+    param!("replica-announced", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.replica_announced),
+        set: |c, v| c.replica_announced = parse_yes_no(v)),
+    param!("repl-diskless-sync", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.repl_diskless_sync),
+        set: |c, v| c.repl_diskless_sync = parse_yes_no(v)),
+    param!("repl-diskless-sync-delay", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.repl_diskless_sync_delay.to_string(),
+        set: |c, v| c.repl_diskless_sync_delay = v.parse().unwrap_or(5)),
+    param!("repl-diskless-sync-max-replicas", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.repl_diskless_sync_max_replicas.to_string(),
+        set: |c, v| c.repl_diskless_sync_max_replicas = v.parse().unwrap_or(0)),
 ];
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
@@ -1392,8 +1497,6 @@ impl std::error::Error for ConfigError {}
 /// Redis parameters that embedis knows of but does not implement yet; refused with a clear
 /// message instead of "bad directive".
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "masterauth",
-    "masteruser",
     "cluster-enabled",
     "tls-port",
     "aclfile",
@@ -1448,6 +1551,7 @@ impl Config {
             let value = match (param.name, values) {
                 ("bind", v) if !v.is_empty() => v.join(" "),
                 ("save", v) => v.join(" "),
+                ("replicaof", [host, port]) => format!("{host} {port}"),
                 (_, [one]) => one.clone(),
                 _ => return Err(error("wrong number of arguments".into())),
             };

@@ -209,10 +209,32 @@ pub fn refuses_for_disk_error(client: &ClientState, command: &Command, flags: Fl
 pub const READONLY_ERROR: &str = "READONLY You can't write against a read only replica.";
 
 /// True while this server is a read-only replica (REPLICAOF with `replica-read-only yes`):
-/// clients' writes are refused with [`READONLY_ERROR`] (Redis's `repl_slave_ro` gate).
+/// clients' writes are refused with [`READONLY_ERROR`] (Redis's `repl_slave_ro` gate). The
+/// primary's own link is never refused (the caller checks `client.master`).
 #[inline]
 pub fn read_only_replica(server: &crate::state::ServerState) -> bool {
     server.repl.primary.is_some() && server.config.replica_read_only
+}
+
+/// Redis's reply to a command a replica without its primary does not serve.
+pub const MASTERDOWN_ERROR: &str =
+    "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
+
+/// The stale-data gate of `processCommand`: a replica whose link is down, with
+/// `replica-serve-stale-data no`, serves only commands flagged `stale` (INFO, REPLICAOF, …);
+/// an EXEC is judged by its queue (any command without the flag refuses it).
+pub fn refuses_stale(
+    server: &crate::state::ServerState,
+    client: &ClientState,
+    command: &Command,
+) -> bool {
+    if server.config.replica_serve_stale_data || !server.repl.link_down() || client.master {
+        return false;
+    }
+    if command.full_name == "exec" {
+        return client.multi.as_ref().is_some_and(|m| m.not_stale);
+    }
+    !command.spec.flags.contains(Flags::STALE)
 }
 
 /// Redis's reply to a write refused for want of good replicas.
@@ -220,22 +242,29 @@ pub const NOREPLICAS_ERROR: &str = "NOREPLICAS Not enough good replicas to write
 
 /// True if writes must be refused for want of good replicas (Redis's `checkGoodReplicasStatus`
 /// failing): the check is on (`min-replicas-to-write` and `min-replicas-max-lag` both non-zero)
-/// and embedis has no replicas. Shared by this gate and the script host's.
-pub fn too_few_replicas(config: &Config) -> bool {
-    config.min_replicas_to_write != 0 && config.min_replicas_max_lag != 0
+/// and fewer replicas than `min-replicas-to-write` acknowledged within `min-replicas-max-lag`
+/// seconds. Shared by this gate and the script host's.
+pub fn too_few_replicas(server: &crate::state::ServerState) -> bool {
+    let config = &server.config;
+    config.min_replicas_to_write != 0
+        && config.min_replicas_max_lag != 0
+        && server.repl.primary.is_none()
+        && server
+            .repl
+            .good_replicas(server.clock.now_ms(), config.min_replicas_max_lag)
+            < config.min_replicas_to_write as usize
 }
 
 /// The `min-replicas-to-write` gate of `processCommand` (right after the memory gate): a write
 /// (by its flags or its script's: `flags`), or an EXEC whose queue holds one, is refused unless
-/// enough replicas are connected. embedis has no replicas, so whenever the check is on
-/// (`min-replicas-to-write` and `min-replicas-max-lag` both non-zero) it refuses.
+/// enough good replicas are connected ([`too_few_replicas`]).
 pub fn refuses_for_replicas(
-    config: &Config,
+    server: &crate::state::ServerState,
     client: &ClientState,
     command: &Command,
     flags: Flags,
 ) -> bool {
-    if !too_few_replicas(config) {
+    if client.master || !too_few_replicas(server) {
         return false;
     }
     flags.contains(Flags::WRITE)

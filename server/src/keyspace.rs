@@ -170,6 +170,20 @@ pub struct KeyspaceStats {
     pub expire_cycle_cpu_milliseconds: u64,
 }
 
+/// What a lookup does with a key whose TTL has passed (Redis's `expireIfNeeded` on a primary
+/// and on a replica).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExpiryRule {
+    /// A primary deletes it (and propagates a DEL).
+    Delete,
+    /// A replica's clients see it as gone, but it stays until the primary's DEL: the replica's
+    /// dataset follows the primary's stream only.
+    Hide,
+    /// The replica's primary link is running a command: the key is still there, as it is on
+    /// the primary that sent the command.
+    Keep,
+}
+
 /// How a lookup treats the key's LRU clock and the hit/miss counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
@@ -299,6 +313,9 @@ pub struct Keyspace {
     /// but stay in place, uncounted: a paused server keeps its dataset constant, as Redis's
     /// `expireIfNeeded` does, and they expire normally once the pause ends. `i64::MIN`: no pause.
     pub expiry_held_until: i64,
+    /// Who deletes expired keys: this server (a primary), or its primary (a replica, whose
+    /// primary sends a DEL for each; see [`ExpiryRule`]).
+    pub expiry_rule: ExpiryRule,
     /// What an access does to an object's header under the eviction policy (LRU clock or LFU
     /// counter), and how new objects start. Set from the configuration with `maxmemory`
     /// ([`Keyspace::apply_config`]) by the engine at start and after every CONFIG SET.
@@ -322,6 +339,7 @@ impl Keyspace {
             tracking: Tracking::default(),
             stream: WriteStream::default(),
             expiry_held_until: i64::MIN,
+            expiry_rule: ExpiryRule::Delete,
             access: AccessClock::default(),
             maxmemory: 0,
             limits: false,
@@ -380,6 +398,11 @@ impl Keyspace {
             .is_none_or(|&when| now <= when)
         {
             return false;
+        }
+        match self.expiry_rule {
+            ExpiryRule::Delete => {}
+            ExpiryRule::Hide => return true,
+            ExpiryRule::Keep => return false,
         }
         if now < self.expiry_held_until {
             return true;

@@ -70,6 +70,7 @@ pub mod engine;
 pub mod direct;
 pub mod net;
 pub mod net_threaded;
+pub mod primary_link;
 pub mod server;
 #[cfg(test)]
 pub(crate) mod test_harness;

@@ -20,6 +20,9 @@ pub struct Transaction {
     pub flags: Flags,
     /// A command was refused while queueing: EXEC will answer EXECABORT.
     pub aborted: bool,
+    /// A queued command lacks the `stale` flag (Redis's `cmd_inv_flags & CMD_STALE`): a stale
+    /// replica refuses the EXEC with `-MASTERDOWN`.
+    pub not_stale: bool,
 }
 
 impl Transaction {
@@ -36,6 +39,7 @@ impl Transaction {
             return;
         }
         self.flags = self.flags | flags;
+        self.not_stale |= !flags.contains(Flags::STALE);
         self.commands.push((command, args));
     }
 }

@@ -30,6 +30,20 @@ use crate::engine::{Engine, Outcome};
 use crate::gates::Refusal;
 use crate::listeners::set_keepalive;
 
+impl crate::primary_link::EngineCell for Shared {
+    fn engine(&self) -> std::cell::RefMut<'_, Engine> {
+        self.engine.borrow_mut()
+    }
+
+    fn engine_ref(&self) -> std::cell::Ref<'_, Engine> {
+        self.engine.borrow()
+    }
+
+    fn after_work(&self, engine: &mut Engine) {
+        self.hand_over_after_work(engine)
+    }
+}
+
 /// Requests run per turn before the task writes what it has and lets other connections run.
 const REQUESTS_PER_TURN: usize = 1024;
 /// Replies buffered before the task writes them even if more requests are waiting.
@@ -68,6 +82,10 @@ impl Shared {
     /// Called after anything ran against the engine: hands out-of-turn output to connections and
     /// notices a SHUTDOWN request.
     pub fn after_work(&self, engine: &mut Engine) {
+        self.hand_over_after_work(engine)
+    }
+
+    fn hand_over_after_work(&self, engine: &mut Engine) {
         let mut wakes = self.turn_end_wakes.borrow_mut();
         let had_wakes = !wakes.is_empty();
         engine.flush_pending_later(&mut wakes);

@@ -412,7 +412,8 @@ impl<R: std::io::Read> Loading<R> {
                 Event::Function(code) => load_library(server, registry, code, self.merge)?,
                 Event::Entry { key, value, meta } => {
                     keys += 1;
-                    if meta.expire_ms.is_some_and(|at| at < now) {
+                    // A replica keeps them: its primary sends their DELs (Redis's `iAmMaster`).
+                    if meta.expire_ms.is_some_and(|at| at < now) && server.repl.primary.is_none() {
                         self.stats.keys_expired += 1;
                         continue;
                     }

@@ -14,9 +14,23 @@
 //! `createReplicationBacklog`), and keeps the stream on from then on, replicas or not, so that a
 //! replica that reconnects can continue. Its size is `repl-backlog-size`; the oldest bytes go
 //! first.
+//!
+//! As a replica (REPLICAOF host port), the same ID, offset and backlog describe the primary's
+//! stream: after a full sync they are the primary's, and every command applied from the link
+//! moves the offset by its bytes, which are also [`relay`]ed — unchanged — to this server's own
+//! replicas (a chain of replicas shares one history, so that any of them can continue from
+//! any other after a failover). [`Primary`] holds the link's state; the link itself (socket,
+//! handshake, transfer) is the I/O layer's `primary_link`, the applying of the stream the
+//! executor's. WAIT's bookkeeping is here too: the clients waiting for acknowledgements and
+//! whether the turn's end must ask the replicas for them (`REPLCONF GETACK`).
+
+use std::sync::Arc;
 
 use crate::client::{ClientId, Clients};
 use crate::propagate::WriteStream;
+
+/// The request a primary adds to its stream when WAIT needs fresh acknowledgements.
+pub const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
 
 /// Hands what the write stream holds to the backlog and to every replica's pending output (the
 /// engine hands pending output to the connections at the turn's end). The engine calls it once a
@@ -29,17 +43,34 @@ pub fn drain(
     clients: &mut Clients,
     pending_writes: &mut Vec<ClientId>,
 ) {
-    if !repl.is_on() || stream.is_empty() {
+    if !repl.is_on() {
         return;
     }
-    let bytes = stream.take();
-    if repl.primary.is_some() {
-        return;
+    if !stream.is_empty() {
+        let bytes = stream.take();
+        if repl.primary.is_none() {
+            relay(repl, &bytes, clients, pending_writes);
+        }
     }
-    repl.append(&bytes);
+    // WAIT asks for acknowledgements once a turn, after the writes it waits for (Redis's
+    // `beforeSleep`): the request is part of the stream, and of the offset.
+    if std::mem::take(&mut repl.get_ack) && repl.primary.is_none() && !repl.replicas.is_empty() {
+        relay(repl, GETACK, clients, pending_writes);
+    }
+}
+
+/// Appends stream bytes to the backlog and hands them to every attached replica: the
+/// primary's own writes (from [`drain`]) or, on a replica, its primary's stream as applied.
+pub fn relay(
+    repl: &mut Replication,
+    bytes: &[u8],
+    clients: &mut Clients,
+    pending_writes: &mut Vec<ClientId>,
+) {
+    repl.append(bytes);
     for replica in &repl.replicas {
         if let Some(client) = clients.get_mut(replica.id) {
-            client.pending.extend_from_slice(&bytes);
+            client.pending.extend_from_slice(bytes);
             pending_writes.push(replica.id);
         }
     }
@@ -130,6 +161,75 @@ impl Backlog {
     }
 }
 
+/// Where a replica's link to its primary stands (Redis's `repl_state`, as ROLE names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    /// Waiting to (re)connect.
+    Connect,
+    /// Connecting the socket.
+    Connecting,
+    /// PING, AUTH, REPLCONF and PSYNC exchanged.
+    Handshake,
+    /// Receiving the RDB image of a full sync.
+    Transfer,
+    /// Following the stream.
+    Connected,
+}
+
+impl LinkState {
+    /// ROLE's name for it.
+    pub fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Transfer => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// The primary this server follows, and its link.
+#[derive(Debug, Clone)]
+pub struct Primary {
+    pub host: String,
+    pub port: u16,
+    pub state: LinkState,
+    /// The client that applies the primary's stream while the link is up (flag `M`).
+    pub client: Option<ClientId>,
+    /// When the primary last sent anything (ms), for `master_last_io_seconds_ago`.
+    pub last_io_ms: i64,
+    /// When the link went down (ms); `None` while it has never been up.
+    pub down_since_ms: Option<i64>,
+    /// Changes with every REPLICAOF: a link made for an earlier primary gives up.
+    pub generation: u64,
+    /// A full sync's transfer: its size (-1 for the diskless `$EOF:` framing) and bytes read.
+    pub transfer_size: i64,
+    pub transfer_read: u64,
+    pub transfer_started_ms: i64,
+}
+
+impl Primary {
+    pub fn new(host: String, port: u16, generation: u64) -> Primary {
+        Primary {
+            host,
+            port,
+            state: LinkState::Connect,
+            client: None,
+            last_io_ms: 0,
+            down_since_ms: None,
+            generation,
+            transfer_size: 0,
+            transfer_read: 0,
+            transfer_started_ms: 0,
+        }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.state == LinkState::Connected
+    }
+}
+
 /// A replica attached to this server.
 #[derive(Debug, Clone)]
 pub struct Replica {
@@ -160,10 +260,17 @@ pub struct Replication {
     pub sync_full: u64,
     pub sync_partial_ok: u64,
     pub sync_partial_err: u64,
-    /// The primary this server follows (REPLICAOF host port), if any. The link itself — the
-    /// sync from it and the stream it sends — is not made yet: the server switches role (writes
-    /// refused with `-READONLY`, INFO and ROLE say `slave`, link down) and waits.
-    pub primary: Option<(String, u16)>,
+    /// The primary this server follows (REPLICAOF host port), if any, and its link.
+    pub primary: Option<Primary>,
+    /// Counts REPLICAOF changes (see [`Primary::generation`]).
+    pub generation: u64,
+    /// Wakes the link task when the primary changes.
+    pub link_wake: Arc<tokio::sync::Notify>,
+    /// Clients blocked in WAIT, and whether the turn's end asks the replicas for an ACK.
+    pub waiting: Vec<ClientId>,
+    pub get_ack: bool,
+    /// An ACK arrived: the executor looks at the WAITing clients after the command.
+    pub acks_changed: bool,
 }
 
 impl Replication {
@@ -180,7 +287,46 @@ impl Replication {
             sync_partial_ok: 0,
             sync_partial_err: 0,
             primary: None,
+            generation: 0,
+            link_wake: Arc::new(tokio::sync::Notify::new()),
+            waiting: Vec::new(),
+            get_ack: false,
+            acks_changed: false,
         }
+    }
+
+    /// Follows `host:port` from now on: a new link generation, and the link task is woken.
+    pub fn follow(&mut self, host: String, port: u16) {
+        self.generation += 1;
+        self.primary = Some(Primary::new(host, port, self.generation));
+        self.link_wake.notify_one();
+    }
+
+    /// The link of generation `generation`, if it is still the wanted one.
+    pub fn link(&mut self, generation: u64) -> Option<&mut Primary> {
+        self.primary.as_mut().filter(|p| p.generation == generation)
+    }
+
+    /// True while this is a replica whose link is not up (Redis's `repl_state !=
+    /// REPL_STATE_CONNECTED` with a `masterhost`).
+    pub fn link_down(&self) -> bool {
+        self.primary.as_ref().is_some_and(|p| !p.is_up())
+    }
+
+    /// Replicas whose acknowledged offset has reached `offset`.
+    pub fn acknowledged(&self, offset: u64) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| r.ack_offset >= offset)
+            .count()
+    }
+
+    /// Replicas that acknowledged within `max_lag_s` seconds (Redis's good replicas).
+    pub fn good_replicas(&self, now_ms: i64, max_lag_s: u32) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| (now_ms - r.ack_time_ms) / 1000 <= max_lag_s as i64)
+            .count()
     }
 
     /// True once anything consumes the stream here (a backlog exists).
@@ -189,12 +335,12 @@ impl Replication {
         self.backlog.is_some()
     }
 
-    /// Appends the stream bytes of a turn: the backlog keeps them and the offset moves.
+    /// Appends stream bytes: the offset moves, the backlog (if any) keeps them.
     pub fn append(&mut self, bytes: &[u8]) {
         if let Some(backlog) = &mut self.backlog {
             backlog.append(bytes);
-            self.offset += bytes.len() as u64;
         }
+        self.offset += bytes.len() as u64;
     }
 
     /// Becomes a primary again (REPLICAOF NO ONE): a new replication ID, the old one kept as
@@ -202,6 +348,8 @@ impl Replication {
     /// replicas of the old primary may continue from here.
     pub fn promote(&mut self, new_replid: String) {
         self.primary = None;
+        self.generation += 1;
+        self.link_wake.notify_one();
         self.replid2 = std::mem::replace(&mut self.replid, new_replid);
         self.second_offset = self.offset as i64 + 1;
     }

@@ -117,11 +117,17 @@ impl Host for ScriptHost<'_> {
             let error = Error::msg(crate::gates::MISCONF_ERROR);
             return self.refuse(out, version, Some(command), error);
         }
-        if flags.contains(Flags::WRITE) && gates::read_only_replica(self.parts.server) {
+        if flags.contains(Flags::WRITE)
+            && !self.client.master
+            && gates::read_only_replica(self.parts.server)
+        {
             let error = Error::msg(crate::gates::READONLY_ERROR);
             return self.refuse(out, version, Some(command), error);
         }
-        if flags.contains(Flags::WRITE) && gates::too_few_replicas(&self.parts.server.config) {
+        if flags.contains(Flags::WRITE)
+            && !self.client.master
+            && gates::too_few_replicas(self.parts.server)
+        {
             let error = Error::msg(crate::gates::NOREPLICAS_ERROR);
             return self.refuse(out, version, Some(command), error);
         }

@@ -537,6 +537,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(crate::net::wake_at_turn_end(shared.clone()));
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     tokio::task::spawn_local(crate::net::run_snapshots(shared.clone()));
+    tokio::task::spawn_local(crate::primary_link::run(shared.clone()));
     if options.load_at_start && options.load_in_background && !config.appendonly {
         let opened =
             crate::persistence::open_for_background_load(&mut shared.engine.borrow_mut().server);

@@ -125,14 +125,18 @@ fn lastsave(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn role(ctx: &mut Ctx<'_>) -> CmdResult {
     let repl = &ctx.server.repl;
-    if let Some((host, port)) = &repl.primary {
-        // A replica not linked to its primary yet: the `connect` state, offset -1.
+    if let Some(primary) = &repl.primary {
+        // The link's state; the offset only once the stream is followed (-1 before).
         ctx.out.array(5);
         ctx.out.bulk(b"slave");
-        ctx.out.bulk(host.as_bytes());
-        ctx.out.integer(i64::from(*port));
-        ctx.out.bulk(b"connect");
-        ctx.out.integer(-1);
+        ctx.out.bulk(primary.host.as_bytes());
+        ctx.out.integer(i64::from(primary.port));
+        ctx.out.bulk(primary.state.role_name().as_bytes());
+        ctx.out.integer(if primary.client.is_some() {
+            repl.offset as i64
+        } else {
+            -1
+        });
         return Ok(());
     }
     ctx.out.array(3);
@@ -148,20 +152,36 @@ fn role(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// WAIT numreplicas timeout (Redis's `waitCommand`): blocks until `numreplicas` replicas have
+/// acknowledged everything written so far (the stream's end now, which covers this client's
+/// writes), or the timeout (0 = for ever) passes; answers how many did. The turn's end asks the
+/// replicas for an acknowledgement (REPLCONF GETACK). Inside MULTI or a script it counts at
+/// once.
 fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
-    let replicas = ctx.int_arg(1)?;
+    if ctx.server.repl.primary.is_some() {
+        return Err(Error::msg(
+            "ERR WAIT cannot be used with replica instances. Please also note that since Redis 4.0 if a replica is configured to be writable (which is not the default) writes to replicas are just local and are not propagated.",
+        ));
+    }
+    let wanted = ctx.int_arg(1)?;
     let deadline = deadline_from_ms(ctx, 2)?;
-    // No replica ever acknowledges: asking for none is satisfied at once, asking for any waits
-    // out the timeout (0 = for ever) and then counts 0.
-    if replicas <= 0 {
-        ctx.out.integer(0);
+    let offset = ctx.server.repl.offset + ctx.ks.stream.len() as u64;
+    let acked = ctx.server.repl.acknowledged(offset);
+    if acked as i64 >= wanted || !ctx.may_block {
+        ctx.out.integer(acked as i64);
         return Ok(());
     }
     ctx.block = Some(Blocked {
         args: ctx.args.to_vec(),
-        reason: BlockReason::Wait(TimeoutReply::Integer(0)),
+        reason: BlockReason::Replicas {
+            offset,
+            wanted: wanted as usize,
+        },
         deadline_ms: (deadline != 0).then_some(deadline),
     });
+    let id = ctx.client.id;
+    ctx.server.repl.waiting.push(id);
+    ctx.server.repl.get_ack = true;
     Ok(())
 }
 

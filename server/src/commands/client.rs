@@ -467,9 +467,11 @@ fn client_type(name: &[u8]) -> CmdResult<ClientType> {
 }
 
 /// The type Redis gives a client: a replica attached by SYNC/PSYNC; MONITOR clients count as
-/// normal; a client with any subscription is a pub/sub client (there is no master link yet).
+/// normal; a client with any subscription is a pub/sub client; the primary's link is `master`.
 fn type_of(client: &ClientState) -> ClientType {
-    if client.replica {
+    if client.master {
+        ClientType::Master
+    } else if client.replica {
         ClientType::Replica
     } else if client.subs.total() > 0 {
         ClientType::PubSub

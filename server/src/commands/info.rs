@@ -639,28 +639,77 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Replication\r\n");
     match &repl.primary {
         None => field!(out, "role", "master"),
-        Some((host, port)) => {
-            // The link to the primary is not made yet: always down, never synced.
+        Some(primary) => {
+            let now_s = ctx.now_ms.div_euclid(1000);
+            let config = &ctx.server.config;
             field!(out, "role", "slave");
-            field!(out, "master_host", "{host}");
-            field!(out, "master_port", "{port}");
-            field!(out, "master_link_status", "down");
-            field!(out, "master_last_io_seconds_ago", "-1");
-            field!(out, "master_sync_in_progress", "0");
+            field!(out, "master_host", "{}", primary.host);
+            field!(out, "master_port", "{}", primary.port);
+            field!(
+                out,
+                "master_link_status",
+                "{}",
+                if primary.is_up() { "up" } else { "down" }
+            );
+            let last_io = match primary.client {
+                Some(_) => now_s - primary.last_io_ms.div_euclid(1000),
+                None => -1,
+            };
+            field!(out, "master_last_io_seconds_ago", "{last_io}");
+            let transfer = primary.state == crate::replication::LinkState::Transfer;
+            field!(out, "master_sync_in_progress", "{}", u8::from(transfer));
             field!(out, "slave_read_repl_offset", "{}", repl.offset);
             field!(out, "slave_repl_offset", "{}", repl.offset);
-            field!(out, "master_link_down_since_seconds", "-1");
-            field!(out, "slave_priority", "100");
+            if transfer {
+                let size = primary.transfer_size;
+                let read = primary.transfer_read as i64;
+                let perc = if size > 0 {
+                    read as f64 / size as f64 * 100.0
+                } else {
+                    0.0
+                };
+                field!(out, "master_sync_total_bytes", "{size}");
+                field!(out, "master_sync_read_bytes", "{read}");
+                field!(out, "master_sync_left_bytes", "{}", size - read);
+                field!(out, "master_sync_perc", "{perc:.2}");
+                field!(
+                    out,
+                    "master_sync_last_io_seconds_ago",
+                    "{}",
+                    now_s - primary.last_io_ms.div_euclid(1000)
+                );
+            }
+            if !primary.is_up() {
+                let down = primary
+                    .down_since_ms
+                    .map_or(-1, |since| now_s - since.div_euclid(1000));
+                field!(out, "master_link_down_since_seconds", "{down}");
+            }
+            field!(out, "slave_priority", "{}", config.replica_priority);
             field!(
                 out,
                 "slave_read_only",
                 "{}",
-                u8::from(ctx.server.config.replica_read_only)
+                u8::from(config.replica_read_only)
             );
-            field!(out, "replica_announced", "1");
+            field!(
+                out,
+                "replica_announced",
+                "{}",
+                u8::from(config.replica_announced)
+            );
         }
     }
     field!(out, "connected_slaves", "{}", repl.replicas.len());
+    let config = &ctx.server.config;
+    if config.min_replicas_to_write != 0 && config.min_replicas_max_lag != 0 {
+        field!(
+            out,
+            "min_slaves_good_slaves",
+            "{}",
+            repl.good_replicas(ctx.now_ms, config.min_replicas_max_lag)
+        );
+    }
     for (i, r) in repl.replicas.iter().enumerate() {
         let lag = (ctx.now_ms - r.ack_time_ms).max(0) / 1000;
         field!(

@@ -9,11 +9,11 @@
 //! replica. A PSYNC whose ID is ours (or the previous one, up to where it was valid) and whose
 //! offset the backlog still holds answers `+CONTINUE <replid>` and the backlog from there.
 //!
-//! REPLICAOF switches the role (see [`replicaof`]); the link to a primary is not made yet.
+//! REPLICAOF switches the role (see [`replicaof`]); the link to the primary is made by the I/O
+//! layer's `primary_link` task, which the new [`crate::replication::Primary`] wakes.
 //!
-//! Not built yet (issue 16): the replica's link (sync from a primary, applying its stream,
-//! ACKs), diskless transfer (`$EOF:` framing), replicas of replicas, WAIT counting
-//! acknowledgements.
+//! A replica serves sub-replicas once its link is up, from the same history (ID, offset,
+//! backlog) as its primary's.
 
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -92,13 +92,17 @@ const REPLICAOF_FLAGS: Flags = Flags::ADMIN
 /// REPLICAOF host port | NO ONE (Redis's `replicaofCommand`). Becoming a replica disconnects
 /// this server's own replicas and refuses client writes (`-READONLY`, with `replica-read-only
 /// yes`); NO ONE makes it a primary again under a new replication ID, the old one kept as the
-/// previous ID. The link to the primary — its sync and stream — is not made yet (issue 16):
-/// INFO and ROLE show it down, in the `connect` state.
+/// previous ID. The link to the primary is the I/O layer's (`primary_link`), woken here.
 fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
-        if ctx.server.repl.primary.is_some() {
+        if let Some(primary) = ctx.server.repl.primary.take() {
+            drop_link(ctx, primary.client);
+            disconnect_replicas(ctx);
             let replid = random_replid(ctx);
             ctx.server.repl.promote(replid);
+            ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
+            // Our replicas get our own stream from now on: its first command names its database.
+            ctx.ks.stream.reselect();
             ctx.server.log.notice(&format!(
                 "MASTER MODE enabled (user request from 'id={} addr={}')",
                 ctx.client.id,
@@ -119,8 +123,8 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
         .filter(|p| (0..=65535).contains(p))
         .ok_or(Error::msg("ERR Invalid master port"))? as u16;
     let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
-    if let Some((h, p)) = &ctx.server.repl.primary {
-        if h.eq_ignore_ascii_case(&host) && *p == port {
+    if let Some(primary) = &ctx.server.repl.primary {
+        if primary.host.eq_ignore_ascii_case(&host) && primary.port == port {
             ctx.server.log.notice(
                 "REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.",
             );
@@ -128,8 +132,24 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             return Ok(());
         }
     }
-    // Our replicas follow our stream, which a replica does not produce: they are disconnected
-    // (Redis's `disconnectSlaves`), and what was propagated so far still reaches them first.
+    disconnect_replicas(ctx);
+    if let Some(primary) = ctx.server.repl.primary.take() {
+        drop_link(ctx, primary.client);
+    }
+    ctx.server.repl.follow(host.clone(), port);
+    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
+    ctx.server.log.notice(&format!(
+        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
+        ctx.client.id,
+        ctx.client.peer.addr()
+    ));
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Our replicas must learn of the change of history (Redis's `disconnectSlaves`): they are
+/// disconnected, and reconnect with PSYNC — what was propagated so far still reaches them first.
+fn disconnect_replicas(ctx: &mut Ctx<'_>) {
     let server = &mut *ctx.server;
     crate::replication::drain(
         &mut server.repl,
@@ -143,14 +163,19 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             client.handle.kill();
         }
     }
-    ctx.server.repl.primary = Some((host.clone(), port));
-    ctx.server.log.notice(&format!(
-        "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
-        ctx.client.id,
-        ctx.client.peer.addr()
-    ));
-    ctx.out.ok();
-    Ok(())
+}
+
+/// Closes the link to the previous primary: its client goes (the link task sees the kill and
+/// the new generation, and gives up its socket).
+fn drop_link(ctx: &mut Ctx<'_>, client: Option<crate::client::ClientId>) {
+    if let Some(id) = client {
+        if let Some(c) = ctx.clients.get_mut(id) {
+            c.handle.kill();
+        }
+        ctx.server
+            .requests
+            .push(crate::state::EngineRequest::Kill { id });
+    }
 }
 
 /// A fresh 40-hex-digit replication ID from the server's random source.
@@ -181,8 +206,8 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         // Redis ignores SYNC from a connection already attached.
         return Ok(());
     }
-    if ctx.server.repl.primary.is_some() {
-        // A replica serves sub-replicas only once linked to its own primary (never, yet).
+    if ctx.server.repl.link_down() {
+        // A replica serves sub-replicas only once linked to its own primary.
         return Err(Error::msg(
             "NOMASTERLINK Can't SYNC while not connected with my master",
         ));
@@ -237,9 +262,19 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         );
         ctx.out.buffer().extend_from_slice(line.as_bytes());
     }
-    let header = format!("${}\r\n", image.len());
-    ctx.out.buffer().extend_from_slice(header.as_bytes());
-    ctx.out.buffer().extend_from_slice(&image);
+    if ctx.server.config.repl_diskless_sync && ctx.client.replica_eof {
+        // Redis's diskless framing: a random 40-byte mark, the image, the mark again (a
+        // replica that streams the image to its loader learns its end without a length).
+        let mark = random_replid(ctx);
+        let header = format!("$EOF:{mark}\r\n");
+        ctx.out.buffer().extend_from_slice(header.as_bytes());
+        ctx.out.buffer().extend_from_slice(&image);
+        ctx.out.buffer().extend_from_slice(mark.as_bytes());
+    } else {
+        let header = format!("${}\r\n", image.len());
+        ctx.out.buffer().extend_from_slice(header.as_bytes());
+        ctx.out.buffer().extend_from_slice(&image);
+    }
     register(ctx);
     ctx.server.log.notice(&format!(
         "Synchronization with replica {} succeeded",
@@ -319,8 +354,13 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
             if let Some(r) = ctx.server.repl.replica_mut(ctx.client.id) {
                 r.ip = ip;
             }
-        } else if ctx.arg_is(i, "capa") || ctx.arg_is(i, "rdb-only") {
-            // Diskless (eof) and psync2 capabilities: noted by Redis, nothing changes here yet.
+        } else if ctx.arg_is(i, "capa") {
+            // `eof`: the replica takes the diskless framing; `psync2` changes nothing here.
+            if value.eq_ignore_ascii_case(b"eof") {
+                ctx.client.replica_eof = true;
+            }
+        } else if ctx.arg_is(i, "rdb-only") {
+            // A replica that wants only the image (redis-cli --rdb): it gets the same here.
         } else if ctx.arg_is(i, "ack") || ctx.arg_is(i, "fack") {
             // An acknowledgement gets no reply (nothing is written).
             let offset = std::str::from_utf8(value)
@@ -333,6 +373,8 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
                     r.ack_offset = offset;
                 }
                 r.ack_time_ms = now;
+                // WAITing clients may be released by it (the executor looks after the command).
+                ctx.server.repl.acks_changed = !ctx.server.repl.waiting.is_empty();
             }
             return Ok(());
         } else if ctx.arg_is(i, "getack") {

@@ -155,6 +155,10 @@ impl Engine {
                 self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
             } else if let BlockReason::Delayed(reply) = &blocked.reason {
                 out.extend_from_slice(reply);
+            } else if let BlockReason::Replicas { offset, .. } = blocked.reason {
+                // WAIT: the replicas that have acknowledged by now.
+                let acked = self.server.repl.acknowledged(offset) as i64;
+                Writer::new(&mut out, client.resp).integer(acked);
             } else {
                 write_timeout_reply(
                     blocked.timeout_reply(),
@@ -168,6 +172,29 @@ impl Engine {
             self.server.pending_writes.push(id);
         }
         self.clients.insert(client);
+    }
+
+    /// Releases the WAITing clients whose replicas have acknowledged enough (after a REPLCONF
+    /// ACK), with the count.
+    pub(crate) fn release_acknowledged(&mut self) {
+        self.server.repl.acks_changed = false;
+        let waiting = std::mem::take(&mut self.server.repl.waiting);
+        let mut still = Vec::with_capacity(waiting.len());
+        for id in waiting {
+            let Some(Blocked {
+                reason: BlockReason::Replicas { offset, wanted },
+                ..
+            }) = self.clients.get(id).and_then(|c| c.blocked.as_ref())
+            else {
+                continue;
+            };
+            if self.server.repl.acknowledged(*offset) >= *wanted {
+                self.release(id, false);
+            } else {
+                still.push(id);
+            }
+        }
+        self.server.repl.waiting.extend(still);
     }
 
     /// Hands out-of-turn output to the connections and wakes them.

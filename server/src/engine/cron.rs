@@ -65,7 +65,11 @@ impl Engine {
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
         // A paused server keeps its dataset constant: no active expiry (Redis's
         // `activeExpireCycle` returns at once while clients are paused).
-        if self.server.active_expire && !self.ks.expiry_held(now) {
+        // A replica's keys expire by its primary's DELs (Redis runs the cycle on primaries).
+        if self.server.active_expire
+            && !self.ks.expiry_held(now)
+            && self.ks.expiry_rule == crate::keyspace::ExpiryRule::Delete
+        {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
             // LATENCY's `expire-cycle` event: the cycle's own time, deletions included.

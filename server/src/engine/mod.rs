@@ -26,6 +26,9 @@
 mod blocked;
 mod cron;
 mod faults;
+mod primary_link;
+
+pub use primary_link::LinkTarget;
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
@@ -79,8 +82,13 @@ impl Engine {
         ks.notify.configure(config.notify_keyspace_events);
         ks.apply_config(&config);
         let registry = crate::commands::registry();
-        let server = ServerState::new(config, clock, log, seed, registry.commands.len());
+        let mut server = ServerState::new(config, clock, log, seed, registry.commands.len());
         crate::aof::configure(&mut ks, &server);
+        // `replicaof host port` at start-up: a replica from the first moment.
+        if let Some((host, port)) = server.config.replicaof.clone() {
+            server.repl.follow(host, port);
+            ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
+        }
         Engine {
             ks,
             server,
@@ -140,6 +148,9 @@ impl Engine {
         }
         if self.ks.ready.has_ready() {
             self.serve_ready_keys();
+        }
+        if self.server.repl.acks_changed {
+            self.release_acknowledged();
         }
         outcome
     }
@@ -270,7 +281,7 @@ impl Engine {
         if self.server.config.min_replicas_to_write != 0
             && run == Run::Fresh
             && gates::refuses_for_replicas(
-                &self.server.config,
+                &self.server,
                 client,
                 command,
                 self.effective_flags(command, &args),
@@ -280,16 +291,25 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
-        // A read-only replica takes writes only from its primary (not linked yet: from no one).
-        if self.server.repl.primary.is_some()
-            && run == Run::Fresh
-            && gates::read_only_replica(&self.server)
-            && gates::refuses_for_disk_error(client, command, self.effective_flags(command, &args))
-            && command.full_name != "ping"
-        {
-            let error = Error::msg(gates::READONLY_ERROR);
-            self.reject(client, Some(command), error, &args, out);
-            return self.finish(client);
+        // A read-only replica takes writes only from its primary's link.
+        if self.server.repl.primary.is_some() && run == Run::Fresh && !client.master {
+            if gates::read_only_replica(&self.server)
+                && gates::refuses_for_disk_error(
+                    client,
+                    command,
+                    self.effective_flags(command, &args),
+                )
+                && command.full_name != "ping"
+            {
+                let error = Error::msg(gates::READONLY_ERROR);
+                self.reject(client, Some(command), error, &args, out);
+                return self.finish(client);
+            }
+            if gates::refuses_stale(&self.server, client, command) {
+                let error = Error::msg(gates::MASTERDOWN_ERROR);
+                self.reject(client, Some(command), error, &args, out);
+                return self.finish(client);
+            }
         }
         // A MONITOR client is a replica to Redis: it may not touch the keyspace. (The gates
         // below that need a script's declared flags are for rare clients: the common path
