@@ -84,6 +84,28 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
     );
     text(&mut e, &["SELECT", "3"]);
     text(&mut e, &["SET", "in-db-3", "1"]);
+    text(&mut e, &["SELECT", "0"]);
+    // An expiry and evictions reach the replica as DELs.
+    text(&mut e, &["SET", "short", "v", "PX", "50"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(text(&mut e, &["GET", "short"]), "$-1\r\n");
+    text(
+        &mut e,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
+    );
+    let used: u64 = field(&text(&mut e, &["INFO", "memory"]), "used_memory")
+        .parse()
+        .unwrap();
+    text(
+        &mut e,
+        &["CONFIG", "SET", "maxmemory", &(used - 10_000).to_string()],
+    );
+    text(&mut e, &["SET", "trigger", "eviction"]);
+    text(&mut e, &["CONFIG", "SET", "maxmemory", "0"]);
+    assert_ne!(
+        field(&text(&mut e, &["INFO", "stats"]), "evicted_keys"),
+        "0"
+    );
     let same_digest = |e: &mut Conn, r: &mut Conn| {
         wait_for("the replica to catch up", || {
             text(e, &["DEBUG", "DIGEST"]) == text(r, &["DEBUG", "DIGEST"])
@@ -498,4 +520,34 @@ fn a_replica_without_its_primary_serves_stale_data_or_masterdown() {
         text(&mut c, &["EXEC"]),
         "-EXECABORT Transaction discarded because of: MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.\r\n"
     );
+}
+
+#[test]
+fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
+    use std::io::Write;
+    let ours = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap();
+    let mut c = Conn::connect(ours.addr()).unwrap();
+    text(&mut c, &["CONFIG", "SET", "repl-timeout", "5"]);
+    let psync = std::net::TcpStream::connect(ours.addr()).unwrap();
+    (&psync).write_all(b"PSYNC ? -1\r\n").unwrap();
+    let sync = std::net::TcpStream::connect(ours.addr()).unwrap();
+    (&sync).write_all(b"SYNC\r\n").unwrap();
+    wait_for("two replicas", || {
+        field(&text(&mut c, &["INFO", "replication"]), "connected_slaves") == "2"
+    });
+    // Neither acknowledges; only the PSYNC one is expected to.
+    ours.clock().advance(Duration::from_secs(4));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        field(&text(&mut c, &["INFO", "replication"]), "connected_slaves"),
+        "2"
+    );
+    ours.clock().advance(Duration::from_secs(2));
+    wait_for("the silent PSYNC replica to be dropped", || {
+        field(&text(&mut c, &["INFO", "replication"]), "connected_slaves") == "1"
+    });
+    assert!(text(&mut c, &["CLIENT", "LIST", "TYPE", "replica"]).contains("cmd=sync"));
 }

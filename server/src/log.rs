@@ -5,7 +5,7 @@
 //! 12345:M 21 Nov 2026 10:10:53.135 * Ready to accept connections
 //! ```
 //!
-//! pid, role (`C` while starting, `M` once serving), local time with milliseconds, a level mark
+//! pid, role (`C` while starting, `M` once serving, `S` as a replica), local time with milliseconds, a level mark
 //! (`.` debug, `-` verbose, `*` notice, `#` warning) and the message. Lines go to `logfile`, or
 //! to standard output when it is empty, as with Redis. A server running inside a test process
 //! can be given a quiet logger.
@@ -70,6 +70,11 @@ impl Logger {
     /// Switches the role mark from `C` (starting) to `M` (serving).
     pub fn set_serving(&self) {
         self.inner.lock().role = 'M';
+    }
+
+    /// The role mark once serving: `S` for a replica, `M` for a primary (as Redis's log lines).
+    pub fn set_replica(&self, replica: bool) {
+        self.inner.lock().role = if replica { 'S' } else { 'M' };
     }
 
     pub fn log(&self, level: LogLevel, message: &str) {

@@ -241,6 +241,8 @@ pub struct Replica {
     /// The offset it last acknowledged (REPLCONF ACK) and when, in ms.
     pub ack_offset: u64,
     pub ack_time_ms: i64,
+    /// Attached by SYNC (before PSYNC existed): it never acknowledges, so no timeout applies.
+    pub pre_psync: bool,
 }
 
 /// The primary's replication state (see the module documentation).

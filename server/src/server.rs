@@ -295,6 +295,7 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     ));
     log.warning("Configuration loaded");
     log.set_serving();
+    log.set_replica(options.config.replicaof.is_some());
     // Resolve the config file before changing directory: CONFIG REWRITE writes it later.
     let config_file = options
         .config_file

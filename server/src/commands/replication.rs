@@ -100,6 +100,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             disconnect_replicas(ctx);
             let replid = random_replid(ctx);
             ctx.server.repl.promote(replid);
+            ctx.server.log.set_replica(false);
             ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
             // Our replicas get our own stream from now on: its first command names its database.
             ctx.ks.stream.reselect();
@@ -137,6 +138,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
         drop_link(ctx, primary.client);
     }
     ctx.server.repl.follow(host.clone(), port);
+    ctx.server.log.set_replica(true);
     ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
     ctx.server.log.notice(&format!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
@@ -233,7 +235,7 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
             let line = format!("+CONTINUE {}\r\n", ctx.server.repl.replid);
             ctx.out.buffer().extend_from_slice(line.as_bytes());
             ctx.out.buffer().extend_from_slice(&bytes);
-            register(ctx);
+            register(ctx, request.is_none());
             ctx.server.log.notice(&format!(
                 "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {}.",
                 ctx.client.peer.addr(), bytes.len(), offset
@@ -275,7 +277,7 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         ctx.out.buffer().extend_from_slice(header.as_bytes());
         ctx.out.buffer().extend_from_slice(&image);
     }
-    register(ctx);
+    register(ctx, request.is_none());
     ctx.server.log.notice(&format!(
         "Synchronization with replica {} succeeded",
         ctx.client.peer.addr()
@@ -296,7 +298,7 @@ fn continuation(ctx: &Ctx<'_>, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
 }
 
 /// Marks the client a replica and adds it to the list the stream is fed to.
-fn register(ctx: &mut Ctx<'_>) {
+fn register(ctx: &mut Ctx<'_>, pre_psync: bool) {
     ctx.client.replica = true;
     let id = ctx.client.id;
     if ctx.server.repl.replicas.is_empty() {
@@ -310,6 +312,7 @@ fn register(ctx: &mut Ctx<'_>) {
             ip: ctx.client.peer.ip_string(),
             ack_offset: 0,
             ack_time_ms: ctx.now_ms,
+            pre_psync,
         });
     }
 }

@@ -117,6 +117,26 @@ impl Engine {
         if self.server.repl.replicas.is_empty() {
             return;
         }
+        // A replica silent for `repl-timeout` is dropped (Redis's replicationCron); one attached
+        // by the old SYNC never acknowledges and is kept.
+        let timeout_ms = i64::from(self.server.config.repl_timeout) * 1000;
+        let silent: Vec<_> = self
+            .server
+            .repl
+            .replicas
+            .iter()
+            .filter(|r| !r.pre_psync && now_ms - r.ack_time_ms > timeout_ms)
+            .map(|r| (r.id, format!("{}:{}", r.ip, r.listening_port)))
+            .collect();
+        for (id, addr) in silent {
+            self.server.log.warning(&format!(
+                "Disconnecting timedout replica (streaming sync): {addr}"
+            ));
+            if let Some(client) = self.clients.get(id) {
+                client.handle.kill();
+            }
+            self.disconnect(id);
+        }
         let period_ms = i64::from(self.server.config.repl_ping_replica_period) * 1000;
         if now_ms - self.server.repl.last_ping_ms >= period_ms {
             self.server.repl.last_ping_ms = now_ms;
