@@ -83,6 +83,14 @@ impl Faults<'_> {
         self.shared().pause_until(until);
     }
 
+    /// Cuts (`true`) or restores (`false`) this replica's link to its primary, as a network
+    /// partition would: while cut, the primary's writes do not reach it and it acknowledges
+    /// nothing (WAIT on the primary counts it out); once restored it applies what it missed.
+    /// A failover meanwhile promotes a replica without those writes.
+    pub fn hold_replication(&self, held: bool) {
+        self.shared().hold_replication(held);
+    }
+
     /// The end of the current pause, in UNIX ms on the server's clock.
     pub fn paused_until(&self) -> Option<i64> {
         self.shared().paused_until()

@@ -17,11 +17,13 @@
 
 mod direct;
 mod nodes;
+mod replica_set;
 
 pub use direct::Reply;
 pub use embedis_server::config::AppendFsync;
 pub use embedis_server::{Clock, Config};
 pub use nodes::Nodes;
+pub use replica_set::ReplicaSet;
 
 mod faults;
 pub use faults::{FaultAction, FaultRule, Faults};

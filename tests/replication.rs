@@ -551,3 +551,35 @@ fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
     });
     assert!(text(&mut c, &["CLIENT", "LIST", "TYPE", "replica"]).contains("cmd=sync"));
 }
+
+/// The documents' warning, in one process: a lock written to the primary but not yet to its
+/// replicas is lost when a replica takes over, and a second client takes the same lock. WAIT
+/// would have told the first client that its write reached no replica.
+#[test]
+fn a_lock_is_lost_when_a_replica_that_missed_it_takes_over() {
+    let mut set = embedis::ReplicaSet::start(2).unwrap();
+    // A partition: the replicas stop receiving the primary's stream.
+    for replica in set.replicas() {
+        replica.faults().hold_replication(true);
+    }
+    let mut a = Conn::connect(set.primary().addr()).unwrap();
+    assert_eq!(
+        text(&mut a, &["SET", "lock", "token-a", "NX", "PX", "30000"]),
+        "+OK\r\n"
+    );
+    // What client A could have learnt: no replica has its write.
+    assert_eq!(text(&mut a, &["WAIT", "1", "200"]), ":0\r\n");
+    // The primary dies; replica 0, which never saw the lock, is promoted.
+    set.replica(0).faults().hold_replication(false);
+    set.fail_over(0);
+    let mut b = Conn::connect(set.primary().addr()).unwrap();
+    assert_eq!(
+        text(&mut b, &["SET", "lock", "token-b", "NX", "PX", "30000"]),
+        "+OK\r\n",
+        "B takes the lock A believes it holds"
+    );
+    // The other replica, released, follows the new primary's history: B's lock.
+    set.replica(0).faults().hold_replication(false);
+    assert!(set.wait_for_replicas(Duration::from_secs(10)));
+    assert_eq!(set.replica(0).get("lock"), Some(b"token-b".to_vec()));
+}

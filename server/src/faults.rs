@@ -152,6 +152,8 @@ struct Inner {
     /// Signalled when the engine has carried out a drop request.
     dropped: Condvar,
     listeners: Mutex<Vec<Arc<dyn Fn() + Send + Sync>>>,
+    /// A replica's link stops reading its primary's stream (a partition between them).
+    replication_held: AtomicBool,
 }
 
 #[derive(Default)]
@@ -222,6 +224,19 @@ impl Faults {
     pub fn pause_until(&self, until_ms: i64) {
         self.update(|s| s.pause_until_ms = Some(until_ms));
         self.notify();
+    }
+
+    /// Holds (or releases) this replica's stream from its primary: while held, the link reads
+    /// nothing and acknowledges nothing, as if the network between them were cut; the
+    /// primary's writes wait in the socket and its backlog, and are applied once released.
+    pub fn hold_replication(&self, held: bool) {
+        self.inner.replication_held.store(held, Ordering::Release);
+        self.notify();
+    }
+
+    /// True while [`Faults::hold_replication`] holds the stream.
+    pub fn replication_held(&self) -> bool {
+        self.inner.replication_held.load(Ordering::Acquire)
     }
 
     /// The end of the current server pause, if one is set.

@@ -325,6 +325,14 @@ async fn follow<S: EngineCell>(
         }
         // Everything complete in the input, in order — unless CLIENT PAUSE holds the
         // primary's client (then the stream waits, as Redis's paused master client does).
+        let held = shared.engine_ref().server.faults.replication_held();
+        if held {
+            // A partition injected by a test: neither read nor acknowledge until it ends (the
+            // timeout does not apply: the primary is not silent, we are not listening).
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            silent_since = tokio::time::Instant::now();
+            continue;
+        }
         let mut acks = Vec::new();
         if !handle.is_blocked() {
             let mut engine = shared.engine();
