@@ -9,7 +9,8 @@ primary with a redis-server replica, on this machine, in alternating rounds (A B
                primary's ops/s with its replica attached, the replica's lag in bytes of stream
                (primary's master_repl_offset minus the replica's slave_repl_offset, sampled
                every 50 ms: median and maximum), and how long after the load the replica has
-               caught up
+               caught up; CPU seconds each process spent per million SETs (from /proc, so
+               less sensitive to other load on the machine than the times)
 
 The primaries run on core 0 (as compare.py pins servers), replicas and the benchmark client on
 core 1: the same placement for both.
@@ -27,7 +28,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from compare import free_port, wait_ready, redis_cli, CLIENT_CORE, SERVER_CORE  # noqa: E402
+from compare import free_port, wait_ready, redis_cli, cpu_seconds, CLIENT_CORE, SERVER_CORE  # noqa: E402
 
 
 def start(kind, binary, core):
@@ -71,8 +72,9 @@ def full_sync(primary, replica):
     return elapsed
 
 
-def under_load(primary, replica, requests):
+def under_load(primary, replica, requests, pids):
     lags = []
+    cpu_before = [cpu_seconds(pid) for pid in pids]
     stop = threading.Event()
 
     def sample():
@@ -94,11 +96,12 @@ def under_load(primary, replica, requests):
     while int(info(replica).get("slave_repl_offset", "0")) < target:
         time.sleep(0.001)
     catch_up = time.perf_counter() - ended
+    cpu = [(cpu_seconds(pid) - b) * 1e6 / requests for pid, b in zip(pids, cpu_before)]
     lines = [l.split('","') for l in out.strip().splitlines()]
     row = dict(zip([h.strip('"') for h in lines[0]], [v.strip('"') for v in lines[1]]))
     if redis_cli(primary, "DEBUG", "DIGEST") != redis_cli(replica, "DEBUG", "DIGEST"):
         raise RuntimeError("the replica's dataset differs from the primary's")
-    return float(row["rps"]), statistics.median(lags), max(lags), catch_up
+    return float(row["rps"]), statistics.median(lags), max(lags), catch_up, cpu
 
 
 def main():
@@ -114,13 +117,16 @@ def main():
             replica = start(kind, args.embedis, CLIENT_CORE)
             pairs[kind] = (primary, replica)
             redis_cli(primary[1], "DEBUG", "POPULATE", "1000000")
-        figures = {k: {"sync": [], "rps": [], "lag50": [], "lagmax": [], "catchup": []} for k in pairs}
+        figures = {k: {"sync": [], "rps": [], "lag50": [], "lagmax": [], "catchup": [], "pcpu": [], "rcpu": []}
+                   for k in pairs}
         for r in range(args.rounds):
             order = ["embedis", "redis"] if r % 2 == 0 else ["redis", "embedis"]
             for kind in order:
-                (_, p), (_, rep) = pairs[kind]
+                (pproc, p), (rproc, rep) = pairs[kind]
                 figures[kind]["sync"].append(full_sync(p, rep))
-                rps, lag50, lagmax, catchup = under_load(p, rep, args.requests)
+                rps, lag50, lagmax, catchup, cpu = under_load(p, rep, args.requests, [pproc.pid, rproc.pid])
+                figures[kind]["pcpu"].append(cpu[0])
+                figures[kind]["rcpu"].append(cpu[1])
                 figures[kind]["rps"].append(rps)
                 figures[kind]["lag50"].append(lag50)
                 figures[kind]["lagmax"].append(lagmax)
@@ -138,6 +144,9 @@ def main():
               f"{e['rps'] / rd['rps']:.2f} |")
         print(f"| replica lag during the load, median | {e['lag50']:.0f} B | {rd['lag50']:.0f} B | |")
         print(f"| replica lag during the load, max | {e['lagmax']:.0f} B | {rd['lagmax']:.0f} B | |")
+        print(f"| primary CPU s per 1M SETs | {e['pcpu']:.2f} | {rd['pcpu']:.2f} | {e['pcpu'] / rd['pcpu']:.2f} |")
+        print(f"| replica CPU s per 1M SETs applied | {e['rcpu']:.2f} | {rd['rcpu']:.2f} | "
+              f"{e['rcpu'] / rd['rcpu']:.2f} |")
         print(f"| caught up after the load | {e['catchup'] * 1000:.1f} ms | {rd['catchup'] * 1000:.1f} ms | |")
     finally:
         for (pp, _), (rp, _) in pairs.values():

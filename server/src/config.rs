@@ -94,6 +94,12 @@ pub struct Config {
     pub repl_backlog_size: u64,
     pub repl_ping_replica_period: u32,
     pub repl_timeout: u32,
+    /// Seconds a primary keeps its backlog with no replica attached (0: for ever).
+    pub repl_backlog_ttl: u32,
+    /// `repl-diskless-load`: `disabled` keeps the image a replica receives as its RDB file (as
+    /// Redis, which loads it from there); the others load it from memory only. embedis always
+    /// loads from memory.
+    pub repl_diskless_load: String,
     /// `replica-read-only`: a replica refuses writes from its clients (`-READONLY`).
     pub replica_read_only: bool,
     /// `replica-serve-stale-data`: while its link is down, a replica answers its clients from
@@ -139,6 +145,14 @@ pub struct Config {
     pub auto_aof_rewrite_percentage: u64,
     pub auto_aof_rewrite_min_size: u64,
     pub no_appendfsync_on_rewrite: bool,
+    /// `activerehashing`: the tick gives incremental rehashing a millisecond (yes), or tables
+    /// rehash only as commands touch them (no).
+    pub activerehashing: bool,
+    /// `always-show-logo` (embedis prints no ASCII-art logo either way; kept for CONFIG GET).
+    pub always_show_logo: bool,
+    /// `propagation-error-behavior`: what a command that fails to propagate does (only module
+    /// commands can, and embedis has no modules; kept for CONFIG GET / SET).
+    pub propagation_error_behavior: String,
     pub aof_rewrite_incremental_fsync: bool,
     /// `aof-use-rdb-preamble`: an AOF base is an RDB (yes) or commands (no, `.base.aof`).
     pub aof_use_rdb_preamble: bool,
@@ -407,8 +421,13 @@ impl Default for Config {
             repl_backlog_size: 1024 * 1024,
             repl_ping_replica_period: 10,
             repl_timeout: 60,
+            repl_backlog_ttl: 3600,
+            repl_diskless_load: "disabled".into(),
             replica_read_only: true,
             replica_serve_stale_data: true,
+            activerehashing: true,
+            always_show_logo: false,
+            propagation_error_behavior: "ignore".into(),
             replicaof: None,
             masteruser: String::new(),
             masterauth: String::new(),
@@ -1095,6 +1114,24 @@ pub static PARAMS: &[Param] = &[
         get: |c| yes_no(c.replica_serve_stale_data),
         set: |c, v| c.replica_serve_stale_data = parse_yes_no(v),
     },
+    param!("repl-backlog-ttl", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.repl_backlog_ttl.to_string(),
+        set: |c, v| c.repl_backlog_ttl = v.parse().unwrap_or(3600)),
+    param!("repl-diskless-load", Kind::Choice(&["disabled", "on-empty-db", "swapdb"]),
+        mutable: true,
+        get: |c| c.repl_diskless_load.clone(),
+        set: |c, v| c.repl_diskless_load = v.to_ascii_lowercase()),
+    param!("activerehashing", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.activerehashing), set: |c, v| c.activerehashing = parse_yes_no(v)),
+    param!("always-show-logo", Kind::Bool, mutable: false,
+        get: |c| yes_no(c.always_show_logo), set: |c, v| c.always_show_logo = parse_yes_no(v)),
+    param!("propagation-error-behavior",
+        Kind::Choice(&["ignore", "panic", "panic-on-replicas"]), mutable: true,
+        get: |c| c.propagation_error_behavior.clone(),
+        set: |c, v| c.propagation_error_behavior = v.to_ascii_lowercase()),
+    // Module commands are always refused: embedis loads no modules.
+    param!("enable-module-command", Kind::Only(&["no"]), mutable: false,
+        get: |_| "no".into(), set: |_, _| {}),
     param!("masteruser", Kind::Text, mutable: true,
         get: |c| c.masteruser.clone(), set: |c, v| c.masteruser = v.to_string()),
     Param {
@@ -1504,7 +1541,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "rename-command",
     "hll-sparse-max-bytes",
     "supervised",
-    "always-show-logo",
     "lazyfree-lazy-user-flush",
     "io-threads-do-reads",
     "include",

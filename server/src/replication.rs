@@ -273,6 +273,8 @@ pub struct Replication {
     pub get_ack: bool,
     /// An ACK arrived: the executor looks at the WAITing clients after the command.
     pub acks_changed: bool,
+    /// Since when (ms) the backlog has had no replica, for `repl-backlog-ttl`.
+    pub alone_since_ms: Option<i64>,
 }
 
 impl Replication {
@@ -294,6 +296,7 @@ impl Replication {
             waiting: Vec::new(),
             get_ack: false,
             acks_changed: false,
+            alone_since_ms: None,
         }
     }
 

@@ -115,8 +115,10 @@ impl Engine {
     /// tell a quiet primary from a dead link.
     fn ping_replicas(&mut self, now_ms: i64) {
         if self.server.repl.replicas.is_empty() {
+            self.free_lonely_backlog(now_ms);
             return;
         }
+        self.server.repl.alone_since_ms = None;
         // A replica silent for `repl-timeout` is dropped (Redis's replicationCron); one attached
         // by the old SYNC never acknowledges and is kept.
         let timeout_ms = i64::from(self.server.config.repl_timeout) * 1000;
@@ -146,6 +148,36 @@ impl Engine {
         }
     }
 
+    /// A primary whose backlog has had no replica for `repl-backlog-ttl` seconds frees it
+    /// (Redis's replicationCron): the stream stops, and a new replication ID says that no
+    /// replica can continue the old history from here.
+    fn free_lonely_backlog(&mut self, now_ms: i64) {
+        let repl = &mut self.server.repl;
+        if repl.backlog.is_none() || repl.primary.is_some() {
+            repl.alone_since_ms = None;
+            return;
+        }
+        let since = *repl.alone_since_ms.get_or_insert(now_ms);
+        let ttl = i64::from(self.server.config.repl_backlog_ttl);
+        if ttl == 0 || (now_ms - since) / 1000 < ttl {
+            return;
+        }
+        use rand::Rng;
+        let replid: String = (0..40)
+            .map(|_| char::from_digit(self.server.rng.gen_range(0..16), 16).expect("hex"))
+            .collect();
+        let repl = &mut self.server.repl;
+        repl.backlog = None;
+        repl.alone_since_ms = None;
+        repl.replid = replid;
+        repl.replid2 = "0".repeat(40);
+        repl.second_offset = -1;
+        self.ks.stream.remove_consumer();
+        self.server.log.notice(&format!(
+            "Replication backlog freed after {ttl} seconds without connected replicas."
+        ));
+    }
+
     /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
     /// per tick in total — to the first table that needs it, as Redis's `databasesCron` does —
     /// so that the tick never holds clients up for long.
@@ -153,6 +185,9 @@ impl Engine {
         for db in self.ks.dbs.iter_mut() {
             db.main.shrink_if_needed();
             db.expires.shrink_if_needed();
+        }
+        if !self.server.config.activerehashing {
+            return;
         }
         for db in self.ks.dbs.iter_mut() {
             if db.main.is_rehashing() {

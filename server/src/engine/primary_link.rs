@@ -134,6 +134,15 @@ impl Engine {
             self.ks.flush_all(false);
             return Err(e.0);
         }
+        if self.server.config.repl_diskless_load == "disabled" {
+            // Redis stores the image as its RDB file before loading it: the file is there
+            // afterwards (a restart loads it).
+            if let Err(e) = self.keep_image_on_disk(image) {
+                self.server.log.warning(&format!(
+                    "Failed trying to save the MASTER synchronization DB to disk: {e}"
+                ));
+            }
+        }
         let repl = &mut self.server.repl;
         repl.replid = replid;
         repl.replid2 = "0".repeat(40);
@@ -160,6 +169,18 @@ impl Engine {
             .log
             .notice("MASTER <-> REPLICA sync: Finished with success");
         Ok(self.attach_primary_client(generation, peer))
+    }
+
+    /// Writes a full sync's image as this server's RDB file (atomically, as a save does).
+    fn keep_image_on_disk(&self, image: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        let target = crate::persistence::target(&self.server);
+        let file = std::fs::File::create(&target.temp).map_err(|e| e.to_string())?;
+        let mut buffered = std::io::BufWriter::new(file);
+        buffered.write_all(image).map_err(|e| e.to_string())?;
+        crate::rdb_file::finish_file(&target, buffered)
+            .map(drop)
+            .map_err(|e| e.error.to_string())
     }
 
     /// A partial resync (`+CONTINUE [id]`): the stream goes on from our offset. A new ID (the
