@@ -387,6 +387,7 @@ fn redis_py_sentinel_client_keeps_writing_across_the_failover() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert!(status.success(), "{out:?}\n{stderr}\n{}", sentinels.logs());
+    eprintln!("the client's account: {out:?}");
     let new = sentinels.wait_for_new_primary(old);
     assert!(out.contains(&format!("new master {new}")), "{out:?}");
     let errors: u64 = out
@@ -482,4 +483,60 @@ fn a_lock_is_lost_when_sentinel_promotes_a_replica_it_never_reached() {
         strings(primary.addr(), &["GET", "lock"]) == ["tokenB"]
     });
     assert_eq!(strings(primary.addr(), &["ROLE"])[0], "slave");
+}
+
+/// The transaction a sentinel promotes (or repoints) a replica with, sent to an embedis replica
+/// and to a redis-server replica alike: the same replies (CONFIG REWRITE fails without a config
+/// file, inside the transaction, without aborting it), and the same effect — the other normal
+/// and pub/sub clients disconnected, the sender kept, the node a primary.
+#[test]
+fn the_promotion_transaction_answers_as_redis_does() {
+    let run = |addr: SocketAddr| {
+        let mut sub = Conn::connect(addr).unwrap();
+        text(&mut sub, &["SUBSCRIBE", "__sentinel__:hello"]);
+        let mut other = Conn::connect(addr).unwrap();
+        assert_eq!(text(&mut other, &["PING"]), "+PONG\r\n");
+        let mut c = Conn::connect(addr).unwrap();
+        text(&mut c, &["CLIENT", "SETNAME", "sentinel-0123abcd-cmd"]);
+        let mut replies = Vec::new();
+        for args in [
+            &["MULTI"][..],
+            &["SLAVEOF", "NO", "ONE"],
+            &["CONFIG", "REWRITE"],
+            &["CLIENT", "KILL", "TYPE", "normal"],
+            &["CLIENT", "KILL", "TYPE", "pubsub"],
+            &["EXEC"],
+        ] {
+            replies.push(text(&mut c, args));
+        }
+        replies.push(field(&text(&mut c, &["INFO", "replication"]), "role"));
+        let closed = |conn: &mut Conn| {
+            matches!(
+                conn.read_within(Duration::from_secs(5)),
+                support::Received::Closed
+            )
+        };
+        replies.push(format!("normal closed: {}", closed(&mut other)));
+        replies.push(format!("subscriber closed: {}", closed(&mut sub)));
+        replies
+    };
+    let primary = embedis::Server::builder().start().unwrap();
+    let replica = replica_of(primary.addr());
+    let ours = run(replica.addr());
+    let Some(redis) = support::RedisServer::start(
+        "sentinel promotion transaction",
+        &[
+            "--replicaof",
+            "127.0.0.1",
+            &primary.addr().port().to_string(),
+        ],
+    ) else {
+        return;
+    };
+    let theirs = run(redis.addr());
+    assert_eq!(ours, theirs);
+    assert_eq!(
+        ours[5],
+        "*4\r\n+OK\r\n-ERR The server is running without a config file\r\n:1\r\n:1\r\n"
+    );
 }
