@@ -307,12 +307,13 @@ fn sentinel_fails_over_when_the_embedis_primary_dies() {
     // The data written before the failover is all there.
     assert_eq!(text(&mut n, &["DBSIZE"]), ":101\r\n");
     assert_eq!(text(&mut n, &["GET", "before:42"]), "$2\r\n42\r\n");
-    // The other replica follows the new primary.
-    let mut o = Conn::connect(other.addr()).unwrap();
+    // The other replica follows the new primary. (A new connection each time: repointing it
+    // ends with CLIENT KILL TYPE normal.)
     sentinels.wait_for("the other replica to follow the new primary", 15, || {
-        let info = text(&mut o, &["INFO", "replication"]);
+        let info = strings(other.addr(), &["INFO", "replication"]).concat();
         field(&info, "master_port") == new.to_string() && field(&info, "master_link_status") == "up"
     });
+    let mut o = Conn::connect(other.addr()).unwrap();
     let role = strings(other.addr(), &["ROLE"]);
     assert_eq!(role[..3], ["slave", "127.0.0.1", &new.to_string()]);
     // Writes to the new primary reach it.
@@ -456,6 +457,10 @@ fn a_lock_is_lost_when_sentinel_promotes_a_replica_it_never_reached() {
     );
     // A's lock is on no replica, and WAIT says so.
     assert_eq!(text(&mut a, &["WAIT", "1", "200"]), ":0\r\n");
+    for replica in &replicas {
+        let mut r = Conn::connect(replica.addr()).unwrap();
+        assert_eq!(text(&mut r, &["GET", "lock"]), "$-1\r\n");
+    }
     // The primary stops answering.
     primary.faults().pause(Duration::from_secs(120));
     let new = sentinels.wait_for_new_primary(old);
