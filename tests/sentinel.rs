@@ -59,17 +59,27 @@ fn field(info: &str, name: &str) -> String {
 
 /// A replica of `primary`, as an embedis server started with the `replicaof` config.
 fn replica_of(primary: SocketAddr) -> embedis::Server {
-    embedis::Server::builder()
-        .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
-        .unwrap()
-        .start()
-        .unwrap()
+    replica_with(primary, &[])
 }
 
-fn link_up(addr: SocketAddr) -> bool {
+/// A replica of `primary` with more configuration (`(name, value)` pairs).
+fn replica_with(primary: SocketAddr, configs: &[(&str, &str)]) -> embedis::Server {
+    let mut builder = embedis::Server::builder()
+        .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
+        .unwrap();
+    for (name, value) in configs {
+        builder = builder.config(name, value).unwrap();
+    }
+    builder.start().unwrap()
+}
+
+fn link_up(addr: SocketAddr, password: Option<&str>) -> bool {
     let Ok(mut c) = Conn::connect(addr) else {
         return false;
     };
+    if let Some(password) = password {
+        text(&mut c, &["AUTH", password]);
+    }
     field(
         &text(&mut c, &["INFO", "replication"]),
         "master_link_status",
@@ -87,6 +97,11 @@ struct Sentinels {
 impl Sentinels {
     /// Starts three sentinels watching `primary`; None (a loud skip) without redis-sentinel.
     fn start(test: &str, primary: SocketAddr) -> Option<Sentinels> {
+        Sentinels::start_with(test, primary, "")
+    }
+
+    /// As [`Sentinels::start`], with `extra` appended to each sentinel's configuration.
+    fn start_with(test: &str, primary: SocketAddr, extra: &str) -> Option<Sentinels> {
         let binary = support::find_binary("redis-sentinel", test)?;
         let dir = std::env::temp_dir().join(format!(
             "embedis-sentinel-{}-{}",
@@ -100,14 +115,14 @@ impl Sentinels {
             dir,
         };
         for i in 0..3 {
-            sentinels.start_one(&binary, i, primary);
+            sentinels.start_one(&binary, i, primary, extra);
         }
         Some(sentinels)
     }
 
     /// Starts sentinel `i` on a free port, retrying on another port if it does not come up (the
     /// port picked may be taken by the time it binds).
-    fn start_one(&mut self, binary: &str, i: usize, primary: SocketAddr) {
+    fn start_one(&mut self, binary: &str, i: usize, primary: SocketAddr, extra: &str) {
         for _attempt in 0..10 {
             let port = support::free_port();
             let conf = self.dir.join(format!("sentinel-{i}.conf"));
@@ -120,7 +135,7 @@ impl Sentinels {
                  sentinel monitor {NAME} {ip} {pport} 2\n\
                  sentinel down-after-milliseconds {NAME} 1000\n\
                  sentinel failover-timeout {NAME} 4000\n\
-                 sentinel parallel-syncs {NAME} 1\n",
+                 sentinel parallel-syncs {NAME} 1\n{extra}",
                 log = self.dir.join(format!("sentinel-{i}.log")).display(),
                 dir = self.dir.display(),
                 ip = primary.ip(),
@@ -254,12 +269,16 @@ impl Drop for Sentinels {
 fn three_nodes() -> (embedis::Server, Vec<embedis::Server>) {
     let primary = embedis::Server::builder().start().unwrap();
     let replicas: Vec<embedis::Server> = (0..2).map(|_| replica_of(primary.addr())).collect();
+    wait_for_links(&replicas, None);
+    (primary, replicas)
+}
+
+fn wait_for_links(replicas: &[embedis::Server], password: Option<&str>) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while !replicas.iter().all(|r| link_up(r.addr())) {
+    while !replicas.iter().all(|r| link_up(r.addr(), password)) {
         assert!(Instant::now() < deadline, "replica links did not come up");
         std::thread::sleep(Duration::from_millis(20));
     }
-    (primary, replicas)
 }
 
 fn addr_of(port: u16) -> SocketAddr {
@@ -282,7 +301,13 @@ fn promoted_and_other(
 #[test]
 fn sentinel_fails_over_when_the_embedis_primary_dies() {
     let _serial = serial();
-    let (primary, replicas) = three_nodes();
+    let primary = embedis::Server::builder().start().unwrap();
+    // The second replica must never be promoted (INFO's slave_priority:0).
+    let replicas = vec![
+        replica_of(primary.addr()),
+        replica_with(primary.addr(), &[("replica-priority", "0")]),
+    ];
+    wait_for_links(&replicas, None);
     let mut p = Conn::connect(primary.addr()).unwrap();
     for i in 0..100 {
         text(&mut p, &["SET", &format!("before:{i}"), &i.to_string()]);
@@ -298,7 +323,8 @@ fn sentinel_fails_over_when_the_embedis_primary_dies() {
     drop(p);
     primary.shutdown();
     let new = sentinels.wait_for_new_primary(old);
-    let (promoted, other) = promoted_and_other(&replicas, new);
+    let (promoted, other) = (&replicas[0], &replicas[1]);
+    assert_eq!(new, promoted.addr().port(), "the replica of priority 100");
     let mut n = Conn::connect(promoted.addr()).unwrap();
     assert_eq!(
         field(&text(&mut n, &["INFO", "replication"]), "role"),
@@ -544,4 +570,46 @@ fn the_promotion_transaction_answers_as_redis_does() {
         ours[5],
         "*4\r\n+OK\r\n-ERR The server is running without a config file\r\n:1\r\n:1\r\n"
     );
+}
+
+/// With passwords everywhere: the nodes' `requirepass`, the replicas' `masterauth`, and the
+/// sentinels' `auth-pass` (AUTH before CLIENT SETNAME, PING, INFO, PUBLISH and SUBSCRIBE). A
+/// sentinel that could not authenticate would see no replicas and no other sentinel.
+#[test]
+fn sentinel_fails_over_password_protected_embedis_nodes() {
+    let _serial = serial();
+    const PASSWORD: &str = "s3cret";
+    let primary = embedis::Server::builder()
+        .password(PASSWORD)
+        .start()
+        .unwrap();
+    let replicas: Vec<embedis::Server> = (0..2)
+        .map(|_| {
+            replica_with(
+                primary.addr(),
+                &[("requirepass", PASSWORD), ("masterauth", PASSWORD)],
+            )
+        })
+        .collect();
+    wait_for_links(&replicas, Some(PASSWORD));
+    let Some(sentinels) = Sentinels::start_with(
+        "sentinel with passwords",
+        primary.addr(),
+        &format!("sentinel auth-pass {NAME} {PASSWORD}\n"),
+    ) else {
+        return;
+    };
+    sentinels.wait_until_settled();
+    let old = primary.addr().port();
+    primary.shutdown();
+    let new = sentinels.wait_for_new_primary(old);
+    let (_, other) = promoted_and_other(&replicas, new);
+    sentinels.wait_for("the other replica to follow the new primary", 15, || {
+        let Ok(mut c) = Conn::connect(other.addr()) else {
+            return false;
+        };
+        text(&mut c, &["AUTH", PASSWORD]);
+        let info = text(&mut c, &["INFO", "replication"]);
+        field(&info, "master_port") == new.to_string() && field(&info, "master_link_status") == "up"
+    });
 }
