@@ -4,14 +4,16 @@
 //! (shut down) or stops answering (paused with the fault controls) they agree it is down, elect
 //! a leader, promote a replica (`REPLICAOF NO ONE` inside MULTI … EXEC with CONFIG REWRITE and
 //! CLIENT KILL), point the other replica at it, and report it from
-//! `SENTINEL get-master-addr-by-name`. Then: redis-py's `redis.sentinel.Sentinel` client writing
-//! across the failover; and the lock lost in a failover — a lock written on the primary that
-//! never reached a replica is granted again by the promoted one, which `WAIT` would have told
-//! its first holder.
+//! `SENTINEL get-master-addr-by-name` — passing over a replica of priority 0, and with passwords
+//! on every node. Then: redis-py's `redis.sentinel.Sentinel` client writing across the
+//! failover; the lock lost in a failover — a lock written on the primary that never reached a
+//! replica is granted again by the promoted one, which `WAIT` would have told its first holder;
+//! and the promotion transaction's replies, compared with redis-server's.
 //!
-//! Each test skips loudly when redis-sentinel (or, for the client test, Python with redis-py)
-//! is missing, unless EMBEDIS_REQUIRE_REDIS=1. The tests run one at a time (a lock below):
-//! each runs three sentinels whose timing (a 1 s down-after period) a loaded machine stretches.
+//! Each test skips loudly when redis-sentinel (or, for the client test, Python with redis-py;
+//! for the transaction, redis-server) is missing, unless EMBEDIS_REQUIRE_REDIS=1. The
+//! failover tests run one at a time (a lock below): each runs three sentinels whose timing (a
+//! 1 s down-after period) a loaded machine stretches.
 
 mod support;
 
