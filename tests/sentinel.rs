@@ -615,3 +615,46 @@ fn sentinel_fails_over_password_protected_embedis_nodes() {
         field(&info, "master_port") == new.to_string() && field(&info, "master_link_status") == "up"
     });
 }
+
+/// `SENTINEL FAILOVER`, the switchover an operator asks for while the primary is healthy: a
+/// replica is promoted without waiting for a failure, and the old primary, still running, is
+/// demoted by the sentinels (`REPLICAOF` to the new one) and follows it.
+#[test]
+fn sentinel_failover_command_switches_over_and_the_old_primary_follows() {
+    let _serial = serial();
+    let (primary, replicas) = three_nodes();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    assert_eq!(text(&mut p, &["SET", "before", "1"]), "+OK\r\n");
+    assert_eq!(text(&mut p, &["WAIT", "2", "5000"]), ":2\r\n");
+    let Some(sentinels) = Sentinels::start("sentinel switchover", primary.addr()) else {
+        return;
+    };
+    sentinels.wait_until_settled();
+    let old = primary.addr().port();
+    assert_eq!(
+        strings(sentinels.addrs()[0], &["SENTINEL", "FAILOVER", NAME]),
+        ["OK"]
+    );
+    let new = sentinels.wait_for_new_primary(old);
+    let (promoted, _) = promoted_and_other(&replicas, new);
+    // The old primary is told to follow the new one (fresh connections: the demotion closes
+    // normal clients).
+    sentinels.wait_for("the old primary to follow the new one", 25, || {
+        let info = strings(primary.addr(), &["INFO", "replication"]).concat();
+        field(&info, "role") == "slave"
+            && field(&info, "master_port") == new.to_string()
+            && field(&info, "master_link_status") == "up"
+    });
+    let mut n = Conn::connect(promoted.addr()).unwrap();
+    assert_eq!(text(&mut n, &["SET", "after", "1"]), "+OK\r\n");
+    assert_eq!(text(&mut n, &["WAIT", "2", "5000"]), ":2\r\n");
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    assert_eq!(
+        text(&mut p, &["MGET", "before", "after"]),
+        "*2\r\n$1\r\n1\r\n$1\r\n1\r\n"
+    );
+    assert_eq!(
+        text(&mut p, &["SET", "k", "v"]),
+        "-READONLY You can't write against a read only replica.\r\n"
+    );
+}
