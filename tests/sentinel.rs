@@ -5,7 +5,8 @@
 //! a leader, promote a replica (`REPLICAOF NO ONE` inside MULTI … EXEC with CONFIG REWRITE and
 //! CLIENT KILL), point the other replica at it, and report it from
 //! `SENTINEL get-master-addr-by-name` — passing over a replica of priority 0, and with passwords
-//! on every node. Then: redis-py's `redis.sentinel.Sentinel` client writing across the
+//! on every node; `SENTINEL FAILOVER` switching over a healthy primary, which the sentinels
+//! then demote to follow the new one. Then: redis-py's `redis.sentinel.Sentinel` client writing across the
 //! failover; the lock lost in a failover — a lock written on the primary that never reached a
 //! replica is granted again by the promoted one, which `WAIT` would have told its first holder;
 //! and the promotion transaction's replies, compared with redis-server's.
@@ -164,6 +165,24 @@ impl Sentinels {
                 std::thread::sleep(Duration::from_millis(20));
             }
             if up {
+                // Sentinel's own periods, shortened (they have no configuration directive):
+                // INFO every second instead of 10, hellos every 500 ms instead of 2 s — which
+                // also shortens the wait before a sentinel demotes a node that still claims to
+                // be the primary (four hello periods).
+                assert_eq!(
+                    strings(
+                        addr,
+                        &[
+                            "SENTINEL",
+                            "DEBUG",
+                            "info-period",
+                            "1000",
+                            "publish-period",
+                            "500"
+                        ]
+                    ),
+                    ["OK"]
+                );
                 self.children.push(child);
                 self.ports.push(port);
                 return;
