@@ -29,7 +29,7 @@ deadline = time.time() + 25
 while time.time() < deadline:
     try:
         master.set(f"k:{i}", i)
-    except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError) as e:
+    except (redis.ConnectionError, redis.TimeoutError, redis.ReadOnlyError):
         # The primary is gone or was demoted: the pool finds the new one on the next try.
         errors += 1
         time.sleep(0.05)
