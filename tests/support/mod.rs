@@ -47,7 +47,7 @@ pub fn find_binary(binary: &str, test: &str) -> Option<String> {
             panic!("{test}: {binary} not found but EMBEDIS_REQUIRE_REDIS=1")
         }
         None => {
-            eprintln!("\n!!!!! SKIPPED {test}: {binary} is not installed (apt-get install redis-server redis-tools) !!!!!\n");
+            eprintln!("\n!!!!! SKIPPED {test}: {binary} is not installed (apt-get install redis-server redis-tools redis-sentinel) !!!!!\n");
             None
         }
     }
