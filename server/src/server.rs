@@ -362,7 +362,17 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
     }
     let port = tcp_addr.map_or(0, |a| a.port());
-    log.notice(&format!("Running mode=standalone, port={port}."));
+    if config.always_show_logo {
+        // Redis draws its logo here, with the mode, port and PID (its test harness finds the
+        // server's PID in it); embedis says the same in one line of its own.
+        log.notice(&format!(
+            "embedis {} (Redis 7.0.15 compatible), standalone mode, Port: {port}, PID: {}",
+            env!("CARGO_PKG_VERSION"),
+            std::process::id()
+        ));
+    } else {
+        log.notice(&format!("Running mode=standalone, port={port}."));
+    }
     let unix_path = (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone());
     Ok(Prepared {
         log,
