@@ -73,6 +73,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "evict.rs",
             "snapshot.rs",
             "append_only.rs",
+            "cluster.rs",
         ],
     ),
     (

@@ -27,6 +27,7 @@ pub mod value;
 pub mod append_only;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod evict;
 pub mod faults;
 pub mod keyspace;

@@ -1,0 +1,364 @@
+//! Cluster mode's model: this node's view of the cluster — its own 40-hex ID, the nodes it
+//! knows, which node serves each of the 16,384 hash slots, the slots being migrated or imported,
+//! and the epochs — plus [`key_slot`], the hash that maps a key to its slot.
+//!
+//! It exists only to answer two questions fast, on every request of a `cluster-enabled` server:
+//! which slot does this key hash to, and does this node serve that slot (and if not, who does).
+//! So the slot table holds node *numbers* (an index into `nodes`), and this node is always
+//! number 0. A server without `cluster-enabled` never looks here: the gate that does is behind
+//! one `enabled` branch.
+//!
+//! Unlike a fresh redis-server, a fresh embedis cluster node serves every slot (so that a
+//! cluster client can be pointed at one embedis without any set-up); CLUSTER commands (DELSLOTS,
+//! RESET, SETSLOT…) and what other nodes say over the bus then change that.
+//!
+//! There is no failure detection and no failover: a known node is always taken as reachable,
+//! and the cluster is `ok` when every slot has a serving node.
+
+use std::collections::BTreeMap;
+
+/// Number of hash slots.
+pub const SLOTS: usize = 16384;
+
+/// The slot table's mark for a slot no node serves.
+pub const NO_NODE: u32 = u32::MAX;
+
+/// CRC16 as Redis Cluster uses it (the XMODEM variant: polynomial 0x1021, initial value 0,
+/// no reflection), computed bit by bit from a 256-entry table built at compile time.
+pub fn crc16(data: &[u8]) -> u16 {
+    const TABLE: [u16; 256] = {
+        let mut table = [0u16; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut crc = (i as u16) << 8;
+            let mut bit = 0;
+            while bit < 8 {
+                crc = if crc & 0x8000 != 0 {
+                    (crc << 1) ^ 0x1021
+                } else {
+                    crc << 1
+                };
+                bit += 1;
+            }
+            table[i] = crc;
+            i += 1;
+        }
+        table
+    };
+    let mut crc = 0u16;
+    for &byte in data {
+        crc = (crc << 8) ^ TABLE[((crc >> 8) as u8 ^ byte) as usize];
+    }
+    crc
+}
+
+/// The hash slot of `key`: CRC16 of the key modulo 16,384, or, when the key holds a `{…}` with
+/// at least one byte between the first `{` and the first `}` after it, of those bytes only (a
+/// hash tag, which lets related keys share a slot).
+pub fn key_slot(key: &[u8]) -> u16 {
+    let hashed = match key.iter().position(|&b| b == b'{') {
+        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
+            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+            _ => key,
+        },
+        None => key,
+    };
+    crc16(hashed) & (SLOTS as u16 - 1)
+}
+
+/// A node's role.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    Primary,
+    /// A replica of the node with this ID.
+    Replica(String),
+}
+
+/// One node as this node knows it.
+#[derive(Debug, Clone)]
+pub struct Node {
+    pub id: String,
+    /// Empty until known (a lone node does not know its own address, as in Redis).
+    pub ip: String,
+    pub port: u16,
+    pub bus_port: u16,
+    pub role: Role,
+    pub config_epoch: u64,
+    /// Milliseconds (UNIX time) of the last ping sent and pong received over the bus; 0 = none.
+    pub ping_sent: i64,
+    pub pong_received: i64,
+    /// The bus link to it is up (always true for this node).
+    pub connected: bool,
+    /// Met but not yet answered with its ID (Redis's `handshake` flag); such a node has a
+    /// random provisional ID.
+    pub handshake: bool,
+}
+
+impl Node {
+    /// `ip:port@bus_port`, as CLUSTER NODES writes it.
+    pub fn address(&self) -> String {
+        format!("{}:{}@{}", self.ip, self.port, self.bus_port)
+    }
+}
+
+/// This node's view of the cluster (see the module docs).
+#[derive(Debug)]
+pub struct Cluster {
+    /// `cluster-enabled`: fixed at start-up.
+    pub enabled: bool,
+    /// Known nodes by number; `None` where a node was forgotten. Number 0 is this node.
+    pub nodes: Vec<Option<Node>>,
+    /// Serving node number of every slot, or [`NO_NODE`].
+    pub slots: Box<[u32]>,
+    /// Slots this node is giving away (SETSLOT MIGRATING), with the receiving node's number.
+    pub migrating: BTreeMap<u16, u32>,
+    /// Slots this node is receiving (SETSLOT IMPORTING), with the giving node's number.
+    pub importing: BTreeMap<u16, u32>,
+    pub current_epoch: u64,
+    /// Bumped by every change the bus should tell the other nodes about at once.
+    pub version: u64,
+    /// Bus messages counted for CLUSTER INFO.
+    pub messages_sent: u64,
+    pub messages_received: u64,
+    /// Node IDs FORGET removed, with the UNIX ms until which the bus must not re-add them
+    /// (Redis's 60-second blacklist).
+    pub forgotten: BTreeMap<String, i64>,
+    /// The slot of the running command's keys, as the cluster gate found it (Redis's
+    /// `c->slot`): a script's `redis.call` must stay in it.
+    pub current_slot: Option<u16>,
+}
+
+/// This node's number in [`Cluster::nodes`].
+pub const MYSELF: u32 = 0;
+
+impl Cluster {
+    /// A node whose ID is `id`. With `enabled`, it serves every slot (see the module docs).
+    pub fn new(enabled: bool, id: String) -> Cluster {
+        let myself = Node {
+            id,
+            ip: String::new(),
+            port: 0,
+            bus_port: 0,
+            role: Role::Primary,
+            config_epoch: 0,
+            ping_sent: 0,
+            pong_received: 0,
+            connected: true,
+            handshake: false,
+        };
+        let owner = if enabled { MYSELF } else { NO_NODE };
+        Cluster {
+            enabled,
+            nodes: vec![Some(myself)],
+            slots: vec![owner; SLOTS].into_boxed_slice(),
+            migrating: BTreeMap::new(),
+            importing: BTreeMap::new(),
+            current_epoch: 0,
+            version: 0,
+            messages_sent: 0,
+            messages_received: 0,
+            forgotten: BTreeMap::new(),
+            current_slot: None,
+        }
+    }
+
+    pub fn myself(&self) -> &Node {
+        self.nodes[0]
+            .as_ref()
+            .expect("this node is never forgotten")
+    }
+
+    pub fn myself_mut(&mut self) -> &mut Node {
+        self.nodes[0]
+            .as_mut()
+            .expect("this node is never forgotten")
+    }
+
+    pub fn node(&self, number: u32) -> Option<&Node> {
+        self.nodes.get(number as usize)?.as_ref()
+    }
+
+    /// The number of the node whose ID is `id` (exactly, as Redis compares them).
+    pub fn find(&self, id: &[u8]) -> Option<u32> {
+        self.nodes
+            .iter()
+            .position(|n| n.as_ref().is_some_and(|n| n.id.as_bytes() == id))
+            .map(|i| i as u32)
+    }
+
+    /// Adds a node and returns its number (reusing a forgotten node's place).
+    pub fn add(&mut self, node: Node) -> u32 {
+        self.version += 1;
+        match self.nodes.iter().position(Option::is_none) {
+            Some(free) => {
+                self.nodes[free] = Some(node);
+                free as u32
+            }
+            None => {
+                self.nodes.push(Some(node));
+                (self.nodes.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Forgets node `number`: its slots become unserved, and its replicas primaries.
+    pub fn remove(&mut self, number: u32) {
+        let Some(node) = self.nodes.get_mut(number as usize).and_then(Option::take) else {
+            return;
+        };
+        for owner in self.slots.iter_mut() {
+            if *owner == number {
+                *owner = NO_NODE;
+            }
+        }
+        self.migrating.retain(|_, to| *to != number);
+        self.importing.retain(|_, from| *from != number);
+        for other in self.nodes.iter_mut().flatten() {
+            if other.role == Role::Replica(node.id.clone()) {
+                other.role = Role::Primary;
+            }
+        }
+        self.version += 1;
+    }
+
+    /// Every known node, with its number.
+    pub fn known(&self) -> impl Iterator<Item = (u32, &Node)> {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.as_ref().map(|n| (i as u32, n)))
+    }
+
+    /// The serving node's number of `slot`, or [`NO_NODE`].
+    #[inline]
+    pub fn owner(&self, slot: u16) -> u32 {
+        self.slots[slot as usize]
+    }
+
+    pub fn set_owner(&mut self, slot: u16, number: u32) {
+        if self.slots[slot as usize] != number {
+            self.slots[slot as usize] = number;
+            self.version += 1;
+        }
+    }
+
+    /// The slots node `number` serves, as inclusive ranges.
+    pub fn ranges_of(&self, number: u32) -> Vec<(u16, u16)> {
+        let mut ranges: Vec<(u16, u16)> = Vec::new();
+        for (slot, &owner) in self.slots.iter().enumerate() {
+            if owner != number {
+                continue;
+            }
+            let slot = slot as u16;
+            match ranges.last_mut() {
+                Some((_, end)) if *end + 1 == slot => *end = slot,
+                _ => ranges.push((slot, slot)),
+            }
+        }
+        ranges
+    }
+
+    /// Slots with a serving node.
+    pub fn slots_assigned(&self) -> usize {
+        self.slots.iter().filter(|&&o| o != NO_NODE).count()
+    }
+
+    /// `ok` when every slot is served (Redis's default `cluster-require-full-coverage yes`;
+    /// with no failure detection, a known node counts as up).
+    pub fn state_ok(&self) -> bool {
+        self.slots.iter().all(|&o| o != NO_NODE)
+    }
+
+    /// The primary whose slots this node serves or mirrors: itself, or its primary.
+    pub fn primary_of(&self, number: u32) -> Option<u32> {
+        match &self.node(number)?.role {
+            Role::Primary => Some(number),
+            Role::Replica(id) => self.find(id.as_bytes()),
+        }
+    }
+
+    /// Primaries serving at least one slot (CLUSTER INFO's `cluster_size`).
+    pub fn size(&self) -> usize {
+        let mut serving: Vec<u32> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&o| o != NO_NODE)
+            .collect();
+        serving.sort_unstable();
+        serving.dedup();
+        serving.len()
+    }
+
+    /// Redis's `clusterResetSoft`/`Hard` minus the data flush (the caller's): this node forgets
+    /// every other node, serves no slot and becomes a primary; a hard reset also zeroes the
+    /// epochs and takes the new ID `new_id`.
+    pub fn reset(&mut self, new_id: Option<String>) {
+        let me = self.myself().clone();
+        self.nodes = vec![Some(me)];
+        self.slots.fill(NO_NODE);
+        self.migrating.clear();
+        self.importing.clear();
+        self.forgotten.clear();
+        let myself = self.myself_mut();
+        myself.role = Role::Primary;
+        if let Some(id) = new_id {
+            myself.id = id;
+            myself.config_epoch = 0;
+            self.current_epoch = 0;
+        }
+        self.version += 1;
+    }
+
+    /// The highest config epoch of all known nodes (Redis's `clusterGetMaxEpoch`, which also
+    /// counts the current epoch).
+    pub fn max_epoch(&self) -> u64 {
+        self.known()
+            .map(|(_, n)| n.config_epoch)
+            .max()
+            .unwrap_or(0)
+            .max(self.current_epoch)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crc16_matches_the_xmodem_check_value() {
+        // The standard check input of CRC catalogues: CRC-16/XMODEM("123456789") = 0x31C3.
+        assert_eq!(crc16(b"123456789"), 0x31c3);
+        assert_eq!(crc16(b""), 0);
+    }
+
+    #[test]
+    fn key_slot_follows_hash_tags() {
+        // Values asked of redis-server 7.0 (CLUSTER KEYSLOT).
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b"a"), 15495);
+        assert_eq!(key_slot(b"{a}b"), key_slot(b"a"));
+        assert_eq!(key_slot(b"{}"), key_slot(b"{}"));
+        assert_eq!(key_slot(b"{}"), crc16(b"{}") & 16383);
+        // An empty first tag makes the whole key count, even with a later non-empty tag.
+        assert_eq!(key_slot(b"a{}{b}"), crc16(b"a{}{b}") & 16383);
+        assert_eq!(key_slot(b"{user1000}.following"), key_slot(b"user1000"));
+        // Only the first `}` after the first `{` closes the tag.
+        assert_eq!(key_slot(b"foo{{bar}}zap"), key_slot(b"{bar"));
+    }
+
+    #[test]
+    fn ranges_and_state() {
+        let mut cluster = Cluster::new(true, "a".repeat(40));
+        assert!(cluster.state_ok());
+        assert_eq!(cluster.ranges_of(MYSELF), vec![(0, 16383)]);
+        cluster.set_owner(5, NO_NODE);
+        cluster.set_owner(7, NO_NODE);
+        assert!(!cluster.state_ok());
+        assert_eq!(cluster.ranges_of(MYSELF), vec![(0, 4), (6, 6), (8, 16383)]);
+        assert_eq!(cluster.slots_assigned(), 16382);
+        cluster.reset(None);
+        assert_eq!(cluster.slots_assigned(), 0);
+        assert_eq!(cluster.size(), 0);
+    }
+}
