@@ -105,6 +105,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         &[
             "net.rs",
             "net_threaded.rs",
+            "cluster_bus.rs",
             "server.rs",
             "direct.rs",
             "test_harness.rs",

@@ -126,6 +126,10 @@ pub struct Cluster {
     /// The slot of the running command's keys, as the cluster gate found it (Redis's
     /// `c->slot`): a script's `redis.call` must stay in it.
     pub current_slot: Option<u16>,
+    /// This node serves every slot only because it was never told otherwise (a fresh node):
+    /// the first ADDSLOTS, MEET or REPLICATE, or a message from another node, replaces that
+    /// default with what it is told.
+    pub implicit: bool,
 }
 
 /// This node's number in [`Cluster::nodes`].
@@ -159,6 +163,7 @@ impl Cluster {
             messages_received: 0,
             forgotten: BTreeMap::new(),
             current_slot: None,
+            implicit: enabled,
         }
     }
 
@@ -294,6 +299,7 @@ impl Cluster {
     /// every other node, serves no slot and becomes a primary; a hard reset also zeroes the
     /// epochs and takes the new ID `new_id`.
     pub fn reset(&mut self, new_id: Option<String>) {
+        self.implicit = false;
         let me = self.myself().clone();
         self.nodes = vec![Some(me)];
         self.slots.fill(NO_NODE);
@@ -310,6 +316,15 @@ impl Cluster {
         self.version += 1;
     }
 
+    /// Ends the default of a fresh node (see [`Cluster::implicit`]): with `forget_slots`, the
+    /// slots it served by default become unserved.
+    pub fn end_implicit(&mut self, forget_slots: bool) {
+        if std::mem::take(&mut self.implicit) && forget_slots {
+            self.slots.fill(NO_NODE);
+            self.version += 1;
+        }
+    }
+
     /// The highest config epoch of all known nodes (Redis's `clusterGetMaxEpoch`, which also
     /// counts the current epoch).
     pub fn max_epoch(&self) -> u64 {
@@ -318,6 +333,339 @@ impl Cluster {
             .max()
             .unwrap_or(0)
             .max(self.current_epoch)
+    }
+}
+
+/// What one node tells another over embedis's cluster bus: its own entry, its slots, the
+/// address it reached the receiver at, and the other nodes it knows (gossip). See
+/// `crate::cluster_bus` for the transport; this is the message and how a receiver merges it.
+///
+/// The wire form is text, one item a line, ending with `end`:
+///
+/// ```text
+/// embedis-bus 1
+/// from <id> <ip|-> <port> <bus-port> <primary-id|-> <config-epoch> <current-epoch> <ranges|->
+/// to <ip|->
+/// node <id> <ip|-> <port> <bus-port> <primary-id|->
+/// end
+/// ```
+///
+/// where `<ranges>` is `0-5460,5461,…`. It is not Redis's binary `clusterMsg`: embedis nodes
+/// talk only to embedis nodes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub sender: Gossip,
+    pub config_epoch: u64,
+    pub current_epoch: u64,
+    pub ranges: Vec<(u16, u16)>,
+    /// The address the sender used to reach the receiver (the receiver's own IP, which a lone
+    /// node does not know).
+    pub to_ip: String,
+    pub others: Vec<Gossip>,
+}
+
+/// A node as a [`View`] names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Gossip {
+    pub id: String,
+    pub ip: String,
+    pub port: u16,
+    pub bus_port: u16,
+    pub primary: Option<String>,
+}
+
+fn dash(text: &str) -> &str {
+    if text.is_empty() {
+        "-"
+    } else {
+        text
+    }
+}
+
+fn undash(text: &str) -> String {
+    if text == "-" {
+        String::new()
+    } else {
+        text.to_string()
+    }
+}
+
+impl Gossip {
+    fn of(node: &Node) -> Gossip {
+        Gossip {
+            id: node.id.clone(),
+            ip: node.ip.clone(),
+            port: node.port,
+            bus_port: node.bus_port,
+            primary: match &node.role {
+                Role::Primary => None,
+                Role::Replica(id) => Some(id.clone()),
+            },
+        }
+    }
+
+    fn encode(&self) -> String {
+        format!(
+            "{} {} {} {} {}",
+            self.id,
+            dash(&self.ip),
+            self.port,
+            self.bus_port,
+            self.primary.as_deref().unwrap_or("-")
+        )
+    }
+
+    fn decode(words: &[&str]) -> Option<Gossip> {
+        let [id, ip, port, bus_port, primary] = words else {
+            return None;
+        };
+        Some(Gossip {
+            id: id.to_string(),
+            ip: undash(ip),
+            port: port.parse().ok()?,
+            bus_port: bus_port.parse().ok()?,
+            primary: (*primary != "-").then(|| primary.to_string()),
+        })
+    }
+}
+
+impl View {
+    /// The text of the message (see the type's docs).
+    pub fn encode(&self) -> String {
+        let ranges: Vec<String> = self
+            .ranges
+            .iter()
+            .map(|&(a, b)| {
+                if a == b {
+                    a.to_string()
+                } else {
+                    format!("{a}-{b}")
+                }
+            })
+            .collect();
+        let mut text = format!(
+            "embedis-bus 1\nfrom {} {} {} {}\nto {}\n",
+            self.sender.encode(),
+            self.config_epoch,
+            self.current_epoch,
+            if ranges.is_empty() {
+                "-".to_string()
+            } else {
+                ranges.join(",")
+            },
+            dash(&self.to_ip),
+        );
+        for other in &self.others {
+            text.push_str("node ");
+            text.push_str(&other.encode());
+            text.push('\n');
+        }
+        text.push_str("end\n");
+        text
+    }
+
+    /// Parses the lines of one message (without the final `end`); `None` if malformed.
+    pub fn decode(lines: &[String]) -> Option<View> {
+        let mut lines = lines.iter();
+        if lines.next()?.trim() != "embedis-bus 1" {
+            return None;
+        }
+        let from: Vec<&str> = lines.next()?.split(' ').collect();
+        if from.len() != 9 || from[0] != "from" {
+            return None;
+        }
+        let sender = Gossip::decode(&from[1..6])?;
+        let mut ranges = Vec::new();
+        if from[8] != "-" {
+            for range in from[8].split(',') {
+                let (a, b) = match range.split_once('-') {
+                    Some((a, b)) => (a.parse().ok()?, b.parse().ok()?),
+                    None => {
+                        let a: u16 = range.parse().ok()?;
+                        (a, a)
+                    }
+                };
+                if a > b || b as usize >= SLOTS {
+                    return None;
+                }
+                ranges.push((a, b));
+            }
+        }
+        let to = lines.next()?;
+        let to_ip = undash(to.strip_prefix("to ")?);
+        let mut others = Vec::new();
+        for line in lines {
+            let words: Vec<&str> = line.split(' ').collect();
+            if words.first() != Some(&"node") {
+                return None;
+            }
+            others.push(Gossip::decode(&words[1..])?);
+        }
+        Some(View {
+            sender,
+            config_epoch: from[6].parse().ok()?,
+            current_epoch: from[7].parse().ok()?,
+            ranges,
+            to_ip,
+            others,
+        })
+    }
+}
+
+impl Cluster {
+    /// This node's view for the node at `to_ip` (see [`View`]).
+    pub fn view_for(&self, to_ip: &str) -> View {
+        let myself = self.myself();
+        View {
+            sender: Gossip::of(myself),
+            config_epoch: myself.config_epoch,
+            current_epoch: self.current_epoch,
+            ranges: self.ranges_of(MYSELF),
+            to_ip: to_ip.to_string(),
+            others: self
+                .known()
+                .filter(|(n, node)| *n != MYSELF && !node.handshake)
+                .map(|(_, node)| Gossip::of(node))
+                .collect(),
+        }
+    }
+
+    /// Merges a view received from the node at `peer_ip` (the address the connection came
+    /// from). `dialed`: the number of the node this node connected to and got the view as the
+    /// answer from — a node met by CLUSTER MEET learns its real ID this way. Returns the
+    /// sender's number, or `None` if the view was ignored (a forgotten node).
+    ///
+    /// Slots follow Redis's rule: the sender's claim on a slot wins when the slot has no
+    /// node or its node's config epoch is lower; a slot this node is importing is left alone.
+    /// Two primaries with the same config epoch are told apart as in Redis: the one with the
+    /// smaller ID takes a new epoch.
+    pub fn merge(
+        &mut self,
+        view: &View,
+        peer_ip: &str,
+        dialed: Option<u32>,
+        now_ms: i64,
+    ) -> Option<u32> {
+        self.forgotten.retain(|_, until| *until > now_ms);
+        if self.forgotten.contains_key(&view.sender.id) || view.sender.id == self.myself().id {
+            return None;
+        }
+        // Someone talks to this node: it is part of a cluster now.
+        self.end_implicit(true);
+        self.messages_received += 1;
+        if self.myself().ip.is_empty() && !view.to_ip.is_empty() {
+            self.myself_mut().ip = view.to_ip.clone();
+            self.version += 1;
+        }
+        let ip = if view.sender.ip.is_empty() {
+            peer_ip.to_string()
+        } else {
+            view.sender.ip.clone()
+        };
+        let known = self.find(view.sender.id.as_bytes());
+        let number = match (known, dialed) {
+            (Some(number), Some(dialed)) if number != dialed => {
+                // Met again under a provisional ID: the provisional entry goes.
+                if self.node(dialed).is_some_and(|n| n.handshake) {
+                    self.remove(dialed);
+                }
+                number
+            }
+            (Some(number), _) => number,
+            (None, Some(dialed)) if self.node(dialed).is_some_and(|n| n.handshake) => {
+                let node = self.nodes[dialed as usize].as_mut().expect("dialed node");
+                node.id = view.sender.id.clone();
+                node.handshake = false;
+                self.version += 1;
+                dialed
+            }
+            _ => self.add(Node {
+                id: view.sender.id.clone(),
+                ip: ip.clone(),
+                port: view.sender.port,
+                bus_port: view.sender.bus_port,
+                role: Role::Primary,
+                config_epoch: 0,
+                ping_sent: 0,
+                pong_received: 0,
+                connected: false,
+                handshake: false,
+            }),
+        };
+        let role = match &view.sender.primary {
+            Some(id) => Role::Replica(id.clone()),
+            None => Role::Primary,
+        };
+        {
+            let node = self.nodes[number as usize].as_mut().expect("sender");
+            let changed = node.ip != ip
+                || node.port != view.sender.port
+                || node.bus_port != view.sender.bus_port
+                || node.role != role
+                || node.config_epoch != view.config_epoch;
+            node.ip = ip;
+            node.port = view.sender.port;
+            node.bus_port = view.sender.bus_port;
+            node.role = role;
+            node.config_epoch = view.config_epoch;
+            node.connected = true;
+            node.pong_received = now_ms;
+            if changed {
+                self.version += 1;
+            }
+        }
+        if view.current_epoch > self.current_epoch {
+            self.current_epoch = view.current_epoch;
+        }
+        if view.sender.primary.is_none() {
+            for &(start, end) in &view.ranges {
+                for slot in start..=end {
+                    let owner = self.owner(slot);
+                    if owner == number || self.importing.contains_key(&slot) {
+                        continue;
+                    }
+                    let owner_epoch = self.node(owner).map(|n| n.config_epoch);
+                    if owner_epoch.is_none_or(|epoch| epoch < view.config_epoch) {
+                        self.set_owner(slot, number);
+                    }
+                }
+            }
+            let myself = self.myself();
+            if myself.role == Role::Primary
+                && myself.config_epoch == view.config_epoch
+                && myself.id < view.sender.id
+            {
+                self.current_epoch += 1;
+                let epoch = self.current_epoch;
+                self.myself_mut().config_epoch = epoch;
+                self.version += 1;
+            }
+        }
+        for other in &view.others {
+            if other.id == self.myself().id
+                || self.forgotten.contains_key(&other.id)
+                || self.find(other.id.as_bytes()).is_some()
+                || other.ip.is_empty()
+            {
+                continue;
+            }
+            self.add(Node {
+                id: other.id.clone(),
+                ip: other.ip.clone(),
+                port: other.port,
+                bus_port: other.bus_port,
+                role: match &other.primary {
+                    Some(id) => Role::Replica(id.clone()),
+                    None => Role::Primary,
+                },
+                config_epoch: 0,
+                ping_sent: 0,
+                pong_received: 0,
+                connected: false,
+                handshake: false,
+            });
+        }
+        Some(number)
     }
 }
 
@@ -360,5 +708,80 @@ mod tests {
         cluster.reset(None);
         assert_eq!(cluster.slots_assigned(), 0);
         assert_eq!(cluster.size(), 0);
+    }
+
+    fn node(id: &str, port: u16) -> Node {
+        Node {
+            id: id.repeat(40),
+            ip: "127.0.0.1".into(),
+            port,
+            bus_port: port + 10000,
+            role: Role::Primary,
+            config_epoch: 0,
+            ping_sent: 0,
+            pong_received: 0,
+            connected: false,
+            handshake: false,
+        }
+    }
+
+    #[test]
+    fn views_round_trip_and_merge_by_epoch() {
+        let mut a = Cluster::new(true, "a".repeat(40));
+        a.myself_mut().ip = "127.0.0.1".into();
+        a.end_implicit(true);
+        for slot in 0..100 {
+            a.set_owner(slot, MYSELF);
+        }
+        a.set_owner(200, MYSELF);
+        a.myself_mut().config_epoch = 3;
+        a.add(node("c", 7002));
+        let view = a.view_for("127.0.0.1");
+        let text = view.encode();
+        let lines: Vec<String> = text
+            .lines()
+            .take_while(|l| *l != "end")
+            .map(String::from)
+            .collect();
+        assert_eq!(View::decode(&lines), Some(view.clone()));
+        assert_eq!(view.ranges, vec![(0, 99), (200, 200)]);
+
+        // b (fresh, serving everything by default) hears from a: the default goes, a's slots
+        // are a's, and b learns c from the gossip.
+        let mut b = Cluster::new(true, "b".repeat(40));
+        let sender = b.merge(&view, "127.0.0.1", None, 0).expect("merged");
+        assert_eq!(b.owner(5), sender);
+        assert_eq!(b.owner(150), NO_NODE);
+        assert_eq!(b.known().count(), 3);
+        assert_eq!(b.myself().ip, "127.0.0.1");
+
+        // A lower epoch's claim loses to the slot's current node; a higher one wins.
+        let mut claim = view.clone();
+        claim.sender = Gossip::of(&node("d", 7003));
+        claim.config_epoch = 2;
+        let d = b.merge(&claim, "127.0.0.1", None, 0).expect("merged");
+        assert_eq!(b.owner(5), sender);
+        claim.config_epoch = 4;
+        b.merge(&claim, "127.0.0.1", None, 0);
+        assert_eq!(b.owner(5), d);
+    }
+
+    #[test]
+    fn a_met_node_takes_its_real_id_and_forgotten_ones_stay_out() {
+        let mut a = Cluster::new(true, "a".repeat(40));
+        let mut provisional = node("f", 7001);
+        provisional.handshake = true;
+        let dialed = a.add(provisional);
+        let b = Cluster::new(true, "b".repeat(40));
+        let number = a.merge(&b.view_for("127.0.0.1"), "127.0.0.1", Some(dialed), 0);
+        assert_eq!(number, Some(dialed));
+        assert_eq!(a.node(dialed).map(|n| n.id.clone()), Some("b".repeat(40)));
+        assert!(!a.node(dialed).expect("b").handshake);
+        a.remove(dialed);
+        a.forgotten.insert("b".repeat(40), 60_000);
+        assert_eq!(a.merge(&b.view_for(""), "127.0.0.1", None, 1000), None);
+        assert!(a
+            .merge(&b.view_for(""), "127.0.0.1", None, 61_000)
+            .is_some());
     }
 }

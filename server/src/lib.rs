@@ -68,6 +68,7 @@ pub mod commands;
 pub mod engine;
 
 // 7. I/O and embedding.
+pub mod cluster_bus;
 pub mod direct;
 pub mod net;
 pub mod net_threaded;

@@ -361,7 +361,12 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
     }
     let port = tcp_addr.map_or(0, |a| a.port());
-    log.notice(&format!("Running mode=standalone, port={port}."));
+    let mode = if config.cluster.enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
+    log.notice(&format!("Running mode={mode}, port={port}."));
     let unix_path = (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone());
     Ok(Prepared {
         log,
@@ -537,6 +542,12 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(crate::net::wake_at_turn_end(shared.clone()));
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     tokio::task::spawn_local(crate::net::run_snapshots(shared.clone()));
+    if config.cluster.enabled {
+        let ip = bound
+            .tcp_addr
+            .map_or(std::net::Ipv4Addr::LOCALHOST.into(), |a| a.ip());
+        tokio::task::spawn_local(crate::cluster_bus::run(shared.clone(), ip));
+    }
     if options.load_at_start && options.load_in_background && !config.appendonly {
         let opened =
             crate::persistence::open_for_background_load(&mut shared.engine.borrow_mut().server);

@@ -7,6 +7,11 @@
 //! learn (slots, epochs, a new node) bumps the view's version; the cluster bus
 //! (`crate::cluster_bus`) sends it on at its next turn.
 //!
+//! A fresh node serves every slot by default ([`crate::cluster::Cluster::implicit`]); CLUSTER
+//! SLOTS, SHARDS and INFO show it, but CLUSTER NODES lists no slots for it, because cluster
+//! managers read NODES to tell an empty node and build their ADDSLOTS from what it lists
+//! (`redis-cli --cluster create` would otherwise give every node the same slots).
+//!
 //! COUNTKEYSINSLOT and GETKEYSINSLOT walk database 0 (a cluster node has no other) instead of
 //! keeping Redis's per-slot key index: the index would cost every write of a cluster node, these
 //! two commands are rare (resharding, once per slot moved) and a walk is exact.
@@ -400,6 +405,7 @@ fn change_slots(ctx: &mut Ctx<'_>, del: bool) -> CmdResult {
     let args = ctx.args;
     enabled(ctx)?;
     let cluster = &mut ctx.server.cluster;
+    cluster.end_implicit(!del);
     let slots: Vec<u16> = args[2..]
         .iter()
         .map(|a| slot_arg(a))
@@ -429,6 +435,7 @@ fn change_ranges(ctx: &mut Ctx<'_>, del: bool) -> CmdResult {
     if args.len() % 2 == 1 {
         return Err(Error::WrongArity(full_name.into()));
     }
+    cluster.end_implicit(!del);
     let mut seen = vec![false; SLOTS];
     for pair in args[2..].chunks(2) {
         let start = slot_arg(&pair[0])?;
@@ -453,6 +460,7 @@ fn flushslots(ctx: &mut Ctx<'_>) -> CmdResult {
         ));
     }
     let cluster = &mut ctx.server.cluster;
+    cluster.end_implicit(false);
     for slot in 0..SLOTS as u16 {
         if cluster.owner(slot) == MYSELF {
             cluster.set_owner(slot, NO_NODE);
@@ -477,6 +485,7 @@ fn setslot(ctx: &mut Ctx<'_>) -> CmdResult {
         return Err(Error::msg("ERR Please use SETSLOT only with masters."));
     }
     let slot = slot_arg(&args[2])?;
+    ctx.server.cluster.end_implicit(false);
     let action = args[3].to_ascii_lowercase();
     let cluster = &ctx.server.cluster;
     let lookup = |id: &[u8], unknown: bool| -> CmdResult<u32> {
@@ -640,6 +649,8 @@ fn meet(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let ip = ip.to_string();
     let (port, bus) = (port as u16, bus as u16);
+    // Joining a cluster, a fresh node stops serving every slot by default.
+    ctx.server.cluster.end_implicit(true);
     // Already known or being met at that address: nothing to do (as Redis's handshake check).
     let known = ctx
         .server
@@ -693,6 +704,9 @@ fn replicate(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
     let db_empty = ctx.ks.dbs[0].main.is_empty();
     let cluster = &mut ctx.server.cluster;
+    if cluster.find(id).is_some_and(|n| n != MYSELF) {
+        cluster.end_implicit(true);
+    }
     let number = cluster.find(id).ok_or_else(|| unknown_node(id))?;
     if number == MYSELF {
         return Err(Error::msg("ERR Can't replicate myself"));
@@ -887,7 +901,15 @@ pub fn describe(cluster: &Cluster, number: u32) -> String {
             "disconnected"
         }
     );
-    for (start, end) in cluster.ranges_of(number) {
+    // A fresh node's default of serving everything is not a claim: cluster managers
+    // (`redis-cli --cluster create`) read CLUSTER NODES to find empty nodes and build their
+    // ADDSLOTS from the slots listed there.
+    let ranges = if number == MYSELF && cluster.implicit {
+        Vec::new()
+    } else {
+        cluster.ranges_of(number)
+    };
+    for (start, end) in ranges {
         if start == end {
             let _ = write!(line, " {start}");
         } else {
