@@ -63,6 +63,9 @@ pub struct Permissions {
     pub read_only: bool,
     /// The script declares `allow-oom`: it may run `denyoom` commands over `maxmemory`.
     pub allow_oom: bool,
+    /// Cluster mode: the script may touch keys of several slots (`allow-cross-slot-keys`, or
+    /// an EVAL script without a shebang).
+    pub allow_cross_slot: bool,
 }
 
 /// The server as a running script sees it.
@@ -296,6 +299,7 @@ impl ScriptHost<'_> {
         );
         match route {
             Err(redirect) => Err(redirect.script_error()),
+            Ok(Some(_)) if self.permissions.allow_cross_slot => Ok(()),
             Ok(Some(slot)) => match server.cluster.current_slot {
                 None => {
                     server.cluster.current_slot = Some(slot);

@@ -470,6 +470,14 @@ fn flushslots(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// Redis's `addReplySubcommandSyntaxError`, naming the subcommand as the client wrote it.
+fn subcommand_syntax_error(name: &[u8]) -> Error {
+    Error::owned(format!(
+        "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLUSTER HELP.",
+        String::from_utf8_lossy(name)
+    ))
+}
+
 fn unknown_node(id: &[u8]) -> Error {
     Error::owned(format!("ERR Unknown node {}", String::from_utf8_lossy(id)))
 }
@@ -619,9 +627,7 @@ fn meet(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     enabled(ctx)?;
     if args.len() > 5 {
-        return Err(Error::msg(
-            "ERR unknown subcommand or wrong number of arguments for 'meet'. Try CLUSTER HELP.",
-        ));
+        return Err(subcommand_syntax_error(&args[1]));
     }
     let text = |a: &Bytes| String::from_utf8_lossy(a).into_owned();
     let port = parse_i64(&args[3]).ok_or_else(|| {
@@ -770,9 +776,7 @@ fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
     let cluster = &mut ctx.server.cluster;
     if args.len() > 3 {
-        return Err(Error::msg(
-            "ERR unknown subcommand or wrong number of arguments for 'failover'. Try CLUSTER HELP.",
-        ));
+        return Err(subcommand_syntax_error(&args[1]));
     }
     if let Some(option) = args.get(2) {
         if !option.eq_ignore_ascii_case(b"force") && !option.eq_ignore_ascii_case(b"takeover") {
@@ -806,9 +810,7 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     enabled(ctx)?;
     if args.len() > 3 {
-        return Err(Error::msg(
-            "ERR unknown subcommand or wrong number of arguments for 'reset'. Try CLUSTER HELP.",
-        ));
+        return Err(subcommand_syntax_error(&args[1]));
     }
     let hard = match args.get(2) {
         None => false,
