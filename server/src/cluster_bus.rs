@@ -24,7 +24,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::cluster::{View, MYSELF};
-use crate::net::Shared;
+use crate::engine::Engine;
+
+/// What the bus needs of the event loop's shared state: the engine (given by the I/O layer, so
+/// that this module does not depend on it).
+pub trait EngineCell: 'static {
+    fn engine(&self) -> &RefCell<Engine>;
+}
 
 /// How often a node sends its view to each other node.
 pub const PERIOD: Duration = Duration::from_millis(100);
@@ -37,15 +43,15 @@ const MAX_LINES: usize = 10_000;
 
 /// Runs the bus of the server whose client listener is on `ip`: the listener and the dialers.
 /// Returns when the listener cannot be bound (logged), else never (the server's runtime ends it).
-pub async fn run(shared: Rc<Shared>, ip: IpAddr) {
+pub async fn run<S: EngineCell>(shared: Rc<S>, ip: IpAddr) {
     let port = {
-        let engine = shared.engine.borrow();
+        let engine = shared.engine().borrow();
         crate::commands::cluster::bus_port(&engine.server)
     };
     let listener = match TcpListener::bind((ip, port)).await {
         Ok(listener) => listener,
         Err(e) => {
-            let engine = shared.engine.borrow();
+            let engine = shared.engine().borrow();
             engine.server.log.warning(&format!(
                 "Could not bind the cluster bus on port {port}: {e}"
             ));
@@ -56,7 +62,7 @@ pub async fn run(shared: Rc<Shared>, ip: IpAddr) {
     let dialing: Rc<RefCell<HashSet<(u32, String, u16)>>> = Rc::default();
     loop {
         let peers: Vec<(u32, String, u16)> = {
-            let engine = shared.engine.borrow();
+            let engine = shared.engine().borrow();
             engine
                 .server
                 .cluster
@@ -74,7 +80,7 @@ pub async fn run(shared: Rc<Shared>, ip: IpAddr) {
     }
 }
 
-async fn accept(listener: TcpListener, shared: Rc<Shared>) {
+async fn accept<S: EngineCell>(listener: TcpListener, shared: Rc<S>) {
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(PERIOD).await;
@@ -104,12 +110,12 @@ async fn read_view<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option
 }
 
 /// An inbound link: each view received is merged and answered with this node's own.
-async fn serve_inbound(stream: TcpStream, peer_ip: String, shared: Rc<Shared>) {
+async fn serve_inbound<S: EngineCell>(stream: TcpStream, peer_ip: String, shared: Rc<S>) {
     let (read, mut write) = stream.into_split();
     let mut reader = BufReader::new(read);
     while let Some(view) = read_view(&mut reader).await {
         let reply = {
-            let mut engine = shared.engine.borrow_mut();
+            let mut engine = shared.engine().borrow_mut();
             let server = &mut engine.server;
             crate::commands::cluster::refresh_myself(server);
             let now = server.clock.now_ms();
@@ -127,22 +133,22 @@ async fn serve_inbound(stream: TcpStream, peer_ip: String, shared: Rc<Shared>) {
 
 /// The outbound link to node `number` at `ip`:`bus_port`, for as long as that node is known
 /// there: connect, then send this node's view every period and merge the reply.
-async fn dial(
-    shared: Rc<Shared>,
+async fn dial<S: EngineCell>(
+    shared: Rc<S>,
     peer: (u32, String, u16),
     dialing: Rc<RefCell<HashSet<(u32, String, u16)>>>,
 ) {
     let (number, ip, bus_port) = peer.clone();
-    let still_known = |shared: &Shared| {
-        let engine = shared.engine.borrow();
+    let still_known = |shared: &S| {
+        let engine = shared.engine().borrow();
         engine
             .server
             .cluster
             .node(number)
             .is_some_and(|n| n.ip == ip && n.bus_port == bus_port)
     };
-    let set_connected = |shared: &Shared, up: bool| {
-        let mut engine = shared.engine.borrow_mut();
+    let set_connected = |shared: &S, up: bool| {
+        let mut engine = shared.engine().borrow_mut();
         if let Some(Some(node)) = engine.server.cluster.nodes.get_mut(number as usize) {
             node.connected = up;
         }
@@ -162,7 +168,7 @@ async fn dial(
         let mut reader = BufReader::new(read);
         while still_known(&shared) {
             let message = {
-                let mut engine = shared.engine.borrow_mut();
+                let mut engine = shared.engine().borrow_mut();
                 let server = &mut engine.server;
                 crate::commands::cluster::refresh_myself(server);
                 let now = server.clock.now_ms();
@@ -181,7 +187,7 @@ async fn dial(
                 continue 'link;
             };
             {
-                let mut engine = shared.engine.borrow_mut();
+                let mut engine = shared.engine().borrow_mut();
                 let server = &mut engine.server;
                 let now = server.clock.now_ms();
                 if server

@@ -523,8 +523,8 @@ pub fn routed_positions(command: &Command, args: &[Bytes]) -> Vec<usize> {
     positions
 }
 
-/// Redis's `getNodeByQuery`: whether this node serves a request — the command `command` with
-/// `args`, or for EXEC every command queued in `client`'s transaction — and if not, where it
+/// Redis's `getNodeByQuery`: whether this node serves a request — the command and its
+/// arguments, or for EXEC every command queued in `client`'s transaction — and if not, where it
 /// goes. `Ok` holds the slot of its keys (`None`: no keys). `asking`: the client sent ASKING
 /// (or the command is flagged `asking`); `readonly`: the client sent READONLY.
 pub fn cluster_route(
@@ -532,8 +532,7 @@ pub fn cluster_route(
     cluster: &crate::cluster::Cluster,
     ks: &Keyspace,
     client: &ClientState,
-    command: &Command,
-    args: &[Bytes],
+    (command, args): (&Command, &[Bytes]),
     asking: bool,
     now_ms: i64,
 ) -> Result<Option<u16>, Redirect> {

@@ -292,8 +292,7 @@ impl ScriptHost<'_> {
             &server.cluster,
             self.parts.ks,
             self.client,
-            command,
-            args,
+            (command, args),
             self.client.asking,
             now_ms,
         );

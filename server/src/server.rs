@@ -482,6 +482,12 @@ pub(crate) fn finish(config: &Config, log: &Logger) {
     log.warning("embedis is now ready to exit, bye bye...");
 }
 
+impl crate::cluster_bus::EngineCell for Shared {
+    fn engine(&self) -> &RefCell<Engine> {
+        &self.engine
+    }
+}
+
 async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result<Dataset> {
     let Start {
         data,

@@ -91,7 +91,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         .tips(NONDETERMINISTIC),
     sub!("meet", -4, meet, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
         "Makes this node join another node's cluster.",
-        "ip port:integer [cluster-bus-port:integer@4.0.0]"),
+        "ip port:integer [cluster_bus_port:integer@4.0.0]"),
     sub!("myid", 2, myid, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
         "Returns this node's ID.", ""),
     sub!("nodes", 2, nodes, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",

@@ -397,8 +397,7 @@ impl Engine {
             &self.server.cluster,
             &self.ks,
             client,
-            command,
-            args,
+            (command, args),
             asking,
             now_ms,
         );
