@@ -33,6 +33,8 @@ const DISABLED: &str = "ERR This instance has cluster support disabled";
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::STALE)
     .union(Flags::NO_ASYNC_LOADING);
+/// The admin subcommands that only read (Redis does not flag them `no_async_loading`).
+const ADMIN_READ: Flags = Flags::ADMIN.union(Flags::STALE);
 const ADMIN_ACL: Acl = Acl::ADMIN.union(Acl::SLOW).union(Acl::DANGEROUS);
 const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
 
@@ -56,7 +58,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     sub!("bumpepoch", 2, bumpepoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
         "Gives this node a new, highest config epoch.", "")
         .tips(NONDETERMINISTIC),
-    sub!("count-failure-reports", 3, count_failure_reports, ADMIN, ADMIN_ACL, "3.0.0",
+    sub!("count-failure-reports", 3, count_failure_reports, ADMIN_READ, ADMIN_ACL, "3.0.0",
         "O(N) where N is the number of failure reports",
         "Returns how many failure reports a node has.", "node-id")
         .tips(NONDETERMINISTIC),
@@ -97,7 +99,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     sub!("nodes", 2, nodes, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
         "Returns the cluster's configuration as this node sees it.", "")
         .tips(NONDETERMINISTIC),
-    sub!("replicas", 3, replicas, ADMIN, ADMIN_ACL, "5.0.0", "O(1)",
+    sub!("replicas", 3, replicas, ADMIN_READ, ADMIN_ACL, "5.0.0", "O(1)",
         "Lists the replicas of a primary node.", "node-id")
         .tips(NONDETERMINISTIC),
     sub!("replicate", 3, replicate, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
@@ -115,7 +117,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     sub!("shards", 2, shards, Flags::STALE, Acl::SLOW, "7.0.0", "O(N) where N is the total number of cluster nodes",
         "Returns the cluster's shards: their slots and nodes.", "")
         .tips(NONDETERMINISTIC),
-    sub!("slaves", 3, replicas, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+    sub!("slaves", 3, replicas, ADMIN_READ, ADMIN_ACL, "3.0.0", "O(1)",
         "Lists the replicas of a primary node (old name of REPLICAS).", "node-id")
         .tips(NONDETERMINISTIC),
     sub!("slots", 2, slots, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
