@@ -643,3 +643,66 @@ fn drive_client(cluster: &Cluster, mut child: std::process::Child, client: &str)
         "{transcript}"
     );
 }
+
+#[test]
+fn keyslot_matches_redis_for_many_keys() {
+    let bus = support::free_port().to_string();
+    let Some(redis) = RedisServer::start(
+        "cluster keyslot",
+        &[
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-port",
+            &bus,
+        ],
+    ) else {
+        return;
+    };
+    let mut conn = Conn::connect(redis.addr()).unwrap();
+    let mut keys: Vec<Vec<u8>> = [
+        "",
+        "{",
+        "}",
+        "{}",
+        "{}a",
+        "a{}",
+        "{a}b",
+        "a{}{b}",
+        "{{a}}",
+        "{a}{b}",
+        "a{b}c{d}",
+        "}{a}",
+        "{user1000}.following",
+        "foo{}{bar}",
+        "foo{{bar}}zap",
+        "foo{bar}{zap}",
+    ]
+    .iter()
+    .map(|k| k.as_bytes().to_vec())
+    .collect();
+    // Pseudo-random binary keys, braces and all bytes included.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    for len in 0..400usize {
+        let key = (0..len % 23)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                [b'{', b'}', b'a', b'\0', (state >> 24) as u8][(state % 5) as usize]
+            })
+            .collect();
+        keys.push(key);
+    }
+    for key in keys {
+        let reply = conn.command(&[&b"CLUSTER"[..], b"KEYSLOT", &key]);
+        let expected = format!(":{}\r\n", Cluster::slot_of(&key));
+        assert_eq!(
+            text(&reply),
+            expected,
+            "key {:?}",
+            String::from_utf8_lossy(&key)
+        );
+    }
+}

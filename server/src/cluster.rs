@@ -108,8 +108,12 @@ pub struct Cluster {
     pub enabled: bool,
     /// Known nodes by number; `None` where a node was forgotten. Number 0 is this node.
     pub nodes: Vec<Option<Node>>,
-    /// Serving node number of every slot, or [`NO_NODE`].
-    pub slots: Box<[u32]>,
+    /// Serving node number of every slot, or [`NO_NODE`]. Written only through this type's
+    /// methods, which keep [`Cluster::served`] in step.
+    slots: Box<[u32]>,
+    /// How many slots have a node: the cluster is `ok` when all do. Kept as a count because
+    /// the redirection gate asks on every request.
+    served: usize,
     /// Slots this node is giving away (SETSLOT MIGRATING), with the receiving node's number.
     pub migrating: BTreeMap<u16, u32>,
     /// Slots this node is receiving (SETSLOT IMPORTING), with the giving node's number.
@@ -155,6 +159,7 @@ impl Cluster {
             enabled,
             nodes: vec![Some(myself)],
             slots: vec![owner; SLOTS].into_boxed_slice(),
+            served: if enabled { SLOTS } else { 0 },
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             current_epoch: 0,
@@ -214,6 +219,7 @@ impl Cluster {
         for owner in self.slots.iter_mut() {
             if *owner == number {
                 *owner = NO_NODE;
+                self.served -= 1;
             }
         }
         self.migrating.retain(|_, to| *to != number);
@@ -241,8 +247,13 @@ impl Cluster {
     }
 
     pub fn set_owner(&mut self, slot: u16, number: u32) {
-        if self.slots[slot as usize] != number {
-            self.slots[slot as usize] = number;
+        let old = std::mem::replace(&mut self.slots[slot as usize], number);
+        if old != number {
+            match (old == NO_NODE, number == NO_NODE) {
+                (true, false) => self.served += 1,
+                (false, true) => self.served -= 1,
+                _ => {}
+            }
             self.version += 1;
         }
     }
@@ -265,13 +276,14 @@ impl Cluster {
 
     /// Slots with a serving node.
     pub fn slots_assigned(&self) -> usize {
-        self.slots.iter().filter(|&&o| o != NO_NODE).count()
+        self.served
     }
 
     /// `ok` when every slot is served (Redis's default `cluster-require-full-coverage yes`;
     /// with no failure detection, a known node counts as up).
+    #[inline]
     pub fn state_ok(&self) -> bool {
-        self.slots.iter().all(|&o| o != NO_NODE)
+        self.served == SLOTS
     }
 
     /// The primary whose slots this node serves or mirrors: itself, or its primary.
@@ -303,6 +315,7 @@ impl Cluster {
         let me = self.myself().clone();
         self.nodes = vec![Some(me)];
         self.slots.fill(NO_NODE);
+        self.served = 0;
         self.migrating.clear();
         self.importing.clear();
         self.forgotten.clear();
@@ -321,6 +334,7 @@ impl Cluster {
     pub fn end_implicit(&mut self, forget_slots: bool) {
         if std::mem::take(&mut self.implicit) && forget_slots {
             self.slots.fill(NO_NODE);
+            self.served = 0;
             self.version += 1;
         }
     }

@@ -523,6 +523,25 @@ pub fn routed_positions(command: &Command, args: &[Bytes]) -> Vec<usize> {
     positions
 }
 
+/// The position of the one key of a command whose only key spec names a single argument at a
+/// fixed index (GET, SET, INCR…), if it is there.
+#[inline]
+fn single_key_position(command: &Command, args: &[Bytes]) -> Option<usize> {
+    use crate::table::keys::{Begin, Find};
+    if command.spec.keys_fn.is_some() {
+        return None;
+    }
+    match command.spec.keys {
+        [spec] => match (spec.begin, spec.find) {
+            (Begin::Index(at), Find::Range { last_key: 0, .. }) if (at as usize) < args.len() => {
+                Some(at as usize)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Redis's `getNodeByQuery`: whether this node serves a request — the command and its
 /// arguments, or for EXEC every command queued in `client`'s transaction — and if not, where it
 /// goes. `Ok` holds the slot of its keys (`None`: no keys). `asking`: the client sent ASKING
@@ -563,7 +582,20 @@ pub fn cluster_route(
     let mut writes = false;
     for (queued_command, queued_args) in requests {
         writes |= queued_command.spec.flags.contains(Flags::WRITE);
-        for at in routed_positions(queued_command, queued_args) {
+        // Most commands name one key at a fixed place: found without building a list.
+        let one: [usize; 1];
+        let many: Vec<usize>;
+        let positions: &[usize] = match single_key_position(queued_command, queued_args) {
+            Some(at) => {
+                one = [at];
+                &one
+            }
+            None => {
+                many = routed_positions(queued_command, queued_args);
+                &many
+            }
+        };
+        for &at in positions {
             let key: &[u8] = &queued_args[at];
             match first {
                 None => {

@@ -233,7 +233,7 @@ impl Engine {
         }
         // Cluster mode: keys this node does not serve are redirected (after ACL, as in Redis).
         if self.server.cluster.enabled && run == Run::Fresh {
-            if let Some(outcome) = self.cluster_gate(client, command, &args, out) {
+            if let Some(outcome) = self.cluster_gate(client, command, &args, now_ms, out) {
                 return outcome;
             }
         }
@@ -379,6 +379,7 @@ impl Engine {
         client: &mut ClientState,
         command: &'static Command,
         args: &[Bytes],
+        now_ms: i64,
         out: &mut BytesMut,
     ) -> Option<Outcome> {
         let asking = client.asking;
@@ -391,7 +392,6 @@ impl Engine {
         if !gates::cluster_gate_applies(command) || client.id == crate::client::AOF_CLIENT_ID {
             return None;
         }
-        let now_ms = self.server.clock.now_ms();
         let route = gates::cluster_route(
             self.registry,
             &self.server.cluster,
