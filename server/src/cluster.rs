@@ -23,45 +23,62 @@ pub const SLOTS: usize = 16384;
 /// The slot table's mark for a slot no node serves.
 pub const NO_NODE: u32 = u32::MAX;
 
-/// CRC16 as Redis Cluster uses it (the XMODEM variant: polynomial 0x1021, initial value 0,
-/// no reflection), computed bit by bit from a 256-entry table built at compile time.
-pub fn crc16(data: &[u8]) -> u16 {
-    const TABLE: [u16; 256] = {
-        let mut table = [0u16; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut crc = (i as u16) << 8;
-            let mut bit = 0;
-            while bit < 8 {
-                crc = if crc & 0x8000 != 0 {
-                    (crc << 1) ^ 0x1021
-                } else {
-                    crc << 1
-                };
-                bit += 1;
-            }
-            table[i] = crc;
-            i += 1;
+/// CRC16's table (the XMODEM variant: polynomial 0x1021, initial value 0, no reflection), built
+/// at compile time; a `static`, so that every call reads the same table.
+static CRC16_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+            bit += 1;
         }
-        table
-    };
-    let mut crc = 0u16;
-    for &byte in data {
-        crc = (crc << 8) ^ TABLE[((crc >> 8) as u8 ^ byte) as usize];
+        table[i] = crc;
+        i += 1;
     }
-    crc
+    table
+};
+
+#[inline(always)]
+fn crc16_step(crc: u16, byte: u8) -> u16 {
+    (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ byte) as usize]
+}
+
+/// CRC16 as Redis Cluster uses it (XMODEM).
+pub fn crc16(data: &[u8]) -> u16 {
+    data.iter().fold(0, |crc, &byte| crc16_step(crc, byte))
 }
 
 /// The hash slot of `key`: CRC16 of the key modulo 16,384, or, when the key holds a `{…}` with
 /// at least one byte between the first `{` and the first `}` after it, of those bytes only (a
 /// hash tag, which lets related keys share a slot).
+///
+/// Called on every request of a cluster node, so the common key without `{` is hashed in the
+/// same pass that looks for one.
+#[inline]
 pub fn key_slot(key: &[u8]) -> u16 {
-    let hashed = match key.iter().position(|&b| b == b'{') {
-        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
-            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
-            _ => key,
-        },
-        None => key,
+    let mut crc = 0u16;
+    for (at, &byte) in key.iter().enumerate() {
+        if byte == b'{' {
+            return tagged_slot(key, at);
+        }
+        crc = crc16_step(crc, byte);
+    }
+    crc & (SLOTS as u16 - 1)
+}
+
+/// [`key_slot`] of a key whose first `{` is at `open`.
+#[cold]
+fn tagged_slot(key: &[u8], open: usize) -> u16 {
+    let hashed = match key[open + 1..].iter().position(|&b| b == b'}') {
+        Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+        _ => key,
     };
     crc16(hashed) & (SLOTS as u16 - 1)
 }

@@ -556,6 +556,19 @@ pub fn cluster_route(
     now_ms: i64,
 ) -> Result<Option<u16>, Redirect> {
     use crate::cluster::{key_slot, Role, MYSELF, NO_NODE};
+    // The common case first: one key, no slot in migration, the cluster whole, a primary.
+    if cluster.migrating.is_empty() && cluster.importing.is_empty() && cluster.state_ok() {
+        if let Some(at) = single_key_position(command, args) {
+            let slot = key_slot(&args[at]);
+            let owner = cluster.owner(slot);
+            if owner == MYSELF {
+                return Ok(Some(slot));
+            }
+            if owner != NO_NODE && !client.cluster_readonly && !command.full_name.starts_with('s') {
+                return Err(Redirect::Moved { slot, node: owner });
+            }
+        }
+    }
     let single = [(command, args)];
     let queued: Vec<(&Command, &[Bytes])>;
     let requests: &[(&Command, &[Bytes])] = if command.full_name == "exec" {
