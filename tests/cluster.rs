@@ -706,3 +706,49 @@ fn keyslot_matches_redis_for_many_keys() {
         );
     }
 }
+
+#[test]
+fn in_process_cluster_marks_replicas_in_the_topology() {
+    let cluster = Cluster::start(2, 1).unwrap();
+    assert_eq!(cluster.nodes().len(), 4);
+    assert_eq!(cluster.primaries().len(), 2);
+    // Node 2 replicates primary 0, node 3 primary 1: CLUSTER SLOTS lists each after its primary.
+    let slots = cluster.node(3).command(&["CLUSTER", "SLOTS"]);
+    let Reply::Array(ranges) = slots else {
+        panic!("{slots:?}")
+    };
+    assert_eq!(ranges.len(), 2);
+    for (shard, range) in ranges.iter().enumerate() {
+        let Reply::Array(items) = range else {
+            panic!("{range:?}")
+        };
+        assert_eq!(items.len(), 4, "start, end, primary, replica: {items:?}");
+        let id = |at: usize| match &items[at] {
+            Reply::Array(node) => match &node[2] {
+                Reply::Bulk(id) => text(id),
+                other => panic!("{other:?}"),
+            },
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(id(2), cluster.node_id(shard));
+        assert_eq!(id(3), cluster.node_id(2 + shard));
+    }
+    // A replica redirects to its primary; READONLY reads are served (no data copied yet).
+    let slot = Cluster::slot_of(b"k");
+    let primary = cluster.owner_of(slot);
+    let replica = cluster.node(2 + primary);
+    let mut conn = Conn::connect(replica.addr()).unwrap();
+    let port = cluster.node(primary).addr().port();
+    assert_eq!(
+        text(&conn.command(&["GET", "k"])),
+        format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
+    );
+    assert_eq!(text(&conn.command(&["READONLY"])), "+OK\r\n");
+    assert_eq!(text(&conn.command(&["GET", "k"])), "$-1\r\n");
+    assert_eq!(
+        text(&conn.command(&["SET", "k", "v"])),
+        format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
+    );
+    let list = text(&conn.command(&["CLIENT", "INFO"]));
+    assert!(list.contains(" flags=r "), "{list}");
+}
