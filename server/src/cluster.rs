@@ -147,6 +147,9 @@ pub struct Cluster {
     /// The slot of the running command's keys, as the cluster gate found it (Redis's
     /// `c->slot`): a script's `redis.call` must stay in it.
     pub current_slot: Option<u16>,
+    /// The running command came after ASKING (the client's flag is cleared before the command
+    /// runs; a script's `redis.call` still counts as asked, as in Redis).
+    pub current_asking: bool,
     /// This node serves every slot only because it was never told otherwise (a fresh node):
     /// the first ADDSLOTS, MEET or REPLICATE, or a message from another node, replaces that
     /// default with what it is told.
@@ -185,6 +188,7 @@ impl Cluster {
             messages_received: 0,
             forgotten: BTreeMap::new(),
             current_slot: None,
+            current_asking: false,
             implicit: enabled,
         }
     }

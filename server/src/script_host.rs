@@ -293,7 +293,7 @@ impl ScriptHost<'_> {
             self.parts.ks,
             self.client,
             (command, args),
-            self.client.asking,
+            server.cluster.current_asking,
             now_ms,
         );
         match route {

@@ -388,6 +388,7 @@ impl Engine {
             client.asking = false;
         }
         self.server.cluster.current_slot = None;
+        self.server.cluster.current_asking = asking;
         // The AOF's replay must obey, as Redis's `mustObeyClient`.
         if !gates::cluster_gate_applies(command) || client.id == crate::client::AOF_CLIENT_ID {
             return None;
