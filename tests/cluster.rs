@@ -425,6 +425,13 @@ fn in_process_cluster_redirects_moves_and_asks() {
     assert_eq!(text(&right.command(&["SET", key, "v"])), "+OK\r\n");
     assert_eq!(text(&right.command(&["SET", "other:{42}", "w"])), "+OK\r\n");
 
+    // A client blocked on a key of the slot is redirected once the slot has moved (below), rather
+    // than waiting for a write that can no longer come.
+    let mut blocked = Conn::connect(cluster.node(owner).addr()).unwrap();
+    blocked.send_raw(&Conn::encode(&[b"BLPOP", b"list:{42}", b"0"]));
+    let mut probe = Conn::connect(cluster.node(owner).addr()).unwrap();
+    support::wait_blocked(&mut probe, 1);
+
     // During a migration, keys still on the giver are served there, the others get ASK.
     cluster.begin_migration(slot, owner, third).unwrap();
     assert_eq!(text(&right.command(&["GET", key])), "$1\r\nv\r\n");
@@ -445,6 +452,11 @@ fn in_process_cluster_redirects_moves_and_asks() {
 
     // Finished: every node sends the slot's keys to the receiver.
     cluster.finish_migration(slot, owner, third).unwrap();
+    let released = blocked.reply_within(Duration::from_secs(5));
+    assert_eq!(
+        released.map(|r| text(&r)),
+        Some(format!("-MOVED {slot} 127.0.0.1:{third_port}\r\n"))
+    );
     assert_eq!(cluster.owner_of(slot), third);
     for node in cluster.nodes() {
         assert_eq!(
