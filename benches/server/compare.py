@@ -27,6 +27,8 @@ Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
 
+--server-args "--cluster-enabled yes" runs both servers as cluster nodes serving every slot (redis-server
+is given them with CLUSTER ADDSLOTSRANGE 0 16383; each server gets a free --cluster-port).
 --baseline adds a third server, an earlier embedis-server binary, to the same alternating rounds
 (the order rotates each round), and prints a second table of embedis against that baseline: the
 before/after figures of a change, measured side by side in one run.
