@@ -136,7 +136,8 @@ pub struct Cluster {
     /// Slots this node is receiving (SETSLOT IMPORTING), with the giving node's number.
     pub importing: BTreeMap<u16, u32>,
     pub current_epoch: u64,
-    /// Bumped by every change the bus should tell the other nodes about at once.
+    /// Counts changes of the view (slots, nodes, epochs, roles). The bus sends the whole view
+    /// every period whatever it says; it tells a test or a log that something changed.
     pub version: u64,
     /// Bus messages counted for CLUSTER INFO.
     pub messages_sent: u64,

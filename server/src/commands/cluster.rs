@@ -4,8 +4,8 @@
 //!
 //! Every CLUSTER subcommand, HELP included, answers "This instance has cluster support disabled"
 //! on a server started without `cluster-enabled yes`, as Redis does. A change another node must
-//! learn (slots, epochs, a new node) bumps the view's version; the cluster bus
-//! (`crate::cluster_bus`) sends it on at its next turn.
+//! learn (slots, epochs, a new node) is in the view the cluster bus (`crate::cluster_bus`) sends
+//! every node at its next period (100 ms).
 //!
 //! A fresh node serves every slot by default ([`crate::cluster::Cluster::implicit`]); CLUSTER
 //! SLOTS, SHARDS and INFO show it, but CLUSTER NODES lists no slots for it, because cluster
