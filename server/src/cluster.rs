@@ -45,40 +45,72 @@ static CRC16_TABLE: [u16; 256] = {
     table
 };
 
+/// The table for two bytes at a time: CRC16 is linear, so two one-byte steps from the value
+/// `x = crc ^ (b0 << 8 | b1)` come to `CRC16_TABLE2[x >> 8] ^ CRC16_TABLE[x & 0xff]`.
+static CRC16_TABLE2: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut v = 0;
+    while v < 256 {
+        let t = CRC16_TABLE[v];
+        table[v] = ((t & 0xff) << 8) ^ CRC16_TABLE[(t >> 8) as usize];
+        v += 1;
+    }
+    table
+};
+
 #[inline(always)]
 fn crc16_step(crc: u16, byte: u8) -> u16 {
     (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ byte) as usize]
 }
 
-/// CRC16 as Redis Cluster uses it (XMODEM).
+/// CRC16 as Redis Cluster uses it (XMODEM), two bytes a step.
+#[inline]
 pub fn crc16(data: &[u8]) -> u16 {
-    data.iter().fold(0, |crc, &byte| crc16_step(crc, byte))
+    let mut crc = 0u16;
+    let pairs = data.chunks_exact(2);
+    let rest = pairs.remainder();
+    for pair in pairs {
+        let x = crc ^ u16::from_be_bytes([pair[0], pair[1]]);
+        crc = CRC16_TABLE2[(x >> 8) as usize] ^ CRC16_TABLE[(x & 0xff) as usize];
+    }
+    rest.iter().fold(crc, |crc, &byte| crc16_step(crc, byte))
+}
+
+/// The position of the first `{` in `key`, looked for eight bytes at a time.
+#[inline]
+fn first_brace(key: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let words = key.chunks_exact(8);
+    let rest = words.remainder();
+    for (index, word) in words.enumerate() {
+        let x = u64::from_ne_bytes(word.try_into().expect("8 bytes")) ^ (ONES * b'{' as u64);
+        // A zero byte in `x` is a `{` in the word (the classic "has a zero byte" test).
+        if x.wrapping_sub(ONES) & !x & HIGHS != 0 {
+            let at = word
+                .iter()
+                .position(|&b| b == b'{')
+                .expect("a brace in the word");
+            return Some(index * 8 + at);
+        }
+    }
+    rest.iter()
+        .position(|&b| b == b'{')
+        .map(|at| key.len() - rest.len() + at)
 }
 
 /// The hash slot of `key`: CRC16 of the key modulo 16,384, or, when the key holds a `{…}` with
 /// at least one byte between the first `{` and the first `}` after it, of those bytes only (a
-/// hash tag, which lets related keys share a slot).
-///
-/// Called on every request of a cluster node, so the common key without `{` is hashed in the
-/// same pass that looks for one.
+/// hash tag, which lets related keys share a slot). Called on every request of a cluster node:
+/// the `{` is looked for and the key hashed a word and two bytes at a time.
 #[inline]
 pub fn key_slot(key: &[u8]) -> u16 {
-    let mut crc = 0u16;
-    for (at, &byte) in key.iter().enumerate() {
-        if byte == b'{' {
-            return tagged_slot(key, at);
-        }
-        crc = crc16_step(crc, byte);
-    }
-    crc & (SLOTS as u16 - 1)
-}
-
-/// [`key_slot`] of a key whose first `{` is at `open`.
-#[cold]
-fn tagged_slot(key: &[u8], open: usize) -> u16 {
-    let hashed = match key[open + 1..].iter().position(|&b| b == b'}') {
-        Some(len) if len > 0 => &key[open + 1..open + 1 + len],
-        _ => key,
+    let hashed = match first_brace(key) {
+        Some(open) => match key[open + 1..].iter().position(|&b| b == b'}') {
+            Some(len) if len > 0 => &key[open + 1..open + 1 + len],
+            _ => key,
+        },
+        None => key,
     };
     crc16(hashed) & (SLOTS as u16 - 1)
 }
@@ -714,6 +746,31 @@ mod tests {
         // The standard check input of CRC catalogues: CRC-16/XMODEM("123456789") = 0x31C3.
         assert_eq!(crc16(b"123456789"), 0x31c3);
         assert_eq!(crc16(b""), 0);
+        // Two bytes a step agrees with one byte a step, for every length and alignment.
+        let data: Vec<u8> = (0..300u32).map(|i| (i * 7 + i / 3) as u8).collect();
+        for len in 0..data.len() {
+            let bytewise = data[..len].iter().fold(0, |crc, &b| crc16_step(crc, b));
+            assert_eq!(crc16(&data[..len]), bytewise, "length {len}");
+        }
+    }
+
+    #[test]
+    fn first_brace_finds_the_first_one_anywhere() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut key = vec![b'x'; len];
+                if at < len {
+                    key[at] = b'{';
+                    if at + 3 < len {
+                        key[at + 3] = b'{';
+                    }
+                }
+                let expected = (at < len).then_some(at);
+                assert_eq!(first_brace(&key), expected, "len {len} at {at}");
+            }
+        }
+        // Bytes next to `{` in value (`z` 0x7a, `|` 0x7c) and 0xfb are not braces.
+        assert_eq!(first_brace(b"zzzz||||\xfb\xfbzz|"), None);
     }
 
     #[test]
