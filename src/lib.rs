@@ -15,10 +15,12 @@
 //! ([`Nodes::start`], five for a Redlock test). [`testing_guide`] shows how to test a lock client
 //! with all of this, failure by failure.
 
+mod cluster;
 mod direct;
 mod nodes;
 mod replica_set;
 
+pub use cluster::Cluster;
 pub use direct::Reply;
 pub use embedis_server::config::AppendFsync;
 pub use embedis_server::{Clock, Config};

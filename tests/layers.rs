@@ -73,6 +73,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "evict.rs",
             "snapshot.rs",
             "append_only.rs",
+            "cluster.rs",
         ],
     ),
     (
@@ -105,6 +106,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "net.rs",
             "primary_link.rs",
             "net_threaded.rs",
+            "cluster_bus.rs",
             "server.rs",
             "direct.rs",
             "test_harness.rs",

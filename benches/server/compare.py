@@ -27,6 +27,8 @@ Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
 
+--server-args "--cluster-enabled yes" runs both servers as cluster nodes serving every slot (redis-server
+is given them with CLUSTER ADDSLOTSRANGE 0 16383; each server gets a free --cluster-port).
 --baseline adds a third server, an earlier embedis-server binary, to the same alternating rounds
 (the order rotates each round), and prints a second table of embedis against that baseline: the
 before/after figures of a change, measured side by side in one run.
@@ -178,12 +180,20 @@ def server_dir():
     return tempfile.mkdtemp(prefix="embedis-bench-")
 
 
+def cluster_args():
+    """With `--server-args "--cluster-enabled yes"`: a free bus port of the server's own (the
+    client port + 10000 may be past 65535)."""
+    if "--cluster-enabled" in SERVER_ARGS:
+        return ["--cluster-port", str(free_port())]
+    return []
+
+
 def start_embedis(binary, io_threads):
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, binary, "--port", str(port), "--save", "", "--appendonly", "no",
            "--logfile", "/dev/null", "--io-threads", str(io_threads)]
     if SERVER_ARGS:
-        cmd += ["--dir", server_dir(), *SERVER_ARGS]
+        cmd += ["--dir", server_dir(), *SERVER_ARGS, *cluster_args()]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
     return proc, port
@@ -195,9 +205,15 @@ def start_redis():
            "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp",
            "--dbfilename", "embedis-bench-never-written.rdb"]
     if SERVER_ARGS:
-        cmd += ["--dir", server_dir(), *SERVER_ARGS]
+        cmd += ["--dir", server_dir(), *SERVER_ARGS, *cluster_args()]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wait_ready(port, proc)
+    if "--cluster-enabled" in SERVER_ARGS:
+        # A fresh redis-server cluster node serves no slot (a fresh embedis serves them all):
+        # give it every slot and wait until it calls the cluster ok.
+        redis_cli(port, "CLUSTER", "ADDSLOTSRANGE", "0", "16383")
+        while "cluster_state:ok" not in redis_cli(port, "CLUSTER", "INFO"):
+            time.sleep(0.05)
     return proc, port
 
 

@@ -16,6 +16,7 @@ of the real cost, so read this beside compare.py's CPU per request, not instead 
 Usage: benches/server/instructions.py [--suite locks,strings,events,geo_sort_bits,streams] [--only NAME] [--pipeline 16]
                                       [--requests 20000] [--binary target/release/embedis-server]
                                       [--baseline OLD-BINARY] [--config "NAME VALUE"]...
+                                      [--embedis-config "NAME VALUE"]...
 
 --config starts both servers with a setting: the `events` suite run with and without
 `--config "notify-keyspace-events KEA"` gives the cost of keyspace notifications per event.
@@ -38,9 +39,12 @@ BASE_REQUESTS = 2000
 
 # Extra configuration given to both servers at start (`--config "notify-keyspace-events KEA"`).
 SERVER_CONFIG = []
+# Settings for the embedis under test only, not the baseline (`--embedis-config "cluster-enabled
+# yes"` with `--baseline` the same binary: the cost of cluster mode per request).
+EMBEDIS_CONFIG = []
 
 
-def start(server, binary, out_file):
+def start(server, binary, out_file, label=None):
     port = compare.free_port()
     valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out_file}"]
     if server == "embedis":
@@ -49,6 +53,8 @@ def start(server, binary, out_file):
         cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
                "--daemonize", "no", "--dir", "/tmp", "--dbfilename", "embedis-bench-never-written.rdb"]
     cmd += SERVER_CONFIG
+    if label == "embedis":
+        cmd += EMBEDIS_CONFIG
     proc = subprocess.Popen(valgrind + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     compare.wait_ready(port, proc, timeout=60)
     return proc, port
@@ -62,11 +68,11 @@ def total_instructions(out_file):
     raise RuntimeError(f"no summary in {out_file}")
 
 
-def run_once(server, binary, test_args, prepare, pipeline, requests):
+def run_once(server, binary, test_args, prepare, pipeline, requests, label=None):
     """Total instructions of a server that started, was prepared and served `requests`."""
     with tempfile.TemporaryDirectory() as tmp:
         out_file = os.path.join(tmp, "cachegrind.out")
-        proc, port = start(server, binary, out_file)
+        proc, port = start(server, binary, out_file, label)
         try:
             if prepare:
                 compare.prefill(port, prepare, 100000)
@@ -96,7 +102,15 @@ def main():
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to count beside")
     ap.add_argument("--config", action="append", default=[],
                     help='a setting both servers start with, e.g. "notify-keyspace-events KEA"')
+    ap.add_argument("--embedis-config", action="append", default=[],
+                    help='a setting only the embedis under test starts with (not redis, not --baseline)')
     args = ap.parse_args()
+    for setting in args.embedis_config:
+        name, _, value = setting.partition(" ")
+        EMBEDIS_CONFIG.extend([f"--{name}", value])
+        if name == "cluster-enabled":
+            # Its own bus port: the client port + 10000 may be past 65535.
+            EMBEDIS_CONFIG.extend(["--cluster-port", str(compare.free_port())])
     for setting in args.config:
         name, _, value = setting.partition(" ")
         SERVER_CONFIG.extend([f"--{name}", value])
@@ -122,8 +136,8 @@ def main():
             per_request = {}
             for label, binary in servers:
                 server = "redis" if label == "redis" else "embedis"
-                short = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS)
-                long = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS + args.requests)
+                short = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS, label)
+                long = run_once(server, binary, test_args, prepare, pipeline, BASE_REQUESTS + args.requests, label)
                 per_request[label] = (long - short) / args.requests
             e, r = per_request["embedis"], per_request["redis"]
             row = f"| {name} | {pipeline} | {e:,.0f} | {r:,.0f} | {e / r:.2f} |"

@@ -328,6 +328,10 @@ pub struct ClientState {
     /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`: a name from the
     /// static command table, so that recording it costs no allocation.
     pub last_command: &'static str,
+    /// Cluster mode: ASKING was sent (good for the next command, or the transaction it is in)
+    /// and READONLY (reads of a replica's primary's slots are served here).
+    pub asking: bool,
+    pub cluster_readonly: bool,
     /// CLIENT NO-EVICT ON (shown as flag `e`; embedis never evicts clients).
     pub no_evict: bool,
     pub monitor: bool,
@@ -384,6 +388,8 @@ impl ClientState {
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             last_command: "NULL",
+            asking: false,
+            cluster_readonly: false,
             no_evict: false,
             monitor: false,
             replica: false,
@@ -440,6 +446,9 @@ impl ClientState {
         }
         if self.peer.is_unix() {
             f.push('U');
+        }
+        if self.cluster_readonly {
+            f.push('r');
         }
         if self.no_evict {
             f.push('e');

@@ -158,6 +158,27 @@ pub struct Config {
     pub aof_use_rdb_preamble: bool,
     /// `aof-timestamp-enabled`: `#TS:` annotations in the AOF.
     pub aof_timestamp_enabled: bool,
+    /// Cluster mode's parameters (`cluster-*`, see [`crate::cluster`]).
+    pub cluster: ClusterConfig,
+}
+
+/// The `cluster-*` parameters.
+#[derive(Debug, Clone, Default)]
+pub struct ClusterConfig {
+    /// `cluster-enabled`, fixed at start-up.
+    pub enabled: bool,
+    /// `cluster-port`: the cluster bus's port (0: the client port + 10000).
+    pub port: u16,
+    /// `cluster-announce-ip`, `-port`, `-bus-port`: what this node tells others and clients
+    /// instead of what it sees (empty / 0: its own).
+    pub announce_ip: String,
+    pub announce_port: u16,
+    pub announce_bus_port: u16,
+    /// `cluster-config-file`: where Redis keeps its nodes.conf (embedis keeps the view in memory
+    /// and only reports this name).
+    pub config_file: String,
+    /// `cluster-node-timeout` (ms): kept for CONFIG GET and clients; no failure detection uses it.
+    pub node_timeout: u64,
 }
 
 /// `appendfsync`: when appended writes reach the disk.
@@ -373,6 +394,11 @@ pub enum Access {
 impl Default for Config {
     fn default() -> Self {
         Config {
+            cluster: ClusterConfig {
+                config_file: "nodes.conf".into(),
+                node_timeout: 15000,
+                ..ClusterConfig::default()
+            },
             port: 6379,
             bind: vec!["127.0.0.1".into(), "-::1".into()],
             unixsocket: String::new(),
@@ -1185,6 +1211,23 @@ pub static PARAMS: &[Param] = &[
     param!("repl-diskless-sync-max-replicas", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
         get: |c| c.repl_diskless_sync_max_replicas.to_string(),
         set: |c, v| c.repl_diskless_sync_max_replicas = v.parse().unwrap_or(0)),
+    param!("cluster-enabled", Kind::Bool, mutable: false,
+        get: |c| yes_no(c.cluster.enabled), set: |c, v| c.cluster.enabled = parse_yes_no(v)),
+    param!("cluster-port", Kind::Int { min: 0, max: 65535 }, mutable: false,
+        get: |c| c.cluster.port.to_string(), set: |c, v| c.cluster.port = v.parse().unwrap_or(0)),
+    param!("cluster-announce-ip", Kind::Text, mutable: true,
+        get: |c| c.cluster.announce_ip.clone(), set: |c, v| c.cluster.announce_ip = v.to_string()),
+    param!("cluster-announce-port", Kind::Int { min: 0, max: 65535 }, mutable: true,
+        get: |c| c.cluster.announce_port.to_string(),
+        set: |c, v| c.cluster.announce_port = v.parse().unwrap_or(0)),
+    param!("cluster-announce-bus-port", Kind::Int { min: 0, max: 65535 }, mutable: true,
+        get: |c| c.cluster.announce_bus_port.to_string(),
+        set: |c, v| c.cluster.announce_bus_port = v.parse().unwrap_or(0)),
+    param!("cluster-config-file", Kind::Text, mutable: false,
+        get: |c| c.cluster.config_file.clone(), set: |c, v| c.cluster.config_file = v.to_string()),
+    param!("cluster-node-timeout", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.cluster.node_timeout.to_string(),
+        set: |c, v| c.cluster.node_timeout = v.parse().unwrap_or(15000)),
 ];
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
@@ -1535,6 +1578,8 @@ impl std::error::Error for ConfigError {}
 /// message instead of "bad directive".
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "cluster-enabled",
+    "masterauth",
+    "masteruser",
     "tls-port",
     "aclfile",
     "user",

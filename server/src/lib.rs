@@ -27,6 +27,7 @@ pub mod value;
 pub mod append_only;
 pub mod blocking;
 pub mod client;
+pub mod cluster;
 pub mod evict;
 pub mod faults;
 pub mod keyspace;
@@ -67,6 +68,7 @@ pub mod commands;
 pub mod engine;
 
 // 7. I/O and embedding.
+pub mod cluster_bus;
 pub mod direct;
 pub mod net;
 pub mod net_threaded;

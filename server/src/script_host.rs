@@ -63,6 +63,9 @@ pub struct Permissions {
     pub read_only: bool,
     /// The script declares `allow-oom`: it may run `denyoom` commands over `maxmemory`.
     pub allow_oom: bool,
+    /// Cluster mode: the script may touch keys of several slots (`allow-cross-slot-keys`, or
+    /// an EVAL script without a shebang).
+    pub allow_cross_slot: bool,
 }
 
 /// The server as a running script sees it.
@@ -134,6 +137,11 @@ impl Host for ScriptHost<'_> {
         if self.oom_at_start && !self.busy.wrote && flags.contains(Flags::DENYOOM) {
             let error = Error::msg(crate::gates::OOM_ERROR);
             return self.refuse(out, version, Some(command), error);
+        }
+        if self.parts.server.cluster.enabled && self.client.id != crate::client::AOF_CLIENT_ID {
+            if let Err(error) = self.cluster_check(command, args) {
+                return self.refuse(out, version, Some(command), error);
+            }
         }
         if flags.contains(Flags::WRITE) {
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
@@ -277,6 +285,40 @@ pub fn run_script(
 }
 
 impl ScriptHost<'_> {
+    /// Redis's `scriptVerifyClusterState`: a script's command must touch keys this node serves,
+    /// all in the slot of the script's first keys (declared or touched).
+    fn cluster_check(&mut self, command: &Command, args: &[Bytes]) -> Result<(), Error> {
+        if !gates::cluster_gate_applies(command) {
+            return Ok(());
+        }
+        let now_ms = self.now_us.div_euclid(1000);
+        let server = &mut *self.parts.server;
+        let route = gates::cluster_route(
+            self.parts.registry,
+            &server.cluster,
+            self.parts.ks,
+            self.client,
+            (command, args),
+            server.cluster.current_asking,
+            now_ms,
+        );
+        match route {
+            Err(redirect) => Err(redirect.script_error()),
+            Ok(Some(_)) if self.permissions.allow_cross_slot => Ok(()),
+            Ok(Some(slot)) => match server.cluster.current_slot {
+                None => {
+                    server.cluster.current_slot = Some(slot);
+                    Ok(())
+                }
+                Some(current) if current != slot => Err(Error::msg(
+                    "ERR Script attempted to access keys that do not hash to the same slot",
+                )),
+                Some(_) => Ok(()),
+            },
+            Ok(None) => Ok(()),
+        }
+    }
+
     /// A refusal by the script gates: an error reply (which the script sees as an error,
     /// raised or returned by `pcall`), counted in errorstats as Redis counts it.
     fn refuse(

@@ -362,16 +362,21 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
     }
     let port = tcp_addr.map_or(0, |a| a.port());
+    let mode = if config.cluster.enabled {
+        "cluster"
+    } else {
+        "standalone"
+    };
     if config.always_show_logo {
         // Redis draws its logo here, with the mode, port and PID (its test harness finds the
         // server's PID in it); embedis says the same in one line of its own.
         log.notice(&format!(
-            "embedis {} (Redis 7.0.15 compatible), standalone mode, Port: {port}, PID: {}",
+            "embedis {} (Redis 7.0.15 compatible), {mode} mode, Port: {port}, PID: {}",
             env!("CARGO_PKG_VERSION"),
             std::process::id()
         ));
     } else {
-        log.notice(&format!("Running mode=standalone, port={port}."));
+        log.notice(&format!("Running mode={mode}, port={port}."));
     }
     let unix_path = (!config.unixsocket.is_empty()).then(|| config.unixsocket.clone());
     Ok(Prepared {
@@ -488,6 +493,12 @@ pub(crate) fn finish(config: &Config, log: &Logger) {
     log.warning("embedis is now ready to exit, bye bye...");
 }
 
+impl crate::cluster_bus::EngineCell for Shared {
+    fn engine(&self) -> &RefCell<Engine> {
+        &self.engine
+    }
+}
+
 async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result<Dataset> {
     let Start {
         data,
@@ -549,6 +560,12 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(crate::net::run_engine_jobs(jobs, shared.clone()));
     tokio::task::spawn_local(crate::net::run_snapshots(shared.clone()));
     tokio::task::spawn_local(crate::primary_link::run(shared.clone()));
+    if config.cluster.enabled {
+        let ip = bound
+            .tcp_addr
+            .map_or(std::net::Ipv4Addr::LOCALHOST.into(), |a| a.ip());
+        tokio::task::spawn_local(crate::cluster_bus::run(shared.clone(), ip));
+    }
     if options.load_at_start && options.load_in_background && !config.appendonly {
         let opened =
             crate::persistence::open_for_background_load(&mut shared.engine.borrow_mut().server);

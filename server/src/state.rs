@@ -192,6 +192,8 @@ pub struct ServerState {
     pub persistence: crate::snapshot::SaveState,
     /// The append-only file (see [`crate::aof`]).
     pub aof: crate::append_only::AppendOnly,
+    /// Cluster mode: this node's view of the cluster (see [`crate::cluster`]).
+    pub cluster: crate::cluster::Cluster,
 }
 
 impl ServerState {
@@ -215,7 +217,9 @@ impl ServerState {
         };
         let run_id = hex40();
         let replid = hex40();
+        let node_id = hex40();
         let memory_startup = crate::alloc::used_memory();
+        let config_cluster_enabled = config.cluster.enabled;
         let now_ms = clock.now_ms();
         ServerState {
             config,
@@ -262,6 +266,7 @@ impl ServerState {
             latency: Default::default(),
             persistence: Default::default(),
             aof: crate::append_only::AppendOnly::new(),
+            cluster: crate::cluster::Cluster::new(config_cluster_enabled, node_id),
         }
     }
 

@@ -128,6 +128,10 @@ fn quit(ctx: &mut Ctx<'_>) -> CmdResult {
 fn select(ctx: &mut Ctx<'_>) -> CmdResult {
     // Redis reads the index as a C int: beyond 32 bits is its range error, not "out of range".
     let index = crate::commands::common::int32_arg(ctx, 1, None)?;
+    // A cluster node keeps its keys in database 0 only.
+    if ctx.server.cluster.enabled && index != 0 {
+        return Err(Error::msg("ERR SELECT is not allowed in cluster mode"));
+    }
     ctx.client.db = crate::commands::common::db_index(ctx, index)?;
     ctx.out.ok();
     Ok(())
@@ -247,7 +251,11 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
     out.bulk(b"id");
     out.integer(ctx.client.id as i64);
     out.bulk(b"mode");
-    out.bulk(b"standalone");
+    out.bulk(if ctx.server.cluster.enabled {
+        b"cluster".as_slice()
+    } else {
+        b"standalone"
+    });
     out.bulk(b"role");
     out.bulk(b"master");
     out.bulk(b"modules");
@@ -272,6 +280,8 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.client.resp = Version::Resp2;
     ctx.client.authenticated = ctx.server.config.requirepass.is_empty();
     ctx.client.name.clear();
+    ctx.client.asking = false;
+    ctx.client.cluster_readonly = false;
     if ctx.client.reply_mode != ReplyMode::Skip {
         ctx.client.reply_mode = ReplyMode::On;
     }

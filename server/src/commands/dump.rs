@@ -298,6 +298,7 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let timeout = ctx.int_arg(5)?;
     let dbid = ctx.int_arg(4)?;
+    let cluster = ctx.server.cluster.enabled;
     let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
     let (db, now) = (ctx.db(), ctx.now_ms);
     // The keys that exist, with their values' payloads and TTLs.
@@ -353,12 +354,19 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
         if select {
             push(&[b"SELECT", dbid_text.as_bytes()]);
         }
+        // A cluster node's target is importing the keys' slot: RESTORE-ASKING gets past its
+        // redirection, as Redis sends it.
+        let restore: &[u8] = if cluster {
+            b"RESTORE-ASKING"
+        } else {
+            b"RESTORE"
+        };
         for (key, payload, ttl) in &found {
             let ttl = ttl.to_string();
             if replace {
-                push(&[b"RESTORE", key, ttl.as_bytes(), payload, b"REPLACE"]);
+                push(&[restore, key, ttl.as_bytes(), payload, b"REPLACE"]);
             } else {
-                push(&[b"RESTORE", key, ttl.as_bytes(), payload]);
+                push(&[restore, key, ttl.as_bytes(), payload]);
             }
         }
         if let Err(e) = (&stream).write_all(&request) {

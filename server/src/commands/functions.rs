@@ -238,6 +238,7 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         let permissions = Permissions {
             read_only: ro_command || def.flags.no_writes,
             allow_oom: def.flags.allow_oom,
+            allow_cross_slot: def.flags.allow_cross_slot_keys,
         };
         let name = &args[1];
         embedis_scripting::libs::rand48::set_state(functions.lua(), rand_state);

@@ -163,7 +163,12 @@ fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
         Section::Latencystats => latencystats(ctx, out),
         Section::Cluster => {
             out.push_str("# Cluster\r\n");
-            field!(out, "cluster_enabled", "0");
+            field!(
+                out,
+                "cluster_enabled",
+                "{}",
+                ctx.server.cluster.enabled as u8
+            );
         }
         Section::Keyspace => keyspace(ctx, out),
     }
@@ -177,7 +182,16 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", "0");
     field!(out, "redis_build_id", "0");
-    field!(out, "redis_mode", "standalone");
+    field!(
+        out,
+        "redis_mode",
+        "{}",
+        if s.cluster.enabled {
+            "cluster"
+        } else {
+            "standalone"
+        }
+    );
     field!(out, "os", "{}", os_name());
     field!(out, "arch_bits", "{}", usize::BITS);
     field!(out, "monotonic_clock", "POSIX clock_gettime");

@@ -11,6 +11,7 @@ use crate::table::{CommandSpec, Registry};
 pub mod admin;
 pub mod bits;
 pub mod client;
+pub mod cluster;
 pub mod common;
 pub mod configuration;
 pub mod connection;
@@ -77,6 +78,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     sort::COMMANDS,
     geo::COMMANDS,
     streams::COMMANDS,
+    cluster::COMMANDS,
 ];
 
 /// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it

@@ -95,15 +95,7 @@ const REPLICAOF_FLAGS: Flags = Flags::ADMIN
 /// previous ID. The link to the primary is the I/O layer's (`primary_link`), woken here.
 fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
-        if let Some(primary) = ctx.server.repl.primary.take() {
-            drop_link(ctx, primary.client);
-            disconnect_replicas(ctx);
-            let replid = random_replid(ctx);
-            ctx.server.repl.promote(replid);
-            ctx.server.log.set_replica(false);
-            ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
-            // Our replicas get our own stream from now on: its first command names its database.
-            ctx.ks.stream.reselect();
+        if stop_following(ctx) {
             ctx.server.log.notice(&format!(
                 "MASTER MODE enabled (user request from 'id={} addr={}')",
                 ctx.client.id,
@@ -133,13 +125,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             return Ok(());
         }
     }
-    disconnect_replicas(ctx);
-    if let Some(primary) = ctx.server.repl.primary.take() {
-        drop_link(ctx, primary.client);
-    }
-    ctx.server.repl.follow(host.clone(), port);
-    ctx.server.log.set_replica(true);
-    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
+    follow_primary(ctx, host.clone(), port);
     ctx.server.log.notice(&format!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
         ctx.client.id,
@@ -147,6 +133,36 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     ));
     ctx.out.ok();
     Ok(())
+}
+
+/// Makes this replica a primary again (REPLICAOF NO ONE, CLUSTER FAILOVER): its link goes,
+/// a new replication ID (the old one kept as the previous ID), our replicas reconnect to learn
+/// it. False if it was no replica.
+pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
+    let Some(primary) = ctx.server.repl.primary.take() else {
+        return false;
+    };
+    drop_link(ctx, primary.client);
+    disconnect_replicas(ctx);
+    let replid = random_replid(ctx);
+    ctx.server.repl.promote(replid);
+    ctx.server.log.set_replica(false);
+    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
+    // Our replicas get our own stream from now on: its first command names its database.
+    ctx.ks.stream.reselect();
+    true
+}
+
+/// Makes this server a replica of `host:port` (REPLICAOF, and CLUSTER REPLICATE in cluster
+/// mode): the previous link goes, our replicas are disconnected, the link task is woken.
+pub(crate) fn follow_primary(ctx: &mut Ctx<'_>, host: String, port: u16) {
+    disconnect_replicas(ctx);
+    if let Some(primary) = ctx.server.repl.primary.take() {
+        drop_link(ctx, primary.client);
+    }
+    ctx.server.repl.follow(host, port);
+    ctx.server.log.set_replica(true);
+    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
 }
 
 /// Our replicas must learn of the change of history (Redis's `disconnectSlaves`): they are

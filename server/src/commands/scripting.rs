@@ -232,6 +232,8 @@ fn run_in(
     let permissions = Permissions {
         read_only: ro_command || (script.flags.declared && script.flags.no_writes),
         allow_oom: script.flags.declared && script.flags.allow_oom,
+        // A script without a shebang may touch keys of any slot, as in Redis 7.0.
+        allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot_keys,
     };
     let function = script.function.clone();
     crate::script_host::run_script(

@@ -42,7 +42,7 @@ impl Engine {
     }
 
     /// Releases a blocked client with an error reply instead of its command's result.
-    fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
+    pub(super) fn release_with_error(&mut self, id: ClientId, error: &[u8]) {
         let Some(client) = self.clients.get_mut(id) else {
             return;
         };

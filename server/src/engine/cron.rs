@@ -57,6 +57,9 @@ impl Engine {
         }
         let now = self.server.clock.now_ms();
         self.process_timeouts();
+        if self.server.cluster.enabled {
+            self.redirect_blocked_clients();
+        }
         self.close_idle_clients(now);
         self.resize_query_buffers(now);
         self.server.stats.sample(now);
@@ -181,6 +184,52 @@ impl Engine {
     /// Shrinks tables that fell under 10% full and gives incremental rehashing one millisecond
     /// per tick in total — to the first table that needs it, as Redis's `databasesCron` does —
     /// so that the tick never holds clients up for long.
+    /// Cluster mode: a client blocked on a key whose slot this node no longer serves (moved
+    /// away, unassigned, the cluster down) would wait for a write that never comes here; it is
+    /// released with the redirection instead, as Redis's `clusterRedirectBlockedClientIfNeeded`
+    /// does. A slot being imported keeps its waiters.
+    fn redirect_blocked_clients(&mut self) {
+        use crate::blocking::BlockReason;
+        use crate::cluster::{key_slot, Role, MYSELF, NO_NODE};
+        let cluster = &self.server.cluster;
+        let mut redirected = Vec::new();
+        for client in self.clients.iter() {
+            let Some(blocked) = &client.blocked else {
+                continue;
+            };
+            let BlockReason::Keys(wait) = &blocked.reason else {
+                continue;
+            };
+            if !cluster.state_ok() {
+                redirected.push((client.id, "CLUSTERDOWN The cluster is down".to_string()));
+                continue;
+            }
+            let Some(key) = wait.keys.first() else {
+                continue;
+            };
+            let slot = key_slot(key.as_ref());
+            let mut owner = cluster.owner(slot);
+            let replica_of_owner = matches!(&cluster.myself().role, Role::Replica(primary)
+                if cluster.node(owner).is_some_and(|n| &n.id == primary));
+            if client.cluster_readonly && replica_of_owner {
+                owner = MYSELF;
+            }
+            if owner == MYSELF || cluster.importing.contains_key(&slot) {
+                continue;
+            }
+            let error = if owner == NO_NODE {
+                "CLUSTERDOWN Hash slot not served".to_string()
+            } else {
+                let node = cluster.node(owner).expect("slot owner");
+                format!("MOVED {slot} {}:{}", node.ip, node.port)
+            };
+            redirected.push((client.id, error));
+        }
+        for (id, error) in redirected {
+            self.release_with_error(id, error.as_bytes());
+        }
+    }
+
     fn resize_and_rehash(&mut self) {
         for db in self.ks.dbs.iter_mut() {
             db.main.shrink_if_needed();

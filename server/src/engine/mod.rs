@@ -242,7 +242,13 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
-        // maxmemory (Redis checks it after ACL and cluster redirection, which embedis lacks).
+        // Cluster mode: keys this node does not serve are redirected (after ACL, as in Redis).
+        if self.server.cluster.enabled && run == Run::Fresh {
+            if let Some(outcome) = self.cluster_gate(client, command, &args, now_ms, out) {
+                return outcome;
+            }
+        }
+        // maxmemory (Redis checks it after ACL and cluster redirection).
         // A re-run of a blocked command already passed it, as Redis serves those directly.
         if self.server.config.maxmemory != 0 && run == Run::Fresh && {
             let flags = self.effective_flags(command, &args);
@@ -384,6 +390,61 @@ impl Engine {
             (None, _) => {}
         }
         self.finish(client)
+    }
+
+    /// The cluster gate ([`gates::cluster_route`]): `Some` with the outcome when the request
+    /// was redirected. ASKING covers only the next command (or the transaction it opens).
+    fn cluster_gate(
+        &mut self,
+        client: &mut ClientState,
+        command: &'static Command,
+        args: &[Bytes],
+        now_ms: i64,
+        out: &mut BytesMut,
+    ) -> Option<Outcome> {
+        let asking = client.asking;
+        let exec = command.full_name == "exec";
+        if command.full_name != "asking" && (client.multi.is_none() || exec) {
+            client.asking = false;
+        }
+        self.server.cluster.current_slot = None;
+        self.server.cluster.current_asking = asking;
+        // The AOF's replay and the primary's stream must obey, as Redis's `mustObeyClient`.
+        if !gates::cluster_gate_applies(command)
+            || client.id == crate::client::AOF_CLIENT_ID
+            || client.master
+        {
+            return None;
+        }
+        let route = gates::cluster_route(
+            self.registry,
+            &self.server.cluster,
+            &self.ks,
+            client,
+            (command, args),
+            asking,
+            now_ms,
+        );
+        match route {
+            Ok(slot) => {
+                self.server.cluster.current_slot = slot;
+                None
+            }
+            Err(redirect) => {
+                let error = redirect.error(&self.server.cluster);
+                if exec {
+                    // A redirected EXEC drops its transaction and answers the redirection
+                    // itself, not EXECABORT.
+                    client.multi = None;
+                    self.ks.watches.unwatch_all(client.id);
+                    self.server.command_stats[command.id].rejected_calls += 1;
+                    self.reject(client, None, error, args, out);
+                } else {
+                    self.reject(client, Some(command), error, args, out);
+                }
+                Some(self.finish(client))
+            }
+        }
     }
 
     fn finish(&mut self, client: &mut ClientState) -> Outcome {

@@ -1,0 +1,424 @@
+//! A Redis Cluster of in-process embedis nodes, for testing cluster clients.
+//!
+//! [`Cluster::start`] starts `shards` primaries (and `replicas` replicas each), every node a
+//! [`Server`] of its own with its own port, clock and faults, in `cluster-enabled` mode. The
+//! 16,384 slots are split as `redis-cli --cluster create` splits them (3 shards: 0-5460,
+//! 5461-10922, 10923-16383), each primary gets a distinct config epoch, and every node is told every
+//! other: the nodes' own bus ([`embedis_server::cluster_bus`]) then confirms the topology, and
+//! `start` returns once every node agrees. A cluster client pointed at any of
+//! [`Cluster::startup_nodes`] finds the rest.
+//!
+//! Two ready scenarios move a slot the way `redis-cli --cluster reshard` does:
+//! [`Cluster::begin_migration`] marks the slot IMPORTING on the receiver and MIGRATING on the
+//! giver (a client then gets `-ASK` for keys not on the giver any more), and
+//! [`Cluster::finish_migration`] moves its keys with MIGRATE and binds the slot to the receiver on
+//! every node (a client then gets `-MOVED`).
+//!
+//! A third, [`Cluster::fail_over`], is a primary that dies: its replica takes over.
+//!
+//! Replicas are made by CLUSTER REPLICATE, as Redis makes them: each links to its primary with
+//! Redis's replication protocol, copies its data and follows its writes; a client reads from it
+//! after READONLY. `start` returns once every replica's link is up.
+//!
+//! ```
+//! let cluster = embedis::Cluster::start(3, 0).unwrap();
+//! assert_eq!(cluster.primaries().len(), 3);
+//! let slot = embedis::Cluster::slot_of(b"user:{42}");
+//! let owner = cluster.owner_of(slot);
+//! assert_eq!(cluster.node(owner).command(&["SET", "user:{42}", "x"]), embedis::Reply::Simple("OK".into()));
+//! ```
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use crate::{Reply, Server, ServerBuilder};
+
+/// Number of hash slots.
+pub const SLOTS: u16 = 16384;
+
+/// Several embedis nodes forming one Redis Cluster (see the module documentation).
+pub struct Cluster {
+    nodes: Vec<Server>,
+    ids: Vec<String>,
+    bus_ports: Vec<u16>,
+    shards: usize,
+}
+
+fn error(text: impl Into<String>) -> io::Error {
+    io::Error::other(text.into())
+}
+
+/// A command that must succeed on `node`.
+fn run(node: &Server, args: &[&str]) -> io::Result<Reply> {
+    match node.command(args) {
+        Reply::Error(e) | Reply::BlobError(e) => Err(error(format!(
+            "{} on {}: {}",
+            args.join(" "),
+            node.addr(),
+            String::from_utf8_lossy(&e)
+        ))),
+        reply => Ok(reply),
+    }
+}
+
+fn text(reply: &Reply) -> String {
+    match reply {
+        Reply::Bulk(b) | Reply::Verbatim { text: b, .. } | Reply::Simple(b) => {
+            String::from_utf8_lossy(b).into_owned()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// The slot ranges of `shards` primaries as `redis-cli --cluster create` computes them (its
+/// single-precision cursor and rounding included, so that the ranges are the same).
+fn split_slots(shards: usize) -> Vec<(usize, usize)> {
+    let per_node = SLOTS as f32 / shards as f32;
+    let mut ranges = Vec::with_capacity(shards);
+    let (mut first, mut cursor) = (0usize, 0.0f32);
+    for shard in 0..shards {
+        let mut last = (cursor + per_node - 1.0).round() as usize;
+        if last > SLOTS as usize || shard == shards - 1 {
+            last = SLOTS as usize - 1;
+        }
+        last = last.max(first);
+        ranges.push((first, last));
+        first = last + 1;
+        cursor += per_node;
+    }
+    ranges
+}
+
+/// A free TCP port on 127.0.0.1 for a node's bus (the client port + 10000 may not exist).
+fn free_port() -> io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
+impl Cluster {
+    /// Starts `shards` primaries with `replicas` replicas each (see the module documentation).
+    pub fn start(shards: usize, replicas: usize) -> io::Result<Cluster> {
+        Self::start_with(shards, replicas, |_, builder| builder)
+    }
+
+    /// As [`Cluster::start`], letting `configure` adjust each node's builder (its index:
+    /// primaries first, then the replicas of primary 0, of primary 1…).
+    pub fn start_with(
+        shards: usize,
+        replicas: usize,
+        mut configure: impl FnMut(usize, ServerBuilder) -> ServerBuilder,
+    ) -> io::Result<Cluster> {
+        if shards == 0 {
+            return Err(error("a cluster needs at least one shard"));
+        }
+        let total = shards * (1 + replicas);
+        let mut nodes = Vec::with_capacity(total);
+        let mut bus_ports = Vec::with_capacity(total);
+        for index in 0..total {
+            let bus_port = free_port()?;
+            bus_ports.push(bus_port);
+            let builder = Server::builder()
+                .config("cluster-enabled", "yes")
+                .and_then(|b| b.config("cluster-port", &bus_port.to_string()))
+                .and_then(|b| b.config("cluster-announce-ip", "127.0.0.1"))
+                .map_err(error)?;
+            nodes.push(configure(index, builder).start()?);
+        }
+        let ids = nodes
+            .iter()
+            .map(|n| run(n, &["CLUSTER", "MYID"]).map(|r| text(&r)))
+            .collect::<io::Result<Vec<_>>>()?;
+        let cluster = Cluster {
+            nodes,
+            ids,
+            bus_ports,
+            shards,
+        };
+        cluster.arrange(replicas)?;
+        Ok(cluster)
+    }
+
+    /// Tells every node the topology: slots and epochs of the primaries, every node met by
+    /// every other, then the replicas' primaries.
+    fn arrange(&self, replicas: usize) -> io::Result<()> {
+        let ranges = split_slots(self.shards);
+        for (index, node) in self.nodes.iter().enumerate() {
+            if let Some(&(first, last)) = ranges.get(index) {
+                let (first, last) = (first.to_string(), last.to_string());
+                run(node, &["CLUSTER", "ADDSLOTSRANGE", &first, &last])?;
+                run(
+                    node,
+                    &["CLUSTER", "SET-CONFIG-EPOCH", &(index + 1).to_string()],
+                )?;
+            } else {
+                // A replica serves nothing by itself.
+                run(node, &["CLUSTER", "FLUSHSLOTS"])?;
+            }
+        }
+        for node in &self.nodes {
+            for (other, bus) in self.nodes.iter().zip(&self.bus_ports) {
+                if node.addr() != other.addr() {
+                    let port = other.addr().port().to_string();
+                    let bus = bus.to_string();
+                    run(node, &["CLUSTER", "MEET", "127.0.0.1", &port, &bus])?;
+                }
+            }
+        }
+        self.wait_until(|c| c.agree_on_nodes())?;
+        for index in self.shards..self.nodes.len() {
+            let primary = (index - self.shards) / replicas.max(1);
+            run(
+                &self.nodes[index],
+                &["CLUSTER", "REPLICATE", &self.ids[primary]],
+            )?;
+        }
+        self.wait_consistent()?;
+        self.wait_until(|c| c.nodes[c.shards..].iter().all(Server::link_up))
+    }
+
+    /// Each node's CLUSTER NODES reduced to what must agree: ID, address, role, primary and
+    /// slots of every node, sorted.
+    fn signature(node: &Server) -> Vec<String> {
+        let nodes = text(&node.command(&["CLUSTER", "NODES"]));
+        let mut lines: Vec<String> = nodes
+            .lines()
+            .map(|line| {
+                let fields: Vec<&str> = line.split(' ').collect();
+                let role = if fields[2].contains("slave") {
+                    "slave"
+                } else {
+                    "master"
+                };
+                let handshake = fields[2].contains("handshake");
+                let mut sig = vec![fields[0], fields[1], role, fields[3]];
+                if handshake {
+                    sig.push("handshake");
+                }
+                sig.extend(fields[8..].iter().filter(|f| !f.starts_with('[')));
+                sig.join(" ")
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    fn agree_on_nodes(&self) -> bool {
+        self.nodes.iter().all(|n| {
+            let sig = Self::signature(n);
+            sig.len() == self.nodes.len() && !sig.iter().any(|l| l.contains("handshake"))
+        })
+    }
+
+    /// Waits until every node's view of the cluster is the same (IDs, addresses, roles and
+    /// slots), as `redis-cli --cluster` waits after changing it. Fails after 10 seconds.
+    pub fn wait_consistent(&self) -> io::Result<()> {
+        self.wait_until(|c| {
+            let first = Self::signature(&c.nodes[0]);
+            first.len() == c.nodes.len() && c.nodes.iter().all(|n| Self::signature(n) == first)
+        })
+    }
+
+    fn wait_until(&self, mut done: impl FnMut(&Cluster) -> bool) -> io::Result<()> {
+        let start = Instant::now();
+        while !done(self) {
+            if start.elapsed() > Duration::from_secs(10) {
+                return Err(error("the cluster's nodes did not agree within 10 seconds"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(())
+    }
+
+    /// Every node: the primaries first (index = shard), then the replicas.
+    pub fn nodes(&self) -> &[Server] {
+        &self.nodes
+    }
+
+    /// Node `index` (see [`Cluster::nodes`]).
+    pub fn node(&self, index: usize) -> &Server {
+        &self.nodes[index]
+    }
+
+    /// The primaries, one per shard.
+    pub fn primaries(&self) -> &[Server] {
+        &self.nodes[..self.shards]
+    }
+
+    /// The cluster node ID of node `index`.
+    pub fn node_id(&self, index: usize) -> &str {
+        &self.ids[index]
+    }
+
+    /// `redis://127.0.0.1:<port>/` of every node.
+    pub fn urls(&self) -> Vec<String> {
+        self.nodes.iter().map(Server::url).collect()
+    }
+
+    /// Every node's address: the startup nodes of a cluster client.
+    pub fn startup_nodes(&self) -> Vec<SocketAddr> {
+        self.nodes.iter().map(Server::addr).collect()
+    }
+
+    /// The hash slot of `key` (hash tags included), as CLUSTER KEYSLOT computes it.
+    pub fn slot_of(key: &[u8]) -> u16 {
+        embedis_server::cluster::key_slot(key)
+    }
+
+    /// The index of the primary serving `slot`, as node 0 sees it.
+    pub fn owner_of(&self, slot: u16) -> usize {
+        let slots = self.nodes[0].command(&["CLUSTER", "SLOTS"]);
+        let Reply::Array(ranges) = slots else {
+            panic!("CLUSTER SLOTS: {slots:?}");
+        };
+        for range in ranges {
+            let Reply::Array(items) = range else { continue };
+            let (Reply::Integer(first), Reply::Integer(last)) = (&items[0], &items[1]) else {
+                continue;
+            };
+            if (*first..=*last).contains(&(slot as i64)) {
+                let Reply::Array(primary) = &items[2] else {
+                    continue;
+                };
+                let id = text(&primary[2]);
+                return self.ids.iter().position(|i| *i == id).expect("known node");
+            }
+        }
+        panic!("slot {slot} is not served")
+    }
+
+    /// A failed primary, as a ready scenario: primary `shard` stops answering (paused, as a
+    /// hung process; its clients wait), its first replica takes its slots over (CLUSTER
+    /// FAILOVER TAKEOVER: a new config epoch, and it stops replicating), and the call returns
+    /// once every other node routes the shard's slots to it — clients then get `-MOVED` to the
+    /// new primary. Writes the replica had not received are lost. Returns the new primary's
+    /// index.
+    pub fn fail_over(&self, shard: usize) -> io::Result<usize> {
+        let per_shard = (self.nodes.len() - self.shards) / self.shards;
+        if shard >= self.shards || per_shard == 0 {
+            return Err(error(format!(
+                "shard {shard} has no replica to fail over to"
+            )));
+        }
+        let replica = self.shards + shard * per_shard;
+        let slot = split_slots(self.shards)[shard].0 as u16;
+        self.nodes[shard]
+            .faults()
+            .pause(Duration::from_secs(24 * 3600));
+        run(&self.nodes[replica], &["CLUSTER", "FAILOVER", "TAKEOVER"])?;
+        let new_id = self.ids[replica].clone();
+        self.wait_until(|c| {
+            c.nodes
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| *i != shard)
+                .all(|(_, node)| {
+                    Self::slot_owner_id(node, slot).as_deref() == Some(new_id.as_str())
+                })
+        })?;
+        Ok(replica)
+    }
+
+    /// The ID of the node `node` routes `slot` to (from its CLUSTER SLOTS).
+    fn slot_owner_id(node: &Server, slot: u16) -> Option<String> {
+        let Reply::Array(ranges) = node.command(&["CLUSTER", "SLOTS"]) else {
+            return None;
+        };
+        ranges.iter().find_map(|range| {
+            let Reply::Array(items) = range else {
+                return None;
+            };
+            let (Reply::Integer(first), Reply::Integer(last)) = (&items[0], &items[1]) else {
+                return None;
+            };
+            if !(*first..=*last).contains(&(slot as i64)) {
+                return None;
+            }
+            let Reply::Array(primary) = &items[2] else {
+                return None;
+            };
+            Some(text(&primary[2]))
+        })
+    }
+
+    /// Starts moving `slot` from primary `from` to primary `to`: IMPORTING on `to`, MIGRATING
+    /// on `from`. Keys of the slot still on `from` are served there; others get `-ASK` to `to`.
+    pub fn begin_migration(&self, slot: u16, from: usize, to: usize) -> io::Result<()> {
+        let slot = slot.to_string();
+        run(
+            &self.nodes[to],
+            &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &self.ids[from]],
+        )?;
+        run(
+            &self.nodes[from],
+            &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &self.ids[to]],
+        )?;
+        Ok(())
+    }
+
+    /// Moves one key of a slot in migration from `from` to `to` (MIGRATE), as a resharding
+    /// tool does key by key: that key is then served by `to` after `-ASK`.
+    pub fn migrate_key(&self, key: &str, from: usize, to: usize) -> io::Result<()> {
+        let port = self.nodes[to].addr().port().to_string();
+        run(
+            &self.nodes[from],
+            &["MIGRATE", "127.0.0.1", &port, key, "0", "5000"],
+        )?;
+        Ok(())
+    }
+
+    /// Finishes moving `slot` from `from` to `to`: every key still on `from` goes over with
+    /// MIGRATE, then every node binds the slot to `to` (`to` first, as redis-cli does).
+    /// Clients of `from` then get `-MOVED`.
+    pub fn finish_migration(&self, slot: u16, from: usize, to: usize) -> io::Result<()> {
+        let slot_text = slot.to_string();
+        let port = self.nodes[to].addr().port().to_string();
+        loop {
+            let keys = run(
+                &self.nodes[from],
+                &["CLUSTER", "GETKEYSINSLOT", &slot_text, "100"],
+            )?;
+            let Reply::Array(keys) = keys else {
+                return Err(error("GETKEYSINSLOT did not answer an array"));
+            };
+            if keys.is_empty() {
+                break;
+            }
+            let names: Vec<String> = keys.iter().map(text).collect();
+            let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+            args.extend(names.iter().map(String::as_str));
+            run(&self.nodes[from], &args)?;
+        }
+        let to_id = self.ids[to].clone();
+        run(
+            &self.nodes[to],
+            &["CLUSTER", "SETSLOT", &slot_text, "NODE", &to_id],
+        )?;
+        run(
+            &self.nodes[from],
+            &["CLUSTER", "SETSLOT", &slot_text, "NODE", &to_id],
+        )?;
+        for (index, node) in self.nodes.iter().enumerate() {
+            if index != to && index != from && index < self.shards {
+                run(node, &["CLUSTER", "SETSLOT", &slot_text, "NODE", &to_id])?;
+            }
+        }
+        self.wait_consistent()
+    }
+
+    /// Stops every node.
+    pub fn shutdown(self) {
+        for node in self.nodes {
+            node.shutdown();
+        }
+    }
+}
+
+impl std::ops::Index<usize> for Cluster {
+    type Output = Server;
+
+    fn index(&self, index: usize) -> &Server {
+        &self.nodes[index]
+    }
+}
