@@ -263,15 +263,23 @@ async fn receive_image<S: EngineCell>(
         if mark.len() != 40 {
             return Err(fail("bad EOF mark from the master"));
         }
-        let mut image = Vec::new();
+        let mut image: Vec<u8> = Vec::new();
         loop {
+            // The mark may straddle two reads, and the stream may follow it in the same read:
+            // look from just before the new bytes, and give back what follows the mark.
+            let from = image.len().saturating_sub(mark.len() - 1);
             image.extend_from_slice(&conn.input);
             conn.input.clear();
             shared
                 .engine()
                 .link_transfer(generation, -1, image.len() as u64);
-            if image.ends_with(&mark) {
-                image.truncate(image.len() - mark.len());
+            if let Some(at) = image[from..]
+                .windows(mark.len())
+                .position(|w| w == mark.as_slice())
+            {
+                let end = from + at;
+                conn.input.extend_from_slice(&image[end + mark.len()..]);
+                image.truncate(end);
                 return Ok(image);
             }
             conn.fill().await?;

@@ -275,6 +275,15 @@ pub struct Replication {
     pub acks_changed: bool,
     /// Since when (ms) the backlog has had no replica, for `repl-backlog-ttl`.
     pub alone_since_ms: Option<i64>,
+    /// As a replica: the database the primary's stream has selected where this server's
+    /// offset stands. A continued link resumes there (Redis keeps it in its cached master
+    /// client): the primary sends no SELECT for a database it selected before the break.
+    pub stream_db: usize,
+    /// As a replica: the bytes of a transaction from the primary not yet complete (MULTI and
+    /// what is queued). The offset moves, and they go on to our replicas, only with its EXEC,
+    /// as Redis's replica updates `reploff` only outside MULTI: a link broken mid-transaction
+    /// resumes before its MULTI.
+    pub open_transaction: Vec<u8>,
 }
 
 impl Replication {
@@ -297,6 +306,8 @@ impl Replication {
             get_ack: false,
             acks_changed: false,
             alone_since_ms: None,
+            stream_db: 0,
+            open_transaction: Vec::new(),
         }
     }
 

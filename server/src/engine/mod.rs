@@ -112,6 +112,12 @@ impl Engine {
             if client.replica {
                 self.server.repl.remove(id);
             }
+            if client.master {
+                // Where the primary's stream stands, for a continued link to resume in the same
+                // database; a transaction left open goes with the client and will come again.
+                self.server.repl.stream_db = client.db;
+                self.server.repl.open_transaction.clear();
+            }
             crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
             self.ks.tracking.disable(id, &mut client.tracking);

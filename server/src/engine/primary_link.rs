@@ -144,6 +144,8 @@ impl Engine {
             }
         }
         let repl = &mut self.server.repl;
+        // The stream after a full sync begins with its SELECT.
+        repl.stream_db = 0;
         repl.replid = replid;
         repl.replid2 = "0".repeat(40);
         repl.second_offset = -1;
@@ -222,6 +224,8 @@ impl Engine {
         handle.set_authenticated(true);
         let mut client = ClientState::new(handle, peer, -1, now, true);
         client.master = true;
+        client.db = self.server.repl.stream_db.min(self.ks.dbs.len() - 1);
+        self.server.repl.open_transaction.clear();
         self.clients.insert(Box::new(client));
         if let Some(primary) = self.server.repl.link(generation) {
             primary.client = Some(id);
@@ -260,13 +264,29 @@ impl Engine {
                 self.ks.expiry_rule = ExpiryRule::Delete;
             }
         }
+        let in_transaction = self.clients.get(id).is_some_and(|c| c.multi.is_some());
         let server = &mut self.server;
-        crate::replication::relay(
-            &mut server.repl,
-            raw,
-            &mut self.clients,
-            &mut server.pending_writes,
-        );
+        if in_transaction {
+            server.repl.open_transaction.extend_from_slice(raw);
+            return true;
+        }
+        if server.repl.open_transaction.is_empty() {
+            crate::replication::relay(
+                &mut server.repl,
+                raw,
+                &mut self.clients,
+                &mut server.pending_writes,
+            );
+        } else {
+            let mut whole = std::mem::take(&mut server.repl.open_transaction);
+            whole.extend_from_slice(raw);
+            crate::replication::relay(
+                &mut server.repl,
+                &whole,
+                &mut self.clients,
+                &mut server.pending_writes,
+            );
+        }
         true
     }
 
