@@ -754,7 +754,12 @@ fn unblock(ctx: &mut Ctx<'_>) -> CmdResult {
             .clients
             .get(id as ClientId)
             .and_then(|c| c.blocked.as_ref())
-            .is_some_and(|b| matches!(b.reason, BlockReason::Keys(_) | BlockReason::Wait(_)));
+            .is_some_and(|b| {
+                matches!(
+                    b.reason,
+                    BlockReason::Keys(_) | BlockReason::Wait(_) | BlockReason::Replicas { .. }
+                )
+            });
     if unblockable {
         ctx.server.requests.push(EngineRequest::Unblock {
             id: id as ClientId,
