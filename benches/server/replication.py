@@ -7,8 +7,8 @@ primary with a redis-server replica, on this machine, in alternating rounds (A B
                repl-diskless-sync-delay 0, embedis always builds the image at once)
   under load   redis-benchmark SET -P 16 -c 50 on the primary (1,000,000 random keys); the
                primary's ops/s with its replica attached, the replica's lag in bytes of stream
-               (primary's master_repl_offset minus the replica's slave_repl_offset, sampled
-               every 50 ms: median and maximum), and how long after the load the replica has
+               (the primary's master_repl_offset read just after the replica's
+               slave_repl_offset, every 50 ms: an upper bound; median and maximum), and how long after the load the replica has
                caught up; CPU seconds each process spent per million SETs (from /proc, so
                less sensitive to other load on the machine than the times)
 
@@ -79,8 +79,10 @@ def under_load(primary, replica, requests, pids):
 
     def sample():
         while not stop.is_set():
-            p = int(info(primary)["master_repl_offset"])
+            # The replica first, then the primary: the difference is an upper bound of the lag
+            # (the primary moves on while we ask), never an underestimate.
             r = int(info(replica).get("slave_repl_offset", "0"))
+            p = int(info(primary)["master_repl_offset"])
             lags.append(max(0, p - r))
             time.sleep(0.05)
 
