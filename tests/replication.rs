@@ -738,3 +738,42 @@ fn a_replica_reads_the_stream_behind_a_diskless_image_and_resumes_before_an_open
     assert_eq!(text(&mut c, &["GET", "n"]), "$1\r\n1\r\n");
     assert_eq!(text(&mut c, &["GET", "a"]), "$1\r\n1\r\n", "in database 3");
 }
+
+/// A writable replica (`replica-read-only no`) expires the keys its own clients gave a TTL —
+/// its primary will never send their DELs — and a client's write to a key the primary let
+/// expire starts afresh, while reads only hide it (Redis's replication-3 tests found both).
+#[test]
+fn a_writable_replica_expires_its_own_keys_and_writes_over_expired_ones() {
+    let a = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap();
+    let b = embedis::Server::builder()
+        .clock(embedis::Clock::manual())
+        .replica_of(a.addr())
+        .start()
+        .unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    wait_for("b's link", || link_up(&mut cb));
+    text(&mut ca, &["SET", "key1", "5", "PX", "1000"]);
+    text(&mut ca, &["SET", "key2", "5", "PX", "1000"]);
+    assert_eq!(text(&mut ca, &["WAIT", "1", "5000"]), ":1\r\n");
+    text(&mut cb, &["CONFIG", "SET", "replica-read-only", "no"]);
+    b.clock().advance(Duration::from_secs(2));
+    assert_eq!(text(&mut cb, &["INCR", "key1"]), ":1\r\n");
+    assert_eq!(text(&mut cb, &["TTL", "key1"]), ":-1\r\n");
+    assert_eq!(text(&mut cb, &["GET", "key2"]), "$-1\r\n");
+    assert_eq!(text(&mut cb, &["DBSIZE"]), ":2\r\n");
+    // Its own keys with a TTL expire on its own clock.
+    text(&mut cb, &["SET", "own", "1", "EX", "5"]);
+    text(&mut cb, &["SET", "own2", "1"]);
+    text(&mut cb, &["EXPIRE", "own2", "5"]);
+    assert_eq!(text(&mut cb, &["DBSIZE"]), ":4\r\n");
+    b.clock().advance(Duration::from_secs(6));
+    wait_for("the replica's own keys to expire", || {
+        text(&mut cb, &["DBSIZE"]) == ":2\r\n"
+    });
+    // key2 is the primary's: still there, hidden, until the primary's DEL.
+    assert_eq!(text(&mut cb, &["EXISTS", "key2"]), ":0\r\n");
+}

@@ -316,6 +316,9 @@ pub struct Keyspace {
     /// Who deletes expired keys: this server (a primary), or its primary (a replica, whose
     /// primary sends a DEL for each; see [`ExpiryRule`]).
     pub expiry_rule: ExpiryRule,
+    /// On a writable replica: keys its own clients gave a TTL (Redis's `slaveKeysWithExpire`).
+    /// Its primary will never send their DELs, so the replica's tick expires them itself.
+    pub replica_keys_with_expire: std::collections::HashSet<(usize, SmallBytes)>,
     /// What an access does to an object's header under the eviction policy (LRU clock or LFU
     /// counter), and how new objects start. Set from the configuration with `maxmemory`
     /// ([`Keyspace::apply_config`]) by the engine at start and after every CONFIG SET.
@@ -340,6 +343,7 @@ impl Keyspace {
             stream: WriteStream::default(),
             expiry_held_until: i64::MIN,
             expiry_rule: ExpiryRule::Delete,
+            replica_keys_with_expire: std::collections::HashSet::new(),
             access: AccessClock::default(),
             maxmemory: 0,
             limits: false,
@@ -384,12 +388,23 @@ impl Keyspace {
         if self.dbs[db].expires.is_empty() {
             return false;
         }
-        self.expire_if_due(db, key, now)
+        self.expire_if_due(db, key, now, false)
+    }
+
+    /// [`Keyspace::expire_if_needed`] before a write: on a replica too, a client's write
+    /// deletes the expired key it is about to replace (Redis's `EXPIRE_FORCE_DELETE_EXPIRED`:
+    /// an INCR on a writable replica starts from nothing, without the old TTL).
+    #[inline]
+    pub fn expire_if_needed_for_write(&mut self, db: usize, key: &[u8], now: i64) -> bool {
+        if self.dbs[db].expires.is_empty() {
+            return false;
+        }
+        self.expire_if_due(db, key, now, true)
     }
 
     /// [`Keyspace::expire_if_needed`] for a database that has keys with a TTL.
     #[inline(never)]
-    fn expire_if_due(&mut self, db: usize, key: &[u8], now: i64) -> bool {
+    fn expire_if_due(&mut self, db: usize, key: &[u8], now: i64, write: bool) -> bool {
         // Only keys with a TTL are in `expires`: one probe there, none of the main table, so a
         // lookup costs one probe per table at most (GET is the hottest path of all).
         if self.dbs[db]
@@ -401,7 +416,8 @@ impl Keyspace {
         }
         match self.expiry_rule {
             ExpiryRule::Delete => {}
-            ExpiryRule::Hide => return true,
+            ExpiryRule::Hide if !write => return true,
+            ExpiryRule::Hide => {}
             ExpiryRule::Keep => return false,
         }
         if now < self.expiry_held_until {
@@ -529,7 +545,11 @@ impl Keyspace {
         access: Access,
     ) -> Option<&mut Object> {
         // An expired key is gone — or, while a pause holds it in place, only looks it.
-        let expired = self.expire_if_needed(db, key, now);
+        let expired = if access == Access::Write {
+            self.expire_if_needed_for_write(db, key, now)
+        } else {
+            self.expire_if_needed(db, key, now)
+        };
         if access == Access::Write {
             self.ready.signal(db, key);
             self.note_write(db, key);
@@ -632,7 +652,11 @@ impl Keyspace {
         now: i64,
         make: impl FnOnce() -> Value,
     ) -> bool {
-        self.expire_if_needed(db, key, now);
+        self.expire_if_needed_for_write(db, key, now);
+        if matches!(ttl, Ttl::At(_)) && self.expiry_rule == ExpiryRule::Hide {
+            self.replica_keys_with_expire
+                .insert((db, SmallBytes::new(key)));
+        }
         let (clock, limits, maxmemory) = (self.access, self.limits, self.maxmemory);
         let d = &mut self.dbs[db];
         if when != StoreIf::Absent {
@@ -860,8 +884,32 @@ impl Keyspace {
         };
         obj.set_has_expire(true);
         d.expires.insert(SmallBytes::new(key), when_ms);
+        if self.expiry_rule == ExpiryRule::Hide {
+            self.replica_keys_with_expire
+                .insert((db, SmallBytes::new(key)));
+        }
         self.touched(db, key);
         true
+    }
+
+    /// A writable replica's tick: the keys its own clients gave a TTL that has passed are
+    /// deleted (nobody else will); keys that lost their TTL or are gone are forgotten.
+    pub fn expire_replica_keys(&mut self, now: i64) {
+        if self.replica_keys_with_expire.is_empty() {
+            return;
+        }
+        let tracked: Vec<(usize, SmallBytes)> = self.replica_keys_with_expire.drain().collect();
+        for (db, key) in tracked {
+            match self.dbs[db].expire_of(key.as_slice()) {
+                Some(when) if now > when => {
+                    self.expire_if_needed_for_write(db, key.as_slice(), now);
+                }
+                Some(_) => {
+                    self.replica_keys_with_expire.insert((db, key));
+                }
+                None => {}
+            }
+        }
     }
 
     /// Removes the deadline of a key; true if it had one.

@@ -148,6 +148,7 @@ pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
     ctx.server.repl.promote(replid);
     ctx.server.log.set_replica(false);
     ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
+    ctx.ks.replica_keys_with_expire.clear();
     // Our replicas get our own stream from now on: its first command names its database.
     ctx.ks.stream.reselect();
     true

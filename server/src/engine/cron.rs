@@ -68,7 +68,11 @@ impl Engine {
         let budget = Duration::from_micros(1_000_000 * 25 / 100 / hz);
         // A paused server keeps its dataset constant: no active expiry (Redis's
         // `activeExpireCycle` returns at once while clients are paused).
-        // A replica's keys expire by its primary's DELs (Redis runs the cycle on primaries).
+        // A replica's keys expire by its primary's DELs (Redis runs the cycle on primaries),
+        // except those its own clients wrote with a TTL (a writable replica).
+        if self.ks.expiry_rule != crate::keyspace::ExpiryRule::Delete {
+            self.ks.expire_replica_keys(now);
+        }
         if self.server.active_expire
             && !self.ks.expiry_held(now)
             && self.ks.expiry_rule == crate::keyspace::ExpiryRule::Delete
