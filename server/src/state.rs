@@ -196,7 +196,20 @@ pub struct ServerState {
     pub cluster: crate::cluster::Cluster,
 }
 
+/// 40 random hex digits: Redis's run IDs, replication IDs, cluster node IDs and diskless
+/// transfer marks (CONFIG_RUN_ID_SIZE).
+fn hex40(rng: &mut StdRng) -> String {
+    (0..40)
+        .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
+        .collect()
+}
+
 impl ServerState {
+    /// A fresh 40-hex-digit ID from the server's random source (see [`hex40`]).
+    pub fn random_id(&mut self) -> String {
+        hex40(&mut self.rng)
+    }
+
     /// The state of a new server whose command table has `commands` entries (for the
     /// per-command statistics).
     pub fn new(
@@ -210,14 +223,9 @@ impl ServerState {
             Some(seed) => StdRng::seed_from_u64(seed),
             None => StdRng::from_entropy(),
         };
-        let mut hex40 = || -> String {
-            (0..40)
-                .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
-                .collect()
-        };
-        let run_id = hex40();
-        let replid = hex40();
-        let node_id = hex40();
+        let run_id = hex40(&mut rng);
+        let replid = hex40(&mut rng);
+        let node_id = hex40(&mut rng);
         let memory_startup = crate::alloc::used_memory();
         let config_cluster_enabled = config.cluster.enabled;
         let now_ms = clock.now_ms();

@@ -18,7 +18,6 @@
 
 use bytes::Bytes;
 use embedis_protocol::number::parse_i64;
-use rand::Rng;
 use std::fmt::Write as _;
 
 use crate::cluster::{key_slot, Cluster, Node, Role, MYSELF, NO_NODE, SLOTS};
@@ -211,12 +210,6 @@ pub fn refresh_myself(server: &mut ServerState) {
     if !announce_ip.is_empty() {
         myself.ip = announce_ip;
     }
-}
-
-fn random_id(server: &mut ServerState) -> String {
-    (0..40)
-        .map(|_| char::from_digit(server.rng.gen_range(0..16), 16).expect("hex"))
-        .collect()
 }
 
 const HELP: &[&str] = &[
@@ -666,7 +659,7 @@ fn meet(ctx: &mut Ctx<'_>) -> CmdResult {
         .known()
         .any(|(_, n)| n.ip == ip && n.port == port && n.bus_port == bus);
     if !known {
-        let id = random_id(ctx.server);
+        let id = ctx.server.random_id();
         ctx.server.cluster.add(Node {
             id,
             ip,
@@ -854,7 +847,7 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     if !primary {
         ctx.ks.flush_all(false);
     }
-    let new_id = hard.then(|| random_id(ctx.server));
+    let new_id = hard.then(|| ctx.server.random_id());
     ctx.server.cluster.reset(new_id);
     ctx.out.ok();
     Ok(())

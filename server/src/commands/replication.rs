@@ -144,7 +144,7 @@ pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
     };
     drop_link(ctx, primary.client);
     disconnect_replicas(ctx);
-    let replid = random_replid(ctx);
+    let replid = ctx.server.random_id();
     ctx.server.repl.promote(replid);
     ctx.server.log.set_replica(false);
     ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
@@ -195,14 +195,6 @@ fn drop_link(ctx: &mut Ctx<'_>, client: Option<crate::client::ClientId>) {
             .requests
             .push(crate::state::EngineRequest::Kill { id });
     }
-}
-
-/// A fresh 40-hex-digit replication ID from the server's random source.
-fn random_replid(ctx: &mut Ctx<'_>) -> String {
-    use rand::Rng;
-    (0..40)
-        .map(|_| char::from_digit(ctx.server.rng.gen_range(0..16), 16).expect("hex"))
-        .collect()
 }
 
 fn sync(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -284,7 +276,7 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     if ctx.server.config.repl_diskless_sync && ctx.client.replica_eof {
         // Redis's diskless framing: a random 40-byte mark, the image, the mark again (a
         // replica that streams the image to its loader learns its end without a length).
-        let mark = random_replid(ctx);
+        let mark = ctx.server.random_id();
         let header = format!("$EOF:{mark}\r\n");
         ctx.out.buffer().extend_from_slice(header.as_bytes());
         ctx.out.buffer().extend_from_slice(&image);

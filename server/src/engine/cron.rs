@@ -169,10 +169,7 @@ impl Engine {
         if ttl == 0 || (now_ms - since) / 1000 < ttl {
             return;
         }
-        use rand::Rng;
-        let replid: String = (0..40)
-            .map(|_| char::from_digit(self.server.rng.gen_range(0..16), 16).expect("hex"))
-            .collect();
+        let replid = self.server.random_id();
         let repl = &mut self.server.repl;
         repl.backlog = None;
         repl.alone_since_ms = None;
