@@ -28,6 +28,25 @@ fn field(info: &str, name: &str) -> String {
         .to_string()
 }
 
+/// On a primary: a key that expires (read after its time: a DEL for the replicas) and
+/// evictions (maxmemory set `margin` bytes under the memory in use for one write).
+fn expire_and_evict(c: &mut Conn, margin: u64) {
+    text(c, &["SET", "short", "v", "PX", "50"]);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(text(c, &["GET", "short"]), "$-1\r\n");
+    text(c, &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+    let used: u64 = field(&text(c, &["INFO", "memory"]), "used_memory")
+        .parse()
+        .unwrap();
+    text(
+        c,
+        &["CONFIG", "SET", "maxmemory", &(used - margin).to_string()],
+    );
+    text(c, &["SET", "trigger", "eviction"]);
+    text(c, &["CONFIG", "SET", "maxmemory", "0"]);
+    assert_ne!(field(&text(c, &["INFO", "stats"]), "evicted_keys"), "0");
+}
+
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !done() {
@@ -86,26 +105,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
     text(&mut e, &["SET", "in-db-3", "1"]);
     text(&mut e, &["SELECT", "0"]);
     // An expiry and evictions reach the replica as DELs.
-    text(&mut e, &["SET", "short", "v", "PX", "50"]);
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(text(&mut e, &["GET", "short"]), "$-1\r\n");
-    text(
-        &mut e,
-        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
-    );
-    let used: u64 = field(&text(&mut e, &["INFO", "memory"]), "used_memory")
-        .parse()
-        .unwrap();
-    text(
-        &mut e,
-        &["CONFIG", "SET", "maxmemory", &(used - 10_000).to_string()],
-    );
-    text(&mut e, &["SET", "trigger", "eviction"]);
-    text(&mut e, &["CONFIG", "SET", "maxmemory", "0"]);
-    assert_ne!(
-        field(&text(&mut e, &["INFO", "stats"]), "evicted_keys"),
-        "0"
-    );
+    expire_and_evict(&mut e, 10_000);
     let same_digest = |e: &mut Conn, r: &mut Conn| {
         wait_for("the replica to catch up", || {
             text(e, &["DEBUG", "DIGEST"]) == text(r, &["DEBUG", "DIGEST"])
@@ -292,26 +292,7 @@ fn embedis_follows_redis(diskless: bool) {
     same_digest(&mut r, &mut e);
     mixed_writes(&mut r, "after");
     // Keys that expire and keys evicted on the primary reach the replica as DELs.
-    text(&mut r, &["SET", "short", "v", "PX", "50"]);
-    std::thread::sleep(Duration::from_millis(100));
-    assert_eq!(text(&mut r, &["GET", "short"]), "$-1\r\n");
-    text(
-        &mut r,
-        &["CONFIG", "SET", "maxmemory-policy", "allkeys-random"],
-    );
-    let used: u64 = field(&text(&mut r, &["INFO", "memory"]), "used_memory")
-        .parse()
-        .unwrap();
-    text(
-        &mut r,
-        &["CONFIG", "SET", "maxmemory", &(used - 20_000).to_string()],
-    );
-    text(&mut r, &["SET", "trigger", "eviction"]);
-    text(&mut r, &["CONFIG", "SET", "maxmemory", "0"]);
-    assert_ne!(
-        field(&text(&mut r, &["INFO", "stats"]), "evicted_keys"),
-        "0"
-    );
+    expire_and_evict(&mut r, 20_000);
     same_digest(&mut r, &mut e);
     // The replica's view as Redis shows it.
     let info = text(&mut e, &["INFO", "replication"]);

@@ -20,7 +20,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::client::{ClientId, Peer};
-use crate::engine::{Engine, LinkTarget};
+use crate::engine::{Applied, Engine, LinkTarget};
 use crate::replication::LinkState;
 
 /// How much the link reads at a time (as a client connection, Redis's 16 KB).
@@ -351,15 +351,13 @@ async fn follow<S: EngineCell>(
                 let Some(args) = decoded else { break };
                 let used = raw.len() - conn.input.len();
                 let bytes: Bytes = raw.split_to(used).freeze();
-                let getack = args.len() == 3
-                    && args[0].eq_ignore_ascii_case(b"replconf")
-                    && args[1].eq_ignore_ascii_case(b"getack");
-                if getack {
-                    acks.push(engine.link_offset());
-                }
-                if !engine.link_apply(id, args, &bytes) {
-                    shared.after_work(&mut engine);
-                    return Err(fail("the master's client was closed"));
+                match engine.link_apply(id, args, &bytes) {
+                    Applied::Done => {}
+                    Applied::AckAsked(offset) => acks.push(offset),
+                    Applied::ClientGone => {
+                        shared.after_work(&mut engine);
+                        return Err(fail("the master's client was closed"));
+                    }
                 }
             }
             shared.after_work(&mut engine);

@@ -28,7 +28,7 @@ mod cron;
 mod faults;
 mod primary_link;
 
-pub use primary_link::LinkTarget;
+pub use primary_link::{Applied, LinkTarget};
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};

@@ -18,6 +18,16 @@ use crate::client::{ClientHandle, ClientId, ClientState, Peer};
 use crate::keyspace::ExpiryRule;
 use crate::replication::{Backlog, LinkState};
 
+/// What became of one command of the primary's stream ([`Engine::link_apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Done,
+    /// REPLCONF GETACK: the primary wants this offset acknowledged now.
+    AckAsked(u64),
+    /// The primary's client is gone (killed, or the link replaced): the link ends.
+    ClientGone,
+}
+
 /// What the link task needs to connect and introduce itself.
 #[derive(Debug, Clone)]
 pub struct LinkTarget {
@@ -238,11 +248,10 @@ impl Engine {
     }
 
     /// Runs one command of the primary's stream, `raw` being its bytes as received. Its reply
-    /// is dropped; the offset moves by its bytes, which go on to our replicas. False if the
-    /// primary's client is gone (killed, or the link replaced).
-    pub fn link_apply(&mut self, id: ClientId, args: Vec<Bytes>, raw: &[u8]) -> bool {
+    /// is dropped; the offset moves by its bytes, which go on to our replicas.
+    pub fn link_apply(&mut self, id: ClientId, args: Vec<Bytes>, raw: &[u8]) -> Applied {
         if self.clients.get(id).is_none_or(|c| c.handle.is_killed()) {
-            return false;
+            return Applied::ClientGone;
         }
         let now = self.server.clock.now_ms();
         if let Some(primary) = self.server.repl.primary.as_mut() {
@@ -253,6 +262,11 @@ impl Engine {
         let getack = args.len() == 3
             && args[0].eq_ignore_ascii_case(b"replconf")
             && args[1].eq_ignore_ascii_case(b"getack");
+        let applied = if getack {
+            Applied::AckAsked(self.server.repl.offset)
+        } else {
+            Applied::Done
+        };
         if !getack {
             let mut scratch = BytesMut::new();
             self.ks.expiry_rule = ExpiryRule::Keep;
@@ -268,7 +282,7 @@ impl Engine {
         let server = &mut self.server;
         if in_transaction {
             server.repl.open_transaction.extend_from_slice(raw);
-            return true;
+            return applied;
         }
         if server.repl.open_transaction.is_empty() {
             crate::replication::relay(
@@ -287,7 +301,7 @@ impl Engine {
                 &mut server.pending_writes,
             );
         }
-        true
+        applied
     }
 
     /// The offset to acknowledge (REPLCONF ACK).
