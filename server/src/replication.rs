@@ -271,8 +271,6 @@ pub struct Replication {
     /// Clients blocked in WAIT, and whether the turn's end asks the replicas for an ACK.
     pub waiting: Vec<ClientId>,
     pub get_ack: bool,
-    /// An ACK arrived: the executor looks at the WAITing clients after the command.
-    pub acks_changed: bool,
     /// Since when (ms) the backlog has had no replica, for `repl-backlog-ttl`.
     pub alone_since_ms: Option<i64>,
     /// As a replica: the database the primary's stream has selected where this server's
@@ -304,7 +302,6 @@ impl Replication {
             link_wake: Arc::new(tokio::sync::Notify::new()),
             waiting: Vec::new(),
             get_ack: false,
-            acks_changed: false,
             alone_since_ms: None,
             stream_db: 0,
             open_transaction: Vec::new(),

@@ -92,6 +92,8 @@ pub enum EngineRequest {
     /// CLIENT KILL of another client: close its connection and forget it at once, so that the
     /// next command (CLIENT LIST…) no longer sees it.
     Kill { id: ClientId },
+    /// A replica's REPLCONF ACK: release the WAITs it satisfies.
+    ReleaseAcknowledged,
 }
 
 /// How SHUTDOWN asked the server to stop.

@@ -386,7 +386,11 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
                 }
                 r.ack_time_ms = now;
                 // WAITing clients may be released by it (the executor looks after the command).
-                ctx.server.repl.acks_changed = !ctx.server.repl.waiting.is_empty();
+                if !ctx.server.repl.waiting.is_empty() {
+                    ctx.server
+                        .requests
+                        .push(crate::state::EngineRequest::ReleaseAcknowledged);
+                }
             }
             return Ok(());
         } else if ctx.arg_is(i, "getack") {

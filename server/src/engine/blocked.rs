@@ -21,6 +21,7 @@ impl Engine {
         for request in std::mem::take(&mut self.server.requests) {
             match request {
                 EngineRequest::Unpause => self.unpause(),
+                EngineRequest::ReleaseAcknowledged => self.release_acknowledged(),
                 EngineRequest::Kill { id } => {
                     if let Some(client) = self.clients.get(id) {
                         client.handle.kill();
@@ -177,7 +178,6 @@ impl Engine {
     /// Releases the WAITing clients whose replicas have acknowledged enough (after a REPLCONF
     /// ACK), with the count.
     pub(crate) fn release_acknowledged(&mut self) {
-        self.server.repl.acks_changed = false;
         let waiting = std::mem::take(&mut self.server.repl.waiting);
         let mut still = Vec::with_capacity(waiting.len());
         for id in waiting {

@@ -155,9 +155,6 @@ impl Engine {
         if self.ks.ready.has_ready() {
             self.serve_ready_keys();
         }
-        if self.server.repl.acks_changed {
-            self.release_acknowledged();
-        }
         outcome
     }
 
