@@ -55,6 +55,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "model",
         &[
             "keyspace.rs",
+            "acl.rs",
             "watch.rs",
             "client.rs",
             "pubsub.rs",
@@ -80,6 +81,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "kernel",
         &[
             "table/",
+            "acl_rules.rs",
             "ctx.rs",
             "call.rs",
             "gates.rs",

@@ -48,8 +48,9 @@ pub trait Host {
     fn log(&mut self, level: HostLog, message: &[u8]);
     /// Called every few thousand Lua instructions: time limits, SCRIPT KILL.
     fn interrupt(&mut self) -> Interrupt;
-    /// `redis.acl_check_cmd`: does the command exist (the only user may run them all)?
-    fn command_exists(&mut self, name: &[u8]) -> bool;
+    /// `redis.acl_check_cmd`: may the script's user run this command line? `None` if there is
+    /// no such command.
+    fn acl_check(&mut self, args: &[Bytes]) -> Option<bool>;
     /// The script ends with the error reply `line` (raised, or an error table returned).
     /// `already_counted`: the error came from a command the script ran (Redis marks such tables
     /// `ignore_error_stats_update`), so errorstats saw it when the command failed.
@@ -204,17 +205,25 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set(
         "acl_check_cmd",
         lua.create_function(|lua, args: MultiValue| {
-            let Some(name) = args.front().and_then(lua_tostring) else {
+            if args.is_empty() {
                 return Err(Raise::err(
                     "ERR Please specify at least one argument for this redis lib call",
                 ));
-            };
-            if with_host(lua, |host, _| host.command_exists(&name))? {
-                Ok(true)
-            } else {
-                Err(Raise::err(
+            }
+            let mut line = Vec::with_capacity(args.len());
+            for arg in args.iter() {
+                let Some(text) = lua_tostring(arg) else {
+                    return Err(Raise::err(
+                        "ERR Lua redis lib command arguments must be strings or integers",
+                    ));
+                };
+                line.push(Bytes::from(text));
+            }
+            match with_host(lua, |host, _| host.acl_check(&line))? {
+                Some(allowed) => Ok(allowed),
+                None => Err(Raise::err(
                     "ERR Invalid command passed to redis.acl_check_cmd()",
-                ))
+                )),
             }
         })?,
     )?;
@@ -636,8 +645,8 @@ mod tests {
         fn interrupt(&mut self) -> Interrupt {
             Interrupt::Continue
         }
-        fn command_exists(&mut self, _name: &[u8]) -> bool {
-            true
+        fn acl_check(&mut self, _args: &[Bytes]) -> Option<bool> {
+            Some(true)
         }
     }
 

@@ -672,8 +672,8 @@ mod tests {
             self.budget -= 1;
             Interrupt::Continue
         }
-        fn command_exists(&mut self, _name: &[u8]) -> bool {
-            true
+        fn acl_check(&mut self, _args: &[bytes::Bytes]) -> Option<bool> {
+            Some(true)
         }
     }
 

@@ -676,8 +676,8 @@ mod tests {
         fn interrupt(&mut self) -> Interrupt {
             Interrupt::Continue
         }
-        fn command_exists(&mut self, _name: &[u8]) -> bool {
-            true
+        fn acl_check(&mut self, _args: &[bytes::Bytes]) -> Option<bool> {
+            Some(true)
         }
     }
 
@@ -756,8 +756,8 @@ mod kill_tests {
                 _ => Interrupt::Continue,
             }
         }
-        fn command_exists(&mut self, _name: &[u8]) -> bool {
-            true
+        fn acl_check(&mut self, _args: &[bytes::Bytes]) -> Option<bool> {
+            Some(true)
         }
     }
 

@@ -65,7 +65,7 @@ pub struct AofError(pub String);
 /// The client the AOF's commands run as: a fake one, like Redis's `CLIENT_ID_AOF`.
 fn aof_client(now_ms: i64) -> ClientState {
     use std::net::{Ipv4Addr, SocketAddr};
-    ClientState::new(
+    let mut client = ClientState::new(
         std::sync::Arc::new(ClientHandle::new(crate::client::AOF_CLIENT_ID)),
         Peer::Tcp {
             addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
@@ -74,7 +74,10 @@ fn aof_client(now_ms: i64) -> ClientState {
         -1,
         now_ms,
         true,
-    )
+    );
+    // The AOF replays what was already allowed: no ACL user restricts it.
+    client.user = crate::acl::NO_USER;
+    client
 }
 
 /// Loads the AOF of `config` into the engine's data at start-up. Ok(false): there is no AOF.

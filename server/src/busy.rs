@@ -204,7 +204,7 @@ impl<'a> BusyWatch<'a> {
                 return gates::refuse(parts, client, refused.command(), error, &args, out);
             }
         };
-        if gates::needs_auth(&parts.server.config, client, command) {
+        if gates::needs_auth(&parts.server.users, client, command) {
             return gates::refuse(parts, client, Some(command), Error::NoAuth, &args, out);
         }
         if !command.spec.flags.contains(Flags::ALLOW_BUSY) {

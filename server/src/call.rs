@@ -353,6 +353,8 @@ fn redacted_arguments(full_name: &str, args: &[Bytes]) -> Vec<usize> {
             .map(|i| i + 1)
             .collect(),
         "auth" if args.len() <= 3 => (1..args.len()).collect(),
+        // ACL SETUSER's name and rules, passwords among them.
+        "acl|setuser" => (2..args.len()).collect(),
         "hello" => {
             let mut redacted = Vec::new();
             // An invalid protocol version stops HELLO before it looks at the options.

@@ -323,6 +323,11 @@ pub struct ClientState {
     pub db: usize,
     pub resp: Version,
     pub authenticated: bool,
+    /// The ACL user the connection runs as (a slot of `crate::acl::Users`), or
+    /// [`crate::acl::NO_USER`] for the internal clients that may do anything (the AOF's, the
+    /// primary's link), and its name for CLIENT LIST and the ACL log.
+    pub user: crate::acl::UserId,
+    pub user_name: Arc<[u8]>,
     pub created_ms: i64,
     pub last_interaction_ms: i64,
     /// Full name of the last command (`client|list`), for CLIENT LIST `cmd=`: a name from the
@@ -385,6 +390,8 @@ impl ClientState {
             db: 0,
             resp: Version::Resp2,
             authenticated,
+            user: crate::acl::DEFAULT_USER,
+            user_name: Arc::from(&b"default"[..]),
             created_ms: now_ms,
             last_interaction_ms: now_ms,
             last_command: "NULL",
@@ -475,7 +482,7 @@ impl ClientState {
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
         format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user=default redir={} resp={} lib-name={} lib-ver={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -494,6 +501,7 @@ impl ClientState {
             omem,
             omem + qbuf + qbuf_free + std::mem::size_of::<ClientState>(),
             self.last_command,
+            String::from_utf8_lossy(&self.user_name),
             self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
             resp,
             lib_name,

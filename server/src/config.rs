@@ -24,6 +24,16 @@ pub struct Config {
     pub unixsocket: String,
     pub unixsocketperm: u32,
     pub requirepass: String,
+    /// `aclfile`: where ACL LOAD / SAVE read and write users (empty: no file).
+    pub aclfile: String,
+    /// `acllog-max-len`: entries the ACL log keeps.
+    pub acllog_max_len: usize,
+    /// `acl-pubsub-default allchannels` (true) or `resetchannels`: the channels a new user or
+    /// selector starts with.
+    pub acl_pubsub_all: bool,
+    /// The `user` lines of the config file, their words after `user`, loaded at start-up (the
+    /// rules need the command table, which the server builds after the configuration).
+    pub users: Vec<Vec<Vec<u8>>>,
     pub databases: usize,
     pub maxclients: u64,
     pub timeout: u64,
@@ -404,6 +414,10 @@ impl Default for Config {
             unixsocket: String::new(),
             unixsocketperm: 0,
             requirepass: String::new(),
+            aclfile: String::new(),
+            acllog_max_len: 128,
+            acl_pubsub_all: false,
+            users: Vec::new(),
             databases: 16,
             maxclients: 10000,
             timeout: 0,
@@ -777,6 +791,14 @@ pub static PARAMS: &[Param] = &[
     param!("slowlog-log-slower-than", Kind::Int { min: -1, max: i64::MAX }, mutable: true,
         get: |c| c.slowlog_log_slower_than.to_string(),
         set: |c, v| c.slowlog_log_slower_than = v.parse().unwrap_or(10_000)),
+    param!("aclfile", Kind::Text, mutable: false,
+        get: |c| c.aclfile.clone(), set: |c, v| c.aclfile = v.to_string()),
+    param!("acllog-max-len", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.acllog_max_len.to_string(),
+        set: |c, v| c.acllog_max_len = v.parse().unwrap_or(128)),
+    param!("acl-pubsub-default", Kind::Choice(&["allchannels", "resetchannels"]), mutable: true,
+        get: |c| if c.acl_pubsub_all { "allchannels" } else { "resetchannels" }.to_string(),
+        set: |c, v| c.acl_pubsub_all = v.eq_ignore_ascii_case("allchannels")),
     param!("slowlog-max-len", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.slowlog_max_len.to_string(),
         set: |c, v| c.slowlog_max_len = v.parse().unwrap_or(128)),
@@ -1581,8 +1603,6 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "masterauth",
     "masteruser",
     "tls-port",
-    "aclfile",
-    "user",
     "rename-command",
     "hll-sparse-max-bytes",
     "supervised",
@@ -1617,6 +1637,12 @@ impl Config {
             let Some((name, values)) = args.split_first() else {
                 continue;
             };
+            // `user <name> <rules…>`: checked and applied at start-up with the command table.
+            if name.eq_ignore_ascii_case("user") && !values.is_empty() {
+                self.users
+                    .push(values.iter().map(|v| v.as_bytes().to_vec()).collect());
+                continue;
+            }
             let Some(param) = find_param(name) else {
                 let reason = if KNOWN_UNIMPLEMENTED
                     .iter()

@@ -46,7 +46,8 @@ impl Host for LoadHost<'_> {
         }
     }
 
-    fn command_exists(&mut self, name: &[u8]) -> bool {
-        self.registry.by_name(name).is_some()
+    /// FUNCTION LOAD runs no command: only whether the command exists is known here.
+    fn acl_check(&mut self, args: &[bytes::Bytes]) -> Option<bool> {
+        self.registry.lookup(args).ok().map(|_| true)
     }
 }

@@ -18,9 +18,10 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
 use std::sync::Arc;
 
+use crate::acl::Users;
+use crate::acl_rules::Denied;
 use crate::call::{feed_monitors, Parts};
 use crate::client::{ClientHandle, ClientState, Peer};
-use crate::config::Config;
 use crate::error::Error;
 use crate::flags::Flags;
 use crate::keyspace::Keyspace;
@@ -48,7 +49,7 @@ pub fn connect_client(
         return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
     }
     let config = &server.config;
-    if config.protected_mode && config.requirepass.is_empty() && !peer.is_loopback() {
+    if config.protected_mode && server.users.default_user().nopass && !peer.is_loopback() {
         server.stats.rejected_connections += 1;
         return Err(Refusal::Reply(
             "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
@@ -58,7 +59,7 @@ pub fn connect_client(
     server.next_client_id += 1;
     server.stats.total_connections_received += 1;
     let handle = Arc::new(ClientHandle::new(id));
-    let authenticated = server.config.requirepass.is_empty();
+    let authenticated = !server.users.default_needs_auth();
     let now = server.clock.now_ms();
     handle.set_authenticated(authenticated);
     let client = ClientState::new(handle.clone(), peer, fd, now, authenticated);
@@ -68,9 +69,9 @@ pub fn connect_client(
 
 /// True if the client must authenticate before running commands other than AUTH, HELLO and the
 /// like. As in Redis, this is decided per command: a client that connected while a password was
-/// required is free once the password is removed.
-pub fn auth_required(config: &Config, client: &ClientState) -> bool {
-    !client.authenticated && !config.requirepass.is_empty()
+/// required is free once the password is removed (the default user made `nopass` and `on`).
+pub fn auth_required(users: &Users, client: &ClientState) -> bool {
+    !client.authenticated && users.default_needs_auth()
 }
 
 /// Why [`resolve`] refused a request.
@@ -118,8 +119,54 @@ pub fn resolve(registry: &'static Registry, args: &[Bytes]) -> Result<&'static C
 
 /// The authentication gate: true if `client` must authenticate before it may run `command`.
 #[inline]
-pub fn needs_auth(config: &Config, client: &ClientState, command: &Command) -> bool {
-    auth_required(config, client) && !command.spec.flags.contains(Flags::NO_AUTH)
+pub fn needs_auth(users: &Users, client: &ClientState, command: &Command) -> bool {
+    auth_required(users, client) && !command.spec.flags.contains(Flags::NO_AUTH)
+}
+
+/// The ACL gate: `Some` when the client's user may not run this command line (its command,
+/// one of its keys or channels). The default user, which may do everything, costs one branch.
+#[inline]
+pub fn acl_denied(
+    users: &Users,
+    client: &ClientState,
+    command: &Command,
+    args: &[Bytes],
+) -> Option<Denied> {
+    let user = users.of_client(client.user)?;
+    if user.unrestricted {
+        return None;
+    }
+    crate::acl_rules::check(user, command, args).err()
+}
+
+/// Writes a refusal in the ACL log, as Redis's `addACLLogEntry`: the object is the command's
+/// name, or the key or channel refused, or (for a failed AUTH) the command as typed;
+/// `username` overrides the client's own (AUTH's attempted user).
+pub fn log_acl_denial(
+    server: &mut ServerState,
+    client: &ClientState,
+    (denied, context): (Denied, crate::acl::Context),
+    (command, args): (Option<&Command>, &[Bytes]),
+    username: Option<&[u8]>,
+) {
+    use crate::acl::Reason;
+    let object = match denied.reason {
+        Reason::Command => command.map_or(Vec::new(), |c| c.full_name.as_bytes().to_vec()),
+        Reason::Key | Reason::Channel => args.get(denied.at).map_or(Vec::new(), |a| a.to_vec()),
+        Reason::Auth => args.first().map_or(Vec::new(), |a| a.to_vec()),
+    };
+    let now_ms = server.clock.now_ms();
+    let entry = crate::acl::LogEntry {
+        count: 1,
+        reason: denied.reason,
+        context,
+        object,
+        username: username.unwrap_or(&client.user_name).to_vec(),
+        at_ms: now_ms,
+        client_info: client.info_line(now_ms, false),
+    };
+    let max_len = server.config.acllog_max_len;
+    server.users.log_event(entry, max_len);
 }
 
 /// Redis's reply to a command refused by the `maxmemory` gate.

@@ -24,6 +24,7 @@ pub mod rdb_file;
 pub mod value;
 
 // 2. model: what the executor owns.
+pub mod acl;
 pub mod append_only;
 pub mod blocking;
 pub mod client;
@@ -46,6 +47,7 @@ pub mod vm_slot;
 pub mod watch;
 
 // 3. command kernel: the table, what a handler gets, how a command runs, the gates.
+pub mod acl_rules;
 pub mod call;
 pub mod ctx;
 pub mod gates;

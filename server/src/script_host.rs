@@ -105,6 +105,23 @@ impl Host for ScriptHost<'_> {
             let error = Error::msg("ERR This Redis command is not allowed from script");
             return self.refuse(out, version, Some(command), error);
         }
+        // The script runs as its caller's user (Redis's `scriptVerifyACL`).
+        if let Some(denied) =
+            gates::acl_denied(&self.parts.server.users, self.client, command, args)
+        {
+            gates::log_acl_denial(
+                self.parts.server,
+                self.client,
+                (denied, crate::acl::Context::Lua),
+                (Some(command), args),
+                None,
+            );
+            let error = Error::owned(format!(
+                "ERR The user executing the script {}",
+                crate::acl_rules::script_message(denied.reason)
+            ));
+            return self.refuse(out, version, Some(command), error);
+        }
         // A read-only script may not run what would reach replicas either (PUBLISH): it must
         // stay runnable on a replica and during CLIENT PAUSE WRITE, as in Redis.
         if self.permissions.read_only
@@ -177,8 +194,9 @@ impl Host for ScriptHost<'_> {
         }
     }
 
-    fn command_exists(&mut self, name: &[u8]) -> bool {
-        self.parts.registry.by_name(name).is_some()
+    fn acl_check(&mut self, args: &[Bytes]) -> Option<bool> {
+        let command = self.parts.registry.lookup(args).ok()?;
+        Some(gates::acl_denied(&self.parts.server.users, self.client, command, args).is_none())
     }
 
     /// Noted for `run_script`, which settles errorstats and failed_calls once the reply is

@@ -409,6 +409,15 @@ pub(crate) fn new_engine(
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = prepared.config_file.clone();
+    {
+        let Engine {
+            server, registry, ..
+        } = &mut engine;
+        if let Err(e) = crate::commands::acl::load_at_start(server, registry) {
+            prepared.log.warning(&e);
+            return Err(report(ready, io::Error::other(e)));
+        }
+    }
     if let Some(data) = data {
         data.restore(&mut engine);
     } else if options.load_at_start {

@@ -122,6 +122,8 @@ impl MigrateSocket {
 
 pub struct ServerState {
     pub config: Config,
+    /// ACL users and the ACL log (`crate::acl`); `requirepass` is the default user's password.
+    pub users: crate::acl::Users,
     pub clock: Clock,
     /// Set by the clock's change listener (a test moved time); the engine runs its tick before
     /// the next command (see `Engine::catch_up_with_clock`).
@@ -231,7 +233,9 @@ impl ServerState {
         let memory_startup = crate::alloc::used_memory();
         let config_cluster_enabled = config.cluster.enabled;
         let now_ms = clock.now_ms();
+        let users = crate::acl::Users::new(config.requirepass.as_bytes());
         ServerState {
+            users,
             config,
             clock,
             log,

@@ -16,6 +16,7 @@ use embedis_protocol::number::parse_i64;
 
 use crate::blocking::BlockReason;
 use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::commands::common::subcommand_syntax_error;
 use crate::commands::common::{deadline_from_ms, write_help};
 use crate::commands::connection::{set_client_name, valid_name};
 use crate::cstr::c_str;
@@ -174,16 +175,6 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("client", SUBCOMM
     "Container for the commands that manage client connections.",
     "",
 )];
-
-/// Redis's error for a subcommand whose arguments do not fit any of its forms; the subcommand is
-/// named as the user typed it.
-fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
-    let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    let name = c_str(ctx.arg(1));
-    line.extend_from_slice(&name[..name.len().min(128)]);
-    line.extend_from_slice(b"'. Try CLIENT HELP.");
-    Error::bytes(line)
-}
 
 /// Writes CLIENT LIST / CLIENT INFO text: a bulk string, or a verbatim `txt` string in RESP3.
 fn write_text(ctx: &mut Ctx<'_>, text: &str) {
@@ -539,6 +530,7 @@ struct KillFilter<'a> {
     kind: Option<ClientType>,
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
+    user: Option<crate::acl::UserId>,
     skip_me: bool,
 }
 
@@ -550,6 +542,7 @@ impl KillFilter<'_> {
                 .is_none_or(|a| client.peer.local_addr().as_bytes() == a)
             && self.kind.is_none_or(|t| type_of(client) == t)
             && self.id.is_none_or(|id| client.id == id)
+            && self.user.is_none_or(|user| client.user == user)
             && !(self.skip_me && client.id == caller)
     }
 }
@@ -586,13 +579,13 @@ fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
             } else if ctx.arg_is(i, "laddr") {
                 filter.laddr = Some(value);
             } else if ctx.arg_is(i, "user") {
-                // The default user is the only one: filtering on it matches everyone.
-                if value != b"default" {
+                let Some(user) = ctx.server.users.find(value) else {
                     let mut line = b"ERR No such user '".to_vec();
                     line.extend_from_slice(c_str(value));
                     line.push(b'\'');
                     return Err(Error::bytes(line));
-                }
+                };
+                filter.user = Some(user);
             } else if ctx.arg_is(i, "skipme") {
                 if value.eq_ignore_ascii_case(b"yes") {
                     filter.skip_me = true;

@@ -14,6 +14,18 @@ use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
 
 /// Writes a HELP reply: one simple string per line.
+/// Redis's `addReplySubcommandSyntaxError`: a subcommand given arguments none of its forms
+/// takes, named as the client typed it (at most 128 bytes), with the container's HELP.
+pub fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
+    let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
+    let name = crate::cstr::c_str(ctx.arg(1));
+    line.extend_from_slice(&name[..name.len().min(128)]);
+    line.extend_from_slice(b"'. Try ");
+    line.extend(crate::cstr::c_str(ctx.arg(0)).to_ascii_uppercase());
+    line.extend_from_slice(b" HELP.");
+    Error::bytes(line)
+}
+
 pub fn write_help(ctx: &mut Ctx<'_>, lines: &[&str]) {
     ctx.out.array(lines.len());
     for line in lines {

@@ -163,6 +163,12 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // The keyspace keeps its own copy of the notification classes, read on every write.
     ctx.ks.notify.configure(next.notify_keyspace_events);
     let maxmemory_changed = next.maxmemory != ctx.server.config.maxmemory;
+    // `requirepass` is the default user's password (Redis's ACLUpdateDefaultUserPassword).
+    if next.requirepass != ctx.server.config.requirepass {
+        ctx.server
+            .users
+            .set_default_password(next.requirepass.as_bytes());
+    }
     ctx.server.config = next;
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
@@ -214,7 +220,7 @@ fn rebind(ctx: &mut Ctx<'_>, next: &Config) -> CmdResult {
 }
 
 /// An OS error as C's `strerror` words it (without Rust's " (os error N)" suffix).
-fn os_error_text(e: &std::io::Error) -> String {
+pub fn os_error_text(e: &std::io::Error) -> String {
     let text = e.to_string();
     match text.find(" (os error") {
         Some(cut) => text[..cut].to_string(),

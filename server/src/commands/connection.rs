@@ -1,8 +1,8 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, and the connection's identity and protocol —
 //! AUTH, HELLO, RESET.
 //!
-//! embedis has Redis's `default` user only (ACL users are not implemented): it has the password
-//! `requirepass` when one is set, and accepts any password when none is (Redis's `nopass`).
+//! AUTH and HELLO … AUTH log in as an ACL user (`crate::acl`; `requirepass` is the default
+//! user's password); RESET returns to the default user.
 //! HELLO switches the connection's protocol; every later reply is written in that version by the
 //! [`embedis_protocol::Writer`], so nothing else needs to know about RESP3.
 
@@ -137,38 +137,51 @@ fn select(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// Checks `username` / `password` against the one user embedis has. Like Redis, the comparison
-/// takes the same time whatever the password's first difference.
-fn credentials_ok(ctx: &Ctx<'_>, username: &[u8], password: &[u8]) -> bool {
-    if username != b"default" {
-        return false;
-    }
-    let required = ctx.server.config.requirepass.as_bytes();
-    if required.is_empty() {
-        return true;
-    }
-    let mut diff = required.len() ^ password.len();
-    for (i, &b) in required.iter().enumerate() {
-        diff |= (b ^ password.get(i).copied().unwrap_or(0)) as usize;
-    }
-    diff == 0
+/// Authenticates the connection as `username` if the user exists, is on and `password` is one
+/// of its own (Redis's `ACLAuthenticateUser`); a failure is written in the ACL log and answered
+/// `-WRONGPASS`.
+fn authenticate(ctx: &mut Ctx<'_>, username: &[u8], password: &[u8]) -> CmdResult {
+    let found = ctx.server.users.find(username).filter(|&id| {
+        let user = ctx.server.users.get(id);
+        user.enabled && user.password_ok(password)
+    });
+    let Some(id) = found else {
+        let context = if ctx.client.multi.is_some() {
+            crate::acl::Context::Multi
+        } else {
+            crate::acl::Context::Toplevel
+        };
+        let denied = crate::acl_rules::Denied {
+            reason: crate::acl::Reason::Auth,
+            at: 0,
+        };
+        crate::gates::log_acl_denial(
+            ctx.server,
+            ctx.client,
+            (denied, context),
+            (Some(ctx.cmd), ctx.args),
+            Some(username),
+        );
+        return Err(Error::WrongPass);
+    };
+    ctx.client.authenticated = true;
+    ctx.client.user = id;
+    ctx.client.user_name = ctx.server.users.get(id).name.clone();
+    Ok(())
 }
 
 fn auth(ctx: &mut Ctx<'_>) -> CmdResult {
-    let (username, password): (&[u8], &[u8]) = match ctx.argc() {
+    let (username, password) = match ctx.argc() {
         2 => {
-            if ctx.server.config.requirepass.is_empty() {
+            if ctx.server.users.default_user().nopass {
                 return Err(Error::msg("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"));
             }
-            (b"default", ctx.arg(1))
+            (bytes::Bytes::from_static(b"default"), ctx.args[1].clone())
         }
-        3 => (ctx.arg(1), ctx.arg(2)),
+        3 => (ctx.args[1].clone(), ctx.args[2].clone()),
         _ => return Err(Error::Syntax),
     };
-    if !credentials_ok(ctx, username, password) {
-        return Err(Error::WrongPass);
-    }
-    ctx.client.authenticated = true;
+    authenticate(ctx, &username, &password)?;
     ctx.out.ok();
     Ok(())
 }
@@ -208,7 +221,7 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
         let more = ctx.argc() - 1 - j;
         let option = ctx.arg(j);
         if option.eq_ignore_ascii_case(b"auth") && more >= 2 {
-            credentials = Some((ctx.arg(j + 1), ctx.arg(j + 2)));
+            credentials = Some((&ctx.args[j + 1], &ctx.args[j + 2]));
             j += 2;
         } else if option.eq_ignore_ascii_case(b"setname") && more >= 1 {
             // Redis 7.0 names the connection as it reads the option, before authenticating
@@ -224,10 +237,8 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
         j += 1;
     }
     if let Some((username, password)) = credentials {
-        if !credentials_ok(ctx, username, password) {
-            return Err(Error::WrongPass);
-        }
-        ctx.client.authenticated = true;
+        let (username, password) = (username.clone(), password.clone());
+        authenticate(ctx, &username, &password)?;
     }
     if !ctx.client.authenticated {
         return Err(Error::msg("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time"));
@@ -278,7 +289,10 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.ks.tracking.disable(id, &mut ctx.client.tracking);
     ctx.client.db = 0;
     ctx.client.resp = Version::Resp2;
-    ctx.client.authenticated = ctx.server.config.requirepass.is_empty();
+    // The default user again, authenticated if it needs no password (`clientSetDefaultAuth`).
+    ctx.client.user = crate::acl::DEFAULT_USER;
+    ctx.client.user_name = ctx.server.users.default_user().name.clone();
+    ctx.client.authenticated = !ctx.server.users.default_needs_auth();
     ctx.client.name.clear();
     ctx.client.asking = false;
     ctx.client.cluster_readonly = false;

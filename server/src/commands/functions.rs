@@ -12,6 +12,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use embedis_scripting::{Functions, RestorePolicy};
 
+use crate::commands::common::subcommand_syntax_error;
 use crate::cstr::c_str;
 use crate::ctx::Ctx;
 use crate::error::{CmdResult, Error};
@@ -194,15 +195,6 @@ fn with_functions<R>(
     let result = f(ctx, &mut functions);
     ctx.server.functions.put_back(functions);
     result
-}
-
-/// Redis's error for a subcommand given arguments none of its forms takes.
-fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
-    let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    let name = c_str(ctx.arg(1));
-    line.extend_from_slice(&name[..name.len().min(128)]);
-    line.extend_from_slice(b"'. Try FUNCTION HELP.");
-    Error::bytes(line)
 }
 
 fn fcall(ctx: &mut Ctx<'_>) -> CmdResult {

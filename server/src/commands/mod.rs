@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 use crate::table::{CommandSpec, Registry};
 
+pub mod acl;
 pub mod admin;
 pub mod bits;
 pub mod client;
@@ -66,6 +67,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     memory::COMMANDS,
     admin::COMMANDS,
     slowlog::COMMANDS,
+    acl::COMMANDS,
     latency::COMMANDS,
     sets::COMMANDS,
     zsets::COMMANDS,

@@ -205,6 +205,17 @@ fn score_of_bytes(bytes: &[u8]) -> Option<f64> {
     (consumed == c_str(bytes).len() && !erange && !value.is_nan()).then_some(value)
 }
 
+/// True if the client's user may read every key with this command line (Redis's
+/// `ACLUserCheckCmdWithUnrestrictedKeyAccess`): BY and GET patterns name keys no spec finds.
+fn full_key_access(ctx: &Ctx<'_>) -> bool {
+    ctx.server
+        .users
+        .of_client(ctx.client.user)
+        .is_none_or(|user| {
+            crate::acl_rules::all_keys_allowed(user, ctx.cmd, ctx.args, crate::acl::READ)
+        })
+}
+
 fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
     let mut desc = false;
     let mut alpha = false;
@@ -234,8 +245,28 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
             by = Some(j + 1);
             // A pattern without `*` is a constant: nothing to sort by.
             dont_sort = !c_str(ctx.arg(j + 1)).contains(&b'*');
+            // A real pattern reads keys no key spec names: refused in cluster mode and to a
+            // user who may not read every key, as in Redis.
+            if !dont_sort {
+                if ctx.server.cluster.enabled {
+                    return Err(Error::msg("ERR BY option of SORT denied in Cluster mode."));
+                }
+                if !full_key_access(ctx) {
+                    return Err(Error::msg(
+                        "ERR BY option of SORT denied due to insufficient ACL permissions.",
+                    ));
+                }
+            }
             j += 1;
         } else if word_is(a, "get") && left >= 1 {
+            if ctx.server.cluster.enabled {
+                return Err(Error::msg("ERR GET option of SORT denied in Cluster mode."));
+            }
+            if !full_key_access(ctx) {
+                return Err(Error::msg(
+                    "ERR GET option of SORT denied due to insufficient ACL permissions.",
+                ));
+            }
             gets.push(j + 1);
             j += 1;
         } else {

@@ -128,6 +128,21 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
     let exec_name = ctx.client.last_command;
     for (command, args) in &transaction.commands {
         let command = &ctx.registry.commands[*command];
+        // The rules may have changed since the command was queued: checked again, as Redis does.
+        if let Some(denied) = crate::gates::acl_denied(&ctx.server.users, ctx.client, command, args)
+        {
+            crate::gates::log_acl_denial(
+                ctx.server,
+                ctx.client,
+                (denied, crate::acl::Context::Multi),
+                (Some(command), args),
+                None,
+            );
+            let error = Error::owned(crate::acl_rules::exec_error(denied.reason));
+            ctx.server.count_error(&error.code());
+            ctx.out.error_line(&error.line());
+            continue;
+        }
         let mut parts = Parts {
             ks: &mut *ctx.ks,
             server: &mut *ctx.server,

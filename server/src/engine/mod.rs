@@ -147,7 +147,7 @@ impl Engine {
         let outcome = self.execute_for(&mut client, args, out, Run::Fresh);
         client
             .handle
-            .set_authenticated(!gates::auth_required(&self.server.config, &client));
+            .set_authenticated(!gates::auth_required(&self.server.users, &client));
         self.clients.insert(client);
         if !self.server.requests.is_empty() {
             self.carry_out_requests();
@@ -236,12 +236,29 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
-        if gates::needs_auth(&self.server.config, client, command) {
+        if gates::needs_auth(&self.server.users, client, command) {
             self.reject(client, Some(command), Error::NoAuth, &args, out);
             return self.finish(client);
         }
         if client.multi.is_some() && command.spec.flags.contains(Flags::NO_MULTI) {
             let error = Error::msg("ERR Command not allowed inside a transaction");
+            self.reject(client, Some(command), error, &args, out);
+            return self.finish(client);
+        }
+        if let Some(denied) = gates::acl_denied(&self.server.users, client, command, &args) {
+            let context = if client.multi.is_some() {
+                crate::acl::Context::Multi
+            } else {
+                crate::acl::Context::Toplevel
+            };
+            gates::log_acl_denial(
+                &mut self.server,
+                client,
+                (denied, context),
+                (Some(command), &args),
+                None,
+            );
+            let error = Error::owned(crate::acl_rules::toplevel_error(denied, command));
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }

@@ -234,6 +234,7 @@ impl Engine {
         handle.set_authenticated(true);
         let mut client = ClientState::new(handle, peer, -1, now, true);
         client.master = true;
+        client.user = crate::acl::NO_USER;
         client.db = self.server.repl.stream_db.min(self.ks.dbs.len() - 1);
         self.server.repl.open_transaction.clear();
         self.clients.insert(Box::new(client));

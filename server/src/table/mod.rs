@@ -183,6 +183,54 @@ impl Command {
     pub fn is_container(&self) -> bool {
         self.spec.handler.is_none()
     }
+
+    /// The keys of one command line — (position, key-spec flags) — as Redis's
+    /// `getKeysFromCommandWithSpecs` finds them for ACL checks and COMMAND GETKEYS: the
+    /// command's own key finder where it has one, else every key spec that names keys (not
+    /// shard channels), with the flags refined per line where a spec's flags vary. A line that
+    /// one spec finds malformed has no keys (Redis's `invalid_spec`).
+    pub fn keys(&self, args: &[bytes::Bytes]) -> Vec<(usize, u16)> {
+        if let Some(find) = self.spec.keys_fn {
+            return find(args);
+        }
+        let mut found = Vec::new();
+        for spec in self.spec.keys {
+            if spec.flags & keys::flag::NOT_KEY != 0 {
+                continue;
+            }
+            let flags = match self.spec.key_flags {
+                Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                    refine(args, spec.flags)
+                }
+                _ => spec.flags,
+            };
+            let Some(positions) = spec.strict_key_positions(args) else {
+                return Vec::new();
+            };
+            found.extend(positions.into_iter().map(|at| (at, flags)));
+        }
+        found
+    }
+
+    /// The position and flags of the one key of a command whose only key spec names a single
+    /// argument at a fixed index (GET, SET, INCR…): the common case, found without allocating.
+    #[inline]
+    pub fn single_key(&self, args: &[bytes::Bytes]) -> Option<(usize, u16)> {
+        if self.spec.keys_fn.is_some() || self.spec.key_flags.is_some() {
+            return None;
+        }
+        match self.spec.keys {
+            [spec] if spec.flags & keys::flag::NOT_KEY == 0 => match (spec.begin, spec.find) {
+                (Begin::Index(at), Find::Range { last_key: 0, .. })
+                    if (at as usize) < args.len() =>
+                {
+                    Some((at as usize, spec.flags))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
 }
 
 /// Every command, by id and by name.
