@@ -397,6 +397,7 @@ fn c_str_max(bytes: &[u8], max: usize) -> &[u8] {
 mod tests {
     use super::*;
     use crate::clock::Clock;
+    use crate::config::Config;
     use crate::engine::Engine;
     use crate::log::Logger;
     use crate::multi::Transaction;

@@ -31,21 +31,21 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "6.0.0",
         "O(1) since the categories and commands are a fixed set.",
         "Lists the ACL categories, or the commands of one.",
-        "[category]",
+        "[categoryname]",
     ),
     CommandSpec::new("deluser", -3, deluser).flags(ADMIN).doc(
         "server",
         "6.0.0",
         "O(1) amortized time considering the typical user.",
         "Deletes users and closes their connections.",
-        "username [username ...]",
+        "username...",
     ),
     CommandSpec::new("dryrun", -4, dryrun).flags(ADMIN).doc(
         "server",
         "7.0.0",
         "O(1).",
         "Tells whether a user could run a command line, without running it.",
-        "username command [arg [arg ...]]",
+        "username command [arg...]",
     ),
     CommandSpec::new("genpass", -2, genpass).flags(PLAIN).doc(
         "server",
@@ -97,7 +97,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "6.0.0",
         "O(N). Where N is the number of rules provided.",
         "Creates a user or changes its rules.",
-        "username [rule [rule ...]]",
+        "username [rule...]",
     ),
     CommandSpec::new("users", 2, users).flags(ADMIN).doc(
         "server",
