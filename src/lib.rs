@@ -71,6 +71,26 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an ACL user, as a `user` line of a config file does: `rules` are Redis's ACL
+    /// rules separated by spaces. A lock client's test can run as the restricted user its
+    /// production deployment has:
+    ///
+    /// ```
+    /// let server = embedis::Server::builder()
+    ///     .user("locker", "on >secret ~lock:* +@all")
+    ///     .start()
+    ///     .unwrap();
+    /// # drop(server);
+    /// ```
+    ///
+    /// Rules that do not parse make [`ServerBuilder::start`] fail with Redis's error text.
+    pub fn user(mut self, name: &str, rules: &str) -> Self {
+        let mut words = vec![name.as_bytes().to_vec()];
+        words.extend(rules.split_whitespace().map(|w| w.as_bytes().to_vec()));
+        self.options.config.users.push(words);
+        self
+    }
+
     /// The number of databases (SELECT 0 … n-1); at least 1.
     pub fn databases(mut self, n: usize) -> Self {
         self.options.config.databases = n.max(1);
