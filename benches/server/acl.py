@@ -11,6 +11,10 @@ below CPU-time noise. Each server starts with the same `user` line; redis-benchm
 
 Usage: benches/server/acl.py [--requests 20000] [--pipeline 1 --pipeline 16]
                              [--binary target/release/embedis-server]
+       benches/server/acl.py --cpu [--rounds 5] [--cpu-requests 1000000] [--pipeline 16]
+--cpu measures the servers' CPU time per request instead (user + system from /proc, the runs of
+the default and the restricted user alternating), which counts the system calls the
+instruction count leaves out.
 """
 import argparse
 import os
@@ -73,13 +77,62 @@ def run_once(server, binary, test_args, user, pipeline, requests):
         return instructions.total_instructions(out_file)
 
 
+def cpu_per_request(server, binary, test_args, user, pipeline, requests):
+    """Server CPU time (user + system, from /proc) per request, without valgrind."""
+    port = compare.free_port()
+    common = ["--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
+              "--user", "bench", *USER_RULES]
+    if server == "embedis":
+        cmd = [binary, *common]
+    else:
+        cmd = ["redis-server", *common, "--daemonize", "no", "--dir", "/tmp",
+               "--dbfilename", "embedis-bench-never-written.rdb"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        compare.wait_ready(port, proc)
+        sha = compare.redis_cli(port, "SCRIPT", "LOAD", SCRIPT).strip()
+        args = [sha if a is None else a for a in test_args]
+        login = ["--user", "bench", "-a", "benchpw"] if user == "restricted" else []
+        before = compare.cpu_seconds(proc.pid)
+        subprocess.run(["redis-benchmark", "-p", str(port), *login, "-c", "50", "-r", "100000", "-n", str(requests),
+                        "-P", str(pipeline), "-q", *args], capture_output=True, check=True)
+        return (compare.cpu_seconds(proc.pid) - before) / requests * 1e6
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def cpu_main(args):
+    """--cpu: CPU microseconds per request, default and restricted user alternating A B A B."""
+    import statistics
+    print("| test | -P | server | default µs/req | restricted µs/req | ACL cost |")
+    print("|---|---|---|---|---|---|")
+    for pipeline in args.pipeline or [16]:
+        for name, test_args in TESTS:
+            for server in ("embedis", "redis"):
+                runs = {"default": [], "restricted": []}
+                for _ in range(args.rounds):
+                    for user in ("default", "restricted"):
+                        runs[user].append(cpu_per_request(server, args.binary, test_args, user, pipeline,
+                                                          args.cpu_requests))
+                d, r = statistics.median(runs["default"]), statistics.median(runs["restricted"])
+                print(f"| {name} | {pipeline} | {server} | {d:.3f} | {r:.3f} | {(r - d) / d * 100:+.1f}% |",
+                      flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--requests", type=int, default=20000)
     ap.add_argument("--pipeline", type=int, action="append")
     ap.add_argument("--binary", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                                      "target", "release", "embedis-server"))
+    ap.add_argument("--cpu", action="store_true", help="measure CPU time per request instead of instructions")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--cpu-requests", type=int, default=1000000)
     args = ap.parse_args()
+    if args.cpu:
+        cpu_main(args)
+        return
     base = instructions.BASE_REQUESTS
     print("| test | -P | embedis default | embedis restricted | ACL cost | redis default | redis restricted | ACL cost |")
     print("|---|---|---|---|---|---|---|---|")

@@ -36,6 +36,55 @@ pub const NO_USER: UserId = UserId::MAX;
 pub struct KeyPattern {
     pub pattern: Vec<u8>,
     pub perms: u8,
+    /// How the pattern is matched: most are a literal name or a prefix and a `*`, which need no
+    /// glob matcher (the check of every key a restricted user names goes through here).
+    shape: Shape,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    /// No special character: the key must be the pattern.
+    Exact,
+    /// One `*` at the end and no other special character: the key must start with the rest.
+    Prefix,
+    Glob,
+}
+
+impl KeyPattern {
+    pub fn new(pattern: &[u8], perms: u8) -> KeyPattern {
+        let special = |b: &u8| matches!(b, b'*' | b'?' | b'[' | b'\\');
+        let shape = match pattern.iter().position(special) {
+            None => Shape::Exact,
+            Some(at) if at == pattern.len() - 1 && pattern[at] == b'*' => Shape::Prefix,
+            Some(_) => Shape::Glob,
+        };
+        KeyPattern {
+            pattern: pattern.to_vec(),
+            perms,
+            shape,
+        }
+    }
+
+    /// True if `key` matches, as Redis's `stringmatchlen` would say.
+    #[inline]
+    pub fn matches(&self, key: &[u8]) -> bool {
+        let pattern = self.pattern.as_slice();
+        match self.shape {
+            // Most patterns a key does not match differ from it at the first byte: that is
+            // tested before the rest is compared (a call to memcmp).
+            Shape::Exact => {
+                key.len() == pattern.len() && key.first() == pattern.first() && key == pattern
+            }
+            // Redis's matcher never matches an empty key to anything but an empty pattern.
+            Shape::Prefix => {
+                let fixed = pattern.len() - 1;
+                !key.is_empty()
+                    && key.len() >= fixed
+                    && (fixed == 0 || (key[0] == pattern[0] && key[1..fixed] == pattern[1..fixed]))
+            }
+            Shape::Glob => embedis_datatypes::glob::matches(pattern, key, false),
+        }
+    }
 }
 
 /// A set of permissions: commands, keys, channels. A user has a root selector and any number of
@@ -121,11 +170,17 @@ impl Selector {
     }
 
     /// True if a key `key` needing `perms` may be named (Redis's `ACLSelectorCheckKey`).
+    #[inline]
     pub fn key_allowed(&self, key: &[u8], perms: u8) -> bool {
-        self.all_keys
-            || self.keys.iter().any(|p| {
-                p.perms & perms == perms && embedis_datatypes::glob::matches(&p.pattern, key, false)
-            })
+        if self.all_keys {
+            return true;
+        }
+        for pattern in &self.keys {
+            if pattern.perms & perms == perms && pattern.matches(key) {
+                return true;
+            }
+        }
+        false
     }
 
     /// True if every key may be accessed with `perms` (`~*`, `%R~*`…): SORT's BY and GET.
@@ -514,30 +569,41 @@ mod tests {
     #[test]
     fn keys_and_channels() {
         let mut s = Selector::new(false);
-        s.keys.push(KeyPattern {
-            pattern: b"r:*".to_vec(),
-            perms: READ,
-        });
-        s.keys.push(KeyPattern {
-            pattern: b"rw:*".to_vec(),
-            perms: READ_WRITE,
-        });
+        s.keys.push(KeyPattern::new(b"r:*", READ));
+        s.keys.push(KeyPattern::new(b"rw:*", READ_WRITE));
         assert!(s.key_allowed(b"r:1", READ));
         assert!(!s.key_allowed(b"r:1", WRITE));
         assert!(s.key_allowed(b"rw:1", READ_WRITE));
         assert!(!s.key_allowed(b"x", READ));
         assert!(s.key_allowed(b"r:x", 0));
         assert!(!s.all_keys_allowed(READ));
-        s.keys.push(KeyPattern {
-            pattern: b"*".to_vec(),
-            perms: READ,
-        });
+        s.keys.push(KeyPattern::new(b"*", READ));
         assert!(s.all_keys_allowed(READ));
         assert!(!s.all_keys_allowed(WRITE));
         s.channels.push(b"news.*".to_vec());
         assert!(s.channel_allowed(b"news.a", false));
         assert!(!s.channel_allowed(b"news.a", true));
         assert!(s.channel_allowed(b"news.*", true));
+    }
+
+    #[test]
+    fn pattern_shapes_match_as_globs_do() {
+        let cases: &[&[u8]] = &[
+            b"key:*", b"key", b"*", b"k?y", b"a*b", b"[ab]*", b"x\\*", b"",
+        ];
+        let keys: &[&[u8]] = &[
+            b"key:1", b"key", b"key:", b"kay", b"ab", b"a", b"x*", b"", b"b1",
+        ];
+        for pattern in cases {
+            let p = KeyPattern::new(pattern, READ);
+            for key in keys {
+                assert_eq!(
+                    p.matches(key),
+                    embedis_datatypes::glob::matches(pattern, key, false),
+                    "{pattern:?} {key:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -7,6 +7,8 @@
 //! them with Redis's rules (`populateCommandLegacyRangeSpec`).
 
 use bytes::Bytes;
+use std::iter::StepBy;
+use std::ops::Range;
 
 /// Key spec flags, named as COMMAND INFO names them.
 pub mod flag {
@@ -155,7 +157,10 @@ impl KeySpec {
         self.search(args, true)
     }
 
-    fn search(&self, args: &[Bytes], strict: bool) -> Option<Vec<usize>> {
+    /// The positions of the keys, as the arithmetic progression every spec describes (no
+    /// allocation: the ACL check walks them on every request of a restricted user).
+    pub fn positions(&self, args: &[Bytes], strict: bool) -> Option<StepBy<Range<usize>>> {
+        let none = || (0..0).step_by(1);
         let argc = args.len() as i64;
         let start = match self.begin {
             Begin::Index(i) => i as i64,
@@ -175,18 +180,18 @@ impl KeySpec {
                 match found {
                     Some(i) => i + 1,
                     // An optional keyword absent: this spec finds nothing, which is fine.
-                    None => return Some(Vec::new()),
+                    None => return Some(none()),
                 }
             }
             // Positions say nothing here; the command's key finder knows (and callers that
             // only need the declared keys, like the tracking of reads, do without these).
-            Begin::Unknown => return Some(Vec::new()),
+            Begin::Unknown => return Some(none()),
         };
         if start >= argc {
-            return if strict { None } else { Some(Vec::new()) };
+            return if strict { None } else { Some(none()) };
         }
         match self.find {
-            Find::Unknown => Some(Vec::new()),
+            Find::Unknown => Some(none()),
             Find::Range {
                 last_key,
                 step,
@@ -203,12 +208,10 @@ impl KeySpec {
                     return None;
                 }
                 let last = last.min(argc - 1);
-                Some(
-                    (start..=last)
-                        .step_by(step.max(1) as usize)
-                        .map(|i| i as usize)
-                        .collect(),
-                )
+                if last < start {
+                    return Some(none());
+                }
+                Some((start as usize..last as usize + 1).step_by(step.max(1) as usize))
             }
             Find::Keynum {
                 count_index,
@@ -220,21 +223,25 @@ impl KeySpec {
                     .get(count_at as usize)
                     .and_then(|a| embedis_protocol::number::parse_i64(a))
                 else {
-                    return if strict { None } else { Some(Vec::new()) };
+                    return if strict { None } else { Some(none()) };
                 };
                 let first = start + first_key as i64;
                 if strict && (count <= 0 || first + count > argc) {
                     return None;
                 }
-                Some(
-                    (0..count.max(0))
-                        .map(|k| first + k * step as i64)
-                        .take_while(|&i| i < argc)
-                        .map(|i| i as usize)
-                        .collect(),
-                )
+                if count <= 0 || first >= argc {
+                    return Some(none());
+                }
+                let step = step.max(1) as i64;
+                // The last of `count` positions, or the last argument if the line is short.
+                let last = (first + (count - 1).saturating_mul(step)).min(argc - 1);
+                Some((first as usize..last as usize + 1).step_by(step as usize))
             }
         }
+    }
+
+    fn search(&self, args: &[Bytes], strict: bool) -> Option<Vec<usize>> {
+        self.positions(args, strict).map(Iterator::collect)
     }
 }
 

@@ -212,11 +212,51 @@ impl Command {
         found
     }
 
+    /// Calls `visit` with each key of the command line (position, flags), as [`Command::keys`]
+    /// finds them, without collecting them unless the command has its own key finder; stops
+    /// and returns false when `visit` does.
+    pub fn for_each_key(
+        &self,
+        args: &[bytes::Bytes],
+        mut visit: impl FnMut(usize, u16) -> bool,
+    ) -> bool {
+        if self.spec.keys_fn.is_some() {
+            return self.keys(args).into_iter().all(|(at, f)| visit(at, f));
+        }
+        // A malformed line has no keys at all (see `keys`): check every spec first.
+        let specs = self
+            .spec
+            .keys
+            .iter()
+            .filter(|s| s.flags & keys::flag::NOT_KEY == 0);
+        if specs
+            .clone()
+            .any(|spec| spec.positions(args, true).is_none())
+        {
+            return true;
+        }
+        for spec in specs {
+            let flags = match self.spec.key_flags {
+                Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                    refine(args, spec.flags)
+                }
+                _ => spec.flags,
+            };
+            for at in spec.positions(args, true).into_iter().flatten() {
+                if !visit(at, flags) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// The position and flags of the one key of a command whose only key spec names a single
-    /// argument at a fixed index (GET, SET, INCR…): the common case, found without allocating.
+    /// argument at a fixed index (GET, SET, INCR…): the common case, found without allocating
+    /// (SET's flags refined by its own procedure, as [`Command::keys`] does).
     #[inline]
     pub fn single_key(&self, args: &[bytes::Bytes]) -> Option<(usize, u16)> {
-        if self.spec.keys_fn.is_some() || self.spec.key_flags.is_some() {
+        if self.spec.keys_fn.is_some() {
             return None;
         }
         match self.spec.keys {
@@ -224,7 +264,13 @@ impl Command {
                 (Begin::Index(at), Find::Range { last_key: 0, .. })
                     if (at as usize) < args.len() =>
                 {
-                    Some((at as usize, spec.flags))
+                    let flags = match self.spec.key_flags {
+                        Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                            refine(args, spec.flags)
+                        }
+                        _ => spec.flags,
+                    };
+                    Some((at as usize, flags))
                 }
                 _ => None,
             },
