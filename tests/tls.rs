@@ -370,9 +370,21 @@ fn config_set_tls_port_turns_tls_on() {
 
 #[test]
 fn port_zero_serves_tls_only() {
+    serves_tls_only(1);
+}
+
+/// The threaded I/O mode reads and writes TLS connections on its I/O threads.
+#[test]
+fn port_zero_serves_tls_only_with_threaded_io() {
+    serves_tls_only(2);
+}
+
+fn serves_tls_only(io_threads: usize) {
     let server = embedis::Server::builder()
         .port(0)
         .tls_test_certs()
+        .config("io-threads", &io_threads.to_string())
+        .unwrap()
         .start()
         .unwrap();
     let client = Arc::new(server.tls_certs().unwrap().client_config());
@@ -384,8 +396,7 @@ fn port_zero_serves_tls_only() {
         conn.command(&["CONFIG", "GET", "port"]),
         b"*2\r\n$4\r\nport\r\n$1\r\n0\r\n"
     );
-    // A big pipeline both ways: replies larger than the socket's buffers must all arrive
-    // (TLS keeps records a full socket did not take until it is flushed).
+    // A pipeline of large values both ways.
     let value = "x".repeat(100_000);
     let mut pipeline = Vec::new();
     for i in 0..10 {
@@ -401,6 +412,34 @@ fn port_zero_serves_tls_only() {
         assert_eq!(conn.read_reply().unwrap().0, b"+OK\r\n");
         assert_eq!(conn.read_reply().unwrap().0.len(), 100_000 + 11);
     }
+    // Replies that fill the socket while the client does not read: the server's writes stop
+    // half-way, and every record must still leave once the client reads again.
+    let big = "y".repeat(1 << 20);
+    assert_eq!(conn.command(&["SET", "big", &big]), b"+OK\r\n");
+    let mut gets = Vec::new();
+    for _ in 0..16 {
+        gets.extend(Conn::encode(&[b"GET", b"big"]));
+    }
+    conn.send_raw(&gets);
+    std::thread::sleep(Duration::from_millis(300));
+    for _ in 0..16 {
+        assert_eq!(conn.read_reply().unwrap().0.len(), (1 << 20) + 12);
+    }
+}
+
+/// Server::restart keeps the TLS port (and the certificates) as it keeps the plain one.
+#[test]
+fn restart_keeps_the_tls_port() {
+    let mut server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let client = Arc::new(server.tls_certs().unwrap().client_config());
+    let addr = server.tls_addr().unwrap();
+    let mut conn = Conn::connect_tls(addr, client.clone()).unwrap();
+    assert_eq!(conn.command(&["SET", "kept", "yes"]), b"+OK\r\n");
+    drop(conn);
+    server.restart().unwrap();
+    assert_eq!(server.tls_addr(), Some(addr));
+    let mut conn = Conn::connect_tls(addr, client).unwrap();
+    assert_eq!(conn.command(&["GET", "kept"]), b"$3\r\nyes\r\n");
 }
 
 #[test]
