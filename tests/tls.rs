@@ -577,3 +577,53 @@ fn embedis_replica_follows_a_redis_primary_over_tls() {
     );
     drop(other);
 }
+
+/// `tls-cluster yes`: the nodes' bus links are TLS (the cluster forms only if they are: a
+/// plain node cannot talk to them), and CLUSTER SLOTS sends clients to the TLS ports.
+#[test]
+fn a_cluster_gossips_over_tls_and_announces_tls_ports() {
+    let certs = Arc::new(TestCerts::generate().unwrap());
+    let cluster = embedis::Cluster::start_with(2, 0, |_, builder| {
+        builder
+            .tls_certs(certs.clone())
+            .config("tls-cluster", "yes")
+            .unwrap()
+    })
+    .unwrap();
+    let client = Arc::new(certs.client_config());
+    let tls_ports: Vec<u16> = cluster
+        .nodes()
+        .iter()
+        .map(|n| n.tls_addr().unwrap().port())
+        .collect();
+    let mut conn = Conn::connect_tls(cluster.node(0).tls_addr().unwrap(), client).unwrap();
+    let slots = String::from_utf8_lossy(&conn.command(&["CLUSTER", "SLOTS"])).into_owned();
+    for port in &tls_ports {
+        assert!(
+            slots.contains(&format!(":{port}\r\n")),
+            "{slots} (TLS ports {tls_ports:?})"
+        );
+    }
+    // A node that speaks the bus in plain TCP never hears back from them.
+    let plain_bus = free_port();
+    let plain = embedis::Server::builder()
+        .config("cluster-enabled", "yes")
+        .unwrap()
+        .config("cluster-port", &plain_bus.to_string())
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut admin = Conn::connect(cluster.node(0).addr()).unwrap();
+    admin.command(&[
+        "CLUSTER",
+        "MEET",
+        "127.0.0.1",
+        &plain.addr().port().to_string(),
+        &plain_bus.to_string(),
+    ]);
+    std::thread::sleep(Duration::from_millis(1000));
+    let mut on_plain = Conn::connect(plain.addr()).unwrap();
+    let known = String::from_utf8_lossy(&on_plain.command(&["CLUSTER", "NODES"])).into_owned();
+    let nodes = known.lines().filter(|l| l.contains('@')).count();
+    assert_eq!(nodes, 1, "{known}");
+}

@@ -1,5 +1,6 @@
 //! TLS: the `tls-*` parameters, the contexts built from them, and the one place the rest of the
-//! server asks for an acceptor (the TLS port) or a connector (a replica's link to its primary).
+//! server asks for an acceptor (the TLS port, the cluster bus) or a connector (a replica's link
+//! to its primary, the bus's links to other nodes).
 //!
 //! Redis 7.0 builds an OpenSSL context from the certificate, key and CA files when TLS is wanted
 //! (a `tls-port`, `tls-replication` or `tls-cluster`), and builds it again when CONFIG SET changes
@@ -92,9 +93,9 @@ pub struct TlsConfig {
     pub session_cache_timeout: u64,
     /// `tls-replication`: a replica links to its primary over TLS.
     pub replication: bool,
-    /// `tls-cluster`: accepted and shown; the cluster bus does not speak TLS yet.
+    /// `tls-cluster`: the cluster bus speaks TLS, and nodes announce their TLS port to clients.
     pub cluster: bool,
-    /// `cluster-announce-tls-port`: accepted and shown (see `cluster`).
+    /// `cluster-announce-tls-port`: the TLS port announced under `tls-cluster` (0: `tls-port`).
     pub cluster_announce_tls_port: u16,
 }
 
@@ -214,6 +215,13 @@ impl TlsShared {
             AuthClients::Optional => context.optional.clone()?,
         };
         Some(tokio_rustls::TlsAcceptor::from(config))
+    }
+
+    /// The acceptor of the cluster bus under `tls-cluster`: a peer must show a certificate
+    /// signed by the CA whatever `tls-auth-clients` says, as in Redis. None without a CA.
+    pub fn peer_acceptor(&self) -> Option<tokio_rustls::TlsAcceptor> {
+        let context = self.inner.context.read().clone()?;
+        Some(tokio_rustls::TlsAcceptor::from(context.required.clone()?))
     }
 
     /// The connector a replica's link uses; None without a context or a CA.
