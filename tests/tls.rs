@@ -3,7 +3,8 @@
 //! same certificates —, CONFIG GET / SET of the `tls-*` parameters as Redis answers them,
 //! certificates reloaded and the TLS port moved by CONFIG SET, a TLS-only server (`port 0`),
 //! redis-py over SSL, and replication over TLS in both directions between embedis and
-//! redis-server. (tests/differential.rs runs every fixture over TLS too.)
+//! redis-server, `tls-cluster`, and the cases of Redis's own tests/unit/tls.tcl (ported below:
+//! its external mode skips them). (tests/differential.rs runs every fixture over TLS too.)
 //!
 //! Needs redis-server and redis-cli (Debian's build speaks TLS), and for the Python test
 //! redis-py: each skipped loudly without them, unless EMBEDIS_REQUIRE_REDIS=1.
@@ -449,36 +450,52 @@ fn redis_py_connects_over_ssl() {
     };
     let server = embedis::Server::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap();
+    // With a client certificate: commands and a pipeline; without one: refused under
+    // `tls-auth-clients yes`, let in under `optional`.
     let script = r#"
-import os, redis
+import os, sys, redis
+cert = {"ssl_certfile": os.environ["CERT"], "ssl_keyfile": os.environ["KEY"]} if sys.argv[1] == "cert" else {}
 r = redis.Redis(host="127.0.0.1", port=int(os.environ["PORT"]), ssl=True,
-                ssl_ca_certs=os.environ["CA"], ssl_certfile=os.environ["CERT"],
-                ssl_keyfile=os.environ["KEY"])
-assert r.ping()
+                ssl_ca_certs=os.environ["CA"], **cert)
+try:
+    assert r.ping()
+except redis.exceptions.ConnectionError as e:
+    print("refused")
+    sys.exit(0)
 r.set("py", "over tls")
 assert r.get("py") == b"over tls", r.get("py")
 pipe = r.pipeline()
 for i in range(1000):
     pipe.incr("counter")
-assert pipe.execute()[-1] == 1000
+pipe.execute()
 print("ok")
 "#;
-    let output = Command::new(&python)
-        .args(["-c", script])
-        .env("PORT", server.tls_addr().unwrap().port().to_string())
-        .env("CA", certs.ca_cert_path())
-        .env("CERT", certs.client_cert_path())
-        .env("KEY", certs.client_key_path())
-        .output()
-        .expect("run python");
-    assert!(
-        output.status.success() && String::from_utf8_lossy(&output.stdout).trim() == "ok",
-        "redis-py over SSL failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let run = |mode: &str| {
+        let output = Command::new(&python)
+            .args(["-c", script, mode])
+            .env("PORT", server.tls_addr().unwrap().port().to_string())
+            .env("CA", certs.ca_cert_path())
+            .env("CERT", certs.client_cert_path())
+            .env("KEY", certs.client_key_path())
+            .output()
+            .expect("run python");
+        assert!(
+            output.status.success(),
+            "redis-py over SSL failed:\n{}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).trim().to_string()
+    };
+    assert_eq!(run("cert"), "ok");
+    assert_eq!(run("none"), "refused");
     let mut plain = Conn::connect(server.addr()).unwrap();
-    assert_eq!(plain.command(&["GET", "counter"]), b"$4\r\n1000\r\n");
+    assert_eq!(
+        plain.command(&["CONFIG", "SET", "tls-auth-clients", "optional"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(run("none"), "ok");
+    assert_eq!(plain.command(&["GET", "counter"]), b"$4\r\n2000\r\n");
 }
 
 /// The value of `field` in INFO replication.
@@ -626,4 +643,188 @@ fn a_cluster_gossips_over_tls_and_announces_tls_ports() {
     let known = String::from_utf8_lossy(&on_plain.command(&["CLUSTER", "NODES"])).into_owned();
     let nodes = known.lines().filter(|l| l.contains('@')).count();
     assert_eq!(nodes, 1, "{known}");
+}
+
+// ---- Redis's own tests/unit/tls.tcl, ported (it runs only with `--tls`, against a server it
+// starts itself, so its external mode skips it) ----
+
+/// A client configuration trusting `certs`' CA and showing its client certificate, offering
+/// only `versions` and, if given, only `suites` in that order.
+fn client_with(
+    certs: &TestCerts,
+    versions: &[&'static rustls::SupportedProtocolVersion],
+    suites: &[rustls::CipherSuite],
+) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut provider = rustls::crypto::ring::default_provider();
+    if !suites.is_empty() {
+        provider.cipher_suites = suites
+            .iter()
+            .map(|want| {
+                *provider
+                    .cipher_suites
+                    .iter()
+                    .find(|s| s.suite() == *want)
+                    .unwrap()
+            })
+            .collect();
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(certs.ca_cert_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let chain = CertificateDer::pem_slice_iter(certs.client_cert_pem().as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_slice(certs.client_key_pem().as_bytes()).unwrap();
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(provider))
+            .with_protocol_versions(versions)
+            .unwrap()
+            .with_root_certificates(roots)
+            .with_client_auth_cert(chain, key)
+            .unwrap(),
+    )
+}
+
+/// PINGs over TLS with `config`: the cipher suite negotiated if PONG came back, else None.
+fn suite_of_ping(
+    addr: SocketAddr,
+    config: Arc<rustls::ClientConfig>,
+) -> Option<rustls::CipherSuite> {
+    use std::io::{Read, Write};
+    let tcp = std::net::TcpStream::connect(addr).ok()?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+    let mut tls = rustls::StreamOwned::new(rustls::ClientConnection::new(config, name).ok()?, tcp);
+    tls.write_all(b"PING\r\n").ok()?;
+    let mut reply = [0u8; 7];
+    tls.read_exact(&mut reply).ok()?;
+    (&reply == b"+PONG\r\n").then(|| tls.conn.negotiated_cipher_suite().map(|s| s.suite()))?
+}
+
+#[test]
+fn tls_unit_not_accepting_plain_connections_on_the_tls_port() {
+    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let mut plain = Conn::connect(server.tls_addr().unwrap()).unwrap();
+    plain.send_raw(b"PING\r\n");
+    let answer = plain.read_to_close();
+    assert!(!answer.starts_with(b"+PONG"), "{answer:?}");
+}
+
+#[test]
+fn tls_unit_tls_protocols_and_ciphers() {
+    use rustls::version::{TLS12, TLS13};
+    use rustls::CipherSuite::{
+        TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 as AES128,
+        TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 as AES256,
+    };
+    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let certs = server.tls_certs().unwrap().clone();
+    let addr = server.tls_addr().unwrap();
+    let mut admin = Conn::connect(server.addr()).unwrap();
+    let set = |admin: &mut Conn, name: &str, value: &str| {
+        assert_eq!(
+            admin.command(&["CONFIG", "SET", name, value]),
+            b"+OK\r\n",
+            "{name} {value}"
+        );
+    };
+
+    // tls-protocols: a TLS 1.3-only client is refused once the server speaks only TLS 1.2.
+    assert!(suite_of_ping(addr, client_with(&certs, &[&TLS13], &[])).is_some());
+    set(&mut admin, "tls-protocols", "TLSv1.2");
+    assert!(suite_of_ping(addr, client_with(&certs, &[&TLS13], &[])).is_none());
+    assert!(suite_of_ping(addr, client_with(&certs, &[&TLS12], &[])).is_some());
+
+    // tls-ciphers: the suites a TLS 1.2 client may agree on (Redis's test uses CBC suites, which
+    // rustls does not have; the same with GCM ones).
+    set(
+        &mut admin,
+        "tls-ciphers",
+        "DEFAULT:-ECDHE-ECDSA-AES128-GCM-SHA256",
+    );
+    set(&mut admin, "tls-ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384");
+    assert_eq!(
+        suite_of_ping(addr, client_with(&certs, &[&TLS12], &[AES128])),
+        None
+    );
+    assert_eq!(
+        suite_of_ping(addr, client_with(&certs, &[&TLS12], &[AES256])),
+        Some(AES256)
+    );
+    set(&mut admin, "tls-ciphers", "DEFAULT");
+    assert_eq!(
+        suite_of_ping(addr, client_with(&certs, &[&TLS12], &[AES128])),
+        Some(AES128)
+    );
+
+    // tls-prefer-server-ciphers: whose order picks the suite.
+    set(
+        &mut admin,
+        "tls-ciphers",
+        "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384",
+    );
+    let client = client_with(&certs, &[&TLS12], &[AES256, AES128]);
+    assert_eq!(suite_of_ping(addr, client.clone()), Some(AES256));
+    set(&mut admin, "tls-prefer-server-ciphers", "yes");
+    assert_eq!(suite_of_ping(addr, client), Some(AES128));
+}
+
+#[test]
+fn tls_unit_switch_between_tcp_and_tls_ports() {
+    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let client = Arc::new(server.tls_certs().unwrap().client_config());
+    let port = server.tls_addr().unwrap().port();
+    let addr = server.tls_addr().unwrap();
+    // TLS → TCP on the same port number…
+    let mut conn = Conn::connect_tls(addr, client.clone()).unwrap();
+    assert_eq!(
+        conn.command(&["CONFIG", "SET", "tls-port", "0"]),
+        b"+OK\r\n"
+    );
+    assert_eq!(
+        conn.command(&["CONFIG", "SET", "port", &port.to_string()]),
+        b"+OK\r\n"
+    );
+    drop(conn);
+    let mut conn = Conn::connect(addr).unwrap();
+    assert_eq!(conn.command(&["PING"]), b"+PONG\r\n");
+    // … and back.
+    assert_eq!(conn.command(&["CONFIG", "SET", "port", "0"]), b"+OK\r\n");
+    assert_eq!(
+        conn.command(&["CONFIG", "SET", "tls-port", &port.to_string()]),
+        b"+OK\r\n"
+    );
+    drop(conn);
+    let mut conn = Conn::connect_tls(addr, client).unwrap();
+    assert_eq!(conn.command(&["PING"]), b"+PONG\r\n");
+}
+
+/// Redis's last case, an encrypted key file with `tls-key-file-pass`, is not supported (rustls
+/// reads unencrypted keys only): the file is refused as Redis refuses it without the password.
+#[test]
+fn tls_unit_an_encrypted_key_file_is_refused() {
+    let Some(openssl) = find_binary("openssl", "tls encrypted key") else {
+        return;
+    };
+    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let certs = server.tls_certs().unwrap();
+    let encrypted = certs.dir().join("server.key.encrypted");
+    let made = Command::new(openssl)
+        .args(["pkey", "-in"])
+        .arg(certs.server_key_path())
+        .args(["-aes256", "-passout", "pass:1234", "-out"])
+        .arg(&encrypted)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let mut admin = Conn::connect(server.addr()).unwrap();
+    let reply = admin.command(&["CONFIG", "SET", "tls-key-file", &path(encrypted)]);
+    assert!(
+        String::from_utf8_lossy(&reply).contains("Unable to update TLS"),
+        "{}",
+        String::from_utf8_lossy(&reply)
+    );
 }

@@ -444,11 +444,16 @@ fn provider(config: &TlsConfig) -> Result<CryptoProvider, String> {
     } else {
         let wanted = pick(&config.ciphers, TLS12_NAMES, true)
             .ok_or_else(|| format!("Failed to configure ciphers: {}", config.ciphers))?;
-        base.cipher_suites
-            .iter()
-            .filter(|s| !is_tls13(s) && wanted.contains(&s.suite()))
-            .copied()
-            .collect()
+        // In the order given (the server's preference under tls-prefer-server-ciphers), once.
+        let mut suites: Vec<SupportedCipherSuite> = Vec::new();
+        for w in &wanted {
+            if let Some(s) = base.cipher_suites.iter().find(|s| s.suite() == *w) {
+                if !suites.iter().any(|x| x.suite() == *w) {
+                    suites.push(*s);
+                }
+            }
+        }
+        suites
     };
     let tls13: Vec<SupportedCipherSuite> = if config.ciphersuites.is_empty() {
         base.cipher_suites
