@@ -207,6 +207,9 @@ pub struct Server {
 
 impl Server {
     /// The address it listens on.
+    ///
+    /// # Panics
+    /// If it has no plain TCP port (`.port(0)`: a TLS-only server, see [`Server::tls_addr`]).
     pub fn addr(&self) -> SocketAddr {
         self.handle
             .addr()
