@@ -828,3 +828,61 @@ fn tls_unit_an_encrypted_key_file_is_refused() {
         String::from_utf8_lossy(&reply)
     );
 }
+
+/// `tls-ca-cert-dir` instead of `tls-ca-cert-file`: the CA is found among the directory's files.
+#[test]
+fn a_ca_directory_verifies_clients() {
+    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let certs = server.tls_certs().unwrap().clone();
+    let ca_dir = certs.dir().join("ca-dir");
+    std::fs::create_dir(&ca_dir).unwrap();
+    std::fs::copy(certs.ca_cert_path(), ca_dir.join("ca.pem")).unwrap();
+    let mut admin = Conn::connect(server.addr()).unwrap();
+    let reply = admin.command(&[
+        "CONFIG",
+        "SET",
+        "tls-ca-cert-file",
+        "",
+        "tls-ca-cert-dir",
+        &path(ca_dir.clone()),
+    ]);
+    assert_eq!(reply, b"+OK\r\n");
+    let addr = server.tls_addr().unwrap();
+    assert!(pings(addr, &Arc::new(certs.client_config())));
+    let stranger = TestCerts::generate().unwrap();
+    // Trusts our CA but shows the stranger's certificate: refused.
+    let mixed = client_with_identity(&certs, &stranger);
+    assert!(!pings(addr, &mixed));
+    // An empty directory holds no CA: refused as Redis refuses a CA location it cannot load.
+    let empty = certs.dir().join("empty-dir");
+    std::fs::create_dir(&empty).unwrap();
+    let reply = admin.command(&["CONFIG", "SET", "tls-ca-cert-dir", &path(empty)]);
+    assert_eq!(
+        String::from_utf8_lossy(&reply),
+        "-ERR CONFIG SET failed (possibly related to argument 'tls-ca-cert-dir') - Unable to update TLS configuration. Check server logs.\r\n"
+    );
+}
+
+/// A client trusting `trust`'s CA and showing `identity`'s client certificate.
+fn client_with_identity(trust: &TestCerts, identity: &TestCerts) -> Arc<rustls::ClientConfig> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(trust.ca_cert_pem().as_bytes()) {
+        roots.add(cert.unwrap()).unwrap();
+    }
+    let chain = CertificateDer::pem_slice_iter(identity.client_cert_pem().as_bytes())
+        .collect::<Result<Vec<_>, _>>()
+        .unwrap();
+    let key = PrivateKeyDer::from_pem_slice(identity.client_key_pem().as_bytes()).unwrap();
+    Arc::new(
+        rustls::ClientConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(chain, key)
+        .unwrap(),
+    )
+}
