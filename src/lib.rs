@@ -30,6 +30,9 @@ pub use replica_set::ReplicaSet;
 mod faults;
 pub use faults::{FaultAction, FaultRule, Faults};
 
+mod tls_certs;
+pub use tls_certs::TestCerts;
+
 /// docs/testing.md, the guide for lock-client authors; its Rust examples run as this crate's
 /// doctests.
 #[doc = include_str!("../docs/testing.md")]
@@ -42,6 +45,13 @@ use std::net::SocketAddr;
 /// real time, no logging.
 pub struct ServerBuilder {
     options: embedis_server::ServerOptions,
+    /// TLS test certificates to make at start ([`ServerBuilder::tls_test_certs`]) or given.
+    tls: Option<TlsCerts>,
+}
+
+enum TlsCerts {
+    Generate,
+    Given(std::sync::Arc<TestCerts>),
 }
 
 impl Server {
@@ -53,7 +63,7 @@ impl Server {
             ..Default::default()
         };
         options.config.bind = vec!["127.0.0.1".into()];
-        ServerBuilder { options }
+        ServerBuilder { options, tls: None }
     }
 }
 
@@ -158,6 +168,25 @@ impl ServerBuilder {
         self
     }
 
+    /// Adds a TLS port (a free one, beside the plain port) serving with certificates made for
+    /// the occasion: a new CA, a server certificate and a client certificate ([`TestCerts`],
+    /// kept as long as the server). Clients must present a certificate signed by the CA, as
+    /// Redis's default `tls-auth-clients yes` asks; `.config("tls-auth-clients", "no")` after
+    /// this call lets clients in without one. [`Server::tls_certs`] gives the files and a
+    /// ready rustls configuration, [`Server::tls_addr`] the port. `.port(0)` makes the TLS
+    /// port the only one.
+    pub fn tls_test_certs(mut self) -> Self {
+        self.tls = Some(TlsCerts::Generate);
+        self
+    }
+
+    /// Like [`ServerBuilder::tls_test_certs`], with certificates made beforehand (one CA for
+    /// several servers, e.g. a primary and its replica over TLS).
+    pub fn tls_certs(mut self, certs: std::sync::Arc<TestCerts>) -> Self {
+        self.tls = Some(TlsCerts::Given(certs));
+        self
+    }
+
     /// Logs to standard output (Redis's format) instead of staying silent.
     pub fn verbose(mut self) -> Self {
         self.options.logger = None;
@@ -165,11 +194,23 @@ impl ServerBuilder {
     }
 
     /// Starts the server on its own thread; returns once it is accepting connections.
-    pub fn start(self) -> io::Result<Server> {
+    pub fn start(mut self) -> io::Result<Server> {
+        let certs = match self.tls.take() {
+            None => None,
+            Some(TlsCerts::Generate) => Some(std::sync::Arc::new(TestCerts::generate()?)),
+            Some(TlsCerts::Given(certs)) => Some(certs),
+        };
+        if let Some(certs) = &certs {
+            certs.configure(&mut self.options.config.tls);
+            if self.options.config.tls.port == 0 {
+                self.options.ephemeral_tls_port = true;
+            }
+        }
         let handle = embedis_server::start(self.options.clone())?;
         Ok(Server {
             handle,
             options: Box::new(self.options),
+            tls_certs: certs,
         })
     }
 }
@@ -180,14 +221,35 @@ pub struct Server {
     /// What it was started with, to start it again ([`Server::restart`]); boxed because the
     /// configuration is large and a `Server` is moved around.
     options: Box<embedis_server::ServerOptions>,
+    /// The certificates of [`ServerBuilder::tls_test_certs`], kept while the server runs.
+    tls_certs: Option<std::sync::Arc<TestCerts>>,
 }
 
 impl Server {
     /// The address it listens on.
+    ///
+    /// # Panics
+    /// If it has no plain TCP port (`.port(0)`: a TLS-only server, see [`Server::tls_addr`]).
     pub fn addr(&self) -> SocketAddr {
         self.handle
             .addr()
             .expect("a server started by the builder listens on TCP")
+    }
+
+    /// The address of the TLS port, if it has one ([`ServerBuilder::tls_test_certs`]).
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.handle.tls_addr()
+    }
+
+    /// `rediss://127.0.0.1:<tls port>/`, if it has a TLS port.
+    pub fn tls_url(&self) -> Option<String> {
+        self.tls_addr().map(|addr| format!("rediss://{addr}/"))
+    }
+
+    /// The certificates the server was started with by [`ServerBuilder::tls_test_certs`] or
+    /// [`ServerBuilder::tls_certs`].
+    pub fn tls_certs(&self) -> Option<&std::sync::Arc<TestCerts>> {
+        self.tls_certs.as_ref()
     }
 
     /// `redis://127.0.0.1:<port>/`, for any client library.
@@ -247,6 +309,10 @@ impl Server {
         if let Some(addr) = self.handle.addr() {
             options.ephemeral_port = false;
             options.config.port = addr.port();
+        }
+        if let Some(addr) = self.handle.tls_addr() {
+            options.ephemeral_tls_port = false;
+            options.config.tls.port = addr.port();
         }
         self.handle = embedis_server::start_with(options, data)?;
         Ok(())

@@ -39,11 +39,33 @@ struct Pair {
     ours: Conn,
 }
 
+/// Where the two servers are reached: their plain ports, or both TLS ports with one client
+/// configuration (`fixtures_match_redis_over_tls`).
+struct Servers {
+    redis: std::net::SocketAddr,
+    ours: std::net::SocketAddr,
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+}
+
+impl Servers {
+    fn plain(redis: &RedisServer, ours: &embedis::Server) -> Servers {
+        Servers {
+            redis: redis.addr(),
+            ours: ours.addr(),
+            tls: None,
+        }
+    }
+}
+
 impl Pair {
-    fn connect(redis: &RedisServer, ours: &embedis::Server) -> Pair {
+    fn connect(servers: &Servers) -> Pair {
+        let connect = |addr| match &servers.tls {
+            None => Conn::connect(addr).unwrap(),
+            Some(config) => Conn::connect_tls(addr, config.clone()).unwrap(),
+        };
         Pair {
-            redis: Conn::connect(redis.addr()).unwrap(),
-            ours: Conn::connect(ours.addr()).unwrap(),
+            redis: connect(servers.redis),
+            ours: connect(servers.ours),
         }
     }
 
@@ -118,16 +140,11 @@ fn sorted(value: &Value) -> Vec<u8> {
 
 /// Lines mentioning any of `type_only` are compared by reply type only (settings that differ by
 /// design between the two servers under test).
-fn run_fixture(
-    path: &Path,
-    redis: &RedisServer,
-    ours: &embedis::Server,
-    type_only: &[&str],
-) -> Vec<String> {
+fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut failures = Vec::new();
-    let mut pair = Pair::connect(redis, ours);
+    let mut pair = Pair::connect(servers);
     // The previous fixture's connections may still be closing (its subscriptions counted by
     // PUBSUB NUMPAT, with io-threads 2 under load): start once each server sees only this pair.
     pair.wait_alone();
@@ -140,7 +157,7 @@ fn run_fixture(
             continue;
         }
         if trimmed == "@reconnect" {
-            pair = Pair::connect(redis, ours);
+            pair = Pair::connect(servers);
             pair.wait_alone();
             continue;
         }
@@ -227,17 +244,11 @@ fn run_fixture(
 
 /// Runs every fixture (or those named by DIFF_ONLY) against `redis` and `ours`.
 fn compare_all(redis: &RedisServer, ours: &embedis::Server, label: &str, type_only: &[&str]) {
-    compare_folder("tests/diff", redis, ours, label, type_only);
+    compare_folder("tests/diff", &Servers::plain(redis, ours), label, type_only);
 }
 
 /// Runs every fixture of `folder` (relative to the crate; or those named by DIFF_ONLY).
-fn compare_folder(
-    folder: &str,
-    redis: &RedisServer,
-    ours: &embedis::Server,
-    label: &str,
-    type_only: &[&str],
-) {
+fn compare_folder(folder: &str, servers: &Servers, label: &str, type_only: &[&str]) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
     let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
@@ -259,7 +270,7 @@ fn compare_folder(
             .lines()
             .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
             .count();
-        failures.extend(run_fixture(fixture, redis, ours, type_only));
+        failures.extend(run_fixture(fixture, servers, type_only));
     }
     eprintln!(
         "differential ({label}, {folder}): {} fixtures, {commands} command lines, {} mismatches",
@@ -281,6 +292,42 @@ fn fixtures_match_redis_byte_for_byte() {
     };
     let ours = embedis::Server::builder().start().unwrap();
     compare_all(&redis, &ours, "io-threads 1", &[]);
+}
+
+/// The same fixtures over TLS, with both servers on TLS ports serving the same test
+/// certificates: the TLS connection's path (handshake, then the same connection code) must not
+/// change a byte of any reply.
+#[test]
+fn fixtures_match_redis_over_tls() {
+    let certs = std::sync::Arc::new(embedis::TestCerts::generate().unwrap());
+    let path = |p: std::path::PathBuf| p.display().to_string();
+    let tls_port = support::free_port();
+    let redis_args = [
+        "--tls-port".to_string(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(certs.server_cert_path()),
+        "--tls-key-file".into(),
+        path(certs.server_key_path()),
+        "--tls-ca-cert-file".into(),
+        path(certs.ca_cert_path()),
+    ];
+    let redis_args: Vec<&str> = redis_args.iter().map(String::as_str).collect();
+    let Some(redis) = RedisServer::start("differential-tls", &redis_args) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .tls_certs(certs.clone())
+        .start()
+        .unwrap();
+    let servers = Servers {
+        redis: std::net::SocketAddr::from(([127, 0, 0, 1], tls_port)),
+        ours: ours.tls_addr().unwrap(),
+        tls: Some(std::sync::Arc::new(certs.client_config())),
+    };
+    compare_folder("tests/diff", &servers, "TLS", &[]);
+    // redis-server stops here, not before the comparison.
+    drop(redis);
 }
 
 /// The same fixtures through the threaded I/O mode, whose request path differs.
@@ -312,7 +359,12 @@ fn redis8_fixtures_match_redis_8_byte_for_byte() {
         .unwrap()
         .start()
         .unwrap();
-    compare_folder("tests/diff8", &redis, &ours, "redis 8.2", &[]);
+    compare_folder(
+        "tests/diff8",
+        &Servers::plain(&redis, &ours),
+        "redis 8.2",
+        &[],
+    );
 }
 
 /// The same, through the threaded I/O mode.
@@ -328,5 +380,10 @@ fn redis8_fixtures_match_redis_8_with_threaded_io() {
         .unwrap()
         .start()
         .unwrap();
-    compare_folder("tests/diff8", &redis, &ours, "redis 8.2, io-threads 2", &[]);
+    compare_folder(
+        "tests/diff8",
+        &Servers::plain(&redis, &ours),
+        "redis 8.2, io-threads 2",
+        &[],
+    );
 }

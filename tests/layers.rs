@@ -44,6 +44,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "config.rs",
             "log.rs",
             "listeners.rs",
+            "tls.rs",
             "value.rs",
             "flags.rs",
             "rdb_convert.rs",

@@ -29,6 +29,9 @@ Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,
 
 --server-args "--cluster-enabled yes" runs both servers as cluster nodes serving every slot (redis-server
 is given them with CLUSTER ADDSLOTSRANGE 0 16383; each server gets a free --cluster-port).
+--tls runs redis-benchmark over TLS (--tls with a CA, client certificate and key) against a TLS port
+of each server (tls-port, with certificates made by openssl for the run; the default
+tls-auth-clients yes, so the client certificate is checked); prefilling stays on the plain port.
 --baseline adds a third server, an earlier embedis-server binary, to the same alternating rounds
 (the order rotates each round), and prints a second table of embedis against that baseline: the
 before/after figures of a change, measured side by side in one run.
@@ -188,10 +191,56 @@ def cluster_args():
     return []
 
 
+# With --tls: the certificate directory, and each server's TLS port by its plain port.
+TLS = {"dir": None, "ports": {}}
+
+
+def make_tls_certs():
+    """A CA, a server certificate (for 127.0.0.1 and localhost) and a client certificate, X.509 v3
+    as rustls requires, made with openssl in a temporary directory."""
+    import tempfile
+    d = tempfile.mkdtemp(prefix="embedis-bench-tls-")
+
+    def run(*args):
+        subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True)
+
+    run("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+        "-subj", "/CN=bench CA")
+    for name, ext in [("server", "subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth,clientAuth"),
+                      ("client", "extendedKeyUsage=clientAuth")]:
+        with open(os.path.join(d, f"{name}.ext"), "w") as f:
+            f.write(ext + "\n")
+        run("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+            "-subj", f"/CN=bench {name}")
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-out", f"{name}.crt", "-days", "2", "-extfile", f"{name}.ext")
+    return d
+
+
+def tls_server_args(port):
+    """The TLS port's arguments for the server on `port`, or none without --tls."""
+    if not TLS["dir"]:
+        return []
+    tls_port = free_port()
+    TLS["ports"][port] = tls_port
+    d = TLS["dir"]
+    return ["--tls-port", str(tls_port), "--tls-cert-file", f"{d}/server.crt", "--tls-key-file", f"{d}/server.key",
+            "--tls-ca-cert-file", f"{d}/ca.crt"]
+
+
+def benchmark_target(port):
+    """redis-benchmark's arguments to reach the server on `port`: its TLS port under --tls."""
+    if not TLS["dir"]:
+        return ["-p", str(port)]
+    d = TLS["dir"]
+    return ["-p", str(TLS["ports"][port]), "--tls", "--cacert", f"{d}/ca.crt", "--cert", f"{d}/client.crt",
+            "--key", f"{d}/client.key"]
+
+
 def start_embedis(binary, io_threads):
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, binary, "--port", str(port), "--save", "", "--appendonly", "no",
-           "--logfile", "/dev/null", "--io-threads", str(io_threads)]
+           "--logfile", "/dev/null", "--io-threads", str(io_threads), *tls_server_args(port)]
     if SERVER_ARGS:
         cmd += ["--dir", server_dir(), *SERVER_ARGS, *cluster_args()]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -203,7 +252,7 @@ def start_redis():
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
            "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp",
-           "--dbfilename", "embedis-bench-never-written.rdb"]
+           "--dbfilename", "embedis-bench-never-written.rdb", *tls_server_args(port)]
     if SERVER_ARGS:
         cmd += ["--dir", server_dir(), *SERVER_ARGS, *cluster_args()]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -298,7 +347,7 @@ def prefill(port, what, elements):
 
 def bench(port, pid, test_args, pipeline, requests):
     before = cpu_seconds(pid)
-    cmd = ["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-p", str(port), "-c", "50", "-r", "100000",
+    cmd = ["taskset", "-c", CLIENT_CORE, "redis-benchmark", *benchmark_target(port), "-c", "50", "-r", "100000",
            "-n", str(requests), "-P", str(pipeline), "--csv", *test_args]
     out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout
     after = cpu_seconds(pid)
@@ -316,7 +365,7 @@ def calibrate(port, test_args, pipeline, seconds):
     """Picks a request count that runs for about `seconds` against `port`."""
     probe = 20000 if pipeline == 1 else 100000
     start = time.time()
-    subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-benchmark", "-p", str(port), "-c", "50", "-r", "100000",
+    subprocess.run(["taskset", "-c", CLIENT_CORE, "redis-benchmark", *benchmark_target(port), "-c", "50", "-r", "100000",
                     "-n", str(probe), "-P", str(pipeline), "-q", *test_args], capture_output=True, check=True)
     elapsed = max(time.time() - start, 0.01)
     return max(int(probe * seconds / elapsed), 10000)
@@ -439,8 +488,11 @@ def main():
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     ap.add_argument("--server-args", default="", help="extra arguments for both servers, e.g. '--appendonly yes --appendfsync always'")
+    ap.add_argument("--tls", action="store_true", help="benchmark over TLS (a TLS port on each server)")
     args = ap.parse_args()
     SERVER_ARGS.extend(args.server_args.split())
+    if args.tls:
+        TLS["dir"] = make_tls_certs()
     suites = args.suite.split(",")
     servers = {
         "embedis": lambda: start_embedis(args.embedis, args.io_threads),
@@ -449,7 +501,8 @@ def main():
     if args.baseline:
         servers["before"] = lambda: start_embedis(args.baseline, args.io_threads)
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
-          f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}.\n")
+          f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}"
+          f"{'; over TLS' if args.tls else ''}.\n")
     for suite, tests in [("strings", STRING_TESTS), ("collections", COLLECTION_TESTS), ("hll", HLL_TESTS),
                          ("geo_sort_bits", GEO_SORT_BITS_TESTS), ("streams", STREAM_TESTS), ("locks", None)]:
         if suite not in suites:
@@ -471,6 +524,9 @@ def main():
                 proc.wait()
     if "memory" in suites:
         run_memory(servers, [u for u in args.memory_only.split(",") if u])
+    if TLS["dir"]:
+        import shutil
+        shutil.rmtree(TLS["dir"], ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,11 @@
 //! gossip and connects to them itself, and a change (ADDSLOTS, SETSLOT NODE, a new epoch)
 //! reaches every node within a period or two.
 //!
+//! With `tls-cluster yes` the bus speaks TLS, as Redis's does: a node accepts only peers that
+//! show a certificate signed by the CA (whatever `tls-auth-clients` says), and checks the
+//! chain of the node it dials with the same context a replica uses for its primary. The
+//! setting is read for every new connection.
+//!
 //! The tasks run on the engine's thread and borrow the engine only between awaits, as the
 //! connection tasks do. Only the single-threaded server runs the bus (not `io-threads` > 1).
 
@@ -20,7 +25,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 use crate::cluster::{View, MYSELF};
@@ -86,9 +91,60 @@ async fn accept<S: EngineCell>(listener: TcpListener, shared: Rc<S>) {
             tokio::time::sleep(PERIOD).await;
             continue;
         };
-        tokio::task::spawn_local(serve_inbound(stream, peer.ip().to_string(), shared.clone()));
+        let peer_ip = peer.ip().to_string();
+        let tls = {
+            let engine = shared.engine().borrow();
+            engine
+                .server
+                .config
+                .tls
+                .cluster
+                .then(|| engine.server.tls.peer_acceptor())
+        };
+        match tls {
+            None => {
+                tokio::task::spawn_local(serve_inbound(stream, peer_ip, shared.clone()));
+            }
+            // TLS wanted but no context to serve it with: refused.
+            Some(None) => {}
+            Some(Some(acceptor)) => {
+                let shared = shared.clone();
+                tokio::task::spawn_local(async move {
+                    if let Ok(Ok(stream)) =
+                        tokio::time::timeout(TIMEOUT, acceptor.accept(stream)).await
+                    {
+                        serve_inbound(stream, peer_ip, shared).await;
+                    }
+                });
+            }
+        }
     }
 }
+
+/// Makes the dialled connection a TLS one under `tls-cluster`; None if that fails.
+async fn secure<S: EngineCell>(shared: &S, stream: TcpStream, ip: &str) -> Option<Box<dyn Link>> {
+    let tls = {
+        let engine = shared.engine().borrow();
+        engine
+            .server
+            .config
+            .tls
+            .cluster
+            .then(|| engine.server.tls.connector())
+    };
+    match tls {
+        None => Some(Box::new(stream)),
+        Some(connector) => {
+            let connect = connector?.connect(crate::tls::server_name(ip), stream);
+            let stream = tokio::time::timeout(TIMEOUT, connect).await.ok()?.ok()?;
+            Some(Box::new(stream))
+        }
+    }
+}
+
+/// A bus connection, plain or TLS.
+trait Link: AsyncRead + AsyncWrite + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Unpin> Link for T {}
 
 /// Reads one message (the lines before `end`); `None` at end of stream or on a bad message.
 async fn read_view<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option<View> {
@@ -110,8 +166,12 @@ async fn read_view<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option
 }
 
 /// An inbound link: each view received is merged and answered with this node's own.
-async fn serve_inbound<S: EngineCell>(stream: TcpStream, peer_ip: String, shared: Rc<S>) {
-    let (read, mut write) = stream.into_split();
+async fn serve_inbound<S: EngineCell, T: AsyncRead + AsyncWrite>(
+    stream: T,
+    peer_ip: String,
+    shared: Rc<S>,
+) {
+    let (read, mut write) = tokio::io::split(stream);
     let mut reader = BufReader::new(read);
     while let Some(view) = read_view(&mut reader).await {
         let reply = {
@@ -125,7 +185,8 @@ async fn serve_inbound<S: EngineCell>(stream: TcpStream, peer_ip: String, shared
             server.cluster.messages_sent += 1;
             server.cluster.view_for(&peer_ip).encode()
         };
-        if write.write_all(reply.as_bytes()).await.is_err() {
+        // The flush sends what TLS keeps of the message.
+        if write.write_all(reply.as_bytes()).await.is_err() || write.flush().await.is_err() {
             return;
         }
     }
@@ -164,7 +225,12 @@ async fn dial<S: EngineCell>(
             }
         };
         let _ = stream.set_nodelay(true);
-        let (read, mut write) = stream.into_split();
+        let Some(stream) = secure(&*shared, stream, &ip).await else {
+            set_connected(&shared, false);
+            tokio::time::sleep(PERIOD * 5).await;
+            continue;
+        };
+        let (read, mut write) = tokio::io::split(stream);
         let mut reader = BufReader::new(read);
         while still_known(&shared) {
             let message = {
@@ -178,7 +244,7 @@ async fn dial<S: EngineCell>(
                 }
                 server.cluster.view_for(&ip).encode()
             };
-            if write.write_all(message.as_bytes()).await.is_err() {
+            if write.write_all(message.as_bytes()).await.is_err() || write.flush().await.is_err() {
                 set_connected(&shared, false);
                 continue 'link;
             }

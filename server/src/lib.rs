@@ -21,6 +21,7 @@ pub mod listeners;
 pub mod log;
 pub mod rdb_convert;
 pub mod rdb_file;
+pub mod tls;
 pub mod value;
 
 // 2. model: what the executor owns.

@@ -128,18 +128,37 @@ pub async fn wake_at_turn_end(shared: Rc<Shared>) {
     }
 }
 
+/// A connection's byte stream: plain TCP, a unix socket, or TLS over TCP. Whether its socket
+/// carries the protocol's bytes as they are matters to busy scripts, which read idle clients'
+/// sockets themselves (see [`crate::busy`]): a TLS client is never handed to them. A constant,
+/// so that the plain connections' code is compiled as it was without TLS.
+pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
+    const PLAIN_SOCKET: bool = true;
+}
+
+impl Transport for tokio::net::TcpStream {}
+impl Transport for tokio::net::UnixStream {}
+impl Transport for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    const PLAIN_SOCKET: bool = false;
+}
+
 /// Accepts connections on the current TCP listeners, replacing them when CONFIG SET port / bind
-/// sends a new set (see [`crate::listeners`]).
+/// (or tls-port) sends a new set (see [`crate::listeners`]). With `tls`, these are the TLS
+/// port's listeners and every connection is a TLS one.
 pub async fn manage_tcp_listeners(
     initial: Vec<std::net::TcpListener>,
     mut replacements: tokio::sync::mpsc::UnboundedReceiver<Vec<std::net::TcpListener>>,
     shared: Rc<Shared>,
+    tls: Option<crate::tls::TlsShared>,
 ) {
     let spawn_all = |listeners: Vec<std::net::TcpListener>| -> Vec<tokio::task::JoinHandle<()>> {
         listeners
             .into_iter()
             .filter_map(|l| TcpListener::from_std(l).ok())
-            .map(|l| tokio::task::spawn_local(accept_tcp(l, shared.clone())))
+            .map(|l| match &tls {
+                None => tokio::task::spawn_local(accept_tcp(l, shared.clone())),
+                Some(tls) => tokio::task::spawn_local(accept_tls(l, shared.clone(), tls.clone())),
+            })
             .collect()
     };
     let mut running = spawn_all(initial);
@@ -169,6 +188,39 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
         let local = stream.local_addr().unwrap_or(addr);
         let peer = Peer::Tcp { addr, local };
         start_connection(stream, &shared, peer, fd);
+    }
+}
+
+/// Accepts TLS connections forever: each handshake runs in its own task, and the client is
+/// registered once it succeeds. A busy script does not accept here (it cannot run a handshake
+/// between two steps of a script); such clients wait in the backlog until it ends.
+pub async fn accept_tls(listener: TcpListener, shared: Rc<Shared>, tls: crate::tls::TlsShared) {
+    use std::os::fd::AsRawFd;
+    loop {
+        let (stream, addr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(_) => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = stream.set_nodelay(true);
+        let fd = stream.as_raw_fd();
+        set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
+        let local = stream.local_addr().unwrap_or(addr);
+        // Read now, so that CONFIG SET after this accept does not change this handshake.
+        let Some(acceptor) = tls.acceptor() else {
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::task::spawn_local(async move {
+            match acceptor.accept(stream).await {
+                Ok(stream) => start_connection(stream, &shared, Peer::Tcp { addr, local }, fd),
+                Err(e) => shared.engine.borrow().server.log.verbose(&format!(
+                    "Error accepting a client connection: {e} (addr={addr} laddr={local})"
+                )),
+            }
+        });
     }
 }
 
@@ -290,7 +342,7 @@ pub fn accept_while_busy(parts: &mut crate::call::Parts<'_>) {
 /// Registers a connection accepted by a busy script and spawns its task.
 fn adopt<S>(parts: &mut crate::call::Parts<'_>, stream: S, peer: Peer, fd: i32, shared: &Rc<Shared>)
 where
-    S: AsyncRead + AsyncWrite + Unpin + 'static,
+    S: Transport,
 {
     let connected = crate::gates::connect_client(parts, peer, fd);
     spawn_connection(connected, stream, shared);
@@ -301,7 +353,7 @@ where
 /// know the client to answer it.
 fn start_connection<S>(stream: S, shared: &Rc<Shared>, peer: Peer, fd: i32)
 where
-    S: AsyncRead + AsyncWrite + Unpin + 'static,
+    S: Transport,
 {
     let connected = shared.engine.borrow_mut().connect(peer, fd);
     spawn_connection(connected, stream, shared);
@@ -313,18 +365,20 @@ fn spawn_connection<S>(
     stream: S,
     shared: &Rc<Shared>,
 ) where
-    S: AsyncRead + AsyncWrite + Unpin + 'static,
+    S: Transport,
 {
     match connected {
         Ok(handle) => {
-            // Its task has not run yet: nothing buffered, so a busy script may serve it.
-            handle.set_idle(true);
+            // Its task has not run yet: nothing buffered, so a busy script may serve it (if it
+            // can read its socket).
+            handle.set_idle(S::PLAIN_SOCKET);
             tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
         }
         Err(Refusal::Reply(line)) => {
             let mut stream = stream;
             tokio::task::spawn_local(async move {
                 let _ = stream.write_all(line.as_bytes()).await;
+                let _ = stream.flush().await;
             });
         }
     }
@@ -333,7 +387,7 @@ fn spawn_connection<S>(
 /// Serves a connection already registered with the engine until it closes.
 async fn serve_registered<S>(mut stream: S, shared: Rc<Shared>, handle: Arc<ClientHandle>)
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: Transport,
 {
     let _ = run_connection(&mut stream, &shared, &handle).await;
     let mut engine = shared.engine.borrow_mut();
@@ -347,7 +401,7 @@ async fn run_connection<S>(
     handle: &Arc<ClientHandle>,
 ) -> io::Result<()>
 where
-    S: AsyncRead + AsyncWrite + Unpin,
+    S: Transport,
 {
     let id = handle.id;
     let mut input = BytesMut::with_capacity(READ_CHUNK);
@@ -457,6 +511,13 @@ where
                 Wrote::Killed => return Ok(()),
                 Wrote::All { woken: w } => woken = w,
             }
+            if !S::PLAIN_SOCKET {
+                // TLS may keep the last records of the replies when the socket was full.
+                match flush_unless_killed(stream, handle).await? {
+                    Wrote::Killed => return Ok(()),
+                    Wrote::All { woken: w } => woken |= w,
+                }
+            }
             handle.wrote(from_outbox);
             shared.engine.borrow_mut().count_output(output.len());
             output.clear();
@@ -478,7 +539,10 @@ where
         // request begun but not finished goes to the handle as bytes, so that the busy script
         // can finish reading it and answer it, as Redis does; a big one (a large value still
         // arriving) stays here and waits for the script to end.
-        let idle = if input.is_empty() && !decoder.in_progress() {
+        let idle = if !S::PLAIN_SOCKET {
+            // A busy script would read the socket's encrypted bytes.
+            false
+        } else if input.is_empty() && !decoder.in_progress() {
             true
         } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
             let mut partial = decoder.take_partial();
@@ -568,6 +632,28 @@ pub(crate) async fn write_unless_killed<S: AsyncWrite + Unpin>(
         }
     }
     Ok(Wrote::All { woken })
+}
+
+/// Flushes what the stream buffers (TLS records a full socket did not take), unless the client
+/// is killed first, as [`write_unless_killed`] writes.
+pub(crate) async fn flush_unless_killed<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    handle: &ClientHandle,
+) -> io::Result<Wrote> {
+    let mut woken = false;
+    loop {
+        if handle.is_killed() {
+            return Ok(Wrote::Killed);
+        }
+        tokio::select! {
+            biased;
+            flushed = stream.flush() => {
+                flushed?;
+                return Ok(Wrote::All { woken });
+            }
+            _ = handle.notified() => woken = true,
+        }
+    }
 }
 
 /// Runs the embedding process's closures against the engine (see

@@ -62,14 +62,19 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
         shutdown,
         ready,
     } = start;
-    let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared, data, &ready)?;
+    let mut prepared = prepare(&options, &ready)?;
+    let mut engine = new_engine(&options, &mut prepared, data, &ready)?;
     let (listener_tx, mut listener_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
     engine.server.listeners = Some(crate::listeners::ListenerControl::new(listener_tx));
+    let (tls_listener_tx, tls_listener_rx) =
+        tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
+    engine.server.tls_listeners = Some(crate::listeners::ListenerControl::new(tls_listener_tx));
+    let tls_shared = engine.server.tls.clone();
     let Prepared {
         log,
         tcp,
+        tls,
         unix,
         bound,
         ..
@@ -135,6 +140,14 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
             running = spawn_all(next);
         }
     });
+    // The TLS port's listeners, likewise (CONFIG SET tls-port).
+    tokio::spawn(manage_tls_listeners(
+        tls,
+        tls_listener_rx,
+        tx.clone(),
+        keepalive,
+        tls_shared,
+    ));
     if let Some(listener) = unix {
         let tx = tx.clone();
         let path = options.config.unixsocket.clone();
@@ -189,6 +202,59 @@ async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, k
             Peer::Tcp { addr, local },
             fd,
         ));
+    }
+}
+
+async fn manage_tls_listeners(
+    initial: Vec<std::net::TcpListener>,
+    mut replacements: tokio::sync::mpsc::UnboundedReceiver<Vec<std::net::TcpListener>>,
+    tx: Sender<ToExecutor>,
+    keepalive: u64,
+    tls: crate::tls::TlsShared,
+) {
+    let spawn_all = |listeners: Vec<std::net::TcpListener>| -> Vec<tokio::task::JoinHandle<()>> {
+        listeners
+            .into_iter()
+            .filter_map(|l| tokio::net::TcpListener::from_std(l).ok())
+            .map(|l| tokio::spawn(accept_tls(l, tx.clone(), keepalive, tls.clone())))
+            .collect()
+    };
+    let mut running = spawn_all(initial);
+    while let Some(next) = replacements.recv().await {
+        for task in running.drain(..) {
+            task.abort();
+        }
+        running = spawn_all(next);
+    }
+}
+
+/// Accepts TLS connections: the handshake runs on the connection's own task, then it is served
+/// like any other.
+async fn accept_tls(
+    listener: tokio::net::TcpListener,
+    tx: Sender<ToExecutor>,
+    keepalive: u64,
+    tls: crate::tls::TlsShared,
+) {
+    use std::os::fd::AsRawFd;
+    loop {
+        let Ok((stream, addr)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        crate::listeners::set_keepalive(&stream, keepalive);
+        let fd = stream.as_raw_fd();
+        let local = stream.local_addr().unwrap_or(addr);
+        let Some(acceptor) = tls.acceptor() else {
+            continue;
+        };
+        let tx = tx.clone();
+        tokio::spawn(async move {
+            if let Ok(stream) = acceptor.accept(stream).await {
+                serve_connection(stream, tx, Peer::Tcp { addr, local }, fd).await;
+            }
+        });
     }
 }
 
@@ -448,7 +514,19 @@ async fn write_outbox<S: AsyncWrite + Unpin>(
     if out.is_empty() {
         return Ok(false);
     }
-    match crate::net::write_unless_killed(stream, &out, handle).await? {
+    let wrote = match crate::net::write_unless_killed(stream, &out, handle).await? {
+        // TLS may keep the last records when the socket was full (a no-op on plain TCP).
+        crate::net::Wrote::All { woken } => {
+            match crate::net::flush_unless_killed(stream, handle).await? {
+                crate::net::Wrote::All { woken: flushed } => crate::net::Wrote::All {
+                    woken: woken || flushed,
+                },
+                killed => killed,
+            }
+        }
+        killed => killed,
+    };
+    match wrote {
         crate::net::Wrote::Killed => Ok(true),
         crate::net::Wrote::All { woken } => {
             handle.wrote(out.len());

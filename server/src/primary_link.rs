@@ -8,15 +8,21 @@
 //! and at once when the primary asks (GETACK). A link that fails or goes silent for
 //! `repl-timeout` seconds is retried once a second, continuing with PSYNC where it can.
 //!
+//! With `tls-replication` the link is a TLS connection made with the current TLS context
+//! ([`crate::tls::TlsShared::connector`]): its client certificate, and the CA that the
+//! primary's certificate must chain to.
+//!
 //! The task waits while the server is a primary; REPLICAOF wakes it
 //! ([`crate::replication::Replication::follow`]). The engine is borrowed only between awaits.
 
 use bytes::{Buf, Bytes, BytesMut};
 use embedis_protocol::RequestDecoder;
 use std::io;
+use std::pin::Pin;
 use std::rc::Rc;
+use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
 use crate::client::{ClientId, Peer};
@@ -71,9 +77,55 @@ fn fail(text: impl Into<String>) -> io::Error {
     io::Error::other(text.into())
 }
 
+/// The connection to the primary: plain TCP, or TLS with `tls-replication`.
+enum LinkStream {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for LinkStream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            LinkStream::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            LinkStream::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for LinkStream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            LinkStream::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            LinkStream::Tls(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            LinkStream::Plain(s) => Pin::new(s).poll_flush(cx),
+            LinkStream::Tls(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            LinkStream::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            LinkStream::Tls(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+}
+
 /// The socket to the primary and what was read from it but not used yet.
 struct Conn {
-    stream: TcpStream,
+    stream: LinkStream,
     input: BytesMut,
     timeout: Duration,
 }
@@ -82,7 +134,9 @@ impl Conn {
     async fn send(&mut self, args: &[&str]) -> io::Result<()> {
         let mut out = BytesMut::new();
         crate::propagate::write_multibulk(&mut out, args);
-        self.stream.write_all(&out).await
+        self.stream.write_all(&out).await?;
+        // TLS keeps records a full socket did not take until flushed.
+        self.stream.flush().await
     }
 
     /// Reads more bytes, within the link's timeout.
@@ -149,6 +203,20 @@ async fn link<S: EngineCell>(
     let peer = Peer::Tcp {
         addr: stream.peer_addr()?,
         local: stream.local_addr()?,
+    };
+    let stream = if target.tls {
+        let connector = shared.engine_ref().server.tls.connector();
+        let Some(connector) = connector else {
+            return Err(fail("TLS replication is on but TLS is not configured"));
+        };
+        let name = crate::tls::server_name(&target.host);
+        let tls = tokio::time::timeout(timeout, connector.connect(name, stream))
+            .await
+            .map_err(|_| fail("timeout in the TLS handshake with the master"))?
+            .map_err(|e| fail(format!("TLS handshake with the master failed: {e}")))?;
+        LinkStream::Tls(Box::new(tls))
+    } else {
+        LinkStream::Plain(stream)
     };
     shared
         .engine_ref()
@@ -325,7 +393,6 @@ async fn follow<S: EngineCell>(
         .get(id)
         .map(|c| c.handle.clone())
         .ok_or_else(|| fail("the master's client was closed"))?;
-    let (mut read_half, mut write_half) = conn.stream.split();
     let mut silent_since = tokio::time::Instant::now();
     loop {
         if handle.is_killed() {
@@ -363,12 +430,15 @@ async fn follow<S: EngineCell>(
             shared.after_work(&mut engine);
         }
         for offset in acks {
-            send_ack(&mut write_half, offset).await?;
+            send_ack(&mut conn.stream, offset).await?;
         }
         conn.input.reserve(READ_CHUNK);
         let deadline = silent_since + conn.timeout;
+        // The acknowledgement of the timer's tick, written after the select: the read borrows
+        // the stream while it waits.
+        let mut ack = None;
         tokio::select! {
-            read = read_half.read_buf(&mut conn.input) => {
+            read = conn.stream.read_buf(&mut conn.input) => {
                 let n = read?;
                 if n == 0 {
                     return Err(fail("the master closed the connection"));
@@ -378,8 +448,7 @@ async fn follow<S: EngineCell>(
                 silent_since = tokio::time::Instant::now();
             }
             _ = ack_timer.tick() => {
-                let offset = shared.engine_ref().link_offset();
-                send_ack(&mut write_half, offset).await?;
+                ack = Some(shared.engine_ref().link_offset());
             }
             _ = handle.notified() => {}
             _ = wake.notified() => {
@@ -393,12 +462,16 @@ async fn follow<S: EngineCell>(
                 return Err(fail("MASTER timeout: no data nor PING received..."));
             }
         }
+        if let Some(offset) = ack {
+            send_ack(&mut conn.stream, offset).await?;
+        }
     }
 }
 
-async fn send_ack(write: &mut tokio::net::tcp::WriteHalf<'_>, offset: u64) -> io::Result<()> {
+async fn send_ack(write: &mut LinkStream, offset: u64) -> io::Result<()> {
     let mut out = BytesMut::new();
     let offset = offset.to_string();
     crate::propagate::write_multibulk(&mut out, &["REPLCONF", "ACK", &offset]);
-    write.write_all(&out).await
+    write.write_all(&out).await?;
+    write.flush().await
 }

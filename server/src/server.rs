@@ -40,6 +40,8 @@ pub struct ServerOptions {
     pub config: Config,
     /// Bind an OS-chosen free port instead of `config.port` (`--port auto`).
     pub ephemeral_port: bool,
+    /// Bind an OS-chosen free port instead of `config.tls.port` (`--tls-port auto`).
+    pub ephemeral_tls_port: bool,
     pub clock: Clock,
     /// `None`: log as the config says (logfile or stdout).
     pub logger: Option<Logger>,
@@ -70,6 +72,7 @@ pub(crate) type JobQueue = tokio::sync::mpsc::UnboundedReceiver<EngineJob>;
 /// A running server.
 pub struct ServerHandle {
     tcp_addr: Option<SocketAddr>,
+    tls_addr: Option<SocketAddr>,
     unix_path: Option<String>,
     clock: Clock,
     faults: Faults,
@@ -82,6 +85,11 @@ impl ServerHandle {
     /// The first TCP address the server listens on, if it has a TCP listener.
     pub fn addr(&self) -> Option<SocketAddr> {
         self.tcp_addr
+    }
+
+    /// The first address of the TLS port, if the server has one.
+    pub fn tls_addr(&self) -> Option<SocketAddr> {
+        self.tls_addr
     }
 
     /// The path of the unix socket the server listens on, if any.
@@ -149,6 +157,7 @@ impl Drop for ServerHandle {
 /// Where the server ended up listening.
 pub(crate) struct Bound {
     pub tcp_addr: Option<SocketAddr>,
+    pub tls_addr: Option<SocketAddr>,
     pub unix_path: Option<String>,
 }
 
@@ -182,6 +191,7 @@ pub fn start_with(options: ServerOptions, data: Option<Dataset>) -> io::Result<S
     match ready_rx.recv() {
         Ok(Ok(bound)) => Ok(ServerHandle {
             tcp_addr: bound.tcp_addr,
+            tls_addr: bound.tls_addr,
             unix_path: bound.unix_path,
             clock,
             faults,
@@ -273,6 +283,9 @@ fn serve(options: ServerOptions, start: Start) -> io::Result<Dataset> {
 pub(crate) struct Prepared {
     pub log: Logger,
     pub tcp: Vec<std::net::TcpListener>,
+    /// The TLS port's listeners and the context they serve with.
+    pub tls: Vec<std::net::TcpListener>,
+    pub tls_context: Option<crate::tls::TlsContext>,
     pub unix: Option<UnixListener>,
     pub bound: Bound,
     /// Absolute path of the config file, if any.
@@ -340,6 +353,35 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         return Err(report(ready, e));
     }
     let tcp_addr = tcp.first().and_then(|l| l.local_addr().ok());
+    // TLS, as Redis sets it up: a context whenever something uses TLS (a failure stops the
+    // start), and the TLS port's listeners on the same addresses.
+    let tls_context = if config.tls.wanted() || options.ephemeral_tls_port {
+        match crate::tls::configure(&config.tls) {
+            Ok(context) => Some(context),
+            Err(e) => {
+                log.warning(&e);
+                log.warning("Failed to configure TLS. Check logs for more info.");
+                return Err(report(ready, io::Error::other(e)));
+            }
+        }
+    } else {
+        None
+    };
+    let tls = if config.tls.port != 0 || options.ephemeral_tls_port {
+        bind_tcp(
+            &config.bind,
+            config.tls.port,
+            options.ephemeral_tls_port,
+            config.tcp_backlog,
+        )
+        .map_err(|e| {
+            log.warning(&e.to_string());
+            report(ready, e)
+        })?
+    } else {
+        Vec::new()
+    };
+    let tls_addr = tls.first().and_then(|l| l.local_addr().ok());
     let unix = if config.unixsocket.is_empty() {
         None
     } else {
@@ -382,9 +424,12 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     Ok(Prepared {
         log,
         tcp,
+        tls,
+        tls_context,
         unix,
         bound: Bound {
             tcp_addr,
+            tls_addr,
             unix_path,
         },
         config_file,
@@ -394,7 +439,7 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
 /// Creates the engine for a prepared server, with `data` loaded.
 pub(crate) fn new_engine(
     options: &ServerOptions,
-    prepared: &Prepared,
+    prepared: &mut Prepared,
     data: Option<Dataset>,
     ready: &Ready,
 ) -> io::Result<Engine> {
@@ -417,6 +462,16 @@ pub(crate) fn new_engine(
             prepared.log.warning(&e);
             return Err(report(ready, io::Error::other(e)));
         }
+    }
+    if let Some(addr) = prepared.bound.tls_addr {
+        engine.server.config.tls.port = addr.port();
+    }
+    engine
+        .server
+        .tls
+        .set_auth_clients(engine.server.config.tls.auth_clients);
+    if let Some(context) = prepared.tls_context.take() {
+        engine.server.tls.install(context);
     }
     if let Some(data) = data {
         data.restore(&mut engine);
@@ -515,17 +570,21 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         shutdown,
         ready,
     } = start;
-    let prepared = prepare(&options, &ready)?;
-    let mut engine = new_engine(&options, &prepared, data, &ready)?;
+    let mut prepared = prepare(&options, &ready)?;
+    let mut engine = new_engine(&options, &mut prepared, data, &ready)?;
     let Prepared {
         log,
         tcp,
+        tls,
         unix,
         bound,
         ..
     } = prepared;
     let (listener_tx, listener_rx) = tokio::sync::mpsc::unbounded_channel();
     engine.server.listeners = Some(ListenerControl::new(listener_tx));
+    let (tls_listener_tx, tls_listener_rx) = tokio::sync::mpsc::unbounded_channel();
+    engine.server.tls_listeners = Some(ListenerControl::new(tls_listener_tx));
+    let tls_shared = engine.server.tls.clone();
     let config = options.config.clone();
     let clock_changed = engine.server.clock_changed.clone();
     let shared = Rc::new(Shared {
@@ -552,7 +611,13 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         .on_change(Arc::new(move || timer.notify_one()));
 
     log.warning("Server initialized");
-    tokio::task::spawn_local(manage_tcp_listeners(tcp, listener_rx, shared.clone()));
+    tokio::task::spawn_local(manage_tcp_listeners(tcp, listener_rx, shared.clone(), None));
+    tokio::task::spawn_local(manage_tcp_listeners(
+        tls,
+        tls_listener_rx,
+        shared.clone(),
+        Some(tls_shared),
+    ));
     if let Some(listener) = unix {
         log.notice(&format!(
             "The server is now ready to accept connections at {}",

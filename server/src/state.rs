@@ -166,6 +166,10 @@ pub struct ServerState {
     /// Where CONFIG SET port / bind sends new TCP listeners (`None` in engines without a
     /// networking layer, such as unit tests).
     pub listeners: Option<crate::listeners::ListenerControl>,
+    /// The same for the TLS port's listeners (CONFIG SET tls-port).
+    pub tls_listeners: Option<crate::listeners::ListenerControl>,
+    /// The current TLS context, read by the TLS listeners and the replica link.
+    pub tls: crate::tls::TlsShared,
     /// Requests from the running command, carried out by the engine after it.
     pub requests: Vec<EngineRequest>,
     /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
@@ -267,6 +271,8 @@ impl ServerState {
             timers_changed: false,
             requests: Vec::new(),
             listeners: None,
+            tls_listeners: None,
+            tls: Default::default(),
             active_expire: true,
             cron_paused: false,
             disable_deny_scripts: false,

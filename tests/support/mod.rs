@@ -209,8 +209,52 @@ pub const REPLY_TIMEOUT: Duration = Duration::from_secs(10);
 /// A blocking RESP connection that returns each reply's raw bytes. Every read is bounded in
 /// time: [`REPLY_TIMEOUT`] unless the caller gives its own bound ([`Conn::read_within`]).
 pub struct Conn {
-    stream: TcpStream,
+    stream: Stream,
     buf: BytesMut,
+}
+
+/// The connection under a [`Conn`]: plain TCP, or TLS ([`Conn::connect_tls`]).
+enum Stream {
+    Plain(TcpStream),
+    Tls(Box<rustls::StreamOwned<rustls::ClientConnection, TcpStream>>),
+}
+
+impl Stream {
+    fn tcp(&self) -> &TcpStream {
+        match self {
+            Stream::Plain(s) => s,
+            Stream::Tls(s) => &s.sock,
+        }
+    }
+
+    fn set_read_timeout(&self, timeout: Option<Duration>) -> std::io::Result<()> {
+        self.tcp().set_read_timeout(timeout)
+    }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.read(buf),
+            Stream::Tls(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Stream::Plain(s) => s.write(buf),
+            Stream::Tls(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Stream::Plain(s) => s.flush(),
+            Stream::Tls(s) => s.flush(),
+        }
+    }
 }
 
 /// What [`Conn::read_within`] found before its deadline.
@@ -229,7 +273,30 @@ impl Conn {
         stream.set_read_timeout(Some(REPLY_TIMEOUT))?;
         stream.set_nodelay(true)?;
         Ok(Conn {
-            stream,
+            stream: Stream::Plain(stream),
+            buf: BytesMut::new(),
+        })
+    }
+
+    /// Connects over TLS with `config` (e.g. [`embedis::TestCerts::client_config`]); the
+    /// handshake completes before this returns, so a refused certificate is an error here.
+    #[allow(dead_code)]
+    pub fn connect_tls(
+        addr: SocketAddr,
+        config: std::sync::Arc<rustls::ClientConfig>,
+    ) -> std::io::Result<Conn> {
+        let tcp = TcpStream::connect(addr)?;
+        tcp.set_read_timeout(Some(REPLY_TIMEOUT))?;
+        tcp.set_nodelay(true)?;
+        let name = rustls::pki_types::ServerName::try_from("localhost").unwrap();
+        let connection =
+            rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+        let mut tls = rustls::StreamOwned::new(connection, tcp);
+        while tls.conn.is_handshaking() {
+            tls.conn.complete_io(&mut tls.sock)?;
+        }
+        Ok(Conn {
+            stream: Stream::Tls(Box::new(tls)),
             buf: BytesMut::new(),
         })
     }

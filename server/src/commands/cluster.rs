@@ -178,7 +178,15 @@ fn enabled(ctx: &mut Ctx<'_>) -> CmdResult {
 /// The port clients reach this node on and its bus port, as announced.
 pub fn announced_ports(server: &ServerState) -> (u16, u16) {
     let config = &server.config.cluster;
-    let port = if config.announce_port != 0 {
+    let tls = &server.config.tls;
+    // Under tls-cluster, clients are sent to the TLS port, as Redis announces it then.
+    let port = if tls.cluster && tls.port != 0 {
+        if tls.cluster_announce_tls_port != 0 {
+            tls.cluster_announce_tls_port
+        } else {
+            tls.port
+        }
+    } else if config.announce_port != 0 {
         config.announce_port
     } else {
         server.tcp_port
@@ -194,6 +202,8 @@ pub fn announced_ports(server: &ServerState) -> (u16, u16) {
 /// The port this node's bus listens on: `cluster-port`, or the client port + 10000.
 pub fn bus_port(server: &ServerState) -> u16 {
     match server.config.cluster.port {
+        // A TLS-only node (`port 0`) counts from its TLS port, as Redis does.
+        0 if server.tcp_port == 0 => server.config.tls.port.wrapping_add(10000),
         0 => server.tcp_port.wrapping_add(10000),
         port => port,
     }

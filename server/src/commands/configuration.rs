@@ -145,6 +145,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     if next.port != ctx.server.config.port || next.bind != ctx.server.config.bind {
         rebind(ctx, &next)?;
     }
+    apply_tls(ctx, &next, &pairs)?;
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
@@ -169,6 +170,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
             .users
             .set_default_password(next.requirepass.as_bytes());
     }
+    ctx.server.tls.set_auth_clients(next.tls.auth_clients);
     ctx.server.config = next;
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
@@ -216,6 +218,77 @@ fn rebind(ctx: &mut Ctx<'_>, next: &Config) -> CmdResult {
     };
     control.replace(listeners);
     ctx.server.tcp_port = next.port;
+    Ok(())
+}
+
+/// CONFIG SET of `tls-*`, as Redis applies it: a parameter the context is built from rebuilds it
+/// (setting a file to the name it has reloads it, so rotated certificates are picked up) when
+/// anything uses TLS; a new `tls-port` builds one if there is none yet and listens there. On
+/// failure the old context stays and the command fails; the log says why.
+fn apply_tls(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdResult {
+    let fail = |name: &str, why: &str| {
+        Error::owned(format!(
+            "ERR CONFIG SET failed (possibly related to argument '{name}') - {why}"
+        ))
+    };
+    let current = &ctx.server.config.tls;
+    // The first parameter of the request that the context is built from.
+    let rebuilt_by = pairs.iter().find_map(|(name, _)| {
+        let (param, own) = find_param_named(name)?;
+        (param.name.starts_with("tls-") && !["tls-port", "tls-auth-clients"].contains(&param.name))
+            .then_some(own)
+    });
+    let mut built = false;
+    if let Some(name) = rebuilt_by.filter(|_| next.tls.wanted()) {
+        match crate::tls::configure(&next.tls) {
+            Ok(context) => {
+                ctx.server.tls.install(context);
+                built = true;
+            }
+            Err(e) => {
+                ctx.server.log.warning(&e);
+                return Err(fail(
+                    name,
+                    "Unable to update TLS configuration. Check server logs.",
+                ));
+            }
+        }
+    }
+    let port_changed = next.tls.port != current.port;
+    if port_changed && next.tls.port != 0 && !built && !ctx.server.tls.configured() {
+        match crate::tls::configure(&next.tls) {
+            Ok(context) => ctx.server.tls.install(context),
+            Err(e) => {
+                ctx.server.log.warning(&e);
+                return Err(fail(
+                    "tls-port",
+                    "Unable to update TLS configuration. Check server logs.",
+                ));
+            }
+        }
+    }
+    let bind_changed = next.bind != ctx.server.config.bind && next.tls.port != 0;
+    if port_changed || bind_changed {
+        let Some(control) = ctx.server.tls_listeners.clone() else {
+            return Ok(());
+        };
+        let listeners = if next.tls.port == 0 {
+            Vec::new()
+        } else {
+            bind_tcp(&next.bind, next.tls.port, false, next.tcp_backlog).map_err(|e| {
+                ctx.server.log.warning(&e.to_string());
+                if port_changed {
+                    fail(
+                        "tls-port",
+                        "Unable to listen on this port. Check server logs.",
+                    )
+                } else {
+                    fail("bind", "Failed to bind to specified addresses.")
+                }
+            })?
+        };
+        control.replace(listeners);
+    }
     Ok(())
 }
 

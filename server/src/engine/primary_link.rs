@@ -43,6 +43,8 @@ pub struct LinkTarget {
     pub masteruser: String,
     pub masterauth: String,
     pub timeout_s: u64,
+    /// `tls-replication`: connect over TLS.
+    pub tls: bool,
 }
 
 impl Engine {
@@ -56,8 +58,11 @@ impl Engine {
             generation: primary.generation,
             replid: self.server.repl.replid.clone(),
             offset: self.server.repl.offset,
+            // Over TLS a replica is reached on its TLS port, so that is the one it announces.
             listening_port: if config.replica_announce_port != 0 {
                 config.replica_announce_port
+            } else if config.tls.replication && config.tls.port != 0 {
+                config.tls.port
             } else {
                 config.port
             },
@@ -65,6 +70,7 @@ impl Engine {
             masteruser: config.masteruser.clone(),
             masterauth: config.masterauth.clone(),
             timeout_s: u64::from(config.repl_timeout.max(1)),
+            tls: config.tls.replication,
         })
     }
 
