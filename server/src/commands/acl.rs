@@ -458,6 +458,18 @@ pub fn load_file(
             crate::commands::configuration::os_error_text(&e)
         )
     })?;
+    parse_acl_file(&text, path, current, registry, all_channels)
+}
+
+/// The users of ACL file text (see [`load_file`]; `path` names the file in the errors). Never
+/// panics, whatever the bytes: the fuzz target `acl_file` feeds it arbitrary input.
+pub fn parse_acl_file(
+    text: &[u8],
+    path: &str,
+    current: &Users,
+    registry: &Registry,
+    all_channels: bool,
+) -> Result<Users, String> {
     let mut errors = String::new();
     let mut loaded: Vec<acl::User> = Vec::new();
     for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
@@ -756,6 +768,54 @@ fn dryrun(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever an ACL file holds, loading it answers users or errors, never a panic; and
+        /// a file that loads describes its users in lines that load to the same users.
+        #[test]
+        fn acl_files_never_panic_and_round_trip(
+            lines in proptest::collection::vec(
+                proptest::collection::vec(
+                    prop_oneof![
+                        Just("user".to_string()), Just("on".to_string()), Just("off".to_string()),
+                        Just("nopass".to_string()), Just(">pw".to_string()), Just("<pw".to_string()),
+                        Just("~k*".to_string()), Just("%R~r*".to_string()), Just("&ch".to_string()),
+                        Just("+@all".to_string()), Just("-@all".to_string()), Just("+get".to_string()),
+                        Just("-config|set".to_string()), Just("+select|0".to_string()),
+                        Just("(~x".to_string()), Just("+set)".to_string()), Just("(+hset ~h)".to_string()),
+                        Just("allkeys".to_string()), Just("reset".to_string()), Just("\t".to_string()),
+                        "[a-z]{1,3}", "[ -~]{0,6}",
+                    ],
+                    0..8,
+                ),
+                0..6,
+            ),
+            raw in proptest::collection::vec(any::<u8>(), 0..64),
+        ) {
+            let registry = crate::commands::registry();
+            let current = Users::new(b"");
+            let _ = parse_acl_file(&raw, "f", &current, registry, false);
+            // Most lines name a user (a different one each, or the same twice: an error).
+            let text = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| format!("user u{} {}", i % 4, l.join(" ")))
+                .collect::<Vec<_>>()
+                .join("\n");
+            if let Ok(users) = parse_acl_file(text.as_bytes(), "f", &current, registry, false) {
+                let mut described = String::new();
+                for (_, user) in users.iter() {
+                    described.push_str(&user_line(user, registry));
+                    described.push('\n');
+                }
+                let again = parse_acl_file(described.as_bytes(), "f", &current, registry, false)
+                    .expect("a description loads");
+                let names = |u: &Users| u.iter().map(|(_, u)| user_line(u, registry)).collect::<Vec<_>>();
+                prop_assert_eq!(names(&again), names(&users));
+            }
+        }
+    }
 
     #[test]
     fn trim_like_sdstrim() {
