@@ -1593,13 +1593,27 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "syslog-enabled",
 ];
 
+/// The parameters Redis 7.0 flags `MULTI_ARG_CONFIG`: a config-file line gives their value as
+/// several words.
+const MULTI_ARG: &[&str] = &[
+    "bind",
+    "save",
+    "replicaof",
+    "client-output-buffer-limit",
+    "latency-tracking-info-percentiles",
+    "oom-score-adj-values",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
 impl Config {
     /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
     /// in `sdssplitargs`) on top of the current values.
     pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
         let mut save_seen = false;
         for (index, raw_line) in text.lines().enumerate() {
-            let line = raw_line.trim();
+            // Redis trims only these four (`sdstrim(line, " \t\r\n")`).
+            let line = raw_line.trim_matches([' ', '\t', '\r', '\n']);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -1628,10 +1642,26 @@ impl Config {
                 };
                 return Err(error(reason));
             };
-            // Multi-word values (bind, save) are joined; single-word parameters need exactly one.
+            // Redis's multi-argument parameters take their words either separately or as one
+            // quoted word, which it splits (`--save "900 1"`, a file line
+            // `client-output-buffer-limit normal 0 0 0`); the others need exactly one word.
+            let split;
+            let values = match values {
+                [one] if MULTI_ARG.contains(&param.name) && !one.is_empty() => {
+                    split = embedis_protocol::inline::split_args(one.as_bytes())
+                        .map_err(|_| error("Unbalanced quotes in configuration line".into()))?
+                        .into_iter()
+                        .map(|a| String::from_utf8_lossy(&a).into_owned())
+                        .collect::<Vec<_>>();
+                    &split[..]
+                }
+                _ => values,
+            };
             let value = match (param.name, values) {
-                ("bind", v) if !v.is_empty() => v.join(" "),
                 ("save", v) => v.join(" "),
+                (name, v) if MULTI_ARG.contains(&name) && name != "replicaof" && !v.is_empty() => {
+                    v.join(" ")
+                }
                 ("replicaof", [host, port]) => format!("{host} {port}"),
                 (_, [one]) => one.clone(),
                 _ => return Err(error("wrong number of arguments".into())),

@@ -355,6 +355,10 @@ pub fn load_from<R: std::io::Read>(
     Ok(loading.stats())
 }
 
+/// The most keys a RESIZEDB hint pre-sizes a table for (32 MB of buckets); a bigger database
+/// grows its tables as its keys arrive.
+const RESIZE_HINT_MAX: u64 = 1 << 22;
+
 /// A load in progress, resumable key by key: the start-up load of `embedis-server` runs in
 /// slices between the event loop's turns, answering `-LOADING` to clients meanwhile.
 pub struct Loading<R: std::io::Read> {
@@ -394,11 +398,15 @@ impl<R: std::io::Read> Loading<R> {
         while keys < max_keys {
             match self.reader.next_event().map_err(load_error)? {
                 Event::Aux { .. } => {}
-                // Size the tables once, as Redis does, instead of growing them key by key.
+                // Size the tables once, as Redis does, instead of growing them key by key —
+                // but only as far as [`RESIZE_HINT_MAX`]: the sizes are the file's word, and a
+                // corrupt one must not allocate gigabytes before a single key is read.
                 Event::ResizeDb { keys, expires } => {
                     let d = &mut ks.dbs[self.db];
-                    d.main.expand(d.main.len() + keys as usize);
-                    d.expires.expand(d.expires.len() + expires as usize);
+                    let keys = keys.min(RESIZE_HINT_MAX) as usize;
+                    let expires = expires.min(RESIZE_HINT_MAX) as usize;
+                    d.main.expand(d.main.len() + keys);
+                    d.expires.expand(d.expires.len() + expires);
                 }
                 Event::SelectDb(n) => {
                     if n as usize >= ks.dbs.len() {
@@ -559,6 +567,35 @@ mod tests {
     use super::*;
     use crate::test_harness::Harness;
     use proptest::prelude::*;
+
+    /// Found by the `rdb_loader` fuzz target: a RESIZEDB record claiming 0x425a1301 (about 1.1
+    /// billion) keys made the loader size its table for them — a 16 GB allocation — before
+    /// reading a single key. The record is the fuzzer's; the second claims 2^40 keys, which no
+    /// machine can allocate, so that the test fails wherever the cap is missing.
+    #[test]
+    fn a_resizedb_hint_does_not_allocate_what_the_file_claims() {
+        let mut huge = vec![0xfb, 0x81];
+        huge.extend_from_slice(&(1u64 << 40).to_be_bytes());
+        huge.push(0x01);
+        for resize in [vec![0xfb, 0x80, 0x42, 0x5a, 0x13, 0x01, 0x78, 0x01], huge] {
+            let mut file = b"REDIS0010".to_vec();
+            file.extend_from_slice(&resize);
+            file.extend_from_slice(&[0x00, 0x01, b'k', 0x01, b'v', 0xff]);
+            file.extend_from_slice(&[0; 8]);
+            let mut h = Harness::new();
+            let engine = &mut h.engine;
+            let stats = load_from(
+                &mut engine.ks,
+                &mut engine.server,
+                engine.registry,
+                &file[..],
+                false,
+            )
+            .expect("the file loads");
+            assert_eq!(stats.keys_loaded, 1);
+            assert_eq!(h.run_text("GET k"), "$1\r\nv\r\n");
+        }
+    }
 
     /// A fresh directory under the system's temporary one.
     fn temp_dir(name: &str) -> std::path::PathBuf {
