@@ -376,3 +376,32 @@ fn a_replica_over_its_soft_limit_for_too_long_is_dropped() {
         "over the soft limit for 3.5 s"
     );
 }
+
+/// With `io-threads 2` the connections' threads read and parse: they apply the limits the
+/// server had when the connection was accepted (they cannot read its configuration after).
+#[test]
+fn threaded_connections_are_bounded_too() {
+    let ours = embedis::Server::builder()
+        .config("io-threads", "2")
+        .unwrap()
+        .config("client-query-buffer-limit", "1mb")
+        .unwrap()
+        .config("proto-max-bulk-len", "2mb")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut conn = TcpStream::connect(ours.addr()).unwrap();
+    let (reply, closed) = exchange(&mut conn, b"PING\r\n");
+    assert_eq!((show(&reply).as_str(), closed), ("+PONG\\r\\n", false));
+    // Within proto-max-bulk-len but over the query buffer limit while incomplete.
+    let mut input = b"*2\r\n$4\r\nECHO\r\n$2000000\r\n".to_vec();
+    input.extend(std::iter::repeat_n(b'x', 1_200_000));
+    let (reply, closed) = exchange(&mut conn, &input);
+    assert_eq!((reply.len(), closed), (0, true));
+    let mut over = TcpStream::connect(ours.addr()).unwrap();
+    let (reply, closed) = exchange(&mut over, b"*2\r\n$4\r\nECHO\r\n$2097153\r\n");
+    assert_eq!(
+        (show(&reply).as_str(), closed),
+        ("-ERR Protocol error: invalid bulk length\\r\\n", true)
+    );
+}
