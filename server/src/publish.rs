@@ -6,7 +6,10 @@
 //! other clients, the server's pending-write list and output-buffer limits, and the running
 //! client's own reply (a message for the publishing client itself is written before the
 //! command's reply, as Redis does). A subscriber whose unsent output passes its
-//! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound.
+//! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound;
+//! [`close_if_over_output_limit`] is that check for every class, which the engine also applies
+//! to a client's own replies and to the output it hands over at a turn's end (replicas' stream,
+//! MONITOR lines).
 //! Keyspace notifications take the same path: [`keyspace_events`] publishes the events the
 //! keyspace queued (see [`crate::notify`]) on their `__keyspace@…` and `__keyevent@…` channels, and
 //! [`keyspace_events_detached`] does it for the tick (active expiry), when no command runs.
