@@ -1730,6 +1730,44 @@ fn quote_arg(arg: &str) -> String {
 mod tests {
     use super::*;
 
+    /// Redis's multi-argument parameters in a config file: several words, or one quoted word
+    /// that Redis splits (`redis.conf` itself has `client-output-buffer-limit normal 0 0 0`,
+    /// which embedis refused with "wrong number of arguments").
+    #[test]
+    fn multi_argument_parameters_load_as_in_redis() {
+        let mut c = Config::default();
+        c.load_text(
+            "client-output-buffer-limit normal 1mb 2mb 3\n\
+             client-output-buffer-limit \"pubsub 4mb 5mb 6\"\n\
+             replicaof \"10.0.0.1 6380\"\n\
+             latency-tracking-info-percentiles 50 99\n",
+        )
+        .unwrap();
+        let limits = |c: &Config| c.matching(&[b"client-output-buffer-limit"])[0].1.clone();
+        assert_eq!(
+            limits(&c),
+            "normal 1048576 2097152 3 slave 268435456 67108864 60 pubsub 4194304 5242880 6"
+        );
+        assert_eq!(c.replicaof, Some(("10.0.0.1".to_string(), 6380)));
+        assert_eq!(
+            c.matching(&[b"latency-tracking-info-percentiles"])[0].1,
+            "50 99"
+        );
+        // A single-argument parameter still takes exactly one word.
+        let error = Config::default().load_text("port 1 2\n").unwrap_err();
+        assert_eq!(error.reason, "wrong number of arguments");
+    }
+
+    /// Redis trims a config line of spaces, tabs, CR and LF only (the config_file fuzz target
+    /// found a vertical tab trimmed away): `port 6380<VT>` is the value `6380<VT>`, not a port.
+    #[test]
+    fn config_lines_are_trimmed_as_redis_trims_them() {
+        assert!(Config::default().load_text("port 6380\x0b\n").is_err());
+        let mut c = Config::default();
+        c.load_text("\t port 6380 \r\n").unwrap();
+        assert_eq!(c.port, 6380);
+    }
+
     #[test]
     fn memory_units() {
         assert_eq!(parse_memory("1k"), Some(1000));
