@@ -24,6 +24,13 @@ fuzz_target!(|data: &[u8]| {
         if value.chars().any(|c| c.is_ascii_control()) {
             continue;
         }
+        // Redis splits a multi-argument parameter's single word again, so a word of such a
+        // value with a quote or backslash in it does not survive a round trip there either
+        // (`bind "a\"b"` is unbalanced on the second split).
+        let resplit = ["bind", "save", "replicaof", "client-output-buffer-limit"];
+        if resplit.contains(&name.as_str()) && value.contains(['"', '\'', '\\']) {
+            continue;
+        }
         let mut again = config.clone();
         let line = format!("{name} {}\n", quote(value));
         if let Err(e) = again.load_text(&line) {
