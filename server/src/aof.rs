@@ -256,7 +256,9 @@ fn replay_commands<R: Read>(
         if argc < 1 {
             return Err(bad_format());
         }
-        let mut args = Vec::with_capacity(argc as usize);
+        // The counts and lengths are the file's word: room is made as the bytes arrive, so
+        // that a corrupt header cannot make the loader allocate more than the file holds.
+        let mut args = Vec::with_capacity((argc as usize).min(1024));
         for _ in 0..argc {
             let mut header = Vec::new();
             let n = input.read_line(&mut header);
@@ -266,12 +268,11 @@ fn replay_commands<R: Read>(
             if header[0] != b'$' {
                 return Err(bad_format());
             }
-            let len = atoi(&header[1..]).max(0) as usize;
-            let mut arg = vec![0u8; len + 2];
-            if !input.read_exact(&mut arg) {
+            let len = atoi(&header[1..]).max(0) as u64;
+            let Some(mut arg) = input.read_bulk(len + 2) else {
                 return truncated(parts, path, name, valid_up_to);
-            }
-            arg.truncate(len);
+            };
+            arg.truncate(len as usize);
             args.push(Bytes::from(arg));
         }
         let command = match crate::gates::resolve(parts.registry, &args) {
@@ -388,12 +389,13 @@ impl<R: Read> Counting<R> {
         n
     }
 
-    fn read_exact(&mut self, buf: &mut [u8]) -> bool {
-        let ok = self.inner.read_exact(buf).is_ok();
-        if ok {
-            self.offset += buf.len() as u64;
-        }
-        ok
+    /// Reads exactly `len` bytes, or None at the end of the file. The buffer grows with what
+    /// is read (from at most 1 MB up front), not with what `len` claims.
+    fn read_bulk(&mut self, len: u64) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(len.min(1 << 20) as usize);
+        let n = (&mut self.inner).take(len).read_to_end(&mut out).ok()?;
+        self.offset += n as u64;
+        (n as u64 == len).then_some(out)
     }
 }
 
@@ -812,6 +814,45 @@ pub fn rewrite_kill(ks: &mut Keyspace, server: &mut ServerState) {
 #[cfg(test)]
 mod tests {
     use crate::append_only::Manifest;
+    use crate::test_harness::Harness;
+
+    /// Loads an AOF made of one incremental file holding `commands`, as at start-up, into a
+    /// fresh harness; returns the harness and the loader's result.
+    fn load_incr(name: &str, commands: &[u8]) -> (Harness, Result<bool, super::AofError>) {
+        let root = std::env::temp_dir().join(format!("embedis-aof-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let dir = root.join("appendonlydir");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("appendonly.aof.manifest"),
+            "file appendonly.aof.1.incr.aof seq 1 type i\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("appendonly.aof.1.incr.aof"), commands).unwrap();
+        let mut h = Harness::new();
+        h.engine.server.config.dir = root.display().to_string();
+        let result = super::load_at_start(&mut h.engine.parts());
+        let _ = std::fs::remove_dir_all(&root);
+        (h, result)
+    }
+
+    /// The counts in an AOF are the file's word. A bulk claiming 99,999,999,999,999 bytes, or a
+    /// command claiming as many arguments, made the loader allocate that much up front (an
+    /// abort, not an error) before finding the file ends; now it reads what is there and treats
+    /// the rest as the truncated tail Redis would (`aof-load-truncated yes`).
+    #[test]
+    fn huge_counts_in_an_aof_are_a_truncated_tail_not_an_allocation() {
+        for (name, tail) in [
+            ("bulk", &b"*2\r\n$3\r\nGET\r\n$99999999999999\r\nabc"[..]),
+            ("argc", &b"*99999999999999\r\n$4\r\nPING\r\n"[..]),
+        ] {
+            let mut file = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n".to_vec();
+            file.extend_from_slice(tail);
+            let (mut h, result) = load_incr(name, &file);
+            assert!(result.is_ok(), "{name}: {:?}", result.err());
+            assert_eq!(h.run_text("GET k"), "$1\r\nv\r\n", "{name}");
+        }
+    }
 
     #[test]
     fn manifest_round_trips_and_checks_as_redis() {

@@ -249,9 +249,22 @@ impl Peer {
         }
     }
 
-    pub fn is_loopback(&self) -> bool {
+    /// Redis's `islocalClient`: a Unix-socket client, or a TCP peer at exactly 127.0.0.1 or ::1.
+    /// The rest of 127.0.0.0/8 is not local to Redis (it compares the address's text), so
+    /// protected mode refuses a client connecting from 127.0.0.2 as it refuses a remote one.
+    /// An IPv4-mapped ::ffff:127.0.0.1 is 127.0.0.1 (Redis never sees one: its IPv6 sockets
+    /// are IPv6-only).
+    pub fn is_local(&self) -> bool {
         match self {
-            Peer::Tcp { addr, .. } => addr.ip().is_loopback(),
+            Peer::Tcp { addr, .. } => {
+                let ip = match addr.ip() {
+                    std::net::IpAddr::V6(v6) => v6
+                        .to_ipv4_mapped()
+                        .map_or(std::net::IpAddr::V6(v6), std::net::IpAddr::V4),
+                    v4 => v4,
+                };
+                ip == std::net::Ipv4Addr::LOCALHOST || ip == std::net::Ipv6Addr::LOCALHOST
+            }
             Peer::Unix { .. } => true,
         }
     }

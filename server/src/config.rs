@@ -1668,13 +1668,27 @@ const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "syslog-enabled",
 ];
 
+/// The parameters Redis 7.0 flags `MULTI_ARG_CONFIG`: a config-file line gives their value as
+/// several words.
+const MULTI_ARG: &[&str] = &[
+    "bind",
+    "save",
+    "replicaof",
+    "client-output-buffer-limit",
+    "latency-tracking-info-percentiles",
+    "oom-score-adj-values",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
 impl Config {
     /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
     /// in `sdssplitargs`) on top of the current values.
     pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
         let mut save_seen = false;
         for (index, raw_line) in text.lines().enumerate() {
-            let line = raw_line.trim();
+            // Redis trims only these four (`sdstrim(line, " \t\r\n")`).
+            let line = raw_line.trim_matches([' ', '\t', '\r', '\n']);
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
@@ -1709,10 +1723,26 @@ impl Config {
                 };
                 return Err(error(reason));
             };
-            // Multi-word values (bind, save) are joined; single-word parameters need exactly one.
+            // Redis's multi-argument parameters take their words either separately or as one
+            // quoted word, which it splits (`--save "900 1"`, a file line
+            // `client-output-buffer-limit normal 0 0 0`); the others need exactly one word.
+            let split;
+            let values = match values {
+                [one] if MULTI_ARG.contains(&param.name) && !one.is_empty() => {
+                    split = embedis_protocol::inline::split_args(one.as_bytes())
+                        .map_err(|_| error("Unbalanced quotes in configuration line".into()))?
+                        .into_iter()
+                        .map(|a| String::from_utf8_lossy(&a).into_owned())
+                        .collect::<Vec<_>>();
+                    &split[..]
+                }
+                _ => values,
+            };
             let value = match (param.name, values) {
-                ("bind", v) if !v.is_empty() => v.join(" "),
                 ("save", v) => v.join(" "),
+                (name, v) if MULTI_ARG.contains(&name) && name != "replicaof" && !v.is_empty() => {
+                    v.join(" ")
+                }
                 ("replicaof", [host, port]) => format!("{host} {port}"),
                 (_, [one]) => one.clone(),
                 _ => return Err(error("wrong number of arguments".into())),
@@ -1780,6 +1810,44 @@ fn quote_arg(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Redis's multi-argument parameters in a config file: several words, or one quoted word
+    /// that Redis splits (`redis.conf` itself has `client-output-buffer-limit normal 0 0 0`,
+    /// which embedis refused with "wrong number of arguments").
+    #[test]
+    fn multi_argument_parameters_load_as_in_redis() {
+        let mut c = Config::default();
+        c.load_text(
+            "client-output-buffer-limit normal 1mb 2mb 3\n\
+             client-output-buffer-limit \"pubsub 4mb 5mb 6\"\n\
+             replicaof \"10.0.0.1 6380\"\n\
+             latency-tracking-info-percentiles 50 99\n",
+        )
+        .unwrap();
+        let limits = |c: &Config| c.matching(&[b"client-output-buffer-limit"])[0].1.clone();
+        assert_eq!(
+            limits(&c),
+            "normal 1048576 2097152 3 slave 268435456 67108864 60 pubsub 4194304 5242880 6"
+        );
+        assert_eq!(c.replicaof, Some(("10.0.0.1".to_string(), 6380)));
+        assert_eq!(
+            c.matching(&[b"latency-tracking-info-percentiles"])[0].1,
+            "50 99"
+        );
+        // A single-argument parameter still takes exactly one word.
+        let error = Config::default().load_text("port 1 2\n").unwrap_err();
+        assert_eq!(error.reason, "wrong number of arguments");
+    }
+
+    /// Redis trims a config line of spaces, tabs, CR and LF only (the config_file fuzz target
+    /// found a vertical tab trimmed away): `port 6380<VT>` is the value `6380<VT>`, not a port.
+    #[test]
+    fn config_lines_are_trimmed_as_redis_trims_them() {
+        assert!(Config::default().load_text("port 6380\x0b\n").is_err());
+        let mut c = Config::default();
+        c.load_text("\t port 6380 \r\n").unwrap();
+        assert_eq!(c.port, 6380);
+    }
 
     #[test]
     fn memory_units() {

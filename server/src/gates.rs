@@ -48,15 +48,15 @@ pub fn connect_client(
         server.stats.rejected_connections += 1;
         return Err(Refusal::Reply("-ERR max number of clients reached\r\n"));
     }
-    let config = &server.config;
-    if config.protected_mode && server.users.default_user().nopass && !peer.is_loopback() {
-        server.stats.rejected_connections += 1;
-        return Err(Refusal::Reply(
-            "-DENIED embedis is running in protected mode: no password is set, so only loopback connections are accepted. Set a password (requirepass) or run with '--protected-mode no'.\r\n",
-        ));
-    }
+    // Redis creates the client before the protected-mode check (in its accept handler), so a
+    // refused connection still uses up a client ID.
     let id = server.next_client_id;
     server.next_client_id += 1;
+    let config = &server.config;
+    if config.protected_mode && default_user_is_nopass(&server.users) && !peer.is_local() {
+        server.stats.rejected_connections += 1;
+        return Err(Refusal::Reply(PROTECTED_MODE_DENIED));
+    }
     server.stats.total_connections_received += 1;
     let handle = Arc::new(ClientHandle::new(id));
     let authenticated = !server.users.default_needs_auth();
@@ -66,6 +66,30 @@ pub fn connect_client(
     parts.clients.insert(Box::new(client));
     Ok(handle)
 }
+
+/// Protected mode's condition on authentication (Redis 7.0: the default user has the `nopass`
+/// flag — whether or not it is on).
+pub fn default_user_is_nopass(users: &Users) -> bool {
+    users.default_user().nopass
+}
+
+/// What Redis 7.0 sends a non-local client in protected mode before closing the connection,
+/// byte for byte (Redis's advice included, typos and all, since clients and tests match it).
+pub const PROTECTED_MODE_DENIED: &str = concat!(
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no ",
+    "password is set for the default user. In this mode connections are only accepted from the ",
+    "loopback interface. If you want to connect from external computers to Redis you may adopt ",
+    "one of the following solutions: 1) Just disable protected mode sending the command ",
+    "'CONFIG SET protected-mode no' from the loopback interface by connecting to Redis from the ",
+    "same host the server is running, however MAKE SURE Redis is not publicly accessible from ",
+    "internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively ",
+    "you can just disable the protected mode by editing the Redis configuration file, and ",
+    "setting the protected mode option to 'no', and then restarting the server. 3) If you ",
+    "started the server manually just for testing, restart it with the '--protected-mode no' ",
+    "option. 4) Setup a an authentication password for the default user. NOTE: You only need ",
+    "to do one of the above things in order for the server to start accepting connections from ",
+    "the outside.\r\n"
+);
 
 /// True if the client must authenticate before running commands other than AUTH, HELLO and the
 /// like. As in Redis, this is decided per command: a client that connected while a password was

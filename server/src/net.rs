@@ -25,7 +25,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::Notify;
 
-use crate::client::{ClientHandle, Peer};
+use crate::client::{ClientHandle, ClientId, Peer};
 use crate::engine::{Engine, Outcome};
 use crate::gates::Refusal;
 use crate::listeners::set_keepalive;
@@ -406,7 +406,7 @@ where
     let id = handle.id;
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut output = BytesMut::with_capacity(16 * 1024);
-    let (max_bulk, query_limit) = {
+    let (max_bulk, mut query_limit) = {
         let engine = shared.engine.borrow();
         let c = &engine.server.config;
         (
@@ -427,7 +427,9 @@ where
             if handle.has_outbox() {
                 from_outbox += handle.take_outbox_into(&mut output);
             }
+            // CONFIG SET applies both limits to open connections too, as in Redis.
             decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
+            query_limit = engine.server.config.client_query_buffer_limit as usize;
             loop {
                 let authenticated = handle.is_authenticated();
                 match decoder.decode(&mut input, authenticated) {
@@ -577,14 +579,13 @@ where
                 if n == 0 {
                     return Ok(());
                 }
-                if input.len() > query_limit {
-                    let mut engine = shared.engine.borrow_mut();
-                    engine.server.stats.client_qbuf_limit_disconnections += 1;
-                    engine.server.log.warning("Closing client that reached max query buffer length");
-                    return Ok(());
-                }
                 handle.query_buffer.report(input.len(), input.capacity());
                 shared.engine.borrow_mut().count_input(id, n, input.len());
+                if input.len() > query_limit {
+                    let mut engine = shared.engine.borrow_mut();
+                    close_over_query_limit(&mut engine, id, &input);
+                    return Ok(());
+                }
             }
             _ = handle.notified() => {}
         }
@@ -595,6 +596,23 @@ where
             input = stolen;
         }
     }
+}
+
+/// Redis's reaction to a query buffer over `client-query-buffer-limit`: its log line (the
+/// client as CLIENT LIST shows it, and the buffer's first 64 bytes) and the close, with no reply.
+/// The request in progress is dropped with the connection.
+fn close_over_query_limit(engine: &mut Engine, id: ClientId, input: &[u8]) {
+    engine.server.stats.client_qbuf_limit_disconnections += 1;
+    let now_ms = engine.server.clock.now_ms();
+    let info = engine.clients.get(id).map_or_else(String::new, |client| {
+        client.info_line(now_ms, engine.ks.watches.is_broken(id))
+    });
+    let mut initial = Vec::new();
+    crate::cstr::push_repr(&mut initial, &input[..input.len().min(64)]);
+    engine.server.log.warning(&format!(
+        "Closing client that reached max query buffer length: {info} (qbuf initial bytes: {})",
+        String::from_utf8_lossy(&initial)
+    ));
 }
 
 /// How [`write_unless_killed`] ended.

@@ -32,11 +32,20 @@ use crate::server::{
     finish, new_engine, prepare, wait_for_shutdown, EngineJob, Prepared, ServerOptions, Start,
 };
 
+/// `proto-max-bulk-len` and `client-query-buffer-limit` as they were when the connection was
+/// accepted: the connection's thread cannot read the executor's configuration, so a CONFIG SET
+/// of either reaches only later connections in this mode.
+#[derive(Clone, Copy)]
+struct InputLimits {
+    max_bulk: usize,
+    query_buffer: usize,
+}
+
 enum ToExecutor {
     Connect {
         peer: Peer,
         fd: i32,
-        reply: oneshot::Sender<Result<Arc<ClientHandle>, Refusal>>,
+        reply: oneshot::Sender<Result<(Arc<ClientHandle>, InputLimits), Refusal>>,
     },
     Requests {
         id: ClientId,
@@ -291,7 +300,12 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
                     if let Ok(handle) = &result {
                         handles.insert(handle.id, handle.clone());
                     }
-                    let _ = reply.send(result);
+                    let config = &engine.server.config;
+                    let limits = InputLimits {
+                        max_bulk: config.proto_max_bulk_len as usize,
+                        query_buffer: config.client_query_buffer_limit as usize,
+                    };
+                    let _ = reply.send(result.map(|handle| (handle, limits)));
                 }
                 ToExecutor::Requests {
                     id,
@@ -412,15 +426,15 @@ where
     {
         return;
     }
-    let handle = match reply_rx.await {
-        Ok(Ok(handle)) => handle,
+    let (handle, limits) = match reply_rx.await {
+        Ok(Ok(accepted)) => accepted,
         Ok(Err(Refusal::Reply(line))) => {
             let _ = stream.write_all(line.as_bytes()).await;
             return;
         }
         Err(_) => return,
     };
-    let _ = run_connection(&mut stream, &tx, &handle).await;
+    let _ = run_connection(&mut stream, &tx, &handle, limits).await;
     let _ = tx.send(ToExecutor::Disconnect { id: handle.id });
 }
 
@@ -428,12 +442,13 @@ async fn run_connection<S>(
     stream: &mut S,
     tx: &Sender<ToExecutor>,
     handle: &Arc<ClientHandle>,
+    limits: InputLimits,
 ) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let mut input = BytesMut::with_capacity(crate::net::READ_CHUNK);
-    let mut decoder = RequestDecoder::default();
+    let mut decoder = RequestDecoder::new(limits.max_bulk);
     let mut sent: u64 = 0;
     let mut pending_input = 0usize;
     // Set when a wake-up was taken while writing: look for work before waiting again.
@@ -497,6 +512,11 @@ where
                     return Ok(());
                 }
                 pending_input += n;
+                if input.len() > limits.query_buffer {
+                    // Redis's log line needs the executor's view of the client; the close,
+                    // without a reply, is what the peer sees (see `net::run_connection`).
+                    return Ok(());
+                }
             }
             _ = handle.notified() => woken = write_outbox(stream, tx, handle).await?,
         }

@@ -355,6 +355,10 @@ pub fn load_from<R: std::io::Read>(
     Ok(loading.stats())
 }
 
+/// The most keys a RESIZEDB hint pre-sizes a table for (32 MB of buckets); a bigger database
+/// grows its tables as its keys arrive.
+const RESIZE_HINT_MAX: u64 = 1 << 22;
+
 /// A load in progress, resumable key by key: the start-up load of `embedis-server` runs in
 /// slices between the event loop's turns, answering `-LOADING` to clients meanwhile.
 pub struct Loading<R: std::io::Read> {
@@ -394,11 +398,15 @@ impl<R: std::io::Read> Loading<R> {
         while keys < max_keys {
             match self.reader.next_event().map_err(load_error)? {
                 Event::Aux { .. } => {}
-                // Size the tables once, as Redis does, instead of growing them key by key.
+                // Size the tables once, as Redis does, instead of growing them key by key —
+                // but only as far as [`RESIZE_HINT_MAX`]: the sizes are the file's word, and a
+                // corrupt one must not allocate gigabytes before a single key is read.
                 Event::ResizeDb { keys, expires } => {
                     let d = &mut ks.dbs[self.db];
-                    d.main.expand(d.main.len() + keys as usize);
-                    d.expires.expand(d.expires.len() + expires as usize);
+                    let keys = keys.min(RESIZE_HINT_MAX) as usize;
+                    let expires = expires.min(RESIZE_HINT_MAX) as usize;
+                    d.main.expand(d.main.len() + keys);
+                    d.expires.expand(d.expires.len() + expires);
                 }
                 Event::SelectDb(n) => {
                     if n as usize >= ks.dbs.len() {
@@ -559,6 +567,70 @@ mod tests {
     use super::*;
     use crate::test_harness::Harness;
     use proptest::prelude::*;
+
+    /// Found by the `rdb_loader` fuzz target: a RESIZEDB record claiming 0x425a1301 (about 1.1
+    /// billion) keys made the loader size its table for them — a 16 GB allocation — before
+    /// reading a single key. The record is the fuzzer's; the second claims 2^40 keys, which no
+    /// machine can allocate, so that the test fails wherever the cap is missing.
+    #[test]
+    fn a_resizedb_hint_does_not_allocate_what_the_file_claims() {
+        let mut huge = vec![0xfb, 0x81];
+        huge.extend_from_slice(&(1u64 << 40).to_be_bytes());
+        huge.push(0x01);
+        for resize in [vec![0xfb, 0x80, 0x42, 0x5a, 0x13, 0x01, 0x78, 0x01], huge] {
+            let mut file = b"REDIS0010".to_vec();
+            file.extend_from_slice(&resize);
+            file.extend_from_slice(&[0x00, 0x01, b'k', 0x01, b'v', 0xff]);
+            file.extend_from_slice(&[0; 8]);
+            let mut h = Harness::new();
+            let engine = &mut h.engine;
+            let stats = load_from(
+                &mut engine.ks,
+                &mut engine.server,
+                engine.registry,
+                &file[..],
+                false,
+            )
+            .expect("the file loads");
+            assert_eq!(stats.keys_loaded, 1);
+            assert_eq!(h.run_text("GET k"), "$1\r\nv\r\n");
+        }
+    }
+
+    /// Found by the `rdb_loader` fuzz target (minimized by libFuzzer to these 126 bytes, cut
+    /// short after the stream): a stream whose recorded last ID is before its entries' IDs.
+    /// Loaded, the next `XADD key *` appended an ID below its node's first one, and the node's
+    /// delta encoding overflowed (a panic with overflow checks, a corrupt node without). Redis
+    /// never writes such a stream; it is refused as corrupt.
+    #[test]
+    fn a_stream_whose_last_id_is_before_its_entries_is_refused() {
+        let file: &[u8] = &[
+            0x52, 0x45, 0x44, 0x49, 0x53, 0x30, 0x30, 0x31, 0x30, 0x00, 0x03, 0x68, 0x6c, 0x6c,
+            0x1b, 0x48, 0x59, 0x4c, 0x4c, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00,
+            0x00, 0x00, 0x80, 0x60, 0xf3, 0x80, 0x50, 0xb1, 0x84, 0x00, 0x00, 0x03, 0x86, 0x5a,
+            0x13, 0x01, 0x78, 0x01, 0x10, 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0xa6, 0x24,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x33, 0x33, 0x00, 0x00, 0x00, 0x13, 0x00,
+            0x02, 0x01, 0x00, 0x01, 0x01, 0x01, 0x81, 0x66, 0x02, 0x00, 0x01, 0x02, 0x01, 0x00,
+            0x01, 0x00, 0x01, 0x81, 0x76, 0x02, 0x04, 0x01, 0x00, 0x01, 0x01, 0x01, 0x00, 0x01,
+            0x02, 0x01, 0x81, 0x66, 0x02, 0x81, 0x76, 0x02, 0x81, 0x67, 0x02, 0x81, 0x77, 0x02,
+            0x08, 0x01, 0xff, 0x02, 0x01, 0x01, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0xa6, 0x24,
+        ];
+        let mut h = Harness::new();
+        let engine = &mut h.engine;
+        let error = load_from(
+            &mut engine.ks,
+            &mut engine.server,
+            engine.registry,
+            file,
+            false,
+        )
+        .expect_err("a corrupt stream");
+        assert!(
+            error.0.contains("stream last ID before its entries"),
+            "{}",
+            error.0
+        );
+    }
 
     /// A fresh directory under the system's temporary one.
     fn temp_dir(name: &str) -> std::path::PathBuf {

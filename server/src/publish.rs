@@ -6,7 +6,10 @@
 //! other clients, the server's pending-write list and output-buffer limits, and the running
 //! client's own reply (a message for the publishing client itself is written before the
 //! command's reply, as Redis does). A subscriber whose unsent output passes its
-//! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound.
+//! `client-output-buffer-limit` is scheduled to be closed instead of growing without bound;
+//! [`close_if_over_output_limit`] is that check for every class, which the engine also applies
+//! to a client's own replies and to the output it hands over at a turn's end (replicas' stream,
+//! MONITOR lines).
 //! Keyspace notifications take the same path: [`keyspace_events`] publishes the events the
 //! keyspace queued (see [`crate::notify`]) on their `__keyspace@…` and `__keyevent@…` channels, and
 //! [`keyspace_events_detached`] does it for the tick (active expiry), when no command runs.
@@ -238,22 +241,54 @@ pub fn deliver_to_other(
     }
     message.write_to(&mut client.pending, client.resp);
     server.pending_writes.push(id);
-    let limit = server.config.obuf_limits[class_of(client)];
-    if pubsub::over_limit(client, &limit, now_ms) {
-        client.obuf.closing = true;
-        client.pending.clear();
-        let info = client.info_line(now_ms, ks.watches.is_broken(id));
-        server.log.warning(&format!(
-            "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
-        ));
-        server.requests.push(EngineRequest::Kill { id });
-    }
+    let used = pubsub::unsent_output(client);
+    close_if_over_output_limit(server, client, ks.watches.is_broken(id), used, now_ms);
 }
 
-/// The output-buffer limit class of a client (Redis's `getClientType`): MONITOR clients are
-/// replicas to Redis, subscribers are pub/sub clients, everyone else is normal.
-fn class_of(client: &ClientState) -> usize {
-    if client.monitor || client.replica {
+/// Redis's `closeClientOnOutputBufferLimitReached`, asynchronous form: if `used` bytes of
+/// output waiting to leave (what Redis counts: reply blocks not yet written, or the
+/// replication stream a replica has not taken) pass the client's class's hard limit, or have
+/// stayed over its soft limit longer than the soft seconds, the client's pending output is
+/// dropped, it gets nothing more, and it is closed once the command ends, with Redis's log
+/// line. Returns true if the client is (now or already) to be closed.
+pub fn close_if_over_output_limit(
+    server: &mut ServerState,
+    client: &mut ClientState,
+    watch_broken: bool,
+    used: usize,
+    now_ms: i64,
+) -> bool {
+    if client.obuf.closing {
+        return true;
+    }
+    let class = class_of(client);
+    let mut limit = server.config.obuf_limits[class];
+    // A replica's hard limit below the backlog's size would cut off a replica that a partial
+    // resync has just let back in: Redis uses the backlog's size instead.
+    if class == ObufLimit::REPLICA
+        && limit.hard != 0
+        && limit.hard < server.config.repl_backlog_size
+    {
+        limit.hard = server.config.repl_backlog_size;
+    }
+    if !pubsub::over_limit_with(client, &limit, used as u64, now_ms) {
+        return false;
+    }
+    client.obuf.closing = true;
+    client.pending.clear();
+    let info = client.info_line(now_ms, watch_broken);
+    server.log.warning(&format!(
+        "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
+    ));
+    server.requests.push(EngineRequest::Kill { id: client.id });
+    true
+}
+
+/// The output-buffer limit class of a client (Redis 7.0's `getClientType`): replicas are
+/// replicas, subscribers are pub/sub clients, everyone else — MONITOR clients included, which
+/// Redis flags as replicas but classes as normal — is normal.
+pub fn class_of(client: &ClientState) -> usize {
+    if client.replica {
         ObufLimit::REPLICA
     } else if client.subs.total() > 0 {
         ObufLimit::PUBSUB

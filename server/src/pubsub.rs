@@ -209,6 +209,17 @@ pub fn unsent_output(client: &ClientState) -> usize {
 /// seconds. Being under the soft limit again resets the soft timer. A limit of 0 is no limit.
 pub fn over_limit(client: &mut ClientState, limit: &ObufLimit, now_ms: i64) -> bool {
     let used = unsent_output(client) as u64;
+    over_limit_with(client, limit, used, now_ms)
+}
+
+/// [`over_limit`] for `used` bytes counted by the caller (a running client's own replies are
+/// in its connection's output, which the client state does not see).
+pub fn over_limit_with(
+    client: &mut ClientState,
+    limit: &ObufLimit,
+    used: u64,
+    now_ms: i64,
+) -> bool {
     let now_s = now_ms.div_euclid(1000);
     let hard = limit.hard != 0 && used >= limit.hard;
     let mut soft = false;

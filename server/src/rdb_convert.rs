@@ -494,16 +494,19 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
     let mut s = Stream::new();
     let mut live = 0u64;
     let mut first_live = None;
-    let mut last_master = None;
+    // The last entry so far, deleted ones included: every node's entries must come after
+    // the previous node's, and the stream's last ID after all of them — an XADD appends after
+    // the last ID, into the last node, and a corrupt file must not make it go backwards.
+    let mut last_entry: Option<stream::StreamId> = None;
     for (master, lp) in r.nodes {
         let master = id_from_rdb(master);
-        if last_master.is_some_and(|m| m >= master) {
+        if last_entry.is_some_and(|m| m >= master) {
             return corrupt("stream nodes out of order");
         }
-        last_master = Some(master);
         let items = listpack_decode(&lp)?;
         let node = stream::Node::from_redis_elements(master, &items)
             .ok_or_else(|| RdbError::Corrupt("bad stream listpack node".into()))?;
+        last_entry = Some(node.last_id(master));
         live += u64::from(node.live());
         if !s.insert_node(master, node) {
             return corrupt("duplicate stream node");
@@ -517,6 +520,9 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
     }
     s.length = r.length;
     s.last_id = id_from_rdb(r.last_id);
+    if last_entry.is_some_and(|e| e > s.last_id) {
+        return corrupt("stream last ID before its entries");
+    }
     s.max_deleted_entry_id = id_from_rdb(r.max_deleted_id);
     s.entries_added = r.entries_added;
     s.first_id = id_from_rdb(r.first_id);

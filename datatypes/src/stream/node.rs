@@ -427,7 +427,7 @@ impl Node {
     }
 
     /// The last entry's ID, deleted or not.
-    pub(crate) fn last_id(&self, master: StreamId) -> StreamId {
+    pub fn last_id(&self, master: StreamId) -> StreamId {
         self.entry_at(master, self.last_at as usize).0.id
     }
 

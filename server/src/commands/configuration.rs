@@ -123,7 +123,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         .collect();
     let allow_protected = match ctx.server.config.enable_protected_configs {
         Access::Yes => true,
-        Access::Local => ctx.client.peer.is_loopback(),
+        Access::Local => ctx.client.peer.is_local(),
         Access::No => false,
     };
     let mut next = ctx.server.config.clone();

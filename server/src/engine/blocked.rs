@@ -234,17 +234,37 @@ impl Engine {
         let mut ids = std::mem::take(&mut self.server.pending_writes);
         ids.sort_unstable();
         ids.dedup();
+        let now_ms = self.server.clock.now_ms();
         for &id in &ids {
             if let Some(client) = self.clients.get_mut(id) {
-                if !client.pending.is_empty() {
-                    hand_over(&client.handle, &mut client.pending);
+                if client.pending.is_empty() {
+                    continue;
                 }
+                // The output-buffer limits, for output no single delivery checked: the
+                // replication stream a replica has not taken, MONITOR lines, a released
+                // client's reply (subscribers' messages were checked as they came).
+                let used = crate::pubsub::unsent_output(client);
+                let watch_broken = self.ks.watches.is_broken(id);
+                if crate::publish::close_if_over_output_limit(
+                    &mut self.server,
+                    client,
+                    watch_broken,
+                    used,
+                    now_ms,
+                ) {
+                    continue;
+                }
+                hand_over(&client.handle, &mut client.pending);
             }
         }
         // Handing over adds no pending writes: the list goes back with its capacity, so that
         // a PUBLISH to many subscribers does not grow a new one every time.
         ids.clear();
         self.server.pending_writes = ids;
+        // Clients over their limit are closed now (they got nothing more).
+        if !self.server.requests.is_empty() {
+            self.carry_out_requests();
+        }
     }
 
     /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.

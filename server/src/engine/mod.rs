@@ -68,6 +68,10 @@ pub(crate) enum Run<'k> {
     Rerun { woken_by: &'k [u8] },
 }
 
+/// Redis's per-client reply buffer (`PROTO_REPLY_CHUNK_BYTES`): replies up to this size never
+/// count against the output-buffer limits.
+const REPLY_BUFFER_BYTES: usize = 16 * 1024;
+
 pub struct Engine {
     pub ks: Keyspace,
     pub server: ServerState,
@@ -144,7 +148,26 @@ impl Engine {
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
-        let outcome = self.execute_for(&mut client, args, out, Run::Fresh);
+        let mut outcome = self.execute_for(&mut client, args, out, Run::Fresh);
+        // Redis writes a reply into a 16 KB buffer and only what overflows it counts against
+        // `client-output-buffer-limit`: one branch for the usual small reply. A replica's own
+        // output (the image of a full sync) is not its replication stream and is not limited.
+        if out.len() > REPLY_BUFFER_BYTES && !client.replica {
+            let used = out.len() - REPLY_BUFFER_BYTES + crate::pubsub::unsent_output(&client);
+            let watch_broken = self.ks.watches.is_broken(id);
+            let now_ms = self.server.clock.now_ms();
+            if crate::publish::close_if_over_output_limit(
+                &mut self.server,
+                &mut client,
+                watch_broken,
+                used,
+                now_ms,
+            ) {
+                // Nothing of it is sent: Redis writes nothing to a client it is closing.
+                out.clear();
+                outcome = Outcome::Close;
+            }
+        }
         client
             .handle
             .set_authenticated(!gates::auth_required(&self.server.users, &client));
@@ -228,10 +251,17 @@ impl Engine {
                 return self.finish(client);
             }
         };
-        if command.spec.flags.contains(Flags::PROTECTED) && !self.protected_allowed(client) {
+        if command.spec.flags.contains(Flags::PROTECTED) && !self.protected_allowed(client, command)
+        {
+            // DEBUG answers to `enable-debug-command`, MODULE's subcommands to
+            // `enable-module-command` (Redis tells them apart by their handler).
+            let (name, option) = if command.full_name.starts_with("module") {
+                ("MODULE", "enable-module-command")
+            } else {
+                ("DEBUG", "enable-debug-command")
+            };
             let error = Error::owned(format!(
-                "ERR {} command not allowed. If the enable-debug-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-                command.spec.name.to_ascii_uppercase()
+                "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
             ));
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
@@ -477,10 +507,14 @@ impl Engine {
         }
     }
 
-    fn protected_allowed(&self, client: &ClientState) -> bool {
+    fn protected_allowed(&self, client: &ClientState, command: &Command) -> bool {
+        if command.full_name.starts_with("module") {
+            // `enable-module-command` is always `no`: embedis cannot run a module.
+            return false;
+        }
         match self.server.config.enable_debug_command {
             Access::Yes => true,
-            Access::Local => client.peer.is_loopback(),
+            Access::Local => client.peer.is_local(),
             Access::No => false,
         }
     }
