@@ -399,6 +399,34 @@ fn compare(
     Some(())
 }
 
+/// 8. ACL users while a script is busy: the ACL gate comes before the busy check, so a user
+///    who may not run SCRIPT KILL gets -NOPERM (and one who may not GET, -NOPERM, not -BUSY).
+fn acl_users_while_busy(addr: SocketAddr, log: &mut Log) {
+    let mut a = setup(addr, None);
+    let mut admin = connect(addr);
+    let user = [
+        "ACL", "SETUSER", "viewer", "on", ">pw", "~*", "+ping", "+set", "+auth",
+    ];
+    log.step("setuser", cmd(&mut admin, &user));
+    let mut viewer = connect(addr);
+    log.step("auth", cmd(&mut viewer, &["AUTH", "viewer", "pw"]));
+    let mut probe = connect(addr);
+    send(&mut a, &["EVAL", "while true do end", "0"]);
+    wait_busy(&mut probe);
+    log.step("viewer ping", cmd(&mut viewer, &["PING"]));
+    log.step("viewer get", cmd(&mut viewer, &["GET", "k"]));
+    log.step("viewer set", cmd(&mut viewer, &["SET", "k", "v"]));
+    log.step("viewer script kill", cmd(&mut viewer, &["SCRIPT", "KILL"]));
+    log.step("admin script kill", cmd(&mut admin, &["SCRIPT", "KILL"]));
+    log.step("caller", frame(&mut a));
+    log.step("deluser", cmd(&mut admin, &["ACL", "DELUSER", "viewer"]));
+}
+
+#[test]
+fn acl_users_while_busy_match_redis() {
+    compare("busy_scripts::acl_users", None, acl_users_while_busy);
+}
+
 #[test]
 fn killed_eval_matches_redis() {
     compare("busy_scripts::killed_eval", None, killed_eval);
