@@ -14,20 +14,20 @@ fuzz_target!(|data: &[u8]| {
     let Ok(users) = parse_acl_file(data, "fuzz.acl", &current, registry, false) else {
         return;
     };
-    let describe = |users: &Users| -> String {
-        users
-            .iter()
-            .map(|(_, user)| {
-                format!(
-                    "user {} {}\n",
-                    String::from_utf8_lossy(&user.name),
-                    embedis_server::acl_rules::describe_user(user, registry)
-                )
-            })
-            .collect()
+    let describe = |users: &Users| -> Vec<u8> {
+        let mut text = Vec::new();
+        for (_, user) in users.iter() {
+            text.extend(embedis_server::acl_rules::user_line(user, registry));
+            text.push(b'\n');
+        }
+        text
     };
     let saved = describe(&users);
-    let again = parse_acl_file(saved.as_bytes(), "fuzz.acl", &current, registry, false)
-        .unwrap_or_else(|e| panic!("a saved file does not load: {e}\n{saved}"));
+    let again = parse_acl_file(&saved, "fuzz.acl", &current, registry, false).unwrap_or_else(|e| {
+        panic!(
+            "a saved file does not load: {e}\n{}",
+            String::from_utf8_lossy(&saved)
+        )
+    });
     assert_eq!(describe(&again), saved);
 });

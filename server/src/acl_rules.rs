@@ -345,10 +345,12 @@ pub fn set_user(
 }
 
 /// A selector's command rules, `+@all`/`-@all` first (Redis's
-/// `ACLDescribeSelectorCommandRules`).
-pub fn describe_commands(selector: &Selector, registry: &Registry) -> String {
+/// `ACLDescribeSelectorCommandRules`). Descriptions are bytes, not text: first arguments, key
+/// and channel patterns and names may be any bytes, and ACL SAVE must write them back as they
+/// are (the `acl_file` fuzz target found names mangled by a conversion to text).
+pub fn describe_commands(selector: &Selector, registry: &Registry) -> Vec<u8> {
     let additive = !selector.future_commands;
-    let mut rules = String::from(if additive { "-@all " } else { "+@all " });
+    let mut rules = Vec::from(if additive { "-@all " } else { "+@all " });
     let mut fake = Selector::new(false);
     if additive {
         fake.deny_all();
@@ -384,9 +386,9 @@ pub fn describe_commands(selector: &Selector, registry: &Registry) -> String {
         let Some((j, name)) = best else { break };
         set_category(&mut fake, registry, Acl(1 << j), additive);
         set_category(&mut temp, registry, Acl(1 << j), !additive);
-        rules.push_str(if additive { "+@" } else { "-@" });
-        rules.push_str(name);
-        rules.push(' ');
+        rules.extend_from_slice(if additive { b"+@" } else { b"-@" });
+        rules.extend_from_slice(name.as_bytes());
+        rules.push(b' ');
         applied[j] = true;
     }
     for command in registry.top_level() {
@@ -396,18 +398,19 @@ pub fn describe_commands(selector: &Selector, registry: &Registry) -> String {
         }
         if !selector.allows_id(command.id) {
             for arg in selector.first_args.get(&command.id).into_iter().flatten() {
-                rules.push('+');
-                rules.push_str(&command.full_name);
-                rules.push('|');
-                rules.push_str(&String::from_utf8_lossy(arg));
-                rules.push(' ');
+                rules.push(b'+');
+                rules.extend_from_slice(command.full_name.as_bytes());
+                rules.push(b'|');
+                rules.extend_from_slice(arg);
+                rules.push(b' ');
             }
         }
     }
     rules.pop();
     debug_assert!(
         fake.same_commands(selector, registry.commands.len()),
-        "the description {rules:?} does not rebuild the user's commands"
+        "the description {:?} does not rebuild the user's commands",
+        String::from_utf8_lossy(&rules)
     );
     rules
 }
@@ -417,49 +420,49 @@ fn describe_single(
     fake: &mut Selector,
     registry: &Registry,
     command: &Command,
-    rules: &mut String,
+    rules: &mut Vec<u8>,
 ) {
     let allowed = selector.allows_id(command.id);
     if allowed != fake.allows_id(command.id) {
-        rules.push(if allowed { '+' } else { '-' });
-        rules.push_str(&command.full_name);
-        rules.push(' ');
+        rules.push(if allowed { b'+' } else { b'-' });
+        rules.extend_from_slice(command.full_name.as_bytes());
+        rules.push(b' ');
         change_perm(fake, registry, command, allowed);
     }
 }
 
 /// One key pattern as a rule: `~p`, `%R~p`, `%W~p`.
-pub fn describe_key_pattern(pattern: &KeyPattern) -> String {
-    let prefix = match pattern.perms {
-        acl::READ => "%R~",
-        acl::WRITE => "%W~",
-        _ => "~",
+pub fn describe_key_pattern(pattern: &KeyPattern) -> Vec<u8> {
+    let prefix: &[u8] = match pattern.perms {
+        acl::READ => b"%R~",
+        acl::WRITE => b"%W~",
+        _ => b"~",
     };
-    format!("{prefix}{}", String::from_utf8_lossy(&pattern.pattern))
+    [prefix, &pattern.pattern].concat()
 }
 
 /// A selector as rules: keys, channels, commands (Redis's `ACLDescribeSelector`).
-pub fn describe_selector(selector: &Selector, registry: &Registry) -> String {
-    let mut out = String::new();
+pub fn describe_selector(selector: &Selector, registry: &Registry) -> Vec<u8> {
+    let mut out = Vec::new();
     if selector.all_keys {
-        out.push_str("~* ");
+        out.extend_from_slice(b"~* ");
     } else {
         for pattern in &selector.keys {
-            out.push_str(&describe_key_pattern(pattern));
-            out.push(' ');
+            out.extend(describe_key_pattern(pattern));
+            out.push(b' ');
         }
     }
     if selector.all_channels {
-        out.push_str("&* ");
+        out.extend_from_slice(b"&* ");
     } else {
-        out.push_str("resetchannels ");
+        out.extend_from_slice(b"resetchannels ");
         for channel in &selector.channels {
-            out.push('&');
-            out.push_str(&String::from_utf8_lossy(channel));
-            out.push(' ');
+            out.push(b'&');
+            out.extend_from_slice(channel);
+            out.push(b' ');
         }
     }
-    out.push_str(&describe_commands(selector, registry));
+    out.extend(describe_commands(selector, registry));
     out
 }
 
@@ -478,28 +481,37 @@ pub fn user_flags(user: &User) -> Vec<&'static str> {
 }
 
 /// A user as rules, as ACL LIST and ACL SAVE write it after `user <name> `.
-pub fn describe_user(user: &User, registry: &Registry) -> String {
-    let mut out = String::new();
+pub fn describe_user(user: &User, registry: &Registry) -> Vec<u8> {
+    let mut out = Vec::new();
     for flag in user_flags(user) {
-        out.push_str(flag);
-        out.push(' ');
+        out.extend_from_slice(flag.as_bytes());
+        out.push(b' ');
     }
     for hash in &user.passwords {
-        out.push('#');
-        out.push_str(hash);
-        out.push(' ');
+        out.push(b'#');
+        out.extend_from_slice(hash.as_bytes());
+        out.push(b' ');
     }
     for (i, selector) in user.selectors.iter().enumerate() {
         let described = describe_selector(selector, registry);
         if i == 0 {
-            out.push_str(&described);
+            out.extend(described);
         } else {
-            out.push_str(" (");
-            out.push_str(&described);
-            out.push(')');
+            out.extend_from_slice(b" (");
+            out.extend(described);
+            out.push(b')');
         }
     }
     out
+}
+
+/// `user <name> <rules>`: a user as ACL LIST, ACL SAVE and CONFIG REWRITE write it.
+pub fn user_line(user: &User, registry: &Registry) -> Vec<u8> {
+    let mut line = b"user ".to_vec();
+    line.extend_from_slice(&user.name);
+    line.push(b' ');
+    line.extend(describe_user(user, registry));
+    line
 }
 
 /// A refusal: why, and the position of the key or channel refused (0 for a command).
@@ -773,7 +785,7 @@ mod tests {
         fn describing_commands_round_trips(rules in proptest::collection::vec(rule(), 0..12)) {
             let rules: Vec<&str> = rules.iter().map(String::as_str).collect();
             let user = user_from(&rules);
-            let described = describe_commands(user.root(), registry());
+            let described = String::from_utf8(describe_commands(user.root(), registry())).unwrap();
             let again = user_from(&described.split(' ').collect::<Vec<_>>());
             prop_assert!(again.root().same_commands(user.root(), registry().commands.len()),
                 "{rules:?} described as {described:?}");

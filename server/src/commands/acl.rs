@@ -286,31 +286,31 @@ fn deluser(ctx: &mut Ctx<'_>) -> CmdResult {
 fn write_selector(ctx: &mut Ctx<'_>, selector: &acl::Selector) {
     ctx.out.bulk(b"commands");
     ctx.out
-        .bulk(acl_rules::describe_commands(selector, ctx.registry).as_bytes());
+        .bulk(&acl_rules::describe_commands(selector, ctx.registry));
     ctx.out.bulk(b"keys");
     let keys = if selector.all_keys {
-        "~*".to_string()
+        b"~*".to_vec()
     } else {
         selector
             .keys
             .iter()
             .map(acl_rules::describe_key_pattern)
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(&b' ')
     };
-    ctx.out.bulk(keys.as_bytes());
+    ctx.out.bulk(&keys);
     ctx.out.bulk(b"channels");
     let channels = if selector.all_channels {
-        "&*".to_string()
+        b"&*".to_vec()
     } else {
         selector
             .channels
             .iter()
-            .map(|c| format!("&{}", text_of(c)))
+            .map(|c| [&b"&"[..], c].concat())
             .collect::<Vec<_>>()
-            .join(" ")
+            .join(&b' ')
     };
-    ctx.out.bulk(channels.as_bytes());
+    ctx.out.bulk(&channels);
 }
 
 fn getuser(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -341,17 +341,10 @@ fn getuser(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// `user <name> <rules>`: a user as ACL LIST and the ACL file write it.
-fn user_line(user: &acl::User, registry: &Registry) -> String {
-    format!(
-        "user {} {}",
-        text_of(&user.name),
-        acl_rules::describe_user(user, registry)
-    )
-}
+use acl_rules::user_line;
 
 fn list(ctx: &mut Ctx<'_>) -> CmdResult {
-    let lines: Vec<String> = ctx
+    let lines: Vec<Vec<u8>> = ctx
         .server
         .users
         .iter()
@@ -359,7 +352,7 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
         .collect();
     ctx.out.array(lines.len());
     for line in lines {
-        ctx.out.bulk(line.as_bytes());
+        ctx.out.bulk(&line);
     }
     Ok(())
 }
@@ -423,10 +416,10 @@ fn save(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// Writes every user to `path` (a temporary file renamed over it, as Redis does).
 pub fn save_file(path: &str, users: &Users, registry: &Registry) -> std::io::Result<()> {
-    let mut text = String::new();
+    let mut text = Vec::new();
     for (_, user) in users.iter() {
-        text.push_str(&user_line(user, registry));
-        text.push('\n');
+        text.extend(user_line(user, registry));
+        text.push(b'\n');
     }
     let temp = format!(
         "{path}.tmp-{}-{}",
@@ -435,7 +428,7 @@ pub fn save_file(path: &str, users: &Users, registry: &Registry) -> std::io::Res
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis())
     );
-    let written = std::fs::write(&temp, text.as_bytes()).and_then(|_| std::fs::rename(&temp, path));
+    let written = std::fs::write(&temp, &text).and_then(|_| std::fs::rename(&temp, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temp);
     }
@@ -804,17 +797,42 @@ mod tests {
                 .collect::<Vec<_>>()
                 .join("\n");
             if let Ok(users) = parse_acl_file(text.as_bytes(), "f", &current, registry, false) {
-                let mut described = String::new();
+                let mut described = Vec::new();
                 for (_, user) in users.iter() {
-                    described.push_str(&user_line(user, registry));
-                    described.push('\n');
+                    described.extend(user_line(user, registry));
+                    described.push(b'\n');
                 }
-                let again = parse_acl_file(described.as_bytes(), "f", &current, registry, false)
+                let again = parse_acl_file(&described, "f", &current, registry, false)
                     .expect("a description loads");
                 let names = |u: &Users| u.iter().map(|(_, u)| user_line(u, registry)).collect::<Vec<_>>();
                 prop_assert_eq!(names(&again), names(&users));
             }
         }
+    }
+
+    /// Found by the `acl_file` fuzz target: names and patterns that are not UTF-8 were written
+    /// back by ACL SAVE with replacement characters, so a saved file named other users.
+    #[test]
+    fn acl_save_keeps_names_and_patterns_that_are_not_text() {
+        let file: &[u8] = b"user app\xef\xbf\xbd\xef on nopass ~*def +@all\n\
+user app\xe0\x90\x91\xe4>pw ~app:* %R~r*:* %R~r* &\xdf\xd4\xbf\x8dead +set (~x +get)\n";
+        let registry = crate::commands::registry();
+        let users = parse_acl_file(file, "f", &Users::new(b""), registry, false).unwrap();
+        let mut saved = Vec::new();
+        for (_, user) in users.iter() {
+            saved.extend(user_line(user, registry));
+            saved.push(b'\n');
+        }
+        let name: &[u8] = b"user app\xe0\x90\x91\xe4>pw ";
+        assert!(saved.windows(name.len()).any(|w| w == name));
+        let again = parse_acl_file(&saved, "f", &Users::new(b""), registry, false).unwrap();
+        let lines = |u: &Users| {
+            u.iter()
+                .map(|(_, u)| user_line(u, registry))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(lines(&again), lines(&users));
+        assert_eq!(again.len(), 3);
     }
 
     #[test]

@@ -335,11 +335,8 @@ fn rewrite(ctx: &mut Ctx<'_>) -> CmdResult {
             .users
             .iter()
             .map(|(_, user)| {
-                format!(
-                    "user {} {}",
-                    String::from_utf8_lossy(&user.name),
-                    crate::acl_rules::describe_user(user, ctx.registry)
-                )
+                String::from_utf8_lossy(&crate::acl_rules::user_line(user, ctx.registry))
+                    .into_owned()
             })
             .collect()
     } else {
