@@ -63,17 +63,34 @@ fn crc16_step(crc: u16, byte: u8) -> u16 {
     (crc << 8) ^ CRC16_TABLE[((crc >> 8) as u8 ^ byte) as usize]
 }
 
-/// CRC16 as Redis Cluster uses it (XMODEM), two bytes a step.
+/// CRC16 as Redis Cluster uses it (XMODEM), two bytes a step, eight bytes a load: a key's
+/// bytes are read as big-endian words of 64 bits, and each word feeds four two-byte steps (on
+/// every request of a cluster node; a per-chunk slice iterator cost a third more).
 #[inline]
 pub fn crc16(data: &[u8]) -> u16 {
-    let mut crc = 0u16;
-    let pairs = data.chunks_exact(2);
-    let rest = pairs.remainder();
-    for pair in pairs {
-        let x = crc ^ u16::from_be_bytes([pair[0], pair[1]]);
-        crc = CRC16_TABLE2[(x >> 8) as usize] ^ CRC16_TABLE[(x & 0xff) as usize];
+    #[inline(always)]
+    fn pair(crc: u16, two: u16) -> u16 {
+        let x = crc ^ two;
+        CRC16_TABLE2[(x >> 8) as usize] ^ CRC16_TABLE[(x & 0xff) as usize]
     }
-    rest.iter().fold(crc, |crc, &byte| crc16_step(crc, byte))
+    let mut crc = 0u16;
+    let mut words = data.chunks_exact(8);
+    for word in &mut words {
+        let w = u64::from_be_bytes(word.try_into().expect("8 bytes"));
+        crc = pair(crc, (w >> 48) as u16);
+        crc = pair(crc, (w >> 32) as u16);
+        crc = pair(crc, (w >> 16) as u16);
+        crc = pair(crc, w as u16);
+    }
+    let rest = words.remainder();
+    let mut pairs = rest.chunks_exact(2);
+    for two in &mut pairs {
+        crc = pair(crc, u16::from_be_bytes([two[0], two[1]]));
+    }
+    pairs
+        .remainder()
+        .iter()
+        .fold(crc, |crc, &byte| crc16_step(crc, byte))
 }
 
 /// The position of the first `{` in `key`, looked for eight bytes at a time.

@@ -627,7 +627,7 @@ pub fn routed_positions(command: &Command, args: &[Bytes]) -> Vec<usize> {
 /// The position of the one key of a command whose only key spec names a single argument at a
 /// fixed index (GET, SET, INCR…), if it is there.
 #[inline]
-fn single_key_position(command: &Command, args: &[Bytes]) -> Option<usize> {
+pub fn single_key_position(command: &Command, args: &[Bytes]) -> Option<usize> {
     use crate::table::keys::{Begin, Find};
     if command.spec.keys_fn.is_some() {
         return None;

@@ -466,6 +466,19 @@ impl Engine {
         {
             return None;
         }
+        // The common case without the general router: one key at a fixed place, in a slot
+        // this node serves, nothing migrating, the cluster whole (what `cluster_route` answers
+        // first, at the price of a call per request).
+        let cluster = &self.server.cluster;
+        if cluster.migrating.is_empty() && cluster.importing.is_empty() && cluster.state_ok() {
+            if let Some(at) = gates::single_key_position(command, args) {
+                let slot = crate::cluster::key_slot(&args[at]);
+                if cluster.owner(slot) == crate::cluster::MYSELF {
+                    self.server.cluster.current_slot = Some(slot);
+                    return None;
+                }
+            }
+        }
         let route = gates::cluster_route(
             self.registry,
             &self.server.cluster,
