@@ -16,12 +16,13 @@ of the real cost, so read this beside compare.py's CPU per request, not instead 
 Usage: benches/server/instructions.py [--suite locks,strings,events,geo_sort_bits,streams] [--only NAME] [--pipeline 16]
                                       [--requests 20000] [--binary target/release/embedis-server]
                                       [--baseline OLD-BINARY] [--config "NAME VALUE"]...
-                                      [--embedis-config "NAME VALUE"]...
+                                      [--embedis-config "NAME VALUE"]... [--reference REDIS-SERVER]
 
 --config starts both servers with a setting: the `events` suite run with and without
 `--config "notify-keyspace-events KEA"` gives the cost of keyspace notifications per event.
 
 --baseline also counts an earlier embedis-server binary, for the before/after of a change.
+--reference counts another redis-server binary instead of the one on PATH (Redis 8.2 for issue 18).
 """
 
 import argparse
@@ -50,7 +51,7 @@ def start(server, binary, out_file, label=None):
     if server == "embedis":
         cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null"]
     else:
-        cmd = ["redis-server", "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
+        cmd = [compare.REDIS_BINARY[0], "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
                "--daemonize", "no", "--dir", "/tmp", "--dbfilename", "embedis-bench-never-written.rdb"]
     cmd += SERVER_CONFIG
     if label == "embedis":
@@ -104,7 +105,10 @@ def main():
                     help='a setting both servers start with, e.g. "notify-keyspace-events KEA"')
     ap.add_argument("--embedis-config", action="append", default=[],
                     help='a setting only the embedis under test starts with (not redis, not --baseline)')
+    ap.add_argument("--reference", default="", help="another redis-server binary to count (e.g. Redis 8.2)")
     args = ap.parse_args()
+    if args.reference:
+        compare.REDIS_BINARY[0] = args.reference
     for setting in args.embedis_config:
         name, _, value = setting.partition(" ")
         EMBEDIS_CONFIG.extend([f"--{name}", value])
