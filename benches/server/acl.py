@@ -40,17 +40,21 @@ TESTS = [
 ]
 
 
-def start(server, binary, out_file):
-    port = compare.free_port()
-    valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out_file}"]
+def server_cmd(server, binary, port):
+    """The command line of `server` ("embedis" or "redis") on `port`, with the bench user."""
     common = ["--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
               "--user", "bench", *USER_RULES]
     if server == "embedis":
-        cmd = [binary, *common]
-    else:
-        cmd = ["redis-server", *common, "--daemonize", "no", "--dir", "/tmp",
-               "--dbfilename", "embedis-bench-never-written.rdb"]
-    proc = subprocess.Popen(valgrind + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        return [binary, *common]
+    return ["redis-server", *common, "--daemonize", "no", "--dir", "/tmp",
+            "--dbfilename", "embedis-bench-never-written.rdb"]
+
+
+def start(server, binary, out_file):
+    port = compare.free_port()
+    valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out_file}"]
+    proc = subprocess.Popen(valgrind + server_cmd(server, binary, port), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     compare.wait_ready(port, proc, timeout=60)
     return proc, port
 
@@ -80,13 +84,7 @@ def run_once(server, binary, test_args, user, pipeline, requests):
 def cpu_per_request(server, binary, test_args, user, pipeline, requests):
     """Server CPU time (user + system, from /proc) per request, without valgrind."""
     port = compare.free_port()
-    common = ["--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
-              "--user", "bench", *USER_RULES]
-    if server == "embedis":
-        cmd = [binary, *common]
-    else:
-        cmd = ["redis-server", *common, "--daemonize", "no", "--dir", "/tmp",
-               "--dbfilename", "embedis-bench-never-written.rdb"]
+    cmd = server_cmd(server, binary, port)
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         compare.wait_ready(port, proc)

@@ -208,19 +208,8 @@ impl<'a> BusyWatch<'a> {
             return gates::refuse(parts, client, Some(command), Error::NoAuth, &args, out);
         }
         // ACL before the busy check, as in Redis: SCRIPT KILL needs the right to run it too.
-        if let Some(denied) = gates::acl_denied(&parts.server.users, client, command, &args) {
-            let context = if client.multi.is_some() {
-                crate::acl::Context::Multi
-            } else {
-                crate::acl::Context::Toplevel
-            };
-            gates::log_acl_denial(
-                parts.server,
-                client,
-                (denied, context),
-                (Some(command), &args),
-                None,
-            );
+        let context = gates::acl_context(client);
+        if let Some(denied) = gates::acl_check(parts.server, client, (command, &args), context) {
             let error = Error::owned(crate::acl_rules::toplevel_error(denied, command));
             return gates::refuse(parts, client, Some(command), error, &args, out);
         }

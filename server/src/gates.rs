@@ -163,6 +163,35 @@ pub fn acl_denied(
     crate::acl_rules::check(user, command, args).err()
 }
 
+/// The ACL gate of every path: [`acl_denied`], and a refusal written in the ACL log under
+/// `context` (see [`acl_context`]).
+#[inline]
+pub fn acl_check(
+    server: &mut ServerState,
+    client: &ClientState,
+    (command, args): (&Command, &[Bytes]),
+    context: crate::acl::Context,
+) -> Option<Denied> {
+    let denied = acl_denied(&server.users, client, command, args)?;
+    log_acl_denial(
+        server,
+        client,
+        (denied, context),
+        (Some(command), args),
+        None,
+    );
+    Some(denied)
+}
+
+/// Where a client's own command runs, for the ACL log: inside MULTI or at the top level.
+pub fn acl_context(client: &ClientState) -> crate::acl::Context {
+    if client.multi.is_some() {
+        crate::acl::Context::Multi
+    } else {
+        crate::acl::Context::Toplevel
+    }
+}
+
 /// Writes a refusal in the ACL log, as Redis's `addACLLogEntry`: the object is the command's
 /// name, or the key or channel refused, or (for a failed AUTH) the command as typed;
 /// `username` overrides the client's own (AUTH's attempted user).

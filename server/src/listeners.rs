@@ -78,6 +78,29 @@ fn listen(addr: SocketAddr, backlog: u32) -> io::Result<TcpListener> {
     Ok(socket.into())
 }
 
+/// One accepted TCP connection, ready to serve: no Nagle delay, keepalive as `tcp-keepalive`
+/// says at this moment (`keepalive` is asked after the accept, so CONFIG SET reaches the next
+/// connection), and its descriptor and both addresses. Accept errors (out of descriptors, a
+/// connection reset before it was taken) are waited out, as Redis's accept handler logs and
+/// goes on. Every TCP listener of the networking layers, plain or TLS, accepts through here.
+pub async fn accept_tcp(
+    listener: &tokio::net::TcpListener,
+    keepalive: impl Fn() -> u64,
+) -> (tokio::net::TcpStream, i32, SocketAddr, SocketAddr) {
+    use std::os::fd::AsRawFd;
+    loop {
+        let Ok((stream, addr)) = listener.accept().await else {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        set_keepalive(&stream, keepalive());
+        let fd = stream.as_raw_fd();
+        let local = stream.local_addr().unwrap_or(addr);
+        return (stream, fd, addr, local);
+    }
+}
+
 /// Turns on TCP keepalive with Redis's meaning of `tcp-keepalive` (seconds of idleness).
 pub fn set_keepalive(stream: &tokio::net::TcpStream, seconds: u64) {
     if seconds == 0 {

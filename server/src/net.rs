@@ -174,20 +174,10 @@ pub async fn manage_tcp_listeners(
 pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
     use std::os::fd::AsRawFd;
     let _busy = BusyListener::register(listener.as_raw_fd(), None, &shared);
+    let keepalive = || shared.engine.borrow().server.config.tcp_keepalive;
     loop {
-        let (stream, addr) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let fd = stream.as_raw_fd();
-        set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
-        let local = stream.local_addr().unwrap_or(addr);
-        let peer = Peer::Tcp { addr, local };
-        start_connection(stream, &shared, peer, fd);
+        let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, keepalive).await;
+        start_connection(stream, &shared, Peer::Tcp { addr, local }, fd);
     }
 }
 
@@ -195,19 +185,9 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
 /// registered once it succeeds. A busy script does not accept here (it cannot run a handshake
 /// between two steps of a script); such clients wait in the backlog until it ends.
 pub async fn accept_tls(listener: TcpListener, shared: Rc<Shared>, tls: crate::tls::TlsShared) {
-    use std::os::fd::AsRawFd;
+    let keepalive = || shared.engine.borrow().server.config.tcp_keepalive;
     loop {
-        let (stream, addr) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(_) => {
-                tokio::time::sleep(Duration::from_millis(10)).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let fd = stream.as_raw_fd();
-        set_keepalive(&stream, shared.engine.borrow().server.config.tcp_keepalive);
-        let local = stream.local_addr().unwrap_or(addr);
+        let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, keepalive).await;
         // Read now, so that CONFIG SET after this accept does not change this handshake.
         let Some(acceptor) = tls.acceptor() else {
             continue;

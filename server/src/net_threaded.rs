@@ -195,16 +195,8 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
 }
 
 async fn accept_tcp(listener: tokio::net::TcpListener, tx: Sender<ToExecutor>, keepalive: u64) {
-    use std::os::fd::AsRawFd;
     loop {
-        let Ok((stream, addr)) = listener.accept().await else {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        crate::listeners::set_keepalive(&stream, keepalive);
-        let fd = stream.as_raw_fd();
-        let local = stream.local_addr().unwrap_or(addr);
+        let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, || keepalive).await;
         tokio::spawn(serve_connection(
             stream,
             tx.clone(),
@@ -245,16 +237,8 @@ async fn accept_tls(
     keepalive: u64,
     tls: crate::tls::TlsShared,
 ) {
-    use std::os::fd::AsRawFd;
     loop {
-        let Ok((stream, addr)) = listener.accept().await else {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        };
-        let _ = stream.set_nodelay(true);
-        crate::listeners::set_keepalive(&stream, keepalive);
-        let fd = stream.as_raw_fd();
-        let local = stream.local_addr().unwrap_or(addr);
+        let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, || keepalive).await;
         let Some(acceptor) = tls.acceptor() else {
             continue;
         };

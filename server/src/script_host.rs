@@ -106,16 +106,9 @@ impl Host for ScriptHost<'_> {
             return self.refuse(out, version, Some(command), error);
         }
         // The script runs as its caller's user (Redis's `scriptVerifyACL`).
-        if let Some(denied) =
-            gates::acl_denied(&self.parts.server.users, self.client, command, args)
+        let lua = crate::acl::Context::Lua;
+        if let Some(denied) = gates::acl_check(self.parts.server, self.client, (command, args), lua)
         {
-            gates::log_acl_denial(
-                self.parts.server,
-                self.client,
-                (denied, crate::acl::Context::Lua),
-                (Some(command), args),
-                None,
-            );
             let error = Error::owned(format!(
                 "ERR The user executing the script {}",
                 crate::acl_rules::script_message(denied.reason)

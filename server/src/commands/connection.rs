@@ -146,11 +146,7 @@ fn authenticate(ctx: &mut Ctx<'_>, username: &[u8], password: &[u8]) -> CmdResul
         user.enabled && user.password_ok(password)
     });
     let Some(id) = found else {
-        let context = if ctx.client.multi.is_some() {
-            crate::acl::Context::Multi
-        } else {
-            crate::acl::Context::Toplevel
-        };
+        let context = crate::gates::acl_context(ctx.client);
         let denied = crate::acl_rules::Denied {
             reason: crate::acl::Reason::Auth,
             at: 0,

@@ -129,15 +129,10 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
     for (command, args) in &transaction.commands {
         let command = &ctx.registry.commands[*command];
         // The rules may have changed since the command was queued: checked again, as Redis does.
-        if let Some(denied) = crate::gates::acl_denied(&ctx.server.users, ctx.client, command, args)
+        let multi = crate::acl::Context::Multi;
+        if let Some(denied) =
+            crate::gates::acl_check(ctx.server, ctx.client, (command, args), multi)
         {
-            crate::gates::log_acl_denial(
-                ctx.server,
-                ctx.client,
-                (denied, crate::acl::Context::Multi),
-                (Some(command), args),
-                None,
-            );
             let error = Error::owned(crate::acl_rules::exec_error(denied.reason));
             ctx.server.count_error(&error.code());
             ctx.out.error_line(&error.line());

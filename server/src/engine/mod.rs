@@ -275,19 +275,9 @@ impl Engine {
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
-        if let Some(denied) = gates::acl_denied(&self.server.users, client, command, &args) {
-            let context = if client.multi.is_some() {
-                crate::acl::Context::Multi
-            } else {
-                crate::acl::Context::Toplevel
-            };
-            gates::log_acl_denial(
-                &mut self.server,
-                client,
-                (denied, context),
-                (Some(command), &args),
-                None,
-            );
+        let context = gates::acl_context(client);
+        if let Some(denied) = gates::acl_check(&mut self.server, client, (command, &args), context)
+        {
             let error = Error::owned(crate::acl_rules::toplevel_error(denied, command));
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
