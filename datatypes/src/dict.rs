@@ -1223,6 +1223,13 @@ mod tests {
         }
         d.shrink_if_needed();
         // A sparse walk may come back empty-handed (as Redis's does); repeated walks find all.
+        // Their starts come from a seeded random source here: the step sequence above revisits
+        // few start buckets of a small table, and where the keys land depends on the table's
+        // random hash seed, so with it some layouts were never reached (a CI failure).
+        let mut rng = {
+            use rand::SeedableRng;
+            rand::rngs::StdRng::seed_from_u64(17)
+        };
         let mut got = std::collections::BTreeSet::new();
         for _ in 0..1000 {
             assert!(
