@@ -1,5 +1,5 @@
 //! `Dict`: Redis's hash table — chained buckets, power-of-two tables, incremental rehashing, and
-//! the reverse-binary SCAN cursor.
+//! the reverse-binary SCAN cursor — with its entries packed in per-table slabs.
 //!
 //! Why not `std::collections::HashMap`? Two things Redis users depend on need control over the
 //! table itself:
@@ -18,13 +18,29 @@
 //!    never skips the entries that moved there (Pieter Noordhuis's algorithm, as in Redis's
 //!    `dictScan`). Entries may be returned more than once; callers deduplicate if needed.
 //!
+//! **Memory.** A key costs what its entry costs, so the entries are not boxed one by one (a
+//! 56-byte key/value pair plus an 8-byte link is a 64-byte request, which glibc rounds to an
+//! 80-byte chunk). Each table owns a [`Slab`]: entries packed in chunks that grow from 8 to 4,096
+//! entries, addressed by 32-bit indices; a chain link is a `u32` kept in a parallel array (so it
+//! costs no padding beside the entry) and a bucket is a `u32` too. The 1,000,000 keys of
+//! `SET key:%012d xxx` take 56 + 4 bytes of entry and link and ~4 bytes of bucket each. Removed
+//! entries' slots are reused through a free list linked through the link array. A dict has two
+//! slabs and each table says which one its indices point into: growing, the new table shares the
+//! old table's slab (rehashing relinks entries and copies nothing, so memory never peaks at two
+//! copies); shrinking — which the periodic tick does after mass deletion — the new table takes
+//! the other slab and rehashing moves the survivors there, packed, and then frees the old slab.
+//! A dict holds at most `u32::MAX - 1` entries.
+//!
 //! Invariants: `tables[0]` is the main table; `tables[1]` is non-empty only while rehashing; while
 //! rehashing, every bucket of `tables[0]` below `rehash_index` is empty. Buckets are singly linked
-//! lists of boxed entries, new entries at the head.
+//! chains of indices into the table's slab (`NIL` ends a chain), new entries at the head. A slab
+//! slot holds an initialised entry exactly when it is on a chain of a table using that slab.
+//! Outside a rehash the unused slab has no chunks.
 
 use rand::Rng;
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
+use std::mem::MaybeUninit;
 use std::time::{Duration, Instant};
 
 /// Size of the first table allocated.
@@ -36,31 +52,191 @@ const FORCE_RESIZE_RATIO: usize = 5;
 /// Shrink below this fill percentage.
 const MIN_FILL_PERCENT: usize = 10;
 
-struct Entry<K, V> {
-    key: K,
-    value: V,
-    next: Link<K, V>,
+/// The end of a chain, an empty bucket, an empty free list.
+const NIL: u32 = u32::MAX;
+/// Entries in a slab's first chunk; each next chunk doubles the capacity until chunks reach
+/// `1 << MAX_CHUNK_LOG` entries, after which every chunk has that size (so a big table wastes at
+/// most one chunk, and a small one at most half its capacity).
+const FIRST_CHUNK_LOG: u32 = 3;
+const MAX_CHUNK_LOG: u32 = 12;
+/// Chunks `0..DOUBLING_CHUNKS` double; they cover indices below `DOUBLING_END`.
+const DOUBLING_CHUNKS: usize = (MAX_CHUNK_LOG - FIRST_CHUNK_LOG + 2) as usize;
+const DOUBLING_END: usize = 1 << (MAX_CHUNK_LOG + 1);
+
+/// The chunk and the offset in it of slab index `index`.
+#[inline(always)]
+fn place(index: u32) -> (usize, usize) {
+    let i = index as usize;
+    if i >= DOUBLING_END {
+        let j = i - DOUBLING_END;
+        (
+            DOUBLING_CHUNKS + (j >> MAX_CHUNK_LOG),
+            j & ((1 << MAX_CHUNK_LOG) - 1),
+        )
+    } else if i < 1 << FIRST_CHUNK_LOG {
+        (0, i)
+    } else {
+        // i is in [2^(bits-1), 2^bits): chunk `bits - FIRST_CHUNK_LOG` starts at 2^(bits-1).
+        let bits = usize::BITS - i.leading_zeros();
+        ((bits - FIRST_CHUNK_LOG) as usize, i - (1 << (bits - 1)))
+    }
 }
 
-type Link<K, V> = Option<Box<Entry<K, V>>>;
-
-struct Table<K, V> {
-    buckets: Vec<Link<K, V>>,
-    used: usize,
+/// Entries in chunk `chunk`.
+fn chunk_capacity(chunk: usize) -> usize {
+    if chunk == 0 {
+        1 << FIRST_CHUNK_LOG
+    } else if chunk < DOUBLING_CHUNKS {
+        1 << (chunk as u32 + FIRST_CHUNK_LOG - 1)
+    } else {
+        1 << MAX_CHUNK_LOG
+    }
 }
 
-impl<K, V> Table<K, V> {
-    fn empty() -> Self {
-        Table {
-            buckets: Vec::new(),
-            used: 0,
+struct Chunk<K, V> {
+    entries: Box<[MaybeUninit<(K, V)>]>,
+    /// Each slot's chain link (or, for a free slot, its free-list link).
+    next: Box<[u32]>,
+}
+
+/// Entries of a dict's tables (see the module documentation). The slab does not know which
+/// slots are initialised: the chains do, and the dict drops what they reach.
+struct Slab<K, V> {
+    chunks: Vec<Chunk<K, V>>,
+    /// Slots handed out so far: every slot below is on a chain or on the free list.
+    issued: u32,
+    /// Capacity of the chunks allocated so far.
+    capacity: u32,
+    /// First slot of the free list.
+    free: u32,
+}
+
+impl<K, V> Slab<K, V> {
+    const fn new() -> Self {
+        Slab {
+            chunks: Vec::new(),
+            issued: 0,
+            capacity: 0,
+            free: NIL,
         }
     }
 
-    fn with_size(size: usize) -> Self {
-        let mut buckets = Vec::with_capacity(size);
-        buckets.resize_with(size, || None);
-        Table { buckets, used: 0 }
+    /// Stores an entry in a free slot and returns its index; its link is left for the caller.
+    #[inline]
+    fn alloc(&mut self, key: K, value: V) -> u32 {
+        let index = if self.free != NIL {
+            let index = self.free;
+            self.free = self.next(index);
+            index
+        } else {
+            if self.issued == self.capacity {
+                self.grow();
+            }
+            self.issued += 1;
+            self.issued - 1
+        };
+        let (c, o) = place(index);
+        self.chunks[c].entries[o] = MaybeUninit::new((key, value));
+        index
+    }
+
+    #[cold]
+    fn grow(&mut self) {
+        let size = chunk_capacity(self.chunks.len());
+        let capacity = self.capacity as usize + size;
+        assert!(
+            capacity < NIL as usize,
+            "a dict table holds at most 2^32 - 2 entries"
+        );
+        let mut entries = Vec::with_capacity(size);
+        entries.resize_with(size, MaybeUninit::uninit);
+        self.chunks.push(Chunk {
+            entries: entries.into_boxed_slice(),
+            next: vec![NIL; size].into_boxed_slice(),
+        });
+        self.capacity = capacity as u32;
+    }
+
+    /// Moves the entry out of slot `index` and puts the slot on the free list.
+    ///
+    /// # Safety
+    /// The slot holds an initialised entry, and the caller has unlinked it from its chain.
+    #[inline]
+    unsafe fn release(&mut self, index: u32) -> (K, V) {
+        let (c, o) = place(index);
+        let chunk = &mut self.chunks[c];
+        let entry = chunk.entries[o].assume_init_read();
+        chunk.next[o] = self.free;
+        self.free = index;
+        entry
+    }
+
+    #[inline(always)]
+    fn next(&self, index: u32) -> u32 {
+        let (c, o) = place(index);
+        self.chunks[c].next[o]
+    }
+
+    #[inline(always)]
+    fn set_next(&mut self, index: u32, next: u32) {
+        let (c, o) = place(index);
+        self.chunks[c].next[o] = next;
+    }
+
+    /// The entry in slot `index` and its link.
+    ///
+    /// # Safety
+    /// The slot holds an initialised entry (it is on a chain).
+    #[inline(always)]
+    unsafe fn entry(&self, index: u32) -> (&(K, V), u32) {
+        let (c, o) = place(index);
+        let chunk = self.chunks.get_unchecked(c);
+        (
+            chunk.entries.get_unchecked(o).assume_init_ref(),
+            *chunk.next.get_unchecked(o),
+        )
+    }
+
+    /// # Safety
+    /// As [`Slab::entry`].
+    #[inline(always)]
+    unsafe fn entry_mut(&mut self, index: u32) -> (&mut (K, V), u32) {
+        let (c, o) = place(index);
+        let chunk = self.chunks.get_unchecked_mut(c);
+        (
+            chunk.entries.get_unchecked_mut(o).assume_init_mut(),
+            *chunk.next.get_unchecked(o),
+        )
+    }
+
+    /// Heap bytes of the chunks (entries and links, used or not).
+    fn allocated_bytes(&self) -> usize {
+        self.capacity as usize * (std::mem::size_of::<(K, V)>() + 4)
+    }
+}
+
+struct Table {
+    buckets: Vec<u32>,
+    used: usize,
+    /// Which of the dict's two slabs this table's indices point into.
+    slab: usize,
+}
+
+impl Table {
+    const fn empty(slab: usize) -> Self {
+        Table {
+            buckets: Vec::new(),
+            used: 0,
+            slab,
+        }
+    }
+
+    fn with_size(size: usize, slab: usize) -> Self {
+        Table {
+            buckets: vec![NIL; size],
+            used: 0,
+            slab,
+        }
     }
 
     fn size(&self) -> usize {
@@ -70,17 +246,48 @@ impl<K, V> Table<K, V> {
     fn mask(&self) -> usize {
         self.buckets.len().wrapping_sub(1)
     }
-}
 
-impl<K, V> Drop for Table<K, V> {
-    fn drop(&mut self) {
-        // Unlink chains iteratively: the default recursive drop of a long chain could overflow
-        // the stack.
-        for bucket in self.buckets.iter_mut() {
-            let mut link = bucket.take();
-            while let Some(mut entry) = link {
-                link = entry.next.take();
-            }
+    /// Links a new entry, stored in `slab` (this table's), at the head of bucket `slot`.
+    #[inline]
+    fn push<K, V>(&mut self, slab: &mut Slab<K, V>, slot: usize, key: K, value: V) -> u32 {
+        let index = slab.alloc(key, value);
+        slab.set_next(index, self.buckets[slot]);
+        self.buckets[slot] = index;
+        self.used += 1;
+        index
+    }
+
+    /// Calls `visit` for each entry of bucket `bucket`'s chain (`slab` is this table's).
+    #[inline]
+    fn each<'a, K, V>(
+        &self,
+        slab: &'a Slab<K, V>,
+        bucket: usize,
+        visit: &mut dyn FnMut(&'a K, &'a V),
+    ) {
+        let mut link = self.buckets[bucket];
+        while link != NIL {
+            // SAFETY: a slot on a chain holds an entry.
+            let ((k, v), next) = unsafe { slab.entry(link) };
+            visit(k, v);
+            link = next;
+        }
+    }
+
+    /// [`Table::each`] with the values lent mutably.
+    #[inline]
+    fn each_mut<K, V>(
+        &self,
+        slab: &mut Slab<K, V>,
+        bucket: usize,
+        visit: &mut dyn FnMut(&K, &mut V),
+    ) {
+        let mut link = self.buckets[bucket];
+        while link != NIL {
+            // SAFETY: a slot on a chain holds an entry.
+            let ((k, v), next) = unsafe { slab.entry_mut(link) };
+            visit(k, v);
+            link = next;
         }
     }
 }
@@ -96,7 +303,8 @@ pub struct RehashStats {
 
 /// A hash table with incremental rehashing; see the module documentation.
 pub struct Dict<K, V, S = ahash::RandomState> {
-    tables: [Table<K, V>; 2],
+    tables: [Table; 2],
+    slabs: [Slab<K, V>; 2],
     /// `Some(i)`: rehashing, buckets of `tables[0]` below `i` already moved.
     rehash_index: Option<usize>,
     hasher: S,
@@ -122,7 +330,8 @@ impl<K, V> Dict<K, V> {
 impl<K, V, S> Dict<K, V, S> {
     pub fn with_hasher(hasher: S) -> Self {
         Dict {
-            tables: [Table::empty(), Table::empty()],
+            tables: [Table::empty(0), Table::empty(0)],
+            slabs: [Slab::new(), Slab::new()],
             rehash_index: None,
             hasher,
             resize_allowed: true,
@@ -146,6 +355,12 @@ impl<K, V, S> Dict<K, V, S> {
     /// Bucket counts of the main and (while rehashing) the new table.
     pub fn table_sizes(&self) -> (usize, usize) {
         (self.tables[0].size(), self.tables[1].size())
+    }
+
+    /// Heap bytes the dict holds: bucket arrays and slab chunks (used or not).
+    pub fn allocated_bytes(&self) -> usize {
+        let buckets: usize = self.tables.iter().map(|t| t.buckets.capacity() * 4).sum();
+        buckets + self.slabs.iter().map(Slab::allocated_bytes).sum::<usize>()
     }
 
     pub fn is_rehashing(&self) -> bool {
@@ -174,30 +389,50 @@ impl<K, V, S> Dict<K, V, S> {
 
     /// Removes every entry, keeping the hasher.
     pub fn clear(&mut self) {
-        self.tables = [Table::empty(), Table::empty()];
+        self.drop_entries();
+        self.tables = [Table::empty(0), Table::empty(0)];
+        self.slabs = [Slab::new(), Slab::new()];
         self.rehash_index = None;
+    }
+
+    /// Drops every entry on the chains, leaving the tables' chains dangling: the caller resets
+    /// or frees the tables and slabs next.
+    fn drop_entries(&mut self) {
+        if !std::mem::needs_drop::<(K, V)>() {
+            return;
+        }
+        for table in &self.tables {
+            let slab = &mut self.slabs[table.slab];
+            for &head in &table.buckets {
+                let mut link = head;
+                while link != NIL {
+                    let (c, o) = place(link);
+                    let chunk = &mut slab.chunks[c];
+                    link = chunk.next[o];
+                    // SAFETY: a slot on a chain holds an entry; each is on exactly one chain.
+                    unsafe { chunk.entries[o].assume_init_drop() };
+                }
+            }
+        }
     }
 
     /// Iterates over all entries (both tables while rehashing), in bucket order.
     pub fn iter(&self) -> Iter<'_, K, V> {
         Iter {
             tables: &self.tables,
+            slabs: &self.slabs,
             table: 0,
             bucket: 0,
-            entry: None,
+            link: NIL,
             remaining: self.len(),
         }
     }
 
     /// Visits every entry mutably, in no particular order.
     pub fn for_each_mut(&mut self, mut f: impl FnMut(&K, &mut V)) {
-        for table in self.tables.iter_mut() {
-            for bucket in table.buckets.iter_mut() {
-                let mut link = bucket.as_deref_mut();
-                while let Some(entry) = link {
-                    f(&entry.key, &mut entry.value);
-                    link = entry.next.as_deref_mut();
-                }
+        for table in &self.tables {
+            for bucket in 0..table.size() {
+                table.each_mut(&mut self.slabs[table.slab], bucket, &mut f);
             }
         }
     }
@@ -214,11 +449,21 @@ impl<K, V, S> Dict<K, V, S> {
         };
         let mut empty_visits = n * EMPTY_VISITS_PER_STEP;
         let mut moved = 0u64;
+        let [old, new] = &mut self.tables;
+        // Growing, both tables use one slab and entries are only relinked; shrinking, they move
+        // into the new table's slab (see the module documentation).
+        let same_slab = old.slab == new.slab;
+        let [slab_a, slab_b] = &mut self.slabs;
+        let (old_slab, new_slab) = if old.slab == 0 {
+            (slab_a, slab_b)
+        } else {
+            (slab_b, slab_a)
+        };
         for _ in 0..n {
-            if self.tables[0].used == 0 {
+            if old.used == 0 {
                 break;
             }
-            while self.tables[0].buckets[index].is_none() {
+            while old.buckets[index] == NIL {
                 index += 1;
                 empty_visits -= 1;
                 if empty_visits == 0 {
@@ -227,22 +472,37 @@ impl<K, V, S> Dict<K, V, S> {
                     return true;
                 }
             }
-            let mut link = self.tables[0].buckets[index].take();
-            while let Some(mut entry) = link {
-                link = entry.next.take();
-                let slot = (self.hasher.hash_one(&entry.key) as usize) & self.tables[1].mask();
-                entry.next = self.tables[1].buckets[slot].take();
-                self.tables[1].buckets[slot] = Some(entry);
-                self.tables[0].used -= 1;
-                self.tables[1].used += 1;
+            let mut link = std::mem::replace(&mut old.buckets[index], NIL);
+            while link != NIL {
+                let next = old_slab.next(link);
+                if same_slab {
+                    // SAFETY: `link` was on the chain just detached from the bucket.
+                    let ((key, _), _) = unsafe { old_slab.entry(link) };
+                    let slot = (self.hasher.hash_one(key) as usize) & new.mask();
+                    old_slab.set_next(link, new.buckets[slot]);
+                    new.buckets[slot] = link;
+                    new.used += 1;
+                } else {
+                    // SAFETY: as above; the entry leaves the chain and the slab together.
+                    let (key, value) = unsafe { old_slab.release(link) };
+                    let slot = (self.hasher.hash_one(&key) as usize) & new.mask();
+                    new.push(new_slab, slot, key, value);
+                }
+                old.used -= 1;
+                link = next;
             }
             moved += 1;
             index += 1;
         }
         self.record_moved(moved);
         if self.tables[0].used == 0 {
+            let old_slab = self.tables[0].slab;
             self.tables.swap(0, 1);
-            self.tables[1] = Table::empty();
+            self.tables[1] = Table::empty(self.tables[0].slab);
+            if old_slab != self.tables[0].slab {
+                // A shrink has moved every entry out: free the old slab's chunks.
+                self.slabs[old_slab] = Slab::new();
+            }
             self.rehash_index = None;
             return false;
         }
@@ -273,6 +533,7 @@ impl<K, V, S> Dict<K, V, S> {
     }
 
     /// One bucket of rehashing, done by ordinary operations.
+    #[inline]
     fn rehash_step(&mut self)
     where
         K: Hash,
@@ -299,7 +560,14 @@ impl<K, V, S> Dict<K, V, S> {
         if new_size == self.tables[0].size() {
             return false;
         }
-        let table = Table::with_size(new_size);
+        // Shrinking moves the entries to the other slab, to pack them (module documentation).
+        let current = self.tables[0].slab;
+        let slab = if new_size < self.tables[0].size() {
+            1 - current
+        } else {
+            current
+        };
+        let table = Table::with_size(new_size, slab);
         if self.tables[0].size() == 0 {
             // First allocation: nothing to move.
             self.tables[0] = table;
@@ -323,6 +591,7 @@ impl<K, V, S> Dict<K, V, S> {
         false
     }
 
+    #[inline]
     fn expand_if_needed(&mut self) {
         if self.is_rehashing() {
             return;
@@ -336,6 +605,7 @@ impl<K, V, S> Dict<K, V, S> {
     }
 
     /// Which tables to search: both while rehashing, else only the main one.
+    #[inline]
     fn live_tables(&self) -> usize {
         if self.is_rehashing() {
             2
@@ -350,10 +620,12 @@ where
     K: Hash + Eq,
     S: BuildHasher,
 {
+    #[inline]
     fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> usize {
         self.hasher.hash_one(key) as usize
     }
 
+    #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
@@ -362,6 +634,7 @@ where
         self.get_key_value(key).map(|(_, v)| v)
     }
 
+    #[inline]
     pub fn get_key_value<Q>(&self, key: &Q) -> Option<(&K, &V)>
     where
         K: Borrow<Q>,
@@ -370,17 +643,10 @@ where
         if self.is_empty() {
             return None;
         }
-        let hash = self.hash(key);
-        for table in &self.tables[..self.live_tables()] {
-            let mut link = table.buckets[hash & table.mask()].as_deref();
-            while let Some(entry) = link {
-                if entry.key.borrow() == key {
-                    return Some((&entry.key, &entry.value));
-                }
-                link = entry.next.as_deref();
-            }
-        }
-        None
+        let (t, index) = self.locate(self.hash(key), key)?;
+        // SAFETY: `locate` found the entry on a chain of table `t`.
+        let ((k, v), _) = unsafe { self.slabs[self.tables[t].slab].entry(index) };
+        Some((k, v))
     }
 
     pub fn contains_key<Q>(&self, key: &Q) -> bool
@@ -392,6 +658,7 @@ where
     }
 
     /// Mutable lookup; also performs one rehash step.
+    #[inline]
     pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
     where
         K: Borrow<Q>,
@@ -401,23 +668,13 @@ where
             return None;
         }
         self.rehash_step();
-        let hash = self.hash(key);
-        let live = self.live_tables();
-        for table in self.tables[..live].iter_mut() {
-            let mask = table.mask();
-            let mut link = table.buckets[hash & mask].as_deref_mut();
-            while let Some(entry) = link {
-                if entry.key.borrow() == key {
-                    return Some(&mut entry.value);
-                }
-                link = entry.next.as_deref_mut();
-            }
-        }
-        None
+        let position = self.locate(self.hash(key), key)?;
+        Some(self.value_at_mut(position))
     }
 
-    /// Where `key` is: (table, bucket, position in the chain).
-    fn locate<Q>(&self, hash: usize, key: &Q) -> Option<(usize, usize, usize)>
+    /// Where `key` is: (table, slab index).
+    #[inline]
+    fn locate<Q>(&self, hash: usize, key: &Q) -> Option<(usize, u32)>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -426,28 +683,24 @@ where
             return None;
         }
         for (t, table) in self.tables[..self.live_tables()].iter().enumerate() {
-            let bucket = hash & table.mask();
-            let mut link = table.buckets[bucket].as_deref();
-            let mut depth = 0;
-            while let Some(entry) = link {
-                if entry.key.borrow() == key {
-                    return Some((t, bucket, depth));
+            let slab = &self.slabs[table.slab];
+            let mut link = table.buckets[hash & table.mask()];
+            while link != NIL {
+                // SAFETY: a slot on a chain holds an entry.
+                let ((k, _), next) = unsafe { slab.entry(link) };
+                if k.borrow() == key {
+                    return Some((t, link));
                 }
-                link = entry.next.as_deref();
-                depth += 1;
+                link = next;
             }
         }
         None
     }
 
-    fn value_at_mut(&mut self, (table, bucket, depth): (usize, usize, usize)) -> &mut V {
-        let mut entry = self.tables[table].buckets[bucket]
-            .as_deref_mut()
-            .expect("located");
-        for _ in 0..depth {
-            entry = entry.next.as_deref_mut().expect("located");
-        }
-        &mut entry.value
+    #[inline]
+    fn value_at_mut(&mut self, (table, index): (usize, u32)) -> &mut V {
+        // SAFETY: positions come from `locate` with no change to the tables since.
+        unsafe { &mut self.slabs[self.tables[table].slab].entry_mut(index).0 .1 }
     }
 
     /// Inserts or replaces; returns the previous value.
@@ -465,6 +718,7 @@ where
 
     /// Inserts a key the caller knows to be absent (it has just looked it up), skipping the
     /// lookup. Returns the stored value.
+    #[inline]
     pub fn insert_new(&mut self, key: K, value: V) -> &mut V {
         self.rehash_step();
         let hash = self.hash(&key);
@@ -472,16 +726,14 @@ where
     }
 
     /// Links a new entry at the head of its bucket, growing the table first if needed.
+    #[inline]
     fn insert_unchecked(&mut self, hash: usize, key: K, value: V) -> &mut V {
         self.expand_if_needed();
         let target = if self.is_rehashing() { 1 } else { 0 };
         let table = &mut self.tables[target];
         let slot = hash & table.mask();
-        let next = table.buckets[slot].take();
-        table.used += 1;
-        &mut table.buckets[slot]
-            .insert(Box::new(Entry { key, value, next }))
-            .value
+        let index = table.push(&mut self.slabs[table.slab], slot, key, value);
+        self.value_at_mut((target, index))
     }
 
     /// Returns the value for `key`, inserting `make()` first if it is absent.
@@ -507,19 +759,25 @@ where
         let hash = self.hash(key);
         let live = self.live_tables();
         for table in self.tables[..live].iter_mut() {
+            let slab = &mut self.slabs[table.slab];
             let slot = hash & table.mask();
-            let mut link = &mut table.buckets[slot];
-            loop {
-                match link {
-                    None => break,
-                    Some(entry) if entry.key.borrow() == key => {
-                        let mut removed = link.take().expect("matched Some");
-                        *link = removed.next.take();
-                        table.used -= 1;
-                        return Some((removed.key, removed.value));
+            let mut prev = NIL;
+            let mut link = table.buckets[slot];
+            while link != NIL {
+                // SAFETY: a slot on a chain holds an entry.
+                let ((k, _), next) = unsafe { slab.entry(link) };
+                if k.borrow() == key {
+                    if prev == NIL {
+                        table.buckets[slot] = next;
+                    } else {
+                        slab.set_next(prev, next);
                     }
-                    Some(entry) => link = &mut entry.next,
+                    table.used -= 1;
+                    // SAFETY: the entry is initialised and now unlinked.
+                    return Some(unsafe { slab.release(link) });
                 }
+                prev = link;
+                link = next;
             }
         }
         None
@@ -542,17 +800,10 @@ where
             return 0;
         }
         let mut v = cursor as usize;
-        let emit = |table: &'a Table<K, V>, index: usize, visit: &mut dyn FnMut(&'a K, &'a V)| {
-            let mut link = table.buckets[index & table.mask()].as_deref();
-            while let Some(entry) = link {
-                visit(&entry.key, &entry.value);
-                link = entry.next.as_deref();
-            }
-        };
         if !self.is_rehashing() {
             let t0 = &self.tables[0];
             let m0 = t0.mask();
-            emit(t0, v, &mut visit);
+            t0.each(&self.slabs[t0.slab], v & m0, &mut visit);
             v |= !m0;
             v = v.reverse_bits().wrapping_add(1).reverse_bits();
         } else {
@@ -562,10 +813,10 @@ where
                 (&self.tables[1], &self.tables[0])
             };
             let (m0, m1) = (small.mask(), large.mask());
-            emit(small, v, &mut visit);
+            small.each(&self.slabs[small.slab], v & m0, &mut visit);
             // Visit every bucket of the larger table that expands the smaller table's bucket.
             loop {
-                emit(large, v, &mut visit);
+                large.each(&self.slabs[large.slab], v & m1, &mut visit);
                 v |= !m1;
                 v = v.reverse_bits().wrapping_add(1).reverse_bits();
                 if v & (m0 ^ m1) == 0 {
@@ -585,17 +836,10 @@ where
             return 0;
         }
         let mut v = cursor as usize;
-        fn emit<K, V>(table: &mut Table<K, V>, index: usize, visit: &mut dyn FnMut(&K, &mut V)) {
-            let mask = table.mask();
-            let mut link = table.buckets[index & mask].as_deref_mut();
-            while let Some(entry) = link {
-                visit(&entry.key, &mut entry.value);
-                link = entry.next.as_deref_mut();
-            }
-        }
         if !self.is_rehashing() {
-            let m0 = self.tables[0].mask();
-            emit(&mut self.tables[0], v, &mut visit);
+            let t0 = &self.tables[0];
+            let m0 = t0.mask();
+            t0.each_mut(&mut self.slabs[t0.slab], v & m0, &mut visit);
             v |= !m0;
             v = v.reverse_bits().wrapping_add(1).reverse_bits();
         } else {
@@ -604,10 +848,11 @@ where
             } else {
                 (1, 0)
             };
-            let (m0, m1) = (self.tables[small].mask(), self.tables[large].mask());
-            emit(&mut self.tables[small], v, &mut visit);
+            let (small, large) = (&self.tables[small], &self.tables[large]);
+            let (m0, m1) = (small.mask(), large.mask());
+            small.each_mut(&mut self.slabs[small.slab], v & m0, &mut visit);
             loop {
-                emit(&mut self.tables[large], v, &mut visit);
+                large.each_mut(&mut self.slabs[large.slab], v & m1, &mut visit);
                 v |= !m1;
                 v = v.reverse_bits().wrapping_add(1).reverse_bits();
                 if v & (m0 ^ m1) == 0 {
@@ -645,7 +890,8 @@ where
                 }
                 continue;
             }
-            let table = &mut self.tables[0];
+            let table = &self.tables[0];
+            let slab = &mut self.slabs[table.slab];
             let mask = table.mask();
             // The next steps' buckets, stopping where the cursor wraps to 0 (the walk's end).
             let mut indices = [0usize; AHEAD];
@@ -662,18 +908,17 @@ where
             }
             let mut warm = 0usize;
             for &index in &indices[..n] {
-                // Reading each first entry's `next` pulls the bucket slot and the entry in.
-                if let Some(entry) = table.buckets[index].as_deref() {
-                    warm += usize::from(entry.next.is_some());
+                // Reading each first entry's link and key pulls the bucket slot and the entry in.
+                let link = table.buckets[index];
+                if link != NIL {
+                    // SAFETY: a slot on a chain holds an entry.
+                    let (_, next) = unsafe { slab.entry(link) };
+                    warm += usize::from(next != NIL);
                 }
             }
             std::hint::black_box(warm);
             for &index in &indices[..n] {
-                let mut link = table.buckets[index].as_deref_mut();
-                while let Some(entry) = link {
-                    visit(&entry.key, &mut entry.value);
-                    link = entry.next.as_deref_mut();
-                }
+                table.each_mut(slab, index, &mut visit);
             }
             left -= n;
             v = w as u64;
@@ -694,7 +939,7 @@ where
         if self.is_empty() {
             return None;
         }
-        let tables: &[Table<K, V>] = if self.rehash_index.is_some() {
+        let tables: &[Table] = if self.rehash_index.is_some() {
             &self.tables[..]
         } else {
             &self.tables[..1]
@@ -709,11 +954,9 @@ where
                 if index >= table.size() {
                     continue;
                 }
-                let mut link = table.buckets[index].as_deref();
-                while let Some(entry) = link {
-                    found.push((&entry.key, &entry.value));
-                    link = entry.next.as_deref();
-                }
+                table.each(&self.slabs[table.slab], index, &mut |k, v| {
+                    found.push((k, v))
+                });
             }
             index = (index + 1) % size;
             steps -= 1;
@@ -740,7 +983,7 @@ where
         if count == 0 {
             return 0;
         }
-        let tables: &[Table<K, V>] = if self.rehash_index.is_some() {
+        let tables: &[Table] = if self.rehash_index.is_some() {
             &self.tables[..]
         } else {
             &self.tables[..1]
@@ -761,8 +1004,8 @@ where
                 if index >= table.size() {
                     continue;
                 }
-                let mut link = table.buckets[index].as_deref();
-                if link.is_none() {
+                let mut link = table.buckets[index];
+                if link == NIL {
                     empty_run += 1;
                     if empty_run >= 5 && empty_run > count {
                         index = rng.gen::<usize>() & mask;
@@ -771,13 +1014,16 @@ where
                     continue;
                 }
                 empty_run = 0;
-                while let Some(entry) = link {
-                    visit(&entry.key, &entry.value);
+                let slab = &self.slabs[table.slab];
+                while link != NIL {
+                    // SAFETY: a slot on a chain holds an entry.
+                    let ((k, v), next) = unsafe { slab.entry(link) };
+                    visit(k, v);
                     found += 1;
                     if found == count {
                         return found;
                     }
-                    link = entry.next.as_deref();
+                    link = next;
                 }
             }
             index = (index + 1) & mask;
@@ -791,7 +1037,7 @@ where
         if self.is_empty() {
             return None;
         }
-        let bucket = loop {
+        let (table, head) = loop {
             let (table, index) = match self.rehash_index {
                 Some(moved) => {
                     // Buckets below `moved` in the old table are empty: skip them.
@@ -806,23 +1052,26 @@ where
                 }
                 None => (&self.tables[0], rng.gen_range(0..self.tables[0].size())),
             };
-            if let Some(head) = table.buckets[index].as_deref() {
-                break head;
+            if table.buckets[index] != NIL {
+                break (table, table.buckets[index]);
             }
         };
+        let slab = &self.slabs[table.slab];
         let mut chain_len = 0;
-        let mut link = Some(bucket);
-        while let Some(entry) = link {
+        let mut link = head;
+        while link != NIL {
             chain_len += 1;
-            link = entry.next.as_deref();
+            link = slab.next(link);
         }
         let mut pick = rng.gen_range(0..chain_len);
-        let mut entry = bucket;
+        let mut link = head;
         while pick > 0 {
-            entry = entry.next.as_deref().expect("counted");
+            link = slab.next(link);
             pick -= 1;
         }
-        Some((&entry.key, &entry.value))
+        // SAFETY: `link` is on the chain just walked.
+        let ((k, v), _) = unsafe { slab.entry(link) };
+        Some((k, v))
     }
 }
 
@@ -843,6 +1092,12 @@ where
     }
 }
 
+impl<K, V, S> Drop for Dict<K, V, S> {
+    fn drop(&mut self) {
+        self.drop_entries();
+    }
+}
+
 impl<K: std::fmt::Debug, V: std::fmt::Debug, S> std::fmt::Debug for Dict<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_map().entries(self.iter()).finish()
@@ -851,10 +1106,12 @@ impl<K: std::fmt::Debug, V: std::fmt::Debug, S> std::fmt::Debug for Dict<K, V, S
 
 /// Iterator over a dict's entries.
 pub struct Iter<'a, K, V> {
-    tables: &'a [Table<K, V>; 2],
+    tables: &'a [Table; 2],
+    slabs: &'a [Slab<K, V>; 2],
     table: usize,
     bucket: usize,
-    entry: Option<&'a Entry<K, V>>,
+    /// The next entry of the current chain (`NIL`: go to the next bucket).
+    link: u32,
     remaining: usize,
 }
 
@@ -863,10 +1120,13 @@ impl<'a, K, V> Iterator for Iter<'a, K, V> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some(entry) = self.entry {
-                self.entry = entry.next.as_deref();
+            if self.link != NIL {
+                let slab = &self.slabs[self.tables[self.table].slab];
+                // SAFETY: a slot on a chain holds an entry.
+                let ((k, v), next) = unsafe { slab.entry(self.link) };
+                self.link = next;
                 self.remaining -= 1;
-                return Some((&entry.key, &entry.value));
+                return Some((k, v));
             }
             let table = self.tables.get(self.table)?;
             if self.bucket >= table.size() {
@@ -874,7 +1134,7 @@ impl<'a, K, V> Iterator for Iter<'a, K, V> {
                 self.bucket = 0;
                 continue;
             }
-            self.entry = table.buckets[self.bucket].as_deref();
+            self.link = table.buckets[self.bucket];
             self.bucket += 1;
         }
     }
@@ -1193,6 +1453,76 @@ mod tests {
             dict.insert(k, k);
         }
         drop(dict);
+    }
+
+    /// A value that counts how many of its kind are alive, to check that the slabs drop every
+    /// entry exactly once: on replace, remove, rehash (entries move between slabs), clear,
+    /// take and drop.
+    #[derive(Debug)]
+    struct Counted(std::rc::Rc<std::cell::Cell<i64>>);
+
+    impl Counted {
+        fn new(live: &std::rc::Rc<std::cell::Cell<i64>>) -> Self {
+            live.set(live.get() + 1);
+            Counted(live.clone())
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.set(self.0.get() - 1);
+        }
+    }
+
+    proptest! {
+        /// Every value stored is dropped exactly once, whatever mix of operations and resizes
+        /// came before, and the slabs reuse freed slots (the live count never exceeds `len`).
+        #[test]
+        fn slabs_drop_each_entry_once(ops in proptest::collection::vec(op(), 1..1500), clear_at in 0usize..1500) {
+            let live = std::rc::Rc::new(std::cell::Cell::new(0i64));
+            let mut dict: Dict<u64, Counted, ahash::RandomState> =
+                Dict::with_hasher(ahash::RandomState::with_seeds(1, 2, 3, 4));
+            for (i, op) in ops.into_iter().enumerate() {
+                match op {
+                    Op::Insert(k, _) => { dict.insert(k as u64, Counted::new(&live)); }
+                    Op::Remove(k) => { dict.remove(&(k as u64)); }
+                    Op::Get(k) => { dict.get_mut(&(k as u64)); }
+                    Op::Shrink => { dict.shrink_if_needed(); }
+                    Op::RehashAll => while dict.rehash(100) {},
+                }
+                if i == clear_at {
+                    if i % 2 == 0 { dict.clear(); } else { drop(dict.take()); }
+                }
+                prop_assert_eq!(live.get(), dict.len() as i64);
+            }
+            drop(dict);
+            prop_assert_eq!(live.get(), 0);
+        }
+    }
+
+    /// After mass deletion the periodic shrink moves the survivors into a slab of their size.
+    #[test]
+    fn shrinking_compacts_the_slab() {
+        let mut dict = fixed();
+        for k in 0..100_000u64 {
+            dict.insert(k, k);
+        }
+        while dict.rehash(100) {}
+        let full = dict.allocated_bytes();
+        for k in 100..100_000u64 {
+            dict.remove(&k);
+        }
+        assert!(dict.shrink_if_needed());
+        while dict.rehash(100) {}
+        assert!(
+            dict.allocated_bytes() * 100 < full,
+            "{} of {full}",
+            dict.allocated_bytes()
+        );
+        assert_eq!(dict.len(), 100);
+        for k in 0..100u64 {
+            assert_eq!(dict.get(&k), Some(&k));
+        }
     }
 
     #[test]
