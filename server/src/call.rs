@@ -8,7 +8,6 @@
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
-use std::time::Instant;
 
 use crate::blocking::Blocked;
 use crate::client::Clients;
@@ -111,7 +110,7 @@ pub fn call(
         .spec
         .handler
         .expect("containers are resolved to subcommands");
-    let started = Instant::now();
+    let started = crate::clock::Stopwatch::start();
     // Before the handler: CLIENT LIST / INFO show the running command as the client's own.
     if !how.from_script {
         client.last_command = &command.full_name;
@@ -175,7 +174,7 @@ pub fn call(
     // A blocked command is timed when it is served (a rerun woken by a key), as Redis does.
     let ran = how.counted || how.woken_by.is_some();
     if ran {
-        let elapsed = started.elapsed().as_micros() as u64;
+        let elapsed = started.elapsed_us();
         if how.counted {
             let stats = &mut server.command_stats[command.id];
             stats.calls += 1;

@@ -82,6 +82,8 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
+        // Commands are timed with a stopwatch that may need 2 ms to measure the CPU's counter.
+        crate::clock::Stopwatch::calibrate();
         let mut ks = Keyspace::new(config.databases);
         ks.notify.configure(config.notify_keyspace_events);
         ks.apply_config(&config);
