@@ -14,7 +14,16 @@ use embedis_server::alloc::CountingAllocator;
 use embedis_server::config::Access;
 use embedis_server::{Clock, Config, ServerOptions};
 
-/// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does.
+/// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does (whichever allocator
+/// the build chose: glibc's by default, mimalloc or jemalloc for comparisons).
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: CountingAllocator<mimalloc::MiMalloc> = CountingAllocator(mimalloc::MiMalloc);
+#[cfg(all(feature = "jemalloc", not(feature = "mimalloc")))]
+#[global_allocator]
+static ALLOCATOR: CountingAllocator<tikv_jemallocator::Jemalloc> =
+    CountingAllocator(tikv_jemallocator::Jemalloc);
+#[cfg(not(any(feature = "mimalloc", feature = "jemalloc")))]
 #[global_allocator]
 static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
 
