@@ -935,36 +935,109 @@ where
     /// random one and picks among them uniformly. SRANDMEMBER and HRANDFIELD use it; Redis's
     /// tests check their histograms.
     pub fn fair_random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
+        let (t, _, link) = match self.fair_random_position(rng) {
+            Some(position) => position,
+            None => return self.random_entry(rng),
+        };
+        // SAFETY: the position is on a chain of table `t`.
+        let ((k, v), _) = unsafe { self.slabs[self.tables[t].slab].entry(link) };
+        Some((k, v))
+    }
+
+    /// Removes and returns an entry drawn as [`Dict::fair_random_entry`] draws one (SPOP):
+    /// unlinked where it was found, without hashing its key again.
+    pub fn pop_fair_random(&mut self, rng: &mut impl Rng) -> Option<(K, V)>
+    where
+        K: Hash,
+        S: BuildHasher,
+    {
+        let (t, bucket, link) = match self.fair_random_position(rng) {
+            Some(position) => position,
+            None => {
+                let (t, index) = self.random_position(rng)?;
+                let table = &self.tables[t];
+                // SAFETY: `index` is on a chain of table `t`.
+                let ((key, _), _) = unsafe { self.slabs[table.slab].entry(index) };
+                let bucket = (self.hasher.hash_one(key) as usize) & table.mask();
+                (t, bucket, index)
+            }
+        };
+        let table = &mut self.tables[t];
+        let slab = &mut self.slabs[table.slab];
+        if table.buckets[bucket] == link {
+            table.buckets[bucket] = slab.next(link);
+        } else {
+            let mut prev = table.buckets[bucket];
+            while slab.next(prev) != link {
+                prev = slab.next(prev);
+            }
+            slab.set_next(prev, slab.next(link));
+        }
+        table.used -= 1;
+        // SAFETY: the entry was on the chain it has just left.
+        let entry = unsafe { slab.release(link) };
+        self.rehash_step();
+        Some(entry)
+    }
+
+    /// Where [`Dict::fair_random_entry`]'s draw is: (table, bucket, slab index), or `None` when
+    /// the walk found nothing (a sparse table), for the caller to fall back on a plain draw.
+    /// Like Redis's `dictGetSomeKeys`, it stops at 20 entries; only their links are read.
+    fn fair_random_position(&self, rng: &mut impl Rng) -> Option<(usize, usize, u32)> {
         const SAMPLES: usize = 20;
         if self.is_empty() {
             return None;
         }
-        let tables: &[Table] = if self.rehash_index.is_some() {
-            &self.tables[..]
-        } else {
-            &self.tables[..1]
-        };
-        let size = tables.iter().map(Table::size).max().unwrap_or(0);
-        let mut found: Vec<(&K, &V)> = Vec::with_capacity(SAMPLES);
+        let live = if self.rehash_index.is_some() { 2 } else { 1 };
+        let size = self.tables[..live]
+            .iter()
+            .map(Table::size)
+            .max()
+            .unwrap_or(0);
+        let mask = size - 1;
+        // First the non-empty buckets (a sequential walk over the bucket arrays), then their
+        // heads' links, read in a loop of their own: the loads are independent, so their cache
+        // misses overlap instead of queueing one behind the other as a chain walk would.
+        let mut heads = [(0usize, 0usize, NIL); SAMPLES];
+        let mut nheads = 0;
         let mut index = rng.gen_range(0..size);
         // Enough steps to cross the whole table when it is sparse, bounded for big ones.
         let mut steps = size.clamp(1, SAMPLES * 10);
-        while found.len() < SAMPLES && steps > 0 {
-            for table in tables {
-                if index >= table.size() {
-                    continue;
+        while nheads < SAMPLES && steps > 0 {
+            for (t, table) in self.tables[..live].iter().enumerate() {
+                if index < table.size() && nheads < SAMPLES {
+                    let head = table.buckets[index];
+                    if head != NIL {
+                        heads[nheads] = (t, index, head);
+                        nheads += 1;
+                    }
                 }
-                table.each(&self.slabs[table.slab], index, &mut |k, v| {
-                    found.push((k, v))
-                });
             }
-            index = (index + 1) % size;
+            index = (index + 1) & mask;
             steps -= 1;
         }
-        if found.is_empty() {
-            return self.random_entry(rng);
+        let mut nexts = [NIL; SAMPLES];
+        for (next, &(t, _, head)) in nexts.iter_mut().zip(&heads[..nheads]) {
+            *next = self.slabs[self.tables[t].slab].next(head);
         }
-        Some(found[rng.gen_range(0..found.len())])
+        // Every entry of those chains, in bucket order, up to SAMPLES.
+        let mut found = [(0usize, 0usize, NIL); SAMPLES];
+        let mut n = 0;
+        for (&(t, bucket, head), &next) in heads[..nheads].iter().zip(&nexts) {
+            if n == SAMPLES {
+                break;
+            }
+            found[n] = (t, bucket, head);
+            n += 1;
+            let slab = &self.slabs[self.tables[t].slab];
+            let mut link = next;
+            while link != NIL && n < SAMPLES {
+                found[n] = (t, bucket, link);
+                n += 1;
+                link = slab.next(link);
+            }
+        }
+        (n > 0).then(|| found[rng.gen_range(0..n)])
     }
 
     /// Up to `count` entries from consecutive buckets starting at a random one, handed to
@@ -1034,29 +1107,38 @@ where
     /// A random entry: a random non-empty bucket, then a random entry of its chain (Redis's
     /// `dictGetRandomKey`; [`Dict::fair_random_entry`] is fairer when chains differ in length).
     pub fn random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
+        let (t, index) = self.random_position(rng)?;
+        // SAFETY: the position is on a chain of table `t`.
+        let ((k, v), _) = unsafe { self.slabs[self.tables[t].slab].entry(index) };
+        Some((k, v))
+    }
+
+    /// [`Dict::random_entry`]'s draw: (table, slab index).
+    fn random_position(&self, rng: &mut impl Rng) -> Option<(usize, u32)> {
         if self.is_empty() {
             return None;
         }
-        let (table, head) = loop {
-            let (table, index) = match self.rehash_index {
+        let (t, head) = loop {
+            let (t, index) = match self.rehash_index {
                 Some(moved) => {
                     // Buckets below `moved` in the old table are empty: skip them.
                     let s0 = self.tables[0].size();
                     let span = s0 - moved + self.tables[1].size();
                     let i = moved + rng.gen_range(0..span);
                     if i >= s0 {
-                        (&self.tables[1], i - s0)
+                        (1, i - s0)
                     } else {
-                        (&self.tables[0], i)
+                        (0, i)
                     }
                 }
-                None => (&self.tables[0], rng.gen_range(0..self.tables[0].size())),
+                None => (0, rng.gen_range(0..self.tables[0].size())),
             };
-            if table.buckets[index] != NIL {
-                break (table, table.buckets[index]);
+            let head = self.tables[t].buckets[index];
+            if head != NIL {
+                break (t, head);
             }
         };
-        let slab = &self.slabs[table.slab];
+        let slab = &self.slabs[self.tables[t].slab];
         let mut chain_len = 0;
         let mut link = head;
         while link != NIL {
@@ -1069,9 +1151,7 @@ where
             link = slab.next(link);
             pick -= 1;
         }
-        // SAFETY: `link` is on the chain just walked.
-        let ((k, v), _) = unsafe { slab.entry(link) };
-        Some((k, v))
+        Some((t, link))
     }
 }
 
@@ -1498,6 +1578,32 @@ mod tests {
             drop(dict);
             prop_assert_eq!(live.get(), 0);
         }
+    }
+
+    /// SPOP's removal: every entry comes out exactly once, through growth, shrinking and
+    /// rehashing in between, and what is left is always what was not popped.
+    #[test]
+    fn pop_fair_random_takes_each_entry_once() {
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut dict = fixed();
+        let mut left: HashSet<u64> = HashSet::new();
+        for k in 0..5_000u64 {
+            dict.insert(k, k * 2);
+            left.insert(k);
+        }
+        let mut popped = 0;
+        while let Some((k, v)) = dict.pop_fair_random(&mut rng) {
+            assert_eq!(v, k * 2);
+            assert!(left.remove(&k), "{k} popped twice");
+            popped += 1;
+            if popped % 500 == 0 {
+                dict.shrink_if_needed();
+            }
+            assert_eq!(dict.len(), left.len());
+        }
+        assert!(left.is_empty());
+        assert_eq!(popped, 5_000);
     }
 
     /// After mass deletion the periodic shrink moves the survivors into a slab of their size.

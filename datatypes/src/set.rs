@@ -217,10 +217,7 @@ impl SetValue {
         match self {
             SetValue::Ints(ints) => ints.pop_random(rng).map(OwnedMember::Int),
             SetValue::Table(d) => {
-                // Copying the key ends the borrow of the table (a 24-byte copy for short
-                // members); removing hands back the stored key itself.
-                let key = d.fair_random_entry(rng)?.0.clone();
-                let (key, ()) = d.remove_entry(key.as_slice()).expect("just picked");
+                let (key, ()) = d.pop_fair_random(rng)?;
                 d.shrink_if_needed();
                 Some(OwnedMember::Bytes(key))
             }
