@@ -20,7 +20,7 @@
 //!
 //! **Memory.** A key costs what its entry costs, so the entries are not boxed one by one (a
 //! 56-byte key/value pair plus an 8-byte link is a 64-byte request, which glibc rounds to an
-//! 80-byte chunk). Each table owns a [`Slab`]: entries packed in chunks that grow from 8 to 4,096
+//! 80-byte chunk). Entries live in [`Slab`]s instead: packed in chunks that grow from 8 to 4,096
 //! entries, addressed by 32-bit indices; a chain link is a `u32` kept in a parallel array (so it
 //! costs no padding beside the entry) and a bucket is a `u32` too. The 1,000,000 keys of
 //! `SET key:%012d xxx` take 56 + 4 bytes of entry and link and ~4 bytes of bucket each. Removed

@@ -15,7 +15,8 @@
 //! histograms, SLOWLOG, LATENCY), always real time. It is read twice per command, so it reads the
 //! CPU's time-stamp counter where the kernel says that counter is invariant (`constant_tsc` and
 //! `nonstop_tsc`): 9 ns a read here against 22 ns for `Instant::now` (a vDSO call). Elsewhere it
-//! falls back to `Instant`.
+//! falls back to `Instant`. The system clock, read at every command as in Redis, goes through the
+//! same counter when it can: read for real at most once a millisecond per thread.
 //!
 //! The executor reads the clock once per command (or per MULTI/EXEC or script) and keeps that
 //! value for the whole command, as Redis does, so a command never sees time move under it.
@@ -154,7 +155,7 @@ impl Clock {
     /// Microseconds since the UNIX epoch.
     pub fn now_us(&self) -> i64 {
         match &self.inner.controlled {
-            None => real_now_us(),
+            None => system_now_us_fast(),
             Some(c) => c.lock().now_us(real_now_us()),
         }
     }
@@ -342,6 +343,33 @@ mod tests {
     }
 }
 
+/// The system clock in microseconds, read every command: where stopwatches use the time-stamp
+/// counter, each thread reads the system clock at most once a millisecond and adds the counter's
+/// progress since (9 ns instead of a 22 ns vDSO call). The counter's rate is measured to within
+/// about 1e-4, so between two readings the derived time is off by at most a tenth of a
+/// microsecond, and a step of the system clock (settimeofday, an NTP step) is seen within 1 ms.
+#[inline]
+fn system_now_us_fast() -> i64 {
+    thread_local! {
+        /// (system time in µs, counter at that reading); a counter of 0 means never read.
+        static ANCHOR: std::cell::Cell<(i64, u64)> = const { std::cell::Cell::new((0, 0)) };
+    }
+    let Some(Some(per_us)) = TSC_TICKS_PER_US.get() else {
+        return real_now_us();
+    };
+    let tsc = read_tsc();
+    ANCHOR.with(|anchor| {
+        let (wall, at) = anchor.get();
+        let ticks = tsc.wrapping_sub(at);
+        if at != 0 && (ticks as f64) < per_us * 1000.0 {
+            return wall + (ticks as f64 / per_us) as i64;
+        }
+        let wall = real_now_us();
+        anchor.set((wall, tsc));
+        wall
+    })
+}
+
 /// Times a command in microseconds of real time (see the module documentation).
 #[derive(Clone, Copy)]
 pub struct Stopwatch {
@@ -433,6 +461,18 @@ fn measure_tsc() -> Option<f64> {
 #[cfg(test)]
 mod stopwatch_tests {
     use super::*;
+
+    /// The system clock read through the counter stays within a millisecond of the system
+    /// clock itself (and within a few microseconds when read back to back).
+    #[test]
+    fn the_fast_system_clock_follows_the_system_clock() {
+        Stopwatch::calibrate();
+        for _ in 0..50 {
+            let (ours, theirs) = (system_now_us_fast(), real_now_us());
+            assert!((theirs - ours).abs() < 50, "{ours} vs {theirs}");
+            std::thread::sleep(Duration::from_micros(300));
+        }
+    }
 
     /// A stopwatch agrees with `Instant` over a 20 ms sleep, on the counter or without it.
     #[test]
