@@ -98,6 +98,10 @@ pub struct RequestDecoder {
     /// Length of the bulk whose header was read but whose payload has not arrived yet.
     pending_bulk: Option<usize>,
     args: Vec<Bytes>,
+    /// An emptied argument vector handed back by the server ([`RequestDecoder::give_back`]),
+    /// for the next request: a vector allocated and freed per request costs about as many
+    /// instructions as parsing a short command.
+    spare: Vec<Bytes>,
 }
 
 impl Default for RequestDecoder {
@@ -113,6 +117,17 @@ impl RequestDecoder {
             pending_args: 0,
             pending_bulk: None,
             args: Vec::new(),
+            spare: Vec::new(),
+        }
+    }
+
+    /// Takes back a request's argument vector once the server is done with it (emptied here),
+    /// to hold the next request's arguments. Vectors bigger than a typical request are dropped.
+    #[inline]
+    pub fn give_back(&mut self, mut args: Vec<Bytes>) {
+        if args.capacity() <= 16 {
+            args.clear();
+            self.spare = args;
         }
     }
 
@@ -209,7 +224,12 @@ impl RequestDecoder {
         }
         self.pending_args = count as usize;
         // Do not trust the header for the allocation: a peer may announce 2^31 arguments.
-        self.args = Vec::with_capacity(self.pending_args.min(1024));
+        let wanted = self.pending_args.min(1024);
+        self.args = if self.spare.capacity() >= wanted {
+            std::mem::take(&mut self.spare)
+        } else {
+            Vec::with_capacity(wanted)
+        };
         Ok(Some(self.pending_args))
     }
 
@@ -403,6 +423,37 @@ mod tests {
             decoder.decode(&mut buf, false),
             Err(ProtocolError::UnauthenticatedBulkLength)
         );
+    }
+
+    /// A vector given back is reused for the next request (its allocation, not its contents),
+    /// and one too small for the next request is not.
+    #[test]
+    fn given_back_vectors_hold_the_next_request() {
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(
+            b"*2\r\n$3\r\nGET\r\n$1\r\nk\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+        );
+        let first = decoder.decode(&mut buf, true).unwrap().unwrap();
+        assert_eq!(first, vec![Bytes::from("GET"), Bytes::from("k")]);
+        let mut bigger = first;
+        bigger.reserve(8);
+        let reused_bigger = bigger.as_ptr();
+        decoder.give_back(bigger);
+        let second = decoder.decode(&mut buf, true).unwrap().unwrap();
+        assert_eq!(
+            second,
+            vec![Bytes::from("SET"), Bytes::from("k"), Bytes::from("v")]
+        );
+        assert_eq!(
+            second.as_ptr(),
+            reused_bigger,
+            "the spare vector holds the request"
+        );
+        decoder.give_back(vec![Bytes::from("x")]);
+        let mut buf = BytesMut::from(&b"*2\r\n$4\r\nECHO\r\n$2\r\nhi\r\n"[..]);
+        let third = decoder.decode(&mut buf, true).unwrap().unwrap();
+        assert_eq!(third, vec![Bytes::from("ECHO"), Bytes::from("hi")]);
     }
 
     #[test]

@@ -415,7 +415,11 @@ where
                 match decoder.decode(&mut input, authenticated) {
                     Ok(Some(args)) => {
                         ran += 1;
-                        match engine.execute(id, args, &mut output) {
+                        let outcome = engine.execute(id, args, &mut output);
+                        if let Some(spare) = engine.take_spare_args() {
+                            decoder.give_back(spare);
+                        }
+                        match outcome {
                             Outcome::Continue => {}
                             Outcome::Blocked => break,
                             Outcome::Close => {

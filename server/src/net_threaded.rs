@@ -375,7 +375,10 @@ fn run_queue(
     let mut close = false;
     while !handle.is_blocked() {
         let Some(args) = queue.pop_front() else { break };
-        if engine.execute(id, args, &mut out) == Outcome::Close {
+        let outcome = engine.execute(id, args, &mut out);
+        // The decoders run on the I/O threads: the spare vector is not theirs to reuse.
+        drop(engine.take_spare_args());
+        if outcome == Outcome::Close {
             close = true;
             queue.clear();
             break;

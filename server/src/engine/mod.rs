@@ -78,6 +78,10 @@ pub struct Engine {
     pub clients: Clients,
     /// The command table every command is looked up in and lent.
     pub registry: &'static Registry,
+    /// The argument vector of the last command that kept none of it (not queued, not
+    /// blocked), for the connection to give back to its decoder ([`Engine::take_spare_args`]);
+    /// callers that have no decoder to give it to leave it to be replaced by the next one.
+    spare_args: Option<Vec<Bytes>>,
 }
 
 impl Engine {
@@ -100,7 +104,14 @@ impl Engine {
             server,
             clients: Clients::default(),
             registry,
+            spare_args: None,
         }
+    }
+
+    /// The argument vector the last command left (see the field), if any.
+    #[inline]
+    pub fn take_spare_args(&mut self) -> Option<Vec<Bytes>> {
+        self.spare_args.take()
     }
 
     /// Registers a new connection. Returns its handle, or the refusal to send.
@@ -425,6 +436,7 @@ impl Engine {
             }
         }
         let block = self.call(client, command, &args, out, now_us, run);
+        self.spare_args = Some(args);
         match (block, run) {
             (Some(blocked), Run::Fresh) => self.park(client, blocked),
             // Still nothing for it: the caller keeps the client where it was in the queues.
