@@ -942,7 +942,7 @@ where
 
     /// A random entry drawn more fairly than [`Dict::random_entry`] (Redis's
     /// `dictGetFairRandomKey`): picking a bucket and then a place in its chain favours entries in
-    /// short chains, so this gathers up to 20 entries from consecutive buckets starting at a
+    /// short chains, so this gathers up to 15 entries from consecutive buckets starting at a
     /// random one and picks among them uniformly. SRANDMEMBER and HRANDFIELD use it; Redis's
     /// tests check their histograms.
     pub fn fair_random_entry(&self, rng: &mut impl Rng) -> Option<(&K, &V)> {
@@ -993,9 +993,10 @@ where
 
     /// Where [`Dict::fair_random_entry`]'s draw is: (table, bucket, slab index), or `None` when
     /// the walk found nothing (a sparse table), for the caller to fall back on a plain draw.
-    /// Like Redis's `dictGetSomeKeys`, it stops at 20 entries; only their links are read.
+    /// Like Redis's `dictGetSomeKeys` called by `dictGetFairRandomKey`, it stops at 15 entries
+    /// (`GETFAIR_NUM_ENTRIES`) after at most 150 buckets; only their links are read.
     fn fair_random_position(&self, rng: &mut impl Rng) -> Option<(usize, usize, u32)> {
-        const SAMPLES: usize = 20;
+        const SAMPLES: usize = 15;
         if self.is_empty() {
             return None;
         }
