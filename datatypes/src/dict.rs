@@ -1009,7 +1009,8 @@ where
         let mask = size - 1;
         // First the non-empty buckets (a sequential walk over the bucket arrays), then their
         // heads' links, read in a loop of their own: the loads are independent, so their cache
-        // misses overlap instead of queueing one behind the other as a chain walk would.
+        // misses overlap instead of queueing one behind the other as a chain walk would (one
+        // walk instead: SPOP -P 16 at 2.10 µs of CPU per request against 1.76, 1.5M members).
         let mut heads = [(0usize, 0usize, NIL); SAMPLES];
         let mut nheads = 0;
         let mut index = rng.gen_range(0..size);

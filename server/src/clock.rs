@@ -413,11 +413,6 @@ impl Stopwatch {
     pub fn calibrate() {
         TSC_TICKS_PER_US.get_or_init(measure_tsc);
     }
-
-    /// True when stopwatches read the time-stamp counter.
-    pub fn uses_tsc() -> bool {
-        matches!(TSC_TICKS_PER_US.get(), Some(Some(_)))
-    }
 }
 
 fn fallback_epoch() -> std::time::Instant {
