@@ -363,6 +363,17 @@ fn compare(
     password: Option<&str>,
     scenario: impl Fn(SocketAddr, &mut Log),
 ) -> Option<()> {
+    compare_in(test, password, false, scenario)
+}
+
+/// [`compare`], with embedis's clients served through io_uring when `uring` (a busy script
+/// then reads and writes their sockets through the ring).
+fn compare_in(
+    test: &str,
+    password: Option<&str>,
+    uring: bool,
+    scenario: impl Fn(SocketAddr, &mut Log),
+) -> Option<()> {
     // One scenario at a time: each keeps a core busy with its looping script, and the machine
     // may have only two.
     static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -378,7 +389,20 @@ fn compare(
     if let Some(password) = password {
         builder = builder.password(password);
     }
+    if uring {
+        builder = builder.config("io-uring", "yes").unwrap();
+    }
     let ours = builder.start().expect("start embedis");
+    if uring {
+        let mut c = connect(ours.addr());
+        if let Some(password) = password {
+            cmd(&mut c, &["AUTH", password]);
+        }
+        assert_eq!(
+            cmd(&mut c, &["CONFIG", "GET", "io-uring"]),
+            "*2\\r\\n$8\\r\\nio-uring\\r\\n$3\\r\\nyes\\r\\n"
+        );
+    }
     let mut log = Log(Vec::new());
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         scenario(ours.addr(), &mut log)
@@ -430,6 +454,21 @@ fn acl_users_while_busy_match_redis() {
 #[test]
 fn killed_eval_matches_redis() {
     compare("busy_scripts::killed_eval", None, killed_eval);
+}
+
+#[test]
+fn killed_eval_through_io_uring_matches_redis() {
+    compare_in("busy_scripts::killed_eval_uring", None, true, killed_eval);
+}
+
+#[test]
+fn requests_split_across_busy_period_through_io_uring_match_redis() {
+    compare_in(
+        "busy_scripts::split_requests_uring",
+        None,
+        true,
+        split_requests,
+    );
 }
 
 #[test]

@@ -344,6 +344,27 @@ fn fixtures_match_redis_with_threaded_io() {
     compare_all(&redis, &ours, "io-threads 2", &["io-threads"]);
 }
 
+/// The same fixtures with the clients' socket I/O through io_uring (`io-uring yes`).
+#[test]
+fn fixtures_match_redis_through_io_uring() {
+    let Some(redis) = RedisServer::start("differential-uring", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("io-uring", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = support::Conn::connect(ours.addr()).unwrap();
+    assert_eq!(
+        c.command(&["CONFIG", "GET", "io-uring"]),
+        b"*2\r\n$8\r\nio-uring\r\n$3\r\nyes\r\n",
+        "the ring was not set up"
+    );
+    drop(c);
+    compare_all(&redis, &ours, "io-uring", &[]);
+}
+
 /// Both servers of the Redis 8.2 comparison accept DEBUG: the fixtures switch active expiry
 /// off to watch lazy field expiry (DEBUG SET-ACTIVE-EXPIRE 0).
 const REDIS8_ARGS: &[&str] = &["--enable-debug-command", "yes"];

@@ -109,6 +109,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "net.rs",
             "primary_link.rs",
             "net_threaded.rs",
+            "net_uring.rs",
             "cluster_bus.rs",
             "server.rs",
             "direct.rs",

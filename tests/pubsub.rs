@@ -144,6 +144,12 @@ fn pubsub_transcript_matches_redis() {
         &transcript(threaded.addr()),
         &theirs,
     );
+    let uring = embedis::Server::builder()
+        .config("io-uring", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    check_transcripts("pubsub, io-uring", &transcript(uring.addr()), &theirs);
 }
 
 // ---------------------------------------------------------------------------------------------

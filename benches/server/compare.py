@@ -38,6 +38,8 @@ is given them with CLUSTER ADDSLOTSRANGE 0 16383; each server gets a free --clus
 --tls runs redis-benchmark over TLS (--tls with a CA, client certificate and key) against a TLS port
 of each server (tls-port, with certificates made by openssl for the run; the default
 tls-auth-clients yes, so the client certificate is checked); prefilling stays on the plain port.
+--embedis-args / --baseline-args give one embedis server arguments of its own: `--embedis-args
+"--io-uring yes"` with the same binary as --baseline compares io_uring against epoll in one run.
 --baseline adds a third server, an earlier embedis-server binary, to the same alternating rounds
 (the order rotates each round), and prints a second table of embedis against that baseline: the
 before/after figures of a change, measured side by side in one run.
@@ -247,10 +249,10 @@ def benchmark_target(port):
             "--key", f"{d}/client.key"]
 
 
-def start_embedis(binary, io_threads):
+def start_embedis(binary, io_threads, own_args=()):
     port = free_port()
     cmd = ["taskset", "-c", SERVER_CORE, binary, "--port", str(port), "--save", "", "--appendonly", "no",
-           "--logfile", "/dev/null", "--io-threads", str(io_threads), *tls_server_args(port)]
+           "--logfile", "/dev/null", "--io-threads", str(io_threads), *tls_server_args(port), *own_args]
     if SERVER_ARGS:
         cmd += ["--dir", server_dir(), *SERVER_ARGS, *cluster_args()]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -498,6 +500,8 @@ def main():
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     ap.add_argument("--server-args", default="", help="extra arguments for both servers, e.g. '--appendonly yes --appendfsync always'")
+    ap.add_argument("--embedis-args", default="", help="extra arguments for embedis only, e.g. '--io-uring yes'")
+    ap.add_argument("--baseline-args", default="", help="extra arguments for the --baseline embedis only")
     ap.add_argument("--tls", action="store_true", help="benchmark over TLS (a TLS port on each server)")
     ap.add_argument("--reference", default="", help="another redis-server binary to compare with (e.g. Redis 8.2)")
     args = ap.parse_args()
@@ -508,11 +512,11 @@ def main():
         TLS["dir"] = make_tls_certs()
     suites = args.suite.split(",")
     servers = {
-        "embedis": lambda: start_embedis(args.embedis, args.io_threads),
+        "embedis": lambda: start_embedis(args.embedis, args.io_threads, args.embedis_args.split()),
         "redis": start_redis,
     }
     if args.baseline:
-        servers["before"] = lambda: start_embedis(args.baseline, args.io_threads)
+        servers["before"] = lambda: start_embedis(args.baseline, args.io_threads, args.baseline_args.split())
     version = subprocess.run([REDIS_BINARY[0], "--version"], capture_output=True, text=True).stdout.split()
     print(f"Reference: {' '.join(version[:3])}")
     print(f"Medians of {args.rounds} alternating rounds; -c 50 -r 100000; servers on core {SERVER_CORE}, "

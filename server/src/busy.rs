@@ -72,6 +72,28 @@ pub fn install_acceptor(acceptor: Acceptor) {
     ACCEPTOR.set(Some(acceptor));
 }
 
+/// How a busy script reads and writes the sockets of clients served through io_uring
+/// (`crate::net_uring`), whose bytes go through the ring rather than `recv`/`send`: installed by
+/// that module on the thread of a server that has a ring.
+#[derive(Clone, Copy)]
+pub struct RingHooks {
+    /// Moves the bytes received for `fd` into the handle's stolen bytes; None if `fd` is not a
+    /// ring connection.
+    pub take_input: fn(fd: i32, handle: &ClientHandle) -> Option<usize>,
+    /// Sends `bytes` on `fd` after what it already queued; false if `fd` is not a ring
+    /// connection.
+    pub send: fn(fd: i32, bytes: &[u8]) -> bool,
+}
+
+thread_local! {
+    static RING_HOOKS: Cell<Option<RingHooks>> = const { Cell::new(None) };
+}
+
+/// Installs the ring's hooks for busy scripts on this thread.
+pub fn install_ring_hooks(hooks: RingHooks) {
+    RING_HOOKS.set(Some(hooks));
+}
+
 /// Most bytes read from one client per turn of the busy loop.
 const READ_PER_TURN: usize = 64 * 1024;
 
@@ -288,6 +310,11 @@ fn next_request(buf: &mut BytesMut, max_bulk: usize, authenticated: bool) -> Opt
 
 /// Reads what the socket has without blocking, into the handle's stolen bytes.
 fn read_available(fd: i32, handle: &ClientHandle) -> usize {
+    if let Some(hooks) = RING_HOOKS.get() {
+        if let Some(read) = (hooks.take_input)(fd, handle) {
+            return read;
+        }
+    }
     let mut total = 0;
     let mut chunk = [0u8; 16 * 1024];
     while total < READ_PER_TURN {
@@ -319,6 +346,11 @@ fn send_or_deliver(fd: i32, handle: &ClientHandle, bytes: &[u8]) {
     if handle.has_outbox() {
         handle.deliver(bytes);
         return;
+    }
+    if let Some(hooks) = RING_HOOKS.get() {
+        if (hooks.send)(fd, bytes) {
+            return;
+        }
     }
     // SAFETY: `bytes` is a valid buffer; MSG_DONTWAIT never blocks, MSG_NOSIGNAL avoids SIGPIPE.
     let n = unsafe {

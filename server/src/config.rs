@@ -49,6 +49,9 @@ pub struct Config {
     pub enable_debug_command: Access,
     pub enable_protected_configs: Access,
     pub io_threads: usize,
+    /// Plain TCP and unix clients' socket I/O through io_uring (`crate::net_uring`); embedis's
+    /// own option, off by default. CONFIG SET applies it to the connections accepted after.
+    pub io_uring: bool,
     pub proto_max_bulk_len: i64,
     pub client_query_buffer_limit: i64,
     pub tcp_keepalive: u64,
@@ -436,6 +439,7 @@ impl Default for Config {
             enable_debug_command: Access::No,
             enable_protected_configs: Access::No,
             io_threads: 1,
+            io_uring: false,
             proto_max_bulk_len: 512 * 1024 * 1024,
             client_query_buffer_limit: 1024 * 1024 * 1024,
             tcp_keepalive: 300,
@@ -884,6 +888,8 @@ pub static PARAMS: &[Param] = &[
     param!("enable-protected-configs", Kind::Choice(&["no", "yes", "local"]), mutable: false,
     get: |c| access_name(c.enable_protected_configs).to_string(),
     set: |c, v| c.enable_protected_configs = parse_access(v)),
+    param!("io-uring", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.io_uring), set: |c, v| c.io_uring = v.eq_ignore_ascii_case("yes")),
     param!("io-threads", Kind::Int { min: 1, max: 128 }, mutable: false,
         get: |c| c.io_threads.to_string(), set: |c, v| c.io_threads = v.parse().unwrap_or(1)),
     param!("proto-max-bulk-len", Kind::Memory { min: 1024 * 1024, max: i64::MAX }, mutable: true,

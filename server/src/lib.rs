@@ -75,6 +75,7 @@ pub mod cluster_bus;
 pub mod direct;
 pub mod net;
 pub mod net_threaded;
+pub mod net_uring;
 pub mod primary_link;
 pub mod server;
 #[cfg(test)]

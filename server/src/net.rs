@@ -76,9 +76,44 @@ pub struct Shared {
     pub turn_end: Notify,
     /// Wakes [`run_snapshots`] when a background save begins.
     pub snapshot: Notify,
+    /// The ring plain TCP and unix clients' I/O goes through, with `io-uring yes` (set up when
+    /// first wanted: at start, or at the first connection after CONFIG SET io-uring yes).
+    pub uring: RefCell<Option<Rc<crate::net_uring::Uring>>>,
 }
 
 impl Shared {
+    /// The ring a new plain TCP or unix connection should use: None unless `io-uring` is yes.
+    /// Sets the ring up (and starts its driver) the first time; where io_uring is unavailable,
+    /// says so in the log and turns `io-uring` back to no, so that CONFIG GET tells the truth.
+    pub fn ring_for_new_connection(&self) -> Option<Rc<crate::net_uring::Uring>> {
+        let mut engine = self.engine.borrow_mut();
+        if !engine.server.config.io_uring {
+            return None;
+        }
+        let mut ring = self.uring.borrow_mut();
+        if let Some(ring) = &*ring {
+            return Some(ring.clone());
+        }
+        match crate::net_uring::Uring::new() {
+            Ok(uring) => {
+                engine
+                    .server
+                    .log
+                    .notice("Serving TCP and unix-socket clients through io_uring");
+                tokio::task::spawn_local(crate::net_uring::run(uring.clone()));
+                *ring = Some(uring.clone());
+                Some(uring)
+            }
+            Err(e) => {
+                engine.server.log.warning(&format!(
+                    "io-uring yes, but io_uring is not available ({e}): using epoll"
+                ));
+                engine.server.config.io_uring = false;
+                None
+            }
+        }
+    }
+
     /// Called after anything ran against the engine: hands out-of-turn output to connections and
     /// notices a SHUTDOWN request.
     pub fn after_work(&self, engine: &mut Engine) {
@@ -134,12 +169,18 @@ pub async fn wake_at_turn_end(shared: Rc<Shared>) {
 /// so that the plain connections' code is compiled as it was without TLS.
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     const PLAIN_SOCKET: bool = true;
+    /// Whether written bytes may stay in the stream until a flush (TLS records).
+    const FLUSH_AFTER_WRITE: bool = false;
 }
 
 impl Transport for tokio::net::TcpStream {}
 impl Transport for tokio::net::UnixStream {}
+// A busy script serves ring clients too, reading and writing through the ring (see
+// `net_uring`'s busy hooks).
+impl Transport for crate::net_uring::UringStream {}
 impl Transport for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
     const PLAIN_SOCKET: bool = false;
+    const FLUSH_AFTER_WRITE: bool = true;
 }
 
 /// Accepts connections on the current TCP listeners, replacing them when CONFIG SET port / bind
@@ -177,7 +218,15 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
     let keepalive = || shared.engine.borrow().server.config.tcp_keepalive;
     loop {
         let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, keepalive).await;
-        start_connection(stream, &shared, Peer::Tcp { addr, local }, fd);
+        let peer = Peer::Tcp { addr, local };
+        match &shared.ring_for_new_connection() {
+            None => start_connection(stream, &shared, peer, fd),
+            Some(uring) => {
+                if let Ok(stream) = uring.adopt_tcp(stream) {
+                    start_connection(stream, &shared, peer, fd);
+                }
+            }
+        }
     }
 }
 
@@ -215,7 +264,14 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
         };
         let fd = stream.as_raw_fd();
         let peer = Peer::Unix { path: path.clone() };
-        start_connection(stream, &shared, peer, fd);
+        match &shared.ring_for_new_connection() {
+            None => start_connection(stream, &shared, peer, fd),
+            Some(uring) => {
+                if let Ok(stream) = uring.adopt_unix(stream) {
+                    start_connection(stream, &shared, peer, fd);
+                }
+            }
+        }
     }
 }
 
@@ -497,7 +553,7 @@ where
                 Wrote::Killed => return Ok(()),
                 Wrote::All { woken: w } => woken = w,
             }
-            if !S::PLAIN_SOCKET {
+            if S::FLUSH_AFTER_WRITE {
                 // TLS may keep the last records of the replies when the socket was full.
                 match flush_unless_killed(stream, handle).await? {
                     Wrote::Killed => return Ok(()),

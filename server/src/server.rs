@@ -594,7 +594,10 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         turn_end_wakes: RefCell::new(Vec::new()),
         turn_end: Notify::new(),
         snapshot: Notify::new(),
+        uring: RefCell::new(None),
     });
+    // `io-uring yes` at start: the ring now, so that a fallback to epoll shows at once.
+    let _ = shared.ring_for_new_connection();
 
     // A change of a controllable clock runs expiry and timeouts at once: before the next
     // command, or by the timer if no command comes.

@@ -24,7 +24,8 @@ OUT_DIR=${OUT_DIR:-$(mktemp -d /tmp/embedis-redis-suite.XXXXXX)}
 cargo build --release --bin embedis-server
 export PROFILE=${PROFILE:-full} OUT_DIR
 [ $# -eq 0 ] && export UNITS=${UNITS:-all}
-export SERVER_CMD="$ROOT/target/release/embedis-server --port $PORT --bind 127.0.0.1 --enable-debug-command yes"
+# EMBEDIS_ARGS: more arguments for the server, e.g. EMBEDIS_ARGS="--io-uring yes".
+export SERVER_CMD="$ROOT/target/release/embedis-server --port $PORT --bind 127.0.0.1 --enable-debug-command yes ${EMBEDIS_ARGS:-}"
 status=0
 "$RUNNER" -p "$PORT" "$@" || status=$?
 
