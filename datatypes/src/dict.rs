@@ -54,6 +54,33 @@ const MIN_FILL_PERCENT: usize = 10;
 
 /// The end of a chain, an empty bucket, an empty free list.
 const NIL: u32 = u32::MAX;
+
+/// Set in a bucket word whose chain has more than one entry. A bucket word is [`NIL`] or the
+/// head's slab index, with this bit when the head has a successor: SPOP's draw
+/// ([`Dict::pop_fair_random`]) then reads no link for a bucket of one entry — as Redis 8 keeps
+/// a lone key in the bucket itself — and most sampled buckets cost no cache miss beyond the
+/// bucket array (measured in BENCHMARKS.md, "SPOP"). Slab indices stay below this bit.
+const MORE: u32 = 1 << 31;
+
+/// The head index a bucket word holds ([`NIL`] for an empty bucket).
+#[inline(always)]
+fn head_of(word: u32) -> u32 {
+    if word == NIL {
+        NIL
+    } else {
+        word & !MORE
+    }
+}
+
+/// The bucket word of a chain headed by `head` (not [`NIL`]), with more entries or not.
+#[inline(always)]
+fn bucket_word(head: u32, more: bool) -> u32 {
+    if more {
+        head | MORE
+    } else {
+        head
+    }
+}
 /// Entries in a slab's first chunk; each next chunk doubles the capacity until chunks reach
 /// `1 << MAX_CHUNK_LOG` entries, after which every chunk has that size (so a big table wastes at
 /// most one chunk, and a small one at most half its capacity).
@@ -145,8 +172,8 @@ impl<K, V> Slab<K, V> {
         let size = chunk_capacity(self.chunks.len());
         let capacity = self.capacity as usize + size;
         assert!(
-            capacity < NIL as usize,
-            "a dict table holds at most 2^32 - 2 entries"
+            capacity < MORE as usize,
+            "a dict table holds at most 2^31 - 1 entries"
         );
         let mut entries = Vec::with_capacity(size);
         entries.resize_with(size, MaybeUninit::uninit);
@@ -251,10 +278,34 @@ impl Table {
     #[inline]
     fn push<K, V>(&mut self, slab: &mut Slab<K, V>, slot: usize, key: K, value: V) -> u32 {
         let index = slab.alloc(key, value);
-        slab.set_next(index, self.buckets[slot]);
-        self.buckets[slot] = index;
+        let old = head_of(self.buckets[slot]);
+        slab.set_next(index, old);
+        self.buckets[slot] = bucket_word(index, old != NIL);
         self.used += 1;
         index
+    }
+
+    /// Takes an entry (whose successor is `next`, whose predecessor is `prev`, or [`NIL`] for
+    /// the head) off bucket `slot`'s chain, keeping the bucket word's [`MORE`] bit true. The
+    /// caller releases the entry's slot.
+    #[inline]
+    fn unlink<K, V>(&mut self, slab: &mut Slab<K, V>, slot: usize, prev: u32, next: u32) {
+        let word = self.buckets[slot];
+        if prev == NIL {
+            // The successor becomes the head: does it have one of its own?
+            self.buckets[slot] = if next == NIL {
+                NIL
+            } else {
+                bucket_word(next, slab.next(next) != NIL)
+            };
+        } else {
+            slab.set_next(prev, next);
+            if next == NIL && prev == head_of(word) {
+                // Only the head is left.
+                self.buckets[slot] = prev;
+            }
+        }
+        self.used -= 1;
     }
 
     /// Calls `visit` for each entry of bucket `bucket`'s chain (`slab` is this table's).
@@ -265,7 +316,7 @@ impl Table {
         bucket: usize,
         visit: &mut dyn FnMut(&'a K, &'a V),
     ) {
-        let mut link = self.buckets[bucket];
+        let mut link = head_of(self.buckets[bucket]);
         while link != NIL {
             // SAFETY: a slot on a chain holds an entry.
             let ((k, v), next) = unsafe { slab.entry(link) };
@@ -282,7 +333,7 @@ impl Table {
         bucket: usize,
         visit: &mut dyn FnMut(&K, &mut V),
     ) {
-        let mut link = self.buckets[bucket];
+        let mut link = head_of(self.buckets[bucket]);
         while link != NIL {
             // SAFETY: a slot on a chain holds an entry.
             let ((k, v), next) = unsafe { slab.entry_mut(link) };
@@ -413,8 +464,8 @@ impl<K, V, S> Dict<K, V, S> {
                 continue;
             }
             for table in self.tables.iter().filter(|t| t.slab == id) {
-                for &head in &table.buckets {
-                    let mut link = head;
+                for &word in &table.buckets {
+                    let mut link = head_of(word);
                     while link != NIL {
                         let (c, o) = place(link);
                         let chunk = &mut slab.chunks[c];
@@ -483,15 +534,16 @@ impl<K, V, S> Dict<K, V, S> {
                     return true;
                 }
             }
-            let mut link = std::mem::replace(&mut old.buckets[index], NIL);
+            let mut link = head_of(std::mem::replace(&mut old.buckets[index], NIL));
             while link != NIL {
                 let next = old_slab.next(link);
                 if same_slab {
                     // SAFETY: `link` was on the chain just detached from the bucket.
                     let ((key, _), _) = unsafe { old_slab.entry(link) };
                     let slot = (self.hasher.hash_one(key) as usize) & new.mask();
-                    old_slab.set_next(link, new.buckets[slot]);
-                    new.buckets[slot] = link;
+                    let head = head_of(new.buckets[slot]);
+                    old_slab.set_next(link, head);
+                    new.buckets[slot] = bucket_word(link, head != NIL);
                     new.used += 1;
                 } else {
                     // SAFETY: as above; the entry leaves the chain and the slab together.
@@ -695,7 +747,7 @@ where
         }
         for (t, table) in self.tables[..self.live_tables()].iter().enumerate() {
             let slab = &self.slabs[table.slab];
-            let mut link = table.buckets[hash & table.mask()];
+            let mut link = head_of(table.buckets[hash & table.mask()]);
             while link != NIL {
                 // SAFETY: a slot on a chain holds an entry.
                 let ((k, _), next) = unsafe { slab.entry(link) };
@@ -773,17 +825,12 @@ where
             let slab = &mut self.slabs[table.slab];
             let slot = hash & table.mask();
             let mut prev = NIL;
-            let mut link = table.buckets[slot];
+            let mut link = head_of(table.buckets[slot]);
             while link != NIL {
                 // SAFETY: a slot on a chain holds an entry.
                 let ((k, _), next) = unsafe { slab.entry(link) };
                 if k.borrow() == key {
-                    if prev == NIL {
-                        table.buckets[slot] = next;
-                    } else {
-                        slab.set_next(prev, next);
-                    }
-                    table.used -= 1;
+                    table.unlink(slab, slot, prev, next);
                     // SAFETY: the entry is initialised and now unlinked.
                     return Some(unsafe { slab.release(link) });
                 }
@@ -920,7 +967,7 @@ where
             let mut warm = 0usize;
             for &index in &indices[..n] {
                 // Reading each first entry's link and key pulls the bucket slot and the entry in.
-                let link = table.buckets[index];
+                let link = head_of(table.buckets[index]);
                 if link != NIL {
                     // SAFETY: a slot on a chain holds an entry.
                     let (_, next) = unsafe { slab.entry(link) };
@@ -975,16 +1022,14 @@ where
         };
         let table = &mut self.tables[t];
         let slab = &mut self.slabs[table.slab];
-        if table.buckets[bucket] == link {
-            table.buckets[bucket] = slab.next(link);
-        } else {
-            let mut prev = table.buckets[bucket];
-            while slab.next(prev) != link {
-                prev = slab.next(prev);
-            }
-            slab.set_next(prev, slab.next(link));
+        let next = slab.next(link);
+        let mut prev = NIL;
+        let mut at = head_of(table.buckets[bucket]);
+        while at != link {
+            prev = at;
+            at = slab.next(at);
         }
-        table.used -= 1;
+        table.unlink(slab, bucket, prev, next);
         // SAFETY: the entry was on the chain it has just left.
         let entry = unsafe { slab.release(link) };
         self.rehash_step();
@@ -1011,6 +1056,7 @@ where
         // heads' links, read in a loop of their own: the loads are independent, so their cache
         // misses overlap instead of queueing one behind the other as a chain walk would (one
         // walk instead: SPOP -P 16 at 2.10 µs of CPU per request against 1.76, 1.5M members).
+        // Bucket words: a lone entry's needs nothing more read (no MORE bit).
         let mut heads = [(0usize, 0usize, NIL); SAMPLES];
         let mut nheads = 0;
         let mut index = rng.gen_range(0..size);
@@ -1019,9 +1065,9 @@ where
         while nheads < SAMPLES && steps > 0 {
             for (t, table) in self.tables[..live].iter().enumerate() {
                 if index < table.size() && nheads < SAMPLES {
-                    let head = table.buckets[index];
-                    if head != NIL {
-                        heads[nheads] = (t, index, head);
+                    let word = table.buckets[index];
+                    if word != NIL {
+                        heads[nheads] = (t, index, word);
                         nheads += 1;
                     }
                 }
@@ -1029,18 +1075,22 @@ where
             index = (index + 1) & mask;
             steps -= 1;
         }
+        // Then the links of the chains of more than one entry, read in a loop of their own:
+        // the loads are independent, so their cache misses overlap.
         let mut nexts = [NIL; SAMPLES];
-        for (next, &(t, _, head)) in nexts.iter_mut().zip(&heads[..nheads]) {
-            *next = self.slabs[self.tables[t].slab].next(head);
+        for (next, &(t, _, word)) in nexts.iter_mut().zip(&heads[..nheads]) {
+            if word & MORE != 0 {
+                *next = self.slabs[self.tables[t].slab].next(head_of(word));
+            }
         }
         // Every entry of those chains, in bucket order, up to SAMPLES.
         let mut found = [(0usize, 0usize, NIL); SAMPLES];
         let mut n = 0;
-        for (&(t, bucket, head), &next) in heads[..nheads].iter().zip(&nexts) {
+        for (&(t, bucket, word), &next) in heads[..nheads].iter().zip(&nexts) {
             if n == SAMPLES {
                 break;
             }
-            found[n] = (t, bucket, head);
+            found[n] = (t, bucket, head_of(word));
             n += 1;
             let slab = &self.slabs[self.tables[t].slab];
             let mut link = next;
@@ -1090,7 +1140,7 @@ where
                 if index >= table.size() {
                     continue;
                 }
-                let mut link = table.buckets[index];
+                let mut link = head_of(table.buckets[index]);
                 if link == NIL {
                     empty_run += 1;
                     if empty_run >= 5 && empty_run > count {
@@ -1146,7 +1196,7 @@ where
                 }
                 None => (0, rng.gen_range(0..self.tables[0].size())),
             };
-            let head = self.tables[t].buckets[index];
+            let head = head_of(self.tables[t].buckets[index]);
             if head != NIL {
                 break (t, head);
             }
@@ -1227,13 +1277,33 @@ impl<'a, K, V> Iterator for Iter<'a, K, V> {
                 self.bucket = 0;
                 continue;
             }
-            self.link = table.buckets[self.bucket];
+            self.link = head_of(table.buckets[self.bucket]);
             self.bucket += 1;
         }
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (self.remaining, Some(self.remaining))
+    }
+}
+
+#[cfg(test)]
+impl<K, V, S> Dict<K, V, S> {
+    /// Panics unless every bucket word's [`MORE`] bit says whether its chain has more than one
+    /// entry, and every head index is below the bit.
+    fn assert_bucket_words(&self) {
+        for table in &self.tables {
+            let slab = &self.slabs[table.slab];
+            for (b, &word) in table.buckets.iter().enumerate() {
+                if word == NIL {
+                    continue;
+                }
+                let head = head_of(word);
+                assert!(head < MORE, "bucket {b}: head {head} reaches the MORE bit");
+                let more = slab.next(head) != NIL;
+                assert_eq!(word & MORE != 0, more, "bucket {b}: MORE bit wrong");
+            }
+        }
     }
 }
 
@@ -1289,6 +1359,7 @@ mod tests {
                     Op::RehashAll => while dict.rehash(100) {},
                 }
                 prop_assert_eq!(dict.len(), model.len());
+                dict.assert_bucket_words();
             }
             let mut seen: Vec<(u64, u64)> = dict.iter().map(|(k, v)| (*k, *v)).collect();
             let mut expected: Vec<(u64, u64)> = model.into_iter().collect();
@@ -1612,6 +1683,9 @@ mod tests {
             popped += 1;
             if popped % 500 == 0 {
                 dict.shrink_if_needed();
+            }
+            if popped % 97 == 0 {
+                dict.assert_bucket_words();
             }
             assert_eq!(dict.len(), left.len());
         }
