@@ -398,10 +398,7 @@ fn compare_in(
         if let Some(password) = password {
             cmd(&mut c, &["AUTH", password]);
         }
-        assert_eq!(
-            cmd(&mut c, &["CONFIG", "GET", "io-uring"]),
-            "*2\\r\\n$8\\r\\nio-uring\\r\\n$3\\r\\nyes\\r\\n"
-        );
+        support::assert_io_uring(&mut c);
     }
     let mut log = Log(Vec::new());
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {

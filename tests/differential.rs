@@ -355,13 +355,7 @@ fn fixtures_match_redis_through_io_uring() {
         .unwrap()
         .start()
         .unwrap();
-    let mut c = support::Conn::connect(ours.addr()).unwrap();
-    assert_eq!(
-        c.command(&["CONFIG", "GET", "io-uring"]),
-        b"*2\r\n$8\r\nio-uring\r\n$3\r\nyes\r\n",
-        "the ring was not set up"
-    );
-    drop(c);
+    support::assert_io_uring(&mut support::connect(ours.addr()));
     compare_all(&redis, &ours, "io-uring", &[]);
 }
 

@@ -25,15 +25,9 @@ fn uring_server() -> embedis::Server {
     server
 }
 
-/// The server reports `io-uring yes` only when its ring was set up (it falls back to epoll, and
-/// says `no`, where io_uring is unavailable): the tests below must exercise the ring.
+/// The tests below must exercise the ring (see [`support::assert_io_uring`]).
 fn assert_uring(server: &embedis::Server) {
-    let mut c = Conn::connect(server.addr()).unwrap();
-    assert_eq!(
-        c.command(&["CONFIG", "GET", "io-uring"]),
-        b"*2\r\n$8\r\nio-uring\r\n$3\r\nyes\r\n",
-        "io_uring unavailable on this machine: the ring was not set up"
-    );
+    support::assert_io_uring(&mut Conn::connect(server.addr()).unwrap());
 }
 
 fn connected_clients(c: &mut Conn) -> usize {

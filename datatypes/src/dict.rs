@@ -278,11 +278,17 @@ impl Table {
     #[inline]
     fn push<K, V>(&mut self, slab: &mut Slab<K, V>, slot: usize, key: K, value: V) -> u32 {
         let index = slab.alloc(key, value);
+        self.link(slab, slot, index);
+        index
+    }
+
+    /// Puts the entry in `slab`'s slot `index` (this table's slab) at the head of bucket `slot`.
+    #[inline(always)]
+    fn link<K, V>(&mut self, slab: &mut Slab<K, V>, slot: usize, index: u32) {
         let old = head_of(self.buckets[slot]);
         slab.set_next(index, old);
         self.buckets[slot] = bucket_word(index, old != NIL);
         self.used += 1;
-        index
     }
 
     /// Takes an entry (whose successor is `next`, whose predecessor is `prev`, or [`NIL`] for
@@ -541,10 +547,7 @@ impl<K, V, S> Dict<K, V, S> {
                     // SAFETY: `link` was on the chain just detached from the bucket.
                     let ((key, _), _) = unsafe { old_slab.entry(link) };
                     let slot = (self.hasher.hash_one(key) as usize) & new.mask();
-                    let head = head_of(new.buckets[slot]);
-                    old_slab.set_next(link, head);
-                    new.buckets[slot] = bucket_word(link, head != NIL);
-                    new.used += 1;
+                    new.link(old_slab, slot, link);
                 } else {
                     // SAFETY: as above; the entry leaves the chain and the slab together.
                     let (key, value) = unsafe { old_slab.release(link) };

@@ -169,8 +169,6 @@ pub async fn wake_at_turn_end(shared: Rc<Shared>) {
 /// so that the plain connections' code is compiled as it was without TLS.
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     const PLAIN_SOCKET: bool = true;
-    /// Whether written bytes may stay in the stream until a flush (TLS records).
-    const FLUSH_AFTER_WRITE: bool = false;
 }
 
 impl Transport for tokio::net::TcpStream {}
@@ -180,7 +178,6 @@ impl Transport for tokio::net::UnixStream {}
 impl Transport for crate::net_uring::UringStream {}
 impl Transport for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
     const PLAIN_SOCKET: bool = false;
-    const FLUSH_AFTER_WRITE: bool = true;
 }
 
 /// Accepts connections on the current TCP listeners, replacing them when CONFIG SET port / bind
@@ -219,12 +216,30 @@ pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
     loop {
         let (stream, fd, addr, local) = crate::listeners::accept_tcp(&listener, keepalive).await;
         let peer = Peer::Tcp { addr, local };
-        match &shared.ring_for_new_connection() {
-            None => start_connection(stream, &shared, peer, fd),
-            Some(uring) => {
-                if let Ok(stream) = uring.adopt_tcp(stream) {
-                    start_connection(stream, &shared, peer, fd);
-                }
+        start_plain_connection(
+            stream,
+            &shared,
+            peer,
+            fd,
+            crate::net_uring::Uring::adopt_tcp,
+        );
+    }
+}
+
+/// [`start_connection`] for a plain TCP or unix socket: through the ring with `io-uring yes`
+/// (`adopt` hands the socket over to it), else as it is.
+fn start_plain_connection<S: Transport>(
+    stream: S,
+    shared: &Rc<Shared>,
+    peer: Peer,
+    fd: i32,
+    adopt: fn(&Rc<crate::net_uring::Uring>, S) -> io::Result<crate::net_uring::UringStream>,
+) {
+    match shared.ring_for_new_connection() {
+        None => start_connection(stream, shared, peer, fd),
+        Some(uring) => {
+            if let Ok(stream) = adopt(&uring, stream) {
+                start_connection(stream, shared, peer, fd);
             }
         }
     }
@@ -264,14 +279,13 @@ pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared
         };
         let fd = stream.as_raw_fd();
         let peer = Peer::Unix { path: path.clone() };
-        match &shared.ring_for_new_connection() {
-            None => start_connection(stream, &shared, peer, fd),
-            Some(uring) => {
-                if let Ok(stream) = uring.adopt_unix(stream) {
-                    start_connection(stream, &shared, peer, fd);
-                }
-            }
-        }
+        start_plain_connection(
+            stream,
+            &shared,
+            peer,
+            fd,
+            crate::net_uring::Uring::adopt_unix,
+        );
     }
 }
 
@@ -553,7 +567,7 @@ where
                 Wrote::Killed => return Ok(()),
                 Wrote::All { woken: w } => woken = w,
             }
-            if S::FLUSH_AFTER_WRITE {
+            if !S::PLAIN_SOCKET {
                 // TLS may keep the last records of the replies when the socket was full.
                 match flush_unless_killed(stream, handle).await? {
                     Wrote::Killed => return Ok(()),

@@ -208,6 +208,9 @@ struct Driver {
     /// Connections by slot (the slot is in each operation's user data).
     conns: Vec<Option<Conn>>,
     free: Vec<u32>,
+    /// Live (not dropped) connections' slots by socket, for busy scripts (see
+    /// [`install_busy_hooks`]).
+    by_fd: std::collections::HashMap<RawFd, u32>,
     /// Slots with something to submit.
     pending: Vec<u32>,
     /// The driver task, woken when `pending` gets its first slot.
@@ -247,6 +250,7 @@ impl Uring {
                 pool: ManuallyDrop::new(pool),
                 conns: Vec::new(),
                 free: Vec::new(),
+                by_fd: std::collections::HashMap::new(),
                 pending: Vec::new(),
                 waker: None,
                 completed: Vec::new(),
@@ -270,6 +274,7 @@ impl Uring {
 
     fn adopt(self: &Rc<Self>, fd: OwnedFd) -> UringStream {
         let mut d = self.driver.borrow_mut();
+        let raw = fd.as_raw_fd();
         let conn = Conn {
             fd,
             input: Vec::new(),
@@ -297,18 +302,13 @@ impl Uring {
                 (d.conns.len() - 1) as u32
             }
         };
+        d.by_fd.insert(raw, slot);
         // Arm the receive now: the client's first request is usually on its way.
         d.queue(slot);
         UringStream {
             uring: self.clone(),
             slot,
         }
-    }
-
-    /// Connections the ring serves (for tests).
-    pub fn connections(&self) -> usize {
-        let d = self.driver.borrow();
-        d.conns.iter().filter(|c| c.is_some()).count()
     }
 }
 
@@ -762,6 +762,8 @@ impl Drop for UringStream {
         conn.dropped = true;
         conn.reader = None;
         conn.writer = None;
+        let fd = conn.fd.as_raw_fd();
+        d.by_fd.remove(&fd);
         d.queue(self.slot);
     }
 }
@@ -792,14 +794,8 @@ fn find_ring_conn(fd: RawFd) -> Option<(Rc<Uring>, u32)> {
     RINGS.with(|rings| {
         rings.borrow().iter().find_map(|ring| {
             let ring = ring.upgrade()?;
-            let slot = {
-                let d = ring.driver.try_borrow().ok()?;
-                d.conns.iter().position(|c| {
-                    c.as_ref()
-                        .is_some_and(|c| !c.dropped && c.fd.as_raw_fd() == fd)
-                })?
-            };
-            Some((ring, slot as u32))
+            let slot = *ring.driver.try_borrow().ok()?.by_fd.get(&fd)?;
+            Some((ring, slot))
         })
     })
 }

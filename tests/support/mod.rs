@@ -392,6 +392,18 @@ impl Conn {
 
 // ---- A raw RESP client over `Conn`: commands as text in, frames as readable text out ----
 
+/// Panics unless the embedis server on `conn` serves its clients through io_uring: it answers
+/// `io-uring yes` only once its ring is set up (where io_uring is unavailable it falls back to
+/// epoll and answers `no`), so a test meant for the ring cannot pass without it.
+#[allow(dead_code)]
+pub fn assert_io_uring(conn: &mut Conn) {
+    assert_eq!(
+        conn.command(&["CONFIG", "GET", "io-uring"]),
+        b"*2\r\n$8\r\nio-uring\r\n$3\r\nyes\r\n",
+        "io_uring unavailable on this machine: the ring was not set up"
+    );
+}
+
 /// Connects to the server at `addr`; panics if it cannot.
 pub fn connect(addr: SocketAddr) -> Conn {
     Conn::connect(addr).expect("connect")
