@@ -195,20 +195,28 @@ fn each_policy_evicts_from_its_key_set_under_a_small_maxmemory() {
         ok(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
         ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
         fill(&server, &mut c, n, 3);
-        ok(&mut c, &["CONFIG", "RESETSTAT"]);
+        // Not CONFIG RESETSTAT: it frees the commands' latency histograms, and each command's
+        // next call allocates one again (about 25 KB, as Redis's hdr_histogram), which would
+        // count against the limit below and evict twice the keys meant. Every command used
+        // from here on has run since the fill.
+        let evicted_before = info(&mut c, "evicted_keys") as usize;
         // Room for about 50 keys fewer (of the 100 cold ones with a TTL): CONFIG SET evicts
         // at once.
         let limit = info(&mut c, "used_memory") - 50 * 1100;
         ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
-        let evicted = info(&mut c, "evicted_keys") as usize;
+        let evicted = info(&mut c, "evicted_keys") as usize - evicted_before;
         let used = info(&mut c, "used_memory");
-        assert!(evicted >= 30, "{policy}: {evicted} evicted");
+        // About 50 go (a key and its value are a little over 1,000 bytes), not all the cold
+        // ones: eviction stops once under the limit. Up to 25 more when CONFIG SET, slowed by
+        // its evictions past 64 µs, allocates its latency histogram (about 24 KB) after them,
+        // and the next command evicts for that.
+        assert!((30..=80).contains(&evicted), "{policy}: {evicted} evicted");
         assert!(used <= limit + 16 * 1024, "{policy}: {used} > {limit}");
         // Under the limit a write goes on working.
         ok(&mut c, &["SET", "after", "1"]);
         // No more evictions while the survivors are counted.
         ok(&mut c, &["CONFIG", "SET", "maxmemory", "0"]);
-        let evicted = info(&mut c, "evicted_keys") as usize;
+        let evicted = info(&mut c, "evicted_keys") as usize - evicted_before;
         let cold = survivors(&mut c, "cold", n);
         let hot = survivors(&mut c, "hot", n);
         let after = usize::from(int(&mut c, &["EXISTS", "after"]) == 1);
