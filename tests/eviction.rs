@@ -196,9 +196,9 @@ fn each_policy_evicts_from_its_key_set_under_a_small_maxmemory() {
         ok(&mut c, &["CONFIG", "SET", "maxmemory-policy", policy]);
         fill(&server, &mut c, n, 3);
         // Not CONFIG RESETSTAT: it frees the commands' latency histograms, and each command's
-        // next call allocates one again (about 25 KB, as Redis's hdr_histogram), which would
-        // count against the limit below and evict twice the keys meant. Every command used
-        // from here on has run since the fill.
+        // next slow call (64 µs or more) allocates one again (about 24 KB, as Redis allocates
+        // its hdr_histogram), which would count against the limit below and evict twice the
+        // keys meant.
         let evicted_before = info(&mut c, "evicted_keys") as usize;
         // Room for about 50 keys fewer (of the 100 cold ones with a TTL): CONFIG SET evicts
         // at once.
