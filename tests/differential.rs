@@ -111,6 +111,21 @@ fn read_through_echo(conn: &mut Conn) -> Option<Vec<u8>> {
     }
 }
 
+/// Names the fixture line being run when a panic (a reply that never came) unwinds through it,
+/// which the panic's own message, raised in the connection helper, cannot know.
+struct AtLine<'a> {
+    name: &'a str,
+    line_no: usize,
+}
+
+impl Drop for AtLine<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("while running {}:{}", self.name, self.line_no);
+        }
+    }
+}
+
 /// Re-encodes a reply with its top-level elements (or map pairs) sorted.
 fn sorted(value: &Value) -> Vec<u8> {
     fn enc(v: &Value) -> Vec<u8> {
@@ -152,6 +167,10 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
     pair.ours.command(&["FLUSHALL"]);
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
+        let _at = AtLine {
+            name: &name,
+            line_no,
+        };
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;

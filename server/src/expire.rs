@@ -109,7 +109,9 @@ pub fn active_expire_cycle(
             }
             let mut expired_keys = Vec::new();
             let mut sampled = 0usize;
-            let mut ttl_sum = 0i64;
+            // Wide enough for 20 deadlines at i64::MAX (PEXPIREAT accepts it): an i64 sum
+            // overflowed, which panicked the executor in a debug build.
+            let mut ttl_sum = 0i128;
             let mut ttl_count = 0i64;
             // Walk buckets until 20 keys were examined, or a whole table's worth of empty buckets
             // was visited (the cursor wraps to 0 at the end of a pass).
@@ -122,7 +124,7 @@ pub fn active_expire_cycle(
                     if now_ms > when {
                         expired_keys.push(key.clone());
                     } else {
-                        ttl_sum += when - now_ms;
+                        ttl_sum += i128::from(when - now_ms);
                         ttl_count += 1;
                     }
                 });
@@ -138,7 +140,8 @@ pub fn active_expire_cycle(
             }
             if ttl_count > 0 {
                 // Redis's running average: new = old/50*49 + sample/50.
-                let avg = ttl_sum / ttl_count;
+                // Each term is at most i64::MAX, so their mean is too.
+                let avg = (ttl_sum / i128::from(ttl_count)) as i64;
                 db.avg_ttl = if db.avg_ttl == 0 {
                     avg
                 } else {
@@ -247,6 +250,18 @@ mod tests {
         active_expire_cycle(&mut ks, &mut state, 1, Duration::from_secs(1));
         assert_eq!(ks.dbs[0].avg_ttl, 0);
         assert_eq!(ks.dbs[0].len(), 1);
+    }
+
+    #[test]
+    fn deadlines_at_the_end_of_time_average_without_overflow() {
+        let mut ks = Keyspace::new(1);
+        let mut state = server();
+        for key in [&b"a"[..], b"b", b"c"] {
+            ks.add(0, key, Value::Int(1), Some(i64::MAX), 0);
+        }
+        active_expire_cycle(&mut ks, &mut state, 1_000, Duration::from_secs(1));
+        assert_eq!(ks.dbs[0].avg_ttl, i64::MAX - 1_000);
+        assert_eq!(ks.dbs[0].len(), 3);
     }
 
     /// A hash with `fields` fields f0…, the first `due` of them with deadline 10, stored under
