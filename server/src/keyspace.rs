@@ -1288,6 +1288,8 @@ fn free_effort(value: &Value) -> usize {
 /// Frees detached tables: in the background when `lazy` and there is something to free.
 fn dispose<T: Send + 'static>(tables: T, objects: usize, lazy: bool) {
     if lazy && objects > 0 {
+        #[cfg(test)]
+        HANDED_TO_BACKGROUND.with(|n| n.set(n.get() + objects));
         free_in_background(tables, objects);
     } else {
         drop(tables);
@@ -1295,8 +1297,40 @@ fn dispose<T: Send + 'static>(tables: T, objects: usize, lazy: bool) {
 }
 
 #[cfg(test)]
+thread_local! {
+    /// Objects this thread's flushes and deletions handed to the background thread: per test
+    /// thread, so that tests running side by side do not see each other's (the process-wide
+    /// INFO counters are reset by any test's CONFIG RESETSTAT).
+    static HANDED_TO_BACKGROUND: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// See [`HANDED_TO_BACKGROUND`].
+#[cfg(test)]
+pub fn handed_to_background() -> usize {
+    HANDED_TO_BACKGROUND.with(|n| n.get())
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn background_garbage_is_dropped_on_the_lazyfree_thread() {
+        struct Recorder(mpsc::Sender<Option<String>>);
+        impl Drop for Recorder {
+            fn drop(&mut self) {
+                let name = std::thread::current().name().map(str::to_owned);
+                let _ = self.0.send(name);
+            }
+        }
+        let (tx, rx) = mpsc::channel();
+        dispose(Recorder(tx.clone()), 1, true);
+        let lazy = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(lazy.as_deref(), Some("embedis-lazyfree"));
+        dispose(Recorder(tx), 1, false);
+        let inline = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
+        assert_eq!(inline, std::thread::current().name().map(str::to_owned));
+    }
 
     #[test]
     fn lazy_expiry_on_access() {

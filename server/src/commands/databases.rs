@@ -122,7 +122,7 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::keyspace::{lazyfree_pending_objects, Keyspace};
+    use crate::keyspace::{handed_to_background, lazyfree_pending_objects, Keyspace};
     use crate::test_harness::*;
     use crate::value::Value;
     use std::time::{Duration, Instant};
@@ -141,31 +141,29 @@ mod tests {
     }
 
     #[test]
-    fn flushall_async_returns_before_the_memory_is_freed() {
-        const KEYS: usize = 300_000;
+    fn flushall_async_hands_the_keys_to_the_background_thread() {
+        // Where the memory is freed, not how long the reply took: a timing comparison failed
+        // on a loaded machine (the background thread shares the two cores).
+        const KEYS: usize = 10_000;
         let mut h = Harness::new();
         fill(&mut h.engine.ks, KEYS);
-        let started = Instant::now();
+        let before = handed_to_background();
         assert_eq!(
             h.run("FLUSHALL ASYNC"),
             embedis_protocol::Value::Simple("OK".into())
         );
-        let async_time = started.elapsed();
+        assert_eq!(handed_to_background() - before, KEYS);
         assert_eq!(h.engine.ks.total_keys(), 0);
         for db in 0..4 {
             h.run(&format!("SELECT {db}"));
             assert_eq!(int(&h.run("DBSIZE")), 0);
         }
-        // The same amount of work done synchronously, for comparison.
-        let mut other = Keyspace::new(4);
-        fill(&mut other, KEYS);
-        let started = Instant::now();
-        other.flush_all(false);
-        let sync_time = started.elapsed();
-        assert!(
-            async_time * 10 < sync_time,
-            "FLUSHALL ASYNC took {async_time:?}, freeing inline {sync_time:?}"
-        );
+        // SYNC frees inline, whatever lazyfree-lazy-user-flush says.
+        fill(&mut h.engine.ks, KEYS);
+        let before = handed_to_background();
+        h.run("FLUSHALL SYNC");
+        assert_eq!(handed_to_background(), before);
+        assert_eq!(h.engine.ks.total_keys(), 0);
         // The background thread gets through it.
         let deadline = Instant::now() + Duration::from_secs(60);
         while lazyfree_pending_objects() > 0 {
