@@ -63,6 +63,7 @@ CLIENT_CORE = "1"
 
 # (label, redis-benchmark arguments, what must be prefilled before the runs)
 STRING_TESTS = [
+    ("PING_INLINE", ["-t", "ping_inline"], None),
     ("PING_MBULK", ["-t", "ping_mbulk"], None),
     ("SET", ["-t", "set"], None),
     ("GET", ["-t", "get"], None),

@@ -185,9 +185,13 @@ impl RequestDecoder {
                     return Ok(None);
                 };
                 if first != b'*' {
-                    match decode_inline(buf)? {
+                    match decode_inline(buf, &mut self.spare)? {
                         None => return Ok(None),
-                        Some(args) if args.is_empty() => continue,
+                        Some(args) if args.is_empty() => {
+                            // A blank line: keep the vector for the next request.
+                            self.spare = args;
+                            continue;
+                        }
                         Some(args) => return Ok(Some(args)),
                     }
                 }
@@ -327,20 +331,60 @@ fn find_header_end(buf: &BytesMut, too_big: ProtocolError) -> Result<Option<usiz
     }
 }
 
-fn decode_inline(buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+/// An inline request (`PING`, `SET k v` typed into telnet, redis-benchmark's PING_INLINE): the
+/// line up to `\n`, split as redis-cli's quoting splits it (Redis's `sdssplitargs`). A line
+/// without quotes, the usual one, is cut into slices of the input buffer (no copy, no allocation
+/// beyond `args`, the decoder's spare vector); a quoted one goes through [`split_args`].
+fn decode_inline(
+    buf: &mut BytesMut,
+    spare: &mut Vec<Bytes>,
+) -> Result<Option<Vec<Bytes>>, ProtocolError> {
     let Some(newline) = memchr(b'\n', buf) else {
         if buf.len() > INLINE_MAX_SIZE {
             return Err(ProtocolError::TooBigInlineRequest);
         }
         return Ok(None);
     };
-    let mut line = &buf[..newline];
-    if let [rest @ .., b'\r'] = line {
-        line = rest;
+    let mut line_len = newline;
+    if line_len > 0 && buf[line_len - 1] == b'\r' {
+        line_len -= 1;
     }
-    let args = split_args(line).map_err(|_| ProtocolError::UnbalancedQuotes)?;
-    buf.advance(newline + 1);
-    Ok(Some(args.into_iter().map(Bytes::from).collect()))
+    let quoted = buf[..line_len].iter().any(|&c| c == b'"' || c == b'\'');
+    if quoted {
+        let split = split_args(&buf[..line_len]).map_err(|_| ProtocolError::UnbalancedQuotes)?;
+        buf.advance(newline + 1);
+        let mut args = std::mem::take(spare);
+        args.clear();
+        args.extend(split.into_iter().map(Bytes::from));
+        return Ok(Some(args));
+    }
+    // `memchr` stopped at no NUL before the newline, so the line has none: the unquoted rules of
+    // `split_args` are all that apply. Leading blanks are C's `isspace`; an argument ends at a
+    // space, tab, `\r` or `\n` only (a vertical tab or form feed inside it is kept).
+    let line = buf.split_to(newline + 1).freeze();
+    let mut args = std::mem::take(spare);
+    args.clear();
+    let mut p = 0;
+    loop {
+        while p < line_len && is_c_space(line[p]) {
+            p += 1;
+        }
+        if p >= line_len {
+            return Ok(Some(args));
+        }
+        let start = p;
+        while p < line_len && !matches!(line[p], b' ' | b'\n' | b'\r' | b'\t') {
+            p += 1;
+        }
+        args.push(line.slice(start..p));
+        // The character that ended the argument is skipped, as `split_args` does.
+        p += 1;
+    }
+}
+
+/// C's `isspace` in the "C" locale (what `split_args` skips between arguments).
+fn is_c_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 /// Finds `needle` the way Redis's `strchr` over the query buffer does: a NUL byte ends the search.
@@ -584,6 +628,53 @@ mod tests {
                 proptest::prop_assert_eq!(parse_i64(&buf[1..end]), Some(value));
             }
         }
+    }
+
+    proptest::proptest! {
+        /// An inline line decodes to what `split_args` (the general splitter, Redis's
+        /// `sdssplitargs`) gives for it, whether or not it takes the unquoted fast path, and the
+        /// line is consumed whole; what follows it stays.
+        #[test]
+        fn inline_lines_split_as_split_args_does(
+            line in proptest::collection::vec(
+                proptest::sample::select(b"ab \t\r\x0b\x0c\"'\\x".to_vec()), 0..24),
+        ) {
+            // Inline requests are lines that do not start with `*`.
+            let mut input = BytesMut::from(&b"x"[..]);
+            input.extend_from_slice(&line);
+            input.extend_from_slice(b"\r\n*1\r\n");
+            let text = &input[..input.len() - 6];
+            let expected = split_args(text);
+            let mut buf = input.clone();
+            let got = RequestDecoder::default().decode(&mut buf, true);
+            match expected {
+                Err(_) => proptest::prop_assert_eq!(got, Err(ProtocolError::UnbalancedQuotes)),
+                Ok(args) => {
+                    let got: Vec<Vec<u8>> = got.unwrap().unwrap().iter().map(|a| a.to_vec()).collect();
+                    proptest::prop_assert_eq!(got, args);
+                    proptest::prop_assert_eq!(&buf[..], b"*1\r\n");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unquoted_inline_arguments_are_slices_of_the_line() {
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::from(&b"  SET\tk\x0bv  val \r\nPING\n"[..]);
+        let args = decoder.decode(&mut buf, true).unwrap().unwrap();
+        assert_eq!(
+            args,
+            vec![
+                Bytes::from("SET"),
+                Bytes::from("k\x0bv"),
+                Bytes::from("val")
+            ]
+        );
+        decoder.give_back(args);
+        let args = decoder.decode(&mut buf, true).unwrap().unwrap();
+        assert_eq!(args, vec![Bytes::from("PING")]);
+        assert!(buf.is_empty());
     }
 
     #[test]
