@@ -13,7 +13,7 @@ prefilling and the 50 connections of redis-benchmark cancel out. Kernel time (re
 system calls) is not counted: at -P 16 it is shared by 16 requests, at -P 1 it is a large part
 of the real cost, so read this beside compare.py's CPU per request, not instead of it.
 
-Usage: benches/server/instructions.py [--suite locks,strings,events,geo_sort_bits,streams] [--only NAME] [--pipeline 16]
+Usage: benches/server/instructions.py [--suite locks,strings,collections,hll,events,geo_sort_bits,streams] [--only NAME] [--pipeline 16]
                                       [--requests 20000] [--binary target/release/embedis-server]
                                       [--baseline OLD-BINARY] [--config "NAME VALUE"]...
                                       [--embedis-config "NAME VALUE"]... [--reference REDIS-SERVER]
@@ -123,7 +123,9 @@ def main():
         tests += {"locks": compare.lock_tests, "strings": lambda: compare.STRING_TESTS,
                   "events": lambda: compare.EVENT_TESTS,
                   "geo_sort_bits": lambda: compare.GEO_SORT_BITS_TESTS,
-                  "streams": lambda: compare.STREAM_TESTS}[suite]()
+                  "streams": lambda: compare.STREAM_TESTS,
+                  "collections": lambda: compare.COLLECTION_TESTS,
+                  "hll": lambda: compare.HLL_TESTS}[suite]()
     if args.only:
         tests = [t for t in tests if args.only.lower() in t[0].lower()]
     pipelines = args.pipeline or [1, 16]
