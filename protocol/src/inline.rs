@@ -71,7 +71,7 @@ pub fn split_args(line: &[u8]) -> Result<Vec<Vec<u8>>, UnbalancedQuotes> {
                 }
             } else {
                 match c {
-                    b' ' | b'\n' | b'\r' | b'\t' | 0 => break,
+                    c if c == 0 || ends_unquoted_arg(c) => break,
                     b'"' => in_double = true,
                     b'\'' => in_single = true,
                     other => current.push(other),
@@ -85,8 +85,14 @@ pub fn split_args(line: &[u8]) -> Result<Vec<Vec<u8>>, UnbalancedQuotes> {
     }
 }
 
-/// C's `isspace` in the "C" locale.
-fn is_space(c: u8) -> bool {
+/// The characters that end an unquoted argument (the end of the line does too). Fewer than
+/// [`is_space`]: a vertical tab or form feed inside an argument is kept, as in `sdssplitargs`.
+pub(crate) fn ends_unquoted_arg(c: u8) -> bool {
+    matches!(c, b' ' | b'\n' | b'\r' | b'\t')
+}
+
+/// C's `isspace` in the "C" locale: what is skipped between arguments.
+pub(crate) fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 

@@ -16,7 +16,7 @@
 use bytes::{Buf, Bytes, BytesMut};
 use std::fmt;
 
-use crate::inline::split_args;
+use crate::inline::{ends_unquoted_arg, is_space, split_args};
 use crate::number::parse_i64;
 
 /// Longest line (inline command, or a `*`/`$` header) Redis accepts without a newline.
@@ -366,25 +366,20 @@ fn decode_inline(
     args.clear();
     let mut p = 0;
     loop {
-        while p < line_len && is_c_space(line[p]) {
+        while p < line_len && is_space(line[p]) {
             p += 1;
         }
         if p >= line_len {
             return Ok(Some(args));
         }
         let start = p;
-        while p < line_len && !matches!(line[p], b' ' | b'\n' | b'\r' | b'\t') {
+        while p < line_len && !ends_unquoted_arg(line[p]) {
             p += 1;
         }
         args.push(line.slice(start..p));
         // The character that ended the argument is skipped, as `split_args` does.
         p += 1;
     }
-}
-
-/// C's `isspace` in the "C" locale (what `split_args` skips between arguments).
-fn is_c_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')
 }
 
 /// Finds `needle` the way Redis's `strchr` over the query buffer does: a NUL byte ends the search.
