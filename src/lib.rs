@@ -22,7 +22,7 @@ mod replica_set;
 
 pub use cluster::Cluster;
 pub use direct::Reply;
-pub use embedis_server::config::AppendFsync;
+pub use embedis_server::base::config::AppendFsync;
 pub use embedis_server::{Clock, Config};
 pub use nodes::Nodes;
 pub use replica_set::ReplicaSet;
@@ -59,7 +59,7 @@ impl Server {
     pub fn builder() -> ServerBuilder {
         let mut options = embedis_server::ServerOptions {
             ephemeral_port: true,
-            logger: Some(embedis_server::log::Logger::silent()),
+            logger: Some(embedis_server::base::log::Logger::silent()),
             ..Default::default()
         };
         options.config.bind = vec!["127.0.0.1".into()];
@@ -145,7 +145,8 @@ impl ServerBuilder {
         let dir = dir.as_ref();
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         self.options.config.dir = dir.display().to_string();
-        self.options.config.save_points = embedis_server::config::DEFAULT_SAVE_POINTS.to_vec();
+        self.options.config.save_points =
+            embedis_server::base::config::DEFAULT_SAVE_POINTS.to_vec();
         self.options.load_at_start = true;
         self
     }

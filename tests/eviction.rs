@@ -10,7 +10,7 @@
 
 mod support;
 
-use embedis_server::alloc::CountingAllocator;
+use embedis_server::base::alloc::CountingAllocator;
 use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
 use support::{advance_ms, Conn};

@@ -937,7 +937,7 @@ fn config_set_applies_and_rewrite_writes_the_file() {
     let options = embedis_server::ServerOptions {
         config,
         ephemeral_port: true,
-        logger: Some(embedis_server::log::Logger::silent()),
+        logger: Some(embedis_server::base::log::Logger::silent()),
         config_file: Some(path.display().to_string()),
         ..Default::default()
     };

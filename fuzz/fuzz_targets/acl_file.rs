@@ -4,7 +4,7 @@
 //! ACL SAVE then ACL LOAD must not change anyone's rights.
 #![no_main]
 
-use embedis_server::acl::Users;
+use embedis_server::model::acl_users::Users;
 use embedis_server::commands::acl::parse_acl_file;
 use libfuzzer_sys::fuzz_target;
 
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let describe = |users: &Users| -> Vec<u8> {
         let mut text = Vec::new();
         for (_, user) in users.iter() {
-            text.extend(embedis_server::acl_rules::user_line(user, registry));
+            text.extend(embedis_server::kernel::acl_rules::user_line(user, registry));
             text.push(b'\n');
         }
         text

@@ -10,8 +10,8 @@
 
 use std::process::ExitCode;
 
-use embedis_server::alloc::CountingAllocator;
-use embedis_server::config::Access;
+use embedis_server::base::alloc::CountingAllocator;
+use embedis_server::base::config::Access;
 use embedis_server::{Clock, Config, ServerOptions};
 
 /// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does (whichever allocator
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     };
     let mut config = Config::default();
     // The binary saves as Redis does out of the box (a server inside a test process does not).
-    config.save_points = embedis_server::config::DEFAULT_SAVE_POINTS.to_vec();
+    config.save_points = embedis_server::base::config::DEFAULT_SAVE_POINTS.to_vec();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {

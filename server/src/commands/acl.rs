@@ -1,7 +1,7 @@
 //! ACL: the users' commands — SETUSER, GETUSER, DELUSER, USERS, LIST, WHOAMI, CAT, GENPASS,
 //! LOG, DRYRUN, LOAD, SAVE, HELP — with Redis 7.0's replies and errors.
 //!
-//! The users are `crate::acl` (data) and `crate::acl_rules` (what rules mean); the checks run in
+//! The users are `crate::model::acl_users` (data) and `crate::kernel::acl_rules` (what rules mean); the checks run in
 //! the gates before any handler. What this module adds is what changes to users do to
 //! connections, as in Redis: a deleted user's connections are closed, ACL LOAD closes every
 //! connection authenticated as a user other than `default`, and a SETUSER that takes channels
@@ -11,13 +11,13 @@
 use bytes::Bytes;
 use embedis_protocol::number::parse_i64;
 
-use crate::acl::{self, UserId, Users, DEFAULT_USER};
-use crate::acl_rules;
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::state::EngineRequest;
-use crate::table::{Acl, CommandSpec, Flags, Registry};
+use crate::kernel::acl_rules;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags, Registry};
+use crate::model::acl_users::{self, UserId, Users, DEFAULT_USER};
+use crate::model::state::EngineRequest;
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -171,7 +171,7 @@ fn text_of(bytes: &[u8]) -> String {
 fn close_connections_of(ctx: &mut Ctx<'_>, matches: impl Fn(UserId) -> bool) {
     let default_name = ctx.server.users.default_user().name.clone();
     for other in ctx.clients.iter_mut() {
-        if other.user != acl::NO_USER && matches(other.user) {
+        if other.user != acl_users::NO_USER && matches(other.user) {
             other.user = DEFAULT_USER;
             other.user_name = default_name.clone();
             other.authenticated = false;
@@ -180,7 +180,7 @@ fn close_connections_of(ctx: &mut Ctx<'_>, matches: impl Fn(UserId) -> bool) {
                 .push(EngineRequest::Kill { id: other.id });
         }
     }
-    if ctx.client.user != acl::NO_USER && matches(ctx.client.user) {
+    if ctx.client.user != acl_users::NO_USER && matches(ctx.client.user) {
         ctx.client.user = DEFAULT_USER;
         ctx.client.user_name = default_name;
         ctx.client.authenticated = false;
@@ -190,7 +190,7 @@ fn close_connections_of(ctx: &mut Ctx<'_>, matches: impl Fn(UserId) -> bool) {
 
 fn setuser(ctx: &mut Ctx<'_>) -> CmdResult {
     let name = ctx.arg(2).to_vec();
-    if acl::has_spaces(&name) {
+    if acl_users::has_spaces(&name) {
         return Err(Error::msg(
             "ERR Usernames can't contain spaces or null characters",
         ));
@@ -222,7 +222,7 @@ fn setuser(ctx: &mut Ctx<'_>) -> CmdResult {
 /// Closes the subscribers of user `id` whose channels or patterns the new rules no longer
 /// allow (Redis's `ACLKillPubsubClientsIfNeeded`): nothing to do if the new user has every
 /// channel or a superset of the old patterns.
-fn close_revoked_subscribers(ctx: &mut Ctx<'_>, id: UserId, new: &acl::User) {
+fn close_revoked_subscribers(ctx: &mut Ctx<'_>, id: UserId, new: &acl_users::User) {
     if new.selectors.iter().any(|s| s.all_channels) {
         return;
     }
@@ -239,20 +239,20 @@ fn close_revoked_subscribers(ctx: &mut Ctx<'_>, id: UserId, new: &acl::User) {
     if superset {
         return;
     }
-    let revoked = |client: &crate::client::ClientState| {
+    let revoked = |client: &crate::model::client::ClientState| {
         client.user == id
             && client.subs.total() > 0
             && (client
                 .subs
                 .patterns
                 .iter()
-                .any(|p| !acl::channel_in(&upcoming, p, true))
+                .any(|p| !acl_users::channel_in(&upcoming, p, true))
                 || client
                     .subs
                     .channels
                     .iter()
                     .chain(client.subs.shard.iter())
-                    .any(|c| !acl::channel_in(&upcoming, c, false)))
+                    .any(|c| !acl_users::channel_in(&upcoming, c, false)))
     };
     for other in ctx.clients.iter() {
         if revoked(other) {
@@ -283,7 +283,7 @@ fn deluser(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 /// One selector's `commands`, `keys`, `channels` fields of ACL GETUSER.
-fn write_selector(ctx: &mut Ctx<'_>, selector: &acl::Selector) {
+fn write_selector(ctx: &mut Ctx<'_>, selector: &acl_users::Selector) {
     ctx.out.bulk(b"commands");
     ctx.out
         .bulk(&acl_rules::describe_commands(selector, ctx.registry));
@@ -464,7 +464,7 @@ pub fn parse_acl_file(
     all_channels: bool,
 ) -> Result<Users, String> {
     let mut errors = String::new();
-    let mut loaded: Vec<acl::User> = Vec::new();
+    let mut loaded: Vec<acl_users::User> = Vec::new();
     for (i, raw) in text.split(|&b| b == b'\n').enumerate() {
         let number = i + 1;
         let line = trim(raw, b" \t\r\n");
@@ -483,7 +483,7 @@ pub fn parse_acl_file(
             continue;
         }
         let name = words[1];
-        if acl::has_spaces(name) {
+        if acl_users::has_spaces(name) {
             errors.push_str(&format!(
                 "'{path}:{number}: username '{}' contains invalid characters. ",
                 text_of(name)
@@ -504,7 +504,7 @@ pub fn parse_acl_file(
             ));
             continue;
         };
-        let mut user = acl::User::new(name, all_channels);
+        let mut user = acl_users::User::new(name, all_channels);
         let mut syntax_error = false;
         for rule in merged {
             let rule = trim(&rule, b"\t\r\n");
@@ -545,7 +545,7 @@ pub fn parse_acl_file(
 /// The users of the configuration, at start-up (Redis's `ACLLoadUsersAtStartup`): the config
 /// file's `user` lines, or the ACL file — not both. An error stops the server, in Redis's words.
 pub fn load_at_start(
-    server: &mut crate::state::ServerState,
+    server: &mut crate::model::state::ServerState,
     registry: &Registry,
 ) -> Result<(), String> {
     let lines = std::mem::take(&mut server.config.users);
@@ -563,7 +563,7 @@ pub fn load_at_start(
             ));
         }
         seen.push(name);
-        if acl::has_spaces(name) {
+        if acl_users::has_spaces(name) {
             return Err("Spaces not allowed in ACL usernames".into());
         }
         let rules = acl_rules::merge_selector_args(&words[1..]).map_err(|at| {
@@ -574,7 +574,7 @@ pub fn load_at_start(
             )
         })?;
         // `default` is reset first, then given the line's rules, as in Redis.
-        let mut user = acl::User::new(name, all_channels);
+        let mut user = acl_users::User::new(name, all_channels);
         for rule in &rules {
             acl_rules::apply_user_op(&mut user, registry, rule, all_channels).map_err(|e| {
                 format!(
@@ -631,7 +631,7 @@ fn cat(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let Some(category) = acl_rules::category(ctx.arg(2)) else {
         let mut line = b"ERR Unknown category '".to_vec();
-        line.extend(crate::cstr::c_str(ctx.arg(2)).iter().take(128));
+        line.extend(crate::base::cstr::c_str(ctx.arg(2)).iter().take(128));
         line.push(b'\'');
         return Err(Error::bytes(line));
     };
@@ -685,7 +685,7 @@ fn log(ctx: &mut Ctx<'_>) -> CmdResult {
         count = parse_i64(ctx.arg(2)).ok_or(Error::NotInteger)?.max(0);
     }
     let now_ms = ctx.server.clock.now_ms();
-    let entries: Vec<acl::LogEntry> = ctx
+    let entries: Vec<acl_users::LogEntry> = ctx
         .server
         .users
         .log
@@ -718,14 +718,14 @@ fn dryrun(ctx: &mut Ctx<'_>) -> CmdResult {
     let Some(id) = ctx.server.users.find(ctx.arg(2)) else {
         return Err(Error::owned(format!(
             "ERR User '{}' not found",
-            text_of(crate::cstr::c_str(ctx.arg(2)))
+            text_of(crate::base::cstr::c_str(ctx.arg(2)))
         )));
     };
     let line: &[Bytes] = &ctx.args[3..];
     let Ok(command) = ctx.registry.lookup(line) else {
         return Err(Error::owned(format!(
             "ERR Command '{}' not found",
-            text_of(crate::cstr::c_str(ctx.arg(3)))
+            text_of(crate::base::cstr::c_str(ctx.arg(3)))
         )));
     };
     if !command.arity_ok(line.len()) {
@@ -739,11 +739,11 @@ fn dryrun(ctx: &mut Ctx<'_>) -> CmdResult {
         Ok(()) => ctx.out.ok(),
         Err(denied) => {
             let text = match denied.reason {
-                acl::Reason::Command => format!(
+                acl_users::Reason::Command => format!(
                     "This user has no permissions to run the '{}' command",
                     command.full_name
                 ),
-                acl::Reason::Key => format!(
+                acl_users::Reason::Key => format!(
                     "This user has no permissions to access the '{}' key",
                     text_of(&line[denied.at])
                 ),

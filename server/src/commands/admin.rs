@@ -12,15 +12,15 @@
 //! switches in [`crate::commands::debug_internals`] — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
-use crate::blocking::{BlockReason, Blocked, TimeoutReply};
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{lru_clock, Value};
 use crate::commands::common::{deadline_from_ms, write_help};
 use crate::commands::{debug_controls, debug_internals};
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::state::ShutdownRequest;
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::value::{lru_clock, Value};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::blocking::{BlockReason, Blocked, TimeoutReply};
+use crate::model::state::ShutdownRequest;
 
 const LSF: Flags = Flags::LOADING.union(Flags::STALE).union(Flags::FAST);
 const ADMIN: Flags = Flags::ADMIN
@@ -202,13 +202,13 @@ fn waitaof(ctx: &mut Ctx<'_>) -> CmdResult {
     let numreplicas = count(2)?;
     // With the AOF on, this client's writes are in the file and fsynced once this returns
     // (everything before this command is flushed and synced now): one local acknowledgement.
-    let aof_on = ctx.server.aof.status == crate::append_only::AofStatus::On;
+    let aof_on = ctx.server.aof.status == crate::model::aof_state::AofStatus::On;
     if numlocal > 0 && !aof_on {
         return Err(Error::msg(
             "ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.",
         ));
     }
-    let local = i64::from(aof_on && crate::aof::fsync_now(ctx.ks, ctx.server));
+    let local = i64::from(aof_on && crate::services::aof::fsync_now(ctx.ks, ctx.server));
     if numreplicas == 0 || !ctx.may_block {
         ctx.out.array(2);
         ctx.out.integer(local);
@@ -270,28 +270,28 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
         // Shutting down never waits (no replicas to catch up), so there is never one to abort.
         return Err(Error::msg("ERR No shutdown in progress."));
     }
-    // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::busy).
+    // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::services::busy).
     if let Some(running) = &ctx.server.running_script {
         if !nosave {
-            return Err(crate::busy::BusyWatch::busy_error(running.kind));
+            return Err(crate::services::busy::BusyWatch::busy_error(running.kind));
         }
     }
-    if crate::persistence::bgsave_in_progress(ctx.server) {
+    if crate::services::rdb_saving::bgsave_in_progress(ctx.server) {
         ctx.server
             .log
             .warning("There is a child saving an .rdb. Killing it!");
-        crate::persistence::bgsave_kill(ctx.ks, ctx.server);
+        crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
     }
-    if ctx.server.aof.status != crate::append_only::AofStatus::Off {
-        crate::aof::rewrite_kill(ctx.ks, ctx.server);
+    if ctx.server.aof.status != crate::model::aof_state::AofStatus::Off {
+        crate::services::aof::rewrite_kill(ctx.ks, ctx.server);
         ctx.server.log.notice("Calling fsync() on the AOF file.");
-        crate::aof::fsync_now(ctx.ks, ctx.server);
+        crate::services::aof::fsync_now(ctx.ks, ctx.server);
     }
     if (!ctx.server.config.save_points.is_empty() && !nosave) || save {
         ctx.server
             .log
             .notice("Saving the final RDB snapshot before exiting.");
-        if crate::persistence::save(ctx.ks, ctx.server).is_err() {
+        if crate::services::rdb_saving::save(ctx.ks, ctx.server).is_err() {
             if force {
                 ctx.server
                     .log
@@ -492,10 +492,10 @@ fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
             ));
         }
     }
-    if crate::persistence::bgsave_in_progress(ctx.server) {
-        crate::persistence::bgsave_wait(ctx.ks, ctx.server);
+    if crate::services::rdb_saving::bgsave_in_progress(ctx.server) {
+        crate::services::rdb_saving::bgsave_wait(ctx.ks, ctx.server);
     }
-    if save && crate::persistence::save(ctx.ks, ctx.server).is_err() {
+    if save && crate::services::rdb_saving::save(ctx.ks, ctx.server).is_err() {
         return Err(Error::msg("ERR"));
     }
     if flush {
@@ -504,8 +504,9 @@ fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
             functions.flush();
         }
     }
-    let path = crate::persistence::target(ctx.server).path;
-    let loaded = crate::persistence::load_file(ctx.ks, ctx.server, ctx.registry, &path, merge);
+    let path = crate::services::rdb_saving::target(ctx.server).path;
+    let loaded =
+        crate::services::rdb_saving::load_file(ctx.ks, ctx.server, ctx.registry, &path, merge);
     if let Err(e) = loaded {
         ctx.server.log.warning(&e.0);
         return Err(Error::msg("ERR Error trying to load the RDB dump"));
@@ -517,17 +518,17 @@ fn debug_reload(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// DEBUG LOADAOF: flush the AOF, empty the dataset, load the AOF back.
 fn debug_loadaof(ctx: &mut Ctx<'_>) -> CmdResult {
-    crate::aof::flush(ctx.ks, ctx.server);
+    crate::services::aof::flush(ctx.ks, ctx.server);
     // The commands replayed are the AOF's own: they must not be appended to it again.
-    let aof_on = ctx.server.aof.status != crate::append_only::AofStatus::Off;
+    let aof_on = ctx.server.aof.status != crate::model::aof_state::AofStatus::Off;
     ctx.ks.stream.set_aof(false);
     ctx.ks.flush_all(false);
     if let Some(functions) = ctx.server.functions.get_mut() {
         functions.flush();
     }
     let loaded = {
-        let (mut parts, _) = crate::call::Parts::of(ctx);
-        crate::aof::load_at_start(&mut parts)
+        let (mut parts, _) = crate::kernel::call::Parts::of(ctx);
+        crate::services::aof::load_at_start(&mut parts)
     };
     ctx.ks.stream.set_aof(aof_on);
     if let Err(e) = loaded {
@@ -546,7 +547,7 @@ fn debug_loadaof(ctx: &mut Ctx<'_>) -> CmdResult {
 /// `rdbSavedObjectLen`): the value's RDB body, LZF-compressed where `compress` would.
 fn serialized_length(value: &Value, compress: bool) -> usize {
     let mut body = Vec::new();
-    let _ = crate::rdb_convert::to_rdb(value).write_body(&mut body, compress);
+    let _ = crate::base::formats::rdb_convert::to_rdb(value).write_body(&mut body, compress);
     body.len()
 }
 

@@ -11,17 +11,17 @@
 //! even when the bit does not change), and SETBIT only counts as a change (`dirty`) when the
 //! string grew or the bit flipped.
 
-use crate::config::event_class::{GENERIC, STRING};
+use crate::base::config::event_class::{GENERIC, STRING};
 use embedis_protocol::number::parse_i64;
 
 use super::strings::{string_len, string_of};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::{StoreIf, Ttl};
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::{StoreIf, Ttl};
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
 

@@ -8,23 +8,23 @@
 //! re-runs them in arrival order when the pause ends.
 //!
 //! Client tracking's subcommands (TRACKING, CACHING, GETREDIR, TRACKINGINFO) check their options
-//! and report state here; the tables live in [`crate::tracking`] and the messages are sent by
-//! [`crate::invalidation`]. CLIENT SETINFO is Redis 7.2's (modern client libraries send it on
+//! and report state here; the tables live in [`crate::model::tracking`] and the messages are sent by
+//! [`crate::kernel::invalidation`]. CLIENT SETINFO is Redis 7.2's (modern client libraries send it on
 //! connect); it is implemented as 7.2 does it.
 
 use embedis_protocol::number::parse_i64;
 
-use crate::blocking::BlockReason;
-use crate::client::{ClientId, ClientState, ReplyMode};
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::subcommand_syntax_error;
 use crate::commands::common::{deadline_from_ms, write_help};
 use crate::commands::connection::{set_client_name, valid_name};
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::state::{EngineRequest, Pause};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::tracking::{Options as TrackingOptions, Tracking};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::blocking::BlockReason;
+use crate::model::client::{ClientId, ClientState, ReplyMode};
+use crate::model::state::{EngineRequest, Pause};
+use crate::model::tracking::{Options as TrackingOptions, Tracking};
 
 const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
 const ADMIN: Flags = Flags::ADMIN.union(BASE);
@@ -32,7 +32,7 @@ const ADMIN: Flags = Flags::ADMIN.union(BASE);
 const fn sub(
     name: &'static str,
     arity: i32,
-    handler: crate::table::Handler,
+    handler: crate::kernel::table::Handler,
     flags: Flags,
 ) -> CommandSpec {
     CommandSpec::new(name, arity, handler)
@@ -201,7 +201,7 @@ fn caching(ctx: &mut Ctx<'_>) -> CmdResult {
     } else {
         return Err(Error::Syntax);
     }
-    // Lasts for the next command or transaction (see `crate::invalidation::after_call`).
+    // Lasts for the next command or transaction (see `crate::kernel::invalidation::after_call`).
     tracking.caching = true;
     ctx.out.ok();
     Ok(())
@@ -530,7 +530,7 @@ struct KillFilter<'a> {
     kind: Option<ClientType>,
     addr: Option<&'a [u8]>,
     laddr: Option<&'a [u8]>,
-    user: Option<crate::acl::UserId>,
+    user: Option<crate::model::acl_users::UserId>,
     skip_me: bool,
 }
 

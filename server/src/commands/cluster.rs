@@ -1,13 +1,13 @@
 //! CLUSTER and the per-connection cluster commands (ASKING, READONLY, READWRITE): reading and
-//! changing this node's view of the cluster ([`crate::cluster`]), with Redis 7.0's replies and
+//! changing this node's view of the cluster ([`crate::model::cluster_view`]), with Redis 7.0's replies and
 //! error texts.
 //!
 //! Every CLUSTER subcommand, HELP included, answers "This instance has cluster support disabled"
 //! on a server started without `cluster-enabled yes`, as Redis does. A change another node must
-//! learn (slots, epochs, a new node) is in the view the cluster bus (`crate::cluster_bus`) sends
+//! learn (slots, epochs, a new node) is in the view the cluster bus (`crate::io::cluster_bus`) sends
 //! every node at its next period (100 ms).
 //!
-//! A fresh node serves every slot by default ([`crate::cluster::Cluster::implicit`]); CLUSTER
+//! A fresh node serves every slot by default ([`crate::model::cluster_view::Cluster::implicit`]); CLUSTER
 //! SLOTS, SHARDS and INFO show it, but CLUSTER NODES lists no slots for it, because cluster
 //! managers read NODES to tell an empty node and build their ADDSLOTS from what it lists
 //! (`redis-cli --cluster create` would otherwise give every node the same slots).
@@ -20,12 +20,12 @@ use bytes::Bytes;
 use embedis_protocol::number::parse_i64;
 use std::fmt::Write as _;
 
-use crate::cluster::{key_slot, Cluster, Node, Role, MYSELF, NO_NODE, SLOTS};
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::state::ServerState;
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::cluster_view::{key_slot, Cluster, Node, Role, MYSELF, NO_NODE, SLOTS};
+use crate::model::state::ServerState;
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
 
@@ -327,7 +327,7 @@ fn keys_in_slot(ctx: &Ctx<'_>, slot: u16, limit: usize) -> Vec<Bytes> {
 }
 
 /// True if database 0 holds a key of `slot`.
-pub fn slot_has_keys(ks: &crate::keyspace::Keyspace, slot: u16) -> bool {
+pub fn slot_has_keys(ks: &crate::model::keyspace::Keyspace, slot: u16) -> bool {
     ks.dbs[0]
         .main
         .iter()
@@ -813,7 +813,7 @@ fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
             let myself = cluster.myself_mut();
             myself.config_epoch = epoch;
             myself.role = Role::Primary;
-            for slot in 0..crate::cluster::SLOTS as u16 {
+            for slot in 0..crate::model::cluster_view::SLOTS as u16 {
                 if cluster.owner(slot) == primary {
                     cluster.set_owner(slot, MYSELF);
                 }

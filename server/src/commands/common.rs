@@ -9,19 +9,19 @@
 use embedis_datatypes::long_double::LongDouble;
 use embedis_protocol::number::parse_i64;
 
-use crate::cstr::{c_str, word_is};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
+use crate::base::cstr::{c_str, word_is};
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
 
 /// Writes a HELP reply: one simple string per line.
 /// Redis's `addReplySubcommandSyntaxError`: a subcommand given arguments none of its forms
 /// takes, named as the client typed it (at most 128 bytes), with the container's HELP.
 pub fn subcommand_syntax_error(ctx: &Ctx<'_>) -> Error {
     let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-    let name = crate::cstr::c_str(ctx.arg(1));
+    let name = crate::base::cstr::c_str(ctx.arg(1));
     line.extend_from_slice(&name[..name.len().min(128)]);
     line.extend_from_slice(b"'. Try ");
-    line.extend(crate::cstr::c_str(ctx.arg(0)).to_ascii_uppercase());
+    line.extend(crate::base::cstr::c_str(ctx.arg(0)).to_ascii_uppercase());
     line.extend_from_slice(b" HELP.");
     Error::bytes(line)
 }

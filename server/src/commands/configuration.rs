@@ -1,7 +1,7 @@
 //! CONFIG: reading and changing parameters at run time (GET, SET), statistics reset
 //! (RESETSTAT) and writing the configuration back to its file (REWRITE).
 //!
-//! Parsing, bounds and error texts live in [`crate::config`], shared with the start-up parser;
+//! Parsing, bounds and error texts live in [`crate::base::config`], shared with the start-up parser;
 //! this module adds what a running server must do when a value changes (the log level, the
 //! working directory) and the file rewrite. CONFIG REWRITE follows Redis's rules: lines of the
 //! original file that set a parameter are rewritten in place with the current value (repeats of
@@ -10,14 +10,14 @@
 
 use std::path::Path;
 
+use crate::base::config::{find_param_named, Access, Config, Kind, Param, PARAMS};
+use crate::base::error::{CmdResult, Error};
+use crate::base::listeners::bind_tcp;
 use crate::commands::common::write_help;
-use crate::config::{find_param_named, Access, Config, Kind, Param, PARAMS};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::KeyspaceStats;
-use crate::listeners::bind_tcp;
-use crate::state::{CommandStats, Stats};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::keyspace::KeyspaceStats;
+use crate::model::state::{CommandStats, Stats};
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -149,13 +149,13 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
-            if crate::aof::start(ctx.ks, ctx.server).is_err() {
+            if crate::services::aof::start(ctx.ks, ctx.server).is_err() {
                 return Err(Error::msg(
                     "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",
                 ));
             }
         } else {
-            crate::aof::stop(ctx.ks, ctx.server);
+            crate::services::aof::stop(ctx.ks, ctx.server);
         }
     }
     if next.loglevel != ctx.server.config.loglevel {
@@ -174,7 +174,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.server.config = next;
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
-    crate::aof::configure(ctx.ks, ctx.server);
+    crate::services::aof::configure(ctx.ks, ctx.server);
     if maxmemory_changed && ctx.server.config.maxmemory != 0 {
         // A limit under current use evicts at once, as Redis's CONFIG SET maxmemory does.
         let used = ctx.server.eviction.used_memory(ctx.ks);
@@ -189,7 +189,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         server
             .eviction
             .perform(ctx.ks, &server.config, safe, ctx.now_ms);
-        crate::gates::record_eviction_latency(server, ctx.now_ms);
+        crate::kernel::gates::record_eviction_latency(server, ctx.now_ms);
     }
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;
@@ -240,7 +240,7 @@ fn apply_tls(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdRes
     });
     let mut built = false;
     if let Some(name) = rebuilt_by.filter(|_| next.tls.wanted()) {
-        match crate::tls::configure(&next.tls) {
+        match crate::base::tls::configure(&next.tls) {
             Ok(context) => {
                 ctx.server.tls.install(context);
                 built = true;
@@ -256,7 +256,7 @@ fn apply_tls(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdRes
     }
     let port_changed = next.tls.port != current.port;
     if port_changed && next.tls.port != 0 && !built && !ctx.server.tls.configured() {
-        match crate::tls::configure(&next.tls) {
+        match crate::base::tls::configure(&next.tls) {
             Ok(context) => ctx.server.tls.install(context),
             Err(e) => {
                 ctx.server.log.warning(&e);
@@ -311,8 +311,8 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
     ctx.server.eviction.reset_stats();
-    crate::keyspace::reset_lazyfreed_objects();
-    ctx.server.memory_peak = crate::alloc::used_memory();
+    crate::model::keyspace::reset_lazyfreed_objects();
+    ctx.server.memory_peak = crate::base::alloc::used_memory();
 }
 
 fn resetstat(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -335,7 +335,7 @@ fn rewrite(ctx: &mut Ctx<'_>) -> CmdResult {
             .users
             .iter()
             .map(|(_, user)| {
-                String::from_utf8_lossy(&crate::acl_rules::user_line(user, ctx.registry))
+                String::from_utf8_lossy(&crate::kernel::acl_rules::user_line(user, ctx.registry))
                     .into_owned()
             })
             .collect()
@@ -386,7 +386,7 @@ fn config_line(param: &Param, value: &str) -> String {
     match param.kind {
         Kind::Text if name != "bind" => {
             let mut quoted = Vec::new();
-            crate::cstr::push_repr(&mut quoted, value.as_bytes());
+            crate::base::cstr::push_repr(&mut quoted, value.as_bytes());
             format!("{name} {}", String::from_utf8_lossy(&quoted))
         }
         _ if value.is_empty() => format!("{name} \"\""),
@@ -482,8 +482,9 @@ mod tests {
 
     #[test]
     fn quoting() {
-        let line =
-            |name: &str, value: &str| config_line(crate::config::find_param(name).unwrap(), value);
+        let line = |name: &str, value: &str| {
+            config_line(crate::base::config::find_param(name).unwrap(), value)
+        };
         assert_eq!(line("save", ""), "save \"\"");
         assert_eq!(line("dir", "/a b"), "dir \"/a b\"");
         assert_eq!(line("bind", "127.0.0.1 -::1"), "bind 127.0.0.1 -::1");

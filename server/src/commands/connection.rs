@@ -1,7 +1,7 @@
 //! Connection commands: PING, ECHO, QUIT, SELECT, and the connection's identity and protocol —
 //! AUTH, HELLO, RESET.
 //!
-//! AUTH and HELLO … AUTH log in as an ACL user (`crate::acl`; `requirepass` is the default
+//! AUTH and HELLO … AUTH log in as an ACL user (`crate::model::acl_users`; `requirepass` is the default
 //! user's password); RESET returns to the default user.
 //! HELLO switches the connection's protocol; every later reply is written in that version by the
 //! [`embedis_protocol::Writer`], so nothing else needs to know about RESP3.
@@ -9,11 +9,11 @@
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Version;
 
-use crate::client::ReplyMode;
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::client::ReplyMode;
 
 /// The flags of the commands a client may send before authenticating (AUTH, HELLO, RESET, QUIT).
 const NO_AUTH_FLAGS: Flags = Flags::NOSCRIPT
@@ -146,12 +146,12 @@ fn authenticate(ctx: &mut Ctx<'_>, username: &[u8], password: &[u8]) -> CmdResul
         user.enabled && user.password_ok(password)
     });
     let Some(id) = found else {
-        let context = crate::gates::acl_context(ctx.client);
-        let denied = crate::acl_rules::Denied {
-            reason: crate::acl::Reason::Auth,
+        let context = crate::kernel::gates::acl_context(ctx.client);
+        let denied = crate::kernel::acl_rules::Denied {
+            reason: crate::model::acl_users::Reason::Auth,
             at: 0,
         };
-        crate::gates::log_acl_denial(
+        crate::kernel::gates::log_acl_denial(
             ctx.server,
             ctx.client,
             (denied, context),
@@ -280,13 +280,13 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
         let id = ctx.client.id;
         ctx.server.monitors.retain(|&m| m != id);
     }
-    crate::pubsub::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
+    crate::model::pubsub::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
     let id = ctx.client.id;
     ctx.ks.tracking.disable(id, &mut ctx.client.tracking);
     ctx.client.db = 0;
     ctx.client.resp = Version::Resp2;
     // The default user again, authenticated if it needs no password (`clientSetDefaultAuth`).
-    ctx.client.user = crate::acl::DEFAULT_USER;
+    ctx.client.user = crate::model::acl_users::DEFAULT_USER;
     ctx.client.user_name = ctx.server.users.default_user().name.clone();
     ctx.client.authenticated = !ctx.server.users.default_needs_auth();
     ctx.client.name.clear();

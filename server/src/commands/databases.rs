@@ -10,11 +10,11 @@
 //! DBSIZE counts every stored key, including keys whose TTL has passed but which nobody has
 //! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::{db_index, int32_arg};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 const ALL_SHARDS_SUCCEEDED: &[&str] =
     &["request_policy:all_shards", "response_policy:all_succeeded"];
@@ -105,11 +105,11 @@ fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
 fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
     // A running background save would write the data FLUSHALL removes: Redis kills it.
-    crate::persistence::bgsave_kill(ctx.ks, ctx.server);
+    crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
     ctx.ks.flush_all(lazy);
     // With save points set, the empty dataset is saved at once (`dirty` is reset by it).
     if !ctx.server.config.save_points.is_empty() {
-        let _ = crate::persistence::save(ctx.ks, ctx.server);
+        let _ = crate::services::rdb_saving::save(ctx.ks, ctx.server);
     }
     // Redis counts FLUSHALL itself as one more change, on top of the keys removed.
     ctx.ks.dirty += 1;
@@ -122,9 +122,9 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
 
 #[cfg(test)]
 mod tests {
-    use crate::keyspace::{handed_to_background, lazyfree_pending_objects, Keyspace};
-    use crate::test_harness::*;
-    use crate::value::Value;
+    use crate::base::value::Value;
+    use crate::io::test_harness::*;
+    use crate::model::keyspace::{handed_to_background, lazyfree_pending_objects, Keyspace};
     use std::time::{Duration, Instant};
 
     fn fill(ks: &mut Keyspace, n: usize) {

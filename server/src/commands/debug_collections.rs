@@ -9,8 +9,8 @@
 
 use embedis_datatypes::quicklist::set_packed_threshold;
 
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
 
 /// Handles the subcommands of this module; `None` when DEBUG's arguments name none of them.
 pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
@@ -58,12 +58,12 @@ fn parse_memory_size(arg: &[u8]) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_harness::*;
+    use crate::io::test_harness::*;
 
     #[test]
     fn packed_threshold_takes_redis_sizes() {
         let mut h = Harness::new();
-        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        h.engine.server.config.enable_debug_command = crate::base::config::Access::Yes;
         for ok in ["1b", "0", "5b", "100b", "1k", "4000mb", "1gb"] {
             assert_eq!(
                 h.run_text(&format!("DEBUG QUICKLIST-PACKED-THRESHOLD {ok}")),

@@ -10,17 +10,17 @@
 //!   yes or local; on the system clock they answer an error saying so.
 //! - `DEBUG FAULT ERROR <command> <key-pattern|*> <times|0> <error text…>` ·
 //!   `LATENCY <command> <key-pattern|*> <ms> [<times>]` · `CLOSE <command> <key-pattern|*>
-//!   [<times>]` · `LIST` · `CLEAR` — the rules of [`crate::faults`]; `times` 0 means always.
+//!   [<times>]` · `LIST` · `CLEAR` — the rules of [`crate::model::fault_rules`]; `times` 0 means always.
 //! - `DEBUG PAUSE <ms>` — the server answers nothing for ms on its clock, then everything queued,
 //!   in order (0 ends a pause). DEBUG itself is never held, so a test can move the clock meanwhile.
 //! - `DEBUG DROP-CONNECTIONS` — closes every other connection at once; answers how many.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::faults::FaultRule;
-use crate::state::EngineRequest;
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::model::fault_rules::FaultRule;
+use crate::model::state::EngineRequest;
 
 /// The DEBUG HELP lines of the extensions.
 pub const HELP: &[&str] = &[
@@ -95,7 +95,7 @@ fn clock(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
     Some(clock_change(ctx, &clock))
 }
 
-fn clock_change(ctx: &mut Ctx<'_>, clock: &crate::clock::Clock) -> CmdResult {
+fn clock_change(ctx: &mut Ctx<'_>, clock: &crate::base::clock::Clock) -> CmdResult {
     if ctx.arg_is(2, "freeze") {
         clock.freeze();
     } else if ctx.arg_is(2, "resume") {

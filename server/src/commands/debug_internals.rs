@@ -14,12 +14,12 @@ use embedis_datatypes::stream::StreamId;
 use sha1_smol::Sha1;
 
 use crate::commands::admin::atoi;
-use crate::ctx::Ctx;
+use crate::kernel::ctx::Ctx;
 use embedis_protocol::number::parse_i64;
 
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::value::{Value, ValueType};
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{Value, ValueType};
+use crate::model::keyspace::Access;
 
 type Digest = [u8; 20];
 

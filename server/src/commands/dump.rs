@@ -1,7 +1,7 @@
 //! DUMP, RESTORE and RESTORE-ASKING: a key's value as a self-checking payload (the value as an
 //! RDB file holds it, the RDB version and a CRC64), and a key made from one.
 //!
-//! The bytes are the `embedis-rdb` crate's and the encodings are [`crate::rdb_convert`]'s, so a
+//! The bytes are the `embedis-rdb` crate's and the encodings are [`crate::base::formats::rdb_convert`]'s, so a
 //! payload from DUMP is the one Redis 7.0 gives for the same value (compressed with LZF above 20
 //! bytes, as Redis's default `rdbcompression yes`), except for the order of a hash table's
 //! elements; and any payload Redis writes — back to the legacy ziplist and zipmap encodings of
@@ -21,15 +21,15 @@
 //! retry on a new connection when a kept one turns out closed, closed by the tick after ten idle
 //! seconds), as Redis's `migrateGetSocket` keeps it.
 
-use crate::config::event_class::GENERIC;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::rdb_convert::{from_rdb, to_rdb};
-use crate::state::MigrateSocket;
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::{lfu_minutes, lru_clock, LRU_CLOCK_MAX};
+use crate::base::config::event_class::GENERIC;
+use crate::base::error::{CmdResult, Error};
+use crate::base::formats::rdb_convert::{from_rdb, to_rdb};
+use crate::base::value::{lfu_minutes, lru_clock, LRU_CLOCK_MAX};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
+use crate::model::state::MigrateSocket;
 use bytes::Bytes;
 use embedis_rdb::{dump_payload, parse_dump_payload, RdbError};
 
@@ -97,11 +97,11 @@ static MIGRATE_KEYS: &[KeySpec] = &[
     KeySpec::single(3, MIGRATE_KEY_FLAGS),
     KeySpec {
         flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
-        begin: crate::table::keys::Begin::Keyword {
+        begin: crate::kernel::table::keys::Begin::Keyword {
             keyword: "KEYS",
             start_from: -2,
         },
-        find: crate::table::keys::Find::Range {
+        find: crate::kernel::table::keys::Find::Range {
             last_key: -1,
             step: 1,
             limit: 0,
@@ -211,7 +211,7 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
     if let (Some(when), false, true) = (deadline, absttl, ctx.propagating()) {
         let mut args = ctx.args.to_vec();
         ctx.propagate_as(|| {
-            args[2] = crate::propagate::int_arg(when);
+            args[2] = crate::model::write_stream::int_arg(when);
             args.push(Bytes::from_static(b"ABSTTL"));
             args
         });
@@ -343,7 +343,8 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
         let _ = stream.set_write_timeout(Some(timeout));
         let select = last_dbid != dbid;
         let mut request = bytes::BytesMut::new();
-        let mut push = |args: &[&[u8]]| crate::propagate::write_multibulk(&mut request, args);
+        let mut push =
+            |args: &[&[u8]]| crate::model::write_stream::write_multibulk(&mut request, args);
         if let Some(password) = &password {
             match &username {
                 Some(user) => push(&[b"AUTH", user, password]),

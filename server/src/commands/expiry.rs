@@ -1,7 +1,7 @@
 //! Expiry commands: EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (with NX, XX, GT, LT), TTL, PTTL,
 //! EXPIRETIME, PEXPIRETIME, PERSIST.
 //!
-//! A TTL is stored as an absolute deadline in milliseconds (see [`crate::keyspace`]); the four
+//! A TTL is stored as an absolute deadline in milliseconds (see [`crate::model::keyspace`]); the four
 //! setters differ only in unit and base time, so they share `expire_generic`, which follows
 //! Redis 7.0's order of checks because each produces a different reply: options first (an
 //! unknown option or an incompatible pair is an error even for a missing key), then the number
@@ -9,14 +9,14 @@
 //! `now` deletes the key at once and still answers 1. All time comes from the command's frozen
 //! `now`, so a TTL read right after an EXPIRE in the same MULTI or script is exact.
 
-use crate::config::event_class::GENERIC;
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::propagate::{del_verb, int_arg};
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::base::config::event_class::GENERIC;
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
+use crate::model::write_stream::{del_verb, int_arg};
 use bytes::Bytes;
 
 const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
@@ -169,7 +169,7 @@ impl Condition {
                 c.lt = true;
             } else {
                 let mut line = b"ERR Unsupported option ".to_vec();
-                line.extend_from_slice(crate::cstr::c_str(word));
+                line.extend_from_slice(crate::base::cstr::c_str(word));
                 return Err(Error::bytes(line));
             }
         }
@@ -424,7 +424,7 @@ mod tests {
 
 #[cfg(test)]
 mod command_tests {
-    use crate::test_harness::*;
+    use crate::io::test_harness::*;
 
     #[test]
     fn past_deadlines_delete_at_once() {

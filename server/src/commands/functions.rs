@@ -2,9 +2,9 @@
 //! DELETE, FLUSH, DUMP, RESTORE, STATS, KILL, HELP).
 //!
 //! Libraries, their load-time environment and the DUMP payload are `embedis-scripting`'s
-//! ([`embedis_scripting::Functions`]); the VM's home and the load host are [`crate::function_host`].
+//! ([`embedis_scripting::Functions`]); the VM's home and the load host are [`crate::services::function_host`].
 //! A function runs like an EVAL script — whole, with the clock frozen, through EVAL's
-//! [`crate::script_host::ScriptHost`] — except that functions always hold to their flags: without `no-writes` a
+//! [`crate::services::script_host::ScriptHost`] — except that functions always hold to their flags: without `no-writes` a
 //! function may write and FCALL_RO refuses it; with it, its write commands are refused.
 
 use std::time::Instant;
@@ -12,15 +12,15 @@ use std::time::Instant;
 use bytes::Bytes;
 use embedis_scripting::{Functions, RestorePolicy};
 
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::subcommand_syntax_error;
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::function_host::LoadHost;
-use crate::script_host::{split_keys, Permissions};
-use crate::table::keys::{flag, Begin, Find, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::vm_slot::ScriptKind;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, Begin, Find, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::vm_slot::ScriptKind;
+use crate::services::function_host::LoadHost;
+use crate::services::script_host::{split_keys, Permissions};
 
 const FCALL_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -234,7 +234,7 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         };
         let name = &args[1];
         embedis_scripting::libs::rand48::set_state(functions.lua(), rand_state);
-        let outcome = crate::script_host::run_script(
+        let outcome = crate::services::script_host::run_script(
             ctx,
             permissions,
             ScriptKind::Function,
@@ -423,12 +423,14 @@ fn function_list(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn function_stats(ctx: &mut Ctx<'_>) -> CmdResult {
-    // Reached while a script runs only when it is busy (see crate::busy): during an EVAL script
+    // Reached while a script runs only when it is busy (see crate::services::busy): during an EVAL script
     // Redis refuses; during a function it describes it.
     let running = ctx.server.running_script.clone();
     if let Some(running) = &running {
         if running.kind == ScriptKind::Eval {
-            return Err(crate::busy::BusyWatch::busy_error(ScriptKind::Eval));
+            return Err(crate::services::busy::BusyWatch::busy_error(
+                ScriptKind::Eval,
+            ));
         }
     }
     let (libraries, functions) = match &running {

@@ -18,14 +18,14 @@
 use bytes::Bytes;
 
 use super::zsets::{limits, parse_double, read_zset};
-use crate::config::event_class::{GENERIC, ZSET};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::base::config::event_class::{GENERIC, ZSET};
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
 use embedis_datatypes::zset::{AddFlags, AddOutcome, ScoreRange, ZSetValue};
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
@@ -44,7 +44,11 @@ static BYMEMBER_KEYS: &[KeySpec] = &[
     KeySpec::after_keyword("STOREDIST", 5, flag::OW | flag::UPDATE),
 ];
 
-const fn geo(name: &'static str, arity: i32, handler: crate::table::Handler) -> CommandSpec {
+const fn geo(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
     CommandSpec::new(name, arity, handler).acl(Acl::GEO)
 }
 
@@ -712,7 +716,7 @@ fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
         v.push(Bytes::from_static(b"zadd"));
         v.extend(args[1..at].iter().cloned());
         for &(score, member_at) in &scored {
-            v.push(crate::propagate::int_arg(score as i64));
+            v.push(crate::model::write_stream::int_arg(score as i64));
             v.push(args[member_at].clone());
         }
         v

@@ -20,12 +20,12 @@ use bytes::Bytes;
 use embedis_datatypes::hash::HashValue;
 use embedis_protocol::number::parse_i64;
 
+use crate::base::config::event_class::{GENERIC, HASH};
+use crate::base::error::{CmdResult, Error};
 use crate::commands::hashes::{create, limits, read, write};
-use crate::config::event_class::{GENERIC, HASH};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 
 const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
 const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
@@ -331,10 +331,10 @@ fn read_for_write(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<bool> {
     let (db, now) = (ctx.db(), ctx.now_ms);
     match ctx
         .ks
-        .lookup(db, key, now, crate::keyspace::Access::NoTouch)
+        .lookup(db, key, now, crate::model::keyspace::Access::NoTouch)
     {
         None => Ok(false),
-        Some(obj) if matches!(obj.value, crate::value::Value::Hash(_)) => Ok(true),
+        Some(obj) if matches!(obj.value, crate::base::value::Value::Hash(_)) => Ok(true),
         Some(_) => Err(Error::WrongType),
     }
 }
@@ -831,7 +831,7 @@ mod tests {
 
     #[test]
     fn documented_syntax_parses() {
-        use crate::table::docs::parse;
+        use crate::kernel::table::docs::parse;
         for spec in COMMANDS {
             let args = parse(spec.syntax, spec.keys.len());
             assert!(args.is_ok(), "{}: {:?}", spec.name, args);

@@ -12,21 +12,21 @@
 //! HINCRBYFLOAT computes in x87 long double exactly as INCRBYFLOAT does, through the helper the
 //! string commands export.
 
-use crate::config::event_class::{GENERIC, HASH};
+use crate::base::config::event_class::{GENERIC, HASH};
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
 use embedis_protocol::number::parse_i64;
 
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
 use crate::commands::common::long_double_add;
 use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::{Access, Keyspace};
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::{Access, Keyspace};
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
 const WRITE_DENYOOM_FAST: Flags = Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST);
@@ -429,7 +429,7 @@ fn note_lookup_expired(ctx: &mut Ctx<'_>, expired: bool) {
         let (db, key) = (ctx.db(), ctx.arg(1));
         ctx.ks
             .notify
-            .note(crate::config::event_class::HASH, "hexpired", db, key);
+            .note(crate::base::config::event_class::HASH, "hexpired", db, key);
         ctx.ks.touched_by_expiry(db, key);
     }
 }
@@ -767,12 +767,12 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_harness::{bulk, int, scan_reply, strings, Harness};
+    use crate::io::test_harness::{bulk, int, scan_reply, strings, Harness};
     use std::collections::HashSet;
 
     #[test]
     fn documented_syntax_parses() {
-        use crate::table::docs::parse;
+        use crate::kernel::table::docs::parse;
         for spec in COMMANDS {
             let args = parse(spec.syntax, spec.keys.len());
             assert!(args.is_ok(), "{}: {:?}", spec.name, args);

@@ -18,17 +18,17 @@
 //!   several keys counts their union without touching them; PFMERGE's result is dense when any
 //!   source is dense, else sparse through the same register-by-register updates Redis makes.
 
-use crate::config::event_class::STRING;
+use crate::base::config::event_class::STRING;
 use bytes::Bytes;
 use embedis_datatypes::hll::{self, Corrupt, Encoding, Hll, REGISTERS};
 use rand::Rng;
 
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::keys::{flag, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::value::Value;
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 const NOT_AN_HLL: Error = Error::msg("WRONGTYPE Key is not a valid HyperLogLog string value.");
 const CORRUPT: Error = Error::msg("INVALIDOBJ Corrupted HLL object detected");

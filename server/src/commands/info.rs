@@ -9,15 +9,15 @@
 //! another program, whose allocator we do not own, reports its resident set size instead. Fields describing machinery embedis does not have (persistence,
 //! replication, Lua, defragmentation) keep Redis's neutral values — zero, `ok`, empty — rather
 //! than disappearing, since parsers expect them. Latencystats reports each command's p50, p99 and
-//! p99.9 from its run-time histogram (`crate::latency`).
+//! p99.9 from its run-time histogram (`crate::model::latency`).
 
 use std::fmt::Write as _;
 
-use crate::alloc::used_memory;
-use crate::config::percentile_text;
-use crate::ctx::Ctx;
-use crate::error::CmdResult;
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::alloc::used_memory;
+use crate::base::config::percentile_text;
+use crate::base::error::CmdResult;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 /// The Redis version embedis answers as (INFO, HELLO).
 pub const REDIS_VERSION: &str = "7.0.15";
@@ -208,7 +208,12 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "uptime_in_days", "{}", uptime / 86400);
     field!(out, "hz", "{}", s.config.hz);
     field!(out, "configured_hz", "{}", s.config.hz);
-    field!(out, "lru_clock", "{}", crate::value::lru_clock(ctx.now_ms));
+    field!(
+        out,
+        "lru_clock",
+        "{}",
+        crate::base::value::lru_clock(ctx.now_ms)
+    );
     field!(out, "executable", "{}", s.executable);
     field!(out, "config_file", "{}", s.config_file);
     field!(out, "io_threads_active", "0");
@@ -251,7 +256,7 @@ pub fn bytes_to_human(n: u64) -> String {
 
 fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     let used = used_memory();
-    let rss = crate::alloc::resident_bytes().unwrap_or(0) as u64;
+    let rss = crate::base::alloc::resident_bytes().unwrap_or(0) as u64;
     let server = &mut *ctx.server;
     server.memory_peak = server.memory_peak.max(used);
     let peak = server.memory_peak;
@@ -382,13 +387,13 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         out,
         "lazyfree_pending_objects",
         "{}",
-        crate::keyspace::lazyfree_pending_objects()
+        crate::model::keyspace::lazyfree_pending_objects()
     );
     field!(
         out,
         "lazyfreed_objects",
         "{}",
-        crate::keyspace::lazyfreed_objects()
+        crate::model::keyspace::lazyfreed_objects()
     );
 }
 
@@ -448,7 +453,7 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         p.last_load_keys_loaded
     );
     let aof = &ctx.server.aof;
-    let enabled = aof.status != crate::append_only::AofStatus::Off;
+    let enabled = aof.status != crate::model::aof_state::AofStatus::Off;
     field!(out, "aof_enabled", "{}", u8::from(enabled));
     field!(
         out,
@@ -670,7 +675,7 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
                 None => -1,
             };
             field!(out, "master_last_io_seconds_ago", "{last_io}");
-            let transfer = primary.state == crate::replication::LinkState::Transfer;
+            let transfer = primary.state == crate::model::replication::LinkState::Transfer;
             field!(out, "master_sync_in_progress", "{}", u8::from(transfer));
             field!(out, "slave_read_repl_offset", "{}", repl.offset);
             field!(out, "slave_repl_offset", "{}", repl.offset);
@@ -974,9 +979,9 @@ mod tests {
     /// INFO latencystats prints the configured percentiles, labelled as Redis prints them.
     #[test]
     fn latencystats_use_the_configured_percentiles() {
-        let mut h = crate::test_harness::Harness::new();
+        let mut h = crate::io::test_harness::Harness::new();
         h.run("SET a b");
-        let line = |h: &mut crate::test_harness::Harness| {
+        let line = |h: &mut crate::io::test_harness::Harness| {
             let info = h.run_text("INFO latencystats");
             info.split("\r\n")
                 .find(|l| l.starts_with("latency_percentiles_usec_set:"))

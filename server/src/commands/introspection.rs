@@ -2,24 +2,28 @@
 //! many (COUNT), their documentation (DOCS), names by filter (LIST), and where the keys are in a
 //! given command line (GETKEYS, GETKEYSANDFLAGS).
 //!
-//! Everything is rendered from the command table ([`crate::commands::registry`]) by [`crate::table::docs`], so the
+//! Everything is rendered from the command table ([`crate::commands::registry`]) by [`crate::kernel::table::docs`], so the
 //! answers cannot drift from what the executor does. redis-cli asks COMMAND DOCS at start-up to
 //! build its hints.
 
 use bytes::Bytes;
 use embedis_datatypes::glob;
 
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
 use crate::commands::registry;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::docs::{write_docs, write_info};
-use crate::table::keys::flag;
-use crate::table::{Acl, Command, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::docs::{write_docs, write_info};
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, Command, CommandSpec, Flags};
 
 const BASE: Flags = Flags::LOADING.union(Flags::STALE);
 
-const fn sub(name: &'static str, arity: i32, handler: crate::table::Handler) -> CommandSpec {
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
     CommandSpec::new(name, arity, handler)
         .flags(BASE)
         .acl(Acl::CONNECTION)
@@ -291,7 +295,7 @@ fn getkeysandflags(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::table::docs::write_docs;
+    use crate::kernel::table::docs::write_docs;
     use embedis_protocol::{decode_value, Value, Version, Writer};
 
     fn docs_of(name: &str, version: Version) -> Value {
@@ -320,7 +324,7 @@ mod tests {
         for command in &registry.commands {
             let spec = command.spec;
             assert!(
-                crate::table::docs::parse(spec.syntax, spec.keys.len()).is_ok(),
+                crate::kernel::table::docs::parse(spec.syntax, spec.keys.len()).is_ok(),
                 "{}: syntax {:?} does not parse",
                 command.full_name,
                 spec.syntax

@@ -14,19 +14,19 @@
 //! `SCAN 0 "count\0x" 5` is a COUNT; [`word_is`] reproduces that, and the SCAN cursor is parsed
 //! with `strtoul`'s rules (sign allowed, wrapping negatives, NUL-terminated).
 //!
-//! [`Keyspace::lookup`]: crate::keyspace::Keyspace::lookup
+//! [`Keyspace::lookup`]: crate::model::keyspace::Keyspace::lookup
 
-use crate::config::event_class::GENERIC;
+use crate::base::config::event_class::GENERIC;
 use embedis_datatypes::{glob, SmallBytes};
 
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{lru_clock, Object};
 use crate::commands::common::{db_index, int32_arg, parse_cursor, parse_scan_options, ScanOptions};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::{lru_clock, Object};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
 
 const MULTI_SHARD_SUM: &[&str] = &["request_policy:multi_shard", "response_policy:agg_sum"];
 const KEYS_RM: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RM | flag::DELETE)];
@@ -594,9 +594,9 @@ fn object_help(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cstr::c_str;
-    use crate::test_harness::*;
-    use crate::value::Value;
+    use crate::base::cstr::c_str;
+    use crate::base::value::Value;
+    use crate::io::test_harness::*;
     use proptest::prelude::*;
     use std::collections::HashSet;
 
@@ -882,9 +882,9 @@ mod tests {
     #[test]
     fn documented_syntax_parses() {
         fn check(spec: &CommandSpec) {
-            let args = crate::table::docs::parse(spec.syntax, spec.keys.len())
+            let args = crate::kernel::table::docs::parse(spec.syntax, spec.keys.len())
                 .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
-            fn walk(args: &[crate::table::docs::Arg], name: &str) {
+            fn walk(args: &[crate::kernel::table::docs::Arg], name: &str) {
                 for a in args {
                     assert!(!a.name.contains('='), "{name}: {}", a.name);
                     walk(&a.children, name);

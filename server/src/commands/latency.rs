@@ -1,18 +1,18 @@
 //! LATENCY: the latency monitor's events (LATEST, HISTORY, RESET, GRAPH, DOCTOR) and every
 //! command's latency distribution (HISTOGRAM).
 //!
-//! The data is kept by [`crate::latency`]: `call` records each command's run time in its
+//! The data is kept by [`crate::model::latency`]: `call` records each command's run time in its
 //! histogram and, past `latency-monitor-threshold`, a `command` / `fast-command` event; the
 //! active expiry cycle records `expire-cycle`. Reply shapes are Redis 7.0's; the human-readable
 //! texts (DOCTOR, GRAPH) are our own words.
 
 use std::fmt::Write as _;
 
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::latency::EventHistory;
-use crate::table::{Acl, Command, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, Command, CommandSpec, Flags};
+use crate::model::latency::EventHistory;
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -179,7 +179,7 @@ fn graph(ctx: &mut Ctx<'_>) -> CmdResult {
         return Err(Error::bytes(
             [
                 &b"ERR No samples available for event '"[..],
-                crate::cstr::c_str(name),
+                crate::base::cstr::c_str(name),
                 b"'",
             ]
             .concat(),

@@ -13,7 +13,7 @@
 //! empty array but a null array on a missing key; LPOS RANK of LLONG_MIN acts like -1).
 //!
 //! Blocking: a blocking pop that finds nothing parks the client on its keys (see
-//! [`crate::blocking`]); any write to one of them makes the engine run the command again with
+//! [`crate::model::blocking`]); any write to one of them makes the engine run the command again with
 //! `ctx.woken_by` set to that key, and — as Redis 7.0 — the client is then served from that key
 //! only. Timeouts reply with a null array for every one of these commands (BLMOVE and BRPOPLPUSH
 //! too, as Redis 7.0 does). Where blocking is not allowed (`ctx.may_block` false) the command
@@ -23,17 +23,17 @@
 //! argument straight into a node's spare room, pops and ranges write the packed bytes straight
 //! into the reply buffer.
 
-use crate::config::event_class::{GENERIC, LIST};
+use crate::base::config::event_class::{GENERIC, LIST};
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_protocol::number::parse_i64;
 
-use crate::blocking::parse_timeout_seconds;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::propagate::int_arg;
-use crate::table::keys::flag;
-use crate::table::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
-use crate::value::{Value, ValueType};
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{Value, ValueType};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, Begin, CommandSpec, Find, Flags, KeySpec};
+use crate::model::blocking::parse_timeout_seconds;
+use crate::model::write_stream::int_arg;
 use bytes::Bytes;
 
 // ---------------------------------------------------------------------------------------------
@@ -1057,7 +1057,7 @@ fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::test_harness::{int, strings, Harness};
+    use crate::io::test_harness::{int, strings, Harness};
 
     fn list_in(h: &mut Harness, key: &str) -> (usize, i32) {
         match h.engine.ks.read(0, key.as_bytes(), h.now()) {
@@ -1108,7 +1108,7 @@ mod tests {
     #[test]
     fn debug_object_shows_nodes() {
         let mut h = Harness::new();
-        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        h.engine.server.config.enable_debug_command = crate::base::config::Access::Yes;
         h.run("RPUSH k a b c");
         let line = h.run_text("DEBUG OBJECT k");
         assert!(
@@ -1124,7 +1124,7 @@ mod tests {
     #[test]
     fn compress_depth_applies_to_new_lists() {
         let mut h = Harness::new();
-        h.engine.server.config.enable_debug_command = crate::config::Access::Yes;
+        h.engine.server.config.enable_debug_command = crate::base::config::Access::Yes;
         let fill = |h: &mut Harness, key: &str| {
             for _ in 0..20 {
                 let mut line = format!("RPUSH {key}");

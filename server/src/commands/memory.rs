@@ -10,14 +10,14 @@
 //! ask for a positive figure) see the same proportions. STATS keeps Redis's reply shape (the
 //! same fields in the same order, a nested map per non-empty database) with our own figures.
 
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{Object, Value};
 use crate::commands::common::write_help;
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::{Object, Value};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
 use embedis_datatypes::hash::{HashValue, View};
 use embedis_datatypes::listpack::{redis_entry_size, REDIS_OVERHEAD};
 use embedis_datatypes::set::SetValue;
@@ -342,7 +342,7 @@ fn score_text(score: f64) -> String {
 
 /// Redis's reply shape: a map of 27 figures plus one nested map per non-empty database.
 fn memory_stats(ctx: &mut Ctx<'_>) -> CmdResult {
-    let used = crate::alloc::used_memory();
+    let used = crate::base::alloc::used_memory();
     let peak = ctx.server.memory_peak.max(used);
     let startup = ctx.server.memory_startup.min(used);
     let dbs: Vec<(usize, usize, usize)> = ctx
@@ -429,7 +429,7 @@ fn memory_stats(ctx: &mut Ctx<'_>) -> CmdResult {
 /// Redis's doctor only speaks once the instance holds 5 MB; below that it says it has nothing
 /// to go on, and so do we (in our own words).
 fn memory_doctor(ctx: &mut Ctx<'_>) -> CmdResult {
-    let used = crate::alloc::used_memory();
+    let used = crate::base::alloc::used_memory();
     let text: &[u8] = if used < 5 * 1024 * 1024 {
         b"This instance is empty or uses very little memory, so there is nothing to diagnose yet. Fill it with some data and ask again."
     } else {

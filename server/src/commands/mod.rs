@@ -1,12 +1,12 @@
 //! Command handlers, one module per family, each declaring its table entries in a `COMMANDS`
 //! slice next to the handlers. [`FAMILIES`] lists them, and [`registry`] builds the command
-//! table from them once: the table's own module (`crate::table`) knows no family, so that
+//! table from them once: the table's own module (`crate::kernel::table`) knows no family, so that
 //! everything below the handlers — the gates, `call`, the script host — can look commands up
 //! without depending on every handler.
 
 use std::sync::OnceLock;
 
-use crate::table::{CommandSpec, Registry};
+use crate::kernel::table::{CommandSpec, Registry};
 
 pub mod acl;
 pub mod admin;

@@ -8,10 +8,10 @@
 //! line, which is all that Redis 7.0 prints by default; Redis's pictures for versions 5 and 6
 //! are art of its own, which embedis does not reproduce.
 
+use crate::base::error::{CmdResult, Error};
 use crate::commands::info::REDIS_VERSION;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);
 const MODULE_ACL: Acl = Acl::ADMIN.union(Acl::DANGEROUS);

@@ -1,14 +1,14 @@
-//! SAVE, BGSAVE and BGREWRITEAOF: the commands of RDB and AOF persistence, over [`crate::persistence`] (which also
+//! SAVE, BGSAVE and BGREWRITEAOF: the commands of RDB and AOF persistence, over [`crate::services::rdb_saving`] (which also
 //! serves LASTSAVE's figure, SHUTDOWN's save, FLUSHALL's save and DEBUG RELOAD).
 //!
-//! BGSAVE starts a forkless snapshot ([`crate::snapshot`]) and answers at once, as Redis's fork
+//! BGSAVE starts a forkless snapshot ([`crate::model::snapshot`]) and answers at once, as Redis's fork
 //! does; inside MULTI (where Redis cannot fork either) and with SCHEDULE while one runs it is
 //! scheduled for the tick instead.
 
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::persistence;
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::services::rdb_saving;
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -48,11 +48,11 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 fn save(ctx: &mut Ctx<'_>) -> CmdResult {
-    if persistence::bgsave_in_progress(ctx.server) {
+    if rdb_saving::bgsave_in_progress(ctx.server) {
         return Err(Error::msg("ERR Background save already in progress"));
     }
     ctx.server.persistence.saves += 1;
-    match persistence::save(ctx.ks, ctx.server) {
+    match rdb_saving::save(ctx.ks, ctx.server) {
         Ok(()) => {
             ctx.out.ok();
             Ok(())
@@ -70,10 +70,10 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
     let in_exec = !ctx.may_block && !ctx.from_script;
     // Redis schedules only behind another kind of child (an AOF rewrite); behind a running
     // BGSAVE it refuses, SCHEDULE or not.
-    if persistence::bgsave_in_progress(ctx.server) {
+    if rdb_saving::bgsave_in_progress(ctx.server) {
         return Err(Error::msg("ERR Background save already in progress"));
     }
-    if crate::aof::rewrite_in_progress(ctx.server) || in_exec {
+    if crate::services::aof::rewrite_in_progress(ctx.server) || in_exec {
         if !schedule && !in_exec {
             return Err(Error::msg("ERR Another child process is active (AOF?): can't BGSAVE right now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."));
         }
@@ -81,26 +81,26 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.simple(b"Background saving scheduled");
         return Ok(());
     }
-    persistence::bgsave_start(ctx.ks, ctx.server);
+    rdb_saving::bgsave_start(ctx.ks, ctx.server);
     ctx.out.simple(b"Background saving started");
     Ok(())
 }
 
 fn bgrewriteaof(ctx: &mut Ctx<'_>) -> CmdResult {
-    if crate::aof::rewrite_in_progress(ctx.server) {
+    if crate::services::aof::rewrite_in_progress(ctx.server) {
         return Err(Error::msg(
             "ERR Background append only file rewriting already in progress",
         ));
     }
     let in_exec = !ctx.may_block && !ctx.from_script;
-    if persistence::bgsave_in_progress(ctx.server) || in_exec {
+    if rdb_saving::bgsave_in_progress(ctx.server) || in_exec {
         ctx.server.aof.rewrite_scheduled = true;
         ctx.server.aof.rewrite_failures = 0;
         ctx.out
             .simple(b"Background append only file rewriting scheduled");
         return Ok(());
     }
-    match crate::aof::rewrite_start(ctx.ks, ctx.server) {
+    match crate::services::aof::rewrite_start(ctx.ks, ctx.server) {
         Ok(()) => {
             ctx.out
                 .simple(b"Background append only file rewriting started");

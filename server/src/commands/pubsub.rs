@@ -1,21 +1,21 @@
 //! Pub/sub commands: (P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE, PUBLISH, SPUBLISH and the PUBSUB
 //! introspection container.
 //!
-//! The subscription index lives in [`crate::pubsub`]; delivering a message (to the publisher
+//! The subscription index lives in [`crate::model::pubsub`]; delivering a message (to the publisher
 //! itself before its reply, to others within their output-buffer limits, through CLIENT REPLY
-//! OFF) is [`crate::publish`]'s, which keyspace notifications and tracking invalidations share.
+//! OFF) is [`crate::kernel::publish`]'s, which keyspace notifications and tracking invalidations share.
 //! Confirmations and messages are pushes (`>` in RESP3, plain arrays in RESP2). embedis runs no
 //! cluster, so shard channels are simply a second namespace with their own count.
 
 use embedis_protocol::Writer;
 
-use crate::cstr::c_str;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::publish::{self, own_pushes};
-use crate::pubsub::Kind;
-use crate::table::keys::{flag, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::cstr::c_str;
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::publish::{self, own_pushes};
+use crate::kernel::table::keys::{flag, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::pubsub::Kind;
 
 const SUBSCRIBE_FLAGS: Flags = Flags::PUBSUB
     .union(Flags::NOSCRIPT)
@@ -33,7 +33,11 @@ const INTROSPECTION_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Fla
 static SHARD_CHANNELS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::NOT_KEY)];
 static SHARD_CHANNEL: &[KeySpec] = &[KeySpec::single(1, flag::NOT_KEY)];
 
-const fn sub(name: &'static str, arity: i32, handler: crate::table::Handler) -> CommandSpec {
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
     CommandSpec::new(name, arity, handler).flags(INTROSPECTION_FLAGS)
 }
 

@@ -1,4 +1,4 @@
-//! SYNC, PSYNC and REPLCONF: a replica attaching to this server, over [`crate::replication`].
+//! SYNC, PSYNC and REPLCONF: a replica attaching to this server, over [`crate::model::replication`].
 //!
 //! A full resynchronisation answers `+FULLRESYNC <replid> <offset>` (PSYNC only; SYNC, the old
 //! protocol, gets no such line), then the RDB image of the dataset at that offset as a bulk
@@ -10,15 +10,15 @@
 //! offset the backlog still holds answers `+CONTINUE <replid>` and the backlog from there.
 //!
 //! REPLICAOF switches the role (see [`replicaof`]); the link to the primary is made by the I/O
-//! layer's `primary_link` task, which the new [`crate::replication::Primary`] wakes.
+//! layer's `primary_link` task, which the new [`crate::model::replication::Primary`] wakes.
 //!
 //! A replica serves sub-replicas once its link is up, from the same history (ID, offset,
 //! backlog) as its primary's.
 
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::replication::{Backlog, Replica};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::replication::{Backlog, Replica};
 
 const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
@@ -147,7 +147,7 @@ pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
     let replid = ctx.server.random_id();
     ctx.server.repl.promote(replid);
     ctx.server.log.set_replica(false);
-    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Delete;
+    ctx.ks.expiry_rule = crate::model::keyspace::ExpiryRule::Delete;
     ctx.ks.replica_keys_with_expire.clear();
     // Our replicas get our own stream from now on: its first command names its database.
     ctx.ks.stream.reselect();
@@ -163,14 +163,14 @@ pub(crate) fn follow_primary(ctx: &mut Ctx<'_>, host: String, port: u16) {
     }
     ctx.server.repl.follow(host, port);
     ctx.server.log.set_replica(true);
-    ctx.ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
+    ctx.ks.expiry_rule = crate::model::keyspace::ExpiryRule::Hide;
 }
 
 /// Our replicas must learn of the change of history (Redis's `disconnectSlaves`): they are
 /// disconnected, and reconnect with PSYNC — what was propagated so far still reaches them first.
 fn disconnect_replicas(ctx: &mut Ctx<'_>) {
     let server = &mut *ctx.server;
-    crate::replication::drain(
+    crate::model::replication::drain(
         &mut server.repl,
         &mut ctx.ks.stream,
         ctx.clients,
@@ -186,14 +186,14 @@ fn disconnect_replicas(ctx: &mut Ctx<'_>) {
 
 /// Closes the link to the previous primary: its client goes (the link task sees the kill and
 /// the new generation, and gives up its socket).
-fn drop_link(ctx: &mut Ctx<'_>, client: Option<crate::client::ClientId>) {
+fn drop_link(ctx: &mut Ctx<'_>, client: Option<crate::model::client::ClientId>) {
     if let Some(id) = client {
         if let Some(c) = ctx.clients.get_mut(id) {
             c.handle.kill();
         }
         ctx.server
             .requests
-            .push(crate::state::EngineRequest::Kill { id });
+            .push(crate::model::state::EngineRequest::Kill { id });
     }
 }
 
@@ -226,7 +226,7 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     // What earlier commands of this turn propagated belongs before the point the replica starts
     // from: hand it to the backlog and the replicas attached so far.
     let server = &mut *ctx.server;
-    crate::replication::drain(
+    crate::model::replication::drain(
         &mut server.repl,
         &mut ctx.ks.stream,
         ctx.clients,
@@ -328,18 +328,18 @@ fn register(ctx: &mut Ctx<'_>, pre_psync: bool) {
 
 /// The RDB image a full resync sends: the dataset now, with the replication AUX fields.
 fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, String> {
-    let options = crate::persistence::writer_options(ctx.server);
+    let options = crate::services::rdb_saving::writer_options(ctx.server);
     let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options).map_err(|e| e.to_string())?;
-    crate::persistence::write_preamble_for_replica(
+    crate::services::rdb_saving::write_preamble_for_replica(
         ctx.server,
         &mut writer,
         (ctx.client.db as i64, ctx.server.repl.offset as i64),
     )
     .map_err(|e| e.to_string())?;
-    crate::snapshot::write_keyspace(
+    crate::model::snapshot::write_keyspace(
         ctx.ks,
         &mut writer,
-        crate::persistence::clock_in_file(ctx.ks, ctx.server),
+        crate::services::rdb_saving::clock_in_file(ctx.ks, ctx.server),
     )
     .map_err(|e| e.error.to_string())?;
     writer.finish().map_err(|e| e.to_string())
@@ -389,7 +389,7 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
                 if !ctx.server.repl.waiting.is_empty() {
                     ctx.server
                         .requests
-                        .push(crate::state::EngineRequest::ReleaseAcknowledged);
+                        .push(crate::model::state::EngineRequest::ReleaseAcknowledged);
                 }
             }
             return Ok(());

@@ -4,18 +4,18 @@
 //! A script runs whole, as one command: the clock frozen at its start, nothing else running
 //! meanwhile, its writes waking blocked clients once it returns. The VM, the sandbox and the
 //! conversions are the `embedis-scripting` crate's; the gates a script's commands pass and the
-//! VM's home are [`crate::script_host`]. Here: argument checks in Redis's order and words, the
+//! VM's home are [`crate::services::script_host`]. Here: argument checks in Redis's order and words, the
 //! script cache commands, and what a script's flags allow (`*_RO` refuses a script that may
 //! write; a `no-writes` script or an `*_RO` call refuses write commands).
 
 use bytes::Bytes;
 
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::script_host::{split_keys, Permissions};
-use crate::table::keys::{flag, Begin, Find, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::vm_slot::ScriptKind;
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, Begin, Find, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::vm_slot::ScriptKind;
+use crate::services::script_host::{split_keys, Permissions};
 
 const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::STALE)
@@ -236,7 +236,7 @@ fn run_in(
         allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot_keys,
     };
     let function = script.function.clone();
-    crate::script_host::run_script(
+    crate::services::script_host::run_script(
         ctx,
         permissions,
         ScriptKind::Eval,

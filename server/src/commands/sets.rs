@@ -24,21 +24,21 @@
 //! SADD and SPOP are benchmarked against Redis: they take one write lookup, add or remove in
 //! place, and allocate nothing per member beyond the table entry Redis would allocate too.
 
-use crate::config::event_class::{GENERIC, SET};
+use crate::base::config::event_class::{GENERIC, SET};
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::set::{Member, SetValue};
 use embedis_protocol::Writer;
 use std::collections::HashSet;
 
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
 use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::{Access, StoreIf, Ttl};
-use crate::table::keys::{flag, Begin, Find};
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, Begin, Find};
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::{Access, StoreIf, Ttl};
 
 // ---------------------------------------------------------------------------------------------
 // The command table
@@ -310,7 +310,7 @@ fn reply_set(out: &mut Writer<'_>, set: &SetValue) {
 /// The sets stored under `keys` after [`check_sets`] looked them up: `None` for a missing key.
 /// Plain reads of the table, with no side effect (the lookups already had theirs).
 fn sets_at<'k>(
-    ks: &'k crate::keyspace::Keyspace,
+    ks: &'k crate::model::keyspace::Keyspace,
     db: usize,
     keys: &[Bytes],
 ) -> Vec<Option<&'k SetValue>> {
@@ -1025,7 +1025,7 @@ fn diff_of(mut sets: Vec<Option<&SetValue>>, max: usize) -> SetValue {
 
 #[cfg(test)]
 mod tests {
-    use crate::test_harness::Harness;
+    use crate::io::test_harness::Harness;
 
     fn text(h: &mut Harness, line: &str) -> String {
         h.run_text(line)

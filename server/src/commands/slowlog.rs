@@ -1,14 +1,14 @@
 //! SLOWLOG: reading and clearing the slow log (GET, LEN, RESET, HELP).
 //!
-//! The log itself is [`crate::slowlog`]; `call` fills it as commands finish (see
-//! `crate::call`), under `slowlog-log-slower-than` and `slowlog-max-len`.
+//! The log itself is [`crate::model::slowlog`]; `call` fills it as commands finish (see
+//! `crate::kernel::call`), under `slowlog-log-slower-than` and `slowlog-max-len`.
 
 use embedis_protocol::number::parse_i64;
 
+use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 const ADMIN: Flags = Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE);
 
@@ -104,7 +104,7 @@ fn get(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.argc() > 3 {
         // The subcommand quoted as the client wrote it (a C string, as Redis prints it).
         let mut line = b"ERR unknown subcommand or wrong number of arguments for '".to_vec();
-        line.extend_from_slice(crate::cstr::c_str(ctx.arg(1)));
+        line.extend_from_slice(crate::base::cstr::c_str(ctx.arg(1)));
         line.extend_from_slice(b"'. Try SLOWLOG HELP.");
         return Err(Error::bytes(line));
     }

@@ -23,14 +23,14 @@ use bytes::Bytes;
 use std::cmp::Ordering;
 
 use super::zsets::c_strtod;
-use crate::config::event_class::{GENERIC, LIST};
-use crate::cstr::{c_str, word_is};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Access;
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::base::config::event_class::{GENERIC, LIST};
+use crate::base::cstr::{c_str, word_is};
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::Access;
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
 const ACL: Acl = Acl::SET
@@ -212,7 +212,12 @@ fn full_key_access(ctx: &Ctx<'_>) -> bool {
         .users
         .of_client(ctx.client.user)
         .is_none_or(|user| {
-            crate::acl_rules::all_keys_allowed(user, ctx.cmd, ctx.args, crate::acl::READ)
+            crate::kernel::acl_rules::all_keys_allowed(
+                user,
+                ctx.cmd,
+                ctx.args,
+                crate::model::acl_users::READ,
+            )
         })
 }
 

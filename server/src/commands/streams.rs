@@ -16,7 +16,7 @@
 //! - **Events**: `xadd`, `xtrim`, `xdel`, `xsetid` and the `xgroup-*` events are published where
 //!   Redis publishes them; WATCH and client tracking see the writes Redis signals.
 //! - **Blocking**: XREAD and XREADGROUP with BLOCK wait on their keys like the blocking pops
-//!   (see [`crate::blocking`]). A `$` ID is resolved when the client blocks: the blocked command's
+//!   (see [`crate::model::blocking`]). A `$` ID is resolved when the client blocks: the blocked command's
 //!   arguments are rewritten with the ID it stood for, so that a re-run reads what arrived since.
 //!   A re-run serves only the key that woke it (as Redis does); an XREADGROUP whose key was
 //!   deleted, or whose group was destroyed, is released with Redis's error.
@@ -29,15 +29,15 @@ use embedis_datatypes::stream::{
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 
+use crate::base::config::event_class::STREAM;
+use crate::base::cstr::{c_str, word_is};
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{Value, ValueType};
 use crate::commands::common::{deadline_from_ms, write_help};
-use crate::config::event_class::STREAM;
-use crate::cstr::{c_str, word_is};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::Keyspace;
-use crate::table::keys::{flag, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::value::{Value, ValueType};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::keyspace::Keyspace;
 
 const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
 const ONE_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
@@ -51,11 +51,11 @@ const SECOND_RO_ACCESS: &[KeySpec] = &[KeySpec::single(2, flag::RO | flag::ACCES
 /// The keys of XREAD: the first half of what follows STREAMS.
 const XREAD_KEYS: &[KeySpec] = &[KeySpec {
     flags: flag::RO | flag::ACCESS,
-    begin: crate::table::keys::Begin::Keyword {
+    begin: crate::kernel::table::keys::Begin::Keyword {
         keyword: "STREAMS",
         start_from: 1,
     },
-    find: crate::table::keys::Find::Range {
+    find: crate::kernel::table::keys::Find::Range {
         last_key: -1,
         step: 1,
         limit: 2,
@@ -64,11 +64,11 @@ const XREAD_KEYS: &[KeySpec] = &[KeySpec {
 }];
 const XREADGROUP_KEYS: &[KeySpec] = &[KeySpec {
     flags: flag::RO | flag::ACCESS,
-    begin: crate::table::keys::Begin::Keyword {
+    begin: crate::kernel::table::keys::Begin::Keyword {
         keyword: "STREAMS",
         start_from: 4,
     },
-    find: crate::table::keys::Find::Range {
+    find: crate::kernel::table::keys::Find::Range {
         last_key: -1,
         step: 1,
         limit: 2,
@@ -652,7 +652,7 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
     // Commands replayed from the AOF (a master's, too, once there are replicas) were rewritten
     // to exact trims: no LIMIT is enforced on them (Redis's `mustObeyClient`).
     let limit = match limit {
-        _ if ctx.client.id == crate::client::AOF_CLIENT_ID => 0,
+        _ if ctx.client.id == crate::model::client::AOF_CLIENT_ID => 0,
         Some(_) if !approx => {
             return Err(Error::msg(
                 "ERR syntax error, LIMIT cannot be used without the special ~ option",
@@ -691,7 +691,7 @@ fn propagated_add_or_trim(
     if let Some(trim) = options.trim.filter(|t| t.approx) {
         v[options.trim_at - 1] = Bytes::from_static(b"=");
         v[options.trim_at] = match trim.to {
-            TrimTo::MaxLen(_) => crate::propagate::int_arg(stream.0 as i64),
+            TrimTo::MaxLen(_) => crate::model::write_stream::int_arg(stream.0 as i64),
             TrimTo::MinId(_) => Bytes::from(id_bytes(stream.1)),
         };
     }
@@ -990,7 +990,7 @@ fn xclaim_propagation(
     pending: &PendingEntry,
     last_id: StreamId,
 ) -> Vec<Bytes> {
-    use crate::propagate::int_arg;
+    use crate::model::write_stream::int_arg;
     vec![
         Bytes::from_static(b"XCLAIM"),
         Bytes::copy_from_slice(key),
@@ -1018,7 +1018,7 @@ fn setid_propagation(key: &[u8], group_name: &[u8], group: &ConsumerGroup) -> Ve
         Bytes::copy_from_slice(group_name),
         Bytes::from(id_bytes(group.last_id)),
         Bytes::from_static(b"ENTRIESREAD"),
-        crate::propagate::int_arg(group.entries_read),
+        crate::model::write_stream::int_arg(group.entries_read),
     ]
 }
 
@@ -1187,7 +1187,7 @@ fn serve_woken(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>, woken_by: &[u8]) -> CmdRe
     let (db, now) = (ctx.db(), ctx.now_ms);
     let stream = match ctx
         .ks
-        .lookup(db, key, now, crate::keyspace::Access::NoTouch)
+        .lookup(db, key, now, crate::model::keyspace::Access::NoTouch)
     {
         Some(object) => match &object.value {
             Value::Stream(s) => Some(s),
@@ -1683,7 +1683,7 @@ fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
 /// The stream at `key`, known to exist (looked up without touching it again).
 fn stream_at<'k>(ks: &'k mut Keyspace, db: usize, key: &[u8], now: i64) -> &'k mut Stream {
     match ks
-        .lookup(db, key, now, crate::keyspace::Access::NoTouch)
+        .lookup(db, key, now, crate::model::keyspace::Access::NoTouch)
         .map(|o| &mut o.value)
     {
         Some(Value::Stream(s)) => s,

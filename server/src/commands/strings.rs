@@ -25,16 +25,16 @@ use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 use std::ops::Deref;
 
+use crate::base::config::event_class::{GENERIC, STRING};
+use crate::base::cstr::word_is;
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::Value;
 use crate::commands::common::long_double_add;
-use crate::config::event_class::{GENERIC, STRING};
-use crate::cstr::word_is;
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::keyspace::{Access, StoreIf, Ttl};
-use crate::propagate::{del_verb, int_arg};
-use crate::table::keys::flag;
-use crate::table::{Acl, CommandSpec, Flags, KeySpec};
-use crate::value::Value;
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::flag;
+use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::{Access, StoreIf, Ttl};
+use crate::model::write_stream::{del_verb, int_arg};
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
@@ -1489,11 +1489,11 @@ mod tests {
         assert_eq!(clamp_range(i64::MAX, i64::MIN, 5), None);
     }
 
-    use crate::test_harness::Harness;
+    use crate::io::test_harness::Harness;
 
     #[test]
     fn documented_syntax_parses() {
-        use crate::table::docs::{parse, ArgType};
+        use crate::kernel::table::docs::{parse, ArgType};
         for spec in COMMANDS.iter().chain(super::super::bits::COMMANDS) {
             let args = parse(spec.syntax, spec.keys.len());
             assert!(args.is_ok(), "{}: {:?}", spec.name, args);

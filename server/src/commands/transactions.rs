@@ -1,18 +1,18 @@
 //! Transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH, and the per-client queue they manage.
 //!
 //! After MULTI the engine queues each command that passes its generic gates instead of running
-//! it ([`crate::multi::Transaction::queue`], called from `Engine::process`), answering `+QUEUED`; a command refused by a gate
+//! it ([`crate::model::multi::Transaction::queue`], called from `Engine::process`), answering `+QUEUED`; a command refused by a gate
 //! (unknown, wrong arity, not allowed in a transaction…) marks the transaction aborted, and EXEC
-//! then answers EXECABORT. EXEC runs the queue through [`crate::call::call`] as Redis's `call`
+//! then answers EXECABORT. EXEC runs the queue through [`crate::kernel::call::call`] as Redis's `call`
 //! does — statistics, MONITOR lines, blocking commands run as their non-blocking twins — and
 //! gathers the replies in one array, or answers a null array if a watched key changed (the
-//! watch index is [`crate::watch`], inside the keyspace).
+//! watch index is [`crate::model::watch`], inside the keyspace).
 
-use crate::call::{How, Parts};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::keys::{flag, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
+use crate::base::error::{CmdResult, Error};
+use crate::kernel::call::{How, Parts};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
 
 const CONTROL_FLAGS: Flags = Flags::NOSCRIPT
     .union(Flags::LOADING)
@@ -129,11 +129,11 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
     for (command, args) in &transaction.commands {
         let command = &ctx.registry.commands[*command];
         // The rules may have changed since the command was queued: checked again, as Redis does.
-        let multi = crate::acl::Context::Multi;
+        let multi = crate::model::acl_users::Context::Multi;
         if let Some(denied) =
-            crate::gates::acl_check(ctx.server, ctx.client, (command, args), multi)
+            crate::kernel::gates::acl_check(ctx.server, ctx.client, (command, args), multi)
         {
-            let error = Error::owned(crate::acl_rules::exec_error(denied.reason));
+            let error = Error::owned(crate::kernel::acl_rules::exec_error(denied.reason));
             ctx.server.count_error(&error.code());
             ctx.out.error_line(&error.line());
             continue;
@@ -146,7 +146,7 @@ fn exec(ctx: &mut Ctx<'_>) -> CmdResult {
         };
         // A queued HELLO may change the protocol of the replies after it.
         let version = ctx.client.resp;
-        let block = crate::call::call(
+        let block = crate::kernel::call::call(
             &mut parts,
             ctx.client,
             command,
@@ -170,7 +170,7 @@ fn watch(ctx: &mut Ctx<'_>) -> CmdResult {
     let db = ctx.db();
     let id = ctx.client.id;
     for key in &ctx.args[1..] {
-        // A key stored but past its deadline counts as already gone (see crate::watch).
+        // A key stored but past its deadline counts as already gone (see crate::model::watch).
         let expired = ctx.ks.dbs[db].is_expired(key, ctx.now_ms);
         ctx.ks.watches.watch(id, db, key, expired);
     }

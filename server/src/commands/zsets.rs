@@ -20,10 +20,10 @@
 //!   `zset-max-listpack-entries` / `zset-max-listpack-value`; sets built whole (the STORE
 //!   commands) are packed when their final size allows. An emptied set is deleted.
 //! - **Blocking.** BZPOPMIN, BZPOPMAX and BZMPOP wait for a key to hold a sorted set; when woken
-//!   by a write to a key they are served from that key (Redis 7.0), see [`crate::blocking`].
+//!   by a write to a key they are served from that key (Redis 7.0), see [`crate::model::blocking`].
 
-use crate::config::event_class::{GENERIC, ZSET};
-use crate::keyspace::Access;
+use crate::base::config::event_class::{GENERIC, ZSET};
+use crate::model::keyspace::Access;
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::set::SetValue;
@@ -37,13 +37,13 @@ use embedis_protocol::Writer;
 use rand::Rng;
 use std::collections::HashMap;
 
-use crate::blocking::parse_timeout_seconds;
-use crate::cstr::{c_str, word_is};
-use crate::ctx::Ctx;
-use crate::error::{CmdResult, Error};
-use crate::table::keys::{flag, Begin, Find, KeySpec};
-use crate::table::{Acl, CommandSpec, Flags};
-use crate::value::{Value, ValueType};
+use crate::base::cstr::{c_str, word_is};
+use crate::base::error::{CmdResult, Error};
+use crate::base::value::{Value, ValueType};
+use crate::kernel::ctx::Ctx;
+use crate::kernel::table::keys::{flag, Begin, Find, KeySpec};
+use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::blocking::parse_timeout_seconds;
 
 const RW_UPDATE: u16 = flag::RW | flag::UPDATE;
 const RW_ACCESS_UPDATE: u16 = flag::RW | flag::ACCESS | flag::UPDATE;
@@ -1226,7 +1226,7 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize, reply: PopRep
             });
             let mut v = vec![verb, Bytes::copy_from_slice(key)];
             if reply == PopReply::Nested {
-                v.push(crate::propagate::int_arg(n as i64));
+                v.push(crate::model::write_stream::int_arg(n as i64));
             }
             v
         });
@@ -1845,8 +1845,8 @@ fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::client::{ClientId, Peer};
-    use crate::test_harness::Harness;
+    use crate::io::test_harness::Harness;
+    use crate::model::client::{ClientId, Peer};
     use bytes::BytesMut;
     use embedis_datatypes::Dict;
 
@@ -2016,8 +2016,8 @@ mod tests {
             let embedis_protocol::Value::Array(parts) = reply else {
                 panic!()
             };
-            cursor = String::from_utf8(crate::test_harness::bulk(&parts[0]).unwrap()).unwrap();
-            let items = crate::test_harness::strings(&parts[1]);
+            cursor = String::from_utf8(crate::io::test_harness::bulk(&parts[0]).unwrap()).unwrap();
+            let items = crate::io::test_harness::strings(&parts[1]);
             for pair in items.chunks(2) {
                 let m = String::from_utf8(pair[0].clone()).unwrap();
                 assert_eq!(format!("m{}", String::from_utf8_lossy(&pair[1])), m);

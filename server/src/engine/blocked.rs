@@ -10,10 +10,10 @@ use embedis_protocol::Writer;
 use std::sync::Arc;
 
 use super::{Engine, Outcome, Run};
-use crate::blocking::{BlockReason, Blocked, TimeoutReply};
-use crate::client::{ClientHandle, ClientId, ClientState};
-use crate::keyspace::Access as KeyAccess;
-use crate::state::EngineRequest;
+use crate::model::blocking::{BlockReason, Blocked, TimeoutReply};
+use crate::model::client::{ClientHandle, ClientId, ClientState};
+use crate::model::keyspace::Access as KeyAccess;
+use crate::model::state::EngineRequest;
 
 impl Engine {
     /// Does what the last command asked for (see [`EngineRequest`]).
@@ -102,7 +102,7 @@ impl Engine {
                     .map(|o| o.value.value_type());
                 // A stream reader decides for itself: a deleted or replaced stream releases an
                 // XREADGROUP with an error, a plain XREAD keeps waiting.
-                if wants == crate::value::ValueType::Stream && holds != Some(wants) {
+                if wants == crate::base::value::ValueType::Stream && holds != Some(wants) {
                     self.rerun_blocked(id, &key);
                     continue;
                 }
@@ -205,7 +205,7 @@ impl Engine {
     }
 
     /// Hands out-of-turn output to the connections and adds those to wake to `wake`, for the
-    /// caller to wake at the end of the event loop's turn (see `crate::net`).
+    /// caller to wake at the end of the event loop's turn (see `crate::io::net`).
     pub fn flush_pending_later(&mut self, wake: &mut Vec<Arc<ClientHandle>>) {
         self.hand_over_pending(|handle, pending| {
             if handle.deliver_from_later(pending) {
@@ -217,7 +217,7 @@ impl Engine {
     fn hand_over_pending(&mut self, mut hand_over: impl FnMut(&Arc<ClientHandle>, &mut BytesMut)) {
         // The turn's replication stream to the backlog and the replicas (Redis feeds them as it
         // propagates; they write in `beforeSleep`, as here).
-        crate::replication::drain(
+        crate::model::replication::drain(
             &mut self.server.repl,
             &mut self.ks.stream,
             &mut self.clients,
@@ -226,7 +226,7 @@ impl Engine {
         // The end of an event-loop turn: client tracking's broadcasts, as Redis's `beforeSleep`.
         if self.ks.tracking.is_on() {
             let now_ms = self.server.clock.now_ms();
-            crate::invalidation::between_commands(&mut self.parts(), now_ms);
+            crate::kernel::invalidation::between_commands(&mut self.parts(), now_ms);
         }
         if self.server.pending_writes.is_empty() {
             return;
@@ -243,9 +243,9 @@ impl Engine {
                 // The output-buffer limits, for output no single delivery checked: the
                 // replication stream a replica has not taken, MONITOR lines, a released
                 // client's reply (subscribers' messages were checked as they came).
-                let used = crate::pubsub::unsent_output(client);
+                let used = crate::model::pubsub::unsent_output(client);
                 let watch_broken = self.ks.watches.is_broken(id);
-                if crate::publish::close_if_over_output_limit(
+                if crate::kernel::publish::close_if_over_output_limit(
                     &mut self.server,
                     client,
                     watch_broken,

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Engine;
-use crate::client::ClientId;
-use crate::expire;
-use crate::publish;
+use crate::kernel::publish;
+use crate::model::client::ClientId;
+use crate::services::expire;
 
 impl Engine {
     /// Fires blocked-client timeouts and the end of CLIENT PAUSE that are due at the clock's now.
@@ -38,7 +38,7 @@ impl Engine {
         }
     }
 
-    /// Runs the tick now if a test moved the clock since the last one ([`crate::state::ServerState::clock_changed`]),
+    /// Runs the tick now if a test moved the clock since the last one ([`crate::model::state::ServerState::clock_changed`]),
     /// so that every command after `Clock::advance` returns sees its keys expired and its
     /// timeouts fired — without waiting for the timer task, which the change also wakes.
     #[inline]
@@ -70,12 +70,12 @@ impl Engine {
         // `activeExpireCycle` returns at once while clients are paused).
         // A replica's keys expire by its primary's DELs (Redis runs the cycle on primaries),
         // except those its own clients wrote with a TTL (a writable replica).
-        if self.ks.expiry_rule != crate::keyspace::ExpiryRule::Delete {
+        if self.ks.expiry_rule != crate::model::keyspace::ExpiryRule::Delete {
             self.ks.expire_replica_keys(now);
         }
         if self.server.active_expire
             && !self.ks.expiry_held(now)
-            && self.ks.expiry_rule == crate::keyspace::ExpiryRule::Delete
+            && self.ks.expiry_rule == crate::model::keyspace::ExpiryRule::Delete
         {
             let started = Instant::now();
             expire::active_expire_cycle(&mut self.ks, &mut self.server, now, budget);
@@ -99,12 +99,12 @@ impl Engine {
         }
         // Save points and scheduled saves; a running background save advances a little here too
         // (the I/O layer drives it between turns; this keeps it going where that does not).
-        crate::persistence::cron(&mut self.ks, &mut self.server);
-        crate::aof::cron(&mut self.ks, &mut self.server);
+        crate::services::rdb_saving::cron(&mut self.ks, &mut self.server);
+        crate::services::aof::cron(&mut self.ks, &mut self.server);
         // MIGRATE's cached connections unused for 10 s close (Redis's
         // `migrateCloseTimedoutSockets`).
         if !self.server.migrate_sockets.is_empty() {
-            let idle = crate::state::MigrateSocket::IDLE_MS;
+            let idle = crate::model::state::MigrateSocket::IDLE_MS;
             self.server
                 .migrate_sockets
                 .retain(|_, socket| now - socket.last_use_ms <= idle);
@@ -113,7 +113,7 @@ impl Engine {
         self.resize_and_rehash();
         // Keys the cycle expired, and the tracking table's size limit, outside any command.
         if self.ks.tracking.is_on() {
-            crate::invalidation::between_commands(&mut self.parts(), now);
+            crate::kernel::invalidation::between_commands(&mut self.parts(), now);
         }
     }
 
@@ -190,8 +190,8 @@ impl Engine {
     /// released with the redirection instead, as Redis's `clusterRedirectBlockedClientIfNeeded`
     /// does. A slot being imported keeps its waiters.
     fn redirect_blocked_clients(&mut self) {
-        use crate::blocking::BlockReason;
-        use crate::cluster::{key_slot, Role, MYSELF, NO_NODE};
+        use crate::model::blocking::BlockReason;
+        use crate::model::cluster_view::{key_slot, Role, MYSELF, NO_NODE};
         let cluster = &self.server.cluster;
         let mut redirected = Vec::new();
         for client in self.clients.iter() {
@@ -272,7 +272,7 @@ impl Engine {
     }
 
     /// Redis's `clientsCron` resize of query buffers: asks idle clients' tasks to free their
-    /// read buffers and others to drop room a big request left (see [`crate::query_buffer`]).
+    /// read buffers and others to drop room a big request left (see [`crate::model::query_buffer`]).
     fn resize_query_buffers(&mut self, now_ms: i64) {
         for c in self.clients.iter() {
             let idle_seconds = (now_ms - c.last_interaction_ms).max(0) / 1000;
@@ -282,14 +282,14 @@ impl Engine {
         }
     }
 
-    /// One more eviction pass for a pass that ran out of time (see [`crate::evict`]).
+    /// One more eviction pass for a pass that ran out of time (see [`crate::model::evict`]).
     pub fn continue_eviction(&mut self, now_ms: i64) {
         let safe = self.server.pause.is_none();
         let server = &mut self.server;
         server
             .eviction
             .perform(&mut self.ks, &server.config, safe, now_ms);
-        crate::gates::record_eviction_latency(server, now_ms);
+        crate::kernel::gates::record_eviction_latency(server, now_ms);
     }
 
     /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.

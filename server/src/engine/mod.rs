@@ -6,11 +6,11 @@
 //! order (`processCommand` in server.c): QUIT first, then unknown command or subcommand, arity,
 //! protected commands (DEBUG), authentication, `no_multi` commands inside MULTI, MONITOR clients
 //! touching the keyspace (Redis treats them as replicas), RESP2 subscribe mode, CLIENT PAUSE,
-//! queueing inside MULTI; then it freezes `now` and runs the handler through [`crate::call`],
+//! queueing inside MULTI; then it freezes `now` and runs the handler through [`crate::kernel::call`],
 //! which does the bookkeeping every command shares. The gates themselves live in
-//! [`crate::gates`], shared with the other paths a command can come by (a busy script's, a
+//! [`crate::kernel::gates`], shared with the other paths a command can come by (a busy script's, a
 //! script's `redis.call`). (While a script runs too long, other clients' requests meet a shorter
-//! gate list of their own: see [`crate::busy`].)
+//! gate list of their own: see [`crate::services::busy`].)
 //!
 //! The engine takes the command table from the handlers' layer ([`crate::commands::registry`])
 //! and lends it to every command it runs.
@@ -21,31 +21,31 @@
 //!   out-of-turn output ([`Engine::flush_pending`]);
 //! - `cron.rs`: the periodic tick ([`Engine::cron`], `hz` times a second): timeouts, active
 //!   expiry, incremental rehashing, idle clients;
-//! - `faults.rs`: applying the test-controlled fault rules ([`crate::faults`]) to requests.
+//! - `faults.rs`: applying the test-controlled fault rules ([`crate::model::fault_rules`]) to requests.
 
 mod blocked;
 mod cron;
-mod faults;
-mod primary_link;
+mod fault_gate;
+mod replica_apply;
 
-pub use primary_link::{Applied, LinkTarget};
+pub use replica_apply::{Applied, LinkTarget};
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 use std::sync::Arc;
 
-use crate::blocking::{BlockReason, Blocked};
-use crate::call::{How, Parts};
-use crate::client::{ClientHandle, ClientId, ClientState, Clients, Peer, ReplyMode};
-use crate::clock::Clock;
-use crate::config::{Access, Config};
-use crate::error::Error;
-use crate::gates::{self, Refusal};
-use crate::keyspace::Keyspace;
-use crate::log::Logger;
-use crate::multi::is_transaction_control;
-use crate::state::ServerState;
-use crate::table::{Command, Flags, Registry};
+use crate::base::clock::Clock;
+use crate::base::config::{Access, Config};
+use crate::base::error::Error;
+use crate::base::log::Logger;
+use crate::kernel::call::{How, Parts};
+use crate::kernel::gates::{self, Refusal};
+use crate::kernel::table::{Command, Flags, Registry};
+use crate::model::blocking::{BlockReason, Blocked};
+use crate::model::client::{ClientHandle, ClientId, ClientState, Clients, Peer, ReplyMode};
+use crate::model::keyspace::Keyspace;
+use crate::model::multi::is_transaction_control;
+use crate::model::state::ServerState;
 
 /// What the connection should do after a request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -87,17 +87,17 @@ pub struct Engine {
 impl Engine {
     pub fn new(config: Config, clock: Clock, log: Logger, seed: Option<u64>) -> Engine {
         // Commands are timed with a stopwatch that may need 2 ms to measure the CPU's counter.
-        crate::clock::Stopwatch::calibrate();
+        crate::base::clock::Stopwatch::calibrate();
         let mut ks = Keyspace::new(config.databases);
         ks.notify.configure(config.notify_keyspace_events);
         ks.apply_config(&config);
         let registry = crate::commands::registry();
         let mut server = ServerState::new(config, clock, log, seed, registry.commands.len());
-        crate::aof::configure(&mut ks, &server);
+        crate::services::aof::configure(&mut ks, &server);
         // `replicaof host port` at start-up: a replica from the first moment.
         if let Some((host, port)) = server.config.replicaof.clone() {
             server.repl.follow(host, port);
-            ks.expiry_rule = crate::keyspace::ExpiryRule::Hide;
+            ks.expiry_rule = crate::model::keyspace::ExpiryRule::Hide;
         }
         Engine {
             ks,
@@ -135,7 +135,7 @@ impl Engine {
                 self.server.repl.stream_db = client.db;
                 self.server.repl.open_transaction.clear();
             }
-            crate::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
+            crate::model::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
             self.ks.tracking.disable(id, &mut client.tracking);
         }
@@ -166,10 +166,11 @@ impl Engine {
         // `client-output-buffer-limit`: one branch for the usual small reply. A replica's own
         // output (the image of a full sync) is not its replication stream and is not limited.
         if out.len() > REPLY_BUFFER_BYTES && !client.replica {
-            let used = out.len() - REPLY_BUFFER_BYTES + crate::pubsub::unsent_output(&client);
+            let used =
+                out.len() - REPLY_BUFFER_BYTES + crate::model::pubsub::unsent_output(&client);
             let watch_broken = self.ks.watches.is_broken(id);
             let now_ms = self.server.clock.now_ms();
-            if crate::publish::close_if_over_output_limit(
+            if crate::kernel::publish::close_if_over_output_limit(
                 &mut self.server,
                 &mut client,
                 watch_broken,
@@ -229,7 +230,7 @@ impl Engine {
     }
 
     /// A request meets the fault rules first when there are any (embedis's test controls,
-    /// [`crate::faults`]): one branch when there are none. Always inlined: a wrapper this small
+    /// [`crate::model::fault_rules`]): one branch when there are none. Always inlined: a wrapper this small
     /// costs a call per request otherwise (the compiler stopped inlining it when `call` grew).
     #[inline(always)]
     fn process(
@@ -291,7 +292,7 @@ impl Engine {
         let context = gates::acl_context(client);
         if let Some(denied) = gates::acl_check(&mut self.server, client, (command, &args), context)
         {
-            let error = Error::owned(crate::acl_rules::toplevel_error(denied, command));
+            let error = Error::owned(crate::kernel::acl_rules::toplevel_error(denied, command));
             self.reject(client, Some(command), error, &args, out);
             return self.finish(client);
         }
@@ -310,7 +311,13 @@ impl Engine {
             // Keys just evicted are invalidated before the command's reply, as Redis's
             // processCommand does right after performEvictions.
             let now_us = self.server.clock.now_us();
-            crate::invalidation::before_command(&mut self.parts(), client, command, out, now_us);
+            crate::kernel::invalidation::before_command(
+                &mut self.parts(),
+                client,
+                command,
+                out,
+                now_us,
+            );
             refused
         } {
             self.reject(
@@ -465,7 +472,7 @@ impl Engine {
         self.server.cluster.current_asking = asking;
         // The AOF's replay and the primary's stream must obey, as Redis's `mustObeyClient`.
         if !gates::cluster_gate_applies(command)
-            || client.id == crate::client::AOF_CLIENT_ID
+            || client.id == crate::model::client::AOF_CLIENT_ID
             || client.master
         {
             return None;
@@ -476,8 +483,8 @@ impl Engine {
         let cluster = &self.server.cluster;
         if cluster.migrating.is_empty() && cluster.importing.is_empty() && cluster.state_ok() {
             if let Some(at) = gates::single_key_position(command, args) {
-                let slot = crate::cluster::key_slot(&args[at]);
-                if cluster.owner(slot) == crate::cluster::MYSELF {
+                let slot = crate::model::cluster_view::key_slot(&args[at]);
+                if cluster.owner(slot) == crate::model::cluster_view::MYSELF {
                     self.server.cluster.current_slot = Some(slot);
                     return None;
                 }
@@ -628,7 +635,7 @@ impl Engine {
         }
     }
 
-    /// Redis's `call` for a client's own command (see [`crate::call`]).
+    /// Redis's `call` for a client's own command (see [`crate::kernel::call`]).
     fn call(
         &mut self,
         client: &mut ClientState,
@@ -646,7 +653,7 @@ impl Engine {
                 ..How::FRESH
             },
         };
-        crate::call::call(
+        crate::kernel::call::call(
             &mut self.parts(),
             client,
             command,

@@ -1,0 +1,15 @@
+//! Layer 1, base: what every other layer speaks — errors, C-string numbers, time, memory figures,
+//! configuration, logging, listeners and TLS contexts, values and command flags, and the file
+//! formats on disk (`formats`). Nothing here knows of keys, clients or commands.
+
+pub mod alloc;
+pub mod clock;
+pub mod config;
+pub mod cstr;
+pub mod error;
+pub mod flags;
+pub mod formats;
+pub mod listeners;
+pub mod log;
+pub mod tls;
+pub mod value;

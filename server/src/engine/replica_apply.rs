@@ -1,0 +1,353 @@
+//! The executor's side of a replica's link to its primary: what the I/O layer's link task
+//! (`crate::io::primary_link`) asks of the engine between its reads — what to connect to, the
+//! link's state for INFO and ROLE, loading a full sync's RDB image, and applying the stream.
+//!
+//! The stream is applied by a client of its own, flagged `master` (Redis's `server.master`):
+//! its commands run through the same [`Engine::execute`] as any client's, past the gates a
+//! replica puts in front of its other clients (READONLY, MASTERDOWN, min-replicas), and with
+//! lazy expiry turned off ([`ExpiryRule::Keep`]): a key the primary still has must not vanish
+//! here under a command that reads it. Its replies are dropped. Each command's bytes move the
+//! replication offset and go on, unchanged, to this server's own replicas
+//! ([`crate::model::replication::relay`]).
+
+use bytes::{Bytes, BytesMut};
+use std::sync::Arc;
+
+use super::Engine;
+use crate::model::client::{ClientHandle, ClientId, ClientState, Peer};
+use crate::model::keyspace::ExpiryRule;
+use crate::model::replication::{Backlog, LinkState};
+
+/// What became of one command of the primary's stream ([`Engine::link_apply`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Done,
+    /// REPLCONF GETACK: the primary wants this offset acknowledged now.
+    AckAsked(u64),
+    /// The primary's client is gone (killed, or the link replaced): the link ends.
+    ClientGone,
+}
+
+/// What the link task needs to connect and introduce itself.
+#[derive(Debug, Clone)]
+pub struct LinkTarget {
+    pub host: String,
+    pub port: u16,
+    pub generation: u64,
+    /// PSYNC's arguments: the history this server has (its own, or its last primary's).
+    pub replid: String,
+    pub offset: u64,
+    /// REPLCONF listening-port and ip-address.
+    pub listening_port: u16,
+    pub announce_ip: String,
+    pub masteruser: String,
+    pub masterauth: String,
+    pub timeout_s: u64,
+    /// `tls-replication`: connect over TLS.
+    pub tls: bool,
+}
+
+impl Engine {
+    /// The primary to link to now, if this is a replica.
+    pub fn link_wanted(&self) -> Option<LinkTarget> {
+        let primary = self.server.repl.primary.as_ref()?;
+        let config = &self.server.config;
+        Some(LinkTarget {
+            host: primary.host.clone(),
+            port: primary.port,
+            generation: primary.generation,
+            replid: self.server.repl.replid.clone(),
+            offset: self.server.repl.offset,
+            // Over TLS a replica is reached on its TLS port, so that is the one it announces.
+            listening_port: if config.replica_announce_port != 0 {
+                config.replica_announce_port
+            } else if config.tls.replication && config.tls.port != 0 {
+                config.tls.port
+            } else {
+                config.port
+            },
+            announce_ip: config.replica_announce_ip.clone(),
+            masteruser: config.masteruser.clone(),
+            masterauth: config.masterauth.clone(),
+            timeout_s: u64::from(config.repl_timeout.max(1)),
+            tls: config.tls.replication,
+        })
+    }
+
+    /// True while `generation` is still the link wanted (no REPLICAOF since).
+    pub fn link_current(&mut self, generation: u64) -> bool {
+        self.server.repl.link(generation).is_some()
+    }
+
+    /// Records the link's progress; false if the link is no longer wanted.
+    pub fn link_progress(&mut self, generation: u64, state: LinkState) -> bool {
+        let now = self.server.clock.now_ms();
+        match self.server.repl.link(generation) {
+            Some(primary) => {
+                if state == LinkState::Transfer && primary.state != LinkState::Transfer {
+                    primary.transfer_started_ms = now;
+                    primary.transfer_read = 0;
+                }
+                primary.state = state;
+                primary.last_io_ms = now;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// A full sync's transfer: `size` bytes expected (-1: diskless, size unknown), `read` so far.
+    pub fn link_transfer(&mut self, generation: u64, size: i64, read: u64) {
+        let now = self.server.clock.now_ms();
+        if let Some(primary) = self.server.repl.link(generation) {
+            primary.transfer_size = size;
+            primary.transfer_read = read;
+            primary.last_io_ms = now;
+        }
+    }
+
+    /// The end of a full sync (Redis's `readSyncBulkPayload`): the old dataset goes, the image
+    /// is loaded, this server takes the primary's history (ID and offset) and a fresh backlog,
+    /// and the client that applies the stream is created. Our own replicas are disconnected:
+    /// their history is not the new one.
+    pub fn link_full_sync(
+        &mut self,
+        generation: u64,
+        replid: String,
+        offset: u64,
+        image: &[u8],
+        peer: Peer,
+    ) -> Result<ClientId, String> {
+        if !self.link_current(generation) {
+            return Err("REPLICAOF changed during the transfer".into());
+        }
+        self.disconnect_replicas();
+        self.server
+            .log
+            .notice("MASTER <-> REPLICA sync: Flushing old data");
+        crate::services::rdb_saving::bgsave_kill(&mut self.ks, &mut self.server);
+        self.ks.flush_all(false);
+        if let Some(functions) = self.server.functions.get_mut() {
+            functions.flush();
+        }
+        self.server
+            .log
+            .notice("MASTER <-> REPLICA sync: Loading DB in memory");
+        self.server.persistence.loading = true;
+        let loaded = crate::services::rdb_saving::load_from(
+            &mut self.ks,
+            &mut self.server,
+            self.registry,
+            image,
+            false,
+        );
+        self.server.persistence.loading = false;
+        if let Err(e) = loaded {
+            self.server.log.warning(&format!(
+                "Failed trying to load the MASTER synchronization DB from socket: {}",
+                e.0
+            ));
+            self.ks.flush_all(false);
+            return Err(e.0);
+        }
+        if self.server.config.repl_diskless_load == "disabled" {
+            // Redis stores the image as its RDB file before loading it: the file is there
+            // afterwards (a restart loads it).
+            if let Err(e) = self.keep_image_on_disk(image) {
+                self.server.log.warning(&format!(
+                    "Failed trying to save the MASTER synchronization DB to disk: {e}"
+                ));
+            }
+        }
+        let repl = &mut self.server.repl;
+        // The stream after a full sync begins with its SELECT.
+        repl.stream_db = 0;
+        repl.replid = replid;
+        repl.replid2 = "0".repeat(40);
+        repl.second_offset = -1;
+        repl.offset = offset;
+        let size = self.server.config.repl_backlog_size.max(1) as usize;
+        if repl.backlog.is_none() {
+            self.ks.stream.add_consumer();
+        }
+        repl.backlog = Some(Backlog::new(size, offset + 1));
+        // The AOF must describe the new dataset: it is rewritten from it (Redis restarts it).
+        if self.server.aof.status != crate::model::aof_state::AofStatus::Off {
+            if crate::services::aof::rewrite_in_progress(&self.server) {
+                crate::services::aof::rewrite_kill(&mut self.ks, &mut self.server);
+            }
+            if let Err(e) = crate::services::aof::rewrite_start(&mut self.ks, &mut self.server) {
+                self.server.log.warning(&format!(
+                    "Failed enabling the AOF after successful master synchronization: {e}"
+                ));
+            }
+        }
+        self.ks.dirty = 0;
+        self.server
+            .log
+            .notice("MASTER <-> REPLICA sync: Finished with success");
+        Ok(self.attach_primary_client(generation, peer))
+    }
+
+    /// Writes a full sync's image as this server's RDB file (atomically, as a save does).
+    fn keep_image_on_disk(&self, image: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        let target = crate::services::rdb_saving::target(&self.server);
+        let file = std::fs::File::create(&target.temp).map_err(|e| e.to_string())?;
+        let mut buffered = std::io::BufWriter::new(file);
+        buffered.write_all(image).map_err(|e| e.to_string())?;
+        crate::base::formats::rdb_file::finish_file(&target, buffered)
+            .map(drop)
+            .map_err(|e| e.error.to_string())
+    }
+
+    /// A partial resync (`+CONTINUE [id]`): the stream goes on from our offset. A new ID (the
+    /// primary was promoted since) becomes ours, the old one kept as the previous ID; our own
+    /// replicas reconnect to learn it, as in Redis.
+    pub fn link_continue(
+        &mut self,
+        generation: u64,
+        new_replid: Option<String>,
+        peer: Peer,
+    ) -> Option<ClientId> {
+        if !self.link_current(generation) {
+            return None;
+        }
+        if let Some(id) = new_replid.filter(|id| *id != self.server.repl.replid) {
+            let repl = &mut self.server.repl;
+            repl.replid2 = std::mem::replace(&mut repl.replid, id);
+            repl.second_offset = repl.offset as i64 + 1;
+            self.disconnect_replicas();
+        }
+        if self.server.repl.backlog.is_none() {
+            let size = self.server.config.repl_backlog_size.max(1) as usize;
+            let next = self.server.repl.offset + 1;
+            self.server.repl.backlog = Some(Backlog::new(size, next));
+            self.ks.stream.add_consumer();
+        }
+        self.server
+            .log
+            .notice("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.");
+        Some(self.attach_primary_client(generation, peer))
+    }
+
+    /// Creates the client that applies the primary's stream and marks the link up.
+    fn attach_primary_client(&mut self, generation: u64, peer: Peer) -> ClientId {
+        let id = self.server.next_client_id;
+        self.server.next_client_id += 1;
+        let now = self.server.clock.now_ms();
+        let handle = Arc::new(ClientHandle::new(id));
+        handle.set_authenticated(true);
+        let mut client = ClientState::new(handle, peer, -1, now, true);
+        client.master = true;
+        client.user = crate::model::acl_users::NO_USER;
+        client.db = self.server.repl.stream_db.min(self.ks.dbs.len() - 1);
+        self.server.repl.open_transaction.clear();
+        self.clients.insert(Box::new(client));
+        if let Some(primary) = self.server.repl.link(generation) {
+            primary.client = Some(id);
+            primary.state = LinkState::Connected;
+            primary.last_io_ms = now;
+            primary.down_since_ms = None;
+        }
+        // The stream's first command names its database: nothing is assumed selected.
+        id
+    }
+
+    /// Runs one command of the primary's stream, `raw` being its bytes as received. Its reply
+    /// is dropped; the offset moves by its bytes, which go on to our replicas.
+    pub fn link_apply(&mut self, id: ClientId, args: Vec<Bytes>, raw: &[u8]) -> Applied {
+        if self.clients.get(id).is_none_or(|c| c.handle.is_killed()) {
+            return Applied::ClientGone;
+        }
+        let now = self.server.clock.now_ms();
+        if let Some(primary) = self.server.repl.primary.as_mut() {
+            primary.last_io_ms = now;
+        }
+        // REPLCONF GETACK asks for the offset before itself (Redis answers it before the
+        // command's own bytes count).
+        let getack = args.len() == 3
+            && args[0].eq_ignore_ascii_case(b"replconf")
+            && args[1].eq_ignore_ascii_case(b"getack");
+        let applied = if getack {
+            Applied::AckAsked(self.server.repl.offset)
+        } else {
+            Applied::Done
+        };
+        if !getack {
+            let mut scratch = BytesMut::new();
+            self.ks.expiry_rule = ExpiryRule::Keep;
+            self.execute(id, args, &mut scratch);
+            if self.server.repl.primary.is_some() {
+                self.ks.expiry_rule = ExpiryRule::Hide;
+            } else {
+                // The command itself made this a primary (a REPLICAOF NO ONE in the stream).
+                self.ks.expiry_rule = ExpiryRule::Delete;
+            }
+        }
+        let in_transaction = self.clients.get(id).is_some_and(|c| c.multi.is_some());
+        let server = &mut self.server;
+        if in_transaction {
+            server.repl.open_transaction.extend_from_slice(raw);
+            return applied;
+        }
+        if server.repl.open_transaction.is_empty() {
+            crate::model::replication::relay(
+                &mut server.repl,
+                raw,
+                &mut self.clients,
+                &mut server.pending_writes,
+            );
+        } else {
+            let mut whole = std::mem::take(&mut server.repl.open_transaction);
+            whole.extend_from_slice(raw);
+            crate::model::replication::relay(
+                &mut server.repl,
+                &whole,
+                &mut self.clients,
+                &mut server.pending_writes,
+            );
+        }
+        applied
+    }
+
+    /// The offset to acknowledge (REPLCONF ACK).
+    pub fn link_offset(&self) -> u64 {
+        self.server.repl.offset
+    }
+
+    /// Notes that the primary was heard from (a keep-alive newline, part of a transfer).
+    pub fn link_heard(&mut self) {
+        let now = self.server.clock.now_ms();
+        if let Some(primary) = self.server.repl.primary.as_mut() {
+            primary.last_io_ms = now;
+        }
+    }
+
+    /// The link of `generation` ended: its client goes, the link waits to reconnect. The
+    /// history (ID, offset, backlog) stays, for a PSYNC to continue from.
+    pub fn link_lost(&mut self, generation: u64, client: Option<ClientId>) {
+        if let Some(id) = client {
+            self.disconnect(id);
+        }
+        let now = self.server.clock.now_ms();
+        if let Some(primary) = self.server.repl.link(generation) {
+            if primary.state == LinkState::Connected {
+                self.server.log.notice("Connection with master lost.");
+                primary.down_since_ms = Some(now);
+            }
+            primary.state = LinkState::Connect;
+            primary.client = None;
+        }
+    }
+
+    /// Closes the connections of this server's replicas (Redis's `disconnectSlaves`).
+    fn disconnect_replicas(&mut self) {
+        for replica in std::mem::take(&mut self.server.repl.replicas) {
+            if let Some(client) = self.clients.get(replica.id) {
+                client.handle.kill();
+            }
+            self.disconnect(replica.id);
+        }
+    }
+}

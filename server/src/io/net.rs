@@ -1,0 +1,817 @@
+//! Networking: listeners, one task per connection, the timer, and shutdown — all on the thread
+//! that owns the [`Engine`].
+//!
+//! Connection I/O runs on the executor's own thread (a tokio current-thread runtime): a task
+//! reads what the socket has, decodes every complete request, runs each one directly against the
+//! engine, and writes all the replies with one write. There is no hand-over between threads on
+//! the data path — no channel, no wake-up of another thread, no lock — which is what makes the
+//! CPU cost per request comparable to Redis's own event loop. We measured the alternative
+//! (`io-threads` > 1: parsing and socket I/O on a pool of threads, commands handed to a dedicated
+//! executor thread in batches) on the 2-core benchmark machine: the cross-thread wake-ups cost
+//! more CPU per request than they save; see BENCHMARKS.md. `io-threads` therefore defaults to 1.
+//!
+//! Each connection's task keeps its requests in order: it stops feeding a client's requests while
+//! the client is blocked and resumes when the engine releases it, and it writes out-of-turn output
+//! (delivered to the client's [`ClientHandle`]) before the replies of newer requests.
+
+use bytes::BytesMut;
+use embedis_protocol::RequestDecoder;
+use std::cell::RefCell;
+use std::io;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::Notify;
+
+use crate::base::listeners::set_keepalive;
+use crate::engine::{Engine, Outcome};
+use crate::kernel::gates::Refusal;
+use crate::model::client::{ClientHandle, ClientId, Peer};
+
+impl crate::io::primary_link::EngineCell for Shared {
+    fn engine(&self) -> std::cell::RefMut<'_, Engine> {
+        self.engine.borrow_mut()
+    }
+
+    fn engine_ref(&self) -> std::cell::Ref<'_, Engine> {
+        self.engine.borrow()
+    }
+
+    fn after_work(&self, engine: &mut Engine) {
+        self.hand_over_after_work(engine)
+    }
+}
+
+/// Requests run per turn before the task writes what it has and lets other connections run.
+const REQUESTS_PER_TURN: usize = 1024;
+/// Replies buffered before the task writes them even if more requests are waiting.
+const OUTPUT_PER_TURN: usize = 1024 * 1024;
+
+/// Room made in the input buffer before every read, as Redis reads up to 16 KB at a time. The
+/// buffer's spare capacity shrinks as decoded requests are split off its front; without making
+/// room again, a read would take only part of a pipeline that the client wrote whole, and the
+/// connection would answer it in pieces (twice the system calls and TCP segments per batch).
+pub(crate) const READ_CHUNK: usize = 16 * 1024;
+
+/// Output buffer capacity a connection keeps between writes; a larger one is given back.
+const KEPT_OUTPUT_CAPACITY: usize = 64 * 1024;
+
+/// Most bytes of an unfinished request an idle connection hands to a busy script (see
+/// `run_connection`).
+const HAND_OVER_LIMIT: usize = 16 * 1024;
+
+/// What the tasks of one server share (all on one thread).
+pub struct Shared {
+    pub engine: RefCell<Engine>,
+    /// Wakes the timer task (clock changed, pause or block deadlines changed).
+    pub timer: Arc<Notify>,
+    /// Set when the server must stop.
+    pub shutdown: Arc<Notify>,
+    /// Connections with out-of-turn output (pub/sub messages, a released blocked command's
+    /// reply, MONITOR lines) to wake at the end of this turn of the event loop, and the signal
+    /// that there are some (see [`wake_at_turn_end`]).
+    pub turn_end_wakes: RefCell<Vec<Arc<ClientHandle>>>,
+    pub turn_end: Notify,
+    /// Wakes [`run_snapshots`] when a background save begins.
+    pub snapshot: Notify,
+    /// The ring plain TCP and unix clients' I/O goes through, with `io-uring yes` (set up when
+    /// first wanted: at start, or at the first connection after CONFIG SET io-uring yes).
+    pub uring: RefCell<Option<Rc<crate::io::net_uring::Uring>>>,
+}
+
+impl Shared {
+    /// The ring a new plain TCP or unix connection should use: None unless `io-uring` is yes.
+    /// Sets the ring up (and starts its driver) the first time; where io_uring is unavailable,
+    /// says so in the log and turns `io-uring` back to no, so that CONFIG GET tells the truth.
+    pub fn ring_for_new_connection(&self) -> Option<Rc<crate::io::net_uring::Uring>> {
+        let mut engine = self.engine.borrow_mut();
+        if !engine.server.config.io_uring {
+            return None;
+        }
+        let mut ring = self.uring.borrow_mut();
+        if let Some(ring) = &*ring {
+            return Some(ring.clone());
+        }
+        match crate::io::net_uring::Uring::new() {
+            Ok(uring) => {
+                engine
+                    .server
+                    .log
+                    .notice("Serving TCP and unix-socket clients through io_uring");
+                tokio::task::spawn_local(crate::io::net_uring::run(uring.clone()));
+                *ring = Some(uring.clone());
+                Some(uring)
+            }
+            Err(e) => {
+                engine.server.log.warning(&format!(
+                    "io-uring yes, but io_uring is not available ({e}): using epoll"
+                ));
+                engine.server.config.io_uring = false;
+                None
+            }
+        }
+    }
+
+    /// Called after anything ran against the engine: hands out-of-turn output to connections and
+    /// notices a SHUTDOWN request.
+    pub fn after_work(&self, engine: &mut Engine) {
+        self.hand_over_after_work(engine)
+    }
+
+    fn hand_over_after_work(&self, engine: &mut Engine) {
+        let mut wakes = self.turn_end_wakes.borrow_mut();
+        let had_wakes = !wakes.is_empty();
+        engine.flush_pending_later(&mut wakes);
+        if !had_wakes && !wakes.is_empty() {
+            self.turn_end.notify_one();
+        }
+        drop(wakes);
+        if engine.server.shutdown.is_some() {
+            self.shutdown.notify_one();
+        }
+        if engine.server.persistence.bgsave.is_some() || engine.server.aof.rewrite.is_some() {
+            self.snapshot.notify_one();
+        }
+        // A new blocked client or pause may need the timer earlier than its next tick.
+        if std::mem::take(&mut engine.server.timers_changed) {
+            self.timer.notify_one();
+        }
+    }
+}
+
+/// Wakes the connections that were handed out-of-turn output, once per turn of the event loop,
+/// after every ready task has run: as Redis writes in `beforeSleep`, a subscriber then writes
+/// the messages of every PUBLISH of the turn at once, and its task is polled once for them
+/// (woken at each PUBLISH, it would be polled again to wait for the turn's end).
+pub async fn wake_at_turn_end(shared: Rc<Shared>) {
+    loop {
+        shared.turn_end.notified().await;
+        // Resumes after the scheduler has run out of ready tasks and polled the I/O driver.
+        tokio::task::yield_now().await;
+        let wakes = std::mem::take(&mut *shared.turn_end_wakes.borrow_mut());
+        for handle in &wakes {
+            handle.wake_queued();
+        }
+        // The list keeps its capacity for the next turn.
+        let mut list = shared.turn_end_wakes.borrow_mut();
+        if list.is_empty() {
+            *list = wakes;
+            list.clear();
+        }
+    }
+}
+
+/// A connection's byte stream: plain TCP, a unix socket, or TLS over TCP. Whether its socket
+/// carries the protocol's bytes as they are matters to busy scripts, which read idle clients'
+/// sockets themselves (see [`crate::services::busy`]): a TLS client is never handed to them. A constant,
+/// so that the plain connections' code is compiled as it was without TLS.
+pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
+    const PLAIN_SOCKET: bool = true;
+}
+
+impl Transport for tokio::net::TcpStream {}
+impl Transport for tokio::net::UnixStream {}
+// A busy script serves ring clients too, reading and writing through the ring (see
+// `net_uring`'s busy hooks).
+impl Transport for crate::io::net_uring::UringStream {}
+impl Transport for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+    const PLAIN_SOCKET: bool = false;
+}
+
+/// Accepts connections on the current TCP listeners, replacing them when CONFIG SET port / bind
+/// (or tls-port) sends a new set (see [`crate::base::listeners`]). With `tls`, these are the TLS
+/// port's listeners and every connection is a TLS one.
+pub async fn manage_tcp_listeners(
+    initial: Vec<std::net::TcpListener>,
+    mut replacements: tokio::sync::mpsc::UnboundedReceiver<Vec<std::net::TcpListener>>,
+    shared: Rc<Shared>,
+    tls: Option<crate::base::tls::TlsShared>,
+) {
+    let spawn_all = |listeners: Vec<std::net::TcpListener>| -> Vec<tokio::task::JoinHandle<()>> {
+        listeners
+            .into_iter()
+            .filter_map(|l| TcpListener::from_std(l).ok())
+            .map(|l| match &tls {
+                None => tokio::task::spawn_local(accept_tcp(l, shared.clone())),
+                Some(tls) => tokio::task::spawn_local(accept_tls(l, shared.clone(), tls.clone())),
+            })
+            .collect()
+    };
+    let mut running = spawn_all(initial);
+    while let Some(next) = replacements.recv().await {
+        for task in running.drain(..) {
+            task.abort();
+        }
+        running = spawn_all(next);
+    }
+}
+
+/// Accepts TCP connections forever.
+pub async fn accept_tcp(listener: TcpListener, shared: Rc<Shared>) {
+    use std::os::fd::AsRawFd;
+    let _busy = BusyListener::register(listener.as_raw_fd(), None, &shared);
+    let keepalive = || shared.engine.borrow().server.config.tcp_keepalive;
+    loop {
+        let (stream, fd, addr, local) =
+            crate::base::listeners::accept_tcp(&listener, keepalive).await;
+        let peer = Peer::Tcp { addr, local };
+        start_plain_connection(
+            stream,
+            &shared,
+            peer,
+            fd,
+            crate::io::net_uring::Uring::adopt_tcp,
+        );
+    }
+}
+
+/// [`start_connection`] for a plain TCP or unix socket: through the ring with `io-uring yes`
+/// (`adopt` hands the socket over to it), else as it is.
+fn start_plain_connection<S: Transport>(
+    stream: S,
+    shared: &Rc<Shared>,
+    peer: Peer,
+    fd: i32,
+    adopt: fn(&Rc<crate::io::net_uring::Uring>, S) -> io::Result<crate::io::net_uring::UringStream>,
+) {
+    match shared.ring_for_new_connection() {
+        None => start_connection(stream, shared, peer, fd),
+        Some(uring) => {
+            if let Ok(stream) = adopt(&uring, stream) {
+                start_connection(stream, shared, peer, fd);
+            }
+        }
+    }
+}
+
+/// Accepts TLS connections forever: each handshake runs in its own task, and the client is
+/// registered once it succeeds. A busy script does not accept here (it cannot run a handshake
+/// between two steps of a script); such clients wait in the backlog until it ends.
+pub async fn accept_tls(
+    listener: TcpListener,
+    shared: Rc<Shared>,
+    tls: crate::base::tls::TlsShared,
+) {
+    let keepalive = || shared.engine.borrow().server.config.tcp_keepalive;
+    loop {
+        let (stream, fd, addr, local) =
+            crate::base::listeners::accept_tcp(&listener, keepalive).await;
+        // Read now, so that CONFIG SET after this accept does not change this handshake.
+        let Some(acceptor) = tls.acceptor() else {
+            continue;
+        };
+        let shared = shared.clone();
+        tokio::task::spawn_local(async move {
+            match acceptor.accept(stream).await {
+                Ok(stream) => start_connection(stream, &shared, Peer::Tcp { addr, local }, fd),
+                Err(e) => shared.engine.borrow().server.log.verbose(&format!(
+                    "Error accepting a client connection: {e} (addr={addr} laddr={local})"
+                )),
+            }
+        });
+    }
+}
+
+/// Accepts unix-socket connections forever.
+pub async fn accept_unix(listener: UnixListener, path: String, shared: Rc<Shared>) {
+    use std::os::fd::AsRawFd;
+    let _busy = BusyListener::register(listener.as_raw_fd(), Some(path.clone()), &shared);
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let fd = stream.as_raw_fd();
+        let peer = Peer::Unix { path: path.clone() };
+        start_plain_connection(
+            stream,
+            &shared,
+            peer,
+            fd,
+            crate::io::net_uring::Uring::adopt_unix,
+        );
+    }
+}
+
+/// A listener a busy script may accept connections from (see [`crate::services::busy`], which calls
+/// [`accept_while_busy`] as the acceptor installed on this thread): registered
+/// while its accept task runs, on the engine's thread.
+struct BusyListener {
+    fd: i32,
+}
+
+/// What a busy script needs to accept on a listener and hand the connection to a task.
+struct BusyAccept {
+    fd: i32,
+    /// The socket path of a unix listener; None for TCP.
+    unix_path: Option<String>,
+    shared: std::rc::Weak<Shared>,
+}
+
+thread_local! {
+    /// The listeners of the server whose engine runs on this thread.
+    static BUSY_LISTENERS: RefCell<Vec<BusyAccept>> = const { RefCell::new(Vec::new()) };
+}
+
+impl BusyListener {
+    fn register(fd: i32, unix_path: Option<String>, shared: &Rc<Shared>) -> BusyListener {
+        crate::services::busy::install_acceptor(accept_while_busy);
+        BUSY_LISTENERS.with(|l| {
+            let mut listeners = l.borrow_mut();
+            listeners.retain(|b| b.fd != fd);
+            listeners.push(BusyAccept {
+                fd,
+                unix_path,
+                shared: Rc::downgrade(shared),
+            });
+        });
+        BusyListener { fd }
+    }
+}
+
+impl Drop for BusyListener {
+    fn drop(&mut self) {
+        BUSY_LISTENERS.with(|l| l.borrow_mut().retain(|b| b.fd != self.fd));
+    }
+}
+
+/// Accepts, without blocking, the connections waiting on this thread's listeners while a script
+/// is busy: each is registered with the engine at once (so the busy script can answer it) and
+/// gets its task, which starts when the script has finished.
+pub fn accept_while_busy(parts: &mut crate::kernel::call::Parts<'_>) {
+    use std::os::fd::FromRawFd;
+    let pending: Vec<(i32, Option<String>, Rc<Shared>)> = BUSY_LISTENERS.with(|l| {
+        l.borrow()
+            .iter()
+            .filter_map(|b| Some((b.fd, b.unix_path.clone(), b.shared.upgrade()?)))
+            .collect()
+    });
+    for (listener, unix_path, shared) in pending {
+        loop {
+            // SAFETY: accept4 on a listening socket we own; the new descriptor is handed to a
+            // std stream right away, which owns (and closes) it.
+            let fd = unsafe {
+                libc::accept4(
+                    listener,
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                break;
+            }
+            match &unix_path {
+                None => {
+                    let std_stream = unsafe { std::net::TcpStream::from_raw_fd(fd) };
+                    let (Ok(addr), Ok(local)) = (std_stream.peer_addr(), std_stream.local_addr())
+                    else {
+                        continue;
+                    };
+                    let _ = std_stream.set_nodelay(true);
+                    let Ok(stream) = tokio::net::TcpStream::from_std(std_stream) else {
+                        continue;
+                    };
+                    set_keepalive(&stream, parts.server.config.tcp_keepalive);
+                    adopt(parts, stream, Peer::Tcp { addr, local }, fd, &shared);
+                }
+                Some(path) => {
+                    let std_stream = unsafe { std::os::unix::net::UnixStream::from_raw_fd(fd) };
+                    let Ok(stream) = tokio::net::UnixStream::from_std(std_stream) else {
+                        continue;
+                    };
+                    adopt(
+                        parts,
+                        stream,
+                        Peer::Unix { path: path.clone() },
+                        fd,
+                        &shared,
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Registers a connection accepted by a busy script and spawns its task.
+fn adopt<S>(
+    parts: &mut crate::kernel::call::Parts<'_>,
+    stream: S,
+    peer: Peer,
+    fd: i32,
+    shared: &Rc<Shared>,
+) where
+    S: Transport,
+{
+    let connected = crate::kernel::gates::connect_client(parts, peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Registers a connection just accepted and spawns its task. Registering at once, not when the
+/// task first runs, matters when a script starts before the task does: the busy script must
+/// know the client to answer it.
+fn start_connection<S>(stream: S, shared: &Rc<Shared>, peer: Peer, fd: i32)
+where
+    S: Transport,
+{
+    let connected = shared.engine.borrow_mut().connect(peer, fd);
+    spawn_connection(connected, stream, shared);
+}
+
+/// Spawns the task of a registered connection, or sends the refusal and closes.
+fn spawn_connection<S>(
+    connected: Result<Arc<ClientHandle>, Refusal>,
+    stream: S,
+    shared: &Rc<Shared>,
+) where
+    S: Transport,
+{
+    match connected {
+        Ok(handle) => {
+            // Its task has not run yet: nothing buffered, so a busy script may serve it (if it
+            // can read its socket).
+            handle.set_idle(S::PLAIN_SOCKET);
+            tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
+        }
+        Err(Refusal::Reply(line)) => {
+            let mut stream = stream;
+            tokio::task::spawn_local(async move {
+                let _ = stream.write_all(line.as_bytes()).await;
+                let _ = stream.flush().await;
+            });
+        }
+    }
+}
+
+/// Serves a connection already registered with the engine until it closes.
+async fn serve_registered<S>(mut stream: S, shared: Rc<Shared>, handle: Arc<ClientHandle>)
+where
+    S: Transport,
+{
+    let _ = run_connection(&mut stream, &shared, &handle).await;
+    let mut engine = shared.engine.borrow_mut();
+    engine.disconnect(handle.id);
+    shared.after_work(&mut engine);
+}
+
+async fn run_connection<S>(
+    stream: &mut S,
+    shared: &Shared,
+    handle: &Arc<ClientHandle>,
+) -> io::Result<()>
+where
+    S: Transport,
+{
+    let id = handle.id;
+    let mut input = BytesMut::with_capacity(READ_CHUNK);
+    let mut output = BytesMut::with_capacity(16 * 1024);
+    let (max_bulk, mut query_limit) = {
+        let engine = shared.engine.borrow();
+        let c = &engine.server.config;
+        (
+            c.proto_max_bulk_len as usize,
+            c.client_query_buffer_limit as usize,
+        )
+    };
+    let mut decoder = RequestDecoder::new(max_bulk);
+    let mut closing = false;
+    loop {
+        let mut more_waiting = false;
+        // Bytes of `output` that came from the outbox (the engine counts them as unsent).
+        let mut from_outbox = 0;
+        let mut ran = 0;
+        let mut aof_pending = false;
+        if !handle.is_blocked() && !handle.is_killed() {
+            let mut engine = shared.engine.borrow_mut();
+            // Output delivered out of turn comes before the replies of newer requests.
+            if handle.has_outbox() {
+                from_outbox += handle.take_outbox_into(&mut output);
+            }
+            // CONFIG SET applies both limits to open connections too, as in Redis.
+            decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
+            query_limit = engine.server.config.client_query_buffer_limit as usize;
+            loop {
+                let authenticated = handle.is_authenticated();
+                match decoder.decode(&mut input, authenticated) {
+                    Ok(Some(args)) => {
+                        ran += 1;
+                        let outcome = engine.execute(id, args, &mut output);
+                        if let Some(spare) = engine.take_spare_args() {
+                            decoder.give_back(spare);
+                        }
+                        match outcome {
+                            Outcome::Continue => {}
+                            Outcome::Blocked => break,
+                            Outcome::Close => {
+                                closing = true;
+                                break;
+                            }
+                        }
+                        if ran >= REQUESTS_PER_TURN || output.len() >= OUTPUT_PER_TURN {
+                            more_waiting = !input.is_empty();
+                            break;
+                        }
+                    }
+                    Ok(None) => break,
+                    Err(error) => {
+                        engine
+                            .server
+                            .log
+                            .verbose(&format!("Protocol error ({error}) from client: id={id}"));
+                        engine.server.count_error("ERR");
+                        output.extend_from_slice(&error.to_resp());
+                        closing = true;
+                        break;
+                    }
+                }
+            }
+            shared.after_work(&mut engine);
+            aof_pending = engine.ks.stream.aof_pending();
+        }
+        if (ran > 1 || (ran == 1 && aof_pending)) && !closing {
+            // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes this
+            // task only once every other ready connection has run and the I/O driver has been
+            // polled, so replies leave in one burst after all the reads. Writing each
+            // connection's replies at once instead woke a pipelining client for every
+            // connection (13x its context switches, and more kernel time on our side).
+            // One request alone (-P 1) is answered at once: the yield cost its task a second
+            // poll and the turn an extra look at the I/O driver, 450 of 3,650 instructions a
+            // request (PING), with nothing to batch on this connection; a write to the AOF
+            // still waits, to share the turn's fsync (below).
+            // Out-of-turn output (a subscriber's messages) needs no wait here: its wake-up
+            // comes at the turn's end already (`wake_at_turn_end`).
+            tokio::task::yield_now().await;
+        }
+        if handle.has_outbox() {
+            from_outbox += handle.take_outbox_into(&mut output);
+        }
+        let mut woken = false;
+        if !output.is_empty() {
+            // The AOF gets the turn's writes before any reply leaves (with an fsync under
+            // `appendfsync always`): an acknowledged write is in the file.
+            let wait_for_turn = {
+                let mut engine = shared.engine.borrow_mut();
+                let pending = engine.ks.stream.aof_pending();
+                if pending
+                    && ran > 0
+                    && engine.server.config.appendfsync == crate::base::config::AppendFsync::Always
+                {
+                    true
+                } else {
+                    if pending {
+                        let Engine { ks, server, .. } = &mut *engine;
+                        crate::services::aof::flush(ks, server);
+                    }
+                    false
+                }
+            };
+            if wait_for_turn {
+                // Redis fsyncs once per event-loop turn (in `beforeSleep`) for every client of
+                // the turn. The yield above let the connections that were ready run; requests
+                // that arrived meanwhile are seen at the I/O driver's next poll, and one more
+                // yield lets them join this fsync rather than need one of their own (-P1, 50
+                // clients: 28 requests per fsync without it, 50 with it, as Redis).
+                tokio::task::yield_now().await;
+                let mut engine = shared.engine.borrow_mut();
+                if engine.ks.stream.aof_pending() {
+                    let Engine { ks, server, .. } = &mut *engine;
+                    crate::services::aof::flush(ks, server);
+                }
+            }
+            match write_unless_killed(stream, &output, handle).await? {
+                Wrote::Killed => return Ok(()),
+                Wrote::All { woken: w } => woken = w,
+            }
+            if !S::PLAIN_SOCKET {
+                // TLS may keep the last records of the replies when the socket was full.
+                match flush_unless_killed(stream, handle).await? {
+                    Wrote::Killed => return Ok(()),
+                    Wrote::All { woken: w } => woken |= w,
+                }
+            }
+            handle.wrote(from_outbox);
+            shared.engine.borrow_mut().count_output(output.len());
+            output.clear();
+            if output.capacity() > KEPT_OUTPUT_CAPACITY {
+                // A burst (a subscriber catching up, a huge reply) does not stay allocated.
+                output = BytesMut::with_capacity(16 * 1024);
+            }
+        }
+        if closing || handle.is_killed() {
+            let _ = stream.flush().await;
+            return Ok(());
+        }
+        // A wake-up taken while writing (new output, a release) must not be lost.
+        if more_waiting || woken {
+            tokio::task::yield_now().await;
+            continue;
+        }
+        // Idle: a script that runs too long may read and answer this socket meanwhile. A small
+        // request begun but not finished goes to the handle as bytes, so that the busy script
+        // can finish reading it and answer it, as Redis does; a big one (a large value still
+        // arriving) stays here and waits for the script to end.
+        let idle = if !S::PLAIN_SOCKET {
+            // A busy script would read the socket's encrypted bytes.
+            false
+        } else if input.is_empty() && !decoder.in_progress() {
+            true
+        } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
+            let mut partial = decoder.take_partial();
+            partial.extend_from_slice(&input);
+            input.clear();
+            handle.with_stolen(|stolen| stolen.extend_from_slice(&partial));
+            true
+        } else {
+            false
+        };
+        handle.set_idle(idle);
+        // The tick may ask for the buffer's room back (see `query_buffer`): all of it for an
+        // idle client — the next read allocates again — or all but the usual 16 KB after a big
+        // request.
+        let keep_room = match handle.query_buffer.take_request() {
+            None => true,
+            Some(resize) => {
+                // Exactly what it holds (usually nothing: no allocation at all).
+                input = BytesMut::from(&input[..]);
+                resize == crate::model::query_buffer::Resize::Shrink
+            }
+        };
+        if keep_room {
+            // Reclaims the consumed front of the buffer when nothing else holds it (no copy
+            // when it is empty), or moves to a fresh one.
+            input.reserve(READ_CHUNK);
+        }
+        handle.query_buffer.report(input.len(), input.capacity());
+        tokio::select! {
+            read = stream.read_buf(&mut input) => {
+                let n = read?;
+                if n == 0 {
+                    return Ok(());
+                }
+                handle.query_buffer.report(input.len(), input.capacity());
+                shared.engine.borrow_mut().count_input(id, n, input.len());
+                if input.len() > query_limit {
+                    let mut engine = shared.engine.borrow_mut();
+                    close_over_query_limit(&mut engine, id, &input);
+                    return Ok(());
+                }
+            }
+            _ = handle.notified() => {}
+        }
+        handle.set_idle(false);
+        // Bytes a busy script's executor read and left unanswered come before anything newer.
+        if let Some(mut stolen) = handle.take_stolen() {
+            stolen.extend_from_slice(&input);
+            input = stolen;
+        }
+    }
+}
+
+/// Redis's reaction to a query buffer over `client-query-buffer-limit`: its log line (the
+/// client as CLIENT LIST shows it, and the buffer's first 64 bytes) and the close, with no reply.
+/// The request in progress is dropped with the connection.
+fn close_over_query_limit(engine: &mut Engine, id: ClientId, input: &[u8]) {
+    engine.server.stats.client_qbuf_limit_disconnections += 1;
+    let now_ms = engine.server.clock.now_ms();
+    let info = engine.clients.get(id).map_or_else(String::new, |client| {
+        client.info_line(now_ms, engine.ks.watches.is_broken(id))
+    });
+    let mut initial = Vec::new();
+    crate::base::cstr::push_repr(&mut initial, &input[..input.len().min(64)]);
+    engine.server.log.warning(&format!(
+        "Closing client that reached max query buffer length: {info} (qbuf initial bytes: {})",
+        String::from_utf8_lossy(&initial)
+    ));
+}
+
+/// How [`write_unless_killed`] ended.
+pub(crate) enum Wrote {
+    /// Everything was written; `woken` if the handle's notification fired meanwhile (the caller
+    /// must look for new work instead of waiting for the next one).
+    All { woken: bool },
+    /// The executor closed the client (e.g. over its output-buffer limit) before the peer took
+    /// everything: give up on the rest.
+    Killed,
+}
+
+/// Writes `bytes`, unless the client is killed first: a peer that stops reading must not keep
+/// its connection task, and so its connection, alive forever.
+pub(crate) async fn write_unless_killed<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    mut bytes: &[u8],
+    handle: &ClientHandle,
+) -> io::Result<Wrote> {
+    let mut woken = false;
+    while !bytes.is_empty() {
+        if handle.is_killed() {
+            return Ok(Wrote::Killed);
+        }
+        tokio::select! {
+            biased;
+            written = stream.write(bytes) => {
+                let n = written?;
+                if n == 0 {
+                    return Err(io::ErrorKind::WriteZero.into());
+                }
+                bytes = &bytes[n..];
+            }
+            _ = handle.notified() => woken = true,
+        }
+    }
+    Ok(Wrote::All { woken })
+}
+
+/// Flushes what the stream buffers (TLS records a full socket did not take), unless the client
+/// is killed first, as [`write_unless_killed`] writes.
+pub(crate) async fn flush_unless_killed<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    handle: &ClientHandle,
+) -> io::Result<Wrote> {
+    let mut woken = false;
+    loop {
+        if handle.is_killed() {
+            return Ok(Wrote::Killed);
+        }
+        tokio::select! {
+            biased;
+            flushed = stream.flush() => {
+                flushed?;
+                return Ok(Wrote::All { woken });
+            }
+            _ = handle.notified() => woken = true,
+        }
+    }
+}
+
+/// Runs the embedding process's closures against the engine (see
+/// [`crate::io::server::ServerHandle::with_engine`]), each between two connection turns like a
+/// command, followed by the same hand-over of out-of-turn output a command gets: a closure's
+/// write that released a blocked client must reach that client's connection.
+pub async fn run_engine_jobs(
+    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::io::server::EngineJob>,
+    shared: Rc<Shared>,
+) {
+    while let Some(job) = jobs.recv().await {
+        let mut engine = shared.engine.borrow_mut();
+        job(&mut engine);
+        shared.after_work(&mut engine);
+    }
+}
+
+/// Drives a background save or AOF rewrite ([`crate::model::snapshot`]) between the connections' turns: a slice of
+/// about half a millisecond of walking, then the other tasks run (`yield_now` puts this one at
+/// the back of the queue), so clients see at most that much added latency while a snapshot of
+/// any size is taken. When the writer thread falls behind, it waits for it instead.
+pub async fn run_snapshots(shared: Rc<Shared>) {
+    const SLICE: Duration = Duration::from_micros(500);
+    loop {
+        shared.snapshot.notified().await;
+        loop {
+            let (running, waiting, progress) = {
+                let mut engine = shared.engine.borrow_mut();
+                let Engine { ks, server, .. } = &mut *engine;
+                let running = crate::services::rdb_saving::bgsave_step(ks, server, SLICE)
+                    | crate::services::aof::rewrite_step(ks, server, SLICE);
+                let waiting = crate::services::rdb_saving::bgsave_waiting(server)
+                    || crate::services::aof::rewrite_waiting(server);
+                // What to wait on: the writer of the job that waits (a BGSAVE's first).
+                let progress = server
+                    .persistence
+                    .bgsave
+                    .as_ref()
+                    .filter(|job| job.walk.waiting())
+                    .map(|job| job.walk.writer_signal())
+                    .or_else(|| {
+                        server
+                            .aof
+                            .rewrite
+                            .as_ref()
+                            .filter(|job| job.walk.waiting())
+                            .map(|job| job.walk.writer_signal())
+                    });
+                (running, waiting, progress)
+            };
+            if !running {
+                break;
+            }
+            if waiting {
+                // The writer signals when its queue runs low or it ends; the timer is a bound
+                // for the case of two jobs waiting on different writers.
+                let timeout = tokio::time::sleep(Duration::from_millis(5));
+                match progress {
+                    Some(progress) => {
+                        tokio::select! {
+                            _ = progress.notified() => {}
+                            _ = timeout => {}
+                        }
+                    }
+                    None => timeout.await,
+                }
+            } else {
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+}

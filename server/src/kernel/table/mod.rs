@@ -1,0 +1,399 @@
+//! The command table: one static description per command — name, arity, flags, key positions,
+//! ACL categories, documentation and handler — from which everything about a command is derived.
+//!
+//! The executor's generic gates (unknown command, arity, authentication, and the later gates for
+//! transactions, scripts and pub/sub) read the flags here instead of each handler checking for
+//! itself; COMMAND INFO / DOCS / COUNT / LIST / GETKEYS and the README's list of supported
+//! commands are rendered from the same entries, so documentation cannot drift from behaviour.
+//!
+//! Families declare their commands next to their handlers (`commands/strings.rs` has a
+//! `COMMANDS` slice, and so on) with the const builder methods of [`CommandSpec`];
+//! [`Registry::build`] gathers them into lookup tables with numeric ids for per-command
+//! statistics. The table knows no family: the handlers' layer builds it once
+//! (`crate::commands::registry`), the engine takes it from there and lends it down to every
+//! command it runs ([`crate::kernel::call::Parts`], [`crate::kernel::ctx::Ctx`]), as Redis builds
+//! `server.commands` at start-up.
+
+pub mod docs;
+pub mod keys;
+
+use std::collections::HashMap;
+
+use crate::base::error::CmdResult;
+use crate::kernel::ctx::Ctx;
+
+pub use crate::base::flags::{Acl, Flags};
+pub use keys::{Begin, Find, KeySpec};
+
+/// A command's implementation.
+pub type Handler = fn(&mut Ctx<'_>) -> CmdResult;
+
+/// A command's own key finder: the (position, flags) of each key of one command line.
+pub type KeysFn = fn(&[bytes::Bytes]) -> Vec<(usize, u16)>;
+
+/// The static description of one command (or subcommand).
+#[derive(Clone, Copy)]
+pub struct CommandSpec {
+    /// Lower-case name (`get`; for a subcommand just `get`, under its container `config`).
+    pub name: &'static str,
+    /// Redis's arity: N = exactly N arguments including the name, -N = at least N.
+    pub arity: i32,
+    pub flags: Flags,
+    /// Explicit ACL categories (implicit ones are derived from the flags).
+    pub acl: Acl,
+    pub keys: &'static [KeySpec],
+    /// Command tips (`nondeterministic_output`, `request_policy:all_shards`…).
+    pub tips: &'static [&'static str],
+    pub group: &'static str,
+    pub since: &'static str,
+    pub complexity: &'static str,
+    pub summary: &'static str,
+    /// The arguments in the documentation mini-language of [`docs`].
+    pub syntax: &'static str,
+    /// Subcommands of a container command (CONFIG, CLIENT, OBJECT…).
+    pub subcommands: &'static [CommandSpec],
+    /// `None` for containers, which only dispatch to subcommands.
+    pub handler: Option<Handler>,
+    /// For key specs flagged `variable_flags`: the flags a particular command line really has
+    /// (Redis's per-command getkeys procedures; SET is `OW update` unless it has GET).
+    pub key_flags: Option<fn(&[bytes::Bytes], u16) -> u16>,
+    /// For commands whose keys the specs cannot locate (an `unknown` spec: SORT's STORE may
+    /// be anywhere): the positions and flags of the keys of one command line (Redis's
+    /// getkeys procedure), which COMMAND GETKEYS uses instead of the specs.
+    pub keys_fn: Option<KeysFn>,
+}
+
+impl CommandSpec {
+    pub const fn new(name: &'static str, arity: i32, handler: Handler) -> Self {
+        CommandSpec {
+            name,
+            arity,
+            flags: Flags::NONE,
+            acl: Acl::NONE,
+            keys: &[],
+            tips: &[],
+            group: "generic",
+            since: "1.0.0",
+            complexity: "",
+            summary: "",
+            syntax: "",
+            subcommands: &[],
+            handler: Some(handler),
+            key_flags: None,
+            keys_fn: None,
+        }
+    }
+
+    /// A container: `name subcommand …` dispatches to `subcommands`.
+    pub const fn container(name: &'static str, subcommands: &'static [CommandSpec]) -> Self {
+        CommandSpec {
+            name,
+            arity: -2,
+            flags: Flags::NONE,
+            acl: Acl::NONE,
+            keys: &[],
+            tips: &[],
+            group: "generic",
+            since: "1.0.0",
+            complexity: "",
+            summary: "",
+            syntax: "",
+            subcommands,
+            handler: None,
+            key_flags: None,
+            keys_fn: None,
+        }
+    }
+
+    pub const fn flags(mut self, flags: Flags) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    pub const fn acl(mut self, acl: Acl) -> Self {
+        self.acl = acl;
+        self
+    }
+
+    pub const fn keys(mut self, keys: &'static [KeySpec]) -> Self {
+        self.keys = keys;
+        self
+    }
+
+    pub const fn keys_fn(mut self, f: KeysFn) -> Self {
+        self.keys_fn = Some(f);
+        self
+    }
+
+    pub const fn key_flags(mut self, f: fn(&[bytes::Bytes], u16) -> u16) -> Self {
+        self.key_flags = Some(f);
+        self
+    }
+
+    pub const fn tips(mut self, tips: &'static [&'static str]) -> Self {
+        self.tips = tips;
+        self
+    }
+
+    /// Documentation: group, version introduced, complexity, one-line summary, argument syntax.
+    pub const fn doc(
+        mut self,
+        group: &'static str,
+        since: &'static str,
+        complexity: &'static str,
+        summary: &'static str,
+        syntax: &'static str,
+    ) -> Self {
+        self.group = group;
+        self.since = since;
+        self.complexity = complexity;
+        self.summary = summary;
+        self.syntax = syntax;
+        self
+    }
+}
+
+/// A command as registered: its spec plus what is derived from it once.
+pub struct Command {
+    pub spec: &'static CommandSpec,
+    /// `get`, or `config|get` for a subcommand.
+    pub full_name: String,
+    /// Index into per-command statistics.
+    pub id: usize,
+    pub parent: Option<usize>,
+    pub subcommands: HashMap<Vec<u8>, usize>,
+    /// Flags including the derived `movablekeys`.
+    pub flags: Flags,
+    pub acl: Acl,
+    /// COMMAND INFO's first key, last key and step (Redis's legacy range).
+    pub legacy_range: (i32, i32, i32),
+}
+
+impl Command {
+    /// True if `argc` arguments (name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let arity = self.spec.arity;
+        if arity >= 0 {
+            argc == arity as usize
+        } else {
+            argc >= (-arity) as usize
+        }
+    }
+
+    pub fn is_container(&self) -> bool {
+        self.spec.handler.is_none()
+    }
+
+    /// The keys of one command line — (position, key-spec flags) — as Redis's
+    /// `getKeysFromCommandWithSpecs` finds them for ACL checks and COMMAND GETKEYS: the
+    /// command's own key finder where it has one, else every key spec that names keys (not
+    /// shard channels), with the flags refined per line where a spec's flags vary. A line that
+    /// one spec finds malformed has no keys (Redis's `invalid_spec`).
+    pub fn keys(&self, args: &[bytes::Bytes]) -> Vec<(usize, u16)> {
+        if let Some(find) = self.spec.keys_fn {
+            return find(args);
+        }
+        let mut found = Vec::new();
+        for spec in self.spec.keys {
+            if spec.flags & keys::flag::NOT_KEY != 0 {
+                continue;
+            }
+            let flags = match self.spec.key_flags {
+                Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                    refine(args, spec.flags)
+                }
+                _ => spec.flags,
+            };
+            let Some(positions) = spec.strict_key_positions(args) else {
+                return Vec::new();
+            };
+            found.extend(positions.into_iter().map(|at| (at, flags)));
+        }
+        found
+    }
+
+    /// Calls `visit` with each key of the command line (position, flags), as [`Command::keys`]
+    /// finds them, without collecting them unless the command has its own key finder; stops
+    /// and returns false when `visit` does.
+    pub fn for_each_key(
+        &self,
+        args: &[bytes::Bytes],
+        mut visit: impl FnMut(usize, u16) -> bool,
+    ) -> bool {
+        if self.spec.keys_fn.is_some() {
+            return self.keys(args).into_iter().all(|(at, f)| visit(at, f));
+        }
+        // A malformed line has no keys at all (see `keys`): check every spec first.
+        let specs = self
+            .spec
+            .keys
+            .iter()
+            .filter(|s| s.flags & keys::flag::NOT_KEY == 0);
+        if specs
+            .clone()
+            .any(|spec| spec.positions(args, true).is_none())
+        {
+            return true;
+        }
+        for spec in specs {
+            let flags = match self.spec.key_flags {
+                Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                    refine(args, spec.flags)
+                }
+                _ => spec.flags,
+            };
+            for at in spec.positions(args, true).into_iter().flatten() {
+                if !visit(at, flags) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// The position and flags of the one key of a command whose only key spec names a single
+    /// argument at a fixed index (GET, SET, INCR…): the common case, found without allocating
+    /// (SET's flags refined by its own procedure, as [`Command::keys`] does).
+    #[inline]
+    pub fn single_key(&self, args: &[bytes::Bytes]) -> Option<(usize, u16)> {
+        if self.spec.keys_fn.is_some() {
+            return None;
+        }
+        match self.spec.keys {
+            [spec] if spec.flags & keys::flag::NOT_KEY == 0 => match (spec.begin, spec.find) {
+                (Begin::Index(at), Find::Range { last_key: 0, .. })
+                    if (at as usize) < args.len() =>
+                {
+                    let flags = match self.spec.key_flags {
+                        Some(refine) if spec.flags & keys::flag::VARIABLE_FLAGS != 0 => {
+                            refine(args, spec.flags)
+                        }
+                        _ => spec.flags,
+                    };
+                    Some((at as usize, flags))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// Every command, by id and by name.
+pub struct Registry {
+    pub commands: Vec<Command>,
+    top_level: HashMap<Vec<u8>, usize, ahash::RandomState>,
+}
+
+/// Why a command name could not be resolved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    UnknownCommand,
+    /// The container exists but not this subcommand.
+    UnknownSubcommand(usize),
+}
+
+impl Registry {
+    /// Builds the table from every family's entries, in order (the handlers' layer assembles
+    /// the families: see `crate::commands::registry`).
+    pub fn build(families: &[&'static [CommandSpec]]) -> Registry {
+        let mut registry = Registry {
+            commands: Vec::new(),
+            top_level: HashMap::with_hasher(Default::default()),
+        };
+        for family in families {
+            for spec in family.iter() {
+                let id = registry.add(spec, None);
+                let previous = registry.top_level.insert(spec.name.as_bytes().to_vec(), id);
+                assert!(previous.is_none(), "command {} registered twice", spec.name);
+            }
+        }
+        registry
+    }
+
+    fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>) -> usize {
+        let id = self.commands.len();
+        let full_name = match parent {
+            Some(p) => format!("{}|{}", self.commands[p].spec.name, spec.name),
+            None => spec.name.to_string(),
+        };
+        let (legacy_range, movable) = keys::legacy_range(spec.keys);
+        let flags = if movable {
+            spec.flags | Flags::MOVABLE_KEYS
+        } else {
+            spec.flags
+        };
+        self.commands.push(Command {
+            spec,
+            full_name,
+            id,
+            parent,
+            subcommands: HashMap::new(),
+            flags,
+            acl: spec.acl.with_implicit(spec.flags),
+            legacy_range,
+        });
+        for sub in spec.subcommands {
+            let sub_id = self.add(sub, Some(id));
+            self.commands[id]
+                .subcommands
+                .insert(sub.name.as_bytes().to_vec(), sub_id);
+        }
+        id
+    }
+
+    /// Resolves a request's command (and subcommand), as Redis's `lookupCommand` does.
+    pub fn lookup(&self, args: &[bytes::Bytes]) -> Result<&Command, Lookup> {
+        let name = args.first().map(|a| a.as_ref()).unwrap_or(b"");
+        let base = self.by_name(name).ok_or(Lookup::UnknownCommand)?;
+        if args.len() == 1 || base.subcommands.is_empty() {
+            return Ok(base);
+        }
+        let sub = lowercase(&args[1]);
+        match base.subcommands.get(&sub) {
+            Some(&id) => Ok(&self.commands[id]),
+            None => Err(Lookup::UnknownSubcommand(base.id)),
+        }
+    }
+
+    /// A top-level command by (case-insensitive) name.
+    pub fn by_name(&self, name: &[u8]) -> Option<&Command> {
+        // Lower-case into a stack buffer: no allocation on the hot path.
+        let mut buf = [0u8; 32];
+        let folded = buf.get_mut(..name.len())?;
+        for (dst, src) in folded.iter_mut().zip(name) {
+            *dst = src.to_ascii_lowercase();
+        }
+        self.top_level.get(&*folded).map(|&id| &self.commands[id])
+    }
+
+    /// A command or subcommand by full name (`config|get`), case-insensitively.
+    pub fn by_full_name(&self, name: &[u8]) -> Option<&Command> {
+        let lower = lowercase(name);
+        match lower.iter().position(|&b| b == b'|') {
+            None => self.by_name(&lower),
+            Some(bar) => {
+                let parent = self.by_name(&lower[..bar])?;
+                parent
+                    .subcommands
+                    .get(&lower[bar + 1..])
+                    .map(|&id| &self.commands[id])
+            }
+        }
+    }
+
+    /// Top-level commands in table order.
+    pub fn top_level(&self) -> impl Iterator<Item = &Command> {
+        self.commands.iter().filter(|c| c.parent.is_none())
+    }
+
+    pub fn subcommands_of<'a>(&'a self, command: &'a Command) -> impl Iterator<Item = &'a Command> {
+        self.commands
+            .iter()
+            .filter(move |c| c.parent == Some(command.id))
+    }
+}
+
+fn lowercase(bytes: &[u8]) -> Vec<u8> {
+    bytes.to_ascii_lowercase()
+}

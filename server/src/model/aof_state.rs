@@ -1,0 +1,358 @@
+//! The append-only file's state: Redis 7.0's multi-part layout and the file being appended to.
+//!
+//! An AOF is a directory (`appenddirname`) holding a *manifest* (`appendonly.aof.manifest`) that
+//! lists, in order, one *base* file — a snapshot, RDB-encoded (`appendonly.aof.N.base.rdb`) or,
+//! under `aof-use-rdb-preamble no`, as commands (`appendonly.aof.N.base.aof`) — and
+//! the *incremental* files (`appendonly.aof.M.incr.aof`) of commands written since, in the RESP
+//! form of the write stream ([`crate::model::write_stream`]); *history* files are those a rewrite has
+//! replaced, deleted once the new manifest is on disk. A rewrite writes a new base and starts a
+//! new incremental file at the same point in time, so that base + increments always describe the
+//! dataset. The manifest's format (`file <name> seq <n> type <b|h|i>` per line) is Redis's, so
+//! either server reads the other's directory.
+//!
+//! This module holds the data and the file operations (append, fsync in the background once a
+//! second under `appendfsync everysec`); [`crate::services::aof`] decides when, loads, and rewrites.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// One file the manifest lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AofFile {
+    pub name: String,
+    pub seq: i64,
+    /// `b` base, `h` history, `i` incremental.
+    pub kind: u8,
+}
+
+/// The manifest (see the module documentation).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Manifest {
+    pub base: Option<AofFile>,
+    pub history: Vec<AofFile>,
+    pub incr: Vec<AofFile>,
+    pub base_seq: i64,
+    pub incr_seq: i64,
+}
+
+impl Manifest {
+    /// Parses a manifest's text with Redis's checks; the error is Redis's message for it.
+    pub fn parse(text: &str) -> Result<Manifest, String> {
+        let mut m = Manifest::default();
+        let mut lines = 0;
+        let mut max_seq = 0;
+        for raw in text.split_inclusive('\n') {
+            lines += 1;
+            if raw.starts_with('#') {
+                continue;
+            }
+            if !raw.ends_with('\n') {
+                return Err("Invalid AOF manifest file format".into());
+            }
+            let line = raw.trim_matches([' ', '\t', '\r', '\n']);
+            if line.is_empty() {
+                return Err("Invalid AOF manifest file format".into());
+            }
+            let words = embedis_protocol::inline::split_args(line.as_bytes())
+                .map_err(|_| "Invalid AOF manifest file format".to_string())?;
+            if words.len() < 6 || words.len() % 2 != 0 {
+                return Err("Invalid AOF manifest file format".into());
+            }
+            let (mut name, mut seq, mut kind) = (None, 0i64, 0u8);
+            for pair in words.chunks(2) {
+                let key = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
+                match key.as_str() {
+                    "file" => {
+                        let n = String::from_utf8_lossy(&pair[1]).into_owned();
+                        if n.contains('/') {
+                            return Err("File can't be a path, just a filename".into());
+                        }
+                        name = Some(n);
+                    }
+                    "seq" => {
+                        seq = embedis_protocol::number::parse_i64(&pair[1]).unwrap_or(0);
+                    }
+                    "type" => kind = pair[1].first().copied().unwrap_or(0),
+                    _ => {}
+                }
+            }
+            let Some(name) = name.filter(|_| seq != 0 && kind != 0) else {
+                return Err("Invalid AOF manifest file format".into());
+            };
+            let file = AofFile { name, seq, kind };
+            match kind {
+                b'b' => {
+                    if m.base.is_some() {
+                        return Err("Found duplicate base file information".into());
+                    }
+                    m.base_seq = seq;
+                    m.base = Some(file);
+                }
+                b'h' => m.history.push(file),
+                b'i' => {
+                    if seq <= max_seq {
+                        return Err("Found a non-monotonic sequence number".into());
+                    }
+                    max_seq = seq;
+                    m.incr_seq = seq;
+                    m.incr.push(file);
+                }
+                _ => return Err("Unknown AOF file type".into()),
+            }
+        }
+        if lines == 0 {
+            return Err("Found an empty AOF manifest".into());
+        }
+        Ok(m)
+    }
+
+    /// The manifest's text: base, history, then incremental files.
+    pub fn to_text(&self) -> String {
+        let mut out = String::new();
+        let files = self.base.iter().chain(&self.history).chain(&self.incr);
+        for f in files {
+            let mut repr = Vec::new();
+            let name = if f
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\')
+            {
+                f.name.clone()
+            } else {
+                crate::base::cstr::push_repr(&mut repr, f.name.as_bytes());
+                String::from_utf8_lossy(&repr).into_owned()
+            };
+            out.push_str(&format!(
+                "file {name} seq {} type {}\n",
+                f.seq, f.kind as char
+            ));
+        }
+        out
+    }
+
+    /// Starts a new base file (the old one becomes history); returns its name, which ends in
+    /// `.base.rdb` for an RDB base and `.base.aof` for one of commands.
+    pub fn new_base(&mut self, filename: &str, rdb: bool) -> String {
+        if let Some(mut old) = self.base.take() {
+            old.kind = b'h';
+            self.history.insert(0, old);
+        }
+        self.base_seq += 1;
+        let format = if rdb { "rdb" } else { "aof" };
+        let name = format!("{filename}.{}.base.{format}", self.base_seq);
+        self.base = Some(AofFile {
+            name: name.clone(),
+            seq: self.base_seq,
+            kind: b'b',
+        });
+        name
+    }
+
+    /// Starts a new incremental file; returns its name.
+    pub fn new_incr(&mut self, filename: &str) -> String {
+        self.incr_seq += 1;
+        let name = format!("{filename}.{}.incr.aof", self.incr_seq);
+        self.incr.push(AofFile {
+            name: name.clone(),
+            seq: self.incr_seq,
+            kind: b'i',
+        });
+        name
+    }
+
+    /// After a rewrite: every incremental file but the last (the one being appended to) is
+    /// history.
+    pub fn retire_rewritten_incr(&mut self) {
+        // Redis walks them from the newest, putting each at the head of the history list.
+        let keep = self.incr.pop();
+        while let Some(mut f) = self.incr.pop() {
+            f.kind = b'h';
+            self.history.insert(0, f);
+        }
+        self.incr.extend(keep);
+    }
+}
+
+/// Whether the AOF is on (Redis's `aof_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum AofStatus {
+    #[default]
+    Off,
+    On,
+    /// `CONFIG SET appendonly yes`: writes are recorded from now on, but the AOF counts only
+    /// once its first rewrite (the base) is done.
+    WaitRewrite,
+}
+
+/// The file being appended to, shared with the once-a-second fsync thread.
+#[derive(Debug)]
+pub struct Appender {
+    file: Arc<Mutex<File>>,
+    /// Bytes written and not yet fsynced (for `everysec`).
+    unsynced: Arc<AtomicBool>,
+    /// Set when the thread must stop.
+    stop: Arc<AtomicBool>,
+    /// Last fsync error (errno-like text) seen by the thread; ms of the last good fsync.
+    pub fsync_failed: Arc<AtomicBool>,
+    pub last_fsync_ms: Arc<AtomicI64>,
+}
+
+impl Appender {
+    /// Opens `path` for appending (created if missing; emptied first with `fresh`, for a new
+    /// incremental file) and starts its fsync thread.
+    pub fn open(path: &Path, fresh: bool) -> io::Result<Appender> {
+        if fresh {
+            File::create(path)?;
+        }
+        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let appender = Appender {
+            file: Arc::new(Mutex::new(file)),
+            unsynced: Arc::new(AtomicBool::new(false)),
+            stop: Arc::new(AtomicBool::new(false)),
+            fsync_failed: Arc::new(AtomicBool::new(false)),
+            last_fsync_ms: Arc::new(AtomicI64::new(0)),
+        };
+        let (file, unsynced, stop, failed) = (
+            appender.file.clone(),
+            appender.unsynced.clone(),
+            appender.stop.clone(),
+            appender.fsync_failed.clone(),
+        );
+        std::thread::Builder::new()
+            .name("embedis-aof-fsync".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    std::thread::sleep(Duration::from_millis(1000));
+                    if unsynced.swap(false, Ordering::AcqRel) {
+                        let synced = file.lock().map(|f| f.sync_data()).ok();
+                        failed.store(!matches!(synced, Some(Ok(()))), Ordering::Release);
+                    }
+                }
+            })?;
+        Ok(appender)
+    }
+
+    /// Appends `bytes`; with `fsync`, also waits for them to reach the disk (`always`),
+    /// otherwise leaves that to the thread (`everysec`, when `background`) or the OS (`no`).
+    pub fn append(&self, bytes: &[u8], fsync: bool, background: bool) -> io::Result<()> {
+        let mut file = self.file.lock().map_err(|_| io::Error::other("poisoned"))?;
+        file.write_all(bytes)?;
+        if fsync {
+            file.sync_data()?;
+        } else if background {
+            self.unsynced.store(true, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Flushes to disk now (closing the file, stopping the AOF).
+    pub fn sync(&self) -> io::Result<()> {
+        self.file
+            .lock()
+            .map_err(|_| io::Error::other("poisoned"))?
+            .sync_data()
+    }
+
+    /// True if the thread has writes to sync.
+    pub fn fsync_pending(&self) -> bool {
+        self.unsynced.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Appender {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Ok(f) = self.file.lock() {
+            let _ = f.sync_data();
+        }
+    }
+}
+
+/// A background rewrite in progress: the snapshot walk writing the new base.
+pub struct Rewrite {
+    pub walk: crate::model::snapshot::SnapshotWalk,
+    pub started: std::time::Instant,
+    pub base_name: String,
+    /// The base is an RDB (else commands): `aof-use-rdb-preamble` when the rewrite began.
+    pub rdb_base: bool,
+}
+
+impl std::fmt::Debug for Rewrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rewrite")
+            .field("base_name", &self.base_name)
+            .finish()
+    }
+}
+
+/// The AOF's state (INFO persistence's `aof_*` fields come from here).
+#[derive(Debug, Default)]
+pub struct AppendOnly {
+    /// The rewrite in progress, if any.
+    pub rewrite: Option<Rewrite>,
+    /// While the AOF waits for its first rewrite: the increment opened for it and the manifest
+    /// that will list it once the base is written.
+    pub pending_incr: Option<(String, Manifest)>,
+    pub status: AofStatus,
+    pub manifest: Manifest,
+    /// The incremental file being appended to (None while off).
+    pub appender: Option<Appender>,
+    /// Bytes propagated and not yet appended (Redis's `aof_buf`).
+    pub buf: Vec<u8>,
+    /// Size of the AOF (base + increments) and of the base after the last rewrite, for
+    /// `auto-aof-rewrite-percentage`.
+    pub current_size: u64,
+    pub base_size: u64,
+    pub last_write_ok: bool,
+    pub rewrite_scheduled: bool,
+    pub rewrites: u64,
+    pub rewrite_failures: u64,
+    pub last_rewrite_ok: bool,
+    pub last_rewrite_time_sec: i64,
+    /// Bytes written to the AOF since the last fsync (`appendfsync always` fsyncs each write).
+    pub written_since_fsync: u64,
+}
+
+impl AppendOnly {
+    pub fn new() -> Self {
+        AppendOnly {
+            last_write_ok: true,
+            last_rewrite_ok: true,
+            last_rewrite_time_sec: -1,
+            ..Default::default()
+        }
+    }
+
+    /// The AOF directory of a server whose `dir` and `appenddirname` are these.
+    pub fn dir_path(dir: &str, dirname: &str) -> PathBuf {
+        let dir = if dir.is_empty() { "." } else { dir };
+        Path::new(dir).join(dirname)
+    }
+
+    /// Writes the manifest atomically (temporary file, fsync, rename, directory fsync).
+    pub fn persist_manifest(&self, dir: &Path, filename: &str) -> io::Result<()> {
+        let name = format!("{filename}.manifest");
+        let temp = dir.join(format!("temp-{name}"));
+        {
+            let mut f = File::create(&temp)?;
+            f.write_all(self.manifest.to_text().as_bytes())?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&temp, dir.join(&name))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
+    /// Deletes the history files and forgets them.
+    pub fn delete_history(&mut self, dir: &Path) {
+        for f in self.manifest.history.drain(..) {
+            let _ = std::fs::remove_file(dir.join(&f.name));
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! Replication, the primary's side: the replication ID and offset, the backlog a replica
+//! continues from, and the replicas attached — what Redis keeps in `server.master_replid`,
+//! `master_repl_offset`, `repl_backlog` and `server.slaves`.
+//!
+//! It consumes the write stream ([`crate::model::write_stream`]): at the end of each turn of the event
+//! loop (the engine's "before sleep") the bytes the turn's commands propagated are appended to
+//! the backlog, the offset moves by their length, and each attached replica gets them as
+//! out-of-turn output, as a subscriber gets its messages. SYNC and PSYNC (`commands/
+//! replication.rs`) attach a replica: a full resynchronisation sends an RDB image of the dataset
+//! at the current offset and then everything after it; a PSYNC whose ID and offset the backlog
+//! still covers continues from there instead.
+//!
+//! The backlog is created by the first replica, starting at the next byte (Redis's
+//! `createReplicationBacklog`), and keeps the stream on from then on, replicas or not, so that a
+//! replica that reconnects can continue. Its size is `repl-backlog-size`; the oldest bytes go
+//! first.
+//!
+//! As a replica (REPLICAOF host port), the same ID, offset and backlog describe the primary's
+//! stream: after a full sync they are the primary's, and every command applied from the link
+//! moves the offset by its bytes, which are also [`relay`]ed — unchanged — to this server's own
+//! replicas (a chain of replicas shares one history, so that any of them can continue from
+//! any other after a failover). [`Primary`] holds the link's state; the link itself (socket,
+//! handshake, transfer) is the I/O layer's `primary_link`, the applying of the stream the
+//! executor's. WAIT's bookkeeping is here too: the clients waiting for acknowledgements and
+//! whether the turn's end must ask the replicas for them (`REPLCONF GETACK`).
+
+use std::sync::Arc;
+
+use crate::model::client::{ClientId, Clients};
+use crate::model::write_stream::WriteStream;
+
+/// The request a primary adds to its stream when WAIT needs fresh acknowledgements.
+pub const GETACK: &[u8] = b"*3\r\n$8\r\nREPLCONF\r\n$6\r\nGETACK\r\n$1\r\n*\r\n";
+
+/// Hands what the write stream holds to the backlog and to every replica's pending output (the
+/// engine hands pending output to the connections at the turn's end). The engine calls it once a
+/// turn; SYNC and REPLICAOF call it first, so that writes made before them go where they belong.
+/// A replica's backlog is for its primary's stream, not its own writes: then the bytes are
+/// dropped (Redis's `replicationFeedSlaves` returns at once on a replica).
+pub fn drain(
+    repl: &mut Replication,
+    stream: &mut WriteStream,
+    clients: &mut Clients,
+    pending_writes: &mut Vec<ClientId>,
+) {
+    if !repl.is_on() {
+        return;
+    }
+    if !stream.is_empty() {
+        let bytes = stream.take();
+        if repl.primary.is_none() {
+            relay(repl, &bytes, clients, pending_writes);
+        }
+    }
+    // WAIT asks for acknowledgements once a turn, after the writes it waits for (Redis's
+    // `beforeSleep`): the request is part of the stream, and of the offset.
+    if std::mem::take(&mut repl.get_ack) && repl.primary.is_none() && !repl.replicas.is_empty() {
+        relay(repl, GETACK, clients, pending_writes);
+    }
+}
+
+/// Appends stream bytes to the backlog and hands them to every attached replica: the
+/// primary's own writes (from [`drain`]) or, on a replica, its primary's stream as applied.
+pub fn relay(
+    repl: &mut Replication,
+    bytes: &[u8],
+    clients: &mut Clients,
+    pending_writes: &mut Vec<ClientId>,
+) {
+    repl.append(bytes);
+    for replica in &repl.replicas {
+        if let Some(client) = clients.get_mut(replica.id) {
+            client.pending.extend_from_slice(bytes);
+            pending_writes.push(replica.id);
+        }
+    }
+}
+
+/// The last `size` bytes of the replication stream and the offset of the first one kept.
+#[derive(Debug)]
+pub struct Backlog {
+    /// A ring: `len` bytes ending just before `end`, wrapping around.
+    buf: Vec<u8>,
+    end: usize,
+    len: usize,
+    /// The offset of the oldest byte kept (`repl_backlog_first_byte_offset`).
+    pub first_offset: u64,
+}
+
+impl Backlog {
+    /// An empty backlog whose first byte will be the stream's byte at `next_offset`.
+    pub fn new(size: usize, next_offset: u64) -> Backlog {
+        Backlog {
+            buf: vec![0; size.max(1)],
+            end: 0,
+            len: 0,
+            first_offset: next_offset,
+        }
+    }
+
+    /// Bytes kept (`repl_backlog_histlen`).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Capacity (`repl_backlog_size`).
+    pub fn size(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Appends stream bytes, dropping the oldest beyond the size.
+    pub fn append(&mut self, mut bytes: &[u8]) {
+        let size = self.buf.len();
+        if bytes.len() > size {
+            let skip = bytes.len() - size;
+            self.drop_oldest(self.len);
+            self.first_offset += skip as u64;
+            bytes = &bytes[skip..];
+        }
+        let overflow = (self.len + bytes.len()).saturating_sub(size);
+        self.drop_oldest(overflow);
+        let first = bytes.len().min(size - self.end);
+        self.buf[self.end..self.end + first].copy_from_slice(&bytes[..first]);
+        self.buf[..bytes.len() - first].copy_from_slice(&bytes[first..]);
+        self.end = (self.end + bytes.len()) % size;
+        self.len += bytes.len();
+    }
+
+    fn drop_oldest(&mut self, n: usize) {
+        self.len -= n;
+        self.first_offset += n as u64;
+    }
+
+    /// The bytes from stream offset `from` to the end, if the backlog still holds them all
+    /// (`from` may be the offset just past the end: nothing to send).
+    pub fn since(&self, from: u64) -> Option<Vec<u8>> {
+        if from < self.first_offset || from > self.first_offset + self.len as u64 {
+            return None;
+        }
+        let skip = (from - self.first_offset) as usize;
+        let size = self.buf.len();
+        let start = (self.end + size - self.len + skip) % size;
+        let n = self.len - skip;
+        let mut out = Vec::with_capacity(n);
+        let first = n.min(size - start);
+        out.extend_from_slice(&self.buf[start..start + first]);
+        out.extend_from_slice(&self.buf[..n - first]);
+        Some(out)
+    }
+
+    /// Changes the size, keeping the newest bytes that fit (CONFIG SET repl-backlog-size).
+    pub fn resize(&mut self, size: usize) {
+        let kept = self.since(self.first_offset).unwrap_or_default();
+        let mut fresh = Backlog::new(size, self.first_offset);
+        fresh.append(&kept);
+        *self = fresh;
+    }
+}
+
+/// Where a replica's link to its primary stands (Redis's `repl_state`, as ROLE names it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkState {
+    /// Waiting to (re)connect.
+    Connect,
+    /// Connecting the socket.
+    Connecting,
+    /// PING, AUTH, REPLCONF and PSYNC exchanged.
+    Handshake,
+    /// Receiving the RDB image of a full sync.
+    Transfer,
+    /// Following the stream.
+    Connected,
+}
+
+impl LinkState {
+    /// ROLE's name for it.
+    pub fn role_name(self) -> &'static str {
+        match self {
+            LinkState::Connect => "connect",
+            LinkState::Connecting => "connecting",
+            LinkState::Handshake => "handshake",
+            LinkState::Transfer => "sync",
+            LinkState::Connected => "connected",
+        }
+    }
+}
+
+/// The primary this server follows, and its link.
+#[derive(Debug, Clone)]
+pub struct Primary {
+    pub host: String,
+    pub port: u16,
+    pub state: LinkState,
+    /// The client that applies the primary's stream while the link is up (flag `M`).
+    pub client: Option<ClientId>,
+    /// When the primary last sent anything (ms), for `master_last_io_seconds_ago`.
+    pub last_io_ms: i64,
+    /// When the link went down (ms); `None` while it has never been up.
+    pub down_since_ms: Option<i64>,
+    /// Changes with every REPLICAOF: a link made for an earlier primary gives up.
+    pub generation: u64,
+    /// A full sync's transfer: its size (-1 for the diskless `$EOF:` framing) and bytes read.
+    pub transfer_size: i64,
+    pub transfer_read: u64,
+    pub transfer_started_ms: i64,
+}
+
+impl Primary {
+    pub fn new(host: String, port: u16, generation: u64) -> Primary {
+        Primary {
+            host,
+            port,
+            state: LinkState::Connect,
+            client: None,
+            last_io_ms: 0,
+            down_since_ms: None,
+            generation,
+            transfer_size: 0,
+            transfer_read: 0,
+            transfer_started_ms: 0,
+        }
+    }
+
+    pub fn is_up(&self) -> bool {
+        self.state == LinkState::Connected
+    }
+}
+
+/// A replica attached to this server.
+#[derive(Debug, Clone)]
+pub struct Replica {
+    pub id: ClientId,
+    /// The port it listens on (REPLCONF listening-port), for INFO and ROLE.
+    pub listening_port: u16,
+    /// The address it announced (REPLCONF ip-address), or its connection's.
+    pub ip: String,
+    /// The offset it last acknowledged (REPLCONF ACK) and when, in ms.
+    pub ack_offset: u64,
+    pub ack_time_ms: i64,
+    /// Attached by SYNC (before PSYNC existed): it never acknowledges, so no timeout applies.
+    pub pre_psync: bool,
+}
+
+/// The primary's replication state (see the module documentation).
+#[derive(Debug)]
+pub struct Replication {
+    pub replid: String,
+    /// The previous ID and the offset up to which it is valid (after a promotion; none yet).
+    pub replid2: String,
+    pub second_offset: i64,
+    /// Bytes of stream produced so far (`master_repl_offset`).
+    pub offset: u64,
+    pub backlog: Option<Backlog>,
+    pub replicas: Vec<Replica>,
+    /// When the tick last pinged the replicas (ms).
+    pub last_ping_ms: i64,
+    /// INFO stats' `sync_full`, `sync_partial_ok`, `sync_partial_err`.
+    pub sync_full: u64,
+    pub sync_partial_ok: u64,
+    pub sync_partial_err: u64,
+    /// The primary this server follows (REPLICAOF host port), if any, and its link.
+    pub primary: Option<Primary>,
+    /// Counts REPLICAOF changes (see [`Primary::generation`]).
+    pub generation: u64,
+    /// Wakes the link task when the primary changes.
+    pub link_wake: Arc<tokio::sync::Notify>,
+    /// Clients blocked in WAIT, and whether the turn's end asks the replicas for an ACK.
+    pub waiting: Vec<ClientId>,
+    pub get_ack: bool,
+    /// Since when (ms) the backlog has had no replica, for `repl-backlog-ttl`.
+    pub alone_since_ms: Option<i64>,
+    /// As a replica: the database the primary's stream has selected where this server's
+    /// offset stands. A continued link resumes there (Redis keeps it in its cached master
+    /// client): the primary sends no SELECT for a database it selected before the break.
+    pub stream_db: usize,
+    /// As a replica: the bytes of a transaction from the primary not yet complete (MULTI and
+    /// what is queued). The offset moves, and they go on to our replicas, only with its EXEC,
+    /// as Redis's replica updates `reploff` only outside MULTI: a link broken mid-transaction
+    /// resumes before its MULTI.
+    pub open_transaction: Vec<u8>,
+}
+
+impl Replication {
+    pub fn new(replid: String) -> Replication {
+        Replication {
+            replid,
+            replid2: "0".repeat(40),
+            second_offset: -1,
+            offset: 0,
+            backlog: None,
+            replicas: Vec::new(),
+            last_ping_ms: 0,
+            sync_full: 0,
+            sync_partial_ok: 0,
+            sync_partial_err: 0,
+            primary: None,
+            generation: 0,
+            link_wake: Arc::new(tokio::sync::Notify::new()),
+            waiting: Vec::new(),
+            get_ack: false,
+            alone_since_ms: None,
+            stream_db: 0,
+            open_transaction: Vec::new(),
+        }
+    }
+
+    /// Follows `host:port` from now on: a new link generation, and the link task is woken.
+    pub fn follow(&mut self, host: String, port: u16) {
+        self.generation += 1;
+        self.primary = Some(Primary::new(host, port, self.generation));
+        self.link_wake.notify_one();
+    }
+
+    /// The link of generation `generation`, if it is still the wanted one.
+    pub fn link(&mut self, generation: u64) -> Option<&mut Primary> {
+        self.primary.as_mut().filter(|p| p.generation == generation)
+    }
+
+    /// True while this is a replica whose link is not up (Redis's `repl_state !=
+    /// REPL_STATE_CONNECTED` with a `masterhost`).
+    pub fn link_down(&self) -> bool {
+        self.primary.as_ref().is_some_and(|p| !p.is_up())
+    }
+
+    /// Replicas whose acknowledged offset has reached `offset`.
+    pub fn acknowledged(&self, offset: u64) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| r.ack_offset >= offset)
+            .count()
+    }
+
+    /// Replicas that acknowledged within `max_lag_s` seconds (Redis's good replicas).
+    pub fn good_replicas(&self, now_ms: i64, max_lag_s: u32) -> usize {
+        self.replicas
+            .iter()
+            .filter(|r| (now_ms - r.ack_time_ms) / 1000 <= max_lag_s as i64)
+            .count()
+    }
+
+    /// True once anything consumes the stream here (a backlog exists).
+    #[inline]
+    pub fn is_on(&self) -> bool {
+        self.backlog.is_some()
+    }
+
+    /// Appends stream bytes: the offset moves, the backlog (if any) keeps them.
+    pub fn append(&mut self, bytes: &[u8]) {
+        if let Some(backlog) = &mut self.backlog {
+            backlog.append(bytes);
+        }
+        self.offset += bytes.len() as u64;
+    }
+
+    /// Becomes a primary again (REPLICAOF NO ONE): a new replication ID, the old one kept as
+    /// the previous ID up to the current offset, as Redis's `shiftReplicationId`, so that
+    /// replicas of the old primary may continue from here.
+    pub fn promote(&mut self, new_replid: String) {
+        self.primary = None;
+        self.generation += 1;
+        self.link_wake.notify_one();
+        self.replid2 = std::mem::replace(&mut self.replid, new_replid);
+        self.second_offset = self.offset as i64 + 1;
+    }
+
+    pub fn is_replica(&self, id: ClientId) -> bool {
+        self.replicas.iter().any(|r| r.id == id)
+    }
+
+    /// Forgets a replica (its connection closed).
+    pub fn remove(&mut self, id: ClientId) {
+        self.replicas.retain(|r| r.id != id);
+    }
+
+    pub fn replica_mut(&mut self, id: ClientId) -> Option<&mut Replica> {
+        self.replicas.iter_mut().find(|r| r.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The backlog holds exactly the last `size` bytes of everything appended, and serves
+        /// any offset inside them, as a plain vector of the whole stream would.
+        #[test]
+        fn backlog_keeps_the_newest_bytes(
+            size in 1usize..64,
+            start in 0u64..1000,
+            chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..100), 0..30),
+            resize_to in proptest::option::of(1usize..64),
+        ) {
+            let mut backlog = Backlog::new(size, start);
+            let mut all: Vec<u8> = Vec::new();
+            for (i, chunk) in chunks.iter().enumerate() {
+                backlog.append(chunk);
+                all.extend_from_slice(chunk);
+                if i == chunks.len() / 2 {
+                    if let Some(n) = resize_to {
+                        backlog.resize(n);
+                    }
+                }
+            }
+            let kept = backlog.len();
+            prop_assert!(kept <= backlog.size());
+            let end = start + all.len() as u64;
+            prop_assert_eq!(backlog.first_offset, end - kept as u64);
+            for from in backlog.first_offset..=end {
+                let want = &all[(from - start) as usize..];
+                let got = backlog.since(from);
+                prop_assert_eq!(got.as_deref(), Some(want));
+            }
+            if backlog.first_offset > 0 {
+                prop_assert_eq!(backlog.since(backlog.first_offset - 1), None);
+            }
+            prop_assert_eq!(backlog.since(end + 1), None);
+        }
+    }
+}

@@ -1,0 +1,491 @@
+//! Point-in-time snapshots of the keyspace without fork: what BGSAVE writes while clients keep
+//! writing.
+//!
+//! Redis forks and lets the kernel's copy-on-write keep the child's view frozen. embedis also runs
+//! inside test processes, where fork with live threads is unsafe, so it keeps the point in time
+//! itself, in the spirit of Dragonfly's versioned snapshots: every object header carries one
+//! *snapshot mark* bit, and each database a parity ([`DbSnapshot::mark`]). Outside a snapshot
+//! every object's mark equals its database's parity. Starting a snapshot flips the parity of every
+//! database — O(databases), not O(keys) — which makes every existing object *unwritten*; objects
+//! created afterwards are born with the new parity (they did not exist at the snapshot's point in
+//! time). The walk ([`SnapshotWalk`]) then visits each database with the SCAN cursor, writes every
+//! unwritten object it meets and flips its mark. A write to an unwritten object first writes the
+//! object as it was (its *pre-image*: [`Db::before_change`](crate::model::keyspace::Db::before_change),
+//! called by the keyspace's write paths and `Db::remove`), so the walk, arriving later, finds it
+//! marked and skips it. SCAN may visit a key twice across a resize; the mark makes that harmless.
+//! When the walk ends, every object has the new parity again, and the invariant holds.
+//!
+//! Pre-images wait in their database's [`Capture`] until the walk writes that database's section
+//! (an RDB file groups keys by SELECTDB); a database the walk has finished drops its capture, so
+//! writes there cost one branch again. Whole-database operations are handled by their callers:
+//! SWAPDB and FLUSHDB first capture every unwritten object of the databases involved
+//! ([`capture_all`]); FLUSHALL aborts the snapshot, as Redis kills its saving child.
+//!
+//! Copying a value out ([`crate::base::formats::rdb_convert::to_rdb`]) is the only work on the executor's thread;
+//! the bytes are laid out and written by [`crate::base::formats::rdb_file::WriterThread`].
+
+use crate::base::formats::rdb_file::{KeyspaceSink, RdbItem, SaveError, SavedEntry, WriterThread};
+use crate::base::value::{lru_clock, AccessClock, Object, Value};
+use crate::model::keyspace::{Db, Keyspace};
+use embedis_datatypes::dict::Dict;
+use embedis_datatypes::SmallBytes;
+use embedis_rdb::{EntryMeta, RdbValue};
+use std::time::{Duration, Instant};
+
+/// How entries carry the access clock: Redis writes the LRU idle time under an LRU policy and
+/// the LFU counter under an LFU policy, and nothing otherwise.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ClockInFile {
+    #[default]
+    Nothing,
+    /// Idle seconds, measured at this time (ms).
+    Idle { now_ms: i64 },
+    /// The LFU counter as of this time (ms), decayed by the policy.
+    Freq { now_ms: i64, clock: AccessClock },
+}
+
+impl ClockInFile {
+    /// What the configuration asks for.
+    pub fn for_config(
+        config: &crate::base::config::Config,
+        clock: AccessClock,
+        now_ms: i64,
+    ) -> Self {
+        let policy = config.maxmemory_policy.name();
+        if policy.contains("lfu") {
+            ClockInFile::Freq { now_ms, clock }
+        } else if policy.contains("lru") {
+            ClockInFile::Idle { now_ms }
+        } else {
+            ClockInFile::Nothing
+        }
+    }
+}
+
+/// The snapshot state of one database.
+#[derive(Debug, Default)]
+pub struct DbSnapshot {
+    /// The parity that marks an object as written (or born after the snapshot began).
+    pub mark: bool,
+    /// While a snapshot still has this database to write: the pre-images waiting for it.
+    pub capture: Option<Box<Capture>>,
+}
+
+/// Pre-images of one database, waiting for the walk to reach it.
+#[derive(Debug, Default)]
+pub struct Capture {
+    pub preimages: Vec<SavedEntry>,
+    pub clock: ClockInFile,
+}
+
+/// One key as a file holds it.
+pub fn saved_entry(
+    key: &[u8],
+    obj: &Object,
+    expire_ms: Option<i64>,
+    clock: ClockInFile,
+) -> SavedEntry {
+    SavedEntry {
+        key: key.to_vec(),
+        value: crate::base::formats::rdb_convert::to_rdb(&obj.value),
+        meta: entry_meta(obj, expire_ms, clock),
+    }
+}
+
+/// A key's TTL as a file holds it: the expiry table is read only for objects flagged as having
+/// one (most have none, and the lookup is a second hash probe).
+fn expire_of(expires: &Dict<SmallBytes, i64>, key: &[u8], obj: &Object) -> Option<i64> {
+    if obj.has_expire() {
+        expires.get(key).copied()
+    } else {
+        None
+    }
+}
+
+/// The TTL and LRU/LFU information written before a key.
+fn entry_meta(obj: &Object, expire_ms: Option<i64>, clock: ClockInFile) -> EntryMeta {
+    let mut meta = EntryMeta {
+        expire_ms,
+        ..Default::default()
+    };
+    match clock {
+        ClockInFile::Nothing => {}
+        ClockInFile::Idle { now_ms } => meta.idle = Some(obj.idle_ms(lru_clock(now_ms)) / 1000),
+        ClockInFile::Freq { now_ms, clock } => meta.freq = Some(clock.freq(obj, now_ms)),
+    }
+    meta
+}
+
+/// [`saved_entry`] into an entry already written, keeping its buffers: the key's, and a string
+/// value's when the new value is a string too (the common case of a walk).
+pub fn refill_entry(
+    entry: &mut SavedEntry,
+    key: &[u8],
+    obj: &Object,
+    expire_ms: Option<i64>,
+    clock: ClockInFile,
+) {
+    entry.key.clear();
+    entry.key.extend_from_slice(key);
+    entry.meta = entry_meta(obj, expire_ms, clock);
+    match (&mut entry.value, &obj.value) {
+        (RdbValue::String(buf), Value::Int(n)) => {
+            buf.clear();
+            buf.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
+        }
+        (RdbValue::String(buf), value @ (Value::Str(_) | Value::Raw(_) | Value::Hll(_))) => {
+            buf.clear();
+            buf.extend_from_slice(&value.string_bytes().expect("a string value"));
+        }
+        (_, value) => entry.value = crate::base::formats::rdb_convert::to_rdb(value),
+    }
+}
+
+impl Db {
+    /// Call before changing or removing `key`'s object (value or TTL): while a snapshot has still
+    /// to write this database, an unwritten object is written as it is now. One branch otherwise.
+    #[inline(always)]
+    pub fn before_change(&mut self, key: &[u8]) {
+        if self.snapshot.capture.is_some() {
+            self.capture_before_change(key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_before_change(&mut self, key: &[u8]) {
+        let mark = self.snapshot.mark;
+        let Some(obj) = self.main.get_mut(key) else {
+            return;
+        };
+        if obj.snapshot_mark() == mark {
+            return;
+        }
+        obj.set_snapshot_mark(mark);
+        let expire = expire_of(&self.expires, key, obj);
+        let capture = self.snapshot.capture.as_mut().expect("checked");
+        let entry = saved_entry(key, obj, expire, capture.clock);
+        capture.preimages.push(entry);
+    }
+
+    /// Marks a new object as not part of a running snapshot (it did not exist when it began).
+    #[inline(always)]
+    pub fn born(&self, obj: &mut Object) {
+        obj.set_snapshot_mark(self.snapshot.mark);
+    }
+}
+
+/// Captures every unwritten object of `db` now (SWAPDB and FLUSHDB during a snapshot: the
+/// database's contents are about to go where the walk will not find them).
+pub fn capture_all(db: &mut Db) {
+    let Some(capture) = db.snapshot.capture.as_mut() else {
+        return;
+    };
+    let mark = db.snapshot.mark;
+    let clock = capture.clock;
+    let expires = &db.expires;
+    let mut cursor = 0;
+    loop {
+        cursor = db.main.scan_mut(cursor, |key, obj| {
+            if obj.snapshot_mark() != mark {
+                obj.set_snapshot_mark(mark);
+                let expire = expire_of(expires, key, obj);
+                capture.preimages.push(saved_entry(key, obj, expire, clock));
+            }
+        });
+        if cursor == 0 {
+            break;
+        }
+    }
+}
+
+/// A background snapshot walking the keyspace (see the module documentation).
+pub struct SnapshotWalk {
+    writer: WriterThread,
+    /// Each database's key and TTL counts when the snapshot began (RESIZEDB).
+    sizes: Vec<(u64, u64)>,
+    db: usize,
+    cursor: u64,
+    /// SELECTDB has been sent for `db`.
+    in_section: bool,
+    /// Every item, Finish included, has been sent.
+    walked: bool,
+    /// Keys handed to the writer so far, and the keys the snapshot holds (INFO's
+    /// `current_save_keys_processed` / `_total`).
+    written: u64,
+    total: u64,
+    /// Entries waiting to be handed over as one batch.
+    batch: Vec<SavedEntry>,
+    /// Written entries back from the writer, refilled by [`refill_entry`] rather than allocated.
+    spare: Vec<SavedEntry>,
+    /// Entries refilled so far (tests check that the reuse path is taken).
+    pub reused: u64,
+}
+
+/// Entries handed to the writer at a time.
+const BATCH: usize = 256;
+/// Hash-table buckets the walk takes per call into the table ([`Dict::scan_mut_batch`] warms a
+/// batch's buckets before visiting them; a call per bucket spent its time in cache misses).
+const BUCKETS_PER_CALL: usize = 64;
+
+/// Batches the walk lets the writer fall behind by before it waits.
+const MAX_IN_FLIGHT: usize = 32;
+
+impl SnapshotWalk {
+    /// Begins a snapshot of `ks` now: flips every database's parity and opens its capture.
+    pub fn begin(ks: &mut Keyspace, writer: WriterThread, clock: ClockInFile) -> SnapshotWalk {
+        let mut sizes = Vec::with_capacity(ks.dbs.len());
+        for db in ks.dbs.iter_mut() {
+            sizes.push((db.main.len() as u64, db.expires.len() as u64));
+            db.snapshot.mark = !db.snapshot.mark;
+            db.snapshot.capture = (!db.main.is_empty()).then(|| {
+                Box::new(Capture {
+                    preimages: Vec::new(),
+                    clock,
+                })
+            });
+        }
+        let sizes_total = sizes.iter().map(|(keys, _)| keys).sum();
+        SnapshotWalk {
+            writer,
+            sizes,
+            db: 0,
+            cursor: 0,
+            in_section: false,
+            walked: false,
+            written: 0,
+            total: sizes_total,
+            batch: Vec::with_capacity(BATCH),
+            spare: Vec::new(),
+            reused: 0,
+        }
+    }
+
+    /// Keys written so far and keys in the snapshot.
+    pub fn progress(&self) -> (u64, u64) {
+        (self.written, self.total)
+    }
+
+    /// Walks on for about `budget` unless waiting for the writer; true once the walk is over
+    /// and the writer has ended (committed or failed).
+    pub fn advance(&mut self, ks: &mut Keyspace, budget: Duration) -> bool {
+        if !self.walked {
+            self.step(ks, budget);
+        }
+        self.walked && self.writer.is_finished()
+    }
+
+    /// True while stepping would do nothing: the walk is over, or the writer is behind.
+    pub fn waiting(&self) -> bool {
+        self.walked || !self.writer_has_room()
+    }
+
+    /// Signalled when the writer has room again or has ended (what a waiting walk waits for).
+    pub fn writer_signal(&self) -> std::sync::Arc<tokio::sync::Notify> {
+        self.writer.progress()
+    }
+
+    /// True once the walk has handed everything to the writer.
+    pub fn walked(&self) -> bool {
+        self.walked
+    }
+
+    /// True while the writer has room for more.
+    fn writer_has_room(&self) -> bool {
+        self.writer.in_flight() < MAX_IN_FLIGHT
+    }
+
+    /// The writer thread (to wait for it once the walk is over).
+    pub fn into_writer(self) -> WriterThread {
+        self.writer
+    }
+
+    /// Walks on for about `budget` (or until the writer is `MAX_IN_FLIGHT` behind). Returns true
+    /// when the walk is over.
+    pub fn step(&mut self, ks: &mut Keyspace, budget: Duration) -> bool {
+        let started = Instant::now();
+        let mut visited = 0usize;
+        while !self.walked {
+            if self.db >= ks.dbs.len() {
+                self.flush_batch();
+                self.writer.send(RdbItem::Finish);
+                self.walked = true;
+                break;
+            }
+            if visited >= 64 {
+                visited = 0;
+                if started.elapsed() >= budget || !self.writer_has_room() {
+                    break;
+                }
+            }
+            let db = &mut ks.dbs[self.db];
+            let Some(capture) = db.snapshot.capture.as_mut() else {
+                self.next_db();
+                continue;
+            };
+            if !self.in_section {
+                let (keys, expires) = self.sizes.get(self.db).copied().unwrap_or_default();
+                self.flush_batch();
+                self.writer.send(RdbItem::SelectDb {
+                    db: self.db as u64,
+                    keys,
+                    expires,
+                });
+                self.in_section = true;
+            }
+            self.written += capture.preimages.len() as u64;
+            self.batch.append(&mut capture.preimages);
+            let (mark, clock) = (db.snapshot.mark, capture.clock);
+            let expires = &db.expires;
+            let batch = &mut self.batch;
+            let written = &mut self.written;
+            if self.spare.is_empty() {
+                if let Some(spent) = self.writer.take_spent() {
+                    self.spare = spent;
+                }
+            }
+            let spare = &mut self.spare;
+            let reused = &mut self.reused;
+            self.cursor = db
+                .main
+                .scan_mut_batch(self.cursor, BUCKETS_PER_CALL, |key, obj| {
+                    visited += 1;
+                    if obj.snapshot_mark() != mark {
+                        obj.set_snapshot_mark(mark);
+                        *written += 1;
+                        let expire = expire_of(expires, key, obj);
+                        batch.push(match spare.pop() {
+                            Some(mut entry) => {
+                                *reused += 1;
+                                refill_entry(&mut entry, key, obj, expire, clock);
+                                entry
+                            }
+                            None => saved_entry(key, obj, expire, clock),
+                        });
+                    }
+                });
+            visited += 1;
+            if self.batch.len() >= BATCH {
+                self.flush_batch();
+            }
+            if self.cursor == 0 {
+                if let Some(mut capture) = db.snapshot.capture.take() {
+                    self.written += capture.preimages.len() as u64;
+                    self.batch.append(&mut capture.preimages);
+                }
+                self.next_db();
+            }
+        }
+        self.walked
+    }
+
+    /// Hands the waiting entries to the writer.
+    fn flush_batch(&mut self) {
+        if !self.batch.is_empty() {
+            let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+            self.writer.send(RdbItem::Entries(batch));
+        }
+    }
+
+    fn next_db(&mut self) {
+        self.db += 1;
+        self.cursor = 0;
+        self.in_section = false;
+    }
+
+    /// Abandons the snapshot: restores the invariant (every object carries its database's
+    /// parity) and stops the writer, which removes its temporary file.
+    pub fn abort(self, ks: &mut Keyspace) {
+        for db in ks.dbs.iter_mut() {
+            if db.snapshot.capture.take().is_some() {
+                let mark = db.snapshot.mark;
+                db.main.for_each_mut(|_, obj| obj.set_snapshot_mark(mark));
+            }
+        }
+        self.writer.cancel();
+    }
+}
+
+/// Writes the whole keyspace to `writer` now (SAVE, SHUTDOWN, DEBUG RELOAD, the base of a new
+/// AOF): databases in order, empty ones skipped, as Redis's `rdbSaveRio`.
+pub fn write_keyspace<S: KeyspaceSink>(
+    ks: &Keyspace,
+    writer: &mut S,
+    clock: ClockInFile,
+) -> Result<(), SaveError> {
+    for (index, db) in ks.dbs.iter().enumerate() {
+        if db.main.is_empty() {
+            continue;
+        }
+        writer.select_db(index as u64, db.main.len() as u64, db.expires.len() as u64)?;
+        for (key, obj) in db.main.iter() {
+            let expire = expire_of(&db.expires, key, obj);
+            writer.entry(&saved_entry(key, obj, expire, clock))?;
+        }
+    }
+    Ok(())
+}
+
+/// A background save in progress.
+pub struct BgSave {
+    pub walk: SnapshotWalk,
+    pub started: Instant,
+    /// `dirty` when it began: what remains after it is the changes since this snapshot.
+    pub dirty_before: u64,
+}
+
+/// What the server knows about its saves (INFO persistence, LASTSAVE, `-MISCONF`).
+pub struct SaveState {
+    pub bgsave: Option<BgSave>,
+    /// The last background (or SHUTDOWN/SAVE) save succeeded (`rdb_last_bgsave_status`).
+    pub last_bgsave_ok: bool,
+    /// Seconds the last background save took (-1: none yet).
+    pub last_bgsave_time_sec: i64,
+    /// Saves started, background or not (`rdb_saves`).
+    pub saves: u64,
+    /// When the last background save was tried (s): a failed one is retried after 5 s.
+    pub last_bgsave_try: i64,
+    /// BGSAVE SCHEDULE (or BGSAVE inside MULTI) is waiting for its turn.
+    pub scheduled: bool,
+    /// Keys the last load added and skipped as expired.
+    pub last_load_keys_loaded: u64,
+    pub last_load_keys_expired: u64,
+    /// A file is being loaded (INFO `loading`; commands without the `loading` flag are refused
+    /// with `-LOADING`), its size, how much is read, and when it began (s).
+    pub loading: bool,
+    pub loading_total_bytes: u64,
+    pub loading_loaded_bytes: u64,
+    pub loading_started_s: i64,
+    /// SHUTDOWN has done the shutdown's save (or decided against it): stopping must not again.
+    pub shutdown_handled: bool,
+    /// Distinguishes this server's temporary files from another's in the same process.
+    pub temp_tag: String,
+}
+
+impl Default for SaveState {
+    fn default() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let pid = std::process::id();
+        SaveState {
+            bgsave: None,
+            last_bgsave_ok: true,
+            last_bgsave_time_sec: -1,
+            saves: 0,
+            last_bgsave_try: 0,
+            scheduled: false,
+            last_load_keys_loaded: 0,
+            last_load_keys_expired: 0,
+            loading: false,
+            loading_total_bytes: 0,
+            loading_loaded_bytes: 0,
+            loading_started_s: 0,
+            shutdown_handled: false,
+            temp_tag: if n == 0 {
+                pid.to_string()
+            } else {
+                format!("{pid}-{n}")
+            },
+        }
+    }
+}

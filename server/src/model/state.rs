@@ -1,0 +1,298 @@
+//! [`ServerState`]: everything the executor owns besides the keyspace and the clients —
+//! configuration, clock, statistics, the pause and blocking state, and requests to the
+//! networking layer (shutdown).
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use crate::base::clock::Clock;
+use crate::base::config::Config;
+use crate::base::log::Logger;
+use crate::model::blocking::BlockedIndex;
+use crate::model::client::ClientId;
+
+/// Per-command counters (INFO commandstats, LATENCY HISTOGRAM).
+#[derive(Debug, Default, Clone)]
+pub struct CommandStats {
+    pub calls: u64,
+    pub usec: u64,
+    pub rejected_calls: u64,
+    pub failed_calls: u64,
+    /// Run times, for LATENCY HISTOGRAM.
+    pub histogram: crate::model::latency::LatencyHistogram,
+}
+
+/// Server-wide counters (INFO stats).
+#[derive(Debug, Default, Clone)]
+pub struct Stats {
+    pub total_connections_received: u64,
+    pub total_commands_processed: u64,
+    pub rejected_connections: u64,
+    pub net_input_bytes: u64,
+    pub net_output_bytes: u64,
+    pub total_error_replies: u64,
+    pub unexpected_error_replies: u64,
+    pub client_qbuf_limit_disconnections: u64,
+    /// Socket reads and writes done for clients (INFO total_reads/writes_processed).
+    pub total_reads_processed: u64,
+    pub total_writes_processed: u64,
+    /// Ring of (time ms, commands processed, input bytes, output bytes) samples for the
+    /// instantaneous_* figures.
+    pub samples: Vec<(i64, u64, u64, u64)>,
+}
+
+impl Stats {
+    /// Records a sample (called from the periodic tick) and keeps the last 16.
+    pub fn sample(&mut self, now_ms: i64) {
+        self.samples.push((
+            now_ms,
+            self.total_commands_processed,
+            self.net_input_bytes,
+            self.net_output_bytes,
+        ));
+        if self.samples.len() > 16 {
+            self.samples.remove(0);
+        }
+    }
+
+    /// (ops/sec, input kbps, output kbps) over the sampled window.
+    pub fn instantaneous(&self) -> (u64, f64, f64) {
+        match (self.samples.first(), self.samples.last()) {
+            (Some(a), Some(b)) if b.0 > a.0 => {
+                let secs = (b.0 - a.0) as f64 / 1000.0;
+                (
+                    ((b.1 - a.1) as f64 / secs) as u64,
+                    (b.2 - a.2) as f64 / secs / 1024.0,
+                    (b.3 - a.3) as f64 / secs / 1024.0,
+                )
+            }
+            _ => (0, 0.0, 0.0),
+        }
+    }
+}
+
+/// An active CLIENT PAUSE.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pause {
+    pub until_ms: i64,
+    /// true = only writes are paused (CLIENT PAUSE … WRITE).
+    pub writes_only: bool,
+}
+
+/// Work a handler asks the engine to do once the command has finished (a handler cannot touch
+/// other clients' blocked state while the engine is lent out to it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineRequest {
+    /// CLIENT UNBLOCK: release a blocked client with its timeout reply, or with an error.
+    Unblock { id: ClientId, with_error: bool },
+    /// CLIENT UNPAUSE: end the pause and re-run postponed commands.
+    Unpause,
+    /// CLIENT KILL of another client: close its connection and forget it at once, so that the
+    /// next command (CLIENT LIST…) no longer sees it.
+    Kill { id: ClientId },
+    /// A replica's REPLCONF ACK: release the WAITs it satisfies.
+    ReleaseAcknowledged,
+}
+
+/// How SHUTDOWN asked the server to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShutdownRequest {
+    Shutdown,
+}
+
+/// The executor's state apart from keys and clients.
+/// A connection MIGRATE keeps open to a target (Redis's `migrateCachedSocket`): reused by the
+/// next MIGRATE to the same `host:port`, closed after [`MigrateSocket::IDLE_MS`] unused (by the
+/// tick) or after an I/O error. `last_dbid` spares the SELECT when the database is the same.
+#[derive(Debug)]
+pub struct MigrateSocket {
+    pub stream: std::net::TcpStream,
+    pub last_dbid: i64,
+    pub last_use_ms: i64,
+}
+
+impl MigrateSocket {
+    /// Redis's `MIGRATE_SOCKET_CACHE_TTL`: 10 seconds.
+    pub const IDLE_MS: i64 = 10_000;
+    /// Redis's `MIGRATE_SOCKET_CACHE_ITEMS`: at most 64 kept.
+    pub const MAX: usize = 64;
+}
+
+pub struct ServerState {
+    pub config: Config,
+    /// ACL users and the ACL log (`crate::model::acl_users`); `requirepass` is the default user's password.
+    pub users: crate::model::acl_users::Users,
+    pub clock: Clock,
+    /// Set by the clock's change listener (a test moved time); the engine runs its tick before
+    /// the next command (see `Engine::catch_up_with_clock`).
+    pub clock_changed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    pub log: Logger,
+    pub started: Instant,
+    pub started_ms: i64,
+    pub run_id: String,
+    pub stats: Stats,
+    /// Indexed by command id.
+    pub command_stats: Vec<CommandStats>,
+    /// Error replies by code (INFO errorstats).
+    pub error_stats: BTreeMap<String, u64>,
+    pub pause: Option<Pause>,
+    pub blocked: BlockedIndex,
+    pub monitors: Vec<ClientId>,
+    /// The Lua VM and its script cache.
+    pub scripting: crate::model::vm_slot::VmSlot<embedis_scripting::ScriptVm>,
+    /// The script running past busy-reply-threshold, while other clients are served.
+    pub running_script: Option<crate::model::vm_slot::RunningScript>,
+    /// The functions VM and its libraries (FUNCTION, FCALL).
+    pub functions: crate::model::vm_slot::VmSlot<embedis_scripting::Functions>,
+    /// Pub/sub subscriptions, by channel, pattern and shard channel.
+    pub pubsub: crate::model::pubsub::PubSub,
+    /// Clients with out-of-turn output to hand over at the end of the current command.
+    pub pending_writes: Vec<ClientId>,
+    pub shutdown: Option<ShutdownRequest>,
+    pub rng: StdRng,
+    pub next_client_id: ClientId,
+    /// UNIX time (s) of the last successful save: the start time, as we never save.
+    pub lastsave: i64,
+    /// TCP port actually bound (INFO tcp_port, HELLO).
+    pub tcp_port: u16,
+    pub executable: String,
+    pub config_file: String,
+    /// Set when the active expiry cycle stopped on its time limit: run a fast cycle soon.
+    pub expire_cycle_timed_out: bool,
+    /// Set when a deadline was added (blocked client, pause): the timer must recompute its sleep.
+    pub timers_changed: bool,
+    /// Where CONFIG SET port / bind sends new TCP listeners (`None` in engines without a
+    /// networking layer, such as unit tests).
+    pub listeners: Option<crate::base::listeners::ListenerControl>,
+    /// The same for the TLS port's listeners (CONFIG SET tls-port).
+    pub tls_listeners: Option<crate::base::listeners::ListenerControl>,
+    /// The current TLS context, read by the TLS listeners and the replica link.
+    pub tls: crate::base::tls::TlsShared,
+    /// Requests from the running command, carried out by the engine after it.
+    pub requests: Vec<EngineRequest>,
+    /// false after DEBUG SET-ACTIVE-EXPIRE 0: keys then expire only when accessed.
+    pub active_expire: bool,
+    /// true after DEBUG PAUSE-CRON 1: the periodic tick does nothing.
+    pub cron_paused: bool,
+    /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
+    /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
+    pub disable_deny_scripts: bool,
+    /// Replication as a primary: its ID (random, as a master's is), offset, backlog and
+    /// replicas (see [`crate::model::replication`]).
+    pub repl: crate::model::replication::Replication,
+    /// Eviction past `maxmemory`: the candidate pool and its state (see [`crate::model::evict`]).
+    pub eviction: crate::model::evict::Evictor,
+    /// MIGRATE's open connections by `host:port`, kept for reuse as Redis keeps them.
+    pub migrate_sockets: std::collections::HashMap<String, MigrateSocket>,
+    /// Highest memory figure INFO has reported (`used_memory_peak`).
+    pub memory_peak: u64,
+    /// Memory in use when the server started (`used_memory_startup`).
+    pub memory_startup: u64,
+    /// Injected faults (tests' control; shared with the server's handle).
+    pub faults: crate::model::fault_rules::Faults,
+    /// SLOWLOG's entries.
+    pub slowlog: crate::model::slowlog::SlowLog,
+    /// LATENCY's events.
+    pub latency: crate::model::latency::LatencyMonitor,
+    /// RDB saves: the background one in progress, outcomes, INFO persistence's figures.
+    pub persistence: crate::model::snapshot::SaveState,
+    /// The append-only file (see [`crate::services::aof`]).
+    pub aof: crate::model::aof_state::AppendOnly,
+    /// Cluster mode: this node's view of the cluster (see [`crate::model::cluster_view`]).
+    pub cluster: crate::model::cluster_view::Cluster,
+}
+
+/// 40 random hex digits: Redis's run IDs, replication IDs, cluster node IDs and diskless
+/// transfer marks (CONFIG_RUN_ID_SIZE).
+fn hex40(rng: &mut StdRng) -> String {
+    (0..40)
+        .map(|_| char::from_digit(rng.gen_range(0..16), 16).expect("hex"))
+        .collect()
+}
+
+impl ServerState {
+    /// A fresh 40-hex-digit ID from the server's random source (see [`hex40`]).
+    pub fn random_id(&mut self) -> String {
+        hex40(&mut self.rng)
+    }
+
+    /// The state of a new server whose command table has `commands` entries (for the
+    /// per-command statistics).
+    pub fn new(
+        config: Config,
+        clock: Clock,
+        log: Logger,
+        seed: Option<u64>,
+        commands: usize,
+    ) -> Self {
+        let mut rng = match seed {
+            Some(seed) => StdRng::seed_from_u64(seed),
+            None => StdRng::from_entropy(),
+        };
+        let run_id = hex40(&mut rng);
+        let replid = hex40(&mut rng);
+        let node_id = hex40(&mut rng);
+        let memory_startup = crate::base::alloc::used_memory();
+        let config_cluster_enabled = config.cluster.enabled;
+        let now_ms = clock.now_ms();
+        let users = crate::model::acl_users::Users::new(config.requirepass.as_bytes());
+        ServerState {
+            users,
+            config,
+            clock,
+            log,
+            started: Instant::now(),
+            started_ms: now_ms,
+            run_id,
+            stats: Stats::default(),
+            command_stats: vec![CommandStats::default(); commands],
+            error_stats: BTreeMap::new(),
+            clock_changed: Default::default(),
+            pause: None,
+            blocked: BlockedIndex::default(),
+            monitors: Vec::new(),
+            scripting: Default::default(),
+            running_script: None,
+            functions: Default::default(),
+            pubsub: crate::model::pubsub::PubSub::default(),
+            pending_writes: Vec::new(),
+            shutdown: None,
+            rng,
+            next_client_id: 1,
+            lastsave: now_ms / 1000,
+            tcp_port: 0,
+            executable: std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            config_file: String::new(),
+            expire_cycle_timed_out: false,
+            timers_changed: false,
+            requests: Vec::new(),
+            listeners: None,
+            tls_listeners: None,
+            tls: Default::default(),
+            active_expire: true,
+            cron_paused: false,
+            disable_deny_scripts: false,
+            repl: crate::model::replication::Replication::new(replid),
+            eviction: Default::default(),
+            migrate_sockets: Default::default(),
+            memory_peak: memory_startup,
+            memory_startup,
+            faults: crate::model::fault_rules::Faults::default(),
+            slowlog: Default::default(),
+            latency: Default::default(),
+            persistence: Default::default(),
+            aof: crate::model::aof_state::AppendOnly::new(),
+            cluster: crate::model::cluster_view::Cluster::new(config_cluster_enabled, node_id),
+        }
+    }
+
+    /// Counts an error reply for INFO errorstats / stats.
+    pub fn count_error(&mut self, code: &str) {
+        self.stats.total_error_replies += 1;
+        *self.error_stats.entry(code.to_string()).or_insert(0) += 1;
+    }
+}
