@@ -47,6 +47,10 @@ const MAX_CIRCLE: usize = 1;
 /// The circles accepted, each as its files (`crate dir/file`, sorted) and the reason.
 const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
     (
+        &["server/src/kernel/ctx.rs", "server/src/kernel/table/mod.rs"],
+        "the table's Handler type is a function of Ctx, and Ctx lends the table to the handler",
+    ),
+    (
         &[
             "server/src/model/blocking.rs",
             "server/src/model/client.rs",
@@ -58,21 +62,6 @@ const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
         &[
             "server/src/model/keyspace.rs",
             "server/src/model/snapshot.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/kernel/ctx.rs",
-            "server/src/kernel/publish.rs",
-            "server/src/kernel/table/mod.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/kernel/call.rs",
-            "server/src/kernel/invalidation.rs",
         ],
         "being broken",
     ),
@@ -930,4 +919,189 @@ fn tarjan_finds_circles() {
     let mut components = strongly_connected(&edges);
     components.sort();
     assert_eq!(components, [vec![0, 1, 2], vec![3], vec![4, 5]]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The size of what one reads at once
+
+/// The longest a production function may be, in lines: one that does not fit a screen or two
+/// is cut into steps (an options struct parsed in Redis's order, the work, the reply).
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// The longest a production file may be, in lines before its `#[cfg(test)]` module: a longer
+/// one is split along its sections into a folder.
+const MAX_FILE_LINES: usize = 1500;
+
+/// The lines of `src` before its first `#[cfg(test)]` module (unit tests sit at a file's end).
+fn production_part(src: &str) -> &str {
+    let code = code_only(src);
+    let code_lines: Vec<&str> = code.lines().collect();
+    // Blanking keeps lines but not byte offsets (a blanked `—` is one space): count lines.
+    let cut = (0..code_lines.len()).find(|&k| {
+        code_lines[k].trim() == "#[cfg(test)]"
+            && code_lines.get(k + 1).is_some_and(|next| {
+                let next = next.trim_start();
+                next.starts_with("mod ") || next.starts_with("pub(crate) mod ")
+            })
+    });
+    match cut {
+        Some(line) => {
+            let offset: usize = src.split_inclusive('\n').take(line).map(str::len).sum();
+            &src[..offset]
+        }
+        None => src,
+    }
+}
+
+/// Each function of `src`'s code with its first line (1-based) and length in lines.
+fn functions(src: &str) -> Vec<(String, usize, usize)> {
+    let code = code_only(src);
+    let line_at = |offset: usize| code[..offset].matches('\n').count() + 1;
+    let bytes = code.as_bytes();
+    let mut found = Vec::new();
+    let mut search = 0;
+    while let Some(at) = code[search..].find("fn ").map(|k| k + search) {
+        search = at + 3;
+        let starts_word =
+            at == 0 || !(bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        let name: String = code[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if !starts_word || name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a declaration without body ends there).
+        let Some(open) = code[at..].find(['{', ';']).map(|k| k + at) else {
+            continue;
+        };
+        if bytes[open] == b';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut close = open;
+        for (k, &b) in bytes.iter().enumerate().skip(open) {
+            match b {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        close = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let first = line_at(at);
+        found.push((name, first, line_at(close) - first + 1));
+    }
+    found
+}
+
+#[test]
+fn no_long_production_functions_or_files() {
+    let mut long = Vec::new();
+    for dir in CRATES {
+        let krate = Crate::load(dir);
+        for (file, src) in &krate.files {
+            let production = production_part(src);
+            let lines = production.lines().count();
+            if lines > MAX_FILE_LINES {
+                long.push(format!("{dir}/{file}: {lines} lines before its tests"));
+            }
+            for (name, line, length) in functions(production) {
+                if length > MAX_FUNCTION_LINES {
+                    long.push(format!("{dir}/{file}:{line}: fn {name} is {length} lines"));
+                }
+            }
+        }
+    }
+    long.sort();
+    long.dedup();
+    assert!(
+        long.is_empty(),
+        "over {MAX_FUNCTION_LINES} lines a function or {MAX_FILE_LINES} a file:\n  {}",
+        long.join("\n  ")
+    );
+}
+
+#[test]
+fn function_lengths_are_read_from_code() {
+    let src = "fn a() {\n    let s = \"}\";\n}\n// fn b() {\nfn c(x: u8);\npub fn d<T>(t: T) where T: Copy {\n    if true { 1 } else { 2 };\n}\n";
+    assert_eq!(
+        functions(src),
+        [("a".to_string(), 1, 3), ("d".to_string(), 6, 3)]
+    );
+    // A blanked comment with a character of several bytes must not shift the cut.
+    let with_tests = "fn a() {} // — x\n#[cfg(test)]\nmod tests {\n    fn t() {}\n}\n";
+    assert_eq!(production_part(with_tests), "fn a() {} // — x\n");
+}
+
+// ---------------------------------------------------------------------------------------------
+// DEVELOPERS.md's drawing of the layers
+
+/// The rows of DEVELOPERS.md's layer table (between its `layers:begin` and `layers:end`
+/// markers): each folder with the names its files cell gives in backquotes.
+fn documented_layers(doc: &str) -> Vec<(String, Vec<String>)> {
+    let begin = doc.find("<!-- layers:begin -->").expect("DEVELOPERS.md: layers:begin marker");
+    let end = doc.find("<!-- layers:end -->").expect("DEVELOPERS.md: layers:end marker");
+    let quoted = |cell: &str| -> Vec<String> {
+        cell.split('`').skip(1).step_by(2).map(String::from).collect()
+    };
+    doc[begin..end]
+        .lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            let folder = quoted(cells.get(1)?).into_iter().next()?;
+            let folder = folder.strip_suffix('/')?.to_string();
+            Some((folder, quoted(cells.get(2)?)))
+        })
+        .collect()
+}
+
+#[test]
+fn developers_md_draws_the_layer_folders_as_they_are() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let doc = std::fs::read_to_string(root.join("DEVELOPERS.md")).expect("DEVELOPERS.md");
+    let rows = documented_layers(&doc);
+    let folders: Vec<&str> = rows.iter().map(|(folder, _)| folder.as_str()).collect();
+    assert_eq!(folders, LAYERS, "DEVELOPERS.md's layer table: one row per folder, lowest first");
+    let server = Crate::load("server/src");
+    let mut wrong = Vec::new();
+    for (folder, names) in &rows {
+        let files: Vec<&String> = server
+            .files
+            .keys()
+            .filter(|f| f.starts_with(&format!("{folder}/")))
+            .collect();
+        // Every module directly in the folder is named (a file's stem, or a subfolder as `x/`).
+        for file in &files {
+            let inside = &file[folder.len() + 1..];
+            let module = match inside.split_once('/') {
+                Some((sub, _)) => format!("{sub}/"),
+                None => inside.trim_end_matches(".rs").to_string(),
+            };
+            let named = names
+                .iter()
+                .any(|n| *n == module || n.trim_end_matches('/') == module.trim_end_matches('/'));
+            if module != "mod" && !named {
+                wrong.push(format!("{folder}/: `{module}` is not in its row"));
+            }
+        }
+        // Every name given is a module somewhere in the folder.
+        for name in names {
+            let name = name.trim_end_matches('/').trim_end_matches(".rs");
+            let exists = files.iter().any(|f| {
+                f.split('/')
+                    .any(|part| part.trim_end_matches(".rs") == name)
+            });
+            if !exists {
+                wrong.push(format!("{folder}/: `{name}` is in its row but not on disk"));
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(wrong.is_empty(), "DEVELOPERS.md's layer table:\n  {}", wrong.join("\n  "));
 }

@@ -83,37 +83,6 @@ impl<'a> Ctx<'a> {
             .is_some_and(|a| crate::base::cstr::word_is(a, word))
     }
 
-    /// Publishes keyspace event `event` of `class` (a [`crate::base::config::event_class`] bit) on
-    /// `key` of the selected database — after the events the keyspace noted before it, in
-    /// order. One branch when the class is off. Call it where Redis's command calls
-    /// `notifyKeyspaceEvent`: before or after writing the reply, the running client, if
-    /// subscribed, sees the event in the same place.
-    #[inline]
-    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
-        if self.ks.notify.wants(class) {
-            self.notify_in(self.db(), class, event, key);
-        }
-    }
-
-    /// [`Ctx::notify`] for a key of database `db` (MOVE, COPY … DB).
-    #[cold]
-    #[inline(never)]
-    pub fn notify_in(&mut self, db: usize, class: u32, event: &'static str, key: &[u8]) {
-        self.ks.notify.note(class, event, db, key);
-        self.publish_events();
-    }
-
-    /// Publishes the keyspace events noted so far (the keyspace's lookups queue `expired` and
-    /// `keymiss`): a handler that reads keys while writing its reply (MGET) calls it after each
-    /// lookup, so that the running client sees them where Redis puts them.
-    #[inline]
-    pub fn publish_events(&mut self) {
-        if self.ks.notify.has_pending() {
-            crate::kernel::publish::keyspace_events(self);
-            self.events_at = self.out.buffer().len();
-        }
-    }
-
     /// True while the write stream has a consumer: a handler that rewrites its propagation
     /// builds the new form only then.
     #[inline(always)]

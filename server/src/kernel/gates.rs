@@ -1,33 +1,45 @@
 //! The gates: Redis's checks that decide whether a connection is accepted and whether a request
 //! may run, before any handler sees it — written once, for every path a command can come by.
 //!
-//! Three paths run commands: a client's request through the engine (`crate::engine`), a request
-//! answered while a script is busy (`crate::services::busy`), and a script's `redis.call`
-//! (`crate::services::script_host`). Each applies its own list of gates in Redis's order, but they share
-//! the gates themselves: [`resolve`] (unknown command or subcommand, arity — the texts differ for
-//! scripts, which map [`Refused`] to their own), [`needs_auth`], and one [`refuse`] that every
-//! refusal goes through (an error reply counted as Redis counts it: `rejected_calls`,
-//! errorstats; a queued transaction doomed; a refused EXEC answering EXECABORT and still shown to
-//! MONITOR). The direct path of the embedding process (`crate::io::direct`) uses [`resolve`] too.
-//! [`connect_client`] is the gate of a new connection (maxclients, protected mode).
-//! [`refuses_for_memory`] is Redis's `maxmemory` gate: before the command, eviction runs
-//! (`crate::model::evict`), and only if it could not bring memory under the limit are commands that may
-//! grow memory refused.
+//! [`admit`] is the one admission function. Three paths run commands: a client's request through
+//! the engine (`crate::engine`), a request answered while a script is busy
+//! (`crate::services::busy`), and a script's `redis.call` (`crate::services::script_host`).
+//! Each asks `admit` with its [`Asker`] and acts on the [`Admission`] (run, queue, postpone,
+//! refuse); none lists gates of its own. `admit` holds Redis's two orders: `processCommand`'s
+//! for what clients send (unknown command or subcommand, arity,
+//! protected commands, authentication, `no_multi` inside MULTI, ACL, cluster routing
+//! ([`crate::kernel::route`]), memory, loading, a failed save, too few replicas, a read-only or
+//! stale replica, MONITOR clients and RESP2 subscribers, CLIENT PAUSE, queueing in MULTI; while a
+//! script is busy only authentication, ACL and `allow-busy`), and `scriptCall`'s for
+//! `redis.call`, with a script's own error texts.
+//!
+//! Every refusal of a client's request goes through one [`refuse`] (an error reply counted as
+//! Redis counts it: `rejected_calls`, errorstats; a queued transaction doomed; a refused EXEC
+//! answering EXECABORT and still shown to MONITOR). The direct path of the embedding process
+//! (`crate::io::direct`) and the AOF's replay use [`resolve`] alone. [`connect_client`] is the
+//! gate of a new connection (maxclients, protected mode). [`refuses_for_memory`] is Redis's
+//! `maxmemory` gate: before the command, eviction runs (`crate::model::evict`), and only if it
+//! could not bring memory under the limit are commands that may grow memory refused.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
 use std::sync::Arc;
 
+use crate::base::config::Access;
 use crate::base::error::Error;
 use crate::base::flags::Flags;
 use crate::kernel::acl_rules::Denied;
 use crate::kernel::call::{feed_monitors, Parts};
+use crate::kernel::route;
 use crate::kernel::table::{Command, Lookup, Registry};
 use crate::model::acl_users::Users;
 use crate::model::client::{ClientHandle, ClientState, Peer};
 use crate::model::keyspace::Keyspace;
 use crate::model::multi::exec_abort_error;
+use crate::model::multi::is_transaction_control;
 use crate::model::state::ServerState;
+use crate::model::vm_slot::ScriptKind;
+use embedis_protocol::Version;
 
 /// Why a connection was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -296,8 +308,13 @@ pub fn disk_error(server: &crate::model::state::ServerState) -> bool {
 /// flags or its script's), an EXEC whose queue holds one, or PING is refused while
 /// [`disk_error`] holds.
 pub fn refuses_for_disk_error(client: &ClientState, command: &Command, flags: Flags) -> bool {
+    command.full_name == "ping" || writes(client, command, flags)
+}
+
+/// True if the command writes: by its flags (or its script's: `flags`), or as an EXEC whose
+/// queue holds a write.
+fn writes(client: &ClientState, command: &Command, flags: Flags) -> bool {
     flags.contains(Flags::WRITE)
-        || command.full_name == "ping"
         || (command.full_name == "exec"
             && client
                 .multi
@@ -367,12 +384,7 @@ pub fn refuses_for_replicas(
     if client.master || !too_few_replicas(server) {
         return false;
     }
-    flags.contains(Flags::WRITE)
-        || (command.full_name == "exec"
-            && client
-                .multi
-                .as_ref()
-                .is_some_and(|m| m.flags.contains(Flags::WRITE)))
+    writes(client, command, flags)
 }
 
 /// A request refused by a gate: an error reply, counted as rejected (when the command is known)
@@ -572,240 +584,453 @@ mod tests {
     }
 }
 
-/// Where cluster mode sends a request (Redis's `getNodeByQuery` outcome), when not here.
+// ---------------------------------------------------------------------------------------------
+// Admission: the gates in Redis's order, once for every path
+
+/// Who asks [`admit`] whether a command may run. Redis has two orders of checks: its
+/// `processCommand`, for what clients send (also while a script is busy, when most of them
+/// give way to the BUSY gate), and its `scriptCall`, for a script's `redis.call`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Redirect {
-    /// The slot is served by another node.
-    Moved {
-        slot: u16,
-        node: u32,
-    },
-    /// The slot is migrating and the keys are not here: ask the importing node.
-    Ask {
-        slot: u16,
-        node: u32,
-    },
-    CrossSlot,
-    /// A multi-key request on a slot in migration, with only some of the keys here.
-    TryAgain,
-    /// The key's slot has no node.
-    Unbound,
-    /// The cluster is down (a slot somewhere has no node).
-    Down,
+pub enum Asker {
+    /// A client's own request through the engine. `fresh`: sent now (or released by CLIENT
+    /// PAUSE); false for a blocked command run again because a key woke it, which already
+    /// passed the gates that judge the server's state.
+    Client { fresh: bool },
+    /// A request read by a script that runs too long: only `allow-busy` commands run, the
+    /// others get the BUSY text of what is running.
+    Busy(ScriptKind),
+    /// A script's `redis.call`.
+    Script(ScriptCall),
 }
 
-impl Redirect {
-    /// The error a client gets.
-    pub fn error(&self, cluster: &crate::model::cluster_view::Cluster) -> Error {
-        let endpoint = |node: u32| {
-            cluster
-                .node(node)
-                .map(|n| format!("{}:{}", n.ip, n.port))
-                .unwrap_or_default()
-        };
-        match *self {
-            Redirect::Moved { slot, node } => {
-                Error::owned(format!("MOVED {slot} {}", endpoint(node)))
-            }
-            Redirect::Ask { slot, node } => Error::owned(format!("ASK {slot} {}", endpoint(node))),
-            Redirect::CrossSlot => {
-                Error::msg("CROSSSLOT Keys in request don't hash to the same slot")
-            }
-            Redirect::TryAgain => {
-                Error::msg("TRYAGAIN Multiple keys request during rehashing of slot")
-            }
-            Redirect::Unbound => Error::msg("CLUSTERDOWN Hash slot not served"),
-            Redirect::Down => Error::msg("CLUSTERDOWN The cluster is down"),
+/// What a running script may do, as the script gates need it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScriptCall {
+    /// EVAL_RO / FCALL_RO, or a script declaring `no-writes`.
+    pub read_only: bool,
+    /// The script may touch keys of several slots (cluster mode).
+    pub allow_cross_slot: bool,
+    /// `denyoom` commands are refused: memory was over `maxmemory` when the script started,
+    /// it does not declare `allow-oom`, and it has not written yet (Redis's `scriptVerifyOOM`).
+    pub refuse_denyoom: bool,
+}
+
+/// The verdict of [`admit`].
+pub enum Admission {
+    /// Run the command now.
+    Run(&'static Command),
+    /// Inside MULTI: queue it, with the flags EXEC will judge it by.
+    Queue(&'static Command, Flags),
+    /// CLIENT PAUSE holds it back until the pause ends.
+    Postpone(&'static Command),
+    /// Refuse it with this error, counted against the command when there is one (see
+    /// [`refuse`]; a script's host counts its own way).
+    Refuse(Option<&'static Command>, Error),
+}
+
+/// Whether a command line may run, and how: Redis's checks in Redis's order, each with its
+/// error text, for the path that asks. `now_us` is the command's time (a script's frozen
+/// time for `redis.call`). The memory gate may evict keys and, as Redis does right after
+/// evicting, write their invalidations to the client's `out` before the command's reply.
+#[inline]
+pub fn admit(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    args: &[Bytes],
+    asker: Asker,
+    now_us: i64,
+    out: &mut BytesMut,
+) -> Admission {
+    let command = match resolve(parts.registry, args) {
+        Ok(command) => command,
+        Err(refused) => {
+            let error = match asker {
+                Asker::Script(_) => script_resolve_error(refused),
+                _ => refused.error(args),
+            };
+            return Admission::Refuse(refused.command(), error);
+        }
+    };
+    match asker {
+        Asker::Client { fresh } => {
+            process_command_order(parts, client, command, args, fresh, now_us, out)
+        }
+        Asker::Busy(kind) => busy_order(parts, client, command, args, kind),
+        Asker::Script(call) => script_call_order(parts, client, (command, args), call, now_us),
+    }
+}
+
+/// Redis's `processCommand` for a client's request, after the command is found. The gates that
+/// judge the server's state (cluster, memory, disk, replicas, pause) are passed by a re-run
+/// blocked command, as Redis serves those directly.
+#[inline]
+fn process_command_order(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &'static Command,
+    args: &[Bytes],
+    fresh: bool,
+    now_us: i64,
+    out: &mut BytesMut,
+) -> Admission {
+    let refuse = |error: Error| Admission::Refuse(Some(command), error);
+    let flags = command.spec.flags;
+    if flags.contains(Flags::PROTECTED) && !protected_allowed(parts.server, client, command) {
+        return refuse(protected_error(command));
+    }
+    if needs_auth(&parts.server.users, client, command) {
+        return refuse(Error::NoAuth);
+    }
+    if client.multi.is_some() && flags.contains(Flags::NO_MULTI) {
+        return refuse(Error::msg("ERR Command not allowed inside a transaction"));
+    }
+    let context = acl_context(client);
+    if let Some(denied) = acl_check(parts.server, client, (command, args), context) {
+        let error = crate::kernel::acl_rules::toplevel_error(denied, command);
+        return refuse(Error::owned(error));
+    }
+    if fresh && parts.server.cluster.enabled {
+        let now_ms = now_us.div_euclid(1000);
+        if let Err((command, error)) = route::client_gate(parts, client, command, args, now_ms) {
+            return Admission::Refuse(command, error);
         }
     }
-
-    /// The error a script's `redis.call` gets instead (Redis's `scriptVerifyClusterState`).
-    pub fn script_error(&self) -> Error {
-        match self {
-            Redirect::Down => {
-                Error::msg("ERR Script attempted to execute a command while the cluster is down")
-            }
-            _ => Error::msg("ERR Script attempted to access a non local key in a cluster node"),
+    if let Some(error) = server_state_gates(parts, client, command, args, fresh, out) {
+        return refuse(error);
+    }
+    if let Some(error) = connection_state_gates(parts.server, client, command, args) {
+        return refuse(error);
+    }
+    // Replicas (and so MONITOR clients) are never paused; a blocked command already passed.
+    if fresh && !client.monitor && parts.server.pause.is_some() {
+        let flags = effective_flags(parts.server, command, args);
+        if is_paused_for(parts.server, flags, command, client) {
+            return Admission::Postpone(command);
         }
     }
-}
-
-/// True if the cluster gate looks at this command at all: it has keys (or may have: movable
-/// keys), or it is EXEC. Everything else runs on any node.
-#[inline]
-pub fn cluster_gate_applies(command: &Command) -> bool {
-    command.flags.contains(Flags::MOVABLE_KEYS)
-        || !command.spec.keys.is_empty()
-        || command.full_name == "exec"
-}
-
-/// The positions of the names a cluster node routes `args` by: its keys, and the shard channels
-/// of SPUBLISH / SSUBSCRIBE / SUNSUBSCRIBE (key specs flagged `not_key`, which Redis 7.0's
-/// legacy key range still covers).
-pub fn routed_positions(command: &Command, args: &[Bytes]) -> Vec<usize> {
-    if let Some(find) = command.spec.keys_fn {
-        return find(args).into_iter().map(|(at, _)| at).collect();
+    // Inside MULTI, a command that passed the gates waits for EXEC.
+    if client.multi.is_some() && !is_transaction_control(&command.full_name) {
+        return Admission::Queue(command, effective_flags(parts.server, command, args));
     }
-    let mut positions = Vec::new();
-    for spec in command.spec.keys {
-        positions.extend(spec.key_positions(args));
-    }
-    positions
+    Admission::Run(command)
 }
 
-/// The position of the one key of a command whose only key spec names a single argument at a
-/// fixed index (GET, SET, INCR…), if it is there.
+/// The gates of `processCommand` that judge the server's state, in Redis's order: memory (after
+/// an eviction pass), loading, a failed save, too few replicas, a read-only or stale replica.
+/// Each costs one branch while its condition is off.
 #[inline]
-pub fn single_key_position(command: &Command, args: &[Bytes]) -> Option<usize> {
-    use crate::kernel::table::keys::{Begin, Find};
-    if command.spec.keys_fn.is_some() {
+fn server_state_gates(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &'static Command,
+    args: &[Bytes],
+    fresh: bool,
+    out: &mut BytesMut,
+) -> Option<Error> {
+    let server = &*parts.server;
+    if fresh && server.config.maxmemory != 0 && memory_gate(parts, client, command, args, out) {
+        return Some(Error::msg(OOM_ERROR));
+    }
+    let server = &*parts.server;
+    // While the dataset loads only the commands flagged `loading` run.
+    if server.persistence.loading && !command.spec.flags.contains(Flags::LOADING) {
+        return Some(Error::msg("LOADING Redis is loading the dataset in memory"));
+    }
+    if !fresh {
         return None;
     }
-    match command.spec.keys {
-        [spec] => match (spec.begin, spec.find) {
-            (Begin::Index(at), Find::Range { last_key: 0, .. }) if (at as usize) < args.len() => {
-                Some(at as usize)
-            }
-            _ => None,
-        },
-        _ => None,
+    if !server.persistence.last_bgsave_ok
+        && disk_error(server)
+        && refuses_for_disk_error(client, command, effective_flags(server, command, args))
+    {
+        return Some(Error::msg(MISCONF_ERROR));
+    }
+    if server.config.min_replicas_to_write != 0
+        && refuses_for_replicas(
+            server,
+            client,
+            command,
+            effective_flags(server, command, args),
+        )
+    {
+        return Some(Error::msg(NOREPLICAS_ERROR));
+    }
+    // A read-only replica takes writes only from its primary's link.
+    if server.repl.primary.is_some() && !client.master {
+        if read_only_replica(server)
+            && command.full_name != "ping"
+            && writes(client, command, effective_flags(server, command, args))
+        {
+            return Some(Error::msg(READONLY_ERROR));
+        }
+        if refuses_stale(server, client, command) {
+            return Some(Error::msg(MASTERDOWN_ERROR));
+        }
+    }
+    None
+}
+
+/// The memory gate with what Redis does right after its eviction pass: keys just evicted are
+/// invalidated before the command's reply. True if the command is refused.
+fn memory_gate(
+    parts: &mut Parts<'_>,
+    client: &mut ClientState,
+    command: &'static Command,
+    args: &[Bytes],
+    out: &mut BytesMut,
+) -> bool {
+    let flags = effective_flags(parts.server, command, args);
+    let refused = refuses_for_memory(parts.server, parts.ks, client, command, flags);
+    let now_us = parts.server.clock.now_us();
+    crate::kernel::invalidation::before_command(parts, client, command, out, now_us);
+    refused
+}
+
+/// The gates of `processCommand` that judge the connection: a MONITOR client may not touch the
+/// keyspace (Redis treats it as a replica), and a RESP2 connection in subscribe mode may send
+/// only the commands that keep pushed messages apart from replies.
+#[inline]
+fn connection_state_gates(
+    server: &ServerState,
+    client: &ClientState,
+    command: &Command,
+    args: &[Bytes],
+) -> Option<Error> {
+    // (The flags a script declares are looked up only for these rare clients.)
+    if client.monitor && {
+        let flags = effective_flags(server, command, args);
+        flags.contains(Flags::READONLY)
+            || flags.contains(Flags::WRITE)
+            || flags.contains(Flags::MAY_REPLICATE)
+    } {
+        return Some(Error::msg("ERR Replica can't interact with the keyspace"));
+    }
+    if client.resp == Version::Resp2
+        && client.subs.total() > 0
+        && !matches!(
+            command.full_name.as_str(),
+            "subscribe"
+                | "unsubscribe"
+                | "psubscribe"
+                | "punsubscribe"
+                | "ssubscribe"
+                | "sunsubscribe"
+                | "ping"
+                | "quit"
+                | "reset"
+        )
+    {
+        return Some(Error::owned(format!(
+            "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+            command.full_name
+        )));
+    }
+    None
+}
+
+/// `processCommand` while a script runs too long: authentication, ACL (SCRIPT KILL needs the
+/// right to run it too), then only commands flagged `allow-busy`.
+fn busy_order(
+    parts: &mut Parts<'_>,
+    client: &ClientState,
+    command: &'static Command,
+    args: &[Bytes],
+    kind: ScriptKind,
+) -> Admission {
+    let refuse = |error: Error| Admission::Refuse(Some(command), error);
+    if needs_auth(&parts.server.users, client, command) {
+        return refuse(Error::NoAuth);
+    }
+    let context = acl_context(client);
+    if let Some(denied) = acl_check(parts.server, client, (command, args), context) {
+        let error = crate::kernel::acl_rules::toplevel_error(denied, command);
+        return refuse(Error::owned(error));
+    }
+    if !command.spec.flags.contains(Flags::ALLOW_BUSY) {
+        return refuse(busy_error(kind));
+    }
+    Admission::Run(command)
+}
+
+/// Redis's `scriptCall` gates after the command is found, with a script's own texts: `noscript`
+/// commands (waived after DEBUG SET-DISABLE-DENY-SCRIPTS 1), ACL as the caller's user, writes
+/// from a read-only script (PUBLISH too: it must stay runnable on a replica and during CLIENT
+/// PAUSE WRITE), a failed save, a read-only replica, too few replicas, memory, cluster slots.
+fn script_call_order(
+    parts: &mut Parts<'_>,
+    client: &ClientState,
+    (command, args): (&'static Command, &[Bytes]),
+    call: ScriptCall,
+    now_us: i64,
+) -> Admission {
+    let refuse = |error: Error| Admission::Refuse(Some(command), error);
+    let flags = command.spec.flags;
+    if flags.contains(Flags::NOSCRIPT) && !parts.server.disable_deny_scripts {
+        return refuse(Error::msg(
+            "ERR This Redis command is not allowed from script",
+        ));
+    }
+    let lua = crate::model::acl_users::Context::Lua;
+    if let Some(denied) = acl_check(parts.server, client, (command, args), lua) {
+        let reason = crate::kernel::acl_rules::script_message(denied.reason);
+        return refuse(Error::owned(format!(
+            "ERR The user executing the script {reason}"
+        )));
+    }
+    let write = flags.contains(Flags::WRITE);
+    if call.read_only && (write || flags.contains(Flags::MAY_REPLICATE)) {
+        return refuse(Error::msg(
+            "ERR Write commands are not allowed from read-only scripts.",
+        ));
+    }
+    let server = &*parts.server;
+    if write && disk_error(server) {
+        return refuse(Error::msg(MISCONF_ERROR));
+    }
+    if write && !client.master && read_only_replica(server) {
+        return refuse(Error::msg(READONLY_ERROR));
+    }
+    if write && !client.master && too_few_replicas(server) {
+        return refuse(Error::msg(NOREPLICAS_ERROR));
+    }
+    if call.refuse_denyoom && flags.contains(Flags::DENYOOM) {
+        return refuse(Error::msg(OOM_ERROR));
+    }
+    if server.cluster.enabled && client.id != crate::model::client::AOF_CLIENT_ID {
+        let now_ms = now_us.div_euclid(1000);
+        let allow = call.allow_cross_slot;
+        if let Err(error) = route::script_gate(parts, client, (command, args), allow, now_ms) {
+            return refuse(error);
+        }
+    }
+    Admission::Run(command)
+}
+
+/// A script's texts for the first gates, which name no command.
+fn script_resolve_error(refused: Refused) -> Error {
+    match refused {
+        Refused::WrongArity(_) => {
+            Error::msg("ERR Wrong number of args calling Redis command from script")
+        }
+        Refused::UnknownCommand | Refused::UnknownSubcommand(_) => {
+            Error::msg("ERR Unknown Redis command called from script")
+        }
     }
 }
 
-/// Redis's `getNodeByQuery`: whether this node serves a request — the command and its
-/// arguments, or for EXEC every command queued in `client`'s transaction — and if not, where it
-/// goes. `Ok` holds the slot of its keys (`None`: no keys). `asking`: the client sent ASKING
-/// (or the command is flagged `asking`); `readonly`: the client sent READONLY.
-pub fn cluster_route(
-    registry: &Registry,
-    cluster: &crate::model::cluster_view::Cluster,
-    ks: &Keyspace,
-    client: &ClientState,
-    (command, args): (&Command, &[Bytes]),
-    asking: bool,
-    now_ms: i64,
-) -> Result<Option<u16>, Redirect> {
-    use crate::model::cluster_view::{key_slot, Role, MYSELF, NO_NODE};
-    // The common case first: one key, no slot in migration, the cluster whole, a primary.
-    if cluster.migrating.is_empty() && cluster.importing.is_empty() && cluster.state_ok() {
-        if let Some(at) = single_key_position(command, args) {
-            let slot = key_slot(&args[at]);
-            let owner = cluster.owner(slot);
-            if owner == MYSELF {
-                return Ok(Some(slot));
-            }
-            if owner != NO_NODE && !client.cluster_readonly && !command.full_name.starts_with('s') {
-                return Err(Redirect::Moved { slot, node: owner });
-            }
-        }
+/// The BUSY reply while a script or function runs too long, naming the KILL that stops it.
+pub fn busy_error(kind: ScriptKind) -> Error {
+    match kind {
+        ScriptKind::Eval => Error::msg(
+            "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+        ),
+        ScriptKind::Function => Error::msg(
+            "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.",
+        ),
     }
-    let single = [(command, args)];
-    let queued: Vec<(&Command, &[Bytes])>;
-    let requests: &[(&Command, &[Bytes])] = if command.full_name == "exec" {
-        let Some(transaction) = client.multi.as_ref() else {
-            return Ok(None);
-        };
-        queued = transaction
-            .commands
-            .iter()
-            .map(|(id, args)| (&registry.commands[*id], args.as_slice()))
-            .collect();
-        &queued
+}
+
+/// True if a protected command (DEBUG, MODULE's subcommands) may run for this client: DEBUG
+/// answers to `enable-debug-command`; MODULE never runs (embedis cannot load a module).
+fn protected_allowed(server: &ServerState, client: &ClientState, command: &Command) -> bool {
+    if command.full_name.starts_with("module") {
+        return false;
+    }
+    match server.config.enable_debug_command {
+        Access::Yes => true,
+        Access::Local => client.peer.is_local(),
+        Access::No => false,
+    }
+}
+
+/// Redis's refusal of a protected command, naming the option that would allow it.
+#[cold]
+fn protected_error(command: &Command) -> Error {
+    let (name, option) = if command.full_name.starts_with("module") {
+        ("MODULE", "enable-module-command")
     } else {
-        &single
+        ("DEBUG", "enable-debug-command")
     };
-    let sharded = matches!(
-        command.full_name.as_str(),
-        "ssubscribe" | "sunsubscribe" | "spublish"
+    Error::owned(format!(
+        "ERR {name} command not allowed. If the {option} option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server."
+    ))
+}
+
+/// True if CLIENT PAUSE holds this command back (an EXEC counts as the writes it queued).
+fn is_paused_for(
+    server: &ServerState,
+    flags: Flags,
+    command: &Command,
+    client: &ClientState,
+) -> bool {
+    let Some(pause) = server.pause else {
+        return false;
+    };
+    // Under a pause of everything, Redis postpones every command, CLIENT PAUSE and
+    // CLIENT UNPAUSE included: such a pause can only run out.
+    if !pause.writes_only {
+        return true;
+    }
+    flags.contains(Flags::WRITE)
+        || flags.contains(Flags::MAY_REPLICATE)
+        || (command.full_name == "exec" && client.multi.as_ref().is_some_and(|m| m.may_write()))
+}
+
+/// The flags the gates judge this command by (Redis's `getCommandFlags`): its own, except
+/// for a command running a script or function that declares its flags (a shebang, or
+/// `register_function`'s flags): then the script's flags decide whether it writes, may be
+/// refused when out of memory or run on stale data, and the hidden `may_replicate` goes,
+/// since the script says whether it writes. So a `no-writes` script is neither held by
+/// CLIENT PAUSE WRITE nor refused to a MONITOR client, and any other declared script is
+/// held. Scripts in compatibility mode (no shebang), unknown scripts and functions keep the
+/// command's flags.
+pub fn effective_flags(server: &ServerState, command: &Command, args: &[Bytes]) -> Flags {
+    let flags = command.spec.flags;
+    let Some(script) = declared_script_flags(server, command, args) else {
+        return flags;
+    };
+    let mut flags = flags.without(
+        Flags::STALE
+            .union(Flags::DENYOOM)
+            .union(Flags::WRITE)
+            .union(Flags::MAY_REPLICATE),
     );
-    let mut first: Option<&[u8]> = None;
-    let (mut slot, mut owner) = (0u16, NO_NODE);
-    let (mut migrating, mut importing, mut multiple) = (false, false, false);
-    let (mut missing, mut existing) = (0usize, 0usize);
-    let mut writes = false;
-    for (queued_command, queued_args) in requests {
-        writes |= queued_command.spec.flags.contains(Flags::WRITE);
-        // Most commands name one key at a fixed place: found without building a list.
-        let one: [usize; 1];
-        let many: Vec<usize>;
-        let positions: &[usize] = match single_key_position(queued_command, queued_args) {
-            Some(at) => {
-                one = [at];
-                &one
+    if !script.allow_oom && !script.no_writes {
+        flags = flags.union(Flags::DENYOOM);
+    }
+    if !script.no_writes {
+        flags = flags.union(Flags::WRITE);
+    }
+    if script.allow_stale {
+        flags = flags.union(Flags::STALE);
+    }
+    flags
+}
+
+/// The declared flags of the script or function a command runs (see [`effective_flags`]);
+/// `None` for other commands and the cases listed there.
+fn declared_script_flags(
+    server: &ServerState,
+    command: &Command,
+    args: &[Bytes],
+) -> Option<embedis_scripting::scripts::ScriptFlags> {
+    let name = args.get(1)?;
+    let flags = match command.full_name.as_str() {
+        "eval" | "eval_ro" => embedis_scripting::scripts::parse_shebang(name).ok()?.0,
+        "evalsha" | "evalsha_ro" => {
+            if name.len() != 40 {
+                return None;
             }
-            None => {
-                many = routed_positions(queued_command, queued_args);
-                &many
-            }
-        };
-        for &at in positions {
-            let key: &[u8] = &queued_args[at];
-            match first {
-                None => {
-                    first = Some(key);
-                    slot = key_slot(key);
-                    owner = cluster.owner(slot);
-                    if owner == NO_NODE {
-                        return Err(Redirect::Unbound);
-                    }
-                    if owner == MYSELF && cluster.migrating.contains_key(&slot) {
-                        migrating = true;
-                    } else if cluster.importing.contains_key(&slot) {
-                        importing = true;
-                    }
-                }
-                Some(first_key) if first_key != key => {
-                    if key_slot(key) != slot {
-                        return Err(Redirect::CrossSlot);
-                    }
-                    multiple = true;
-                }
-                Some(_) => {}
-            }
-            if (migrating || importing) && !sharded {
-                let db = &ks.dbs[0];
-                if db.main.contains_key(key) && !db.is_expired(key, now_ms) {
-                    existing += 1;
-                } else {
-                    missing += 1;
-                }
-            }
+            let sha = std::str::from_utf8(name).ok()?.to_ascii_lowercase();
+            server.scripting.get()?.script(&sha)?.flags
         }
-    }
-    if first.is_none() {
-        return Ok(None);
-    }
-    // Sharded pub/sub is served while the cluster is down (`cluster-allow-pubsubshard-when-down`
-    // defaults to yes); reads are not (`cluster-allow-reads-when-down` defaults to no).
-    if !sharded && !cluster.state_ok() {
-        return Err(Redirect::Down);
-    }
-    if (migrating || importing) && command.full_name == "migrate" {
-        return Ok(Some(slot));
-    }
-    if migrating && missing > 0 {
-        if existing > 0 {
-            return Err(Redirect::TryAgain);
+        "fcall" | "fcall_ro" => {
+            let mut flags = server.functions.get()?.function(name)?.flags;
+            // A function always has flags; none declared means it may write.
+            flags.declared = true;
+            flags
         }
-        let node = cluster.migrating[&slot];
-        return Err(Redirect::Ask { slot, node });
-    }
-    if importing && (asking || command.spec.flags.contains(Flags::ASKING)) {
-        if multiple && missing > 0 {
-            return Err(Redirect::TryAgain);
-        }
-        return Ok(Some(slot));
-    }
-    let write = writes || command.spec.flags.contains(Flags::WRITE);
-    if (client.cluster_readonly || sharded) && !write {
-        if let Role::Replica(primary) = &cluster.myself().role {
-            if cluster.node(owner).is_some_and(|n| &n.id == primary) {
-                return Ok(Some(slot));
-            }
-        }
-    }
-    if owner != MYSELF {
-        return Err(Redirect::Moved { slot, node: owner });
-    }
-    Ok(Some(slot))
+        _ => return None,
+    };
+    flags.declared.then_some(flags)
 }

@@ -25,8 +25,8 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use std::collections::BTreeMap;
 
-use crate::kernel::call::{How, Parts};
 use crate::kernel::ctx::Ctx;
+use crate::kernel::parts::{How, Parts};
 use crate::kernel::publish::{self, Encoded};
 use crate::kernel::table::{Command, Flags};
 use crate::model::client::{ClientId, ClientState, Clients};

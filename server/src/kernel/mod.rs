@@ -7,5 +7,7 @@ pub mod call;
 pub mod ctx;
 pub mod gates;
 pub mod invalidation;
+pub mod parts;
 pub mod publish;
+pub mod route;
 pub mod table;

@@ -153,6 +153,41 @@ fn event_channels(ks: &Keyspace, event: &Event) -> Vec<(Vec<u8>, Vec<u8>)> {
     out
 }
 
+/// A handler's keyspace events, published as it names them. These methods of [`Ctx`] live here,
+/// beside the delivery they start, so that the context itself knows nothing of publishing.
+impl Ctx<'_> {
+    /// Publishes keyspace event `event` of `class` (a [`crate::base::config::event_class`] bit) on
+    /// `key` of the selected database — after the events the keyspace noted before it, in
+    /// order. One branch when the class is off. Call it where Redis's command calls
+    /// `notifyKeyspaceEvent`: before or after writing the reply, the running client, if
+    /// subscribed, sees the event in the same place.
+    #[inline]
+    pub fn notify(&mut self, class: u32, event: &'static str, key: &[u8]) {
+        if self.ks.notify.wants(class) {
+            self.notify_in(self.db(), class, event, key);
+        }
+    }
+
+    /// [`Ctx::notify`] for a key of database `db` (MOVE, COPY … DB).
+    #[cold]
+    #[inline(never)]
+    pub fn notify_in(&mut self, db: usize, class: u32, event: &'static str, key: &[u8]) {
+        self.ks.notify.note(class, event, db, key);
+        self.publish_events();
+    }
+
+    /// Publishes the keyspace events noted so far (the keyspace's lookups queue `expired` and
+    /// `keymiss`): a handler that reads keys while writing its reply (MGET) calls it after each
+    /// lookup, so that the running client sees them where Redis puts them.
+    #[inline]
+    pub fn publish_events(&mut self) {
+        if self.ks.notify.has_pending() {
+            keyspace_events(self);
+            self.events_at = self.out.buffer().len();
+        }
+    }
+}
+
 /// Publishes the keyspace events queued so far, oldest first, on behalf of the running command
 /// (its client, if subscribed, gets them like any message it publishes to itself).
 pub fn keyspace_events(ctx: &mut Ctx<'_>) {

@@ -24,7 +24,6 @@ use std::cell::Cell;
 use std::time::{Duration, Instant};
 
 use crate::base::error::Error;
-use crate::base::flags::Flags;
 use crate::kernel::call::{call, How, Parts};
 use crate::kernel::gates;
 use crate::model::client::{ClientHandle, ClientState};
@@ -130,14 +129,7 @@ impl<'a> BusyWatch<'a> {
 
     /// The BUSY error while a script of `kind` runs.
     pub fn busy_error(kind: ScriptKind) -> Error {
-        match kind {
-            ScriptKind::Eval => Error::msg(
-                "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
-            ),
-            ScriptKind::Function => Error::msg(
-                "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.",
-            ),
-        }
+        gates::busy_error(kind)
     }
 
     /// Called from the script's hook: once past the threshold, serves the other clients.
@@ -219,26 +211,16 @@ impl<'a> BusyWatch<'a> {
         args: Vec<Bytes>,
         out: &mut BytesMut,
     ) {
-        let command = match gates::resolve(parts.registry, &args) {
-            Ok(command) => command,
-            Err(refused) => {
-                let error = refused.error(&args);
-                return gates::refuse(parts, client, refused.command(), error, &args, out);
+        let asker = gates::Asker::Busy(self.kind);
+        let now_us = parts.server.clock.now_us();
+        let command = match gates::admit(parts, client, &args, asker, now_us, out) {
+            gates::Admission::Run(command) => command,
+            gates::Admission::Refuse(command, error) => {
+                return gates::refuse(parts, client, command, error, &args, out);
             }
+            // The busy order neither queues nor postpones.
+            gates::Admission::Queue(..) | gates::Admission::Postpone(_) => unreachable!(),
         };
-        if gates::needs_auth(&parts.server.users, client, command) {
-            return gates::refuse(parts, client, Some(command), Error::NoAuth, &args, out);
-        }
-        // ACL before the busy check, as in Redis: SCRIPT KILL needs the right to run it too.
-        let context = gates::acl_context(client);
-        if let Some(denied) = gates::acl_check(parts.server, client, (command, &args), context) {
-            let error = Error::owned(crate::kernel::acl_rules::toplevel_error(denied, command));
-            return gates::refuse(parts, client, Some(command), error, &args, out);
-        }
-        if !command.spec.flags.contains(Flags::ALLOW_BUSY) {
-            let error = Self::busy_error(self.kind);
-            return gates::refuse(parts, client, Some(command), error, &args, out);
-        }
         let kills = match command.full_name.as_str() {
             "script|kill" => Some(ScriptKind::Eval),
             "function|kill" => Some(ScriptKind::Function),
@@ -272,7 +254,6 @@ impl<'a> BusyWatch<'a> {
             }
             return;
         }
-        let now_us = parts.server.clock.now_us();
         let version = client.resp;
         call(
             parts,

@@ -24,7 +24,7 @@ use crate::base::error::{CmdResult, Error};
 use crate::base::flags::Flags;
 use crate::kernel::call::{call, How, Parts};
 use crate::kernel::ctx::Ctx;
-use crate::kernel::gates::{self, Refused};
+use crate::kernel::gates;
 use crate::kernel::table::Command;
 use crate::model::client::ClientState;
 use crate::model::vm_slot::ScriptKind;
@@ -87,74 +87,21 @@ pub struct ScriptHost<'a> {
 
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut) {
-        // Redis's `scriptCall` gates, with a script's own texts for the shared first ones.
-        let command = match gates::resolve(self.parts.registry, args) {
-            Ok(command) => command,
-            Err(Refused::WrongArity(command)) => {
-                let error =
-                    Error::msg("ERR Wrong number of args calling Redis command from script");
-                return self.refuse(out, version, Some(command), error);
-            }
-            Err(Refused::UnknownCommand | Refused::UnknownSubcommand(_)) => {
-                let error = Error::msg("ERR Unknown Redis command called from script");
-                return self.refuse(out, version, None, error);
-            }
-        };
+        let asker = gates::Asker::Script(gates::ScriptCall {
+            read_only: self.permissions.read_only,
+            allow_cross_slot: self.permissions.allow_cross_slot,
+            refuse_denyoom: self.oom_at_start && !self.busy.wrote,
+        });
+        let command =
+            match gates::admit(&mut self.parts, self.client, args, asker, self.now_us, out) {
+                gates::Admission::Run(command) => command,
+                gates::Admission::Refuse(command, error) => {
+                    return self.refuse(out, version, command, error);
+                }
+                // A script's command never waits.
+                gates::Admission::Queue(..) | gates::Admission::Postpone(_) => unreachable!(),
+            };
         let flags = command.spec.flags;
-        if flags.contains(Flags::NOSCRIPT) && !self.parts.server.disable_deny_scripts {
-            let error = Error::msg("ERR This Redis command is not allowed from script");
-            return self.refuse(out, version, Some(command), error);
-        }
-        // The script runs as its caller's user (Redis's `scriptVerifyACL`).
-        let lua = crate::model::acl_users::Context::Lua;
-        if let Some(denied) = gates::acl_check(self.parts.server, self.client, (command, args), lua)
-        {
-            let error = Error::owned(format!(
-                "ERR The user executing the script {}",
-                crate::kernel::acl_rules::script_message(denied.reason)
-            ));
-            return self.refuse(out, version, Some(command), error);
-        }
-        // A read-only script may not run what would reach replicas either (PUBLISH): it must
-        // stay runnable on a replica and during CLIENT PAUSE WRITE, as in Redis.
-        if self.permissions.read_only
-            && (flags.contains(Flags::WRITE) || flags.contains(Flags::MAY_REPLICATE))
-        {
-            let error = Error::msg("ERR Write commands are not allowed from read-only scripts.");
-            return self.refuse(out, version, Some(command), error);
-        }
-        // Writes need enough good replicas, as at the gate (embedis has none: with the check on,
-        // a compatibility-mode script's writes are refused here; declared scripts were refused
-        // before they ran).
-        if flags.contains(Flags::WRITE) && gates::disk_error(self.parts.server) {
-            let error = Error::msg(crate::kernel::gates::MISCONF_ERROR);
-            return self.refuse(out, version, Some(command), error);
-        }
-        if flags.contains(Flags::WRITE)
-            && !self.client.master
-            && gates::read_only_replica(self.parts.server)
-        {
-            let error = Error::msg(crate::kernel::gates::READONLY_ERROR);
-            return self.refuse(out, version, Some(command), error);
-        }
-        if flags.contains(Flags::WRITE)
-            && !self.client.master
-            && gates::too_few_replicas(self.parts.server)
-        {
-            let error = Error::msg(crate::kernel::gates::NOREPLICAS_ERROR);
-            return self.refuse(out, version, Some(command), error);
-        }
-        if self.oom_at_start && !self.busy.wrote && flags.contains(Flags::DENYOOM) {
-            let error = Error::msg(crate::kernel::gates::OOM_ERROR);
-            return self.refuse(out, version, Some(command), error);
-        }
-        if self.parts.server.cluster.enabled
-            && self.client.id != crate::model::client::AOF_CLIENT_ID
-        {
-            if let Err(error) = self.cluster_check(command, args) {
-                return self.refuse(out, version, Some(command), error);
-            }
-        }
         if flags.contains(Flags::WRITE) {
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
             self.busy.wrote = true;
@@ -299,40 +246,6 @@ pub fn run_script(
 }
 
 impl ScriptHost<'_> {
-    /// Redis's `scriptVerifyClusterState`: a script's command must touch keys this node serves,
-    /// all in the slot of the script's first keys (declared or touched).
-    fn cluster_check(&mut self, command: &Command, args: &[Bytes]) -> Result<(), Error> {
-        if !gates::cluster_gate_applies(command) {
-            return Ok(());
-        }
-        let now_ms = self.now_us.div_euclid(1000);
-        let server = &mut *self.parts.server;
-        let route = gates::cluster_route(
-            self.parts.registry,
-            &server.cluster,
-            self.parts.ks,
-            self.client,
-            (command, args),
-            server.cluster.current_asking,
-            now_ms,
-        );
-        match route {
-            Err(redirect) => Err(redirect.script_error()),
-            Ok(Some(_)) if self.permissions.allow_cross_slot => Ok(()),
-            Ok(Some(slot)) => match server.cluster.current_slot {
-                None => {
-                    server.cluster.current_slot = Some(slot);
-                    Ok(())
-                }
-                Some(current) if current != slot => Err(Error::msg(
-                    "ERR Script attempted to access keys that do not hash to the same slot",
-                )),
-                Some(_) => Ok(()),
-            },
-            Ok(None) => Ok(()),
-        }
-    }
-
     /// A refusal by the script gates: an error reply (which the script sees as an error,
     /// raised or returned by `pcall`), counted in errorstats as Redis counts it.
     fn refuse(
