@@ -48,21 +48,6 @@ const MAX_CIRCLE: usize = 1;
 const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
     (
         &[
-            "server/src/model/blocking.rs",
-            "server/src/model/client.rs",
-            "server/src/model/pubsub.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/model/keyspace.rs",
-            "server/src/model/snapshot.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
             "server/src/kernel/ctx.rs",
             "server/src/kernel/publish.rs",
             "server/src/kernel/table/mod.rs",

@@ -37,6 +37,7 @@ use std::sync::OnceLock;
 use crate::base::config::event_class;
 use crate::base::value::{AccessClock, Object, Value};
 use crate::model::notify::Notifications;
+use crate::model::snapshot_capture::{expire_of, saved_entry};
 use crate::model::tracking::Tracking;
 use crate::model::watch::Watches;
 use crate::model::write_stream::WriteStream;
@@ -53,7 +54,7 @@ pub struct Db {
     /// Hashes with field TTLs, by their earliest field deadline (see the module documentation).
     pub field_expires: DeadlineIndex,
     /// The background snapshot's parity and pre-images (see [`crate::model::snapshot`]).
-    pub snapshot: crate::model::snapshot::DbSnapshot,
+    pub snapshot: crate::model::snapshot_capture::DbSnapshot,
 }
 
 impl Db {
@@ -142,6 +143,64 @@ impl Db {
         self.expires_cursor = 0;
         self.field_expires.clear();
         (self.main.take(), self.expires.take())
+    }
+}
+
+impl Db {
+    /// Call before changing or removing `key`'s object (value or TTL): while a snapshot has still
+    /// to write this database, an unwritten object is written as it is now. One branch otherwise.
+    #[inline(always)]
+    pub fn before_change(&mut self, key: &[u8]) {
+        if self.snapshot.capture.is_some() {
+            self.capture_before_change(key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_before_change(&mut self, key: &[u8]) {
+        let mark = self.snapshot.mark;
+        let Some(obj) = self.main.get_mut(key) else {
+            return;
+        };
+        if obj.snapshot_mark() == mark {
+            return;
+        }
+        obj.set_snapshot_mark(mark);
+        let expire = expire_of(&self.expires, key, obj);
+        let capture = self.snapshot.capture.as_mut().expect("checked");
+        let entry = saved_entry(key, obj, expire, capture.clock);
+        capture.preimages.push(entry);
+    }
+
+    /// Marks a new object as not part of a running snapshot (it did not exist when it began).
+    #[inline(always)]
+    pub fn born(&self, obj: &mut Object) {
+        obj.set_snapshot_mark(self.snapshot.mark);
+    }
+}
+
+/// Captures every unwritten object of `db` now (SWAPDB and FLUSHDB during a snapshot: the
+/// database's contents are about to go where the walk will not find them).
+pub fn capture_all(db: &mut Db) {
+    let Some(capture) = db.snapshot.capture.as_mut() else {
+        return;
+    };
+    let mark = db.snapshot.mark;
+    let clock = capture.clock;
+    let expires = &db.expires;
+    let mut cursor = 0;
+    loop {
+        cursor = db.main.scan_mut(cursor, |key, obj| {
+            if obj.snapshot_mark() != mark {
+                obj.set_snapshot_mark(mark);
+                let expire = expire_of(expires, key, obj);
+                capture.preimages.push(saved_entry(key, obj, expire, clock));
+            }
+        });
+        if cursor == 0 {
+            break;
+        }
     }
 }
 
@@ -1022,8 +1081,8 @@ impl Keyspace {
             return;
         }
         let (low, high) = (a.min(b), a.max(b));
-        crate::model::snapshot::capture_all(&mut self.dbs[a]);
-        crate::model::snapshot::capture_all(&mut self.dbs[b]);
+        capture_all(&mut self.dbs[a]);
+        capture_all(&mut self.dbs[b]);
         if !self.watches.is_empty() {
             self.touch_watched_on_swap(a, b, now);
             self.touch_watched_on_swap(b, a, now);
@@ -1085,7 +1144,7 @@ impl Keyspace {
         // Blocked stream group readers learn that their keys are gone.
         self.ready.signal_db(db);
         self.tracking.signal_flush();
-        crate::model::snapshot::capture_all(&mut self.dbs[db]);
+        capture_all(&mut self.dbs[db]);
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -1098,7 +1157,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
             self.ready.signal_db(db);
-            crate::model::snapshot::capture_all(&mut self.dbs[db]);
+            capture_all(&mut self.dbs[db]);
         }
         self.tracking.signal_flush();
         let removed = self.total_keys();
