@@ -18,8 +18,8 @@ use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
 use std::os::raw::c_int;
 
 use crate::convert::{error_table, resp_to_lua};
-use crate::errors::Raise;
-use crate::sandbox::unlimited;
+use crate::errors::{counted_error_table, Raise};
+use crate::memory_limit::unlimited;
 
 /// Log levels of `redis.log`, as Redis numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -387,7 +387,7 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
     if args.capacity() <= KEEP_ARGS {
         ARGS.with(|a| a.set(args));
     }
-    let how = crate::sandbox::unlimited(lua, || {
+    let how = unlimited(lua, || {
         if version == Version::Resp2 && push_simple_reply(state, &reply) {
             None
         } else {
@@ -410,7 +410,7 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
 
 /// Pushes `line` as the text of a failure for `finish_call`.
 unsafe fn push_line(lua: &Lua, state: *mut ffi::lua_State, line: &[u8], how: i64) -> i64 {
-    crate::sandbox::unlimited(lua, || {
+    unlimited(lua, || {
         ffi::lua_pushlstring(state, line.as_ptr().cast(), line.len())
     });
     how | HOW_LINE
@@ -560,18 +560,6 @@ fn finish_call(lua: &Lua, text: &[u8], how: i64) -> mlua::Result<Value> {
         Err(Raise::line(line))
     }
 }
-
-/// The error table of a command the script ran: errorstats counted the error when the command
-/// failed, and Redis's field (visible to the script, as in Redis) says not to count it again
-/// should the script return or raise it.
-pub(crate) fn counted_error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
-    let t = error_table(lua, line)?;
-    t.raw_set(IGNORE_STATS, true)?;
-    Ok(t)
-}
-
-/// The field Redis 7.0 adds to a failed command's error table.
-pub(crate) const IGNORE_STATS: &str = "ignore_error_stats_update";
 
 /// `error_reply` and `status_reply`: one string argument, else the error table Redis returns.
 fn reply_helper(

@@ -30,11 +30,10 @@ use std::collections::HashMap;
 
 use crate::bridge::{Host, Interrupt, RunState};
 use crate::errors::{failure_line, lua_error_value, message_handler, Raise};
+use crate::memory_limit::unlimited;
 use crate::scripts::{parse_shebang, ScriptFlags};
 
-/// The chunk name of the sandbox's own Lua code: the message handler skips its frames when it
-/// looks for the user's line.
-pub const INTERNAL_CHUNK: &str = "=[embedis]";
+pub use crate::errors::INTERNAL_CHUNK;
 
 /// How often the running script's host is asked whether to go on (Redis: every 100,000).
 pub const HOOK_INSTRUCTIONS: u32 = 100_000;
@@ -396,33 +395,9 @@ fn returned_error(value: &Value) -> Option<(Vec<u8>, bool)> {
 /// Does the error table carry Redis's "already counted" mark?
 fn is_counted(t: &Table) -> bool {
     matches!(
-        t.raw_get::<Value>(crate::bridge::IGNORE_STATS),
+        t.raw_get::<Value>(crate::errors::IGNORE_STATS),
         Ok(Value::Boolean(true))
     )
-}
-
-/// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
-///
-/// While a limit is set, mlua cannot assume an allocation succeeds, so it runs every API call
-/// that may allocate (each string, table, table write — even a `raw_get` by a string key) inside
-/// a `lua_pcall` of two freshly allocated C closures. Building KEYS and ARGV and converting
-/// `redis.call`'s arguments and replies that way was about a third of an EVALSHA's CPU. What
-/// Rust builds here is bounded by a request or a reply the server already holds; the limit keeps
-/// applying to everything the script's own code allocates. (mlua lifts the limit the same way
-/// for its own closures.) Nested calls are fine: the inner one finds no limit to lift.
-pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
-    /// Puts the limit back even if `f` unwinds (a panic in a callback).
-    struct Restore<'a>(&'a Lua, usize);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            if self.1 > 0 {
-                let _ = self.0.set_memory_limit(self.1);
-            }
-        }
-    }
-    let limit = lua.set_memory_limit(0).unwrap_or(0);
-    let _restore = Restore(lua, limit);
-    f()
 }
 
 /// The count hook: asks the host whether the script may go on. Once it may not, the error is
