@@ -750,7 +750,7 @@ pub(crate) async fn flush_unless_killed<S: AsyncWrite + Unpin>(
 /// command, followed by the same hand-over of out-of-turn output a command gets: a closure's
 /// write that released a blocked client must reach that client's connection.
 pub async fn run_engine_jobs(
-    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::io::server::EngineJob>,
+    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::io::startup::EngineJob>,
     shared: Rc<Shared>,
 ) {
     while let Some(job) = jobs.recv().await {
