@@ -61,29 +61,6 @@ const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
         ],
         "being broken",
     ),
-    (
-        &[
-            "server/src/commands/admin.rs",
-            "server/src/commands/debug_internals.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/io/net.rs",
-            "server/src/io/net_threaded.rs",
-            "server/src/io/server.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "scripting/src/bridge.rs",
-            "scripting/src/errors.rs",
-            "scripting/src/sandbox.rs",
-        ],
-        "being broken",
-    ),
 ];
 
 /// The source folders of the workspace's crates, relative to the workspace root.
