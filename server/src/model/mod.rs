@@ -13,6 +13,7 @@ pub mod evict;
 pub mod fault_rules;
 pub mod keyspace;
 pub mod latency;
+pub mod lazyfree;
 pub mod multi;
 pub mod notify;
 pub mod pubsub;
