@@ -440,13 +440,23 @@ fn install_raw_access(
     protected: &Table,
     views: &Table,
 ) -> mlua::Result<()> {
+    install_write_guards(lua, backing, protected, views)?;
+    install_see_through(lua, backing, protected)?;
+    install_loaders(lua, backing)
+}
+
+/// `getmetatable`, `rawset` and `setmetatable` as a protected table needs them: its metatable
+/// is its view, and it cannot be written around the proxy.
+fn install_write_guards(
+    lua: &Lua,
+    backing: &Table,
+    protected: &Table,
+    views: &Table,
+) -> mlua::Result<()> {
     let original = |name: &str| backing.raw_get::<Function>(name);
-    let (rawset, setmetatable, rawget, next, loadstring, getmetatable) = (
+    let (rawset, setmetatable, getmetatable) = (
         original("rawset")?,
         original("setmetatable")?,
-        original("rawget")?,
-        original("next")?,
-        original("loadstring")?,
         original("getmetatable")?,
     );
     let is_protected = {
@@ -456,13 +466,6 @@ fn install_raw_access(
                 protected.raw_get::<Value>(t.clone()),
                 Ok(Value::Nil) | Err(_)
             )
-        }
-    };
-    let real = {
-        let protected = protected.clone();
-        move |t: Value| match protected.raw_get::<Value>(t.clone()) {
-            Ok(Value::Table(real)) => Value::Table(real),
-            _ => t,
         }
     };
     let refuse = || Raise::bare("Attempt to modify a readonly table");
@@ -508,6 +511,20 @@ fn install_raw_access(
             setmetatable.call::<MultiValue>(args)
         })?,
     )?;
+    Ok(())
+}
+
+/// `rawget`, `next` and `pairs`, which read a protected table's real contents through its proxy.
+fn install_see_through(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Result<()> {
+    let original = |name: &str| backing.raw_get::<Function>(name);
+    let (rawget, next) = (original("rawget")?, original("next")?);
+    let real = {
+        let protected = protected.clone();
+        move |t: Value| match protected.raw_get::<Value>(t.clone()) {
+            Ok(Value::Table(real)) => Value::Table(real),
+            _ => t,
+        }
+    };
     {
         let real = real.clone();
         backing.raw_set(
@@ -542,6 +559,12 @@ fn install_raw_access(
             }
         })?,
     )?;
+    Ok(())
+}
+
+/// `loadstring` and `load`, which refuse bytecode.
+fn install_loaders(lua: &Lua, backing: &Table) -> mlua::Result<()> {
+    let loadstring = backing.raw_get::<Function>("loadstring")?;
     // No bytecode: a binary chunk is refused as Lua's parser refuses its first byte.
     let load_text = {
         let loadstring = loadstring.clone();
