@@ -17,7 +17,7 @@ use crate::convert::error_table;
 pub const INTERNAL_CHUNK: &str = "=[embedis]";
 
 /// An error a Rust callback raises as Redis's error table `{err = line}`; `counted` for a
-/// failed command's error (see [`counted_error_table`]).
+/// failed command's error (see `counted_error_table`).
 #[derive(Debug, Clone)]
 pub struct Raise(pub Vec<u8>, pub bool);
 

@@ -1,7 +1,7 @@
 //! What a server needs before it serves and after it stops, in either I/O mode: the options it
 //! starts from ([`ServerOptions`]), the job channel of the embedding process, binding the
-//! listeners and logging the start ([`prepare`]), creating the engine with its data
-//! ([`new_engine`]), waiting for the shutdown signal, and the save and clean-up on the way out.
+//! listeners and logging the start (`prepare`), creating the engine with its data
+//! (`new_engine`), waiting for the shutdown signal, and the save and clean-up on the way out.
 //! Both the single-threaded loop ([`crate::io::server`]) and `io-threads` mode
 //! ([`crate::io::net_threaded`]) run these steps, so they sit below both.
 

@@ -1,7 +1,7 @@
 //! Lazy freeing: dropping big values and whole emptied databases on a background thread, as
 //! Redis's lazy-free worker does, because freeing millions of entries takes long enough to stall
 //! every client. Also the counters INFO reports (`lazyfree_pending_objects`, `lazyfreed_objects`).
-//! The keyspace decides what to free lazily ([`free_effort`], [`dispose`]); this module owns the
+//! The keyspace decides what to free lazily (`free_effort`, `dispose`); this module owns the
 //! thread and its counters, which are process-wide like the thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
