@@ -45,50 +45,10 @@ const ALLOWED: &[(&str, &str, &str)] = &[];
 const MAX_CIRCLE: usize = 1;
 
 /// The circles accepted, each as its files (`crate dir/file`, sorted) and the reason.
-const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[
-    (
-        &["server/src/kernel/ctx.rs", "server/src/kernel/table/mod.rs"],
-        "the table's Handler type is a function of Ctx, and Ctx lends the table to the handler",
-    ),
-    (
-        &[
-            "server/src/model/blocking.rs",
-            "server/src/model/client.rs",
-            "server/src/model/pubsub.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/model/keyspace.rs",
-            "server/src/model/snapshot.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/commands/admin.rs",
-            "server/src/commands/debug_internals.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "server/src/io/net.rs",
-            "server/src/io/net_threaded.rs",
-            "server/src/io/server.rs",
-        ],
-        "being broken",
-    ),
-    (
-        &[
-            "scripting/src/bridge.rs",
-            "scripting/src/errors.rs",
-            "scripting/src/sandbox.rs",
-        ],
-        "being broken",
-    ),
-];
+const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[(
+    &["server/src/kernel/ctx.rs", "server/src/kernel/table/mod.rs"],
+    "the table's Handler type is a function of Ctx, and Ctx lends the table to the handler",
+)];
 
 /// The source folders of the workspace's crates, relative to the workspace root.
 const CRATES: &[&str] = &[

@@ -18,8 +18,8 @@ use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
 use std::os::raw::c_int;
 
 use crate::convert::{error_table, resp_to_lua};
-use crate::errors::Raise;
-use crate::sandbox::unlimited;
+use crate::errors::{counted_error_table, Raise};
+use crate::memory_limit::unlimited;
 
 /// Log levels of `redis.log`, as Redis numbers them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,141 +92,18 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set("call", command_function(lua, &finish, redis_call)?)?;
     redis.raw_set("pcall", command_function(lua, &finish, redis_pcall)?)?;
 
-    redis.raw_set(
-        "error_reply",
-        lua.create_function(|lua, args: MultiValue| {
-            reply_helper(lua, args, |lua, text| {
-                let mut line = text.to_vec();
-                if line.first() == Some(&b'-') {
-                    line.remove(0);
-                    Ok(Value::Table(error_table(
-                        lua,
-                        &with_default_code(&line, true),
-                    )?))
-                } else {
-                    // Redis puts the dash back first: the code is read the same either way.
-                    Ok(Value::Table(error_table(
-                        lua,
-                        &with_default_code(&line, true),
-                    )?))
-                }
-            })
-        })?,
-    )?;
-    redis.raw_set(
-        "status_reply",
-        lua.create_function(|lua, args: MultiValue| {
-            reply_helper(lua, args, |lua, text| {
-                let t = lua.create_table_with_capacity(0, 1)?;
-                t.raw_set("ok", lua.create_string(text)?)?;
-                Ok(Value::Table(t))
-            })
-        })?,
-    )?;
-    redis.raw_set(
-        "sha1hex",
-        lua.create_function(|lua, args: MultiValue| {
-            if args.len() != 1 {
-                return Err(Raise::err("ERR wrong number of arguments"));
-            }
-            let text = lua_tostring(&args[0]).unwrap_or_default();
-            lua.create_string(crate::sha1_hex(&text))
-        })?,
-    )?;
-    redis.raw_set(
-        "log",
-        lua.create_function(|lua, args: MultiValue| {
-            if args.len() < 2 {
-                return Err(Raise::err(
-                    "ERR redis.log() requires two arguments or more.",
-                ));
-            }
-            let level = match &args[0] {
-                Value::Integer(i) => *i as f64,
-                Value::Number(n) => *n,
-                _ => {
-                    return Err(Raise::err(
-                        "ERR First argument must be a number (log level).",
-                    ))
-                }
-            };
-            let level = match level as i64 {
-                0 => HostLog::Debug,
-                1 => HostLog::Verbose,
-                2 => HostLog::Notice,
-                3 => HostLog::Warning,
-                _ => return Err(Raise::err("ERR Invalid debug level.")),
-            };
-            let mut message = Vec::new();
-            for (i, arg) in args.iter().skip(1).enumerate() {
-                if i > 0 {
-                    message.push(b' ');
-                }
-                message.extend_from_slice(&lua_tostring(arg).unwrap_or_default());
-            }
-            with_host(lua, |host, _| host.log(level, &message))?;
-            Ok(())
-        })?,
-    )?;
-    redis.raw_set(
-        "setresp",
-        lua.create_function(|lua, args: MultiValue| {
-            if args.len() != 1 {
-                return Err(Raise::err("ERR redis.setresp() requires one argument."));
-            }
-            let version = match number_of(&args[0]) {
-                Some(2.0) => Version::Resp2,
-                Some(3.0) => Version::Resp3,
-                _ => return Err(Raise::err("ERR RESP version must be 2 or 3.")),
-            };
-            with_host(lua, |_, resp| *resp = version)?;
-            Ok(())
-        })?,
-    )?;
-    redis.raw_set(
-        "set_repl",
-        lua.create_function(|_, args: MultiValue| {
-            if args.len() != 1 {
-                return Err(Raise::err("ERR redis.set_repl() requires two arguments."));
-            }
-            match number_of(&args[0]) {
-                Some(n) if (0.0..=3.0).contains(&n) => Ok(()),
-                _ => Err(Raise::err(
-                    "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
-                )),
-            }
-        })?,
-    )?;
+    redis.raw_set("error_reply", lua.create_function(lua_error_reply)?)?;
+    redis.raw_set("status_reply", lua.create_function(lua_status_reply)?)?;
+    redis.raw_set("sha1hex", lua.create_function(lua_sha1hex)?)?;
+    redis.raw_set("log", lua.create_function(lua_log)?)?;
+    redis.raw_set("setresp", lua.create_function(lua_setresp)?)?;
+    redis.raw_set("set_repl", lua.create_function(lua_set_repl)?)?;
     // Effects replication is the only mode in Redis 7: the call is accepted and says so.
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
     // There is no script debugger: breakpoints are never hit and debug output goes nowhere.
     redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
     redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
-    redis.raw_set(
-        "acl_check_cmd",
-        lua.create_function(|lua, args: MultiValue| {
-            if args.is_empty() {
-                return Err(Raise::err(
-                    "ERR Please specify at least one argument for this redis lib call",
-                ));
-            }
-            let mut line = Vec::with_capacity(args.len());
-            for arg in args.iter() {
-                let Some(text) = lua_tostring(arg) else {
-                    return Err(Raise::err(
-                        "ERR Lua redis lib command arguments must be strings or integers",
-                    ));
-                };
-                line.push(Bytes::from(text));
-            }
-            match with_host(lua, |host, _| host.acl_check(&line))? {
-                Some(allowed) => Ok(allowed),
-                None => Err(Raise::err(
-                    "ERR Invalid command passed to redis.acl_check_cmd()",
-                )),
-            }
-        })?,
-    )?;
+    redis.raw_set("acl_check_cmd", lua.create_function(lua_acl_check_cmd)?)?;
     redis.raw_set("REDIS_VERSION", "7.0.15")?;
     redis.raw_set("REDIS_VERSION_NUM", 0x07000f)?;
     for (name, value) in [
@@ -243,6 +120,129 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
         redis.raw_set(name, value)?;
     }
     Ok(redis)
+}
+
+/// `redis.error_reply(text)`: the error table Redis makes of `text`.
+fn lua_error_reply(lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+    reply_helper(lua, args, |lua, text| {
+        let mut line = text.to_vec();
+        if line.first() == Some(&b'-') {
+            line.remove(0);
+            Ok(Value::Table(error_table(
+                lua,
+                &with_default_code(&line, true),
+            )?))
+        } else {
+            // Redis puts the dash back first: the code is read the same either way.
+            Ok(Value::Table(error_table(
+                lua,
+                &with_default_code(&line, true),
+            )?))
+        }
+    })
+}
+
+/// `redis.status_reply(text)`: the status table `{ok = text}`.
+fn lua_status_reply(lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
+    reply_helper(lua, args, |lua, text| {
+        let t = lua.create_table_with_capacity(0, 1)?;
+        t.raw_set("ok", lua.create_string(text)?)?;
+        Ok(Value::Table(t))
+    })
+}
+
+/// `redis.sha1hex(text)`: the lower-case hex SHA1 of its one argument.
+fn lua_sha1hex(lua: &Lua, args: MultiValue) -> mlua::Result<mlua::LuaString> {
+    if args.len() != 1 {
+        return Err(Raise::err("ERR wrong number of arguments"));
+    }
+    let text = lua_tostring(&args[0]).unwrap_or_default();
+    lua.create_string(crate::sha1_hex(&text))
+}
+
+/// `redis.log(level, message…)`: the words joined by spaces, logged by the host at `level`.
+fn lua_log(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
+    if args.len() < 2 {
+        return Err(Raise::err(
+            "ERR redis.log() requires two arguments or more.",
+        ));
+    }
+    let level = match &args[0] {
+        Value::Integer(i) => *i as f64,
+        Value::Number(n) => *n,
+        _ => {
+            return Err(Raise::err(
+                "ERR First argument must be a number (log level).",
+            ))
+        }
+    };
+    let level = match level as i64 {
+        0 => HostLog::Debug,
+        1 => HostLog::Verbose,
+        2 => HostLog::Notice,
+        3 => HostLog::Warning,
+        _ => return Err(Raise::err("ERR Invalid debug level.")),
+    };
+    let mut message = Vec::new();
+    for (i, arg) in args.iter().skip(1).enumerate() {
+        if i > 0 {
+            message.push(b' ');
+        }
+        message.extend_from_slice(&lua_tostring(arg).unwrap_or_default());
+    }
+    with_host(lua, |host, _| host.log(level, &message))?;
+    Ok(())
+}
+
+/// `redis.setresp(2 | 3)`: the protocol the script's `redis.call` replies are converted from.
+fn lua_setresp(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
+    if args.len() != 1 {
+        return Err(Raise::err("ERR redis.setresp() requires one argument."));
+    }
+    let version = match number_of(&args[0]) {
+        Some(2.0) => Version::Resp2,
+        Some(3.0) => Version::Resp3,
+        _ => return Err(Raise::err("ERR RESP version must be 2 or 3.")),
+    };
+    with_host(lua, |_, resp| *resp = version)?;
+    Ok(())
+}
+
+/// `redis.set_repl(flags)`: checks its flags; effects replication (the only mode) ignores them.
+fn lua_set_repl(_: &Lua, args: MultiValue) -> mlua::Result<()> {
+    if args.len() != 1 {
+        return Err(Raise::err("ERR redis.set_repl() requires two arguments."));
+    }
+    match number_of(&args[0]) {
+        Some(n) if (0.0..=3.0).contains(&n) => Ok(()),
+        _ => Err(Raise::err(
+            "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        )),
+    }
+}
+
+/// `redis.acl_check_cmd(command, args…)`: whether the running user may run that command line.
+fn lua_acl_check_cmd(lua: &Lua, args: MultiValue) -> mlua::Result<bool> {
+    if args.is_empty() {
+        return Err(Raise::err(
+            "ERR Please specify at least one argument for this redis lib call",
+        ));
+    }
+    let mut line = Vec::with_capacity(args.len());
+    for arg in args.iter() {
+        let Some(text) = lua_tostring(arg) else {
+            return Err(Raise::err(
+                "ERR Lua redis lib command arguments must be strings or integers",
+            ));
+        };
+        line.push(Bytes::from(text));
+    }
+    match with_host(lua, |host, _| host.acl_check(&line))? {
+        Some(allowed) => Ok(allowed),
+        None => Err(Raise::err(
+            "ERR Invalid command passed to redis.acl_check_cmd()",
+        )),
+    }
 }
 
 // `redis.call` and `redis.pcall` are plain Lua C functions rather than mlua callbacks. An mlua
@@ -387,7 +387,7 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
     if args.capacity() <= KEEP_ARGS {
         ARGS.with(|a| a.set(args));
     }
-    let how = crate::sandbox::unlimited(lua, || {
+    let how = unlimited(lua, || {
         if version == Version::Resp2 && push_simple_reply(state, &reply) {
             None
         } else {
@@ -410,7 +410,7 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
 
 /// Pushes `line` as the text of a failure for `finish_call`.
 unsafe fn push_line(lua: &Lua, state: *mut ffi::lua_State, line: &[u8], how: i64) -> i64 {
-    crate::sandbox::unlimited(lua, || {
+    unlimited(lua, || {
         ffi::lua_pushlstring(state, line.as_ptr().cast(), line.len())
     });
     how | HOW_LINE
@@ -560,18 +560,6 @@ fn finish_call(lua: &Lua, text: &[u8], how: i64) -> mlua::Result<Value> {
         Err(Raise::line(line))
     }
 }
-
-/// The error table of a command the script ran: errorstats counted the error when the command
-/// failed, and Redis's field (visible to the script, as in Redis) says not to count it again
-/// should the script return or raise it.
-pub(crate) fn counted_error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
-    let t = error_table(lua, line)?;
-    t.raw_set(IGNORE_STATS, true)?;
-    Ok(t)
-}
-
-/// The field Redis 7.0 adds to a failed command's error table.
-pub(crate) const IGNORE_STATS: &str = "ignore_error_stats_update";
 
 /// `error_reply` and `status_reply`: one string argument, else the error table Redis returns.
 fn reply_helper(

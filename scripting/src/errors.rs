@@ -11,10 +11,13 @@
 use mlua::{Lua, Table, Value};
 
 use crate::convert::error_table;
-use crate::sandbox::INTERNAL_CHUNK;
+
+/// The chunk name of the sandbox's own Lua code: the message handler skips its frames when it
+/// looks for the user's line.
+pub const INTERNAL_CHUNK: &str = "=[embedis]";
 
 /// An error a Rust callback raises as Redis's error table `{err = line}`; `counted` for a
-/// failed command's error (see [`crate::bridge::counted_error_table`]).
+/// failed command's error (see `counted_error_table`).
 #[derive(Debug, Clone)]
 pub struct Raise(pub Vec<u8>, pub bool);
 
@@ -82,9 +85,7 @@ fn root(error: &mlua::Error) -> &mlua::Error {
 pub fn lua_error_value(lua: &Lua, error: &mlua::Error) -> mlua::Result<Value> {
     match root(error) {
         mlua::Error::ExternalError(e) => match e.downcast_ref::<Raise>() {
-            Some(Raise(line, true)) => {
-                Ok(Value::Table(crate::bridge::counted_error_table(lua, line)?))
-            }
+            Some(Raise(line, true)) => Ok(Value::Table(counted_error_table(lua, line)?)),
             Some(raise) => Ok(Value::Table(error_table(lua, &raise.0)?)),
             None => Ok(Value::String(lua.create_string(e.to_string())?)),
         },
@@ -199,3 +200,15 @@ pub fn failure_line(lua: &Lua, err: Value, name: &str) -> Vec<u8> {
     }
     crate::convert::error_text(&line)
 }
+
+/// The error table of a command the script ran: errorstats counted the error when the command
+/// failed, and Redis's field (visible to the script, as in Redis) says not to count it again
+/// should the script return or raise it.
+pub(crate) fn counted_error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
+    let t = error_table(lua, line)?;
+    t.raw_set(IGNORE_STATS, true)?;
+    Ok(t)
+}
+
+/// The field Redis 7.0 adds to a failed command's error table.
+pub(crate) const IGNORE_STATS: &str = "ignore_error_stats_update";

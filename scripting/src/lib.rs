@@ -8,7 +8,8 @@
 //!
 //! Module map: [`sandbox`] builds the VM and its read-only globals; [`bridge`] is the `redis.*`
 //! table; [`convert`] turns replies into Lua values and a script's result into a reply;
-//! [`errors`] gives script errors Redis's shapes; [`scripts`] is the EVAL script cache and its
+//! [`errors`] gives script errors Redis's shapes; `memory_limit` lifts the VM's memory limit
+//! while Rust builds Lua values; [`scripts`] is the EVAL script cache and its
 //! shebang flags; [`functions`] holds Redis 7 function libraries in a VM of their own, and
 //! [`dump`] their FUNCTION DUMP / RESTORE payload.
 
@@ -18,6 +19,7 @@ pub mod dump;
 pub mod errors;
 pub mod functions;
 pub mod libs;
+mod memory_limit;
 pub mod sandbox;
 pub mod scripts;
 

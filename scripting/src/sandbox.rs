@@ -30,11 +30,10 @@ use std::collections::HashMap;
 
 use crate::bridge::{Host, Interrupt, RunState};
 use crate::errors::{failure_line, lua_error_value, message_handler, Raise};
+use crate::memory_limit::unlimited;
 use crate::scripts::{parse_shebang, ScriptFlags};
 
-/// The chunk name of the sandbox's own Lua code: the message handler skips its frames when it
-/// looks for the user's line.
-pub const INTERNAL_CHUNK: &str = "=[embedis]";
+pub use crate::errors::INTERNAL_CHUNK;
 
 /// How often the running script's host is asked whether to go on (Redis: every 100,000).
 pub const HOOK_INSTRUCTIONS: u32 = 100_000;
@@ -396,33 +395,9 @@ fn returned_error(value: &Value) -> Option<(Vec<u8>, bool)> {
 /// Does the error table carry Redis's "already counted" mark?
 fn is_counted(t: &Table) -> bool {
     matches!(
-        t.raw_get::<Value>(crate::bridge::IGNORE_STATS),
+        t.raw_get::<Value>(crate::errors::IGNORE_STATS),
         Ok(Value::Boolean(true))
     )
-}
-
-/// Runs `f`, which builds or reads Lua values from Rust, with the VM's memory limit lifted.
-///
-/// While a limit is set, mlua cannot assume an allocation succeeds, so it runs every API call
-/// that may allocate (each string, table, table write — even a `raw_get` by a string key) inside
-/// a `lua_pcall` of two freshly allocated C closures. Building KEYS and ARGV and converting
-/// `redis.call`'s arguments and replies that way was about a third of an EVALSHA's CPU. What
-/// Rust builds here is bounded by a request or a reply the server already holds; the limit keeps
-/// applying to everything the script's own code allocates. (mlua lifts the limit the same way
-/// for its own closures.) Nested calls are fine: the inner one finds no limit to lift.
-pub(crate) fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
-    /// Puts the limit back even if `f` unwinds (a panic in a callback).
-    struct Restore<'a>(&'a Lua, usize);
-    impl Drop for Restore<'_> {
-        fn drop(&mut self) {
-            if self.1 > 0 {
-                let _ = self.0.set_memory_limit(self.1);
-            }
-        }
-    }
-    let limit = lua.set_memory_limit(0).unwrap_or(0);
-    let _restore = Restore(lua, limit);
-    f()
 }
 
 /// The count hook: asks the host whether the script may go on. Once it may not, the error is
@@ -465,13 +440,23 @@ fn install_raw_access(
     protected: &Table,
     views: &Table,
 ) -> mlua::Result<()> {
+    install_write_guards(lua, backing, protected, views)?;
+    install_see_through(lua, backing, protected)?;
+    install_loaders(lua, backing)
+}
+
+/// `getmetatable`, `rawset` and `setmetatable` as a protected table needs them: its metatable
+/// is its view, and it cannot be written around the proxy.
+fn install_write_guards(
+    lua: &Lua,
+    backing: &Table,
+    protected: &Table,
+    views: &Table,
+) -> mlua::Result<()> {
     let original = |name: &str| backing.raw_get::<Function>(name);
-    let (rawset, setmetatable, rawget, next, loadstring, getmetatable) = (
+    let (rawset, setmetatable, getmetatable) = (
         original("rawset")?,
         original("setmetatable")?,
-        original("rawget")?,
-        original("next")?,
-        original("loadstring")?,
         original("getmetatable")?,
     );
     let is_protected = {
@@ -481,13 +466,6 @@ fn install_raw_access(
                 protected.raw_get::<Value>(t.clone()),
                 Ok(Value::Nil) | Err(_)
             )
-        }
-    };
-    let real = {
-        let protected = protected.clone();
-        move |t: Value| match protected.raw_get::<Value>(t.clone()) {
-            Ok(Value::Table(real)) => Value::Table(real),
-            _ => t,
         }
     };
     let refuse = || Raise::bare("Attempt to modify a readonly table");
@@ -533,6 +511,20 @@ fn install_raw_access(
             setmetatable.call::<MultiValue>(args)
         })?,
     )?;
+    Ok(())
+}
+
+/// `rawget`, `next` and `pairs`, which read a protected table's real contents through its proxy.
+fn install_see_through(lua: &Lua, backing: &Table, protected: &Table) -> mlua::Result<()> {
+    let original = |name: &str| backing.raw_get::<Function>(name);
+    let (rawget, next) = (original("rawget")?, original("next")?);
+    let real = {
+        let protected = protected.clone();
+        move |t: Value| match protected.raw_get::<Value>(t.clone()) {
+            Ok(Value::Table(real)) => Value::Table(real),
+            _ => t,
+        }
+    };
     {
         let real = real.clone();
         backing.raw_set(
@@ -567,6 +559,12 @@ fn install_raw_access(
             }
         })?,
     )?;
+    Ok(())
+}
+
+/// `loadstring` and `load`, which refuse bytecode.
+fn install_loaders(lua: &Lua, backing: &Table) -> mlua::Result<()> {
+    let loadstring = backing.raw_get::<Function>("loadstring")?;
     // No bytecode: a binary chunk is refused as Lua's parser refuses its first byte.
     let load_text = {
         let loadstring = loadstring.clone();

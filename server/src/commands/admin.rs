@@ -1,9 +1,10 @@
 //! Server administration: TIME, LASTSAVE, ROLE, WAIT, MONITOR, SHUTDOWN and DEBUG.
 //!
-//! embedis is always a master without replicas, and these commands say so the way Redis does in
-//! that situation: ROLE is `master` at offset 0, WAIT counts no acknowledgements (it waits out
-//! its timeout, released by the server's clock). SHUTDOWN saves the RDB file first when save
-//! points are set (or SAVE is given), as Redis's `prepareForShutdown` does.
+//! ROLE reports the replication role as Redis does: a master with its replicas and the offsets
+//! they acknowledged, or a replica with its link's state. WAIT blocks until enough replicas
+//! acknowledge what was written so far, or its timeout passes; WAITAOF's replicas never
+//! acknowledge an fsync here, so asking for any waits out the timeout. SHUTDOWN saves the RDB
+//! file first when save points are set (or SAVE is given), as Redis's `prepareForShutdown` does.
 //!
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
@@ -16,7 +17,8 @@ use crate::base::cstr::c_str;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::{lru_clock, Value};
 use crate::commands::common::{deadline_from_ms, write_help};
-use crate::commands::{debug_controls, debug_internals};
+use crate::commands::debug_controls;
+use crate::commands::debug_internals::{self, atoi};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::blocking::{BlockReason, Blocked, TimeoutReply};
@@ -27,89 +29,6 @@ const ADMIN: Flags = Flags::ADMIN
     .union(Flags::NOSCRIPT)
     .union(Flags::LOADING)
     .union(Flags::STALE);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("time", 1, time)
-        .flags(LSF)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "server",
-            "2.6.0",
-            "O(1)",
-            "Returns the server's time: UNIX seconds and microseconds.",
-            "",
-        ),
-    CommandSpec::new("lastsave", 1, lastsave)
-        .flags(LSF)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "server",
-            "1.0.0",
-            "O(1)",
-            "Returns the UNIX time of the last successful save.",
-            "",
-        ),
-    CommandSpec::new("role", 1, role)
-        .flags(LSF.union(Flags::NOSCRIPT))
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "2.8.12",
-            "O(1)",
-            "Returns the replication role: a master with its replicas, or a replica and its primary.",
-            "",
-        ),
-    CommandSpec::new("wait", 3, wait)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::CONNECTION)
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
-        .doc(
-            "generic",
-            "3.0.0",
-            "O(1)",
-            "Waits until replicas acknowledge this connection's writes, or a timeout.",
-            "numreplicas:integer timeout:integer",
-        ),
-    // Redis 7.2's (lock clients such as Redisson send it around locked scripts); a 7.0 server
-    // answers unknown command, which those clients handle less gracefully.
-    CommandSpec::new("waitaof", 4, waitaof)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::CONNECTION)
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
-        .doc(
-            "generic",
-            "7.2.0",
-            "O(1)",
-            "Waits until this connection's writes reach the append-only file locally and on replicas, or a timeout.",
-            "numlocal:integer numreplicas:integer timeout:integer",
-        ),
-    CommandSpec::new("monitor", 1, monitor).flags(ADMIN).doc(
-        "server",
-        "1.0.0",
-        "",
-        "Streams every command the server runs to this connection.",
-        "",
-    ),
-    CommandSpec::new("shutdown", -1, shutdown)
-        .flags(ADMIN.union(Flags::NO_MULTI).union(Flags::ALLOW_BUSY))
-        .doc(
-            "server",
-            "1.0.0",
-            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
-            "Stops the server.",
-            "[save_selector=(NOSAVE|SAVE)] [NOW] [FORCE] [ABORT]",
-        ),
-    CommandSpec::new("debug", -2, debug)
-        .flags(ADMIN.union(Flags::PROTECTED))
-        .doc(
-            "server",
-            "1.0.0",
-            "Depends on subcommand.",
-            "Commands for testing and inspecting the server's internals.",
-            "",
-        ),
-];
 
 fn time(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.array(2);
@@ -267,7 +186,8 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
         return Err(Error::Syntax);
     }
     if abort {
-        // Shutting down never waits (no replicas to catch up), so there is never one to abort.
+        // Shutting down never waits for replicas to catch up (Redis's `shutdown-timeout` pause
+        // is not implemented), so there is never one to abort.
         return Err(Error::msg("ERR No shutdown in progress."));
     }
     // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::services::busy).
@@ -353,31 +273,6 @@ const DEBUG_HELP: &[&str] = &[
     "HELP",
     "    Prints this help.",
 ];
-
-/// C's `atoi`: optional spaces and sign, then digits, ignoring the rest; 0 when there are none.
-pub(crate) fn atoi(bytes: &[u8]) -> i64 {
-    let mut rest = bytes;
-    while let [b, tail @ ..] = rest {
-        if b.is_ascii_whitespace() {
-            rest = tail;
-        } else {
-            break;
-        }
-    }
-    let negative = rest.first() == Some(&b'-');
-    if matches!(rest.first(), Some(b'-' | b'+')) {
-        rest = &rest[1..];
-    }
-    let mut n: i64 = 0;
-    for &b in rest.iter().take_while(|b| b.is_ascii_digit()) {
-        n = n.wrapping_mul(10).wrapping_add((b - b'0') as i64);
-    }
-    if negative {
-        -n
-    } else {
-        n
-    }
-}
 
 /// C's `strtod` as DEBUG SLEEP uses it: the longest prefix that is a number, 0 if none.
 fn strtod(bytes: &[u8]) -> f64 {
@@ -551,16 +446,95 @@ fn serialized_length(value: &Value, compress: bool) -> usize {
     body.len()
 }
 
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("time", 1, time)
+        .flags(LSF)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "server",
+            "2.6.0",
+            "O(1)",
+            "Returns the server's time: UNIX seconds and microseconds.",
+            "",
+        ),
+    CommandSpec::new("lastsave", 1, lastsave)
+        .flags(LSF)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Returns the UNIX time of the last successful save.",
+            "",
+        ),
+    CommandSpec::new("role", 1, role)
+        .flags(LSF.union(Flags::NOSCRIPT))
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "2.8.12",
+            "O(1)",
+            "Returns the replication role: a master with its replicas, or a replica and its primary.",
+            "",
+        ),
+    CommandSpec::new("wait", 3, wait)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::CONNECTION)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .doc(
+            "generic",
+            "3.0.0",
+            "O(1)",
+            "Waits until replicas acknowledge this connection's writes, or a timeout.",
+            "numreplicas:integer timeout:integer",
+        ),
+    // Redis 7.2's (lock clients such as Redisson send it around locked scripts); a 7.0 server
+    // answers unknown command, which those clients handle less gracefully.
+    CommandSpec::new("waitaof", 4, waitaof)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::CONNECTION)
+        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+        .doc(
+            "generic",
+            "7.2.0",
+            "O(1)",
+            "Waits until this connection's writes reach the append-only file locally and on replicas, or a timeout.",
+            "numlocal:integer numreplicas:integer timeout:integer",
+        ),
+    CommandSpec::new("monitor", 1, monitor).flags(ADMIN).doc(
+        "server",
+        "1.0.0",
+        "",
+        "Streams every command the server runs to this connection.",
+        "",
+    ),
+    CommandSpec::new("shutdown", -1, shutdown)
+        .flags(ADMIN.union(Flags::NO_MULTI).union(Flags::ALLOW_BUSY))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) when saving, where N is the total number of keys in all databases when saving data, otherwise O(1)",
+            "Stops the server.",
+            "[save_selector=(NOSAVE|SAVE)] [NOW] [FORCE] [ABORT]",
+        ),
+    CommandSpec::new("debug", -2, debug)
+        .flags(ADMIN.union(Flags::PROTECTED))
+        .doc(
+            "server",
+            "1.0.0",
+            "Depends on subcommand.",
+            "Commands for testing and inspecting the server's internals.",
+            "",
+        ),
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn c_number_parsing() {
-        assert_eq!(atoi(b"1"), 1);
-        assert_eq!(atoi(b"x"), 0);
-        assert_eq!(atoi(b"  -12abc"), -12);
-        assert_eq!(atoi(b"+7"), 7);
         assert_eq!(strtod(b"0.5"), 0.5);
         assert_eq!(strtod(b"x"), 0.0);
         assert_eq!(strtod(b"1.5s"), 1.5);

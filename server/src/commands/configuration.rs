@@ -311,7 +311,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
     ctx.server.eviction.reset_stats();
-    crate::model::keyspace::reset_lazyfreed_objects();
+    crate::model::lazyfree::reset_lazyfreed_objects();
     ctx.server.memory_peak = crate::base::alloc::used_memory();
 }
 

@@ -280,7 +280,7 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
         let id = ctx.client.id;
         ctx.server.monitors.retain(|&m| m != id);
     }
-    crate::model::pubsub::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
+    crate::model::client::unsubscribe_all(&mut ctx.server.pubsub, ctx.client);
     let id = ctx.client.id;
     ctx.ks.tracking.disable(id, &mut ctx.client.tracking);
     ctx.client.db = 0;

@@ -124,7 +124,8 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
 mod tests {
     use crate::base::value::Value;
     use crate::io::test_harness::*;
-    use crate::model::keyspace::{handed_to_background, lazyfree_pending_objects, Keyspace};
+    use crate::model::keyspace::Keyspace;
+    use crate::model::lazyfree::{handed_to_background, lazyfree_pending_objects};
     use std::time::{Duration, Instant};
 
     fn fill(ks: &mut Keyspace, n: usize) {

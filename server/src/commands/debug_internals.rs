@@ -13,7 +13,6 @@
 use embedis_datatypes::stream::StreamId;
 use sha1_smol::Sha1;
 
-use crate::commands::admin::atoi;
 use crate::kernel::ctx::Ctx;
 use embedis_protocol::number::parse_i64;
 
@@ -266,4 +265,42 @@ fn database_digest(ctx: &mut Ctx<'_>) -> Digest {
 
 fn hex(digest: &Digest) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// C's `atoi`: optional spaces and sign, then digits, ignoring the rest; 0 when there are none.
+pub fn atoi(bytes: &[u8]) -> i64 {
+    let mut rest = bytes;
+    while let [b, tail @ ..] = rest {
+        if b.is_ascii_whitespace() {
+            rest = tail;
+        } else {
+            break;
+        }
+    }
+    let negative = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut n: i64 = 0;
+    for &b in rest.iter().take_while(|b| b.is_ascii_digit()) {
+        n = n.wrapping_mul(10).wrapping_add((b - b'0') as i64);
+    }
+    if negative {
+        -n
+    } else {
+        n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_atoi() {
+        assert_eq!(atoi(b"1"), 1);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"  -12abc"), -12);
+        assert_eq!(atoi(b"+7"), 7);
+    }
 }

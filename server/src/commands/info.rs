@@ -387,13 +387,13 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         out,
         "lazyfree_pending_objects",
         "{}",
-        crate::model::keyspace::lazyfree_pending_objects()
+        crate::model::lazyfree::lazyfree_pending_objects()
     );
     field!(
         out,
         "lazyfreed_objects",
         "{}",
-        crate::model::keyspace::lazyfreed_objects()
+        crate::model::lazyfree::lazyfreed_objects()
     );
 }
 

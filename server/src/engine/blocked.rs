@@ -243,7 +243,7 @@ impl Engine {
                 // The output-buffer limits, for output no single delivery checked: the
                 // replication stream a replica has not taken, MONITOR lines, a released
                 // client's reply (subscribers' messages were checked as they came).
-                let used = crate::model::pubsub::unsent_output(client);
+                let used = crate::model::client::unsent_output(client);
                 let watch_broken = self.ks.watches.is_broken(id);
                 if crate::kernel::publish::close_if_over_output_limit(
                     &mut self.server,

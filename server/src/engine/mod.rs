@@ -133,7 +133,7 @@ impl Engine {
                 self.server.repl.stream_db = client.db;
                 self.server.repl.open_transaction.clear();
             }
-            crate::model::pubsub::unsubscribe_all(&mut self.server.pubsub, &mut client);
+            crate::model::client::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
             self.ks.tracking.disable(id, &mut client.tracking);
         }
@@ -165,7 +165,7 @@ impl Engine {
         // output (the image of a full sync) is not its replication stream and is not limited.
         if out.len() > REPLY_BUFFER_BYTES && !client.replica {
             let used =
-                out.len() - REPLY_BUFFER_BYTES + crate::model::pubsub::unsent_output(&client);
+                out.len() - REPLY_BUFFER_BYTES + crate::model::client::unsent_output(&client);
             let watch_broken = self.ks.watches.is_broken(id);
             let now_ms = self.server.clock.now_ms();
             if crate::kernel::publish::close_if_over_output_limit(

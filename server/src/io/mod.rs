@@ -9,5 +9,6 @@ pub mod net_threaded;
 pub mod net_uring;
 pub mod primary_link;
 pub mod server;
+pub mod startup;
 #[cfg(test)]
 pub(crate) mod test_harness;

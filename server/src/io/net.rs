@@ -456,6 +456,21 @@ where
     shared.after_work(&mut engine);
 }
 
+/// What one turn of a connection did: run its ready requests, and what that leaves to do.
+#[derive(Default)]
+struct Turn {
+    /// Requests run.
+    ran: usize,
+    /// Stopped at the turn's limits with requests still read.
+    more_waiting: bool,
+    /// Closing after this turn's output (QUIT, a protocol error).
+    closing: bool,
+    /// Bytes of `output` that came from the outbox (the engine counts them as unsent).
+    from_outbox: usize,
+    /// The AOF has writes of this turn still to flush.
+    aof_pending: bool,
+}
+
 async fn run_connection<S>(
     stream: &mut S,
     shared: &Shared,
@@ -464,73 +479,27 @@ async fn run_connection<S>(
 where
     S: Transport,
 {
-    let id = handle.id;
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut output = BytesMut::with_capacity(16 * 1024);
-    let (max_bulk, mut query_limit) = {
-        let engine = shared.engine.borrow();
-        let c = &engine.server.config;
-        (
-            c.proto_max_bulk_len as usize,
-            c.client_query_buffer_limit as usize,
-        )
-    };
+    let (max_bulk, mut query_limit) = input_limits(shared);
     let mut decoder = RequestDecoder::new(max_bulk);
-    let mut closing = false;
     loop {
-        let mut more_waiting = false;
-        // Bytes of `output` that came from the outbox (the engine counts them as unsent).
-        let mut from_outbox = 0;
-        let mut ran = 0;
-        let mut aof_pending = false;
+        let mut turn = Turn::default();
         if !handle.is_blocked() && !handle.is_killed() {
             let mut engine = shared.engine.borrow_mut();
-            // Output delivered out of turn comes before the replies of newer requests.
-            if handle.has_outbox() {
-                from_outbox += handle.take_outbox_into(&mut output);
-            }
-            // CONFIG SET applies both limits to open connections too, as in Redis.
-            decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
-            query_limit = engine.server.config.client_query_buffer_limit as usize;
-            loop {
-                let authenticated = handle.is_authenticated();
-                match decoder.decode(&mut input, authenticated) {
-                    Ok(Some(args)) => {
-                        ran += 1;
-                        let outcome = engine.execute(id, args, &mut output);
-                        if let Some(spare) = engine.take_spare_args() {
-                            decoder.give_back(spare);
-                        }
-                        match outcome {
-                            Outcome::Continue => {}
-                            Outcome::Blocked => break,
-                            Outcome::Close => {
-                                closing = true;
-                                break;
-                            }
-                        }
-                        if ran >= REQUESTS_PER_TURN || output.len() >= OUTPUT_PER_TURN {
-                            more_waiting = !input.is_empty();
-                            break;
-                        }
-                    }
-                    Ok(None) => break,
-                    Err(error) => {
-                        engine
-                            .server
-                            .log
-                            .verbose(&format!("Protocol error ({error}) from client: id={id}"));
-                        engine.server.count_error("ERR");
-                        output.extend_from_slice(&error.to_resp());
-                        closing = true;
-                        break;
-                    }
-                }
-            }
+            run_requests(
+                &mut engine,
+                handle,
+                &mut decoder,
+                &mut input,
+                &mut output,
+                &mut query_limit,
+                &mut turn,
+            );
             shared.after_work(&mut engine);
-            aof_pending = engine.ks.stream.aof_pending();
+            turn.aof_pending = engine.ks.stream.aof_pending();
         }
-        if (ran > 1 || (ran == 1 && aof_pending)) && !closing {
+        if (turn.ran > 1 || (turn.ran == 1 && turn.aof_pending)) && !turn.closing {
             // Write in the loop's "before sleep" phase, as Redis does: `yield_now` resumes this
             // task only once every other ready connection has run and the I/O driver has been
             // polled, so replies leave in one burst after all the reads. Writing each
@@ -545,40 +514,18 @@ where
             tokio::task::yield_now().await;
         }
         if handle.has_outbox() {
-            from_outbox += handle.take_outbox_into(&mut output);
+            turn.from_outbox += handle.take_outbox_into(&mut output);
         }
         let mut woken = false;
         if !output.is_empty() {
-            // The AOF gets the turn's writes before any reply leaves (with an fsync under
-            // `appendfsync always`): an acknowledged write is in the file.
-            let wait_for_turn = {
-                let mut engine = shared.engine.borrow_mut();
-                let pending = engine.ks.stream.aof_pending();
-                if pending
-                    && ran > 0
-                    && engine.server.config.appendfsync == crate::base::config::AppendFsync::Always
-                {
-                    true
-                } else {
-                    if pending {
-                        let Engine { ks, server, .. } = &mut *engine;
-                        crate::services::aof::flush(ks, server);
-                    }
-                    false
-                }
-            };
-            if wait_for_turn {
+            if aof_waits_for_turn(shared, turn.ran) {
                 // Redis fsyncs once per event-loop turn (in `beforeSleep`) for every client of
                 // the turn. The yield above let the connections that were ready run; requests
                 // that arrived meanwhile are seen at the I/O driver's next poll, and one more
                 // yield lets them join this fsync rather than need one of their own (-P1, 50
                 // clients: 28 requests per fsync without it, 50 with it, as Redis).
                 tokio::task::yield_now().await;
-                let mut engine = shared.engine.borrow_mut();
-                if engine.ks.stream.aof_pending() {
-                    let Engine { ks, server, .. } = &mut *engine;
-                    crate::services::aof::flush(ks, server);
-                }
+                flush_aof_if_pending(shared);
             }
             match write_unless_killed(stream, &output, handle).await? {
                 Wrote::Killed => return Ok(()),
@@ -591,70 +538,25 @@ where
                     Wrote::All { woken: w } => woken |= w,
                 }
             }
-            handle.wrote(from_outbox);
-            shared.engine.borrow_mut().count_output(output.len());
-            output.clear();
-            if output.capacity() > KEPT_OUTPUT_CAPACITY {
-                // A burst (a subscriber catching up, a huge reply) does not stay allocated.
-                output = BytesMut::with_capacity(16 * 1024);
-            }
+            written(shared, handle, &mut output, turn.from_outbox);
         }
-        if closing || handle.is_killed() {
+        if turn.closing || handle.is_killed() {
             let _ = stream.flush().await;
             return Ok(());
         }
         // A wake-up taken while writing (new output, a release) must not be lost.
-        if more_waiting || woken {
+        if turn.more_waiting || woken {
             tokio::task::yield_now().await;
             continue;
         }
-        // Idle: a script that runs too long may read and answer this socket meanwhile. A small
-        // request begun but not finished goes to the handle as bytes, so that the busy script
-        // can finish reading it and answer it, as Redis does; a big one (a large value still
-        // arriving) stays here and waits for the script to end.
-        let idle = if !S::PLAIN_SOCKET {
-            // A busy script would read the socket's encrypted bytes.
-            false
-        } else if input.is_empty() && !decoder.in_progress() {
-            true
-        } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
-            let mut partial = decoder.take_partial();
-            partial.extend_from_slice(&input);
-            input.clear();
-            handle.with_stolen(|stolen| stolen.extend_from_slice(&partial));
-            true
-        } else {
-            false
-        };
+        let idle = S::PLAIN_SOCKET && hand_over_if_idle(handle, &mut decoder, &mut input);
         handle.set_idle(idle);
-        // The tick may ask for the buffer's room back (see `query_buffer`): all of it for an
-        // idle client — the next read allocates again — or all but the usual 16 KB after a big
-        // request.
-        let keep_room = match handle.query_buffer.take_request() {
-            None => true,
-            Some(resize) => {
-                // Exactly what it holds (usually nothing: no allocation at all).
-                input = BytesMut::from(&input[..]);
-                resize == crate::model::query_buffer::Resize::Shrink
-            }
-        };
-        if keep_room {
-            // Reclaims the consumed front of the buffer when nothing else holds it (no copy
-            // when it is empty), or moves to a fresh one.
-            input.reserve(READ_CHUNK);
-        }
+        give_back_room(handle, &mut input);
         handle.query_buffer.report(input.len(), input.capacity());
         tokio::select! {
             read = stream.read_buf(&mut input) => {
                 let n = read?;
-                if n == 0 {
-                    return Ok(());
-                }
-                handle.query_buffer.report(input.len(), input.capacity());
-                shared.engine.borrow_mut().count_input(id, n, input.len());
-                if input.len() > query_limit {
-                    let mut engine = shared.engine.borrow_mut();
-                    close_over_query_limit(&mut engine, id, &input);
+                if n == 0 || !took_input(shared, handle, &input, n, query_limit) {
                     return Ok(());
                 }
             }
@@ -667,6 +569,178 @@ where
             input = stolen;
         }
     }
+}
+
+/// `proto-max-bulk-len` and `client-query-buffer-limit` as a new connection starts with them.
+fn input_limits(shared: &Shared) -> (usize, usize) {
+    let engine = shared.engine.borrow();
+    let c = &engine.server.config;
+    (
+        c.proto_max_bulk_len as usize,
+        c.client_query_buffer_limit as usize,
+    )
+}
+
+/// Runs the requests `input` holds, up to the turn's limits, their replies into `output`.
+#[inline(always)]
+fn run_requests(
+    engine: &mut Engine,
+    handle: &ClientHandle,
+    decoder: &mut RequestDecoder,
+    input: &mut BytesMut,
+    output: &mut BytesMut,
+    query_limit: &mut usize,
+    turn: &mut Turn,
+) {
+    let id = handle.id;
+    // Output delivered out of turn comes before the replies of newer requests.
+    if handle.has_outbox() {
+        turn.from_outbox += handle.take_outbox_into(output);
+    }
+    // CONFIG SET applies both limits to open connections too, as in Redis.
+    decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
+    *query_limit = engine.server.config.client_query_buffer_limit as usize;
+    loop {
+        let authenticated = handle.is_authenticated();
+        match decoder.decode(input, authenticated) {
+            Ok(Some(args)) => {
+                turn.ran += 1;
+                let outcome = engine.execute(id, args, output);
+                if let Some(spare) = engine.take_spare_args() {
+                    decoder.give_back(spare);
+                }
+                match outcome {
+                    Outcome::Continue => {}
+                    Outcome::Blocked => break,
+                    Outcome::Close => {
+                        turn.closing = true;
+                        break;
+                    }
+                }
+                if turn.ran >= REQUESTS_PER_TURN || output.len() >= OUTPUT_PER_TURN {
+                    turn.more_waiting = !input.is_empty();
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(error) => {
+                engine
+                    .server
+                    .log
+                    .verbose(&format!("Protocol error ({error}) from client: id={id}"));
+                engine.server.count_error("ERR");
+                output.extend_from_slice(&error.to_resp());
+                turn.closing = true;
+                break;
+            }
+        }
+    }
+}
+
+/// The AOF gets the turn's writes before any reply leaves (with an fsync under `appendfsync
+/// always`): an acknowledged write is in the file. True if the flush must wait for the turn's
+/// other connections (`always`, and this connection wrote); otherwise it is done now.
+#[inline]
+fn aof_waits_for_turn(shared: &Shared, ran: usize) -> bool {
+    let mut engine = shared.engine.borrow_mut();
+    let pending = engine.ks.stream.aof_pending();
+    if pending
+        && ran > 0
+        && engine.server.config.appendfsync == crate::base::config::AppendFsync::Always
+    {
+        true
+    } else {
+        if pending {
+            let Engine { ks, server, .. } = &mut *engine;
+            crate::services::aof::flush(ks, server);
+        }
+        false
+    }
+}
+
+/// Flushes the AOF's writes, if any are left (after the turn's wait).
+fn flush_aof_if_pending(shared: &Shared) {
+    let mut engine = shared.engine.borrow_mut();
+    if engine.ks.stream.aof_pending() {
+        let Engine { ks, server, .. } = &mut *engine;
+        crate::services::aof::flush(ks, server);
+    }
+}
+
+/// Accounts for `output` once written, and empties it.
+#[inline]
+fn written(shared: &Shared, handle: &ClientHandle, output: &mut BytesMut, from_outbox: usize) {
+    handle.wrote(from_outbox);
+    shared.engine.borrow_mut().count_output(output.len());
+    output.clear();
+    if output.capacity() > KEPT_OUTPUT_CAPACITY {
+        // A burst (a subscriber catching up, a huge reply) does not stay allocated.
+        *output = BytesMut::with_capacity(16 * 1024);
+    }
+}
+
+/// Whether an idle plain-socket connection may be served by a busy script: a script that runs
+/// too long may read and answer this socket meanwhile. A small request begun but not finished
+/// goes to the handle as bytes, so that the busy script can finish reading it and answer it, as
+/// Redis does; a big one (a large value still arriving) stays here and waits for the script to
+/// end. (Over TLS a busy script would read the socket's encrypted bytes: never idle.)
+fn hand_over_if_idle(
+    handle: &ClientHandle,
+    decoder: &mut RequestDecoder,
+    input: &mut BytesMut,
+) -> bool {
+    if input.is_empty() && !decoder.in_progress() {
+        true
+    } else if decoder.partial_len() + input.len() <= HAND_OVER_LIMIT {
+        let mut partial = decoder.take_partial();
+        partial.extend_from_slice(input);
+        input.clear();
+        handle.with_stolen(|stolen| stolen.extend_from_slice(&partial));
+        true
+    } else {
+        false
+    }
+}
+
+/// Makes room to read into. The tick may ask for the buffer's room back (see `query_buffer`):
+/// all of it for an idle client — the next read allocates again — or all but the usual 16 KB
+/// after a big request.
+#[inline]
+fn give_back_room(handle: &ClientHandle, input: &mut BytesMut) {
+    let keep_room = match handle.query_buffer.take_request() {
+        None => true,
+        Some(resize) => {
+            // Exactly what it holds (usually nothing: no allocation at all).
+            *input = BytesMut::from(&input[..]);
+            resize == crate::model::query_buffer::Resize::Shrink
+        }
+    };
+    if keep_room {
+        // Reclaims the consumed front of the buffer when nothing else holds it (no copy
+        // when it is empty), or moves to a fresh one.
+        input.reserve(READ_CHUNK);
+    }
+}
+
+/// Counts `n` bytes just read; false if the query buffer went over `client-query-buffer-limit`
+/// and the connection is closed.
+#[inline]
+fn took_input(
+    shared: &Shared,
+    handle: &ClientHandle,
+    input: &BytesMut,
+    n: usize,
+    query_limit: usize,
+) -> bool {
+    let id = handle.id;
+    handle.query_buffer.report(input.len(), input.capacity());
+    shared.engine.borrow_mut().count_input(id, n, input.len());
+    if input.len() > query_limit {
+        let mut engine = shared.engine.borrow_mut();
+        close_over_query_limit(&mut engine, id, input);
+        return false;
+    }
+    true
 }
 
 /// Redis's reaction to a query buffer over `client-query-buffer-limit`: its log line (the
@@ -750,7 +824,7 @@ pub(crate) async fn flush_unless_killed<S: AsyncWrite + Unpin>(
 /// command, followed by the same hand-over of out-of-turn output a command gets: a closure's
 /// write that released a blocked client must reach that client's connection.
 pub async fn run_engine_jobs(
-    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::io::server::EngineJob>,
+    mut jobs: tokio::sync::mpsc::UnboundedReceiver<crate::io::startup::EngineJob>,
     shared: Rc<Shared>,
 ) {
     while let Some(job) = jobs.recv().await {

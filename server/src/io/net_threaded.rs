@@ -26,7 +26,7 @@ use tokio::sync::{oneshot, Notify};
 
 use crate::engine::{Engine, Outcome};
 use crate::io::direct::Dataset;
-use crate::io::server::{
+use crate::io::startup::{
     finish, new_engine, prepare, wait_for_shutdown, EngineJob, Prepared, ServerOptions, Start,
 };
 use crate::kernel::gates::Refusal;
@@ -190,7 +190,7 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
         Ok(Ok(engine)) => engine,
         _ => return Err(io::Error::other("the executor thread panicked")),
     };
-    crate::io::server::save_on_stop(&mut engine);
+    crate::io::startup::save_on_stop(&mut engine);
     let data = Dataset::take(&mut engine);
     finish(&options.config, &log);
     Ok(data)

@@ -276,7 +276,7 @@ pub fn deliver_to_other(
     }
     message.write_to(&mut client.pending, client.resp);
     server.pending_writes.push(id);
-    let used = pubsub::unsent_output(client);
+    let used = crate::model::client::unsent_output(client);
     close_if_over_output_limit(server, client, ks.watches.is_broken(id), used, now_ms);
 }
 
@@ -306,7 +306,7 @@ pub fn close_if_over_output_limit(
     {
         limit.hard = server.config.repl_backlog_size;
     }
-    if !pubsub::over_limit_with(client, &limit, used as u64, now_ms) {
+    if !crate::model::client::over_limit_with(client, &limit, used as u64, now_ms) {
         return false;
     }
     client.obuf.closing = true;

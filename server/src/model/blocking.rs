@@ -1,9 +1,10 @@
 //! Blocked clients: a client whose command cannot complete yet waits here, with its command, until
 //! something releases it or its deadline passes.
 //!
-//! Three things block:
+//! Four things block:
 //! - CLIENT PAUSE postpones affected commands; they re-run, in arrival order, when it ends.
-//! - WAIT waits out its timeout (there are no replicas to acknowledge anything).
+//! - WAIT waits until enough replicas acknowledge the write stream up to its offset, or its
+//!   timeout passes; WAITAOF waits out its timeout (no replica acknowledges an fsync here).
 //! - An injected latency fault holds a command's reply until its deadline ([`crate::model::fault_rules`]).
 //! - Blocking pops (BLPOP, BLMOVE, BZPOPMIN, …) wait for a key. Each key has a FIFO queue of the
 //!   clients blocked on it. Any command that writes to a key someone waits on marks it *ready*
@@ -22,7 +23,7 @@ use embedis_datatypes::long_double::LongDouble;
 
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::ValueType;
-use crate::model::client::ClientId;
+use crate::model::client_id::ClientId;
 
 /// What a client blocked on keys waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,7 +45,8 @@ pub enum TimeoutReply {
     NullArray,
     /// `$-1` in RESP2.
     Null,
-    /// An integer (WAIT: the replicas that acknowledged, always 0 here).
+    /// An integer (WAIT's, which the executor replaces at release with the replicas that have
+    /// acknowledged by then).
     Integer(i64),
     /// Two counts (WAITAOF: local AOF files and replicas that fsynced; the local one is 1
     /// when the AOF is on, its writes fsynced before the command blocked).
@@ -57,8 +59,8 @@ pub enum TimeoutReply {
 pub enum BlockReason {
     /// Postponed by CLIENT PAUSE: the command re-runs when the pause ends.
     Postponed,
-    /// WAIT / WAITAOF for acknowledgements that never come; the reply (the counts, 0) at the
-    /// deadline.
+    /// WAITAOF for replicas' fsync acknowledgements, which never come; the reply (the counts)
+    /// at the deadline.
     Wait(TimeoutReply),
     /// WAIT: for `wanted` replicas to acknowledge the stream up to `offset`; released by their
     /// ACKs or at the deadline with the count so far.

@@ -7,6 +7,10 @@
 //! at the end of the current command, handed to its [`ClientHandle`] outbox and the task woken.
 //! The handle also carries the two signals the executor sends a connection: "you were killed"
 //! and "you are blocked / released". [`Clients`] is the executor's table of them.
+//!
+//! The output-buffer limits ([`over_limit`]) are checked here, on what a client has not yet
+//! taken off its socket, and [`unsubscribe_all`] drops a leaving client's subscriptions from
+//! pub/sub's index.
 
 use bytes::BytesMut;
 use embedis_protocol::Version;
@@ -17,10 +21,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::base::config::ObufLimit;
 use crate::model::blocking::Blocked;
+use crate::model::pubsub::{Kind, PubSub};
 use futures_util::task::AtomicWaker;
 
-pub type ClientId = u64;
+pub use crate::model::client_id::ClientId;
 
 /// Appends `from` to `to` and leaves `from` empty; when `to` is empty the buffers are swapped
 /// instead, so that the bytes are not copied and `from` keeps a buffer to write into.
@@ -424,7 +430,7 @@ pub struct ClientState {
     /// Channels, patterns and shard channels this client listens to.
     pub subs: crate::model::pubsub::Subscriptions,
     /// Output-buffer limit state (soft-limit timer, scheduled close).
-    pub obuf: crate::model::pubsub::ObufState,
+    pub obuf: ObufState,
     /// The commands queued since MULTI, while a transaction is open.
     pub multi: Option<Box<crate::model::multi::Transaction>>,
     /// CLIENT TRACKING's options while tracking is on (see [`crate::model::tracking`]).
@@ -473,7 +479,7 @@ impl ClientState {
             blocked: None,
             query_buffer: 0,
             subs: crate::model::pubsub::Subscriptions::default(),
-            obuf: crate::model::pubsub::ObufState::default(),
+            obuf: ObufState::default(),
             multi: None,
             tracking: None,
         }
@@ -538,7 +544,7 @@ impl ClientState {
         let name = String::from_utf8_lossy(&self.name);
         let lib_name = String::from_utf8_lossy(&self.lib_name);
         let lib_ver = String::from_utf8_lossy(&self.lib_ver);
-        let omem = crate::model::pubsub::unsent_output(self);
+        let omem = unsent_output(self);
         let (qbuf, qbuf_free) = self.handle.query_buffer.sizes();
         let resp = match self.resp {
             Version::Resp2 => 2,
@@ -649,5 +655,104 @@ impl Clients {
 
     pub fn ids(&self) -> Vec<ClientId> {
         self.map.keys().copied().collect()
+    }
+}
+
+/// Output-buffer limit bookkeeping of one client.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct ObufState {
+    /// When (unix seconds on the server clock) the output went over the soft limit and has
+    /// stayed over it since.
+    pub soft_since: Option<i64>,
+    /// Already scheduled to be closed: deliver nothing more.
+    pub closing: bool,
+}
+
+/// Removes every subscription of `client` from the server's index (disconnect, RESET).
+pub fn unsubscribe_all(pubsub: &mut PubSub, client: &mut ClientState) {
+    let id = client.id;
+    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
+        for name in std::mem::take(client.subs.of_mut(kind)) {
+            pubsub.unsubscribe(kind, &name, id);
+        }
+    }
+}
+
+/// Output a client has been given but has not yet taken off the socket: what is still in the
+/// engine (`pending`) and what the connection task has not written yet.
+pub fn unsent_output(client: &ClientState) -> usize {
+    client.pending.len() + client.handle.unsent()
+}
+
+/// Redis's output-buffer limit check: true if `client` must be closed — its unsent output
+/// reached the hard limit, or has stayed at or over the soft limit for more than the soft
+/// seconds. Being under the soft limit again resets the soft timer. A limit of 0 is no limit.
+pub fn over_limit(client: &mut ClientState, limit: &ObufLimit, now_ms: i64) -> bool {
+    let used = unsent_output(client) as u64;
+    over_limit_with(client, limit, used, now_ms)
+}
+
+/// [`over_limit`] for `used` bytes counted by the caller (a running client's own replies are
+/// in its connection's output, which the client state does not see).
+pub fn over_limit_with(
+    client: &mut ClientState,
+    limit: &ObufLimit,
+    used: u64,
+    now_ms: i64,
+) -> bool {
+    let now_s = now_ms.div_euclid(1000);
+    let hard = limit.hard != 0 && used >= limit.hard;
+    let mut soft = false;
+    if limit.soft != 0 && used >= limit.soft {
+        match client.obuf.soft_since {
+            None => client.obuf.soft_since = Some(now_s),
+            Some(since) => soft = now_s - since > limit.soft_seconds as i64,
+        }
+    } else {
+        client.obuf.soft_since = None;
+    }
+    hard || soft
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client() -> ClientState {
+        let handle = std::sync::Arc::new(crate::model::client::ClientHandle::new(1));
+        let peer = crate::model::client::Peer::Unix { path: "t".into() };
+        ClientState::new(handle, peer, 0, 0, true)
+    }
+
+    #[test]
+    fn output_limits_hard_at_once_soft_after_its_seconds() {
+        let limit = ObufLimit {
+            hard: 1000,
+            soft: 100,
+            soft_seconds: 2,
+        };
+        let mut c = client();
+        c.pending.extend_from_slice(&[0; 99]);
+        assert!(!over_limit(&mut c, &limit, 0));
+        assert_eq!(c.obuf.soft_since, None);
+        // Over the soft limit: the timer starts; it takes more than 2 whole seconds.
+        c.handle.deliver(&[0; 10]);
+        assert!(!over_limit(&mut c, &limit, 0));
+        assert!(!over_limit(&mut c, &limit, 2_999));
+        assert!(over_limit(&mut c, &limit, 3_000));
+        // Written out in between: the timer starts again.
+        c.handle.wrote(10);
+        assert!(!over_limit(&mut c, &limit, 3_000));
+        assert_eq!(c.obuf.soft_since, None);
+        // The hard limit closes at once.
+        c.handle.deliver(&[0; 901]);
+        assert!(over_limit(&mut c, &limit, 3_000));
+        // A limit of 0 is no limit.
+        let none = ObufLimit {
+            hard: 0,
+            soft: 0,
+            soft_seconds: 0,
+        };
+        assert!(!over_limit(&mut c, &none, 1_000_000));
     }
 }

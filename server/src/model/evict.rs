@@ -227,7 +227,7 @@ impl Evictor {
         started: Instant,
         limit: Duration,
     ) -> Outcome {
-        while crate::model::keyspace::lazyfree_pending_objects() > 0 && started.elapsed() < limit {
+        while crate::model::lazyfree::lazyfree_pending_objects() > 0 && started.elapsed() < limit {
             if self.used_memory(ks) <= config.maxmemory {
                 return Outcome::Ok;
             }

@@ -28,7 +28,7 @@
 //! (a test paused over the wire must be able to advance the clock over the wire).
 //!
 //! This module is the rule store, part of what the executor owns; the engine applies the rules
-//! to requests in `engine/faults.rs`.
+//! to requests in `engine/fault_gate.rs`.
 
 use embedis_datatypes::glob;
 use parking_lot::{Condvar, Mutex};

@@ -23,20 +23,19 @@
 //! key with its TTL and LRU clock ([`Keyspace::take`] / [`Keyspace::put`], used by RENAME, MOVE),
 //! exchanging and emptying databases (SWAPDB, FLUSHDB, FLUSHALL), picking a random live key
 //! (RANDOMKEY) and walking the keys with a SCAN cursor. Emptying a database with `lazy` hands the
-//! old tables to a background thread ([`free_in_background`]), because freeing millions of entries
+//! old tables to a background thread ([`crate::model::lazyfree`]), because freeing millions of entries
 //! takes long enough to stall every client.
 
 use embedis_datatypes::deadline_index::DeadlineIndex;
 use embedis_datatypes::{Dict, SmallBytes};
 use rand::Rng;
 use std::collections::{HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
-use std::sync::OnceLock;
 
 use crate::base::config::event_class;
 use crate::base::value::{AccessClock, Object, Value};
+use crate::model::lazyfree::{dispose, free_effort, free_in_background, LAZYFREE_THRESHOLD};
 use crate::model::notify::Notifications;
+use crate::model::snapshot_capture::{expire_of, saved_entry};
 use crate::model::tracking::Tracking;
 use crate::model::watch::Watches;
 use crate::model::write_stream::WriteStream;
@@ -53,7 +52,7 @@ pub struct Db {
     /// Hashes with field TTLs, by their earliest field deadline (see the module documentation).
     pub field_expires: DeadlineIndex,
     /// The background snapshot's parity and pre-images (see [`crate::model::snapshot`]).
-    pub snapshot: crate::model::snapshot::DbSnapshot,
+    pub snapshot: crate::model::snapshot_capture::DbSnapshot,
 }
 
 impl Db {
@@ -142,6 +141,64 @@ impl Db {
         self.expires_cursor = 0;
         self.field_expires.clear();
         (self.main.take(), self.expires.take())
+    }
+}
+
+impl Db {
+    /// Call before changing or removing `key`'s object (value or TTL): while a snapshot has still
+    /// to write this database, an unwritten object is written as it is now. One branch otherwise.
+    #[inline(always)]
+    pub fn before_change(&mut self, key: &[u8]) {
+        if self.snapshot.capture.is_some() {
+            self.capture_before_change(key);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn capture_before_change(&mut self, key: &[u8]) {
+        let mark = self.snapshot.mark;
+        let Some(obj) = self.main.get_mut(key) else {
+            return;
+        };
+        if obj.snapshot_mark() == mark {
+            return;
+        }
+        obj.set_snapshot_mark(mark);
+        let expire = expire_of(&self.expires, key, obj);
+        let capture = self.snapshot.capture.as_mut().expect("checked");
+        let entry = saved_entry(key, obj, expire, capture.clock);
+        capture.preimages.push(entry);
+    }
+
+    /// Marks a new object as not part of a running snapshot (it did not exist when it began).
+    #[inline(always)]
+    pub fn born(&self, obj: &mut Object) {
+        obj.set_snapshot_mark(self.snapshot.mark);
+    }
+}
+
+/// Captures every unwritten object of `db` now (SWAPDB and FLUSHDB during a snapshot: the
+/// database's contents are about to go where the walk will not find them).
+pub fn capture_all(db: &mut Db) {
+    let Some(capture) = db.snapshot.capture.as_mut() else {
+        return;
+    };
+    let mark = db.snapshot.mark;
+    let clock = capture.clock;
+    let expires = &db.expires;
+    let mut cursor = 0;
+    loop {
+        cursor = db.main.scan_mut(cursor, |key, obj| {
+            if obj.snapshot_mark() != mark {
+                obj.set_snapshot_mark(mark);
+                let expire = expire_of(expires, key, obj);
+                capture.preimages.push(saved_entry(key, obj, expire, clock));
+            }
+        });
+        if cursor == 0 {
+            break;
+        }
     }
 }
 
@@ -1022,8 +1079,8 @@ impl Keyspace {
             return;
         }
         let (low, high) = (a.min(b), a.max(b));
-        crate::model::snapshot::capture_all(&mut self.dbs[a]);
-        crate::model::snapshot::capture_all(&mut self.dbs[b]);
+        capture_all(&mut self.dbs[a]);
+        capture_all(&mut self.dbs[b]);
         if !self.watches.is_empty() {
             self.touch_watched_on_swap(a, b, now);
             self.touch_watched_on_swap(b, a, now);
@@ -1085,7 +1142,7 @@ impl Keyspace {
         // Blocked stream group readers learn that their keys are gone.
         self.ready.signal_db(db);
         self.tracking.signal_flush();
-        crate::model::snapshot::capture_all(&mut self.dbs[db]);
+        capture_all(&mut self.dbs[db]);
         let removed = self.dbs[db].len();
         let tables = self.dbs[db].take_contents();
         dispose(tables, removed, lazy);
@@ -1098,7 +1155,7 @@ impl Keyspace {
         for db in 0..self.dbs.len() {
             self.touch_watched_on_flush(db);
             self.ready.signal_db(db);
-            crate::model::snapshot::capture_all(&mut self.dbs[db]);
+            capture_all(&mut self.dbs[db]);
         }
         self.tracking.signal_flush();
         let removed = self.total_keys();
@@ -1156,60 +1213,6 @@ impl Keyspace {
     }
 }
 
-/// Objects handed to the background thread and not freed yet (INFO's
-/// `lazyfree_pending_objects`).
-static LAZYFREE_PENDING: AtomicUsize = AtomicUsize::new(0);
-
-/// Objects waiting to be freed by the background thread.
-pub fn lazyfree_pending_objects() -> usize {
-    LAZYFREE_PENDING.load(Ordering::Relaxed)
-}
-
-/// Objects the background thread has freed since the last CONFIG RESETSTAT (INFO
-/// `lazyfreed_objects`).
-static LAZYFREED: AtomicUsize = AtomicUsize::new(0);
-
-pub fn lazyfreed_objects() -> usize {
-    LAZYFREED.load(Ordering::Relaxed)
-}
-
-pub fn reset_lazyfreed_objects() {
-    LAZYFREED.store(0, Ordering::Relaxed);
-}
-
-/// Something to drop off the executor thread, with the number of objects it holds.
-type Garbage = (Box<dyn Send>, usize);
-
-/// Drops `garbage`, which holds `objects` keys or elements, on a background thread: the
-/// executor only pays for sending it. The thread is started on first use and lives as long as
-/// the process, like Redis's lazy-free worker; if it cannot be started, the caller frees inline.
-pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
-    static WORKER: OnceLock<Option<mpsc::Sender<Garbage>>> = OnceLock::new();
-    let worker = WORKER.get_or_init(|| {
-        let (tx, rx) = mpsc::channel::<Garbage>();
-        std::thread::Builder::new()
-            .name("embedis-lazyfree".into())
-            .spawn(move || {
-                for (garbage, objects) in rx {
-                    drop(garbage);
-                    LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
-                    LAZYFREED.fetch_add(objects, Ordering::Relaxed);
-                }
-            })
-            .ok()
-            .map(|_| tx)
-    });
-    LAZYFREE_PENDING.fetch_add(objects, Ordering::Relaxed);
-    let unsent = match worker {
-        Some(tx) => tx.send((Box::new(garbage), objects)).err().map(|e| e.0),
-        None => Some((Box::new(garbage) as Box<dyn Send>, objects)),
-    };
-    if let Some((garbage, objects)) = unsent {
-        drop(garbage);
-        LAZYFREE_PENDING.fetch_sub(objects, Ordering::Relaxed);
-    }
-}
-
 /// The object of a key about to be added to `d`, as the policy makes it (see
 /// [`AccessClock::object`]), and whether [`hold_growth`] held the table back (the caller
 /// inserts, then calls [`release_growth`]). Without `limits` (no `maxmemory`, no LFU policy) a
@@ -1262,75 +1265,9 @@ fn release_growth(d: &mut Db, held: bool) {
     }
 }
 
-/// Values whose freeing costs more than this many allocations go to the background thread when
-/// freed lazily (Redis's `LAZYFREE_THRESHOLD`): below it, the hand-over costs more than it saves.
-const LAZYFREE_THRESHOLD: usize = 64;
-
-/// About how many allocations freeing `value` takes (Redis's `lazyfreeGetFreeEffort`: elements
-/// of a big collection — a list counts its elements where Redis counts nodes; 1 for strings
-/// and compact encodings).
-fn free_effort(value: &Value) -> usize {
-    match value {
-        Value::List(list) => list.len(),
-        Value::Hash(h) if h.encoding_name() == "hashtable" => h.len(),
-        Value::Set(s) if s.encoding_name() == "hashtable" => s.len(),
-        Value::ZSet(z) if z.encoding_name() == "skiplist" => z.len(),
-        // Redis: its radix tree's nodes, plus per group one allocation and (estimated from the
-        // first group's) its pending entries.
-        Value::Stream(s) => {
-            let first_pel = s.groups.values().next().map_or(0, |g| g.pel.len());
-            s.radix_tree_nodes() + s.groups.len() * (1 + first_pel)
-        }
-        _ => 1,
-    }
-}
-
-/// Frees detached tables: in the background when `lazy` and there is something to free.
-fn dispose<T: Send + 'static>(tables: T, objects: usize, lazy: bool) {
-    if lazy && objects > 0 {
-        #[cfg(test)]
-        HANDED_TO_BACKGROUND.with(|n| n.set(n.get() + objects));
-        free_in_background(tables, objects);
-    } else {
-        drop(tables);
-    }
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Objects this thread's flushes and deletions handed to the background thread: per test
-    /// thread, so that tests running side by side do not see each other's (the process-wide
-    /// INFO counters are reset by any test's CONFIG RESETSTAT).
-    static HANDED_TO_BACKGROUND: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// See [`HANDED_TO_BACKGROUND`].
-#[cfg(test)]
-pub fn handed_to_background() -> usize {
-    HANDED_TO_BACKGROUND.with(|n| n.get())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn background_garbage_is_dropped_on_the_lazyfree_thread() {
-        struct Recorder(mpsc::Sender<Option<String>>);
-        impl Drop for Recorder {
-            fn drop(&mut self) {
-                let name = std::thread::current().name().map(str::to_owned);
-                let _ = self.0.send(name);
-            }
-        }
-        let (tx, rx) = mpsc::channel();
-        dispose(Recorder(tx.clone()), 1, true);
-        let lazy = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
-        assert_eq!(lazy.as_deref(), Some("embedis-lazyfree"));
-        dispose(Recorder(tx), 1, false);
-        let inline = rx.recv_timeout(std::time::Duration::from_secs(60)).unwrap();
-        assert_eq!(inline, std::thread::current().name().map(str::to_owned));
-    }
 
     #[test]
     fn lazy_expiry_on_access() {
@@ -1460,23 +1397,6 @@ mod tests {
         assert!(ks.dbs[2].expires.is_empty() && ks.dbs[2].avg_ttl == 0);
         assert_eq!(ks.flush_all(true), 1);
         assert_eq!(ks.total_keys(), 0);
-    }
-
-    #[test]
-    fn background_free_runs_on_another_thread() {
-        struct Probe(std::sync::mpsc::Sender<Option<String>>);
-        impl Drop for Probe {
-            fn drop(&mut self) {
-                let name = std::thread::current().name().map(str::to_string);
-                let _ = self.0.send(name);
-            }
-        }
-        let (tx, rx) = std::sync::mpsc::channel();
-        free_in_background(Probe(tx), 1);
-        let dropped_on = rx
-            .recv_timeout(std::time::Duration::from_secs(10))
-            .expect("dropped");
-        assert_eq!(dropped_on.as_deref(), Some("embedis-lazyfree"));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Pub/sub state: who listens to which channel, pattern and shard channel, on both sides — the
 //! server's index from a name to its subscribers ([`PubSub`], in [`crate::model::state::ServerState`])
-//! and each client's own sets ([`Subscriptions`], in [`crate::model::client::ClientState`]) — plus the
-//! output-buffer limits that protect the server from subscribers that stop reading.
+//! and each client's own sets ([`Subscriptions`], in [`crate::model::client::ClientState`]). The
+//! output-buffer limits that protect the server from subscribers that stop reading are the
+//! client's ([`crate::model::client::over_limit`]).
 //!
 //! Delivery order follows Redis 7.0: a channel's subscribers in the order they subscribed, then
 //! the subscribers of every matching pattern (patterns in the order they were first subscribed —
@@ -11,15 +12,14 @@
 //! there too, so only single-name cases are comparable byte for byte).
 //!
 //! The engine keeps both sides consistent: [`PubSub::subscribe`] / [`PubSub::unsubscribe`] are
-//! called only when the client's own set changed, and [`unsubscribe_all`] runs when a client
-//! disconnects or is RESET.
+//! called only when the client's own set changed, and
+//! [`crate::model::client::unsubscribe_all`] runs when a client disconnects or is RESET.
 
 use bytes::Bytes;
 use indexmap::{IndexMap, IndexSet};
 use std::collections::HashMap;
 
-use crate::base::config::ObufLimit;
-use crate::model::client::{ClientId, ClientState};
+use crate::model::client_id::ClientId;
 
 type Names = IndexSet<Bytes, ahash::RandomState>;
 
@@ -90,16 +90,6 @@ impl Subscriptions {
             Kind::Shard => self.shard.len(),
         }
     }
-}
-
-/// Output-buffer limit bookkeeping of one client.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct ObufState {
-    /// When (unix seconds on the server clock) the output went over the soft limit and has
-    /// stayed over it since.
-    pub soft_since: Option<i64>,
-    /// Already scheduled to be closed: deliver nothing more.
-    pub closing: bool,
 }
 
 /// The server's index: name → subscribers in subscription order.
@@ -188,52 +178,6 @@ impl PubSub {
     }
 }
 
-/// Removes every subscription of `client` from the server's index (disconnect, RESET).
-pub fn unsubscribe_all(pubsub: &mut PubSub, client: &mut ClientState) {
-    let id = client.id;
-    for kind in [Kind::Channel, Kind::Pattern, Kind::Shard] {
-        for name in std::mem::take(client.subs.of_mut(kind)) {
-            pubsub.unsubscribe(kind, &name, id);
-        }
-    }
-}
-
-/// Output a client has been given but has not yet taken off the socket: what is still in the
-/// engine (`pending`) and what the connection task has not written yet.
-pub fn unsent_output(client: &ClientState) -> usize {
-    client.pending.len() + client.handle.unsent()
-}
-
-/// Redis's output-buffer limit check: true if `client` must be closed — its unsent output
-/// reached the hard limit, or has stayed at or over the soft limit for more than the soft
-/// seconds. Being under the soft limit again resets the soft timer. A limit of 0 is no limit.
-pub fn over_limit(client: &mut ClientState, limit: &ObufLimit, now_ms: i64) -> bool {
-    let used = unsent_output(client) as u64;
-    over_limit_with(client, limit, used, now_ms)
-}
-
-/// [`over_limit`] for `used` bytes counted by the caller (a running client's own replies are
-/// in its connection's output, which the client state does not see).
-pub fn over_limit_with(
-    client: &mut ClientState,
-    limit: &ObufLimit,
-    used: u64,
-    now_ms: i64,
-) -> bool {
-    let now_s = now_ms.div_euclid(1000);
-    let hard = limit.hard != 0 && used >= limit.hard;
-    let mut soft = false;
-    if limit.soft != 0 && used >= limit.soft {
-        match client.obuf.soft_since {
-            None => client.obuf.soft_since = Some(now_s),
-            Some(since) => soft = now_s - since > limit.soft_seconds as i64,
-        }
-    } else {
-        client.obuf.soft_since = None;
-    }
-    hard || soft
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -278,44 +222,6 @@ mod tests {
         let mut names = ps.channel_names(false, None);
         names.sort();
         assert!(names.is_empty());
-    }
-
-    fn client() -> ClientState {
-        let handle = std::sync::Arc::new(crate::model::client::ClientHandle::new(1));
-        let peer = crate::model::client::Peer::Unix { path: "t".into() };
-        ClientState::new(handle, peer, 0, 0, true)
-    }
-
-    #[test]
-    fn output_limits_hard_at_once_soft_after_its_seconds() {
-        let limit = ObufLimit {
-            hard: 1000,
-            soft: 100,
-            soft_seconds: 2,
-        };
-        let mut c = client();
-        c.pending.extend_from_slice(&[0; 99]);
-        assert!(!over_limit(&mut c, &limit, 0));
-        assert_eq!(c.obuf.soft_since, None);
-        // Over the soft limit: the timer starts; it takes more than 2 whole seconds.
-        c.handle.deliver(&[0; 10]);
-        assert!(!over_limit(&mut c, &limit, 0));
-        assert!(!over_limit(&mut c, &limit, 2_999));
-        assert!(over_limit(&mut c, &limit, 3_000));
-        // Written out in between: the timer starts again.
-        c.handle.wrote(10);
-        assert!(!over_limit(&mut c, &limit, 3_000));
-        assert_eq!(c.obuf.soft_since, None);
-        // The hard limit closes at once.
-        c.handle.deliver(&[0; 901]);
-        assert!(over_limit(&mut c, &limit, 3_000));
-        // A limit of 0 is no limit.
-        let none = ObufLimit {
-            hard: 0,
-            soft: 0,
-            soft_seconds: 0,
-        };
-        assert!(!over_limit(&mut c, &none, 1_000_000));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Query buffers: what CLIENT LIST reports of each connection's read buffer (`qbuf`,
 //! `qbuf-free`) and Redis's rule for giving its spare room back (`clientsCron`'s resize).
 //!
-//! The buffer itself belongs to the connection's I/O task (`net.rs`), which reads into it with
+//! The buffer itself belongs to the connection's I/O task (`io/net.rs`), which reads into it with
 //! 16 KB of room and keeps it between requests, so that a busy connection allocates nothing per
 //! request. The task publishes the buffer's length and capacity here with two relaxed stores per
 //! read (and once more when it goes idle, the requests consumed), and remembers the largest

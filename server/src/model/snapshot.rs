@@ -4,7 +4,8 @@
 //! Redis forks and lets the kernel's copy-on-write keep the child's view frozen. embedis also runs
 //! inside test processes, where fork with live threads is unsafe, so it keeps the point in time
 //! itself, in the spirit of Dragonfly's versioned snapshots: every object header carries one
-//! *snapshot mark* bit, and each database a parity ([`DbSnapshot::mark`]). Outside a snapshot
+//! *snapshot mark* bit, and each database a parity
+//! ([`DbSnapshot::mark`](crate::model::snapshot_capture::DbSnapshot::mark)). Outside a snapshot
 //! every object's mark equals its database's parity. Starting a snapshot flips the parity of every
 //! database — O(databases), not O(keys) — which makes every existing object *unwritten*; objects
 //! created afterwards are born with the new parity (they did not exist at the snapshot's point in
@@ -19,185 +20,16 @@
 //! (an RDB file groups keys by SELECTDB); a database the walk has finished drops its capture, so
 //! writes there cost one branch again. Whole-database operations are handled by their callers:
 //! SWAPDB and FLUSHDB first capture every unwritten object of the databases involved
-//! ([`capture_all`]); FLUSHALL aborts the snapshot, as Redis kills its saving child.
+//! ([`capture_all`](crate::model::keyspace::capture_all)); FLUSHALL aborts the snapshot, as Redis kills its saving child.
 //!
 //! Copying a value out ([`crate::base::formats::rdb_convert::to_rdb`]) is the only work on the executor's thread;
 //! the bytes are laid out and written by [`crate::base::formats::rdb_file::WriterThread`].
 
 use crate::base::formats::rdb_file::{KeyspaceSink, RdbItem, SaveError, SavedEntry, WriterThread};
-use crate::base::value::{lru_clock, AccessClock, Object, Value};
-use crate::model::keyspace::{Db, Keyspace};
-use embedis_datatypes::dict::Dict;
-use embedis_datatypes::SmallBytes;
-use embedis_rdb::{EntryMeta, RdbValue};
+use crate::model::keyspace::Keyspace;
+pub use crate::model::snapshot_capture::ClockInFile;
+use crate::model::snapshot_capture::{expire_of, refill_entry, saved_entry, Capture};
 use std::time::{Duration, Instant};
-
-/// How entries carry the access clock: Redis writes the LRU idle time under an LRU policy and
-/// the LFU counter under an LFU policy, and nothing otherwise.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ClockInFile {
-    #[default]
-    Nothing,
-    /// Idle seconds, measured at this time (ms).
-    Idle { now_ms: i64 },
-    /// The LFU counter as of this time (ms), decayed by the policy.
-    Freq { now_ms: i64, clock: AccessClock },
-}
-
-impl ClockInFile {
-    /// What the configuration asks for.
-    pub fn for_config(
-        config: &crate::base::config::Config,
-        clock: AccessClock,
-        now_ms: i64,
-    ) -> Self {
-        let policy = config.maxmemory_policy.name();
-        if policy.contains("lfu") {
-            ClockInFile::Freq { now_ms, clock }
-        } else if policy.contains("lru") {
-            ClockInFile::Idle { now_ms }
-        } else {
-            ClockInFile::Nothing
-        }
-    }
-}
-
-/// The snapshot state of one database.
-#[derive(Debug, Default)]
-pub struct DbSnapshot {
-    /// The parity that marks an object as written (or born after the snapshot began).
-    pub mark: bool,
-    /// While a snapshot still has this database to write: the pre-images waiting for it.
-    pub capture: Option<Box<Capture>>,
-}
-
-/// Pre-images of one database, waiting for the walk to reach it.
-#[derive(Debug, Default)]
-pub struct Capture {
-    pub preimages: Vec<SavedEntry>,
-    pub clock: ClockInFile,
-}
-
-/// One key as a file holds it.
-pub fn saved_entry(
-    key: &[u8],
-    obj: &Object,
-    expire_ms: Option<i64>,
-    clock: ClockInFile,
-) -> SavedEntry {
-    SavedEntry {
-        key: key.to_vec(),
-        value: crate::base::formats::rdb_convert::to_rdb(&obj.value),
-        meta: entry_meta(obj, expire_ms, clock),
-    }
-}
-
-/// A key's TTL as a file holds it: the expiry table is read only for objects flagged as having
-/// one (most have none, and the lookup is a second hash probe).
-fn expire_of(expires: &Dict<SmallBytes, i64>, key: &[u8], obj: &Object) -> Option<i64> {
-    if obj.has_expire() {
-        expires.get(key).copied()
-    } else {
-        None
-    }
-}
-
-/// The TTL and LRU/LFU information written before a key.
-fn entry_meta(obj: &Object, expire_ms: Option<i64>, clock: ClockInFile) -> EntryMeta {
-    let mut meta = EntryMeta {
-        expire_ms,
-        ..Default::default()
-    };
-    match clock {
-        ClockInFile::Nothing => {}
-        ClockInFile::Idle { now_ms } => meta.idle = Some(obj.idle_ms(lru_clock(now_ms)) / 1000),
-        ClockInFile::Freq { now_ms, clock } => meta.freq = Some(clock.freq(obj, now_ms)),
-    }
-    meta
-}
-
-/// [`saved_entry`] into an entry already written, keeping its buffers: the key's, and a string
-/// value's when the new value is a string too (the common case of a walk).
-pub fn refill_entry(
-    entry: &mut SavedEntry,
-    key: &[u8],
-    obj: &Object,
-    expire_ms: Option<i64>,
-    clock: ClockInFile,
-) {
-    entry.key.clear();
-    entry.key.extend_from_slice(key);
-    entry.meta = entry_meta(obj, expire_ms, clock);
-    match (&mut entry.value, &obj.value) {
-        (RdbValue::String(buf), Value::Int(n)) => {
-            buf.clear();
-            buf.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes());
-        }
-        (RdbValue::String(buf), value @ (Value::Str(_) | Value::Raw(_) | Value::Hll(_))) => {
-            buf.clear();
-            buf.extend_from_slice(&value.string_bytes().expect("a string value"));
-        }
-        (_, value) => entry.value = crate::base::formats::rdb_convert::to_rdb(value),
-    }
-}
-
-impl Db {
-    /// Call before changing or removing `key`'s object (value or TTL): while a snapshot has still
-    /// to write this database, an unwritten object is written as it is now. One branch otherwise.
-    #[inline(always)]
-    pub fn before_change(&mut self, key: &[u8]) {
-        if self.snapshot.capture.is_some() {
-            self.capture_before_change(key);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn capture_before_change(&mut self, key: &[u8]) {
-        let mark = self.snapshot.mark;
-        let Some(obj) = self.main.get_mut(key) else {
-            return;
-        };
-        if obj.snapshot_mark() == mark {
-            return;
-        }
-        obj.set_snapshot_mark(mark);
-        let expire = expire_of(&self.expires, key, obj);
-        let capture = self.snapshot.capture.as_mut().expect("checked");
-        let entry = saved_entry(key, obj, expire, capture.clock);
-        capture.preimages.push(entry);
-    }
-
-    /// Marks a new object as not part of a running snapshot (it did not exist when it began).
-    #[inline(always)]
-    pub fn born(&self, obj: &mut Object) {
-        obj.set_snapshot_mark(self.snapshot.mark);
-    }
-}
-
-/// Captures every unwritten object of `db` now (SWAPDB and FLUSHDB during a snapshot: the
-/// database's contents are about to go where the walk will not find them).
-pub fn capture_all(db: &mut Db) {
-    let Some(capture) = db.snapshot.capture.as_mut() else {
-        return;
-    };
-    let mark = db.snapshot.mark;
-    let clock = capture.clock;
-    let expires = &db.expires;
-    let mut cursor = 0;
-    loop {
-        cursor = db.main.scan_mut(cursor, |key, obj| {
-            if obj.snapshot_mark() != mark {
-                obj.set_snapshot_mark(mark);
-                let expire = expire_of(expires, key, obj);
-                capture.preimages.push(saved_entry(key, obj, expire, clock));
-            }
-        });
-        if cursor == 0 {
-            break;
-        }
-    }
-}
 
 /// A background snapshot walking the keyspace (see the module documentation).
 pub struct SnapshotWalk {
@@ -224,7 +56,7 @@ pub struct SnapshotWalk {
 
 /// Entries handed to the writer at a time.
 const BATCH: usize = 256;
-/// Hash-table buckets the walk takes per call into the table ([`Dict::scan_mut_batch`] warms a
+/// Hash-table buckets the walk takes per call into the table ([`scan_mut_batch`](embedis_datatypes::dict::Dict::scan_mut_batch) warms a
 /// batch's buckets before visiting them; a call per bucket spent its time in cache misses).
 const BUCKETS_PER_CALL: usize = 64;
 

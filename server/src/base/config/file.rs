@@ -1,0 +1,179 @@
+//! Reading the configuration at start-up: a config file's text (Redis's format and quoting) and
+//! the command line's `--name value` arguments, which become config-file text too, with Redis's
+//! fatal-error report ([`ConfigError`]) for a bad line.
+
+use super::{find_param, parse_save_points, Config};
+
+/// A problem in a config file or on the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub line_number: usize,
+    pub line: String,
+    pub reason: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "\n*** FATAL CONFIG FILE ERROR (embedis {}) ***\nReading the configuration file, at line {}\n>>> '{}'\n{}",
+            env!("CARGO_PKG_VERSION"),
+            self.line_number,
+            self.line,
+            self.reason
+        )
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Redis parameters that embedis knows of but does not implement yet; refused with a clear
+/// message instead of "bad directive".
+const KNOWN_UNIMPLEMENTED: &[&str] = &[
+    "rename-command",
+    "supervised",
+    "lazyfree-lazy-user-flush",
+    "io-threads-do-reads",
+    "include",
+    "loadmodule",
+    "syslog-enabled",
+];
+
+/// The parameters Redis 7.0 flags `MULTI_ARG_CONFIG`: a config-file line gives their value as
+/// several words.
+const MULTI_ARG: &[&str] = &[
+    "bind",
+    "save",
+    "replicaof",
+    "client-output-buffer-limit",
+    "latency-tracking-info-percentiles",
+    "oom-score-adj-values",
+    "shutdown-on-sigint",
+    "shutdown-on-sigterm",
+];
+
+impl Config {
+    /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
+    /// in `sdssplitargs`) on top of the current values.
+    pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
+        let mut save_seen = false;
+        for (index, raw_line) in text.lines().enumerate() {
+            // Redis trims only these four (`sdstrim(line, " \t\r\n")`).
+            let line = raw_line.trim_matches([' ', '\t', '\r', '\n']);
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let error = |reason: String| ConfigError {
+                line_number: index + 1,
+                line: line.to_string(),
+                reason,
+            };
+            let args = embedis_protocol::inline::split_args(line.as_bytes())
+                .map_err(|_| error("Unbalanced quotes in configuration line".into()))?;
+            let args: Vec<String> = args
+                .into_iter()
+                .map(|a| String::from_utf8_lossy(&a).into_owned())
+                .collect();
+            let Some((name, values)) = args.split_first() else {
+                continue;
+            };
+            // `user <name> <rules…>`: checked and applied at start-up with the command table.
+            if name.eq_ignore_ascii_case("user") && !values.is_empty() {
+                self.users
+                    .push(values.iter().map(|v| v.as_bytes().to_vec()).collect());
+                continue;
+            }
+            let Some(param) = find_param(name) else {
+                let reason = if KNOWN_UNIMPLEMENTED
+                    .iter()
+                    .any(|k| k.eq_ignore_ascii_case(name))
+                {
+                    format!("embedis does not implement '{name}' yet")
+                } else {
+                    "Bad directive or wrong number of arguments".to_string()
+                };
+                return Err(error(reason));
+            };
+            // Redis's multi-argument parameters take their words either separately or as one
+            // quoted word, which it splits (`--save "900 1"`, a file line
+            // `client-output-buffer-limit normal 0 0 0`); the others need exactly one word.
+            let split;
+            let values = match values {
+                [one] if MULTI_ARG.contains(&param.name) && !one.is_empty() => {
+                    split = embedis_protocol::inline::split_args(one.as_bytes())
+                        .map_err(|_| error("Unbalanced quotes in configuration line".into()))?
+                        .into_iter()
+                        .map(|a| String::from_utf8_lossy(&a).into_owned())
+                        .collect::<Vec<_>>();
+                    &split[..]
+                }
+                _ => values,
+            };
+            let value = match (param.name, values) {
+                ("save", v) => v.join(" "),
+                (name, v) if MULTI_ARG.contains(&name) && name != "replicaof" && !v.is_empty() => {
+                    v.join(" ")
+                }
+                ("replicaof", [host, port]) => format!("{host} {port}"),
+                (_, [one]) => one.clone(),
+                _ => return Err(error("wrong number of arguments".into())),
+            };
+            param.validate(&value).map_err(|e| error(e.to_string()))?;
+            // Several `save` lines add up (the first replaces the defaults), as in Redis.
+            if param.name == "save" && save_seen && !value.trim().is_empty() {
+                let more = parse_save_points(&value).unwrap_or_default();
+                self.save_points.extend(more);
+                continue;
+            }
+            if param.name == "save" {
+                save_seen = true;
+            }
+            (param.set)(self, &value);
+        }
+        Ok(())
+    }
+
+    /// Parses redis-server style arguments: an optional config file path first, then
+    /// `--name value…` pairs (a value may be several words). Returns the config text they make.
+    pub fn args_to_text(args: &[String]) -> Result<(Option<String>, String), String> {
+        let mut file = None;
+        let mut rest = args;
+        if let Some(first) = args.first() {
+            if !first.starts_with("--") {
+                file = Some(first.clone());
+                rest = &args[1..];
+            }
+        }
+        let mut text = String::new();
+        for arg in rest {
+            if let Some(name) = arg.strip_prefix("--") {
+                if !text.is_empty() {
+                    text.push('\n');
+                }
+                text.push_str(name);
+            } else {
+                if text.is_empty() {
+                    return Err(format!("Invalid argument '{arg}': options start with --"));
+                }
+                text.push(' ');
+                text.push_str(&quote_arg(arg));
+            }
+        }
+        Ok((file, text))
+    }
+}
+
+/// Quotes a command-line value so that `split_args` gives it back as one argument.
+fn quote_arg(arg: &str) -> String {
+    let mut out = String::from("\"");
+    for c in arg.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            other => out.push(other),
+        }
+    }
+    out.push('"');
+    out
+}
