@@ -29,143 +29,6 @@ use crate::model::state::ServerState;
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::STALE)
-    .union(Flags::NO_ASYNC_LOADING);
-/// The admin subcommands that only read (Redis does not flag them `no_async_loading`).
-const ADMIN_READ: Flags = Flags::ADMIN.union(Flags::STALE);
-const ADMIN_ACL: Acl = Acl::ADMIN.union(Acl::SLOW).union(Acl::DANGEROUS);
-const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
-
-macro_rules! sub {
-    ($name:literal, $arity:expr, $handler:expr, $flags:expr, $acl:expr, $since:literal, $complexity:literal, $summary:literal, $syntax:literal) => {
-        CommandSpec::new($name, $arity, $handler)
-            .flags($flags)
-            .acl($acl)
-            .doc("cluster", $since, $complexity, $summary, $syntax)
-    };
-}
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    sub!("addslots", -3, addslots, ADMIN, ADMIN_ACL, "3.0.0",
-        "O(N) where N is the total number of hash slot arguments",
-        "Assigns slots to this node.", "slot:integer..."),
-    sub!("addslotsrange", -4, addslotsrange, ADMIN, ADMIN_ACL, "7.0.0",
-        "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
-        "Assigns ranges of slots to this node.",
-        "range=(start-slot:integer end-slot:integer)..."),
-    sub!("bumpepoch", 2, bumpepoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Gives this node a new, highest config epoch.", "")
-        .tips(NONDETERMINISTIC),
-    sub!("count-failure-reports", 3, count_failure_reports, ADMIN_READ, ADMIN_ACL, "3.0.0",
-        "O(N) where N is the number of failure reports",
-        "Returns how many failure reports a node has.", "node-id")
-        .tips(NONDETERMINISTIC),
-    sub!("countkeysinslot", 3, countkeysinslot, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
-        "Returns how many keys of a slot this node holds.", "slot:integer"),
-    sub!("delslots", -3, delslots, ADMIN, ADMIN_ACL, "3.0.0",
-        "O(N) where N is the total number of hash slot arguments",
-        "Stops assigning slots to any node.", "slot:integer..."),
-    sub!("delslotsrange", -4, delslotsrange, ADMIN, ADMIN_ACL, "7.0.0",
-        "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
-        "Stops assigning ranges of slots to any node.",
-        "range=(start-slot:integer end-slot:integer)..."),
-    sub!("failover", -2, failover, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Makes a replica take its primary's place.", "[options=(FORCE|TAKEOVER)]"),
-    sub!("flushslots", 2, flushslots, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Stops assigning this node's slots.", ""),
-    sub!("forget", 3, forget, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Removes a node from this node's view.", "node-id"),
-    sub!("getkeysinslot", 4, getkeysinslot, Flags::STALE, Acl::SLOW, "3.0.0",
-        "O(log(N)) where N is the number of requested keys",
-        "Returns up to a count of the keys of a slot.", "slot:integer count:integer")
-        .tips(NONDETERMINISTIC),
-    sub!("help", 2, help, Flags::LOADING.union(Flags::STALE), Acl::SLOW, "5.0.0", "O(1)",
-        "Lists the CLUSTER subcommands.", ""),
-    sub!("info", 2, info, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
-        "Returns the state of the cluster as this node sees it.", "")
-        .tips(NONDETERMINISTIC),
-    sub!("keyslot", 3, keyslot, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the number of bytes in the key",
-        "Returns the hash slot of a key.", "key:string"),
-    sub!("links", 2, links, Flags::STALE, Acl::SLOW, "7.0.0", "O(N) where N is the total number of Cluster nodes",
-        "Returns this node's bus links to other nodes.", "")
-        .tips(NONDETERMINISTIC),
-    sub!("meet", -4, meet, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Makes this node join another node's cluster.",
-        "ip port:integer [cluster_bus_port:integer@4.0.0]"),
-    sub!("myid", 2, myid, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
-        "Returns this node's ID.", ""),
-    sub!("nodes", 2, nodes, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
-        "Returns the cluster's configuration as this node sees it.", "")
-        .tips(NONDETERMINISTIC),
-    sub!("replicas", 3, replicas, ADMIN_READ, ADMIN_ACL, "5.0.0", "O(1)",
-        "Lists the replicas of a primary node.", "node-id")
-        .tips(NONDETERMINISTIC),
-    sub!("replicate", 3, replicate, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Makes this node a replica of a primary node.", "node-id"),
-    sub!("reset", -2, reset, ADMIN.union(Flags::NOSCRIPT).without(Flags::NO_ASYNC_LOADING), ADMIN_ACL, "3.0.0",
-        "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
-        "Makes this node forget the cluster.", "[reset-type=(HARD|SOFT)]"),
-    sub!("saveconfig", 2, saveconfig, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Saves the cluster configuration (kept in memory by embedis).", ""),
-    sub!("set-config-epoch", 3, set_config_epoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Sets the config epoch of a fresh node.", "config-epoch:integer"),
-    sub!("setslot", -4, setslot, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Binds a slot to a node, or marks it migrating, importing or stable.",
-        "slot:integer subcommand=(IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE)"),
-    sub!("shards", 2, shards, Flags::STALE, Acl::SLOW, "7.0.0", "O(N) where N is the total number of cluster nodes",
-        "Returns the cluster's shards: their slots and nodes.", "")
-        .tips(NONDETERMINISTIC),
-    sub!("slaves", 3, replicas, ADMIN_READ, ADMIN_ACL, "3.0.0", "O(1)",
-        "Lists the replicas of a primary node (old name of REPLICAS).", "node-id")
-        .tips(NONDETERMINISTIC),
-    sub!("slots", 2, slots, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
-        "Returns the slot ranges and the nodes serving them.", "")
-        .tips(NONDETERMINISTIC),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::container("cluster", SUBCOMMANDS)
-        .acl(Acl::SLOW)
-        .doc(
-            "cluster",
-            "3.0.0",
-            "Depends on subcommand.",
-            "Container for the cluster commands.",
-            "",
-        ),
-    CommandSpec::new("asking", 1, asking)
-        .flags(Flags::FAST)
-        .acl(Acl::FAST.union(Acl::CONNECTION))
-        .doc(
-            "cluster",
-            "3.0.0",
-            "O(1)",
-            "Lets the next command reach a slot this node is importing.",
-            "",
-        ),
-    CommandSpec::new("readonly", 1, readonly)
-        .flags(Flags::FAST.union(Flags::LOADING).union(Flags::STALE))
-        .acl(Acl::FAST.union(Acl::CONNECTION))
-        .doc(
-            "cluster",
-            "3.0.0",
-            "O(1)",
-            "Lets this connection read from a replica node.",
-            "",
-        ),
-    CommandSpec::new("readwrite", 1, readwrite)
-        .flags(Flags::FAST.union(Flags::LOADING).union(Flags::STALE))
-        .acl(Acl::FAST.union(Acl::CONNECTION))
-        .doc(
-            "cluster",
-            "3.0.0",
-            "O(1)",
-            "Ends READONLY on this connection.",
-            "",
-        ),
-];
-
 /// The gate of every handler here: cluster mode must be on.
 fn enabled(ctx: &mut Ctx<'_>) -> CmdResult {
     if !ctx.server.cluster.enabled {
@@ -1159,3 +1022,143 @@ fn readwrite(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::STALE)
+    .union(Flags::NO_ASYNC_LOADING);
+
+/// The admin subcommands that only read (Redis does not flag them `no_async_loading`).
+const ADMIN_READ: Flags = Flags::ADMIN.union(Flags::STALE);
+
+const ADMIN_ACL: Acl = Acl::ADMIN.union(Acl::SLOW).union(Acl::DANGEROUS);
+
+const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
+
+macro_rules! sub {
+    ($name:literal, $arity:expr, $handler:expr, $flags:expr, $acl:expr, $since:literal, $complexity:literal, $summary:literal, $syntax:literal) => {
+        CommandSpec::new($name, $arity, $handler)
+            .flags($flags)
+            .acl($acl)
+            .doc("cluster", $since, $complexity, $summary, $syntax)
+    };
+}
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    sub!("addslots", -3, addslots, ADMIN, ADMIN_ACL, "3.0.0",
+        "O(N) where N is the total number of hash slot arguments",
+        "Assigns slots to this node.", "slot:integer..."),
+    sub!("addslotsrange", -4, addslotsrange, ADMIN, ADMIN_ACL, "7.0.0",
+        "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+        "Assigns ranges of slots to this node.",
+        "range=(start-slot:integer end-slot:integer)..."),
+    sub!("bumpepoch", 2, bumpepoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Gives this node a new, highest config epoch.", "")
+        .tips(NONDETERMINISTIC),
+    sub!("count-failure-reports", 3, count_failure_reports, ADMIN_READ, ADMIN_ACL, "3.0.0",
+        "O(N) where N is the number of failure reports",
+        "Returns how many failure reports a node has.", "node-id")
+        .tips(NONDETERMINISTIC),
+    sub!("countkeysinslot", 3, countkeysinslot, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
+        "Returns how many keys of a slot this node holds.", "slot:integer"),
+    sub!("delslots", -3, delslots, ADMIN, ADMIN_ACL, "3.0.0",
+        "O(N) where N is the total number of hash slot arguments",
+        "Stops assigning slots to any node.", "slot:integer..."),
+    sub!("delslotsrange", -4, delslotsrange, ADMIN, ADMIN_ACL, "7.0.0",
+        "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+        "Stops assigning ranges of slots to any node.",
+        "range=(start-slot:integer end-slot:integer)..."),
+    sub!("failover", -2, failover, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Makes a replica take its primary's place.", "[options=(FORCE|TAKEOVER)]"),
+    sub!("flushslots", 2, flushslots, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Stops assigning this node's slots.", ""),
+    sub!("forget", 3, forget, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Removes a node from this node's view.", "node-id"),
+    sub!("getkeysinslot", 4, getkeysinslot, Flags::STALE, Acl::SLOW, "3.0.0",
+        "O(log(N)) where N is the number of requested keys",
+        "Returns up to a count of the keys of a slot.", "slot:integer count:integer")
+        .tips(NONDETERMINISTIC),
+    sub!("help", 2, help, Flags::LOADING.union(Flags::STALE), Acl::SLOW, "5.0.0", "O(1)",
+        "Lists the CLUSTER subcommands.", ""),
+    sub!("info", 2, info, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
+        "Returns the state of the cluster as this node sees it.", "")
+        .tips(NONDETERMINISTIC),
+    sub!("keyslot", 3, keyslot, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the number of bytes in the key",
+        "Returns the hash slot of a key.", "key:string"),
+    sub!("links", 2, links, Flags::STALE, Acl::SLOW, "7.0.0", "O(N) where N is the total number of Cluster nodes",
+        "Returns this node's bus links to other nodes.", "")
+        .tips(NONDETERMINISTIC),
+    sub!("meet", -4, meet, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Makes this node join another node's cluster.",
+        "ip port:integer [cluster_bus_port:integer@4.0.0]"),
+    sub!("myid", 2, myid, Flags::STALE, Acl::SLOW, "3.0.0", "O(1)",
+        "Returns this node's ID.", ""),
+    sub!("nodes", 2, nodes, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
+        "Returns the cluster's configuration as this node sees it.", "")
+        .tips(NONDETERMINISTIC),
+    sub!("replicas", 3, replicas, ADMIN_READ, ADMIN_ACL, "5.0.0", "O(1)",
+        "Lists the replicas of a primary node.", "node-id")
+        .tips(NONDETERMINISTIC),
+    sub!("replicate", 3, replicate, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Makes this node a replica of a primary node.", "node-id"),
+    sub!("reset", -2, reset, ADMIN.union(Flags::NOSCRIPT).without(Flags::NO_ASYNC_LOADING), ADMIN_ACL, "3.0.0",
+        "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
+        "Makes this node forget the cluster.", "[reset-type=(HARD|SOFT)]"),
+    sub!("saveconfig", 2, saveconfig, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Saves the cluster configuration (kept in memory by embedis).", ""),
+    sub!("set-config-epoch", 3, set_config_epoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Sets the config epoch of a fresh node.", "config-epoch:integer"),
+    sub!("setslot", -4, setslot, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
+        "Binds a slot to a node, or marks it migrating, importing or stable.",
+        "slot:integer subcommand=(IMPORTING node-id|MIGRATING node-id|NODE node-id|STABLE)"),
+    sub!("shards", 2, shards, Flags::STALE, Acl::SLOW, "7.0.0", "O(N) where N is the total number of cluster nodes",
+        "Returns the cluster's shards: their slots and nodes.", "")
+        .tips(NONDETERMINISTIC),
+    sub!("slaves", 3, replicas, ADMIN_READ, ADMIN_ACL, "3.0.0", "O(1)",
+        "Lists the replicas of a primary node (old name of REPLICAS).", "node-id")
+        .tips(NONDETERMINISTIC),
+    sub!("slots", 2, slots, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
+        "Returns the slot ranges and the nodes serving them.", "")
+        .tips(NONDETERMINISTIC),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::container("cluster", SUBCOMMANDS)
+        .acl(Acl::SLOW)
+        .doc(
+            "cluster",
+            "3.0.0",
+            "Depends on subcommand.",
+            "Container for the cluster commands.",
+            "",
+        ),
+    CommandSpec::new("asking", 1, asking)
+        .flags(Flags::FAST)
+        .acl(Acl::FAST.union(Acl::CONNECTION))
+        .doc(
+            "cluster",
+            "3.0.0",
+            "O(1)",
+            "Lets the next command reach a slot this node is importing.",
+            "",
+        ),
+    CommandSpec::new("readonly", 1, readonly)
+        .flags(Flags::FAST.union(Flags::LOADING).union(Flags::STALE))
+        .acl(Acl::FAST.union(Acl::CONNECTION))
+        .doc(
+            "cluster",
+            "3.0.0",
+            "O(1)",
+            "Lets this connection read from a replica node.",
+            "",
+        ),
+    CommandSpec::new("readwrite", 1, readwrite)
+        .flags(Flags::FAST.union(Flags::LOADING).union(Flags::STALE))
+        .acl(Acl::FAST.union(Acl::CONNECTION))
+        .doc(
+            "cluster",
+            "3.0.0",
+            "O(1)",
+            "Ends READONLY on this connection.",
+            "",
+        ),
+];

@@ -33,83 +33,6 @@ use crate::model::state::MigrateSocket;
 use bytes::Bytes;
 use embedis_rdb::{dump_payload, parse_dump_payload, RdbError};
 
-const RESTORE_SYNTAX: &str = "key ttl:integer serialized-value:string [REPLACE@3.0.0] \
-     [ABSTTL@5.0.0] [IDLETIME seconds:integer@5.0.0] [FREQ frequency:integer@5.0.0]";
-const RESTORE_COMPLEXITY: &str =
-    "O(1) for the key plus O(N*M) to rebuild N elements of average size M (O(N*M*log(N)) for \
-     sorted sets).";
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("dump", 2, dump)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(&[KeySpec::single(1, flag::RO | flag::ACCESS)])
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.6.0",
-            "O(1) to find the key plus O(N*M) to serialize N elements of average size M.",
-            "Serializes a key's value into Redis's DUMP format.",
-            "key",
-        ),
-    CommandSpec::new("restore", -4, restore)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
-        .doc(
-            "generic",
-            "2.6.0",
-            RESTORE_COMPLEXITY,
-            "Creates a key from a value serialized by DUMP.",
-            RESTORE_SYNTAX,
-        ),
-    CommandSpec::new("restore-asking", -4, restore)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ASKING))
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
-        .doc(
-            "server",
-            "3.0.0",
-            RESTORE_COMPLEXITY,
-            "RESTORE for a cluster's key migration (internal).",
-            RESTORE_SYNTAX,
-        ),
-    CommandSpec::new("migrate", -6, migrate)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(MIGRATE_KEYS)
-        .keys_fn(migrate_keys)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.6.0",
-            "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
-            "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
-            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=([AUTH password:string@4.0.7]|[AUTH2 username_password=(username:string password:string)])] [KEYS key:key...]",
-        ),
-];
-
-const MIGRATE_KEY_FLAGS: u16 = flag::RW | flag::ACCESS | flag::DELETE;
-
-/// MIGRATE's key specs, as Redis declares them: the key argument, and the keys after KEYS
-/// (searched from the end; incomplete, since KEYS may be a key name).
-static MIGRATE_KEYS: &[KeySpec] = &[
-    KeySpec::single(3, MIGRATE_KEY_FLAGS),
-    KeySpec {
-        flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
-        begin: crate::kernel::table::keys::Begin::Keyword {
-            keyword: "KEYS",
-            start_from: -2,
-        },
-        find: crate::kernel::table::keys::Find::Range {
-            last_key: -1,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
-];
-
 /// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
 /// argument.
 fn migrate_keys(args: &[Bytes]) -> Vec<(usize, u16)> {
@@ -482,3 +405,81 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+const RESTORE_SYNTAX: &str = "key ttl:integer serialized-value:string [REPLACE@3.0.0] \
+     [ABSTTL@5.0.0] [IDLETIME seconds:integer@5.0.0] [FREQ frequency:integer@5.0.0]";
+
+const RESTORE_COMPLEXITY: &str =
+    "O(1) for the key plus O(N*M) to rebuild N elements of average size M (O(N*M*log(N)) for \
+     sorted sets).";
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("dump", 2, dump)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(&[KeySpec::single(1, flag::RO | flag::ACCESS)])
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "O(1) to find the key plus O(N*M) to serialize N elements of average size M.",
+            "Serializes a key's value into Redis's DUMP format.",
+            "key",
+        ),
+    CommandSpec::new("restore", -4, restore)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "generic",
+            "2.6.0",
+            RESTORE_COMPLEXITY,
+            "Creates a key from a value serialized by DUMP.",
+            RESTORE_SYNTAX,
+        ),
+    CommandSpec::new("restore-asking", -4, restore)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ASKING))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "server",
+            "3.0.0",
+            RESTORE_COMPLEXITY,
+            "RESTORE for a cluster's key migration (internal).",
+            RESTORE_SYNTAX,
+        ),
+    CommandSpec::new("migrate", -6, migrate)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(MIGRATE_KEYS)
+        .keys_fn(migrate_keys)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+            "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
+            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=([AUTH password:string@4.0.7]|[AUTH2 username_password=(username:string password:string)])] [KEYS key:key...]",
+        ),
+];
+
+const MIGRATE_KEY_FLAGS: u16 = flag::RW | flag::ACCESS | flag::DELETE;
+
+/// MIGRATE's key specs, as Redis declares them: the key argument, and the keys after KEYS
+/// (searched from the end; incomplete, since KEYS may be a key name).
+static MIGRATE_KEYS: &[KeySpec] = &[
+    KeySpec::single(3, MIGRATE_KEY_FLAGS),
+    KeySpec {
+        flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
+        begin: crate::kernel::table::keys::Begin::Keyword {
+            keyword: "KEYS",
+            start_from: -2,
+        },
+        find: crate::kernel::table::keys::Find::Range {
+            last_key: -1,
+            step: 1,
+            limit: 0,
+        },
+        notes: "",
+    },
+];

@@ -28,156 +28,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 use embedis_datatypes::zset::{AddFlags, AddOutcome, ScoreRange, ZSetValue};
 
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-const WRITE: Flags = Flags::WRITE.union(Flags::DENYOOM);
-const RADIUS_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.";
-const SEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape";
-
-static RADIUS_KEYS: &[KeySpec] = &[
-    KeySpec::single(1, RO_ACCESS),
-    KeySpec::after_keyword("STORE", 6, flag::OW | flag::UPDATE),
-    KeySpec::after_keyword("STOREDIST", 6, flag::OW | flag::UPDATE),
-];
-static BYMEMBER_KEYS: &[KeySpec] = &[
-    KeySpec::single(1, RO_ACCESS),
-    KeySpec::after_keyword("STORE", 5, flag::OW | flag::UPDATE),
-    KeySpec::after_keyword("STOREDIST", 5, flag::OW | flag::UPDATE),
-];
-
-const fn geo(
-    name: &'static str,
-    arity: i32,
-    handler: crate::kernel::table::Handler,
-) -> CommandSpec {
-    CommandSpec::new(name, arity, handler).acl(Acl::GEO)
-}
-
-pub static COMMANDS: &[CommandSpec] = &[
-    geo("geoadd", -5, geoadd)
-        .flags(WRITE)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "geo",
-            "3.2.0",
-            "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
-            "Adds members with their longitude and latitude to a geospatial index (a sorted set).",
-            "key [condition=(NX|XX)] [CH] data=(longitude:double latitude:double member)...",
-        ),
-    geo("geodist", -4, geodist)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "3.2.0",
-            "O(log(N))",
-            "Returns the distance between two members of a geospatial index.",
-            "key member1 member2 [unit=(M|KM|FT|MI)]",
-        ),
-    geo("geohash", -2, geohash)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "3.2.0",
-            "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
-            "Returns the standard 11-character geohash string of members of a geospatial index.",
-            "key member...",
-        ),
-    geo("geopos", -2, geopos)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "3.2.0",
-            "O(N) where N is the number of members requested.",
-            "Returns the longitude and latitude of members of a geospatial index.",
-            "key member...",
-        ),
-    geo("georadius", -6, georadius)
-        .flags(WRITE)
-        .keys(RADIUS_KEYS)
-        .doc(
-            "geo",
-            "3.2.0",
-            RADIUS_COMPLEXITY,
-            "Returns (or stores) the members of a geospatial index within a radius of a position.",
-            concat!(
-                "key longitude:double latitude:double radius:double ",
-                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]",
-                " [STORE key:key] [STOREDIST key:key]"
-            ),
-        ),
-    geo("georadius_ro", -6, georadius_ro)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "3.2.10",
-            RADIUS_COMPLEXITY,
-            "Returns the members of a geospatial index within a radius of a position.",
-            concat!(
-                "key longitude:double latitude:double radius:double ",
-                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]"
-            ),
-        ),
-    geo("georadiusbymember", -5, georadiusbymember)
-        .flags(WRITE)
-        .keys(BYMEMBER_KEYS)
-        .doc(
-            "geo",
-            "3.2.0",
-            RADIUS_COMPLEXITY,
-            "Returns (or stores) the members of a geospatial index within a radius of one of its members.",
-            concat!(
-                "key member radius:double ",
-                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]",
-                " [STORE key:key] [STOREDIST key:key]"
-            ),
-        ),
-    geo("georadiusbymember_ro", -5, georadiusbymember_ro)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "3.2.10",
-            RADIUS_COMPLEXITY,
-            "Returns the members of a geospatial index within a radius of one of its members.",
-            concat!(
-                "key member radius:double ",
-                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]"
-            ),
-        ),
-    geo("geosearch", -7, geosearch)
-        .flags(Flags::READONLY)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "geo",
-            "6.2.0",
-            SEARCH_COMPLEXITY,
-            "Returns the members of a geospatial index within a circle or box around a position or member.",
-            concat!(
-                "key from=(FROMMEMBER member|FROMLONLAT (longitude:double latitude:double)) by=(circle=(BYRADIUS radius:double unit=(M|KM|FT|MI))|box=(BYBOX width:double height:double unit=(M|KM|FT|MI))) [order=(ASC|DESC)] [count-block=(COUNT count:integer [ANY])]",
-                " [WITHCOORD] [WITHDIST] [WITHHASH]"
-            ),
-        ),
-    geo("geosearchstore", -8, geosearchstore)
-        .flags(WRITE)
-        .keys(&[
-            KeySpec::single(1, flag::OW | flag::UPDATE),
-            KeySpec::single(2, RO_ACCESS),
-        ])
-        .doc(
-            "geo",
-            "6.2.0",
-            SEARCH_COMPLEXITY,
-            "Stores the members of a geospatial index within a circle or box around a position or member.",
-            concat!(
-                "destination:key source:key from=(FROMMEMBER member|FROMLONLAT (longitude:double latitude:double)) by=(circle=(BYRADIUS radius:double unit=(M|KM|FT|MI))|box=(BYBOX width:double height:double unit=(M|KM|FT|MI))) [order=(ASC|DESC)] [count-block=(COUNT count:integer [ANY])]",
-                " [STOREDIST]"
-            ),
-        ),
-];
-
 // ---------------------------------------------------------------------------------------------
 // Geohash arithmetic (Redis's geohash.c and geohash_helper.c, rewritten)
 // ---------------------------------------------------------------------------------------------
@@ -1211,6 +1061,160 @@ fn radius_generic(ctx: &mut Ctx<'_>, src_at: usize, kind: Kind) -> CmdResult {
     }
     Ok(())
 }
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+const WRITE: Flags = Flags::WRITE.union(Flags::DENYOOM);
+
+const RADIUS_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.";
+
+const SEARCH_COMPLEXITY: &str = "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape";
+
+static RADIUS_KEYS: &[KeySpec] = &[
+    KeySpec::single(1, RO_ACCESS),
+    KeySpec::after_keyword("STORE", 6, flag::OW | flag::UPDATE),
+    KeySpec::after_keyword("STOREDIST", 6, flag::OW | flag::UPDATE),
+];
+
+static BYMEMBER_KEYS: &[KeySpec] = &[
+    KeySpec::single(1, RO_ACCESS),
+    KeySpec::after_keyword("STORE", 5, flag::OW | flag::UPDATE),
+    KeySpec::after_keyword("STOREDIST", 5, flag::OW | flag::UPDATE),
+];
+
+const fn geo(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler).acl(Acl::GEO)
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    geo("geoadd", -5, geoadd)
+        .flags(WRITE)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "geo",
+            "3.2.0",
+            "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+            "Adds members with their longitude and latitude to a geospatial index (a sorted set).",
+            "key [condition=(NX|XX)] [CH] data=(longitude:double latitude:double member)...",
+        ),
+    geo("geodist", -4, geodist)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "3.2.0",
+            "O(log(N))",
+            "Returns the distance between two members of a geospatial index.",
+            "key member1 member2 [unit=(M|KM|FT|MI)]",
+        ),
+    geo("geohash", -2, geohash)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "3.2.0",
+            "O(log(N)) for each member requested, where N is the number of elements in the sorted set.",
+            "Returns the standard 11-character geohash string of members of a geospatial index.",
+            "key member...",
+        ),
+    geo("geopos", -2, geopos)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "3.2.0",
+            "O(N) where N is the number of members requested.",
+            "Returns the longitude and latitude of members of a geospatial index.",
+            "key member...",
+        ),
+    geo("georadius", -6, georadius)
+        .flags(WRITE)
+        .keys(RADIUS_KEYS)
+        .doc(
+            "geo",
+            "3.2.0",
+            RADIUS_COMPLEXITY,
+            "Returns (or stores) the members of a geospatial index within a radius of a position.",
+            concat!(
+                "key longitude:double latitude:double radius:double ",
+                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]",
+                " [STORE key:key] [STOREDIST key:key]"
+            ),
+        ),
+    geo("georadius_ro", -6, georadius_ro)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "3.2.10",
+            RADIUS_COMPLEXITY,
+            "Returns the members of a geospatial index within a radius of a position.",
+            concat!(
+                "key longitude:double latitude:double radius:double ",
+                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]"
+            ),
+        ),
+    geo("georadiusbymember", -5, georadiusbymember)
+        .flags(WRITE)
+        .keys(BYMEMBER_KEYS)
+        .doc(
+            "geo",
+            "3.2.0",
+            RADIUS_COMPLEXITY,
+            "Returns (or stores) the members of a geospatial index within a radius of one of its members.",
+            concat!(
+                "key member radius:double ",
+                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]",
+                " [STORE key:key] [STOREDIST key:key]"
+            ),
+        ),
+    geo("georadiusbymember_ro", -5, georadiusbymember_ro)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "3.2.10",
+            RADIUS_COMPLEXITY,
+            "Returns the members of a geospatial index within a radius of one of its members.",
+            concat!(
+                "key member radius:double ",
+                "unit=(M|KM|FT|MI) [WITHCOORD] [WITHDIST] [WITHHASH] [count-block=(COUNT count:integer [ANY])] [order=(ASC|DESC)]"
+            ),
+        ),
+    geo("geosearch", -7, geosearch)
+        .flags(Flags::READONLY)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "geo",
+            "6.2.0",
+            SEARCH_COMPLEXITY,
+            "Returns the members of a geospatial index within a circle or box around a position or member.",
+            concat!(
+                "key from=(FROMMEMBER member|FROMLONLAT (longitude:double latitude:double)) by=(circle=(BYRADIUS radius:double unit=(M|KM|FT|MI))|box=(BYBOX width:double height:double unit=(M|KM|FT|MI))) [order=(ASC|DESC)] [count-block=(COUNT count:integer [ANY])]",
+                " [WITHCOORD] [WITHDIST] [WITHHASH]"
+            ),
+        ),
+    geo("geosearchstore", -8, geosearchstore)
+        .flags(WRITE)
+        .keys(&[
+            KeySpec::single(1, flag::OW | flag::UPDATE),
+            KeySpec::single(2, RO_ACCESS),
+        ])
+        .doc(
+            "geo",
+            "6.2.0",
+            SEARCH_COMPLEXITY,
+            "Stores the members of a geospatial index within a circle or box around a position or member.",
+            concat!(
+                "destination:key source:key from=(FROMMEMBER member|FROMLONLAT (longitude:double latitude:double)) by=(circle=(BYRADIUS radius:double unit=(M|KM|FT|MI))|box=(BYBOX width:double height:double unit=(M|KM|FT|MI))) [order=(ASC|DESC)] [count-block=(COUNT count:integer [ANY])]",
+                " [STOREDIST]"
+            ),
+        ),
+];
 
 #[cfg(test)]
 mod tests {

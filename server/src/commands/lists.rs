@@ -37,278 +37,6 @@ use crate::model::write_stream::int_arg;
 use bytes::Bytes;
 
 // ---------------------------------------------------------------------------------------------
-// The command table
-// ---------------------------------------------------------------------------------------------
-
-const RW_INSERT: u16 = flag::RW | flag::INSERT;
-const RW_ACCESS_DELETE: u16 = flag::RW | flag::ACCESS | flag::DELETE;
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-
-const WRITE_DENYOOM_FAST: Flags = Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST);
-const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
-const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
-const BLOCKING: Flags = Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING);
-const BLOCKING_DENYOOM: Flags = BLOCKING.union(Flags::DENYOOM);
-
-/// LMOVE's keys: the source is read and emptied, the destination inserted into.
-const MOVE_KEYS: &[KeySpec] = &[
-    KeySpec::single(1, RW_ACCESS_DELETE),
-    KeySpec::single(2, RW_INSERT),
-];
-
-const fn keynum_at(index: i32) -> KeySpec {
-    KeySpec {
-        flags: RW_ACCESS_DELETE,
-        begin: Begin::Index(index),
-        find: Find::Keynum {
-            count_index: 0,
-            first_key: 1,
-            step: 1,
-        },
-        notes: "",
-    }
-}
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("lpush", -3, lpush)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_INSERT)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
-            "Adds elements at the head of a list, creating it if needed.",
-            "key element...",
-        ),
-    CommandSpec::new("rpush", -3, rpush)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_INSERT)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
-            "Adds elements at the tail of a list, creating it if needed.",
-            "key element...",
-        ),
-    CommandSpec::new("lpushx", -3, lpushx)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_INSERT)])
-        .doc(
-            "list",
-            "2.2.0",
-            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
-            "Adds elements at the head of a list that already exists.",
-            "key element...",
-        ),
-    CommandSpec::new("rpushx", -3, rpushx)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_INSERT)])
-        .doc(
-            "list",
-            "2.2.0",
-            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
-            "Adds elements at the tail of a list that already exists.",
-            "key element...",
-        ),
-    CommandSpec::new("lpop", -2, lpop)
-        .flags(WRITE_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N) where N is the number of elements returned",
-            "Removes and returns elements from the head of a list; the list is deleted once empty.",
-            "key [count:integer]",
-        ),
-    CommandSpec::new("rpop", -2, rpop)
-        .flags(WRITE_FAST)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N) where N is the number of elements returned",
-            "Removes and returns elements from the tail of a list; the list is deleted once empty.",
-            "key [count:integer]",
-        ),
-    CommandSpec::new("llen", 2, llen)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc("list", "1.0.0", "O(1)", "Returns the number of elements of a list.", "key"),
-    CommandSpec::new("lindex", 3, lindex)
-        .flags(Flags::READONLY)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
-            "Returns the element at a position of a list.",
-            "key index:integer",
-        ),
-    CommandSpec::new("lrange", 4, lrange)
-        .flags(Flags::READONLY)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
-            "Returns a range of elements of a list.",
-            "key start:integer stop:integer",
-        ),
-    CommandSpec::new("lset", 4, lset)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
-            "Replaces the element at a position of a list.",
-            "key index:integer element",
-        ),
-    CommandSpec::new("lrem", 4, lrem)
-        .flags(Flags::WRITE)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N+M) where N is the length of the list and M is the number of elements removed.",
-            "Removes occurrences of an element from a list, from the head or the tail.",
-            "key count:integer element",
-        ),
-    CommandSpec::new("ltrim", 4, ltrim)
-        .flags(Flags::WRITE)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
-        .doc(
-            "list",
-            "1.0.0",
-            "O(N) where N is the number of elements to be removed by the operation.",
-            "Keeps only a range of elements of a list.",
-            "key start:integer stop:integer",
-        ),
-    CommandSpec::new("linsert", 5, linsert)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RW_INSERT)])
-        .doc(
-            "list",
-            "2.2.0",
-            "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
-            "Inserts an element before or after another element of a list.",
-            "key where=(BEFORE|AFTER) pivot:string element",
-        ),
-    CommandSpec::new("lpos", -3, lpos)
-        .flags(Flags::READONLY)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "list",
-            "6.0.6",
-            "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
-            "Returns the positions of the elements of a list equal to a value.",
-            "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]",
-        ),
-    CommandSpec::new("lmove", 5, lmove)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "6.2.0",
-            "O(1)",
-            "Pops an element from one end of a list and pushes it at one end of another (or the same) list.",
-            "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)",
-        ),
-    CommandSpec::new("rpoplpush", 3, rpoplpush)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "1.2.0",
-            "O(1)",
-            "Pops the tail of a list and pushes it at the head of another (or the same) list.",
-            "source:key destination:key",
-        ),
-    CommandSpec::new("lmpop", -4, lmpop)
-        .flags(Flags::WRITE)
-        .acl(Acl::LIST)
-        .keys(&[keynum_at(1)])
-        .doc(
-            "list",
-            "7.0.0",
-            "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-            "Pops elements from the first non-empty list of several keys.",
-            "numkeys:integer key... where=(LEFT|RIGHT) [COUNT count:integer]",
-        ),
-    CommandSpec::new("blpop", -3, blpop)
-        .flags(BLOCKING)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "2.0.0",
-            "O(N) where N is the number of provided keys.",
-            "Pops the head of the first non-empty list of several keys, waiting for one if they are all empty.",
-            "key... timeout:double",
-        ),
-    CommandSpec::new("brpop", -3, brpop)
-        .flags(BLOCKING)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "2.0.0",
-            "O(N) where N is the number of provided keys.",
-            "Pops the tail of the first non-empty list of several keys, waiting for one if they are all empty.",
-            "key... timeout:double",
-        ),
-    CommandSpec::new("blmove", 6, blmove)
-        .flags(BLOCKING_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "6.2.0",
-            "O(1)",
-            "Moves an element from one list to another as LMOVE does, waiting for the source to have one.",
-            "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double",
-        ),
-    CommandSpec::new("brpoplpush", 4, brpoplpush)
-        .flags(BLOCKING_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "2.2.0",
-            "O(1)",
-            "Moves the tail of a list to the head of another as RPOPLPUSH does, waiting for the source to have one.",
-            "source:key destination:key timeout:double",
-        ),
-    CommandSpec::new("blmpop", -5, blmpop)
-        .flags(Flags::WRITE.union(Flags::BLOCKING))
-        .acl(Acl::LIST)
-        .keys(&[keynum_at(2)])
-        .doc(
-            "list",
-            "7.0.0",
-            "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
-            "Pops elements from the first non-empty list of several keys as LMPOP does, waiting for one if they are all empty.",
-            "timeout:double numkeys:integer key... where=(LEFT|RIGHT) [COUNT count:integer]",
-        ),
-];
-
-// ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
@@ -1053,6 +781,284 @@ fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// The command table
+// ---------------------------------------------------------------------------------------------
+
+const RW_INSERT: u16 = flag::RW | flag::INSERT;
+
+const RW_ACCESS_DELETE: u16 = flag::RW | flag::ACCESS | flag::DELETE;
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+const WRITE_DENYOOM_FAST: Flags = Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST);
+
+const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
+
+const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
+
+const BLOCKING: Flags = Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING);
+
+const BLOCKING_DENYOOM: Flags = BLOCKING.union(Flags::DENYOOM);
+
+/// LMOVE's keys: the source is read and emptied, the destination inserted into.
+const MOVE_KEYS: &[KeySpec] = &[
+    KeySpec::single(1, RW_ACCESS_DELETE),
+    KeySpec::single(2, RW_INSERT),
+];
+
+const fn keynum_at(index: i32) -> KeySpec {
+    KeySpec {
+        flags: RW_ACCESS_DELETE,
+        begin: Begin::Index(index),
+        find: Find::Keynum {
+            count_index: 0,
+            first_key: 1,
+            step: 1,
+        },
+        notes: "",
+    }
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("lpush", -3, lpush)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_INSERT)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+            "Adds elements at the head of a list, creating it if needed.",
+            "key element...",
+        ),
+    CommandSpec::new("rpush", -3, rpush)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_INSERT)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+            "Adds elements at the tail of a list, creating it if needed.",
+            "key element...",
+        ),
+    CommandSpec::new("lpushx", -3, lpushx)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_INSERT)])
+        .doc(
+            "list",
+            "2.2.0",
+            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+            "Adds elements at the head of a list that already exists.",
+            "key element...",
+        ),
+    CommandSpec::new("rpushx", -3, rpushx)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_INSERT)])
+        .doc(
+            "list",
+            "2.2.0",
+            "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+            "Adds elements at the tail of a list that already exists.",
+            "key element...",
+        ),
+    CommandSpec::new("lpop", -2, lpop)
+        .flags(WRITE_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_ACCESS_DELETE)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N) where N is the number of elements returned",
+            "Removes and returns elements from the head of a list; the list is deleted once empty.",
+            "key [count:integer]",
+        ),
+    CommandSpec::new("rpop", -2, rpop)
+        .flags(WRITE_FAST)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_ACCESS_DELETE)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N) where N is the number of elements returned",
+            "Removes and returns elements from the tail of a list; the list is deleted once empty.",
+            "key [count:integer]",
+        ),
+    CommandSpec::new("llen", 2, llen)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc("list", "1.0.0", "O(1)", "Returns the number of elements of a list.", "key"),
+    CommandSpec::new("lindex", 3, lindex)
+        .flags(Flags::READONLY)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
+            "Returns the element at a position of a list.",
+            "key index:integer",
+        ),
+    CommandSpec::new("lrange", 4, lrange)
+        .flags(Flags::READONLY)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+            "Returns a range of elements of a list.",
+            "key start:integer stop:integer",
+        ),
+    CommandSpec::new("lset", 4, lset)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+            "Replaces the element at a position of a list.",
+            "key index:integer element",
+        ),
+    CommandSpec::new("lrem", 4, lrem)
+        .flags(Flags::WRITE)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N+M) where N is the length of the list and M is the number of elements removed.",
+            "Removes occurrences of an element from a list, from the head or the tail.",
+            "key count:integer element",
+        ),
+    CommandSpec::new("ltrim", 4, ltrim)
+        .flags(Flags::WRITE)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
+        .doc(
+            "list",
+            "1.0.0",
+            "O(N) where N is the number of elements to be removed by the operation.",
+            "Keeps only a range of elements of a list.",
+            "key start:integer stop:integer",
+        ),
+    CommandSpec::new("linsert", 5, linsert)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RW_INSERT)])
+        .doc(
+            "list",
+            "2.2.0",
+            "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+            "Inserts an element before or after another element of a list.",
+            "key where=(BEFORE|AFTER) pivot:string element",
+        ),
+    CommandSpec::new("lpos", -3, lpos)
+        .flags(Flags::READONLY)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "list",
+            "6.0.6",
+            "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+            "Returns the positions of the elements of a list equal to a value.",
+            "key element [RANK rank:integer] [COUNT num-matches:integer] [MAXLEN len:integer]",
+        ),
+    CommandSpec::new("lmove", 5, lmove)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(MOVE_KEYS)
+        .doc(
+            "list",
+            "6.2.0",
+            "O(1)",
+            "Pops an element from one end of a list and pushes it at one end of another (or the same) list.",
+            "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT)",
+        ),
+    CommandSpec::new("rpoplpush", 3, rpoplpush)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(MOVE_KEYS)
+        .doc(
+            "list",
+            "1.2.0",
+            "O(1)",
+            "Pops the tail of a list and pushes it at the head of another (or the same) list.",
+            "source:key destination:key",
+        ),
+    CommandSpec::new("lmpop", -4, lmpop)
+        .flags(Flags::WRITE)
+        .acl(Acl::LIST)
+        .keys(&[keynum_at(1)])
+        .doc(
+            "list",
+            "7.0.0",
+            "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+            "Pops elements from the first non-empty list of several keys.",
+            "numkeys:integer key... where=(LEFT|RIGHT) [COUNT count:integer]",
+        ),
+    CommandSpec::new("blpop", -3, blpop)
+        .flags(BLOCKING)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+        .doc(
+            "list",
+            "2.0.0",
+            "O(N) where N is the number of provided keys.",
+            "Pops the head of the first non-empty list of several keys, waiting for one if they are all empty.",
+            "key... timeout:double",
+        ),
+    CommandSpec::new("brpop", -3, brpop)
+        .flags(BLOCKING)
+        .acl(Acl::LIST)
+        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+        .doc(
+            "list",
+            "2.0.0",
+            "O(N) where N is the number of provided keys.",
+            "Pops the tail of the first non-empty list of several keys, waiting for one if they are all empty.",
+            "key... timeout:double",
+        ),
+    CommandSpec::new("blmove", 6, blmove)
+        .flags(BLOCKING_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(MOVE_KEYS)
+        .doc(
+            "list",
+            "6.2.0",
+            "O(1)",
+            "Moves an element from one list to another as LMOVE does, waiting for the source to have one.",
+            "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double",
+        ),
+    CommandSpec::new("brpoplpush", 4, brpoplpush)
+        .flags(BLOCKING_DENYOOM)
+        .acl(Acl::LIST)
+        .keys(MOVE_KEYS)
+        .doc(
+            "list",
+            "2.2.0",
+            "O(1)",
+            "Moves the tail of a list to the head of another as RPOPLPUSH does, waiting for the source to have one.",
+            "source:key destination:key timeout:double",
+        ),
+    CommandSpec::new("blmpop", -5, blmpop)
+        .flags(Flags::WRITE.union(Flags::BLOCKING))
+        .acl(Acl::LIST)
+        .keys(&[keynum_at(2)])
+        .doc(
+            "list",
+            "7.0.0",
+            "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+            "Pops elements from the first non-empty list of several keys as LMPOP does, waiting for one if they are all empty.",
+            "timeout:double numkeys:integer key... where=(LEFT|RIGHT) [COUNT count:integer]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -41,237 +41,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::{Access, StoreIf, Ttl};
 
 // ---------------------------------------------------------------------------------------------
-// The command table
-// ---------------------------------------------------------------------------------------------
-
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
-const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
-const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
-const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];
-const RANDOM_TIP: &[&str] = &["nondeterministic_output"];
-/// Every argument from 1 on is a key read (SINTER, SUNION, SDIFF).
-const ALL_READ: &[KeySpec] = &[KeySpec::range(1, -1, 1, RO_ACCESS)];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("sadd", -3, sadd)
-        .flags(WRITE_DENYOOM.union(Flags::FAST))
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1) per member added",
-            "Adds members to a set, creating it if needed; returns how many were new.",
-            "key member...",
-        ),
-    CommandSpec::new("srem", -3, srem)
-        .flags(WRITE_FAST)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1) per member removed",
-            "Removes members from a set; returns how many were there. An emptied set is deleted.",
-            "key member...",
-        ),
-    CommandSpec::new("scard", 2, scard)
-        .flags(READONLY_FAST)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1)",
-            "Returns the number of members of a set.",
-            "key",
-        ),
-    CommandSpec::new("sismember", 3, sismember)
-        .flags(READONLY_FAST)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1)",
-            "Tells whether a value is a member of a set.",
-            "key member",
-        ),
-    CommandSpec::new("smismember", -3, smismember)
-        .flags(READONLY_FAST)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "set",
-            "6.2.0",
-            "O(1) per value asked about",
-            "Tells, for each of several values, whether it is a member of a set.",
-            "key member...",
-        ),
-    CommandSpec::new("smembers", 2, smembers)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(ORDER_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N) in the size of the set",
-            "Returns every member of a set.",
-            "key",
-        ),
-    CommandSpec::new("spop", -2, spop)
-        .flags(WRITE_FAST)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE)])
-        .tips(RANDOM_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1) without a count, O(count) with one",
-            "Removes and returns one or more random members of a set.",
-            "key [count:integer]",
-        ),
-    CommandSpec::new("srandmember", -2, srandmember)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(RANDOM_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1) without a count, O(|count|) with one",
-            "Returns random members of a set without removing them; a negative count allows repeats.",
-            "key [count:integer]",
-        ),
-    CommandSpec::new("sinter", -2, sinter)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(ALL_READ)
-        .tips(ORDER_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N·M): the smallest set's size times the number of sets",
-            "Returns the members common to all the given sets.",
-            "key...",
-        ),
-    CommandSpec::new("sintercard", -3, sintercard)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(&[KeySpec {
-            flags: RO_ACCESS,
-            begin: Begin::Index(1),
-            find: Find::Keynum {
-                count_index: 0,
-                first_key: 1,
-                step: 1,
-            },
-            notes: "",
-        }])
-        .doc(
-            "set",
-            "7.0.0",
-            "O(N·M): the smallest set's size times the number of sets",
-            "Counts the members common to all the given sets, stopping early at an optional limit.",
-            "numkeys:integer key... [LIMIT limit:integer]",
-        ),
-    CommandSpec::new("sinterstore", -3, sinterstore)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::SET)
-        .keys(&[
-            KeySpec::single(1, flag::RW | flag::UPDATE),
-            KeySpec::range(2, -1, 1, RO_ACCESS),
-        ])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N·M): the smallest set's size times the number of sets",
-            "Stores the intersection of the given sets under a key; returns its size.",
-            "destination:key key...",
-        ),
-    CommandSpec::new("sunion", -2, sunion)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(ALL_READ)
-        .tips(ORDER_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N) in the total size of the sets",
-            "Returns the members of any of the given sets.",
-            "key...",
-        ),
-    CommandSpec::new("sunionstore", -3, sunionstore)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::SET)
-        .keys(&[
-            KeySpec::single(1, flag::OW | flag::UPDATE),
-            KeySpec::range(2, -1, 1, RO_ACCESS),
-        ])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N) in the total size of the sets",
-            "Stores the union of the given sets under a key; returns its size.",
-            "destination:key key...",
-        ),
-    CommandSpec::new("sdiff", -2, sdiff)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(ALL_READ)
-        .tips(ORDER_TIP)
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N) in the total size of the sets",
-            "Returns the members of the first set that are in none of the others.",
-            "key...",
-        ),
-    CommandSpec::new("sdiffstore", -3, sdiffstore)
-        .flags(WRITE_DENYOOM)
-        .acl(Acl::SET)
-        .keys(&[
-            KeySpec::single(1, flag::OW | flag::UPDATE),
-            KeySpec::range(2, -1, 1, RO_ACCESS),
-        ])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(N) in the total size of the sets",
-            "Stores the difference of the given sets under a key; returns its size.",
-            "destination:key key...",
-        ),
-    CommandSpec::new("smove", 4, smove)
-        .flags(WRITE_FAST)
-        .acl(Acl::SET)
-        .keys(&[
-            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
-            KeySpec::single(2, flag::RW | flag::INSERT),
-        ])
-        .doc(
-            "set",
-            "1.0.0",
-            "O(1)",
-            "Moves a member from one set to another; returns 1 if it was in the source.",
-            "source:key destination:key member",
-        ),
-    CommandSpec::new("sscan", -3, sscan)
-        .flags(Flags::READONLY)
-        .acl(Acl::SET)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(RANDOM_TIP)
-        .doc(
-            "set",
-            "2.8.0",
-            "O(1) per call, O(N) for a whole iteration",
-            "Walks the members of a set a few at a time with a cursor.",
-            "key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
-        ),
-];
-
-// ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
@@ -1022,6 +791,243 @@ fn diff_of(mut sets: Vec<Option<&SetValue>>, max: usize) -> SetValue {
     }
     result
 }
+
+// ---------------------------------------------------------------------------------------------
+// The command table
+// ---------------------------------------------------------------------------------------------
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
+
+const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
+
+const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
+
+const ORDER_TIP: &[&str] = &["nondeterministic_output_order"];
+
+const RANDOM_TIP: &[&str] = &["nondeterministic_output"];
+
+/// Every argument from 1 on is a key read (SINTER, SUNION, SDIFF).
+const ALL_READ: &[KeySpec] = &[KeySpec::range(1, -1, 1, RO_ACCESS)];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("sadd", -3, sadd)
+        .flags(WRITE_DENYOOM.union(Flags::FAST))
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1) per member added",
+            "Adds members to a set, creating it if needed; returns how many were new.",
+            "key member...",
+        ),
+    CommandSpec::new("srem", -3, srem)
+        .flags(WRITE_FAST)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1) per member removed",
+            "Removes members from a set; returns how many were there. An emptied set is deleted.",
+            "key member...",
+        ),
+    CommandSpec::new("scard", 2, scard)
+        .flags(READONLY_FAST)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1)",
+            "Returns the number of members of a set.",
+            "key",
+        ),
+    CommandSpec::new("sismember", 3, sismember)
+        .flags(READONLY_FAST)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1)",
+            "Tells whether a value is a member of a set.",
+            "key member",
+        ),
+    CommandSpec::new("smismember", -3, smismember)
+        .flags(READONLY_FAST)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "set",
+            "6.2.0",
+            "O(1) per value asked about",
+            "Tells, for each of several values, whether it is a member of a set.",
+            "key member...",
+        ),
+    CommandSpec::new("smembers", 2, smembers)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(ORDER_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N) in the size of the set",
+            "Returns every member of a set.",
+            "key",
+        ),
+    CommandSpec::new("spop", -2, spop)
+        .flags(WRITE_FAST)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE)])
+        .tips(RANDOM_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1) without a count, O(count) with one",
+            "Removes and returns one or more random members of a set.",
+            "key [count:integer]",
+        ),
+    CommandSpec::new("srandmember", -2, srandmember)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(RANDOM_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1) without a count, O(|count|) with one",
+            "Returns random members of a set without removing them; a negative count allows repeats.",
+            "key [count:integer]",
+        ),
+    CommandSpec::new("sinter", -2, sinter)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(ALL_READ)
+        .tips(ORDER_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N·M): the smallest set's size times the number of sets",
+            "Returns the members common to all the given sets.",
+            "key...",
+        ),
+    CommandSpec::new("sintercard", -3, sintercard)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(&[KeySpec {
+            flags: RO_ACCESS,
+            begin: Begin::Index(1),
+            find: Find::Keynum {
+                count_index: 0,
+                first_key: 1,
+                step: 1,
+            },
+            notes: "",
+        }])
+        .doc(
+            "set",
+            "7.0.0",
+            "O(N·M): the smallest set's size times the number of sets",
+            "Counts the members common to all the given sets, stopping early at an optional limit.",
+            "numkeys:integer key... [LIMIT limit:integer]",
+        ),
+    CommandSpec::new("sinterstore", -3, sinterstore)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::SET)
+        .keys(&[
+            KeySpec::single(1, flag::RW | flag::UPDATE),
+            KeySpec::range(2, -1, 1, RO_ACCESS),
+        ])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N·M): the smallest set's size times the number of sets",
+            "Stores the intersection of the given sets under a key; returns its size.",
+            "destination:key key...",
+        ),
+    CommandSpec::new("sunion", -2, sunion)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(ALL_READ)
+        .tips(ORDER_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N) in the total size of the sets",
+            "Returns the members of any of the given sets.",
+            "key...",
+        ),
+    CommandSpec::new("sunionstore", -3, sunionstore)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::SET)
+        .keys(&[
+            KeySpec::single(1, flag::OW | flag::UPDATE),
+            KeySpec::range(2, -1, 1, RO_ACCESS),
+        ])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N) in the total size of the sets",
+            "Stores the union of the given sets under a key; returns its size.",
+            "destination:key key...",
+        ),
+    CommandSpec::new("sdiff", -2, sdiff)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(ALL_READ)
+        .tips(ORDER_TIP)
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N) in the total size of the sets",
+            "Returns the members of the first set that are in none of the others.",
+            "key...",
+        ),
+    CommandSpec::new("sdiffstore", -3, sdiffstore)
+        .flags(WRITE_DENYOOM)
+        .acl(Acl::SET)
+        .keys(&[
+            KeySpec::single(1, flag::OW | flag::UPDATE),
+            KeySpec::range(2, -1, 1, RO_ACCESS),
+        ])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(N) in the total size of the sets",
+            "Stores the difference of the given sets under a key; returns its size.",
+            "destination:key key...",
+        ),
+    CommandSpec::new("smove", 4, smove)
+        .flags(WRITE_FAST)
+        .acl(Acl::SET)
+        .keys(&[
+            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
+            KeySpec::single(2, flag::RW | flag::INSERT),
+        ])
+        .doc(
+            "set",
+            "1.0.0",
+            "O(1)",
+            "Moves a member from one set to another; returns 1 if it was in the source.",
+            "source:key destination:key member",
+        ),
+    CommandSpec::new("sscan", -3, sscan)
+        .flags(Flags::READONLY)
+        .acl(Acl::SET)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(RANDOM_TIP)
+        .doc(
+            "set",
+            "2.8.0",
+            "O(1) per call, O(N) for a whole iteration",
+            "Walks the members of a set a few at a time with a cursor.",
+            "key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -32,50 +32,6 @@ use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-const ACL: Acl = Acl::SET
-    .union(Acl::SORTEDSET)
-    .union(Acl::LIST)
-    .union(Acl::DANGEROUS);
-const COMPLEXITY: &str = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).";
-
-static SORT_KEYS: &[KeySpec] = &[
-    KeySpec::single(1, RO_ACCESS),
-    KeySpec::unknown(RO_ACCESS).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
-    KeySpec::unknown(flag::OW | flag::UPDATE).notes("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"),
-];
-static SORT_RO_KEYS: &[KeySpec] = &[
-    KeySpec::single(1, RO_ACCESS),
-    KeySpec::unknown(RO_ACCESS).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("sort", -2, sort)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(ACL)
-        .keys(SORT_KEYS)
-        .keys_fn(sort_keys)
-        .doc(
-            "generic",
-            "1.0.0",
-            COMPLEXITY,
-            "Sorts a list, set or sorted set's elements, optionally by other keys' values, and returns or stores them.",
-            "key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...+] [order=(ASC|DESC)] [sorting=ALPHA] [STORE destination:key]",
-        ),
-    CommandSpec::new("sort_ro", -2, sort_ro)
-        .flags(Flags::READONLY)
-        .acl(ACL)
-        .keys(SORT_RO_KEYS)
-        .keys_fn(sort_ro_keys)
-        .doc(
-            "generic",
-            "7.0.0",
-            COMPLEXITY,
-            "Sorts a list, set or sorted set's elements, optionally by other keys' values, and returns them.",
-            "key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...+] [order=(ASC|DESC)] [sorting=ALPHA]",
-        ),
-];
-
 /// SORT's keys on one command line (Redis's `sortGetKeys`): the sorted key, and the key after
 /// the last STORE, found by skipping the arguments of LIMIT, GET and BY. Like Redis's loop, the
 /// scan does not step over STORE's own argument.
@@ -520,6 +476,53 @@ fn sort_generic(ctx: &mut Ctx<'_>, read_only: bool) -> CmdResult {
     }
     Ok(())
 }
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+const ACL: Acl = Acl::SET
+    .union(Acl::SORTEDSET)
+    .union(Acl::LIST)
+    .union(Acl::DANGEROUS);
+
+const COMPLEXITY: &str = "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).";
+
+static SORT_KEYS: &[KeySpec] = &[
+    KeySpec::single(1, RO_ACCESS),
+    KeySpec::unknown(RO_ACCESS).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+    KeySpec::unknown(flag::OW | flag::UPDATE).notes("For the optional STORE keyword. It is marked 'unknown' because the keyword can appear anywhere in the argument array"),
+];
+
+static SORT_RO_KEYS: &[KeySpec] = &[
+    KeySpec::single(1, RO_ACCESS),
+    KeySpec::unknown(RO_ACCESS).notes("For the optional BY/GET keyword. It is marked 'unknown' because the key names derive from the content of the key we sort"),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("sort", -2, sort)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(ACL)
+        .keys(SORT_KEYS)
+        .keys_fn(sort_keys)
+        .doc(
+            "generic",
+            "1.0.0",
+            COMPLEXITY,
+            "Sorts a list, set or sorted set's elements, optionally by other keys' values, and returns or stores them.",
+            "key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...+] [order=(ASC|DESC)] [sorting=ALPHA] [STORE destination:key]",
+        ),
+    CommandSpec::new("sort_ro", -2, sort_ro)
+        .flags(Flags::READONLY)
+        .acl(ACL)
+        .keys(SORT_RO_KEYS)
+        .keys_fn(sort_ro_keys)
+        .doc(
+            "generic",
+            "7.0.0",
+            COMPLEXITY,
+            "Sorts a list, set or sorted set's elements, optionally by other keys' values, and returns them.",
+            "key [BY pattern:pattern] [LIMIT offset:integer count:integer] [GET pattern:pattern...+] [order=(ASC|DESC)] [sorting=ALPHA]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {
