@@ -42,6 +42,13 @@ const XGROUP_HELP: &[&str] = &[
     "    Prints this help.",
 ];
 
+/// What XGROUP's options (from argument 5 on) say: CREATE's MKSTREAM, and ENTRIESREAD for CREATE
+/// and SETID.
+struct GroupOptions {
+    mkstream: bool,
+    entries_read: i64,
+}
+
 pub(super) fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
     let argc = ctx.argc();
     let sub = ctx.arg(1);
@@ -51,6 +58,28 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let create = word_is(sub, "create");
     let setid = word_is(sub, "setid");
+    let options = parse_group_options(ctx, create, setid)?;
+    let needs_group = setid || word_is(sub, "createconsumer") || word_is(sub, "delconsumer");
+    let exists = group_key_exists(ctx, options.mkstream, needs_group)?;
+    if create && (5..=8).contains(&argc) {
+        xgroup_create(ctx, exists, options.entries_read)
+    } else if setid && (argc == 5 || argc == 7) {
+        xgroup_setid(ctx, options.entries_read)
+    } else if word_is(sub, "destroy") && argc == 4 {
+        xgroup_destroy(ctx)
+    } else if word_is(sub, "createconsumer") && argc == 5 {
+        xgroup_createconsumer(ctx)
+    } else if word_is(sub, "delconsumer") && argc == 5 {
+        xgroup_delconsumer(ctx)
+    } else {
+        Err(subcommand_syntax_error(ctx, "XGROUP"))
+    }
+}
+
+/// Reads XGROUP's options before the key is looked at, as Redis does: a word the subcommand does
+/// not take is its syntax error.
+fn parse_group_options(ctx: &Ctx<'_>, create: bool, setid: bool) -> CmdResult<GroupOptions> {
+    let argc = ctx.argc();
     let mut mkstream = false;
     let mut entries_read = ENTRIES_READ_UNKNOWN;
     let mut i = 5;
@@ -70,6 +99,16 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
             return Err(subcommand_syntax_error(ctx, "XGROUP"));
         }
     }
+    Ok(GroupOptions {
+        mkstream,
+        entries_read,
+    })
+}
+
+/// Whether XGROUP's key holds a stream (WRONGTYPE if it holds something else), after Redis's
+/// checks: the key must exist unless MKSTREAM is given, and the group must exist for the
+/// subcommands that name one (`needs_group`).
+fn group_key_exists(ctx: &mut Ctx<'_>, mkstream: bool, needs_group: bool) -> CmdResult<bool> {
     let (db, now, key, name) = (ctx.db(), ctx.now_ms, ctx.arg(2), ctx.arg(3));
     let exists = match ctx.ks.write(db, key, now) {
         Some(value) => {
@@ -86,7 +125,6 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
     if !mkstream && !exists {
         return Err(Error::msg("ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."));
     }
-    let needs_group = setid || word_is(sub, "createconsumer") || word_is(sub, "delconsumer");
     if exists && needs_group {
         let has = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
             .groups
@@ -101,96 +139,120 @@ pub(super) fn xgroup(ctx: &mut Ctx<'_>) -> CmdResult {
             ]));
         }
     }
-    if create && (5..=8).contains(&argc) {
-        let id = if c_str(ctx.arg(4)) == b"$" {
-            if exists {
-                stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).last_id
-            } else {
-                StreamId::MIN
-            }
-        } else {
-            parse_strict_id(ctx.arg(4))?
-        };
-        if !exists {
-            ctx.ks
-                .add(db, key, Value::Stream(Box::new(Stream::new())), None, now);
-            // The key's creation is not a change of its own here: the group's is counted.
-            ctx.ks.dirty -= 1;
-            ctx.publish_events();
-        }
-        let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
-        if stream.groups.contains_key(name) {
-            return Err(Error::msg("BUSYGROUP Consumer Group name already exists"));
-        }
-        stream
-            .groups
-            .insert(name.into(), ConsumerGroup::new(id, entries_read));
-        ctx.out.ok();
-        ctx.ks.dirty += 1;
-        ctx.notify(STREAM, "xgroup-create", key);
-    } else if setid && (argc == 5 || argc == 7) {
-        let id = if c_str(ctx.arg(4)) == b"$" {
+    Ok(exists)
+}
+
+/// XGROUP CREATE: the group reading from an ID (`$` for the stream's last one), the stream
+/// created first with MKSTREAM.
+fn xgroup_create(ctx: &mut Ctx<'_>, exists: bool, entries_read: i64) -> CmdResult {
+    let (db, now, key, name) = (ctx.db(), ctx.now_ms, ctx.arg(2), ctx.arg(3));
+    let id = if c_str(ctx.arg(4)) == b"$" {
+        if exists {
             stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).last_id
         } else {
-            parse_id_with(
-                ctx.arg(4),
-                IdRules {
-                    missing_seq: 0,
-                    strict: false,
-                    seq_star: false,
-                },
-            )?
-            .0
-        };
-        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
-            .groups
-            .get_mut(name)
-            .expect("checked above");
-        group.last_id = id;
-        group.entries_read = entries_read;
-        ctx.out.ok();
-        ctx.ks.dirty += 1;
-        ctx.notify(STREAM, "xgroup-setid", key);
-    } else if word_is(sub, "destroy") && argc == 4 {
-        if stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
-            .groups
-            .remove(name)
-            .is_some()
-        {
-            ctx.out.integer(1);
-            ctx.ks.dirty += 1;
-            ctx.notify(STREAM, "xgroup-destroy", key);
-        } else {
-            ctx.out.integer(0);
-        }
-    } else if word_is(sub, "createconsumer") && argc == 5 {
-        let consumer = ctx.arg(4);
-        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
-            .groups
-            .get_mut(name)
-            .expect("checked");
-        let (_, created) = group.consumer_or_create(consumer, now);
-        if created {
-            ctx.ks.dirty += 1;
-            ctx.notify(STREAM, "xgroup-createconsumer", key);
-        }
-        ctx.out.integer(i64::from(created));
-    } else if word_is(sub, "delconsumer") && argc == 5 {
-        let consumer = ctx.arg(4);
-        let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
-            .groups
-            .get_mut(name)
-            .expect("checked");
-        match group.delete_consumer(consumer) {
-            Some(pending) => {
-                ctx.ks.dirty += 1;
-                ctx.notify(STREAM, "xgroup-delconsumer", key);
-                ctx.out.integer(pending as i64);
-            }
-            None => ctx.out.integer(0),
+            StreamId::MIN
         }
     } else {
-        return Err(subcommand_syntax_error(ctx, "XGROUP"));
+        parse_strict_id(ctx.arg(4))?
+    };
+    if !exists {
+        ctx.ks
+            .add(db, key, Value::Stream(Box::new(Stream::new())), None, now);
+        // The key's creation is not a change of its own here: the group's is counted.
+        ctx.ks.dirty -= 1;
+        ctx.publish_events();
+    }
+    let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
+    if stream.groups.contains_key(name) {
+        return Err(Error::msg("BUSYGROUP Consumer Group name already exists"));
+    }
+    stream
+        .groups
+        .insert(name.into(), ConsumerGroup::new(id, entries_read));
+    ctx.out.ok();
+    ctx.ks.dirty += 1;
+    ctx.notify(STREAM, "xgroup-create", key);
+    Ok(())
+}
+
+/// XGROUP SETID: the group's last delivered ID (`$` for the stream's last one) and its
+/// entries-read counter.
+fn xgroup_setid(ctx: &mut Ctx<'_>, entries_read: i64) -> CmdResult {
+    let (key, name) = (ctx.arg(2), ctx.arg(3));
+    let id = if c_str(ctx.arg(4)) == b"$" {
+        stream_at(ctx.ks, ctx.db(), key, ctx.now_ms).last_id
+    } else {
+        parse_id_with(
+            ctx.arg(4),
+            IdRules {
+                missing_seq: 0,
+                strict: false,
+                seq_star: false,
+            },
+        )?
+        .0
+    };
+    let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+        .groups
+        .get_mut(name)
+        .expect("checked above");
+    group.last_id = id;
+    group.entries_read = entries_read;
+    ctx.out.ok();
+    ctx.ks.dirty += 1;
+    ctx.notify(STREAM, "xgroup-setid", key);
+    Ok(())
+}
+
+/// XGROUP DESTROY: 1 if the group existed, 0 if not.
+fn xgroup_destroy(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (key, name) = (ctx.arg(2), ctx.arg(3));
+    if stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+        .groups
+        .remove(name)
+        .is_some()
+    {
+        ctx.out.integer(1);
+        ctx.ks.dirty += 1;
+        ctx.notify(STREAM, "xgroup-destroy", key);
+    } else {
+        ctx.out.integer(0);
+    }
+    Ok(())
+}
+
+/// XGROUP CREATECONSUMER: 1 if the consumer is new, 0 if it existed.
+fn xgroup_createconsumer(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (now, key, name) = (ctx.now_ms, ctx.arg(2), ctx.arg(3));
+    let consumer = ctx.arg(4);
+    let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+        .groups
+        .get_mut(name)
+        .expect("checked");
+    let (_, created) = group.consumer_or_create(consumer, now);
+    if created {
+        ctx.ks.dirty += 1;
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    ctx.out.integer(i64::from(created));
+    Ok(())
+}
+
+/// XGROUP DELCONSUMER: how many entries the consumer had pending (0 if it did not exist).
+fn xgroup_delconsumer(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (key, name) = (ctx.arg(2), ctx.arg(3));
+    let consumer = ctx.arg(4);
+    let group = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms)
+        .groups
+        .get_mut(name)
+        .expect("checked");
+    match group.delete_consumer(consumer) {
+        Some(pending) => {
+            ctx.ks.dirty += 1;
+            ctx.notify(STREAM, "xgroup-delconsumer", key);
+            ctx.out.integer(pending as i64);
+        }
+        None => ctx.out.integer(0),
     }
     Ok(())
 }
@@ -489,9 +551,17 @@ fn write_claimed(ctx: &mut Ctx<'_>, key: &[u8], claimed: &[StreamId], justid: bo
     }
 }
 
-pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
-    let (key, name, consumer) = (ctx.arg(1), ctx.arg(2), ctx.arg(3));
-    let now = ctx.now_ms;
+/// What XAUTOCLAIM's arguments say.
+struct AutoclaimOptions {
+    min_idle: i64,
+    start: StreamId,
+    count: i64,
+    justid: bool,
+}
+
+/// Reads XAUTOCLAIM's arguments in Redis's order: min-idle-time, the start ID (`(` for an
+/// exclusive one), then COUNT and JUSTID.
+fn parse_autoclaim(ctx: &Ctx<'_>) -> CmdResult<AutoclaimOptions> {
     let min_idle = parse_i64(ctx.arg(4))
         .ok_or(Error::msg(
             "ERR Invalid min-idle-time argument for XAUTOCLAIM",
@@ -534,6 +604,17 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         j += 1;
     }
+    Ok(AutoclaimOptions {
+        min_idle,
+        start,
+        count,
+        justid,
+    })
+}
+
+pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
+    let (key, name) = (ctx.arg(1), ctx.arg(2));
+    let options = parse_autoclaim(ctx)?;
     {
         let stream = read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)?;
         if !stream.is_some_and(|s| s.groups.contains_key(name)) {
@@ -542,22 +623,70 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     // Redis allocates COUNT IDs up front and reports a failed allocation; no allocator serves a
     // terabyte of IDs, so past that we answer as Redis does (and allocate nothing up front).
-    if (count as u64).saturating_mul(16) > 1 << 40 {
+    if (options.count as u64).saturating_mul(16) > 1 << 40 {
         return Err(Error::msg(
             "ERR Insufficient memory, failed allocating transient memory, COUNT too high.",
         ));
     }
     ctx.prevent_propagation();
     let propagating = ctx.ks.stream.is_on();
-    let mut ops = Vec::new();
+    let now = ctx.now_ms;
     let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
-    let mut budget = count as u64;
+    let scan = autoclaim_scan(ctx.args, stream, &options, now, propagating);
+    let mut dirty = scan.dirty;
+    ctx.out.array(3);
+    write_id(&mut ctx.out, scan.next_cursor);
+    ctx.out.array(scan.claimed.len());
+    if scan.consumer_created {
+        dirty += 1;
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    write_claimed(ctx, key, &scan.claimed, options.justid);
+    ctx.out.array(scan.deleted.len());
+    for id in &scan.deleted {
+        write_id(&mut ctx.out, *id);
+    }
+    let db = ctx.db();
+    for op in scan.ops {
+        ctx.ks.stream.also(db, op);
+    }
+    ctx.ks.dirty += dirty;
+    Ok(())
+}
+
+/// What one XAUTOCLAIM scan of the group's pending entries did.
+struct AutoclaimScan {
+    claimed: Vec<StreamId>,
+    /// Pending entries whose stream entry was deleted: acknowledged and reported.
+    deleted: Vec<StreamId>,
+    consumer_created: bool,
+    /// The cursor for the next call: the next pending ID, or 0-0 when the scan is complete.
+    next_cursor: StreamId,
+    /// The XCLAIMs that reproduce the scan on replicas (when propagating).
+    ops: Vec<Vec<Bytes>>,
+    dirty: u64,
+}
+
+/// Walks the pending entries from the start ID (`args` are XAUTOCLAIM's: key, group, consumer),
+/// claiming the idle ones for the consumer and acknowledging those whose entry was deleted, until
+/// COUNT entries are done or ten times as many were looked at.
+fn autoclaim_scan(
+    args: &[Bytes],
+    stream: &mut Stream,
+    options: &AutoclaimOptions,
+    now: i64,
+    propagating: bool,
+) -> AutoclaimScan {
+    let (key, name, consumer) = (&args[1][..], &args[2][..], &args[3][..]);
+    let (min_idle, justid) = (options.min_idle, options.justid);
+    let mut ops = Vec::new();
+    let mut budget = options.count as u64;
     let mut attempts = budget.saturating_mul(10);
     let mut claimed = Vec::new();
     let mut deleted = Vec::new();
     let mut consumer_created = false;
     let mut consumer_seen = false;
-    let mut cursor = Some(start);
+    let mut cursor = Some(options.start);
     let mut dirty = 0u64;
     while attempts > 0 && budget > 0 {
         attempts -= 1;
@@ -613,7 +742,6 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         budget -= 1;
         dirty += 1;
     }
-    // The cursor for the next call: the next pending ID, or 0-0 when the scan is complete.
     let next_cursor = cursor
         .and_then(|from| {
             stream.groups[name]
@@ -623,22 +751,12 @@ pub(super) fn xautoclaim(ctx: &mut Ctx<'_>) -> CmdResult {
                 .map(|(id, _)| *id)
         })
         .unwrap_or(StreamId::MIN);
-    ctx.out.array(3);
-    write_id(&mut ctx.out, next_cursor);
-    ctx.out.array(claimed.len());
-    if consumer_created {
-        dirty += 1;
-        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    AutoclaimScan {
+        claimed,
+        deleted,
+        consumer_created,
+        next_cursor,
+        ops,
+        dirty,
     }
-    write_claimed(ctx, key, &claimed, justid);
-    ctx.out.array(deleted.len());
-    for id in &deleted {
-        write_id(&mut ctx.out, *id);
-    }
-    let db = ctx.db();
-    for op in ops {
-        ctx.ks.stream.also(db, op);
-    }
-    ctx.ks.dirty += dirty;
-    Ok(())
 }
