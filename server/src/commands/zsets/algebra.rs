@@ -136,6 +136,16 @@ pub(super) fn zintercard(ctx: &mut Ctx<'_>) -> CmdResult {
     setop_generic(ctx, 1, None, SetOp::Inter, true)
 }
 
+/// What the set algebra's options say.
+struct SetOpOptions {
+    /// WEIGHTS, one per input key (1 by default).
+    weights: Vec<f64>,
+    aggregate: Aggregate,
+    withscores: bool,
+    /// ZINTERCARD's LIMIT (0 for none).
+    limit: i64,
+}
+
 /// Redis's `zunionInterDiffGenericCommand`.
 fn setop_generic(
     ctx: &mut Ctx<'_>,
@@ -167,11 +177,80 @@ fn setop_generic(
             }
         }
     }
+    let opts = parse_setop_options(
+        ctx,
+        numkeys_at + 1 + numkeys,
+        numkeys,
+        dst.is_some(),
+        op,
+        cardinality_only,
+    )?;
+    let limits = limits(ctx);
+    let dbref = &ctx.ks.dbs[db];
+    let mut sources: Vec<(Source<'_>, f64)> = keys
+        .iter()
+        .zip(&opts.weights)
+        .map(|(key, &w)| {
+            let source = match dbref.main.get(&key[..]).map(|o| &o.value) {
+                Some(Value::ZSet(z)) => Source::Sorted(z),
+                Some(Value::Set(s)) => Source::Plain(s),
+                _ => Source::Missing,
+            };
+            (source, w)
+        })
+        .collect();
+    let mut result = match op {
+        SetOp::Inter => {
+            let (result, count) =
+                intersection(&mut sources, opts.aggregate, cardinality_only, opts.limit);
+            if cardinality_only {
+                ctx.out.integer(count);
+                return Ok(());
+            }
+            result
+        }
+        SetOp::Union => union(&mut sources, opts.aggregate),
+        SetOp::Diff => difference(&sources),
+    };
+    drop(sources);
+    // The result in (score, member) order; members are distinct, -0 and 0 are equal scores.
+    result.sort_unstable_by(|a, b| {
+        a.1.partial_cmp(&b.1)
+            .expect("no NaN scores")
+            .then_with(|| a.0.cmp(&b.0))
+    });
+    let refs: Vec<(&[u8], f64)> = result.iter().map(|(m, s)| (m.as_slice(), *s)).collect();
+    match dst {
+        Some(dst) => {
+            let set = ZSetValue::from_sorted(&refs, &limits);
+            let event = match op {
+                SetOp::Union => "zunionstore",
+                SetOp::Inter => "zinterstore",
+                SetOp::Diff => "zdiffstore",
+            };
+            store_result(ctx, dst, set, event);
+        }
+        None => reply_elements(&mut ctx.out, &refs, opts.withscores, false),
+    }
+    Ok(())
+}
+
+/// Reads the options from `from` on, in order, each only where the command takes it (WEIGHTS and
+/// AGGREGATE but for ZDIFF and ZINTERCARD, WITHSCORES but for the STORE forms, LIMIT for
+/// ZINTERCARD); anything else is a syntax error.
+fn parse_setop_options(
+    ctx: &Ctx<'_>,
+    from: usize,
+    numkeys: usize,
+    storing: bool,
+    op: SetOp,
+    cardinality_only: bool,
+) -> CmdResult<SetOpOptions> {
     let mut weights = vec![1.0f64; numkeys];
     let mut aggregate = Aggregate::Sum;
     let mut withscores = false;
     let mut limit = 0i64;
-    let mut i = numkeys_at + 1 + numkeys;
+    let mut i = from;
     while i < ctx.argc() {
         let remaining = ctx.argc() - i;
         let word = ctx.arg(i);
@@ -198,7 +277,7 @@ fn setop_generic(
                 return Err(Error::Syntax);
             };
             i += 2;
-        } else if dst.is_none() && !cardinality_only && word_is(word, "withscores") {
+        } else if !storing && !cardinality_only && word_is(word, "withscores") {
             withscores = true;
             i += 1;
         } else if cardinality_only && remaining >= 2 && word_is(word, "limit") {
@@ -208,102 +287,84 @@ fn setop_generic(
             return Err(Error::Syntax);
         }
     }
-    let limits = limits(ctx);
-    let dbref = &ctx.ks.dbs[db];
-    let mut sources: Vec<(Source<'_>, f64)> = keys
-        .iter()
-        .zip(&weights)
-        .map(|(key, &w)| {
-            let source = match dbref.main.get(&key[..]).map(|o| &o.value) {
-                Some(Value::ZSet(z)) => Source::Sorted(z),
-                Some(Value::Set(s)) => Source::Plain(s),
-                _ => Source::Missing,
-            };
-            (source, w)
-        })
-        .collect();
+    Ok(SetOpOptions {
+        weights,
+        aggregate,
+        withscores,
+        limit,
+    })
+}
+
+/// ZINTER: the members of every input, their weighted scores aggregated; with
+/// `cardinality_only` (ZINTERCARD) only how many, up to `limit` when it is not 0.
+fn intersection(
+    sources: &mut [(Source<'_>, f64)],
+    aggregate: Aggregate,
+    cardinality_only: bool,
+    limit: i64,
+) -> (Vec<(SmallBytes, f64)>, i64) {
     let mut result: Vec<(SmallBytes, f64)> = Vec::new();
-    match op {
-        SetOp::Inter => {
-            // Smallest first (a stable sort, as glibc's qsort is for small arrays): it drives the
-            // loop and fixes the order in which scores are combined.
-            sources.sort_by_key(|(s, _)| s.len());
-            let (first, first_weight) = sources[0];
-            let rest = &sources[1..];
-            let mut count = 0i64;
-            let mut done = false;
-            first.for_each(|member, score| {
-                if done {
-                    return;
-                }
-                let mut acc = weighted(score, first_weight);
-                for (other, weight) in rest {
-                    // Only the first input's product has NaN (inf × 0) made 0, as in Redis; the
-                    // others' NaN meets the aggregate: SUM makes it 0, MIN/MAX keep the other side.
-                    match other.score(member) {
-                        Some(s) => aggregate.apply(&mut acc, s * *weight),
-                        None => return,
-                    }
-                }
-                if cardinality_only {
-                    count += 1;
-                    done = limit != 0 && count >= limit;
-                } else {
-                    result.push((SmallBytes::new(member), acc));
-                }
-            });
-            if cardinality_only {
-                ctx.out.integer(count);
-                return Ok(());
+    // Smallest first (a stable sort, as glibc's qsort is for small arrays): it drives the
+    // loop and fixes the order in which scores are combined.
+    sources.sort_by_key(|(s, _)| s.len());
+    let (first, first_weight) = sources[0];
+    let rest = &sources[1..];
+    let mut count = 0i64;
+    let mut done = false;
+    first.for_each(|member, score| {
+        if done {
+            return;
+        }
+        let mut acc = weighted(score, first_weight);
+        for (other, weight) in rest {
+            // Only the first input's product has NaN (inf × 0) made 0, as in Redis; the
+            // others' NaN meets the aggregate: SUM makes it 0, MIN/MAX keep the other side.
+            match other.score(member) {
+                Some(s) => aggregate.apply(&mut acc, s * *weight),
+                None => return,
             }
         }
-        SetOp::Union => {
-            sources.sort_by_key(|(s, _)| s.len());
-            let mut at: HashMap<SmallBytes, usize, ahash::RandomState> = HashMap::default();
-            for (source, weight) in &sources {
-                source.for_each(|member, score| {
-                    let value = weighted(score, *weight);
-                    match at.get(member) {
-                        Some(&i) => aggregate.apply(&mut result[i].1, value),
-                        None => {
-                            at.insert(SmallBytes::new(member), result.len());
-                            result.push((SmallBytes::new(member), value));
-                        }
-                    }
-                });
-            }
+        if cardinality_only {
+            count += 1;
+            done = limit != 0 && count >= limit;
+        } else {
+            result.push((SmallBytes::new(member), acc));
         }
-        SetOp::Diff => {
-            let (first, _) = sources[0];
-            let rest = &sources[1..];
-            first.for_each(|member, score| {
-                if rest.iter().all(|(other, _)| other.score(member).is_none()) {
-                    result.push((SmallBytes::new(member), score));
-                }
-            });
-        }
-    }
-    drop(sources);
-    // The result in (score, member) order; members are distinct, -0 and 0 are equal scores.
-    result.sort_unstable_by(|a, b| {
-        a.1.partial_cmp(&b.1)
-            .expect("no NaN scores")
-            .then_with(|| a.0.cmp(&b.0))
     });
-    let refs: Vec<(&[u8], f64)> = result.iter().map(|(m, s)| (m.as_slice(), *s)).collect();
-    match dst {
-        Some(dst) => {
-            let set = ZSetValue::from_sorted(&refs, &limits);
-            let event = match op {
-                SetOp::Union => "zunionstore",
-                SetOp::Inter => "zinterstore",
-                SetOp::Diff => "zdiffstore",
-            };
-            store_result(ctx, dst, set, event);
-        }
-        None => reply_elements(&mut ctx.out, &refs, withscores, false),
+    (result, count)
+}
+
+/// ZUNION: every input's members, their weighted scores aggregated.
+fn union(sources: &mut [(Source<'_>, f64)], aggregate: Aggregate) -> Vec<(SmallBytes, f64)> {
+    let mut result: Vec<(SmallBytes, f64)> = Vec::new();
+    sources.sort_by_key(|(s, _)| s.len());
+    let mut at: HashMap<SmallBytes, usize, ahash::RandomState> = HashMap::default();
+    for (source, weight) in sources.iter() {
+        source.for_each(|member, score| {
+            let value = weighted(score, *weight);
+            match at.get(member) {
+                Some(&i) => aggregate.apply(&mut result[i].1, value),
+                None => {
+                    at.insert(SmallBytes::new(member), result.len());
+                    result.push((SmallBytes::new(member), value));
+                }
+            }
+        });
     }
-    Ok(())
+    result
+}
+
+/// ZDIFF: the first input's members that no other input holds, with their scores.
+fn difference(sources: &[(Source<'_>, f64)]) -> Vec<(SmallBytes, f64)> {
+    let mut result: Vec<(SmallBytes, f64)> = Vec::new();
+    let (first, _) = sources[0];
+    let rest = &sources[1..];
+    first.for_each(|member, score| {
+        if rest.iter().all(|(other, _)| other.score(member).is_none()) {
+            result.push((SmallBytes::new(member), score));
+        }
+    });
+    result
 }
 
 /// A weighted score; `inf * 0` is 0 in Redis.
