@@ -15,6 +15,10 @@
 //! COUNTKEYSINSLOT and GETKEYSINSLOT walk database 0 (a cluster node has no other) instead of
 //! keeping Redis's per-slot key index: the index would cost every write of a cluster node, these
 //! two commands are rare (resharding, once per slot moved) and a walk is exact.
+//!
+//! The subcommands are in `slot_commands` (the hash slots and their assignment), `node_commands`
+//! (epochs, MEET, FORGET, REPLICATE, FAILOVER, RESET…) and `topology` (LINKS, NODES, INFO, SLOTS,
+//! SHARDS); this module keeps what they and the cluster bus share, and the command table at its end.
 
 mod node_commands;
 mod slot_commands;

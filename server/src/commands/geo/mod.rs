@@ -14,6 +14,10 @@
 //!
 //! Replies format distances with four decimals (Redis's `fixedpoint_d2string`, rounding half to
 //! even) and coordinates with 17 decimals less trailing zeros (`%.17Lf`), or as RESP3 doubles.
+//!
+//! The handlers are in `points` (GEOADD, GEODIST, GEOHASH, GEOPOS) and `search` (the GEORADIUS and
+//! GEOSEARCH family), the arithmetic in `hash`; this module keeps the argument readers they share and
+//! the command table at its end.
 
 mod hash;
 mod points;

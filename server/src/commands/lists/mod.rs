@@ -22,6 +22,9 @@
 //! LPUSH, RPUSH, LPOP, RPOP and LRANGE are benchmarked against redis-server: pushes encode the
 //! argument straight into a node's spare room, pops and ranges write the packed bytes straight
 //! into the reply buffer.
+//!
+//! The handlers are in `push_pop`, `position`, `moves` and `blocking`; this module keeps the helpers
+//! they share (`new_list` is SORT's too) and the command table at its end.
 
 mod blocking;
 mod moves;

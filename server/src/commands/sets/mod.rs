@@ -23,6 +23,9 @@
 //!
 //! SADD and SPOP are benchmarked against Redis: they take one write lookup, add or remove in
 //! place, and allocate nothing per member beyond the table entry Redis would allocate too.
+//!
+//! The handlers are in `members` (the commands on one set) and `algebra` (SINTER, SUNION, SDIFF…);
+//! this module keeps the helpers they share and the command table at its end.
 
 mod algebra;
 mod members;

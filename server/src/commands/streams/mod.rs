@@ -20,6 +20,10 @@
 //!   arguments are rewritten with the ID it stood for, so that a re-run reads what arrived since.
 //!   A re-run serves only the key that woke it (as Redis does); an XREADGROUP whose key was
 //!   deleted, or whose group was destroyed, is released with Redis's error.
+//!
+//! The handlers are in `entries` (XADD, XTRIM, XRANGE…XSETID), `read` (XREAD, XREADGROUP),
+//! `groups` (XGROUP and the pending entries' commands) and `info` (XINFO); this module keeps the IDs,
+//! errors and replies they share, and the command table at its end.
 
 mod entries;
 mod groups;

@@ -18,6 +18,9 @@
 //!
 //! The helpers at the top (`string_of`, `string_len`, `reply_string`, `check_string_length`) are
 //! shared with the bit commands, which read and write the same values.
+//!
+//! The handlers are in `get_set` (GET, SET and their variants, MGET, MSET), `edits` (APPEND,
+//! STRLEN, GETRANGE, SETRANGE), `counters` and `lcs`; the command table is at the end of this module.
 
 mod counters;
 mod edits;

@@ -21,6 +21,10 @@
 //!   commands) are packed when their final size allows. An emptied set is deleted.
 //! - **Blocking.** BZPOPMIN, BZPOPMAX and BZMPOP wait for a key to hold a sorted set; when woken
 //!   by a write to a key they are served from that key (Redis 7.0), see [`crate::model::blocking`].
+//!
+//! The handlers are in `members` (ZADD…ZRANK, ZRANDMEMBER, ZSCAN), `ranges` (the range family and
+//! ZREMRANGEBY*), `pops` and `algebra`; this module keeps the number and range readers, the replies
+//! and the key access they share (GEO and SORT use some too), and the command table at its end.
 
 mod algebra;
 mod members;
