@@ -389,10 +389,22 @@ pub(super) fn xpending(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// What XCLAIM's arguments after the group's check say: the IDs (each with its argument's index,
+/// propagated as given) and the options that follow them.
+struct ClaimArgs {
+    min_idle: i64,
+    ids: Vec<(StreamId, usize)>,
+    force: bool,
+    justid: bool,
+    /// The delivery time to give the claimed entries (IDLE or TIME, clamped to now; now by
+    /// default).
+    delivery_time: i64,
+    retry_count: Option<i64>,
+    last_id: StreamId,
+}
+
 pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
-    let (key, name, consumer) = (ctx.arg(1), ctx.arg(2), ctx.arg(3));
-    let argc = ctx.argc();
-    let now = ctx.now_ms;
+    let (key, name) = (ctx.arg(1), ctx.arg(2));
     {
         let stream = read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)?;
         if !stream.is_some_and(|s| s.groups.contains_key(name)) {
@@ -404,7 +416,30 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         .max(0);
     ctx.prevent_propagation();
     let propagating = ctx.ks.stream.is_on();
-    let mut ops = Vec::new();
+    let claim = parse_claim(ctx, min_idle)?;
+    let now = ctx.now_ms;
+    let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
+    let outcome = claim_entries(ctx.args, stream, &claim, now, propagating);
+    let mut dirty = outcome.dirty;
+    let db = ctx.db();
+    for op in outcome.ops {
+        ctx.ks.stream.also(db, op);
+    }
+    ctx.out.array(outcome.claimed.len());
+    // The consumer is created with the first claim, before its entry is written.
+    if outcome.consumer_created {
+        dirty += 1;
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    write_claimed(ctx, key, &outcome.claimed, claim.justid);
+    ctx.ks.dirty += dirty;
+    Ok(())
+}
+
+/// Reads XCLAIM's IDs (up to the first argument that is not one) and then its options, in order.
+fn parse_claim(ctx: &Ctx<'_>, min_idle: i64) -> CmdResult<ClaimArgs> {
+    let argc = ctx.argc();
+    let now = ctx.now_ms;
     let mut ids = Vec::new();
     let mut j = 5;
     while j < argc {
@@ -458,22 +493,52 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
         Some(t) => t,
         None => now,
     };
-    let stream = stream_at(ctx.ks, ctx.db(), key, ctx.now_ms);
+    Ok(ClaimArgs {
+        min_idle,
+        ids,
+        force,
+        justid,
+        delivery_time,
+        retry_count,
+        last_id,
+    })
+}
+
+/// What XCLAIM did to the group.
+struct ClaimOutcome {
+    claimed: Vec<StreamId>,
+    consumer_created: bool,
+    /// The XCLAIMs (and XGROUP SETID) that reproduce it on replicas (when propagating).
+    ops: Vec<Vec<Bytes>>,
+    dirty: u64,
+}
+
+/// Moves LASTID forward, then claims each ID for the consumer (`args` are XCLAIM's: key, group,
+/// consumer): a pending entry idle long enough, or with FORCE one not pending; an ID whose entry
+/// was deleted is acknowledged instead.
+fn claim_entries(
+    args: &[Bytes],
+    stream: &mut Stream,
+    claim: &ClaimArgs,
+    now: i64,
+    propagating: bool,
+) -> ClaimOutcome {
+    let (key, name, consumer) = (&args[1][..], &args[2][..], &args[3][..]);
+    let mut ops = Vec::new();
     let mut dirty = 0u64;
     let mut propagate_last_id = false;
     {
         let group = stream.groups.get_mut(name).expect("checked above");
-        if last_id > group.last_id {
-            group.last_id = last_id;
+        if claim.last_id > group.last_id {
+            group.last_id = claim.last_id;
             dirty = 1;
             propagate_last_id = true;
         }
     }
-    let args: &[Bytes] = ctx.args;
     let mut claimed = Vec::new();
     let mut consumer_created = false;
     let mut consumer_seen = false;
-    for (id, at) in ids {
+    for &(id, at) in &claim.ids {
         let exists = stream.get(id).is_some();
         let group = stream.groups.get_mut(name).expect("checked above");
         if !exists {
@@ -491,11 +556,11 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
             continue;
         }
         let current = group.pel.get(&id).cloned();
-        if current.is_none() && !force {
+        if current.is_none() && !claim.force {
             continue;
         }
         if let Some(p) = &current {
-            if min_idle > 0 && now - p.delivery_time < min_idle {
+            if claim.min_idle > 0 && now - p.delivery_time < claim.min_idle {
                 continue;
             }
         }
@@ -506,12 +571,12 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
             consumer_seen = true;
         }
         let previous_count = current.as_ref().map_or(0, |p| p.delivery_count);
-        let deliveries = match retry_count {
+        let deliveries = match claim.retry_count {
             Some(n) if n >= 0 => n as u64,
-            _ if !justid => previous_count + 1,
+            _ if !claim.justid => previous_count + 1,
             _ => previous_count,
         };
-        group.assign(id, consumer, delivery_time, deliveries);
+        group.assign(id, consumer, claim.delivery_time, deliveries);
         if propagating {
             let op =
                 xclaim_propagation(key, name, args[at].clone(), &group.pel[&id], group.last_id);
@@ -524,19 +589,12 @@ pub(super) fn xclaim(ctx: &mut Ctx<'_>) -> CmdResult {
     if propagating && propagate_last_id {
         ops.push(setid_propagation(key, name, &stream.groups[name]));
     }
-    let db = ctx.db();
-    for op in ops {
-        ctx.ks.stream.also(db, op);
+    ClaimOutcome {
+        claimed,
+        consumer_created,
+        ops,
+        dirty,
     }
-    ctx.out.array(claimed.len());
-    // The consumer is created with the first claim, before its entry is written.
-    if consumer_created {
-        dirty += 1;
-        ctx.notify(STREAM, "xgroup-createconsumer", key);
-    }
-    write_claimed(ctx, key, &claimed, justid);
-    ctx.ks.dirty += dirty;
-    Ok(())
 }
 
 /// The entries (or with JUSTID the IDs) XCLAIM and XAUTOCLAIM took over.
