@@ -19,112 +19,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags, Registry};
 use crate::model::acl_users::{self, UserId, Users, DEFAULT_USER};
 use crate::model::state::EngineRequest;
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::LOADING)
-    .union(Flags::STALE);
-const PLAIN: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("cat", -2, cat).flags(PLAIN).doc(
-        "server",
-        "6.0.0",
-        "O(1) since the categories and commands are a fixed set.",
-        "Lists the ACL categories, or the commands of one.",
-        "[categoryname]",
-    ),
-    CommandSpec::new("deluser", -3, deluser).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(1) amortized time considering the typical user.",
-        "Deletes users and closes their connections.",
-        "username...",
-    ),
-    CommandSpec::new("dryrun", -4, dryrun).flags(ADMIN).doc(
-        "server",
-        "7.0.0",
-        "O(1).",
-        "Tells whether a user could run a command line, without running it.",
-        "username command [arg...]",
-    ),
-    CommandSpec::new("genpass", -2, genpass).flags(PLAIN).doc(
-        "server",
-        "6.0.0",
-        "O(N)",
-        "Generates a random password (256 bits unless told).",
-        "[bits:integer]",
-    ),
-    CommandSpec::new("getuser", 3, getuser).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of password, command and pattern rules that the user has.",
-        "Describes a user: flags, password hashes, commands, keys, channels, selectors.",
-        "username",
-    ),
-    CommandSpec::new("help", 2, help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .doc("server", "6.0.0", "O(1)", "Lists the ACL subcommands.", ""),
-    CommandSpec::new("list", 2, list).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of configured users.",
-        "Lists every user as the rules that define it.",
-        "",
-    ),
-    CommandSpec::new("load", 2, load).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of configured users.",
-        "Replaces the users by those of the ACL file.",
-        "",
-    ),
-    CommandSpec::new("log", -2, log).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N) with N being the number of entries shown.",
-        "Shows the newest refusals and failed logins, or empties the log.",
-        "[count:integer|RESET]",
-    ),
-    CommandSpec::new("save", 2, save).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of configured users.",
-        "Writes the users to the ACL file.",
-        "",
-    ),
-    CommandSpec::new("setuser", -3, setuser).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of rules provided.",
-        "Creates a user or changes its rules.",
-        "username [rule...]",
-    ),
-    CommandSpec::new("users", 2, users).flags(ADMIN).doc(
-        "server",
-        "6.0.0",
-        "O(N). Where N is the number of configured users.",
-        "Lists the users' names.",
-        "",
-    ),
-    CommandSpec::new("whoami", 2, whoami).flags(PLAIN).doc(
-        "server",
-        "6.0.0",
-        "O(1)",
-        "Returns the name of the connection's user.",
-        "",
-    ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("acl", SUBCOMMANDS)
-    .acl(Acl::NONE)
-    .doc(
-        "server",
-        "6.0.0",
-        "Depends on subcommand.",
-        "Container for the commands that manage ACL users.",
-        "",
-    )];
-
 const HELP: &[&str] = &[
     "ACL <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "CAT [<category>]",
@@ -757,6 +651,113 @@ fn dryrun(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::LOADING)
+    .union(Flags::STALE);
+
+const PLAIN: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("cat", -2, cat).flags(PLAIN).doc(
+        "server",
+        "6.0.0",
+        "O(1) since the categories and commands are a fixed set.",
+        "Lists the ACL categories, or the commands of one.",
+        "[categoryname]",
+    ),
+    CommandSpec::new("deluser", -3, deluser).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(1) amortized time considering the typical user.",
+        "Deletes users and closes their connections.",
+        "username...",
+    ),
+    CommandSpec::new("dryrun", -4, dryrun).flags(ADMIN).doc(
+        "server",
+        "7.0.0",
+        "O(1).",
+        "Tells whether a user could run a command line, without running it.",
+        "username command [arg...]",
+    ),
+    CommandSpec::new("genpass", -2, genpass).flags(PLAIN).doc(
+        "server",
+        "6.0.0",
+        "O(N)",
+        "Generates a random password (256 bits unless told).",
+        "[bits:integer]",
+    ),
+    CommandSpec::new("getuser", 3, getuser).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of password, command and pattern rules that the user has.",
+        "Describes a user: flags, password hashes, commands, keys, channels, selectors.",
+        "username",
+    ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc("server", "6.0.0", "O(1)", "Lists the ACL subcommands.", ""),
+    CommandSpec::new("list", 2, list).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of configured users.",
+        "Lists every user as the rules that define it.",
+        "",
+    ),
+    CommandSpec::new("load", 2, load).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of configured users.",
+        "Replaces the users by those of the ACL file.",
+        "",
+    ),
+    CommandSpec::new("log", -2, log).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N) with N being the number of entries shown.",
+        "Shows the newest refusals and failed logins, or empties the log.",
+        "[count:integer|RESET]",
+    ),
+    CommandSpec::new("save", 2, save).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of configured users.",
+        "Writes the users to the ACL file.",
+        "",
+    ),
+    CommandSpec::new("setuser", -3, setuser).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of rules provided.",
+        "Creates a user or changes its rules.",
+        "username [rule...]",
+    ),
+    CommandSpec::new("users", 2, users).flags(ADMIN).doc(
+        "server",
+        "6.0.0",
+        "O(N). Where N is the number of configured users.",
+        "Lists the users' names.",
+        "",
+    ),
+    CommandSpec::new("whoami", 2, whoami).flags(PLAIN).doc(
+        "server",
+        "6.0.0",
+        "O(1)",
+        "Returns the name of the connection's user.",
+        "",
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("acl", SUBCOMMANDS)
+    .acl(Acl::NONE)
+    .doc(
+        "server",
+        "6.0.0",
+        "Depends on subcommand.",
+        "Container for the commands that manage ACL users.",
+        "",
+    )];
 
 #[cfg(test)]
 mod tests {

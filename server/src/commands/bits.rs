@@ -23,96 +23,6 @@ use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::{StoreIf, Ttl};
 
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("setbit", 4, setbit)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
-        .doc(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
-            "Sets or clears one bit of a key's string, growing it as needed; returns the previous bit.",
-            "key offset:integer value:integer",
-        ),
-    CommandSpec::new("getbit", 3, getbit)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "bitmap",
-            "2.2.0",
-            "O(1)",
-            "Returns one bit of a key's string (0 past its end).",
-            "key offset:integer",
-        ),
-    CommandSpec::new("bitcount", -2, bitcount)
-        .flags(Flags::READONLY)
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "bitmap",
-            "2.6.0",
-            "O(N)",
-            "Counts the set bits of a key's string, optionally within a byte or bit range.",
-            "key index=[start:integer end:integer unit=[BYTE|BIT]]",
-        ),
-    CommandSpec::new("bitpos", -3, bitpos)
-        .flags(Flags::READONLY)
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "bitmap",
-            "2.8.7",
-            "O(N)",
-            "Finds the first set or clear bit of a key's string, optionally within a byte or bit range.",
-            "key bit:integer index=[start:integer end_index=[end:integer unit=[BYTE|BIT]]]",
-        ),
-    CommandSpec::new("bitop", -4, bitop)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::BITMAP)
-        .keys(&[
-            KeySpec::single(2, flag::OW | flag::UPDATE),
-            KeySpec::range(3, -1, 1, RO_ACCESS),
-        ])
-        .doc(
-            "bitmap",
-            "2.6.0",
-            "O(N)",
-            "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
-            "operation destkey:key key...",
-        ),
-    CommandSpec::new("bitfield", -2, bitfield)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(
-            1,
-            flag::RW | flag::UPDATE | flag::ACCESS | flag::VARIABLE_FLAGS,
-        )
-        .notes("This command allows both access and modification of the key")])
-        .key_flags(bitfield_key_flags)
-        .doc(
-            "bitmap",
-            "3.2.0",
-            "O(1) for each subcommand specified",
-            "Reads, writes and increments integers of any width from 1 to 64 bits at any bit offset of a key's string.",
-            "key [operation=(GET encoding_offset=(encoding offset:integer)|write=([OVERFLOW wrap_sat_fail=(WRAP|SAT|FAIL)] write_operation=(SET encoding_offset_value=(encoding offset:integer value:integer)|INCRBY encoding_offset_increment=(encoding offset:integer increment:integer))))...]",
-        ),
-    CommandSpec::new("bitfield_ro", -2, bitfield_ro)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::BITMAP)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "bitmap",
-            "6.0.0",
-            "O(1) for each subcommand specified",
-            "Reads integers of any width from 1 to 64 bits at any bit offset of a key's string.",
-            "key [GET encoding_offset=(encoding offset:integer)...+]",
-        ),
-];
-
 /// A bit offset argument: a canonical integer from 0 to 8 × proto-max-bulk-len − 1.
 fn bit_offset(arg: &[u8], limit: i64) -> CmdResult<u64> {
     match parse_i64(arg) {
@@ -726,6 +636,96 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
     }
     Ok(())
 }
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("setbit", 4, setbit)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
+        .doc(
+            "bitmap",
+            "2.2.0",
+            "O(1)",
+            "Sets or clears one bit of a key's string, growing it as needed; returns the previous bit.",
+            "key offset:integer value:integer",
+        ),
+    CommandSpec::new("getbit", 3, getbit)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.2.0",
+            "O(1)",
+            "Returns one bit of a key's string (0 past its end).",
+            "key offset:integer",
+        ),
+    CommandSpec::new("bitcount", -2, bitcount)
+        .flags(Flags::READONLY)
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.6.0",
+            "O(N)",
+            "Counts the set bits of a key's string, optionally within a byte or bit range.",
+            "key index=[start:integer end:integer unit=[BYTE|BIT]]",
+        ),
+    CommandSpec::new("bitpos", -3, bitpos)
+        .flags(Flags::READONLY)
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "2.8.7",
+            "O(N)",
+            "Finds the first set or clear bit of a key's string, optionally within a byte or bit range.",
+            "key bit:integer index=[start:integer end_index=[end:integer unit=[BYTE|BIT]]]",
+        ),
+    CommandSpec::new("bitop", -4, bitop)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[
+            KeySpec::single(2, flag::OW | flag::UPDATE),
+            KeySpec::range(3, -1, 1, RO_ACCESS),
+        ])
+        .doc(
+            "bitmap",
+            "2.6.0",
+            "O(N)",
+            "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
+            "operation destkey:key key...",
+        ),
+    CommandSpec::new("bitfield", -2, bitfield)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(
+            1,
+            flag::RW | flag::UPDATE | flag::ACCESS | flag::VARIABLE_FLAGS,
+        )
+        .notes("This command allows both access and modification of the key")])
+        .key_flags(bitfield_key_flags)
+        .doc(
+            "bitmap",
+            "3.2.0",
+            "O(1) for each subcommand specified",
+            "Reads, writes and increments integers of any width from 1 to 64 bits at any bit offset of a key's string.",
+            "key [operation=(GET encoding_offset=(encoding offset:integer)|write=([OVERFLOW wrap_sat_fail=(WRAP|SAT|FAIL)] write_operation=(SET encoding_offset_value=(encoding offset:integer value:integer)|INCRBY encoding_offset_increment=(encoding offset:integer increment:integer))))...]",
+        ),
+    CommandSpec::new("bitfield_ro", -2, bitfield_ro)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::BITMAP)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "bitmap",
+            "6.0.0",
+            "O(1) for each subcommand specified",
+            "Reads integers of any width from 1 to 64 bits at any bit offset of a key's string.",
+            "key [GET encoding_offset=(encoding offset:integer)...+]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -26,156 +26,6 @@ use crate::model::client::{ClientId, ClientState, ReplyMode};
 use crate::model::state::{EngineRequest, Pause};
 use crate::model::tracking::{Options as TrackingOptions, Tracking};
 
-const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
-const ADMIN: Flags = Flags::ADMIN.union(BASE);
-
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    handler: crate::kernel::table::Handler,
-    flags: Flags,
-) -> CommandSpec {
-    CommandSpec::new(name, arity, handler)
-        .flags(flags)
-        .acl(Acl::CONNECTION)
-}
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    sub("caching", 3, caching, BASE).doc(
-        "connection",
-        "6.0.0",
-        "O(1)",
-        "Tells the server whether to track the keys of the next command (needs tracking mode).",
-        "mode=(YES|NO)",
-    ),
-    sub("getname", 2, getname, BASE).doc(
-        "connection",
-        "2.6.9",
-        "O(1)",
-        "Returns the name of the connection, if it has one.",
-        "",
-    ),
-    sub("getredir", 2, getredir, BASE).doc(
-        "connection",
-        "6.0.0",
-        "O(1)",
-        "Returns the client id tracking notifications are redirected to (-1: none).",
-        "",
-    ),
-    sub("help", 2, help, Flags::LOADING.union(Flags::STALE)).doc(
-        "connection",
-        "5.0.0",
-        "O(1)",
-        "Lists the CLIENT subcommands.",
-        "",
-    ),
-    sub("id", 2, id, BASE).doc(
-        "connection",
-        "5.0.0",
-        "O(1)",
-        "Returns the unique id of the connection.",
-        "",
-    ),
-    sub("info", 2, info, BASE)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "connection",
-            "6.2.0",
-            "O(1)",
-            "Describes the current connection in CLIENT LIST's format.",
-            "",
-        ),
-    sub("kill", -3, kill, ADMIN).doc(
-        "connection",
-        "2.4.0",
-        "O(N) where N is the number of client connections",
-        "Closes the connections that match an address or a set of filters.",
-        "filter=(ip:port|new-format=([ID client-id:integer]|[TYPE normal_master_slave_pubsub=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)]|[USER username]|[ADDR ip:port]|[LADDR ip:port]|[SKIPME yes/no])...)",
-    ),
-    sub("list", -2, list, ADMIN)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "connection",
-            "2.4.0",
-            "O(N) where N is the number of client connections",
-            "Describes every connection, one line each, optionally only some types or ids.",
-            "[TYPE normal_master_replica_pubsub=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]",
-        ),
-    sub("no-evict", 3, no_evict, ADMIN).doc(
-        "connection",
-        "7.0.0",
-        "O(1)",
-        "Exempts the connection from client eviction, or not.",
-        "enabled=(ON|OFF)",
-    ),
-    sub("pause", -3, pause, ADMIN).doc(
-        "connection",
-        "2.9.50",
-        "O(1)",
-        "Holds back the commands of all clients (or only writes) for a number of milliseconds.",
-        "timeout:integer [mode=(WRITE|ALL)]",
-    ),
-    sub("reply", 3, reply, BASE).doc(
-        "connection",
-        "3.2.0",
-        "O(1)",
-        "Turns the replies to this connection's commands off, on, or off for the next command only.",
-        "on_off_skip=(ON|OFF|SKIP)",
-    ),
-    sub("setinfo", 4, setinfo, BASE)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "connection",
-            "7.2.0",
-            "O(1)",
-            "Records the name or version of the client library behind the connection.",
-            "attr=(LIB-NAME libname|LIB-VER libver)",
-        ),
-    sub("setname", 3, setname, BASE).doc(
-        "connection",
-        "2.6.9",
-        "O(1)",
-        "Names the connection.",
-        "connection-name",
-    ),
-    sub("tracking", -3, tracking, BASE).doc(
-        "connection",
-        "6.0.0",
-        "O(1). Some options may introduce additional complexity.",
-        "Turns server-assisted client-side caching (invalidation messages) on or off.",
-        "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...+] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
-    ),
-    sub("trackinginfo", 2, trackinginfo, BASE).doc(
-        "connection",
-        "6.2.0",
-        "O(1)",
-        "Describes the connection's client-side caching state.",
-        "",
-    ),
-    sub("unblock", -3, unblock, ADMIN).doc(
-        "connection",
-        "5.0.0",
-        "O(log N) where N is the number of client connections",
-        "Ends the blocking command of another client, as a timeout or with an error.",
-        "client-id:integer [timeout_error=(TIMEOUT|ERROR)]",
-    ),
-    sub("unpause", 2, unpause, ADMIN).doc(
-        "connection",
-        "6.2.0",
-        "O(N) Where N is the number of paused clients",
-        "Ends CLIENT PAUSE and lets the held-back commands run.",
-        "",
-    ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("client", SUBCOMMANDS).doc(
-    "connection",
-    "2.4.0",
-    "Depends on subcommand.",
-    "Container for the commands that manage client connections.",
-    "",
-)];
-
 /// Writes CLIENT LIST / CLIENT INFO text: a bulk string, or a verbatim `txt` string in RESP3.
 fn write_text(ctx: &mut Ctx<'_>, text: &str) {
     ctx.out.verbatim(b"txt", text.as_bytes());
@@ -762,3 +612,154 @@ fn unblock(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.integer(unblockable as i64);
     Ok(())
 }
+
+const BASE: Flags = Flags::NOSCRIPT.union(Flags::LOADING).union(Flags::STALE);
+
+const ADMIN: Flags = Flags::ADMIN.union(BASE);
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+    flags: Flags,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler)
+        .flags(flags)
+        .acl(Acl::CONNECTION)
+}
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    sub("caching", 3, caching, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1)",
+        "Tells the server whether to track the keys of the next command (needs tracking mode).",
+        "mode=(YES|NO)",
+    ),
+    sub("getname", 2, getname, BASE).doc(
+        "connection",
+        "2.6.9",
+        "O(1)",
+        "Returns the name of the connection, if it has one.",
+        "",
+    ),
+    sub("getredir", 2, getredir, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1)",
+        "Returns the client id tracking notifications are redirected to (-1: none).",
+        "",
+    ),
+    sub("help", 2, help, Flags::LOADING.union(Flags::STALE)).doc(
+        "connection",
+        "5.0.0",
+        "O(1)",
+        "Lists the CLIENT subcommands.",
+        "",
+    ),
+    sub("id", 2, id, BASE).doc(
+        "connection",
+        "5.0.0",
+        "O(1)",
+        "Returns the unique id of the connection.",
+        "",
+    ),
+    sub("info", 2, info, BASE)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "connection",
+            "6.2.0",
+            "O(1)",
+            "Describes the current connection in CLIENT LIST's format.",
+            "",
+        ),
+    sub("kill", -3, kill, ADMIN).doc(
+        "connection",
+        "2.4.0",
+        "O(N) where N is the number of client connections",
+        "Closes the connections that match an address or a set of filters.",
+        "filter=(ip:port|new-format=([ID client-id:integer]|[TYPE normal_master_slave_pubsub=(NORMAL|MASTER|SLAVE|REPLICA|PUBSUB)]|[USER username]|[ADDR ip:port]|[LADDR ip:port]|[SKIPME yes/no])...)",
+    ),
+    sub("list", -2, list, ADMIN)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "connection",
+            "2.4.0",
+            "O(N) where N is the number of client connections",
+            "Describes every connection, one line each, optionally only some types or ids.",
+            "[TYPE normal_master_replica_pubsub=(NORMAL|MASTER|REPLICA|PUBSUB)] [ID client-id:integer...]",
+        ),
+    sub("no-evict", 3, no_evict, ADMIN).doc(
+        "connection",
+        "7.0.0",
+        "O(1)",
+        "Exempts the connection from client eviction, or not.",
+        "enabled=(ON|OFF)",
+    ),
+    sub("pause", -3, pause, ADMIN).doc(
+        "connection",
+        "2.9.50",
+        "O(1)",
+        "Holds back the commands of all clients (or only writes) for a number of milliseconds.",
+        "timeout:integer [mode=(WRITE|ALL)]",
+    ),
+    sub("reply", 3, reply, BASE).doc(
+        "connection",
+        "3.2.0",
+        "O(1)",
+        "Turns the replies to this connection's commands off, on, or off for the next command only.",
+        "on_off_skip=(ON|OFF|SKIP)",
+    ),
+    sub("setinfo", 4, setinfo, BASE)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "connection",
+            "7.2.0",
+            "O(1)",
+            "Records the name or version of the client library behind the connection.",
+            "attr=(LIB-NAME libname|LIB-VER libver)",
+        ),
+    sub("setname", 3, setname, BASE).doc(
+        "connection",
+        "2.6.9",
+        "O(1)",
+        "Names the connection.",
+        "connection-name",
+    ),
+    sub("tracking", -3, tracking, BASE).doc(
+        "connection",
+        "6.0.0",
+        "O(1). Some options may introduce additional complexity.",
+        "Turns server-assisted client-side caching (invalidation messages) on or off.",
+        "status=(ON|OFF) [REDIRECT client-id:integer] [PREFIX prefix...+] [BCAST] [OPTIN] [OPTOUT] [NOLOOP]",
+    ),
+    sub("trackinginfo", 2, trackinginfo, BASE).doc(
+        "connection",
+        "6.2.0",
+        "O(1)",
+        "Describes the connection's client-side caching state.",
+        "",
+    ),
+    sub("unblock", -3, unblock, ADMIN).doc(
+        "connection",
+        "5.0.0",
+        "O(log N) where N is the number of client connections",
+        "Ends the blocking command of another client, as a timeout or with an error.",
+        "client-id:integer [timeout_error=(TIMEOUT|ERROR)]",
+    ),
+    sub("unpause", 2, unpause, ADMIN).doc(
+        "connection",
+        "6.2.0",
+        "O(N) Where N is the number of paused clients",
+        "Ends CLIENT PAUSE and lets the held-back commands run.",
+        "",
+    ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("client", SUBCOMMANDS).doc(
+    "connection",
+    "2.4.0",
+    "Depends on subcommand.",
+    "Container for the commands that manage client connections.",
+    "",
+)];

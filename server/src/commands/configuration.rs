@@ -19,66 +19,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::keyspace::KeyspaceStats;
 use crate::model::state::{CommandStats, Stats};
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::LOADING)
-    .union(Flags::STALE);
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("get", -3, get).flags(ADMIN).doc(
-        "server",
-        "2.0.0",
-        "O(N) when N is the number of configuration parameters provided",
-        "Returns the parameters whose names match the patterns, with their values.",
-        "parameter:pattern...",
-    ),
-    CommandSpec::new("help", 2, help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .doc(
-            "server",
-            "5.0.0",
-            "O(1)",
-            "Lists the CONFIG subcommands.",
-            "",
-        ),
-    CommandSpec::new("resetstat", 2, resetstat)
-        .flags(ADMIN)
-        .doc(
-            "server",
-            "2.0.0",
-            "O(1)",
-            "Zeroes the statistics INFO reports.",
-            "",
-        ),
-    CommandSpec::new("rewrite", 2, rewrite).flags(ADMIN).doc(
-        "server",
-        "2.8.0",
-        "O(1)",
-        "Writes the running configuration back to the configuration file.",
-        "",
-    ),
-    CommandSpec::new("set", -4, set)
-        .flags(ADMIN)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "server",
-            "2.0.0",
-            "O(N) when N is the number of configuration parameters provided",
-            "Changes parameters at run time, all of them or none.",
-            "data=(parameter value)...",
-        ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("config", SUBCOMMANDS)
-    .acl(Acl::NONE)
-    .doc(
-        "server",
-        "2.0.0",
-        "Depends on subcommand.",
-        "Container for the commands that read and change the configuration.",
-        "",
-    )];
-
 const HELP: &[&str] = &[
     "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET <pattern> [<pattern> ...]",
@@ -456,6 +396,66 @@ pub fn rewritten(old: &str, config: &Config, users: &[String]) -> String {
     text.push('\n');
     text
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::LOADING)
+    .union(Flags::STALE);
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("get", -3, get).flags(ADMIN).doc(
+        "server",
+        "2.0.0",
+        "O(N) when N is the number of configuration parameters provided",
+        "Returns the parameters whose names match the patterns, with their values.",
+        "parameter:pattern...",
+    ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Lists the CONFIG subcommands.",
+            "",
+        ),
+    CommandSpec::new("resetstat", 2, resetstat)
+        .flags(ADMIN)
+        .doc(
+            "server",
+            "2.0.0",
+            "O(1)",
+            "Zeroes the statistics INFO reports.",
+            "",
+        ),
+    CommandSpec::new("rewrite", 2, rewrite).flags(ADMIN).doc(
+        "server",
+        "2.8.0",
+        "O(1)",
+        "Writes the running configuration back to the configuration file.",
+        "",
+    ),
+    CommandSpec::new("set", -4, set)
+        .flags(ADMIN)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "server",
+            "2.0.0",
+            "O(N) when N is the number of configuration parameters provided",
+            "Changes parameters at run time, all of them or none.",
+            "data=(parameter value)...",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("config", SUBCOMMANDS)
+    .acl(Acl::NONE)
+    .doc(
+        "server",
+        "2.0.0",
+        "Depends on subcommand.",
+        "Container for the commands that read and change the configuration.",
+        "",
+    )];
 
 #[cfg(test)]
 mod tests {

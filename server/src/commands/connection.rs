@@ -15,89 +15,6 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::client::ReplyMode;
 
-/// The flags of the commands a client may send before authenticating (AUTH, HELLO, RESET, QUIT).
-const NO_AUTH_FLAGS: Flags = Flags::NOSCRIPT
-    .union(Flags::LOADING)
-    .union(Flags::STALE)
-    .union(Flags::FAST)
-    .union(Flags::NO_AUTH)
-    .union(Flags::ALLOW_BUSY);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("ping", -1, ping)
-        .flags(Flags::FAST)
-        .acl(Acl::CONNECTION)
-        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-        .doc(
-            "connection",
-            "1.0.0",
-            "O(1)",
-            "Returns the server's liveliness response.",
-            "[message]",
-        ),
-    CommandSpec::new("echo", 2, echo)
-        .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
-        .acl(Acl::CONNECTION)
-        .doc(
-            "connection",
-            "1.0.0",
-            "O(1)",
-            "Returns the given string.",
-            "message",
-        ),
-    CommandSpec::new("quit", -1, quit)
-        .flags(
-            Flags::NOSCRIPT
-                .union(Flags::LOADING)
-                .union(Flags::STALE)
-                .union(Flags::FAST)
-                .union(Flags::NO_AUTH)
-                .union(Flags::ALLOW_BUSY),
-        )
-        .acl(Acl::CONNECTION)
-        .doc("connection", "1.0.0", "O(1)", "Closes the connection.", ""),
-    CommandSpec::new("auth", -2, auth)
-        .flags(NO_AUTH_FLAGS)
-        .acl(Acl::CONNECTION)
-        .doc(
-            "connection",
-            "1.0.0",
-            "O(N) where N is the number of passwords defined for the user",
-            "Authenticates the connection, as the default user or a named one.",
-            "[username] password",
-        ),
-    CommandSpec::new("hello", -1, hello)
-        .flags(NO_AUTH_FLAGS)
-        .acl(Acl::CONNECTION)
-        .doc(
-            "connection",
-            "6.0.0",
-            "O(1)",
-            "Chooses the protocol version, optionally authenticating and naming the connection; answers with facts about the server.",
-            "[arguments=(protover:integer [AUTH username password] [SETNAME clientname])]",
-        ),
-    CommandSpec::new("reset", 1, reset)
-        .flags(NO_AUTH_FLAGS)
-        .acl(Acl::CONNECTION)
-        .doc(
-            "connection",
-            "6.2.0",
-            "O(1)",
-            "Returns the connection to the state of a new one.",
-            "",
-        ),
-    CommandSpec::new("select", 2, select)
-        .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
-        .acl(Acl::CONNECTION)
-        .doc(
-            "connection",
-            "1.0.0",
-            "O(1)",
-            "Changes the selected database.",
-            "index:integer",
-        ),
-];
-
 fn ping(ctx: &mut Ctx<'_>) -> CmdResult {
     // A RESP2 subscriber gets PING's answer in the shape of a pushed message.
     if ctx.client.resp == Version::Resp2 && ctx.client.subs.total() > 0 && ctx.argc() <= 2 {
@@ -298,3 +215,86 @@ fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
     embedis_protocol::Writer::new(ctx.out.buffer(), Version::Resp2).simple(b"RESET");
     Ok(())
 }
+
+/// The flags of the commands a client may send before authenticating (AUTH, HELLO, RESET, QUIT).
+const NO_AUTH_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::LOADING)
+    .union(Flags::STALE)
+    .union(Flags::FAST)
+    .union(Flags::NO_AUTH)
+    .union(Flags::ALLOW_BUSY);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("ping", -1, ping)
+        .flags(Flags::FAST)
+        .acl(Acl::CONNECTION)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the server's liveliness response.",
+            "[message]",
+        ),
+    CommandSpec::new("echo", 2, echo)
+        .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Returns the given string.",
+            "message",
+        ),
+    CommandSpec::new("quit", -1, quit)
+        .flags(
+            Flags::NOSCRIPT
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::FAST)
+                .union(Flags::NO_AUTH)
+                .union(Flags::ALLOW_BUSY),
+        )
+        .acl(Acl::CONNECTION)
+        .doc("connection", "1.0.0", "O(1)", "Closes the connection.", ""),
+    CommandSpec::new("auth", -2, auth)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(N) where N is the number of passwords defined for the user",
+            "Authenticates the connection, as the default user or a named one.",
+            "[username] password",
+        ),
+    CommandSpec::new("hello", -1, hello)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "6.0.0",
+            "O(1)",
+            "Chooses the protocol version, optionally authenticating and naming the connection; answers with facts about the server.",
+            "[arguments=(protover:integer [AUTH username password] [SETNAME clientname])]",
+        ),
+    CommandSpec::new("reset", 1, reset)
+        .flags(NO_AUTH_FLAGS)
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "6.2.0",
+            "O(1)",
+            "Returns the connection to the state of a new one.",
+            "",
+        ),
+    CommandSpec::new("select", 2, select)
+        .flags(Flags::LOADING.union(Flags::STALE).union(Flags::FAST))
+        .acl(Acl::CONNECTION)
+        .doc(
+            "connection",
+            "1.0.0",
+            "O(1)",
+            "Changes the selected database.",
+            "index:integer",
+        ),
+];

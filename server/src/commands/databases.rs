@@ -16,55 +16,6 @@ use crate::commands::common::{db_index, int32_arg};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
-const ALL_SHARDS_SUCCEEDED: &[&str] =
-    &["request_policy:all_shards", "response_policy:all_succeeded"];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("dbsize", 1, dbsize)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
-        .doc(
-            "server",
-            "1.0.0",
-            "O(1)",
-            "Returns the number of keys in the selected database.",
-            "",
-        ),
-    CommandSpec::new("swapdb", 3, swapdb)
-        .flags(Flags::WRITE.union(Flags::FAST))
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "4.0.0",
-            "O(N) for N clients watching or blocked on keys of either database.",
-            "Exchanges the contents of two databases.",
-            "index1:integer index2:integer",
-        ),
-    CommandSpec::new("flushdb", -1, flushdb)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .tips(ALL_SHARDS_SUCCEEDED)
-        .doc(
-            "server",
-            "1.0.0",
-            "O(N) for N keys in the database.",
-            "Deletes every key of the selected database.",
-            "async=[ASYNC|SYNC]",
-        ),
-    CommandSpec::new("flushall", -1, flushall)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .tips(ALL_SHARDS_SUCCEEDED)
-        .doc(
-            "server",
-            "1.0.0",
-            "O(N) for N keys in all databases.",
-            "Deletes every key of every database.",
-            "async=[ASYNC|SYNC]",
-        ),
-];
-
 fn dbsize(ctx: &mut Ctx<'_>) -> CmdResult {
     let n = ctx.ks.dbs[ctx.client.db].len();
     ctx.out.integer(n as i64);
@@ -119,6 +70,55 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+const ALL_SHARDS_SUCCEEDED: &[&str] =
+    &["request_policy:all_shards", "response_policy:all_succeeded"];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("dbsize", 1, dbsize)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .tips(&["request_policy:all_shards", "response_policy:agg_sum"])
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Returns the number of keys in the selected database.",
+            "",
+        ),
+    CommandSpec::new("swapdb", 3, swapdb)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "4.0.0",
+            "O(N) for N clients watching or blocked on keys of either database.",
+            "Exchanges the contents of two databases.",
+            "index1:integer index2:integer",
+        ),
+    CommandSpec::new("flushdb", -1, flushdb)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .tips(ALL_SHARDS_SUCCEEDED)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) for N keys in the database.",
+            "Deletes every key of the selected database.",
+            "async=[ASYNC|SYNC]",
+        ),
+    CommandSpec::new("flushall", -1, flushall)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .tips(ALL_SHARDS_SUCCEEDED)
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) for N keys in all databases.",
+            "Deletes every key of every database.",
+            "async=[ASYNC|SYNC]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

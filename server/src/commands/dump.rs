@@ -33,83 +33,6 @@ use crate::model::state::MigrateSocket;
 use bytes::Bytes;
 use embedis_rdb::{dump_payload, parse_dump_payload, RdbError};
 
-const RESTORE_SYNTAX: &str = "key ttl:integer serialized-value:string [REPLACE@3.0.0] \
-     [ABSTTL@5.0.0] [IDLETIME seconds:integer@5.0.0] [FREQ frequency:integer@5.0.0]";
-const RESTORE_COMPLEXITY: &str =
-    "O(1) for the key plus O(N*M) to rebuild N elements of average size M (O(N*M*log(N)) for \
-     sorted sets).";
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("dump", 2, dump)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(&[KeySpec::single(1, flag::RO | flag::ACCESS)])
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.6.0",
-            "O(1) to find the key plus O(N*M) to serialize N elements of average size M.",
-            "Serializes a key's value into Redis's DUMP format.",
-            "key",
-        ),
-    CommandSpec::new("restore", -4, restore)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
-        .doc(
-            "generic",
-            "2.6.0",
-            RESTORE_COMPLEXITY,
-            "Creates a key from a value serialized by DUMP.",
-            RESTORE_SYNTAX,
-        ),
-    CommandSpec::new("restore-asking", -4, restore)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ASKING))
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
-        .doc(
-            "server",
-            "3.0.0",
-            RESTORE_COMPLEXITY,
-            "RESTORE for a cluster's key migration (internal).",
-            RESTORE_SYNTAX,
-        ),
-    CommandSpec::new("migrate", -6, migrate)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .keys(MIGRATE_KEYS)
-        .keys_fn(migrate_keys)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.6.0",
-            "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
-            "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
-            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=([AUTH password:string@4.0.7]|[AUTH2 username_password=(username:string password:string)])] [KEYS key:key...]",
-        ),
-];
-
-const MIGRATE_KEY_FLAGS: u16 = flag::RW | flag::ACCESS | flag::DELETE;
-
-/// MIGRATE's key specs, as Redis declares them: the key argument, and the keys after KEYS
-/// (searched from the end; incomplete, since KEYS may be a key name).
-static MIGRATE_KEYS: &[KeySpec] = &[
-    KeySpec::single(3, MIGRATE_KEY_FLAGS),
-    KeySpec {
-        flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
-        begin: crate::kernel::table::keys::Begin::Keyword {
-            keyword: "KEYS",
-            start_from: -2,
-        },
-        find: crate::kernel::table::keys::Find::Range {
-            last_key: -1,
-            step: 1,
-            limit: 0,
-        },
-        notes: "",
-    },
-];
-
 /// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
 /// argument.
 fn migrate_keys(args: &[Bytes]) -> Vec<(usize, u16)> {
@@ -236,10 +159,6 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2 user pw] [KEYS k…]:
-/// RESTORE each key on the target over a blocking connection (the whole server waits, as
-/// Redis's does), then delete the keys the target accepted unless COPY. Redis keeps the
-/// connection for ten seconds; embedis opens one per call (so it always sends SELECT).
 /// Opens a connection to a MIGRATE target, with Redis's connect timeout.
 fn migrate_connect(name: &str, timeout: std::time::Duration) -> Option<std::net::TcpStream> {
     use std::net::{TcpStream, ToSocketAddrs};
@@ -256,10 +175,110 @@ fn is_timeout(e: &std::io::Error) -> bool {
     )
 }
 
+/// What MIGRATE's options say.
+struct MigrateOptions {
+    copy: bool,
+    replace: bool,
+    username: Option<Bytes>,
+    password: Option<Bytes>,
+    /// The key argument, or the keys after KEYS.
+    keys: Vec<Bytes>,
+}
+
+/// One key to move: its name, its DUMP payload and its TTL (0 for none).
+type Payload = (Bytes, Vec<u8>, i64);
+
+/// What came back from the target: the connection, whether SELECT was sent, the reply lines
+/// read, and whether reading them failed.
+struct Exchange {
+    stream: std::net::TcpStream,
+    select: bool,
+    replies: Vec<String>,
+    socket_error: bool,
+}
+
+/// MIGRATE host port key|"" db timeout [COPY] [REPLACE] [AUTH pw | AUTH2 user pw] [KEYS k…]:
+/// RESTORE each key on the target over a blocking connection (the whole server waits, as
+/// Redis's does), then delete the keys the target accepted unless COPY. Connections are kept
+/// in `migrate_sockets` (SELECT is sent when the target's database is not known to be the one).
 fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
-    use std::io::{BufRead, BufReader, Write};
     use std::time::Duration;
 
+    let opts = parse_migrate(ctx)?;
+    let timeout = ctx.int_arg(5)?;
+    let dbid = ctx.int_arg(4)?;
+    let cluster = ctx.server.cluster.enabled;
+    let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    let found = migrate_payloads(ctx, &opts.keys);
+    if found.is_empty() {
+        ctx.out.simple(b"NOKEY");
+        return Ok(());
+    }
+    let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
+    let port = String::from_utf8_lossy(ctx.arg(2)).into_owned();
+    let name = format!("{host}:{port}");
+    let reading_error = || Error::msg("IOERR error or timeout reading to target instance");
+    let exchange = migrate_exchange(ctx, &name, timeout, dbid, cluster, &opts, &found)?;
+    let mut replies = exchange.replies.into_iter();
+    let auth_reply = if opts.password.is_some() {
+        replies.next()
+    } else {
+        None
+    };
+    let select_reply = if exchange.select {
+        replies.next()
+    } else {
+        None
+    };
+    let header_error = [&auth_reply, &select_reply]
+        .into_iter()
+        .flatten()
+        .find(|r| r.starts_with('-'))
+        .cloned();
+    let mut target_error: Option<String> = None;
+    let mut moved: Vec<Bytes> = Vec::new();
+    for ((key, _, _), reply) in found.iter().zip(replies) {
+        if let Some(error) = header_error
+            .as_ref()
+            .or(reply.starts_with('-').then_some(&reply))
+        {
+            if target_error.is_none() {
+                target_error = Some(error[1..].to_string());
+            }
+        } else if !opts.copy {
+            ctx.ks.delete(db, key, now);
+            ctx.notify(GENERIC, "del", key);
+            moved.push(key.clone());
+        }
+    }
+    if !exchange.socket_error {
+        keep_migrate_socket(ctx, name, exchange.stream, &select_reply, dbid);
+    }
+    // What left propagates as a DEL of those keys, as Redis rewrites MIGRATE.
+    if opts.copy || moved.is_empty() {
+        ctx.prevent_propagation();
+    } else {
+        ctx.propagate_as(|| {
+            let mut args = vec![Bytes::from_static(b"DEL")];
+            args.extend(moved);
+            args
+        });
+    }
+    if let Some(error) = target_error {
+        return Err(Error::owned(format!(
+            "ERR Target instance replied with error: {error}"
+        )));
+    }
+    if exchange.socket_error {
+        return Err(reading_error());
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
+/// Reads MIGRATE's options from argument 6 on, in order.
+fn parse_migrate(ctx: &Ctx<'_>) -> CmdResult<MigrateOptions> {
     let (mut copy, mut replace) = (false, false);
     let (mut username, mut password): (Option<Bytes>, Option<Bytes>) = (None, None);
     let mut keys: Vec<Bytes> = vec![ctx.args[3].clone()];
@@ -296,42 +315,56 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         j += 1;
     }
-    let timeout = ctx.int_arg(5)?;
-    let dbid = ctx.int_arg(4)?;
-    let cluster = ctx.server.cluster.enabled;
-    let timeout = Duration::from_millis(if timeout <= 0 { 1000 } else { timeout as u64 });
+    Ok(MigrateOptions {
+        copy,
+        replace,
+        username,
+        password,
+        keys,
+    })
+}
+
+/// The keys that exist, with their values' payloads and TTLs.
+fn migrate_payloads(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> Vec<Payload> {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    // The keys that exist, with their values' payloads and TTLs.
-    let mut found: Vec<(Bytes, Vec<u8>, i64)> = Vec::new();
+    let mut found: Vec<Payload> = Vec::new();
     for key in keys {
-        let Some(obj) = ctx.ks.lookup(db, &key, now, Access::Read) else {
+        let Some(obj) = ctx.ks.lookup(db, key, now, Access::Read) else {
             continue;
         };
         let payload = dump_payload(&to_rdb(&obj.value));
-        let ttl = match ctx.ks.expire_of(db, &key) {
+        let ttl = match ctx.ks.expire_of(db, key) {
             None => 0,
             Some(at) if at - now < 0 => continue,
             Some(at) => (at - now).max(1),
         };
-        found.push((key, payload, ttl));
+        found.push((key.clone(), payload, ttl));
     }
-    if found.is_empty() {
-        ctx.out.simple(b"NOKEY");
-        return Ok(());
-    }
-    let host = String::from_utf8_lossy(ctx.arg(1)).into_owned();
-    let port = String::from_utf8_lossy(ctx.arg(2)).into_owned();
-    let name = format!("{host}:{port}");
-    let reading_error = || Error::msg("IOERR error or timeout reading to target instance");
-    // Redis retries once, on a new connection, when a write fails or the first reply cannot be
-    // read for a reason other than a timeout: a cached connection the target has closed.
+    found
+}
+
+/// Sends the AUTH, SELECT and RESTORE commands to the target (on a kept connection, or a new
+/// one) and reads their replies. Redis retries once, on a new connection, when a write fails or
+/// the first reply cannot be read for a reason other than a timeout: a cached connection the
+/// target has closed.
+fn migrate_exchange(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    timeout: std::time::Duration,
+    dbid: i64,
+    cluster: bool,
+    opts: &MigrateOptions,
+    found: &[Payload],
+) -> CmdResult<Exchange> {
+    use std::io::Write;
+
     let mut may_retry = true;
-    let outcome = loop {
-        let cached = ctx.server.migrate_sockets.remove(&name);
+    loop {
+        let cached = ctx.server.migrate_sockets.remove(name);
         let (stream, last_dbid) = match cached {
             Some(socket) => (socket.stream, socket.last_dbid),
             None => {
-                let Some(stream) = migrate_connect(&name, timeout) else {
+                let Some(stream) = migrate_connect(name, timeout) else {
                     return Err(Error::msg(
                         "IOERR error or timeout connecting to the client",
                     ));
@@ -342,34 +375,7 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
         let _ = stream.set_read_timeout(Some(timeout));
         let _ = stream.set_write_timeout(Some(timeout));
         let select = last_dbid != dbid;
-        let mut request = bytes::BytesMut::new();
-        let mut push =
-            |args: &[&[u8]]| crate::model::write_stream::write_multibulk(&mut request, args);
-        if let Some(password) = &password {
-            match &username {
-                Some(user) => push(&[b"AUTH", user, password]),
-                None => push(&[b"AUTH", password]),
-            }
-        }
-        let dbid_text = dbid.to_string();
-        if select {
-            push(&[b"SELECT", dbid_text.as_bytes()]);
-        }
-        // A cluster node's target is importing the keys' slot: RESTORE-ASKING gets past its
-        // redirection, as Redis sends it.
-        let restore: &[u8] = if cluster {
-            b"RESTORE-ASKING"
-        } else {
-            b"RESTORE"
-        };
-        for (key, payload, ttl) in &found {
-            let ttl = ttl.to_string();
-            if replace {
-                push(&[restore, key, ttl.as_bytes(), payload, b"REPLACE"]);
-            } else {
-                push(&[restore, key, ttl.as_bytes(), payload]);
-            }
-        }
+        let request = migrate_request(opts, found, select.then_some(dbid), cluster);
         if let Err(e) = (&stream).write_all(&request) {
             if may_retry && !is_timeout(&e) {
                 may_retry = false;
@@ -379,28 +385,8 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
                 "IOERR error or timeout writing to target instance",
             ));
         }
-        let mut reader = BufReader::new(&stream);
-        let mut read_line = || -> Result<String, std::io::Error> {
-            let mut line = String::new();
-            match reader.read_line(&mut line) {
-                Ok(0) => Err(std::io::ErrorKind::UnexpectedEof.into()),
-                Ok(_) => Ok(line.trim_end_matches(['\r', '\n']).to_string()),
-                Err(e) => Err(e),
-            }
-        };
-        let mut replies: Vec<String> = Vec::with_capacity(found.len() + 2);
-        let expected = usize::from(password.is_some()) + usize::from(select) + found.len();
-        let mut failure = None;
-        while replies.len() < expected {
-            match read_line() {
-                Ok(line) => replies.push(line),
-                Err(e) => {
-                    failure = Some(e);
-                    break;
-                }
-            }
-        }
-        drop(reader);
+        let expected = usize::from(opts.password.is_some()) + usize::from(select) + found.len();
+        let (replies, failure) = read_replies(&stream, expected);
         if let Some(e) = &failure {
             // Nothing was processed if not even the first reply came: safe to retry.
             if replies.is_empty() && may_retry && !is_timeout(e) {
@@ -409,46 +395,98 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         }
         let socket_error = failure.is_some();
-        break (stream, select, replies, socket_error);
-    };
-    let (stream, select, replies, socket_error) = outcome;
-    let mut replies = replies.into_iter();
-    let auth_reply = if password.is_some() {
-        replies.next()
-    } else {
-        None
-    };
-    let select_reply = if select { replies.next() } else { None };
-    let header_error = [&auth_reply, &select_reply]
-        .into_iter()
-        .flatten()
-        .find(|r| r.starts_with('-'))
-        .cloned();
-    let mut target_error: Option<String> = None;
-    let mut moved: Vec<Bytes> = Vec::new();
-    for ((key, _, _), reply) in found.iter().zip(replies) {
-        if let Some(error) = header_error
-            .as_ref()
-            .or(reply.starts_with('-').then_some(&reply))
-        {
-            if target_error.is_none() {
-                target_error = Some(error[1..].to_string());
-            }
-        } else if !copy {
-            ctx.ks.delete(db, key, now);
-            ctx.notify(GENERIC, "del", key);
-            moved.push(key.clone());
+        return Ok(Exchange {
+            stream,
+            select,
+            replies,
+            socket_error,
+        });
+    }
+}
+
+/// The commands MIGRATE sends: AUTH, SELECT `dbid` when given, then a RESTORE per key.
+fn migrate_request(
+    opts: &MigrateOptions,
+    found: &[Payload],
+    select: Option<i64>,
+    cluster: bool,
+) -> bytes::BytesMut {
+    let mut request = bytes::BytesMut::new();
+    let mut push = |args: &[&[u8]]| crate::model::write_stream::write_multibulk(&mut request, args);
+    if let Some(password) = &opts.password {
+        match &opts.username {
+            Some(user) => push(&[b"AUTH", user, password]),
+            None => push(&[b"AUTH", password]),
         }
     }
-    if socket_error {
-        // A broken connection is not kept.
-    } else if ctx.server.migrate_sockets.len() < MigrateSocket::MAX || {
+    if let Some(dbid) = select {
+        let dbid_text = dbid.to_string();
+        push(&[b"SELECT", dbid_text.as_bytes()]);
+    }
+    // A cluster node's target is importing the keys' slot: RESTORE-ASKING gets past its
+    // redirection, as Redis sends it.
+    let restore: &[u8] = if cluster {
+        b"RESTORE-ASKING"
+    } else {
+        b"RESTORE"
+    };
+    for (key, payload, ttl) in found {
+        let ttl = ttl.to_string();
+        if opts.replace {
+            push(&[restore, key, ttl.as_bytes(), payload, b"REPLACE"]);
+        } else {
+            push(&[restore, key, ttl.as_bytes(), payload]);
+        }
+    }
+    request
+}
+
+/// Reads up to `expected` reply lines from the target; the error that stopped it early, if any.
+fn read_replies(
+    stream: &std::net::TcpStream,
+    expected: usize,
+) -> (Vec<String>, Option<std::io::Error>) {
+    use std::io::{BufRead, BufReader};
+
+    let mut reader = BufReader::new(stream);
+    let mut read_line = || -> Result<String, std::io::Error> {
+        let mut line = String::new();
+        match reader.read_line(&mut line) {
+            Ok(0) => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(_) => Ok(line.trim_end_matches(['\r', '\n']).to_string()),
+            Err(e) => Err(e),
+        }
+    };
+    let mut replies: Vec<String> = Vec::with_capacity(expected);
+    let mut failure = None;
+    while replies.len() < expected {
+        match read_line() {
+            Ok(line) => replies.push(line),
+            Err(e) => {
+                failure = Some(e);
+                break;
+            }
+        }
+    }
+    (replies, failure)
+}
+
+/// Keeps a working connection to the target for the next MIGRATE (one kept connection goes when
+/// they are as many as Redis keeps, as Redis evicts a random one).
+fn keep_migrate_socket(
+    ctx: &mut Ctx<'_>,
+    name: String,
+    stream: std::net::TcpStream,
+    select_reply: &Option<String>,
+    dbid: i64,
+) {
+    if ctx.server.migrate_sockets.len() < MigrateSocket::MAX || {
         // Full: one kept connection goes, as Redis evicts a random one.
         let victim = ctx.server.migrate_sockets.keys().next().cloned();
         victim.is_some_and(|v| ctx.server.migrate_sockets.remove(&v).is_some())
     } {
         // A SELECT the target refused leaves the database unknown (Redis sets -1).
-        let last_dbid = match &select_reply {
+        let last_dbid = match select_reply {
             Some(r) if r.starts_with('-') => -1,
             _ => dbid,
         };
@@ -457,28 +495,86 @@ fn migrate(ctx: &mut Ctx<'_>) -> CmdResult {
             MigrateSocket {
                 stream,
                 last_dbid,
-                last_use_ms: now,
+                last_use_ms: ctx.now_ms,
             },
         );
     }
-    // What left propagates as a DEL of those keys, as Redis rewrites MIGRATE.
-    if copy || moved.is_empty() {
-        ctx.prevent_propagation();
-    } else {
-        ctx.propagate_as(|| {
-            let mut args = vec![Bytes::from_static(b"DEL")];
-            args.extend(moved);
-            args
-        });
-    }
-    if let Some(error) = target_error {
-        return Err(Error::owned(format!(
-            "ERR Target instance replied with error: {error}"
-        )));
-    }
-    if socket_error {
-        return Err(reading_error());
-    }
-    ctx.out.ok();
-    Ok(())
 }
+
+const RESTORE_SYNTAX: &str = "key ttl:integer serialized-value:string [REPLACE@3.0.0] \
+     [ABSTTL@5.0.0] [IDLETIME seconds:integer@5.0.0] [FREQ frequency:integer@5.0.0]";
+
+const RESTORE_COMPLEXITY: &str =
+    "O(1) for the key plus O(N*M) to rebuild N elements of average size M (O(N*M*log(N)) for \
+     sorted sets).";
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("dump", 2, dump)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(&[KeySpec::single(1, flag::RO | flag::ACCESS)])
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "O(1) to find the key plus O(N*M) to serialize N elements of average size M.",
+            "Serializes a key's value into Redis's DUMP format.",
+            "key",
+        ),
+    CommandSpec::new("restore", -4, restore)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "generic",
+            "2.6.0",
+            RESTORE_COMPLEXITY,
+            "Creates a key from a value serialized by DUMP.",
+            RESTORE_SYNTAX,
+        ),
+    CommandSpec::new("restore-asking", -4, restore)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ASKING))
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(&[KeySpec::single(1, flag::OW | flag::UPDATE)])
+        .doc(
+            "server",
+            "3.0.0",
+            RESTORE_COMPLEXITY,
+            "RESTORE for a cluster's key migration (internal).",
+            RESTORE_SYNTAX,
+        ),
+    CommandSpec::new("migrate", -6, migrate)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .keys(MIGRATE_KEYS)
+        .keys_fn(migrate_keys)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+            "Moves keys to another Redis-compatible server: DUMP here, RESTORE there, DEL here.",
+            "host:string port:integer key_or_empty_string=(key:key|empty_string=\"\") destination-db:integer timeout:integer [COPY@3.0.0] [REPLACE@3.0.0] [authentication=([AUTH password:string@4.0.7]|[AUTH2 username_password=(username:string password:string)])] [KEYS key:key...]",
+        ),
+];
+
+const MIGRATE_KEY_FLAGS: u16 = flag::RW | flag::ACCESS | flag::DELETE;
+
+/// MIGRATE's key specs, as Redis declares them: the key argument, and the keys after KEYS
+/// (searched from the end; incomplete, since KEYS may be a key name).
+static MIGRATE_KEYS: &[KeySpec] = &[
+    KeySpec::single(3, MIGRATE_KEY_FLAGS),
+    KeySpec {
+        flags: MIGRATE_KEY_FLAGS | flag::INCOMPLETE,
+        begin: crate::kernel::table::keys::Begin::Keyword {
+            keyword: "KEYS",
+            start_from: -2,
+        },
+        find: crate::kernel::table::keys::Find::Range {
+            last_key: -1,
+            step: 1,
+            limit: 0,
+        },
+        notes: "",
+    },
+];

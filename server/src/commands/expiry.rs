@@ -19,115 +19,6 @@ use crate::model::keyspace::Access;
 use crate::model::write_stream::{del_verb, int_arg};
 use bytes::Bytes;
 
-const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
-const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::single(1, flag::RO | flag::ACCESS)];
-const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
-const READ_FAST: Flags = Flags::READONLY.union(Flags::FAST);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("expire", -3, expire)
-        .flags(WRITE_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RW_UPDATE)
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Gives a key a time to live in seconds.",
-            "key seconds:integer condition=[NX|XX|GT|LT]",
-        ),
-    CommandSpec::new("pexpire", -3, pexpire)
-        .flags(WRITE_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RW_UPDATE)
-        .doc(
-            "generic",
-            "2.6.0",
-            "O(1)",
-            "Gives a key a time to live in milliseconds.",
-            "key milliseconds:integer condition=[NX|XX|GT|LT]",
-        ),
-    CommandSpec::new("expireat", -3, expireat)
-        .flags(WRITE_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RW_UPDATE)
-        .doc(
-            "generic",
-            "1.2.0",
-            "O(1)",
-            "Makes a key expire at a UNIX time in seconds.",
-            "key unix-time-seconds:unix-time condition=[NX|XX|GT|LT]",
-        ),
-    CommandSpec::new("pexpireat", -3, pexpireat)
-        .flags(WRITE_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RW_UPDATE)
-        .doc(
-            "generic",
-            "2.6.0",
-            "O(1)",
-            "Makes a key expire at a UNIX time in milliseconds.",
-            "key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT]",
-        ),
-    CommandSpec::new("ttl", 2, ttl)
-        .flags(READ_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RO_ACCESS)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Returns the seconds a key has left to live (-1: no TTL, -2: no key).",
-            "key",
-        ),
-    CommandSpec::new("pttl", 2, pttl)
-        .flags(READ_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RO_ACCESS)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.6.0",
-            "O(1)",
-            "Returns the milliseconds a key has left to live (-1: no TTL, -2: no key).",
-            "key",
-        ),
-    CommandSpec::new("expiretime", 2, expiretime)
-        .flags(READ_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RO_ACCESS)
-        .doc(
-            "generic",
-            "7.0.0",
-            "O(1)",
-            "Returns the UNIX time in seconds at which a key expires (-1: no TTL, -2: no key).",
-            "key",
-        ),
-    CommandSpec::new("pexpiretime", 2, pexpiretime)
-        .flags(READ_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RO_ACCESS)
-        .doc(
-            "generic",
-            "7.0.0",
-            "O(1)",
-            "Returns the UNIX time in milliseconds at which a key expires (-1: no TTL, -2: no key).",
-            "key",
-        ),
-    CommandSpec::new("persist", 2, persist)
-        .flags(WRITE_FAST)
-        .acl(Acl::KEYSPACE)
-        .keys(KEY_RW_UPDATE)
-        .doc(
-            "generic",
-            "2.2.0",
-            "O(1)",
-            "Removes a key's time to live, so that it never expires.",
-            "key",
-        ),
-];
-
 fn expire(ctx: &mut Ctx<'_>) -> CmdResult {
     expire_generic(ctx, ctx.now_ms, true)
 }
@@ -333,6 +224,118 @@ fn persist(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.integer(removed as i64);
     Ok(())
 }
+
+const KEY_RW_UPDATE: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::UPDATE)];
+
+const KEY_RO_ACCESS: &[KeySpec] = &[KeySpec::single(1, flag::RO | flag::ACCESS)];
+
+const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
+
+const READ_FAST: Flags = Flags::READONLY.union(Flags::FAST);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("expire", -3, expire)
+        .flags(WRITE_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RW_UPDATE)
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Gives a key a time to live in seconds.",
+            "key seconds:integer condition=[NX|XX|GT|LT]",
+        ),
+    CommandSpec::new("pexpire", -3, pexpire)
+        .flags(WRITE_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RW_UPDATE)
+        .doc(
+            "generic",
+            "2.6.0",
+            "O(1)",
+            "Gives a key a time to live in milliseconds.",
+            "key milliseconds:integer condition=[NX|XX|GT|LT]",
+        ),
+    CommandSpec::new("expireat", -3, expireat)
+        .flags(WRITE_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RW_UPDATE)
+        .doc(
+            "generic",
+            "1.2.0",
+            "O(1)",
+            "Makes a key expire at a UNIX time in seconds.",
+            "key unix-time-seconds:unix-time condition=[NX|XX|GT|LT]",
+        ),
+    CommandSpec::new("pexpireat", -3, pexpireat)
+        .flags(WRITE_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RW_UPDATE)
+        .doc(
+            "generic",
+            "2.6.0",
+            "O(1)",
+            "Makes a key expire at a UNIX time in milliseconds.",
+            "key unix-time-milliseconds:unix-time condition=[NX|XX|GT|LT]",
+        ),
+    CommandSpec::new("ttl", 2, ttl)
+        .flags(READ_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RO_ACCESS)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Returns the seconds a key has left to live (-1: no TTL, -2: no key).",
+            "key",
+        ),
+    CommandSpec::new("pttl", 2, pttl)
+        .flags(READ_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RO_ACCESS)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.6.0",
+            "O(1)",
+            "Returns the milliseconds a key has left to live (-1: no TTL, -2: no key).",
+            "key",
+        ),
+    CommandSpec::new("expiretime", 2, expiretime)
+        .flags(READ_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RO_ACCESS)
+        .doc(
+            "generic",
+            "7.0.0",
+            "O(1)",
+            "Returns the UNIX time in seconds at which a key expires (-1: no TTL, -2: no key).",
+            "key",
+        ),
+    CommandSpec::new("pexpiretime", 2, pexpiretime)
+        .flags(READ_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RO_ACCESS)
+        .doc(
+            "generic",
+            "7.0.0",
+            "O(1)",
+            "Returns the UNIX time in milliseconds at which a key expires (-1: no TTL, -2: no key).",
+            "key",
+        ),
+    CommandSpec::new("persist", 2, persist)
+        .flags(WRITE_FAST)
+        .acl(Acl::KEYSPACE)
+        .keys(KEY_RW_UPDATE)
+        .doc(
+            "generic",
+            "2.2.0",
+            "O(1)",
+            "Removes a key's time to live, so that it never expires.",
+            "key",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

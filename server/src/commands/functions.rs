@@ -22,170 +22,6 @@ use crate::model::vm_slot::ScriptKind;
 use crate::services::function_host::LoadHost;
 use crate::services::script_host::{split_keys, Permissions};
 
-const FCALL_FLAGS: Flags = Flags::NOSCRIPT
-    .union(Flags::STALE)
-    .union(Flags::SKIP_MONITOR)
-    .union(Flags::NO_MANDATORY_KEYS)
-    .union(Flags::MOVABLE_KEYS);
-
-/// The keys of FCALL: `numkeys` at 2, then that many keys.
-const fn fcall_keys(flags: u16) -> KeySpec {
-    KeySpec {
-        flags,
-        begin: Begin::Index(2),
-        find: Find::Keynum {
-            count_index: 0,
-            first_key: 1,
-            step: 1,
-        },
-        notes: "",
-    }
-}
-
-const RW_KEYS: &[KeySpec] = &[fcall_keys(flag::RW | flag::ACCESS | flag::UPDATE)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
-const RO_KEYS: &[KeySpec] = &[fcall_keys(flag::RO | flag::ACCESS)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")];
-
-const ALL_SHARDS: &[&str] = &["request_policy:all_shards", "response_policy:all_succeeded"];
-const WRITE_ACL: Acl = Acl::WRITE.union(Acl::SCRIPTING);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("fcall", -3, fcall)
-        .flags(FCALL_FLAGS.union(Flags::MAY_REPLICATE))
-        .acl(Acl::SCRIPTING)
-        .keys(RW_KEYS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "Depends on the function that is executed.",
-            "Calls a function of a loaded library.",
-            "function numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::new("fcall_ro", -3, fcall_ro)
-        .flags(FCALL_FLAGS.union(Flags::READONLY))
-        .acl(Acl::SCRIPTING)
-        .keys(RO_KEYS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "Depends on the function that is executed.",
-            "Calls a function that declares it does not write.",
-            "function numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::container("function", FUNCTION_SUBCOMMANDS).doc(
-        "scripting",
-        "7.0.0",
-        "Depends on subcommand.",
-        "A container for the function library commands.",
-        "",
-    ),
-];
-
-static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("delete", 3, function_delete)
-        .flags(Flags::WRITE.union(Flags::NOSCRIPT))
-        .acl(WRITE_ACL)
-        .tips(ALL_SHARDS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(1)",
-            "Removes a library and its functions.",
-            "library-name",
-        ),
-    CommandSpec::new("dump", 2, function_dump)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::SCRIPTING)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(N) where N is the number of functions",
-            "Serializes every library into a payload FUNCTION RESTORE takes back.",
-            "",
-        ),
-    CommandSpec::new("flush", -2, function_flush)
-        .flags(Flags::WRITE.union(Flags::NOSCRIPT))
-        .acl(WRITE_ACL)
-        .tips(ALL_SHARDS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(N) where N is the number of functions deleted",
-            "Removes every library.",
-            "async=[ASYNC|SYNC]",
-        ),
-    CommandSpec::new("help", 2, function_help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .acl(Acl::SCRIPTING)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(1)",
-            "Lists the FUNCTION subcommands.",
-            "",
-        ),
-    CommandSpec::new("kill", 2, function_kill)
-        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
-        .acl(Acl::SCRIPTING)
-        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(1)",
-            "Stops the running function if it has not written yet.",
-            "",
-        ),
-    CommandSpec::new("list", -2, function_list)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::SCRIPTING)
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(N) where N is the number of functions",
-            "Describes the loaded libraries and their functions, optionally with their code.",
-            "[LIBRARYNAME library-name-pattern] [WITHCODE]",
-        ),
-    CommandSpec::new("load", -3, function_load)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT))
-        .acl(WRITE_ACL)
-        .tips(ALL_SHARDS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(1) (considering compilation time is redundant)",
-            "Loads a library of functions from its Lua code.",
-            "[REPLACE] function-code",
-        ),
-    CommandSpec::new("restore", -3, function_restore)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT))
-        .acl(WRITE_ACL)
-        .tips(ALL_SHARDS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(N) where N is the number of functions on the payload",
-            "Loads the libraries of a FUNCTION DUMP payload.",
-            "serialized-value policy=[FLUSH|APPEND|REPLACE]",
-        ),
-    CommandSpec::new("stats", 2, function_stats)
-        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
-        .acl(Acl::SCRIPTING)
-        .tips(&[
-            "nondeterministic_output",
-            "request_policy:all_shards",
-            "response_policy:special",
-        ])
-        .doc(
-            "scripting",
-            "7.0.0",
-            "O(1)",
-            "Tells which function runs, if any, and how many libraries and functions are loaded.",
-            "",
-        ),
-];
-
 /// Runs `f` with the functions VM taken out of the server state (created at first use).
 fn with_functions<R>(
     ctx: &mut Ctx<'_>,
@@ -507,3 +343,169 @@ fn function_help(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const FCALL_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::STALE)
+    .union(Flags::SKIP_MONITOR)
+    .union(Flags::NO_MANDATORY_KEYS)
+    .union(Flags::MOVABLE_KEYS);
+
+/// The keys of FCALL: `numkeys` at 2, then that many keys.
+const fn fcall_keys(flags: u16) -> KeySpec {
+    KeySpec {
+        flags,
+        begin: Begin::Index(2),
+        find: Find::Keynum {
+            count_index: 0,
+            first_key: 1,
+            step: 1,
+        },
+        notes: "",
+    }
+}
+
+const RW_KEYS: &[KeySpec] = &[fcall_keys(flag::RW | flag::ACCESS | flag::UPDATE)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
+
+const RO_KEYS: &[KeySpec] = &[fcall_keys(flag::RO | flag::ACCESS)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")];
+
+const ALL_SHARDS: &[&str] = &["request_policy:all_shards", "response_policy:all_succeeded"];
+
+const WRITE_ACL: Acl = Acl::WRITE.union(Acl::SCRIPTING);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("fcall", -3, fcall)
+        .flags(FCALL_FLAGS.union(Flags::MAY_REPLICATE))
+        .acl(Acl::SCRIPTING)
+        .keys(RW_KEYS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the function that is executed.",
+            "Calls a function of a loaded library.",
+            "function numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("fcall_ro", -3, fcall_ro)
+        .flags(FCALL_FLAGS.union(Flags::READONLY))
+        .acl(Acl::SCRIPTING)
+        .keys(RO_KEYS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the function that is executed.",
+            "Calls a function that declares it does not write.",
+            "function numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::container("function", FUNCTION_SUBCOMMANDS).doc(
+        "scripting",
+        "7.0.0",
+        "Depends on subcommand.",
+        "A container for the function library commands.",
+        "",
+    ),
+];
+
+static FUNCTION_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("delete", 3, function_delete)
+        .flags(Flags::WRITE.union(Flags::NOSCRIPT))
+        .acl(WRITE_ACL)
+        .tips(ALL_SHARDS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Removes a library and its functions.",
+            "library-name",
+        ),
+    CommandSpec::new("dump", 2, function_dump)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions",
+            "Serializes every library into a payload FUNCTION RESTORE takes back.",
+            "",
+        ),
+    CommandSpec::new("flush", -2, function_flush)
+        .flags(Flags::WRITE.union(Flags::NOSCRIPT))
+        .acl(WRITE_ACL)
+        .tips(ALL_SHARDS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions deleted",
+            "Removes every library.",
+            "async=[ASYNC|SYNC]",
+        ),
+    CommandSpec::new("help", 2, function_help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .acl(Acl::SCRIPTING)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Lists the FUNCTION subcommands.",
+            "",
+        ),
+    CommandSpec::new("kill", 2, function_kill)
+        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Stops the running function if it has not written yet.",
+            "",
+        ),
+    CommandSpec::new("list", -2, function_list)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions",
+            "Describes the loaded libraries and their functions, optionally with their code.",
+            "[LIBRARYNAME library-name-pattern] [WITHCODE]",
+        ),
+    CommandSpec::new("load", -3, function_load)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT))
+        .acl(WRITE_ACL)
+        .tips(ALL_SHARDS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1) (considering compilation time is redundant)",
+            "Loads a library of functions from its Lua code.",
+            "[REPLACE] function-code",
+        ),
+    CommandSpec::new("restore", -3, function_restore)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::NOSCRIPT))
+        .acl(WRITE_ACL)
+        .tips(ALL_SHARDS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(N) where N is the number of functions on the payload",
+            "Loads the libraries of a FUNCTION DUMP payload.",
+            "serialized-value policy=[FLUSH|APPEND|REPLACE]",
+        ),
+    CommandSpec::new("stats", 2, function_stats)
+        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
+        .acl(Acl::SCRIPTING)
+        .tips(&[
+            "nondeterministic_output",
+            "request_policy:all_shards",
+            "response_policy:special",
+        ])
+        .doc(
+            "scripting",
+            "7.0.0",
+            "O(1)",
+            "Tells which function runs, if any, and how many libraries and functions are loaded.",
+            "",
+        ),
+];

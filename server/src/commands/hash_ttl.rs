@@ -27,32 +27,9 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 
-const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
-const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
-
 /// The latest field deadline Redis accepts, in ms since the epoch (2^46 - 1: Redis keeps field
 /// deadlines in 48 bits and reserves the top values).
 pub const MAX_DEADLINE_MS: i64 = (1 << 46) - 1;
-
-macro_rules! expire_spec {
-    ($name:literal, $handler:ident, $time:literal, $summary:literal) => {
-        CommandSpec::new($name, -6, $handler)
-            .flags(WRITE_FAST)
-            .acl(Acl::HASH)
-            .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-            .doc(
-                "hash",
-                "7.4.0",
-                "O(N) where N is the number of specified fields",
-                $summary,
-                concat!(
-                    "key ",
-                    $time,
-                    " [condition=(NX|XX|GT|LT)] FIELDS fields=(numfields:integer field...)"
-                ),
-            )
-    };
-}
 
 macro_rules! ttl_spec {
     ($name:literal, $handler:ident, $tips:expr, $summary:literal) => {
@@ -70,102 +47,6 @@ macro_rules! ttl_spec {
             )
     };
 }
-
-pub static COMMANDS: &[CommandSpec] = &[
-    expire_spec!(
-        "hexpire",
-        hexpire,
-        "seconds:integer",
-        "Gives hash fields a time to live in seconds."
-    ),
-    expire_spec!(
-        "hpexpire",
-        hpexpire,
-        "milliseconds:integer",
-        "Gives hash fields a time to live in milliseconds."
-    ),
-    expire_spec!(
-        "hexpireat",
-        hexpireat,
-        "unix-time-seconds:unix-time",
-        "Makes hash fields expire at a Unix time in seconds."
-    ),
-    expire_spec!(
-        "hpexpireat",
-        hpexpireat,
-        "unix-time-milliseconds:unix-time",
-        "Makes hash fields expire at a Unix time in milliseconds."
-    ),
-    ttl_spec!(
-        "httl",
-        httl,
-        &["nondeterministic_output"],
-        "Returns the remaining time to live of hash fields, in seconds."
-    ),
-    ttl_spec!(
-        "hpttl",
-        hpttl,
-        &["nondeterministic_output"],
-        "Returns the remaining time to live of hash fields, in milliseconds."
-    ),
-    ttl_spec!(
-        "hexpiretime",
-        hexpiretime,
-        &[],
-        "Returns the Unix time in seconds at which hash fields expire."
-    ),
-    ttl_spec!(
-        "hpexpiretime",
-        hpexpiretime,
-        &[],
-        "Returns the Unix time in milliseconds at which hash fields expire."
-    ),
-    CommandSpec::new("hpersist", -5, hpersist)
-        .flags(WRITE_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "hash",
-            "7.4.0",
-            "O(N) where N is the number of specified fields",
-            "Removes the time to live of hash fields.",
-            "key FIELDS fields=(numfields:integer field...)",
-        ),
-    CommandSpec::new("hgetex", -5, hgetex)
-        .flags(WRITE_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)
-            .notes("RW and UPDATE because it changes the TTL")])
-        .doc(
-            "hash",
-            "8.0.0",
-            "O(N) where N is the number of specified fields",
-            "Returns the values of hash fields and optionally sets or removes their time to live.",
-            "key [expiration=(EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST)] FIELDS fields=(numfields:integer field...)",
-        ),
-    CommandSpec::new("hsetex", -6, hsetex)
-        .flags(WRITE_FAST.union(Flags::DENYOOM))
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "hash",
-            "8.0.0",
-            "O(N) where N is the number of fields being set.",
-            "Sets hash fields, optionally only if none or all exist, and optionally their time to live.",
-            "key [condition=(FNX|FXX)] [expiration=(EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL)] FIELDS fields=(numfields:integer data=(field value)...)",
-        ),
-    CommandSpec::new("hgetdel", -5, hgetdel)
-        .flags(WRITE_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE)])
-        .doc(
-            "hash",
-            "8.0.0",
-            "O(N) where N is the number of specified fields",
-            "Returns the values of hash fields and deletes them.",
-            "key FIELDS fields=(numfields:integer field...)",
-        ),
-];
 
 // ---------------------------------------------------------------------------------------------
 // Arguments
@@ -824,6 +705,126 @@ fn reply_nils(ctx: &mut Ctx<'_>, count: usize) {
         ctx.out.null();
     }
 }
+
+const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
+
+const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
+
+macro_rules! expire_spec {
+    ($name:literal, $handler:ident, $time:literal, $summary:literal) => {
+        CommandSpec::new($name, -6, $handler)
+            .flags(WRITE_FAST)
+            .acl(Acl::HASH)
+            .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+            .doc(
+                "hash",
+                "7.4.0",
+                "O(N) where N is the number of specified fields",
+                $summary,
+                concat!(
+                    "key ",
+                    $time,
+                    " [condition=(NX|XX|GT|LT)] FIELDS fields=(numfields:integer field...)"
+                ),
+            )
+    };
+}
+
+pub static COMMANDS: &[CommandSpec] = &[
+    expire_spec!(
+        "hexpire",
+        hexpire,
+        "seconds:integer",
+        "Gives hash fields a time to live in seconds."
+    ),
+    expire_spec!(
+        "hpexpire",
+        hpexpire,
+        "milliseconds:integer",
+        "Gives hash fields a time to live in milliseconds."
+    ),
+    expire_spec!(
+        "hexpireat",
+        hexpireat,
+        "unix-time-seconds:unix-time",
+        "Makes hash fields expire at a Unix time in seconds."
+    ),
+    expire_spec!(
+        "hpexpireat",
+        hpexpireat,
+        "unix-time-milliseconds:unix-time",
+        "Makes hash fields expire at a Unix time in milliseconds."
+    ),
+    ttl_spec!(
+        "httl",
+        httl,
+        &["nondeterministic_output"],
+        "Returns the remaining time to live of hash fields, in seconds."
+    ),
+    ttl_spec!(
+        "hpttl",
+        hpttl,
+        &["nondeterministic_output"],
+        "Returns the remaining time to live of hash fields, in milliseconds."
+    ),
+    ttl_spec!(
+        "hexpiretime",
+        hexpiretime,
+        &[],
+        "Returns the Unix time in seconds at which hash fields expire."
+    ),
+    ttl_spec!(
+        "hpexpiretime",
+        hpexpiretime,
+        &[],
+        "Returns the Unix time in milliseconds at which hash fields expire."
+    ),
+    CommandSpec::new("hpersist", -5, hpersist)
+        .flags(WRITE_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "hash",
+            "7.4.0",
+            "O(N) where N is the number of specified fields",
+            "Removes the time to live of hash fields.",
+            "key FIELDS fields=(numfields:integer field...)",
+        ),
+    CommandSpec::new("hgetex", -5, hgetex)
+        .flags(WRITE_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)
+            .notes("RW and UPDATE because it changes the TTL")])
+        .doc(
+            "hash",
+            "8.0.0",
+            "O(N) where N is the number of specified fields",
+            "Returns the values of hash fields and optionally sets or removes their time to live.",
+            "key [expiration=(EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|PERSIST)] FIELDS fields=(numfields:integer field...)",
+        ),
+    CommandSpec::new("hsetex", -6, hsetex)
+        .flags(WRITE_FAST.union(Flags::DENYOOM))
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "hash",
+            "8.0.0",
+            "O(N) where N is the number of fields being set.",
+            "Sets hash fields, optionally only if none or all exist, and optionally their time to live.",
+            "key [condition=(FNX|FXX)] [expiration=(EX seconds:integer|PX milliseconds:integer|EXAT unix-time-seconds:unix-time|PXAT unix-time-milliseconds:unix-time|KEEPTTL)] FIELDS fields=(numfields:integer data=(field value)...)",
+        ),
+    CommandSpec::new("hgetdel", -5, hgetdel)
+        .flags(WRITE_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE)])
+        .doc(
+            "hash",
+            "8.0.0",
+            "O(N) where N is the number of specified fields",
+            "Returns the values of hash fields and deletes them.",
+            "key FIELDS fields=(numfields:integer field...)",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

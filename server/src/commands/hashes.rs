@@ -28,194 +28,6 @@ use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::{Access, Keyspace};
 
-const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
-const WRITE_DENYOOM_FAST: Flags = Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST);
-const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("hset", -4, hset)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
-            "Sets fields of a hash, creating it if needed; returns how many fields were new.",
-            "key field_value=(field value)...",
-        ),
-    CommandSpec::new("hsetnx", 4, hsetnx)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1)",
-            "Sets a field of a hash only if the field does not exist yet.",
-            "key field value",
-        ),
-    CommandSpec::new("hget", 3, hget)
-        .flags(READONLY_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1)",
-            "Returns the value of one field of a hash.",
-            "key field",
-        ),
-    CommandSpec::new("hmset", -4, hmset)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the number of fields being set.",
-            "Sets fields of a hash and replies OK (older form of HSET).",
-            "key field_value=(field value)...",
-        ),
-    CommandSpec::new("hmget", -3, hmget)
-        .flags(READONLY_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the number of fields being requested.",
-            "Returns the values of several fields of a hash (nil for missing ones).",
-            "key field...",
-        ),
-    CommandSpec::new("hdel", -3, hdel)
-        .flags(Flags::WRITE.union(Flags::FAST))
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the number of fields to be removed.",
-            "Removes fields from a hash (and the key once empty); returns how many existed.",
-            "key field...",
-        ),
-    CommandSpec::new("hlen", 2, hlen)
-        .flags(READONLY_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1)",
-            "Returns the number of fields of a hash.",
-            "key",
-        ),
-    CommandSpec::new("hstrlen", 3, hstrlen)
-        .flags(READONLY_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "hash",
-            "3.2.0",
-            "O(1)",
-            "Returns the length in bytes of one field's value.",
-            "key field",
-        ),
-    CommandSpec::new("hexists", 3, hexists)
-        .flags(READONLY_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1)",
-            "Tells whether a hash has a field.",
-            "key field",
-        ),
-    CommandSpec::new("hincrby", 4, hincrby)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(1)",
-            "Adds an integer to a field's integer value (0 if missing).",
-            "key field increment:integer",
-        ),
-    CommandSpec::new("hincrbyfloat", 4, hincrbyfloat)
-        .flags(WRITE_DENYOOM_FAST)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
-        .doc(
-            "hash",
-            "2.6.0",
-            "O(1)",
-            "Adds a floating-point number to a field's value (0 if missing), in long double precision.",
-            "key field increment:double",
-        ),
-    CommandSpec::new("hkeys", 2, hkeys)
-        .flags(Flags::READONLY)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the size of the hash.",
-            "Returns every field name of a hash.",
-            "key",
-        ),
-    CommandSpec::new("hvals", 2, hvals)
-        .flags(Flags::READONLY)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the size of the hash.",
-            "Returns every value of a hash.",
-            "key",
-        ),
-    CommandSpec::new("hgetall", 2, hgetall)
-        .flags(Flags::READONLY)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "hash",
-            "2.0.0",
-            "O(N) where N is the size of the hash.",
-            "Returns every field and value of a hash.",
-            "key",
-        ),
-    CommandSpec::new("hrandfield", -2, hrandfield)
-        .flags(Flags::READONLY)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "hash",
-            "6.2.0",
-            "O(N) where N is the number of fields returned",
-            "Returns random fields of a hash: distinct ones for a positive count, possibly repeated for a negative one, optionally with their values.",
-            "key [options=(count:integer [WITHVALUES])]",
-        ),
-    CommandSpec::new("hscan", -3, hscan)
-        .flags(Flags::READONLY)
-        .acl(Acl::HASH)
-        .keys(&[KeySpec::single(1, RO_ACCESS)])
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "hash",
-            "2.8.0",
-            "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
-            "Walks the fields and values of a hash with a cursor, a few at a time.",
-            "key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
-        ),
-];
-
 // ---------------------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------------------
@@ -763,6 +575,196 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
+
+const WRITE_DENYOOM_FAST: Flags = Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST);
+
+const READONLY_FAST: Flags = Flags::READONLY.union(Flags::FAST);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("hset", -4, hset)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1) for each field/value pair added, so O(N) to add N field/value pairs when the command is called with multiple field/value pairs.",
+            "Sets fields of a hash, creating it if needed; returns how many fields were new.",
+            "key field_value=(field value)...",
+        ),
+    CommandSpec::new("hsetnx", 4, hsetnx)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1)",
+            "Sets a field of a hash only if the field does not exist yet.",
+            "key field value",
+        ),
+    CommandSpec::new("hget", 3, hget)
+        .flags(READONLY_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1)",
+            "Returns the value of one field of a hash.",
+            "key field",
+        ),
+    CommandSpec::new("hmset", -4, hmset)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the number of fields being set.",
+            "Sets fields of a hash and replies OK (older form of HSET).",
+            "key field_value=(field value)...",
+        ),
+    CommandSpec::new("hmget", -3, hmget)
+        .flags(READONLY_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the number of fields being requested.",
+            "Returns the values of several fields of a hash (nil for missing ones).",
+            "key field...",
+        ),
+    CommandSpec::new("hdel", -3, hdel)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::DELETE)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the number of fields to be removed.",
+            "Removes fields from a hash (and the key once empty); returns how many existed.",
+            "key field...",
+        ),
+    CommandSpec::new("hlen", 2, hlen)
+        .flags(READONLY_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1)",
+            "Returns the number of fields of a hash.",
+            "key",
+        ),
+    CommandSpec::new("hstrlen", 3, hstrlen)
+        .flags(READONLY_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "hash",
+            "3.2.0",
+            "O(1)",
+            "Returns the length in bytes of one field's value.",
+            "key field",
+        ),
+    CommandSpec::new("hexists", 3, hexists)
+        .flags(READONLY_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1)",
+            "Tells whether a hash has a field.",
+            "key field",
+        ),
+    CommandSpec::new("hincrby", 4, hincrby)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(1)",
+            "Adds an integer to a field's integer value (0 if missing).",
+            "key field increment:integer",
+        ),
+    CommandSpec::new("hincrbyfloat", 4, hincrbyfloat)
+        .flags(WRITE_DENYOOM_FAST)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
+        .doc(
+            "hash",
+            "2.6.0",
+            "O(1)",
+            "Adds a floating-point number to a field's value (0 if missing), in long double precision.",
+            "key field increment:double",
+        ),
+    CommandSpec::new("hkeys", 2, hkeys)
+        .flags(Flags::READONLY)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the size of the hash.",
+            "Returns every field name of a hash.",
+            "key",
+        ),
+    CommandSpec::new("hvals", 2, hvals)
+        .flags(Flags::READONLY)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the size of the hash.",
+            "Returns every value of a hash.",
+            "key",
+        ),
+    CommandSpec::new("hgetall", 2, hgetall)
+        .flags(Flags::READONLY)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "hash",
+            "2.0.0",
+            "O(N) where N is the size of the hash.",
+            "Returns every field and value of a hash.",
+            "key",
+        ),
+    CommandSpec::new("hrandfield", -2, hrandfield)
+        .flags(Flags::READONLY)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "hash",
+            "6.2.0",
+            "O(N) where N is the number of fields returned",
+            "Returns random fields of a hash: distinct ones for a positive count, possibly repeated for a negative one, optionally with their values.",
+            "key [options=(count:integer [WITHVALUES])]",
+        ),
+    CommandSpec::new("hscan", -3, hscan)
+        .flags(Flags::READONLY)
+        .acl(Acl::HASH)
+        .keys(&[KeySpec::single(1, RO_ACCESS)])
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "hash",
+            "2.8.0",
+            "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
+            "Walks the fields and values of a hash with a cursor, a few at a time.",
+            "key cursor:integer [MATCH pattern:pattern] [COUNT count:integer]",
+        ),
+];
 
 #[cfg(test)]
 mod tests {

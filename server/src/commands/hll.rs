@@ -39,69 +39,6 @@ impl From<Corrupt> for Error {
     }
 }
 
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("pfadd", -2, pfadd)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST))
-        .acl(Acl::HYPERLOGLOG)
-        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) to add every element.",
-            "Adds elements to a HyperLogLog (creating it if needed); 1 if its estimate may have changed.",
-            "key [element...]",
-        ),
-    CommandSpec::new("pfcount", -2, pfcount)
-        // may_replicate (hidden, as in Redis): it may rewrite the key's cached cardinality.
-        .flags(Flags::READONLY.union(Flags::MAY_REPLICATE))
-        .acl(Acl::HYPERLOGLOG)
-        .keys(&[KeySpec::range(1, -1, 1, flag::RW | flag::ACCESS).notes(
-            "RW because it may change the internal representation of the key, and propagate to replicas",
-        )])
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
-            "Estimates the number of distinct elements added to one HyperLogLog, or to the union of several.",
-            "key...",
-        ),
-    CommandSpec::new("pfmerge", -2, pfmerge)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::HYPERLOGLOG)
-        .keys(&[
-            KeySpec::single(1, flag::RW | flag::ACCESS | flag::INSERT),
-            KeySpec::range(2, -1, 1, flag::RO | flag::ACCESS),
-        ])
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "O(N) to merge N HyperLogLogs, but with high constant times.",
-            "Merges HyperLogLogs into a destination, which keeps its own registers too.",
-            "destkey sourcekey...",
-        ),
-    CommandSpec::new("pfdebug", 3, pfdebug)
-        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ADMIN))
-        .acl(Acl::HYPERLOGLOG)
-        .keys(&[KeySpec::single(2, flag::RW | flag::ACCESS)])
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
-            "Internal commands for debugging HyperLogLog values.",
-            "subcommand:string key",
-        ),
-    CommandSpec::new("pfselftest", 1, pfselftest)
-        .flags(Flags::ADMIN)
-        .acl(Acl::HYPERLOGLOG)
-        .doc(
-            "hyperloglog",
-            "2.8.9",
-            "N/A",
-            "An internal command for testing HyperLogLog values.",
-            "",
-        ),
-];
-
 /// The HLL in `value`, taken for writing (Redis's `isHLLObjectOrReply` + `dbUnshareStringValue`):
 /// a valid HLL string becomes a [`Value::Hll`] in place.
 fn hll_for_write(value: &mut Value) -> CmdResult<&mut Hll> {
@@ -280,3 +217,66 @@ fn pfselftest(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("pfadd", -2, pfadd)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::FAST))
+        .acl(Acl::HYPERLOGLOG)
+        .keys(&[KeySpec::single(1, flag::RW | flag::INSERT)])
+        .doc(
+            "hyperloglog",
+            "2.8.9",
+            "O(1) to add every element.",
+            "Adds elements to a HyperLogLog (creating it if needed); 1 if its estimate may have changed.",
+            "key [element...]",
+        ),
+    CommandSpec::new("pfcount", -2, pfcount)
+        // may_replicate (hidden, as in Redis): it may rewrite the key's cached cardinality.
+        .flags(Flags::READONLY.union(Flags::MAY_REPLICATE))
+        .acl(Acl::HYPERLOGLOG)
+        .keys(&[KeySpec::range(1, -1, 1, flag::RW | flag::ACCESS).notes(
+            "RW because it may change the internal representation of the key, and propagate to replicas",
+        )])
+        .doc(
+            "hyperloglog",
+            "2.8.9",
+            "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
+            "Estimates the number of distinct elements added to one HyperLogLog, or to the union of several.",
+            "key...",
+        ),
+    CommandSpec::new("pfmerge", -2, pfmerge)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::HYPERLOGLOG)
+        .keys(&[
+            KeySpec::single(1, flag::RW | flag::ACCESS | flag::INSERT),
+            KeySpec::range(2, -1, 1, flag::RO | flag::ACCESS),
+        ])
+        .doc(
+            "hyperloglog",
+            "2.8.9",
+            "O(N) to merge N HyperLogLogs, but with high constant times.",
+            "Merges HyperLogLogs into a destination, which keeps its own registers too.",
+            "destkey sourcekey...",
+        ),
+    CommandSpec::new("pfdebug", 3, pfdebug)
+        .flags(Flags::WRITE.union(Flags::DENYOOM).union(Flags::ADMIN))
+        .acl(Acl::HYPERLOGLOG)
+        .keys(&[KeySpec::single(2, flag::RW | flag::ACCESS)])
+        .doc(
+            "hyperloglog",
+            "2.8.9",
+            "N/A",
+            "Internal commands for debugging HyperLogLog values.",
+            "subcommand:string key",
+        ),
+    CommandSpec::new("pfselftest", 1, pfselftest)
+        .flags(Flags::ADMIN)
+        .acl(Acl::HYPERLOGLOG)
+        .doc(
+            "hyperloglog",
+            "2.8.9",
+            "N/A",
+            "An internal command for testing HyperLogLog values.",
+            "",
+        ),
+];

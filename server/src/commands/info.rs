@@ -22,22 +22,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags};
 /// The Redis version embedis answers as (INFO, HELLO).
 pub const REDIS_VERSION: &str = "7.0.15";
 
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("info", -1, info)
-    .flags(Flags::LOADING.union(Flags::STALE))
-    .acl(Acl::DANGEROUS)
-    .tips(&[
-        "nondeterministic_output",
-        "request_policy:all_shards",
-        "response_policy:special",
-    ])
-    .doc(
-        "server",
-        "1.0.0",
-        "O(1)",
-        "Reports information and statistics about the server, by section.",
-        "[section...]",
-    )];
-
 /// The sections, in the order Redis prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
@@ -909,6 +893,22 @@ fn total_system_memory() -> u64 {
         0
     }
 }
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::new("info", -1, info)
+    .flags(Flags::LOADING.union(Flags::STALE))
+    .acl(Acl::DANGEROUS)
+    .tips(&[
+        "nondeterministic_output",
+        "request_policy:all_shards",
+        "response_policy:special",
+    ])
+    .doc(
+        "server",
+        "1.0.0",
+        "O(1)",
+        "Reports information and statistics about the server, by section.",
+        "[section...]",
+    )];
 
 #[cfg(test)]
 mod tests {

@@ -17,95 +17,6 @@ use crate::kernel::table::docs::{write_docs, write_info};
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, Command, CommandSpec, Flags};
 
-const BASE: Flags = Flags::LOADING.union(Flags::STALE);
-
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    handler: crate::kernel::table::Handler,
-) -> CommandSpec {
-    CommandSpec::new(name, arity, handler)
-        .flags(BASE)
-        .acl(Acl::CONNECTION)
-}
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    sub("count", 2, count).doc(
-        "server",
-        "2.8.13",
-        "O(1)",
-        "Returns how many commands the server has.",
-        "",
-    ),
-    sub("docs", -2, docs)
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "server",
-            "7.0.0",
-            "O(N) where N is the number of commands to look up",
-            "Returns the documentation of the named commands, or of all of them.",
-            "[command-name...]",
-        ),
-    sub("getkeys", -4, getkeys).doc(
-        "server",
-        "2.8.13",
-        "O(N) where N is the number of arguments to the command",
-        "Returns the keys of a full command line.",
-        // Redis 7.0 documents no arguments for it (7.2 added them).
-        "",
-    ),
-    sub("getkeysandflags", -4, getkeysandflags).doc(
-        "server",
-        "7.0.0",
-        "O(N) where N is the number of arguments to the command",
-        "Returns the keys of a full command line, each with how the command uses it.",
-        // Redis 7.0 documents no arguments for it (7.2 added them).
-        "",
-    ),
-    sub("help", 2, help).doc(
-        "server",
-        "5.0.0",
-        "O(1)",
-        "Lists the COMMAND subcommands.",
-        "",
-    ),
-    sub("info", -2, info)
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "server",
-            "2.8.13",
-            "O(N) where N is the number of commands to look up",
-            "Describes the named commands, or all of them: arity, flags, keys, categories.",
-            "[command-name...]",
-        ),
-    sub("list", -2, list)
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "server",
-            "7.0.0",
-            "O(N) where N is the total number of Redis commands",
-            "Returns the names of the commands, optionally only those matching a filter.",
-            "[FILTERBY filterby=(MODULE module-name|ACLCAT category|PATTERN pattern:pattern)]",
-        ),
-];
-
-/// COMMAND alone lists everything; with a subcommand it dispatches like any container.
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
-    handler: Some(all),
-    arity: -1,
-    ..CommandSpec::container("command", SUBCOMMANDS)
-        .flags(BASE)
-        .acl(Acl::CONNECTION)
-        .tips(&["nondeterministic_output_order"])
-        .doc(
-            "server",
-            "2.8.13",
-            "O(N) where N is the total number of Redis commands",
-            "Describes every command the server has.",
-            "",
-        )
-}];
-
 const HELP: &[&str] = &[
     "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "(no subcommand)",
@@ -291,6 +202,95 @@ fn getkeysandflags(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const BASE: Flags = Flags::LOADING.union(Flags::STALE);
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler)
+        .flags(BASE)
+        .acl(Acl::CONNECTION)
+}
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    sub("count", 2, count).doc(
+        "server",
+        "2.8.13",
+        "O(1)",
+        "Returns how many commands the server has.",
+        "",
+    ),
+    sub("docs", -2, docs)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "server",
+            "7.0.0",
+            "O(N) where N is the number of commands to look up",
+            "Returns the documentation of the named commands, or of all of them.",
+            "[command-name...]",
+        ),
+    sub("getkeys", -4, getkeys).doc(
+        "server",
+        "2.8.13",
+        "O(N) where N is the number of arguments to the command",
+        "Returns the keys of a full command line.",
+        // Redis 7.0 documents no arguments for it (7.2 added them).
+        "",
+    ),
+    sub("getkeysandflags", -4, getkeysandflags).doc(
+        "server",
+        "7.0.0",
+        "O(N) where N is the number of arguments to the command",
+        "Returns the keys of a full command line, each with how the command uses it.",
+        // Redis 7.0 documents no arguments for it (7.2 added them).
+        "",
+    ),
+    sub("help", 2, help).doc(
+        "server",
+        "5.0.0",
+        "O(1)",
+        "Lists the COMMAND subcommands.",
+        "",
+    ),
+    sub("info", -2, info)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "server",
+            "2.8.13",
+            "O(N) where N is the number of commands to look up",
+            "Describes the named commands, or all of them: arity, flags, keys, categories.",
+            "[command-name...]",
+        ),
+    sub("list", -2, list)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "server",
+            "7.0.0",
+            "O(N) where N is the total number of Redis commands",
+            "Returns the names of the commands, optionally only those matching a filter.",
+            "[FILTERBY filterby=(MODULE module-name|ACLCAT category|PATTERN pattern:pattern)]",
+        ),
+];
+
+/// COMMAND alone lists everything; with a subcommand it dispatches like any container.
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
+    handler: Some(all),
+    arity: -1,
+    ..CommandSpec::container("command", SUBCOMMANDS)
+        .flags(BASE)
+        .acl(Acl::CONNECTION)
+        .tips(&["nondeterministic_output_order"])
+        .doc(
+            "server",
+            "2.8.13",
+            "O(N) where N is the total number of Redis commands",
+            "Describes every command the server has.",
+            "",
+        )
+}];
 
 #[cfg(test)]
 mod tests {

@@ -28,227 +28,6 @@ use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 
-const MULTI_SHARD_SUM: &[&str] = &["request_policy:multi_shard", "response_policy:agg_sum"];
-const KEYS_RM: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RM | flag::DELETE)];
-const KEYS_RO: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RO)];
-const OBJECT_KEY: &[KeySpec] = &[KeySpec::single(2, flag::RO)];
-
-const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("encoding", 3, object_encoding)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(OBJECT_KEY)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.2.3",
-            "O(1)",
-            "Reports how the value of a key is stored internally.",
-            "key",
-        ),
-    CommandSpec::new("refcount", 3, object_refcount)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(OBJECT_KEY)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.2.3",
-            "O(1)",
-            "Reports how many references point at the value of a key.",
-            "key",
-        ),
-    CommandSpec::new("idletime", 3, object_idletime)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(OBJECT_KEY)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "2.2.3",
-            "O(1)",
-            "Reports the seconds since a key was last read or written.",
-            "key",
-        ),
-    CommandSpec::new("freq", 3, object_freq)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .keys(OBJECT_KEY)
-        .tips(&["nondeterministic_output"])
-        .doc(
-            "generic",
-            "4.0.0",
-            "O(1)",
-            "Reports the logarithmic access-frequency counter of a key (LFU policies only).",
-            "key",
-        ),
-    CommandSpec::new("help", 2, object_help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .acl(Acl::KEYSPACE)
-        .doc(
-            "generic",
-            "6.2.0",
-            "O(1)",
-            "Lists the OBJECT subcommands.",
-            "",
-        ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("del", -2, del)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE)
-        .keys(KEYS_RM)
-        .tips(MULTI_SHARD_SUM)
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(N) for N keys; O(M) for a collection key of M elements.",
-            "Deletes keys and returns how many existed.",
-            "key...",
-        ),
-    CommandSpec::new("unlink", -2, unlink)
-        .flags(Flags::WRITE.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(KEYS_RM)
-        .tips(MULTI_SHARD_SUM)
-        .doc(
-            "generic",
-            "4.0.0",
-            "O(1) per key; large values are freed in the background.",
-            "Deletes keys, leaving the freeing of large values to a background thread.",
-            "key...",
-        ),
-    CommandSpec::new("exists", -2, exists)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(KEYS_RO)
-        .tips(MULTI_SHARD_SUM)
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(N) for N keys.",
-            "Counts how many of the given keys exist (a key named twice counts twice).",
-            "key...",
-        ),
-    CommandSpec::new("touch", -2, touch)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(KEYS_RO)
-        .tips(MULTI_SHARD_SUM)
-        .doc(
-            "generic",
-            "3.2.1",
-            "O(N) for N keys.",
-            "Marks keys as just used and returns how many exist.",
-            "key...",
-        ),
-    CommandSpec::new("type", 2, type_)
-        .flags(Flags::READONLY.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(&[KeySpec::single(1, flag::RO)])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Names the type of the value held by a key, or none.",
-            "key",
-        ),
-    CommandSpec::new("keys", 2, keys)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
-        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(N) for N keys in the database.",
-            "Lists every key matching a glob-style pattern.",
-            "pattern:pattern",
-        ),
-    CommandSpec::new("scan", -2, scan)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .tips(&["nondeterministic_output", "request_policy:special"])
-        .doc(
-            "generic",
-            "2.8.0",
-            "O(1) per call; O(N) for a whole iteration.",
-            "Walks the keys of the database a few at a time with a cursor.",
-            "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
-        ),
-    CommandSpec::new("randomkey", 1, randomkey)
-        .flags(Flags::READONLY)
-        .acl(Acl::KEYSPACE)
-        .tips(&["request_policy:all_shards", "nondeterministic_output"])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Returns the name of a key picked at random.",
-            "",
-        ),
-    CommandSpec::new("rename", 3, rename)
-        .flags(Flags::WRITE)
-        .acl(Acl::KEYSPACE)
-        .keys(&[
-            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
-            KeySpec::single(2, flag::OW | flag::UPDATE),
-        ])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1); O(M) when it replaces a collection of M elements.",
-            "Gives a key a new name, replacing any key already called that.",
-            "key newkey:key",
-        ),
-    CommandSpec::new("renamenx", 3, renamenx)
-        .flags(Flags::WRITE.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(&[
-            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
-            KeySpec::single(2, flag::OW | flag::INSERT),
-        ])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Gives a key a new name unless that name is taken.",
-            "key newkey:key",
-        ),
-    CommandSpec::new("copy", -3, copy)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::KEYSPACE)
-        .keys(&[
-            KeySpec::single(1, flag::RO | flag::ACCESS),
-            KeySpec::single(2, flag::OW | flag::UPDATE),
-        ])
-        .doc(
-            "generic",
-            "6.2.0",
-            "O(1) for strings; O(N) for a collection of N elements.",
-            "Duplicates a key's value (and TTL) under another name, possibly in another database.",
-            "source:key destination:key [DB destination-db:integer] [REPLACE]",
-        ),
-    CommandSpec::new("move", 3, move_)
-        .flags(Flags::WRITE.union(Flags::FAST))
-        .acl(Acl::KEYSPACE)
-        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
-        .doc(
-            "generic",
-            "1.0.0",
-            "O(1)",
-            "Moves a key (with its TTL) to another database.",
-            "key db:integer",
-        ),
-    CommandSpec::container("object", OBJECT_SUBCOMMANDS).doc(
-        "generic",
-        "2.2.3",
-        "Depends on the subcommand.",
-        "Container for commands that inspect how a key's value is stored.",
-        "",
-    ),
-];
-
 fn del(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);
     let mut deleted = 0;
@@ -590,6 +369,230 @@ fn object_help(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const MULTI_SHARD_SUM: &[&str] = &["request_policy:multi_shard", "response_policy:agg_sum"];
+
+const KEYS_RM: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RM | flag::DELETE)];
+
+const KEYS_RO: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RO)];
+
+const OBJECT_KEY: &[KeySpec] = &[KeySpec::single(2, flag::RO)];
+
+const OBJECT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("encoding", 3, object_encoding)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(OBJECT_KEY)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.2.3",
+            "O(1)",
+            "Reports how the value of a key is stored internally.",
+            "key",
+        ),
+    CommandSpec::new("refcount", 3, object_refcount)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(OBJECT_KEY)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.2.3",
+            "O(1)",
+            "Reports how many references point at the value of a key.",
+            "key",
+        ),
+    CommandSpec::new("idletime", 3, object_idletime)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(OBJECT_KEY)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "2.2.3",
+            "O(1)",
+            "Reports the seconds since a key was last read or written.",
+            "key",
+        ),
+    CommandSpec::new("freq", 3, object_freq)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .keys(OBJECT_KEY)
+        .tips(&["nondeterministic_output"])
+        .doc(
+            "generic",
+            "4.0.0",
+            "O(1)",
+            "Reports the logarithmic access-frequency counter of a key (LFU policies only).",
+            "key",
+        ),
+    CommandSpec::new("help", 2, object_help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .acl(Acl::KEYSPACE)
+        .doc(
+            "generic",
+            "6.2.0",
+            "O(1)",
+            "Lists the OBJECT subcommands.",
+            "",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("del", -2, del)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE)
+        .keys(KEYS_RM)
+        .tips(MULTI_SHARD_SUM)
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(N) for N keys; O(M) for a collection key of M elements.",
+            "Deletes keys and returns how many existed.",
+            "key...",
+        ),
+    CommandSpec::new("unlink", -2, unlink)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(KEYS_RM)
+        .tips(MULTI_SHARD_SUM)
+        .doc(
+            "generic",
+            "4.0.0",
+            "O(1) per key; large values are freed in the background.",
+            "Deletes keys, leaving the freeing of large values to a background thread.",
+            "key...",
+        ),
+    CommandSpec::new("exists", -2, exists)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(KEYS_RO)
+        .tips(MULTI_SHARD_SUM)
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(N) for N keys.",
+            "Counts how many of the given keys exist (a key named twice counts twice).",
+            "key...",
+        ),
+    CommandSpec::new("touch", -2, touch)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(KEYS_RO)
+        .tips(MULTI_SHARD_SUM)
+        .doc(
+            "generic",
+            "3.2.1",
+            "O(N) for N keys.",
+            "Marks keys as just used and returns how many exist.",
+            "key...",
+        ),
+    CommandSpec::new("type", 2, type_)
+        .flags(Flags::READONLY.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(&[KeySpec::single(1, flag::RO)])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Names the type of the value held by a key, or none.",
+            "key",
+        ),
+    CommandSpec::new("keys", 2, keys)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE.union(Acl::DANGEROUS))
+        .tips(&["request_policy:all_shards", "nondeterministic_output_order"])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(N) for N keys in the database.",
+            "Lists every key matching a glob-style pattern.",
+            "pattern:pattern",
+        ),
+    CommandSpec::new("scan", -2, scan)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .tips(&["nondeterministic_output", "request_policy:special"])
+        .doc(
+            "generic",
+            "2.8.0",
+            "O(1) per call; O(N) for a whole iteration.",
+            "Walks the keys of the database a few at a time with a cursor.",
+            "cursor:integer [MATCH pattern:pattern] [COUNT count:integer] [TYPE type]",
+        ),
+    CommandSpec::new("randomkey", 1, randomkey)
+        .flags(Flags::READONLY)
+        .acl(Acl::KEYSPACE)
+        .tips(&["request_policy:all_shards", "nondeterministic_output"])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Returns the name of a key picked at random.",
+            "",
+        ),
+    CommandSpec::new("rename", 3, rename)
+        .flags(Flags::WRITE)
+        .acl(Acl::KEYSPACE)
+        .keys(&[
+            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
+            KeySpec::single(2, flag::OW | flag::UPDATE),
+        ])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1); O(M) when it replaces a collection of M elements.",
+            "Gives a key a new name, replacing any key already called that.",
+            "key newkey:key",
+        ),
+    CommandSpec::new("renamenx", 3, renamenx)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(&[
+            KeySpec::single(1, flag::RW | flag::ACCESS | flag::DELETE),
+            KeySpec::single(2, flag::OW | flag::INSERT),
+        ])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Gives a key a new name unless that name is taken.",
+            "key newkey:key",
+        ),
+    CommandSpec::new("copy", -3, copy)
+        .flags(Flags::WRITE.union(Flags::DENYOOM))
+        .acl(Acl::KEYSPACE)
+        .keys(&[
+            KeySpec::single(1, flag::RO | flag::ACCESS),
+            KeySpec::single(2, flag::OW | flag::UPDATE),
+        ])
+        .doc(
+            "generic",
+            "6.2.0",
+            "O(1) for strings; O(N) for a collection of N elements.",
+            "Duplicates a key's value (and TTL) under another name, possibly in another database.",
+            "source:key destination:key [DB destination-db:integer] [REPLACE]",
+        ),
+    CommandSpec::new("move", 3, move_)
+        .flags(Flags::WRITE.union(Flags::FAST))
+        .acl(Acl::KEYSPACE)
+        .keys(&[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPDATE)])
+        .doc(
+            "generic",
+            "1.0.0",
+            "O(1)",
+            "Moves a key (with its TTL) to another database.",
+            "key db:integer",
+        ),
+    CommandSpec::container("object", OBJECT_SUBCOMMANDS).doc(
+        "generic",
+        "2.2.3",
+        "Depends on the subcommand.",
+        "Container for commands that inspect how a key's value is stored.",
+        "",
+    ),
+];
 
 #[cfg(test)]
 mod tests {

@@ -14,99 +14,6 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, Command, CommandSpec, Flags};
 use crate::model::latency::EventHistory;
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::LOADING)
-    .union(Flags::STALE);
-
-const PER_NODE: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_nodes",
-    "response_policy:special",
-];
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("doctor", 2, doctor)
-        .flags(ADMIN)
-        .tips(PER_NODE)
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Describes the latency events recorded, in words.",
-            "",
-        ),
-    CommandSpec::new("histogram", -2, histogram)
-        .flags(ADMIN)
-        .tips(PER_NODE)
-        .doc(
-            "server",
-            "7.0.0",
-            "O(N) where N is the number of commands with latency information being retrieved.",
-            "Returns the cumulative distribution of run times of the named commands, or of all.",
-            "[command...]",
-        ),
-    CommandSpec::new("help", 2, help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Lists the LATENCY subcommands.",
-            "",
-        ),
-    CommandSpec::new("latest", 2, latest)
-        .flags(ADMIN)
-        .tips(PER_NODE)
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Returns the latest and largest sample of every event.",
-            "",
-        ),
-    CommandSpec::new("graph", 3, graph)
-        .flags(ADMIN)
-        .tips(PER_NODE)
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Draws an event's samples as text.",
-            "event:string",
-        ),
-    CommandSpec::new("reset", -2, reset)
-        .flags(ADMIN)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Forgets the samples of the named events, or of all.",
-            "[event:string...]",
-        ),
-    CommandSpec::new("history", 3, history)
-        .flags(ADMIN)
-        .tips(PER_NODE)
-        .doc(
-            "server",
-            "2.8.13",
-            "O(1)",
-            "Returns an event's samples: UNIX time and latency in milliseconds.",
-            "event:string",
-        ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("latency", SUBCOMMANDS)
-    .acl(Acl::NONE)
-    .doc(
-        "server",
-        "2.8.13",
-        "Depends on subcommand.",
-        "Container for the latency diagnostics commands.",
-        "",
-    )];
-
 const HELP: &[&str] = &[
     "LATENCY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "DOCTOR",
@@ -298,3 +205,96 @@ fn histogram(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::LOADING)
+    .union(Flags::STALE);
+
+const PER_NODE: &[&str] = &[
+    "nondeterministic_output",
+    "request_policy:all_nodes",
+    "response_policy:special",
+];
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("doctor", 2, doctor)
+        .flags(ADMIN)
+        .tips(PER_NODE)
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Describes the latency events recorded, in words.",
+            "",
+        ),
+    CommandSpec::new("histogram", -2, histogram)
+        .flags(ADMIN)
+        .tips(PER_NODE)
+        .doc(
+            "server",
+            "7.0.0",
+            "O(N) where N is the number of commands with latency information being retrieved.",
+            "Returns the cumulative distribution of run times of the named commands, or of all.",
+            "[command...]",
+        ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Lists the LATENCY subcommands.",
+            "",
+        ),
+    CommandSpec::new("latest", 2, latest)
+        .flags(ADMIN)
+        .tips(PER_NODE)
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Returns the latest and largest sample of every event.",
+            "",
+        ),
+    CommandSpec::new("graph", 3, graph)
+        .flags(ADMIN)
+        .tips(PER_NODE)
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Draws an event's samples as text.",
+            "event:string",
+        ),
+    CommandSpec::new("reset", -2, reset)
+        .flags(ADMIN)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Forgets the samples of the named events, or of all.",
+            "[event:string...]",
+        ),
+    CommandSpec::new("history", 3, history)
+        .flags(ADMIN)
+        .tips(PER_NODE)
+        .doc(
+            "server",
+            "2.8.13",
+            "O(1)",
+            "Returns an event's samples: UNIX time and latency in milliseconds.",
+            "event:string",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("latency", SUBCOMMANDS)
+    .acl(Acl::NONE)
+    .doc(
+        "server",
+        "2.8.13",
+        "Depends on subcommand.",
+        "Container for the latency diagnostics commands.",
+        "",
+    )];

@@ -25,84 +25,6 @@ use embedis_datatypes::stream::{radix_tree_nodes, StreamId};
 use embedis_datatypes::zset::ZSetValue;
 use embedis_protocol::number::parse_i64;
 
-const ALL_SHARDS_SPECIAL: &[&str] = &[
-    "nondeterministic_output",
-    "request_policy:all_shards",
-    "response_policy:special",
-];
-
-const SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("help", 2, memory_help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .acl(Acl::NONE)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Lists the MEMORY subcommands.",
-            "",
-        ),
-    CommandSpec::new("doctor", 2, memory_doctor)
-        .acl(Acl::NONE)
-        .tips(ALL_SHARDS_SPECIAL)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Reports memory problems the server sees, in words.",
-            "",
-        ),
-    CommandSpec::new("usage", -3, memory_usage)
-        .flags(Flags::READONLY)
-        .acl(Acl::READ)
-        .keys(&[KeySpec::single(2, flag::RO)])
-        .doc(
-            "server",
-            "4.0.0",
-            "O(N) where N is the number of samples.",
-            "Estimates the bytes a key and its value take.",
-            "key [SAMPLES count:integer]",
-        ),
-    CommandSpec::new("malloc-stats", 2, memory_malloc_stats)
-        .acl(Acl::NONE)
-        .tips(ALL_SHARDS_SPECIAL)
-        .doc(
-            "server",
-            "4.0.0",
-            "Depends on how much memory is allocated, could be slow",
-            "Reports the memory allocator's internal statistics.",
-            "",
-        ),
-    CommandSpec::new("purge", 2, memory_purge)
-        .acl(Acl::NONE)
-        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
-        .doc(
-            "server",
-            "4.0.0",
-            "Depends on how much memory is allocated, could be slow",
-            "Asks the allocator to give unused memory back to the system.",
-            "",
-        ),
-    CommandSpec::new("stats", 2, memory_stats)
-        .acl(Acl::NONE)
-        .tips(ALL_SHARDS_SPECIAL)
-        .doc(
-            "server",
-            "4.0.0",
-            "O(1)",
-            "Reports how the server's memory is used, as a map of figures.",
-            "",
-        ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("memory", SUBCOMMANDS).doc(
-    "server",
-    "4.0.0",
-    "Depends on the subcommand.",
-    "Container for commands that report on memory.",
-    "",
-)];
-
 /// Redis's default number of sampled elements (`OBJ_COMPUTE_SIZE_DEF_SAMPLES`).
 const DEFAULT_SAMPLES: usize = 5;
 
@@ -473,6 +395,84 @@ fn memory_help(ctx: &mut Ctx<'_>) -> CmdResult {
     );
     Ok(())
 }
+
+const ALL_SHARDS_SPECIAL: &[&str] = &[
+    "nondeterministic_output",
+    "request_policy:all_shards",
+    "response_policy:special",
+];
+
+const SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("help", 2, memory_help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .acl(Acl::NONE)
+        .doc(
+            "server",
+            "4.0.0",
+            "O(1)",
+            "Lists the MEMORY subcommands.",
+            "",
+        ),
+    CommandSpec::new("doctor", 2, memory_doctor)
+        .acl(Acl::NONE)
+        .tips(ALL_SHARDS_SPECIAL)
+        .doc(
+            "server",
+            "4.0.0",
+            "O(1)",
+            "Reports memory problems the server sees, in words.",
+            "",
+        ),
+    CommandSpec::new("usage", -3, memory_usage)
+        .flags(Flags::READONLY)
+        .acl(Acl::READ)
+        .keys(&[KeySpec::single(2, flag::RO)])
+        .doc(
+            "server",
+            "4.0.0",
+            "O(N) where N is the number of samples.",
+            "Estimates the bytes a key and its value take.",
+            "key [SAMPLES count:integer]",
+        ),
+    CommandSpec::new("malloc-stats", 2, memory_malloc_stats)
+        .acl(Acl::NONE)
+        .tips(ALL_SHARDS_SPECIAL)
+        .doc(
+            "server",
+            "4.0.0",
+            "Depends on how much memory is allocated, could be slow",
+            "Reports the memory allocator's internal statistics.",
+            "",
+        ),
+    CommandSpec::new("purge", 2, memory_purge)
+        .acl(Acl::NONE)
+        .tips(&["request_policy:all_shards", "response_policy:all_succeeded"])
+        .doc(
+            "server",
+            "4.0.0",
+            "Depends on how much memory is allocated, could be slow",
+            "Asks the allocator to give unused memory back to the system.",
+            "",
+        ),
+    CommandSpec::new("stats", 2, memory_stats)
+        .acl(Acl::NONE)
+        .tips(ALL_SHARDS_SPECIAL)
+        .doc(
+            "server",
+            "4.0.0",
+            "O(1)",
+            "Reports how the server's memory is used, as a map of figures.",
+            "",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("memory", SUBCOMMANDS).doc(
+    "server",
+    "4.0.0",
+    "Depends on the subcommand.",
+    "Container for commands that report on memory.",
+    "",
+)];
 
 #[cfg(test)]
 mod tests {

@@ -13,7 +13,54 @@ use crate::commands::info::REDIS_VERSION;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
+fn list(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.out.array(0);
+    Ok(())
+}
+
+/// LOAD, LOADEX and UNLOAD are protected commands: the engine's protected-command gate refuses
+/// them under `enable-module-command no`, the only value embedis accepts (it has no way to run
+/// a module), counting a rejected call as Redis does. This handler is never reached; it answers
+/// the same refusal in case the gate ever lets one through.
+fn not_allowed(_ctx: &mut Ctx<'_>) -> CmdResult {
+    Err(Error::msg(
+        "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
+    ))
+}
+
+const HELP: &[&str] = &[
+    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "LIST",
+    "    Return a list of loaded modules.",
+    "LOAD <path> [<arg> ...]",
+    "    Load a module library from <path>, passing to it any optional arguments.",
+    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
+    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
+    "UNLOAD <name>",
+    "    Unload a module.",
+    "HELP",
+    "    Prints this help.",
+];
+
+fn help(ctx: &mut Ctx<'_>) -> CmdResult {
+    crate::commands::common::write_help(ctx, HELP);
+    Ok(())
+}
+
+/// LOLWUT [VERSION v] …: only VERSION's number is checked (the other arguments size Redis's
+/// pictures); the reply is Redis's version line.
+fn lolwut(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() >= 3 && ctx.arg_is(1, "version") {
+        ctx.int_arg(2)?;
+    }
+    // A verbatim text string in RESP3, a bulk string in RESP2, as in Redis.
+    ctx.out
+        .verbatim(b"txt", format!("Redis ver. {REDIS_VERSION}\n").as_bytes());
+    Ok(())
+}
+
 const MODULE_FLAGS: Flags = Flags::ADMIN.union(Flags::NOSCRIPT);
+
 const MODULE_ACL: Acl = Acl::ADMIN.union(Acl::DANGEROUS);
 
 static SUBCOMMANDS: &[CommandSpec] = &[
@@ -100,49 +147,3 @@ pub static COMMANDS: &[CommandSpec] = &[
             "[VERSION version:integer]",
         ),
 ];
-
-fn list(ctx: &mut Ctx<'_>) -> CmdResult {
-    ctx.out.array(0);
-    Ok(())
-}
-
-/// LOAD, LOADEX and UNLOAD are protected commands: the engine's protected-command gate refuses
-/// them under `enable-module-command no`, the only value embedis accepts (it has no way to run
-/// a module), counting a rejected call as Redis does. This handler is never reached; it answers
-/// the same refusal in case the gate ever lets one through.
-fn not_allowed(_ctx: &mut Ctx<'_>) -> CmdResult {
-    Err(Error::msg(
-        "ERR MODULE command not allowed. If the enable-module-command option is set to \"local\", you can run it from a local connection, otherwise you need to set this option in the configuration file, and then restart the server.",
-    ))
-}
-
-const HELP: &[&str] = &[
-    "MODULE <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
-    "LIST",
-    "    Return a list of loaded modules.",
-    "LOAD <path> [<arg> ...]",
-    "    Load a module library from <path>, passing to it any optional arguments.",
-    "LOADEX <path> [[CONFIG NAME VALUE] [CONFIG NAME VALUE]] [ARGS ...]",
-    "    Load a module library from <path>, while passing it module configurations and optional arguments.",
-    "UNLOAD <name>",
-    "    Unload a module.",
-    "HELP",
-    "    Prints this help.",
-];
-
-fn help(ctx: &mut Ctx<'_>) -> CmdResult {
-    crate::commands::common::write_help(ctx, HELP);
-    Ok(())
-}
-
-/// LOLWUT [VERSION v] …: only VERSION's number is checked (the other arguments size Redis's
-/// pictures); the reply is Redis's version line.
-fn lolwut(ctx: &mut Ctx<'_>) -> CmdResult {
-    if ctx.argc() >= 3 && ctx.arg_is(1, "version") {
-        ctx.int_arg(2)?;
-    }
-    // A verbatim text string in RESP3, a bulk string in RESP2, as in Redis.
-    ctx.out
-        .verbatim(b"txt", format!("Redis ver. {REDIS_VERSION}\n").as_bytes());
-    Ok(())
-}

@@ -10,43 +10,6 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::services::rdb_saving;
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::NO_ASYNC_LOADING);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("save", 1, save)
-        .flags(ADMIN.union(Flags::NO_MULTI))
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "1.0.0",
-            "O(N) where N is the total number of keys in all databases",
-            "Writes the whole dataset to the RDB file now, blocking the server while it does.",
-            "",
-        ),
-    CommandSpec::new("bgsave", -1, bgsave)
-        .flags(ADMIN)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "1.0.0",
-            "O(1)",
-            "Writes a point-in-time snapshot of the dataset to the RDB file while clients are served.",
-            "[SCHEDULE]",
-        ),
-    CommandSpec::new("bgrewriteaof", 1, bgrewriteaof)
-        .flags(ADMIN)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "1.0.0",
-            "O(1)",
-            "Rewrites the append-only file from a point-in-time snapshot while clients are served.",
-            "",
-        ),
-];
-
 fn save(ctx: &mut Ctx<'_>) -> CmdResult {
     if rdb_saving::bgsave_in_progress(ctx.server) {
         return Err(Error::msg("ERR Background save already in progress"));
@@ -114,3 +77,40 @@ fn bgrewriteaof(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::NO_ASYNC_LOADING);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("save", 1, save)
+        .flags(ADMIN.union(Flags::NO_MULTI))
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(N) where N is the total number of keys in all databases",
+            "Writes the whole dataset to the RDB file now, blocking the server while it does.",
+            "",
+        ),
+    CommandSpec::new("bgsave", -1, bgsave)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Writes a point-in-time snapshot of the dataset to the RDB file while clients are served.",
+            "[SCHEDULE]",
+        ),
+    CommandSpec::new("bgrewriteaof", 1, bgrewriteaof)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "Rewrites the append-only file from a point-in-time snapshot while clients are served.",
+            "",
+        ),
+];

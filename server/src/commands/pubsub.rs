@@ -17,158 +17,6 @@ use crate::kernel::table::keys::{flag, KeySpec};
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::pubsub::Kind;
 
-const SUBSCRIBE_FLAGS: Flags = Flags::PUBSUB
-    .union(Flags::NOSCRIPT)
-    .union(Flags::LOADING)
-    .union(Flags::STALE);
-/// With Redis's hidden `may_replicate` (CLIENT PAUSE WRITE holds a publish).
-const PUBLISH_FLAGS: Flags = Flags::PUBSUB
-    .union(Flags::LOADING)
-    .union(Flags::STALE)
-    .union(Flags::FAST)
-    .union(Flags::MAY_REPLICATE);
-const INTROSPECTION_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE);
-
-/// Shard channel names are keys to a cluster (for slot routing), but not keys of the keyspace.
-static SHARD_CHANNELS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::NOT_KEY)];
-static SHARD_CHANNEL: &[KeySpec] = &[KeySpec::single(1, flag::NOT_KEY)];
-
-const fn sub(
-    name: &'static str,
-    arity: i32,
-    handler: crate::kernel::table::Handler,
-) -> CommandSpec {
-    CommandSpec::new(name, arity, handler).flags(INTROSPECTION_FLAGS)
-}
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    sub("channels", -2, channels).doc(
-        "pubsub",
-        "2.8.0",
-        "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
-        "Lists the channels that have subscribers, optionally only those matching a pattern.",
-        "[pattern:pattern]",
-    ),
-    sub("numsub", -2, numsub).doc(
-        "pubsub",
-        "2.8.0",
-        "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
-        "Counts the subscribers of each given channel (pattern subscribers not included).",
-        "[channel...]",
-    ),
-    sub("numpat", 2, numpat).doc(
-        "pubsub",
-        "2.8.0",
-        "O(1)",
-        "Counts the patterns that have subscribers.",
-        "",
-    ),
-    sub("shardchannels", -2, shardchannels).doc(
-        "pubsub",
-        "7.0.0",
-        "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
-        "Lists the shard channels that have subscribers, optionally only those matching a pattern.",
-        "[pattern:pattern]",
-    ),
-    sub("shardnumsub", -2, shardnumsub).doc(
-        "pubsub",
-        "7.0.0",
-        "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
-        "Counts the subscribers of each given shard channel.",
-        "[shardchannel...]",
-    ),
-    CommandSpec::new("help", 2, help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .doc("pubsub", "6.2.0", "O(1)", "Describes the PUBSUB subcommands.", ""),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("subscribe", -2, subscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .doc(
-            "pubsub",
-            "2.0.0",
-            "O(N) where N is the number of channels to subscribe to.",
-            "Starts listening to messages published to the given channels.",
-            "channel...",
-        ),
-    CommandSpec::new("unsubscribe", -1, unsubscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .doc(
-            "pubsub",
-            "2.0.0",
-            "O(N) where N is the number of clients already subscribed to a channel.",
-            "Stops listening to the given channels, or to all channels.",
-            "[channel...]",
-        ),
-    CommandSpec::new("psubscribe", -2, psubscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .doc(
-            "pubsub",
-            "2.0.0",
-            "O(N) where N is the number of patterns the client is already subscribed to.",
-            "Starts listening to messages published to channels matching the given patterns.",
-            "pattern=(pattern:pattern)...",
-        ),
-    CommandSpec::new("punsubscribe", -1, punsubscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .doc(
-            "pubsub",
-            "2.0.0",
-            "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
-            "Stops listening to the given patterns, or to all patterns.",
-            "[pattern:pattern...]",
-        ),
-    CommandSpec::new("publish", 3, publish)
-        .flags(PUBLISH_FLAGS)
-        .doc(
-            "pubsub",
-            "2.0.0",
-            "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
-            "Sends a message to a channel; answers how many clients received it.",
-            "channel message",
-        ),
-    CommandSpec::new("ssubscribe", -2, ssubscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .keys(SHARD_CHANNELS)
-        .doc(
-            "pubsub",
-            "7.0.0",
-            "O(N) where N is the number of shard channels to subscribe to.",
-            "Starts listening to messages published to the given shard channels.",
-            "shardchannel...",
-        ),
-    CommandSpec::new("sunsubscribe", -1, sunsubscribe)
-        .flags(SUBSCRIBE_FLAGS)
-        .keys(SHARD_CHANNELS)
-        .doc(
-            "pubsub",
-            "7.0.0",
-            "O(N) where N is the number of clients already subscribed to a shard channel.",
-            "Stops listening to the given shard channels, or to all shard channels.",
-            "[shardchannel...]",
-        ),
-    CommandSpec::new("spublish", 3, spublish)
-        .flags(PUBLISH_FLAGS)
-        .keys(SHARD_CHANNEL)
-        .doc(
-            "pubsub",
-            "7.0.0",
-            "O(N) where N is the number of clients subscribed to the receiving shard channel.",
-            "Sends a message to a shard channel; answers how many clients received it.",
-            "shardchannel message",
-        ),
-    CommandSpec::container("pubsub", SUBCOMMANDS)
-        .acl(Acl::NONE)
-        .doc(
-            "pubsub",
-            "2.8.0",
-            "Depends on subcommand.",
-            "Container for the pub/sub introspection commands.",
-            "",
-        ),
-];
-
 fn subscribe(ctx: &mut Ctx<'_>) -> CmdResult {
     subscribe_to(ctx, Kind::Channel)
 }
@@ -356,3 +204,158 @@ fn help(ctx: &mut Ctx<'_>) -> CmdResult {
     crate::commands::common::write_help(ctx, HELP);
     Ok(())
 }
+
+const SUBSCRIBE_FLAGS: Flags = Flags::PUBSUB
+    .union(Flags::NOSCRIPT)
+    .union(Flags::LOADING)
+    .union(Flags::STALE);
+
+/// With Redis's hidden `may_replicate` (CLIENT PAUSE WRITE holds a publish).
+const PUBLISH_FLAGS: Flags = Flags::PUBSUB
+    .union(Flags::LOADING)
+    .union(Flags::STALE)
+    .union(Flags::FAST)
+    .union(Flags::MAY_REPLICATE);
+
+const INTROSPECTION_FLAGS: Flags = Flags::PUBSUB.union(Flags::LOADING).union(Flags::STALE);
+
+/// Shard channel names are keys to a cluster (for slot routing), but not keys of the keyspace.
+static SHARD_CHANNELS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::NOT_KEY)];
+
+static SHARD_CHANNEL: &[KeySpec] = &[KeySpec::single(1, flag::NOT_KEY)];
+
+const fn sub(
+    name: &'static str,
+    arity: i32,
+    handler: crate::kernel::table::Handler,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler).flags(INTROSPECTION_FLAGS)
+}
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    sub("channels", -2, channels).doc(
+        "pubsub",
+        "2.8.0",
+        "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
+        "Lists the channels that have subscribers, optionally only those matching a pattern.",
+        "[pattern:pattern]",
+    ),
+    sub("numsub", -2, numsub).doc(
+        "pubsub",
+        "2.8.0",
+        "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
+        "Counts the subscribers of each given channel (pattern subscribers not included).",
+        "[channel...]",
+    ),
+    sub("numpat", 2, numpat).doc(
+        "pubsub",
+        "2.8.0",
+        "O(1)",
+        "Counts the patterns that have subscribers.",
+        "",
+    ),
+    sub("shardchannels", -2, shardchannels).doc(
+        "pubsub",
+        "7.0.0",
+        "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
+        "Lists the shard channels that have subscribers, optionally only those matching a pattern.",
+        "[pattern:pattern]",
+    ),
+    sub("shardnumsub", -2, shardnumsub).doc(
+        "pubsub",
+        "7.0.0",
+        "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
+        "Counts the subscribers of each given shard channel.",
+        "[shardchannel...]",
+    ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc("pubsub", "6.2.0", "O(1)", "Describes the PUBSUB subcommands.", ""),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("subscribe", -2, subscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .doc(
+            "pubsub",
+            "2.0.0",
+            "O(N) where N is the number of channels to subscribe to.",
+            "Starts listening to messages published to the given channels.",
+            "channel...",
+        ),
+    CommandSpec::new("unsubscribe", -1, unsubscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .doc(
+            "pubsub",
+            "2.0.0",
+            "O(N) where N is the number of clients already subscribed to a channel.",
+            "Stops listening to the given channels, or to all channels.",
+            "[channel...]",
+        ),
+    CommandSpec::new("psubscribe", -2, psubscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .doc(
+            "pubsub",
+            "2.0.0",
+            "O(N) where N is the number of patterns the client is already subscribed to.",
+            "Starts listening to messages published to channels matching the given patterns.",
+            "pattern=(pattern:pattern)...",
+        ),
+    CommandSpec::new("punsubscribe", -1, punsubscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .doc(
+            "pubsub",
+            "2.0.0",
+            "O(N+M) where N is the number of patterns the client is already subscribed and M is the number of total patterns subscribed in the system (by any client).",
+            "Stops listening to the given patterns, or to all patterns.",
+            "[pattern:pattern...]",
+        ),
+    CommandSpec::new("publish", 3, publish)
+        .flags(PUBLISH_FLAGS)
+        .doc(
+            "pubsub",
+            "2.0.0",
+            "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
+            "Sends a message to a channel; answers how many clients received it.",
+            "channel message",
+        ),
+    CommandSpec::new("ssubscribe", -2, ssubscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .keys(SHARD_CHANNELS)
+        .doc(
+            "pubsub",
+            "7.0.0",
+            "O(N) where N is the number of shard channels to subscribe to.",
+            "Starts listening to messages published to the given shard channels.",
+            "shardchannel...",
+        ),
+    CommandSpec::new("sunsubscribe", -1, sunsubscribe)
+        .flags(SUBSCRIBE_FLAGS)
+        .keys(SHARD_CHANNELS)
+        .doc(
+            "pubsub",
+            "7.0.0",
+            "O(N) where N is the number of clients already subscribed to a shard channel.",
+            "Stops listening to the given shard channels, or to all shard channels.",
+            "[shardchannel...]",
+        ),
+    CommandSpec::new("spublish", 3, spublish)
+        .flags(PUBLISH_FLAGS)
+        .keys(SHARD_CHANNEL)
+        .doc(
+            "pubsub",
+            "7.0.0",
+            "O(N) where N is the number of clients subscribed to the receiving shard channel.",
+            "Sends a message to a shard channel; answers how many clients received it.",
+            "shardchannel message",
+        ),
+    CommandSpec::container("pubsub", SUBCOMMANDS)
+        .acl(Acl::NONE)
+        .doc(
+            "pubsub",
+            "2.8.0",
+            "Depends on subcommand.",
+            "Container for the pub/sub introspection commands.",
+            "",
+        ),
+];

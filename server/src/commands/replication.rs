@@ -20,75 +20,6 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::replication::{Backlog, Replica};
 
-const ADMIN: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::NO_ASYNC_LOADING)
-    .union(Flags::NO_MULTI);
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("sync", 1, sync)
-        .flags(ADMIN)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "1.0.0",
-            "",
-            "Attaches the connection as a replica: a full copy of the dataset, then every write.",
-            "",
-        ),
-    CommandSpec::new("psync", -3, psync)
-        .flags(ADMIN)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "2.8.0",
-            "",
-            "Attaches the connection as a replica, continuing from the backlog when it can.",
-            "replicationid:string offset:integer",
-        ),
-    CommandSpec::new("replconf", -1, replconf)
-        .flags(
-            Flags::ADMIN
-                .union(Flags::NOSCRIPT)
-                .union(Flags::LOADING)
-                .union(Flags::STALE)
-                .union(Flags::ALLOW_BUSY),
-        )
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "3.0.0",
-            "O(1)",
-            "A replica's settings and acknowledgements on its link (listening-port, capa, ACK).",
-            "",
-        ),
-    CommandSpec::new("replicaof", 3, replicaof)
-        .flags(REPLICAOF_FLAGS)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "5.0.0",
-            "O(1)",
-            "Makes the server a replica of another instance, or a primary again (NO ONE).",
-            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
-        ),
-    CommandSpec::new("slaveof", 3, replicaof)
-        .flags(REPLICAOF_FLAGS)
-        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
-        .doc(
-            "server",
-            "1.0.0",
-            "O(1)",
-            "REPLICAOF's old name (deprecated since Redis 5.0.0).",
-            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
-        ),
-];
-
-const REPLICAOF_FLAGS: Flags = Flags::ADMIN
-    .union(Flags::NOSCRIPT)
-    .union(Flags::STALE)
-    .union(Flags::NO_ASYNC_LOADING);
-
 /// REPLICAOF host port | NO ONE (Redis's `replicaofCommand`). Becoming a replica disconnects
 /// this server's own replicas and refuses client writes (`-READONLY`, with `replica-read-only
 /// yes`); NO ONE makes it a primary again under a new replication ID, the old one kept as the
@@ -407,3 +338,72 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+const ADMIN: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::NO_ASYNC_LOADING)
+    .union(Flags::NO_MULTI);
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("sync", 1, sync)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "",
+            "Attaches the connection as a replica: a full copy of the dataset, then every write.",
+            "",
+        ),
+    CommandSpec::new("psync", -3, psync)
+        .flags(ADMIN)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "2.8.0",
+            "",
+            "Attaches the connection as a replica, continuing from the backlog when it can.",
+            "replicationid:string offset:integer",
+        ),
+    CommandSpec::new("replconf", -1, replconf)
+        .flags(
+            Flags::ADMIN
+                .union(Flags::NOSCRIPT)
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::ALLOW_BUSY),
+        )
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "3.0.0",
+            "O(1)",
+            "A replica's settings and acknowledgements on its link (listening-port, capa, ACK).",
+            "",
+        ),
+    CommandSpec::new("replicaof", 3, replicaof)
+        .flags(REPLICAOF_FLAGS)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "5.0.0",
+            "O(1)",
+            "Makes the server a replica of another instance, or a primary again (NO ONE).",
+            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
+        ),
+    CommandSpec::new("slaveof", 3, replicaof)
+        .flags(REPLICAOF_FLAGS)
+        .acl(Acl::ADMIN.union(Acl::DANGEROUS))
+        .doc(
+            "server",
+            "1.0.0",
+            "O(1)",
+            "REPLICAOF's old name (deprecated since Redis 5.0.0).",
+            "args=(host-port=(host:string port:integer)|no-one=(NO ONE))",
+        ),
+];
+
+const REPLICAOF_FLAGS: Flags = Flags::ADMIN
+    .union(Flags::NOSCRIPT)
+    .union(Flags::STALE)
+    .union(Flags::NO_ASYNC_LOADING);

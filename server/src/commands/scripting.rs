@@ -17,147 +17,6 @@ use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::vm_slot::ScriptKind;
 use crate::services::script_host::{split_keys, Permissions};
 
-const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
-    .union(Flags::STALE)
-    .union(Flags::SKIP_MONITOR)
-    .union(Flags::NO_MANDATORY_KEYS)
-    .union(Flags::MOVABLE_KEYS);
-
-/// The keys of EVAL and friends: `numkeys` at 2, then that many keys.
-const fn script_keys(flags: u16) -> KeySpec {
-    KeySpec {
-        flags,
-        begin: Begin::Index(2),
-        find: Find::Keynum {
-            count_index: 0,
-            first_key: 1,
-            step: 1,
-        },
-        notes: "",
-    }
-}
-
-const RW_KEYS: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
-const RW_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)];
-const RO_KEYS: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)
-    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")];
-const RO_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("eval", -3, eval)
-        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
-        .acl(Acl::SCRIPTING)
-        .keys(RW_KEYS)
-        .doc(
-            "scripting",
-            "2.6.0",
-            "Depends on the script that is executed.",
-            "Runs a Lua script on the server, caching it by its SHA1.",
-            "script numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::new("evalsha", -3, evalsha)
-        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
-        .acl(Acl::SCRIPTING)
-        .keys(RW_KEYS_SHA)
-        .doc(
-            "scripting",
-            "2.6.0",
-            "Depends on the script that is executed.",
-            "Runs a cached Lua script named by its SHA1.",
-            "sha1 numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::new("eval_ro", -3, eval_ro)
-        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
-        .acl(Acl::SCRIPTING)
-        .keys(RO_KEYS)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "Depends on the script that is executed.",
-            "Runs a Lua script that may only read.",
-            "script numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::new("evalsha_ro", -3, evalsha_ro)
-        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
-        .acl(Acl::SCRIPTING)
-        .keys(RO_KEYS_SHA)
-        .doc(
-            "scripting",
-            "7.0.0",
-            "Depends on the script that is executed.",
-            "Runs a cached Lua script, named by its SHA1, that may only read.",
-            "sha1 numkeys:integer [key...] [arg...]",
-        ),
-    CommandSpec::container("script", SCRIPT_SUBCOMMANDS).doc(
-        "scripting",
-        "2.6.0",
-        "Depends on subcommand.",
-        "A container for the script cache commands.",
-        "",
-    ),
-];
-
-static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("exists", -3, script_exists)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::SCRIPTING)
-        .tips(&[
-            "request_policy:all_shards",
-            "response_policy:agg_logical_and",
-        ])
-        .doc(
-            "scripting",
-            "2.6.0",
-            "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
-            "Tells, for each SHA1, whether the script is in the cache.",
-            "sha1...",
-        ),
-    CommandSpec::new("flush", -2, script_flush)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::SCRIPTING)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "scripting",
-            "2.6.0",
-            "O(N) with N being the number of scripts in cache",
-            "Empties the script cache.",
-            "[flush-type=(ASYNC|SYNC)]",
-        ),
-    CommandSpec::new("help", 2, script_help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .acl(Acl::SCRIPTING)
-        .doc(
-            "scripting",
-            "5.0.0",
-            "O(1)",
-            "Lists the SCRIPT subcommands.",
-            "",
-        ),
-    CommandSpec::new("kill", 2, script_kill)
-        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
-        .acl(Acl::SCRIPTING)
-        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
-        .doc(
-            "scripting",
-            "2.6.0",
-            "O(1)",
-            "Stops the running script if it has not written yet.",
-            "",
-        ),
-    CommandSpec::new("load", 3, script_load)
-        .flags(Flags::NOSCRIPT.union(Flags::STALE))
-        .acl(Acl::SCRIPTING)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "scripting",
-            "2.6.0",
-            "O(N) with N being the length in bytes of the script body.",
-            "Compiles a script into the cache without running it; answers its SHA1.",
-            "script",
-        ),
-];
-
 /// Which script an EVAL-family command names.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -313,3 +172,147 @@ fn script_help(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const SCRIPT_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::STALE)
+    .union(Flags::SKIP_MONITOR)
+    .union(Flags::NO_MANDATORY_KEYS)
+    .union(Flags::MOVABLE_KEYS);
+
+/// The keys of EVAL and friends: `numkeys` at 2, then that many keys.
+const fn script_keys(flags: u16) -> KeySpec {
+    KeySpec {
+        flags,
+        begin: Begin::Index(2),
+        find: Find::Keynum {
+            count_index: 0,
+            first_key: 1,
+            step: 1,
+        },
+        notes: "",
+    }
+}
+
+const RW_KEYS: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RW and UPDATE")];
+
+const RW_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RW | flag::ACCESS | flag::UPDATE)];
+
+const RO_KEYS: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)
+    .notes("We cannot tell how the keys will be used so we assume the worst, RO and ACCESS")];
+
+const RO_KEYS_SHA: &[KeySpec] = &[script_keys(flag::RO | flag::ACCESS)];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("eval", -3, eval)
+        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
+        .acl(Acl::SCRIPTING)
+        .keys(RW_KEYS)
+        .doc(
+            "scripting",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "Runs a Lua script on the server, caching it by its SHA1.",
+            "script numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("evalsha", -3, evalsha)
+        .flags(SCRIPT_FLAGS.union(Flags::MAY_REPLICATE))
+        .acl(Acl::SCRIPTING)
+        .keys(RW_KEYS_SHA)
+        .doc(
+            "scripting",
+            "2.6.0",
+            "Depends on the script that is executed.",
+            "Runs a cached Lua script named by its SHA1.",
+            "sha1 numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("eval_ro", -3, eval_ro)
+        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
+        .acl(Acl::SCRIPTING)
+        .keys(RO_KEYS)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "Runs a Lua script that may only read.",
+            "script numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::new("evalsha_ro", -3, evalsha_ro)
+        .flags(SCRIPT_FLAGS.union(Flags::READONLY))
+        .acl(Acl::SCRIPTING)
+        .keys(RO_KEYS_SHA)
+        .doc(
+            "scripting",
+            "7.0.0",
+            "Depends on the script that is executed.",
+            "Runs a cached Lua script, named by its SHA1, that may only read.",
+            "sha1 numkeys:integer [key...] [arg...]",
+        ),
+    CommandSpec::container("script", SCRIPT_SUBCOMMANDS).doc(
+        "scripting",
+        "2.6.0",
+        "Depends on subcommand.",
+        "A container for the script cache commands.",
+        "",
+    ),
+];
+
+static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("exists", -3, script_exists)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .tips(&[
+            "request_policy:all_shards",
+            "response_policy:agg_logical_and",
+        ])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
+            "Tells, for each SHA1, whether the script is in the cache.",
+            "sha1...",
+        ),
+    CommandSpec::new("flush", -2, script_flush)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the number of scripts in cache",
+            "Empties the script cache.",
+            "[flush-type=(ASYNC|SYNC)]",
+        ),
+    CommandSpec::new("help", 2, script_help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .acl(Acl::SCRIPTING)
+        .doc(
+            "scripting",
+            "5.0.0",
+            "O(1)",
+            "Lists the SCRIPT subcommands.",
+            "",
+        ),
+    CommandSpec::new("kill", 2, script_kill)
+        .flags(Flags::NOSCRIPT.union(Flags::ALLOW_BUSY))
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_shards", "response_policy:one_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(1)",
+            "Stops the running script if it has not written yet.",
+            "",
+        ),
+    CommandSpec::new("load", 3, script_load)
+        .flags(Flags::NOSCRIPT.union(Flags::STALE))
+        .acl(Acl::SCRIPTING)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "scripting",
+            "2.6.0",
+            "O(N) with N being the length in bytes of the script body.",
+            "Compiles a script into the cache without running it; answers its SHA1.",
+            "script",
+        ),
+];

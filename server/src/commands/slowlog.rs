@@ -10,64 +10,6 @@ use crate::commands::common::write_help;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
-const ADMIN: Flags = Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE);
-
-static SUBCOMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("len", 2, len)
-        .flags(ADMIN)
-        .tips(&[
-            "request_policy:all_nodes",
-            "response_policy:agg_sum",
-            "nondeterministic_output",
-        ])
-        .doc(
-            "server",
-            "2.2.12",
-            "O(1)",
-            "Counts the entries of the slow log.",
-            "",
-        ),
-    CommandSpec::new("help", 2, help)
-        .flags(Flags::LOADING.union(Flags::STALE))
-        .doc(
-            "server",
-            "6.2.0",
-            "O(1)",
-            "Lists the SLOWLOG subcommands.",
-            "",
-        ),
-    CommandSpec::new("reset", 2, reset)
-        .flags(ADMIN)
-        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
-        .doc(
-            "server",
-            "2.2.12",
-            "O(N) where N is the number of entries in the slowlog",
-            "Empties the slow log.",
-            "",
-        ),
-    CommandSpec::new("get", -2, get)
-        .flags(ADMIN)
-        .tips(&["request_policy:all_nodes", "nondeterministic_output"])
-        .doc(
-            "server",
-            "2.2.12",
-            "O(N) where N is the number of entries returned",
-            "Returns the newest entries of the slow log (10 by default, -1 for all).",
-            "[count:integer]",
-        ),
-];
-
-pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("slowlog", SUBCOMMANDS)
-    .acl(Acl::NONE)
-    .doc(
-        "server",
-        "2.2.12",
-        "Depends on subcommand.",
-        "Container for the commands that read and clear the slow log.",
-        "",
-    )];
-
 const HELP: &[&str] = &[
     "SLOWLOG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
     "GET [<count>]",
@@ -141,3 +83,61 @@ fn get(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     Ok(())
 }
+
+const ADMIN: Flags = Flags::ADMIN.union(Flags::LOADING).union(Flags::STALE);
+
+static SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("len", 2, len)
+        .flags(ADMIN)
+        .tips(&[
+            "request_policy:all_nodes",
+            "response_policy:agg_sum",
+            "nondeterministic_output",
+        ])
+        .doc(
+            "server",
+            "2.2.12",
+            "O(1)",
+            "Counts the entries of the slow log.",
+            "",
+        ),
+    CommandSpec::new("help", 2, help)
+        .flags(Flags::LOADING.union(Flags::STALE))
+        .doc(
+            "server",
+            "6.2.0",
+            "O(1)",
+            "Lists the SLOWLOG subcommands.",
+            "",
+        ),
+    CommandSpec::new("reset", 2, reset)
+        .flags(ADMIN)
+        .tips(&["request_policy:all_nodes", "response_policy:all_succeeded"])
+        .doc(
+            "server",
+            "2.2.12",
+            "O(N) where N is the number of entries in the slowlog",
+            "Empties the slow log.",
+            "",
+        ),
+    CommandSpec::new("get", -2, get)
+        .flags(ADMIN)
+        .tips(&["request_policy:all_nodes", "nondeterministic_output"])
+        .doc(
+            "server",
+            "2.2.12",
+            "O(N) where N is the number of entries returned",
+            "Returns the newest entries of the slow log (10 by default, -1 for all).",
+            "[count:integer]",
+        ),
+];
+
+pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("slowlog", SUBCOMMANDS)
+    .acl(Acl::NONE)
+    .doc(
+        "server",
+        "2.2.12",
+        "Depends on subcommand.",
+        "Container for the commands that read and clear the slow log.",
+        "",
+    )];

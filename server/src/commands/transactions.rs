@@ -14,73 +14,6 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::{flag, KeySpec};
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
-const CONTROL_FLAGS: Flags = Flags::NOSCRIPT
-    .union(Flags::LOADING)
-    .union(Flags::STALE)
-    .union(Flags::FAST)
-    .union(Flags::ALLOW_BUSY);
-
-static WATCHED_KEYS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RO)];
-
-pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("multi", 1, multi)
-        .flags(CONTROL_FLAGS)
-        .acl(Acl::TRANSACTION)
-        .doc(
-            "transactions",
-            "1.2.0",
-            "O(1)",
-            "Opens a transaction: the following commands are queued until EXEC or DISCARD.",
-            "",
-        ),
-    CommandSpec::new("exec", 1, exec)
-        .flags(
-            Flags::NOSCRIPT
-                .union(Flags::LOADING)
-                .union(Flags::STALE)
-                .union(Flags::SKIP_SLOWLOG),
-        )
-        .acl(Acl::TRANSACTION)
-        .doc(
-            "transactions",
-            "1.2.0",
-            "Depends on commands in the transaction",
-            "Runs the queued commands of the transaction and answers all their replies at once.",
-            "",
-        ),
-    CommandSpec::new("discard", 1, discard)
-        .flags(CONTROL_FLAGS)
-        .acl(Acl::TRANSACTION)
-        .doc(
-            "transactions",
-            "2.0.0",
-            "O(N), when N is the number of queued commands",
-            "Drops the queued commands of the transaction and forgets the watched keys.",
-            "",
-        ),
-    CommandSpec::new("watch", -2, watch)
-        .flags(CONTROL_FLAGS)
-        .acl(Acl::TRANSACTION)
-        .keys(WATCHED_KEYS)
-        .doc(
-            "transactions",
-            "2.2.0",
-            "O(1) for every key.",
-            "Makes the next EXEC fail if any of these keys is modified before it.",
-            "key...",
-        ),
-    CommandSpec::new("unwatch", 1, unwatch)
-        .flags(CONTROL_FLAGS)
-        .acl(Acl::TRANSACTION)
-        .doc(
-            "transactions",
-            "2.2.0",
-            "O(1)",
-            "Forgets every key this connection watches.",
-            "",
-        ),
-];
-
 fn multi(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.client.multi.is_some() {
         return Err(Error::msg("ERR MULTI calls can not be nested"));
@@ -183,3 +116,70 @@ fn unwatch(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.ok();
     Ok(())
 }
+
+const CONTROL_FLAGS: Flags = Flags::NOSCRIPT
+    .union(Flags::LOADING)
+    .union(Flags::STALE)
+    .union(Flags::FAST)
+    .union(Flags::ALLOW_BUSY);
+
+static WATCHED_KEYS: &[KeySpec] = &[KeySpec::range(1, -1, 1, flag::RO)];
+
+pub static COMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("multi", 1, multi)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "1.2.0",
+            "O(1)",
+            "Opens a transaction: the following commands are queued until EXEC or DISCARD.",
+            "",
+        ),
+    CommandSpec::new("exec", 1, exec)
+        .flags(
+            Flags::NOSCRIPT
+                .union(Flags::LOADING)
+                .union(Flags::STALE)
+                .union(Flags::SKIP_SLOWLOG),
+        )
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "1.2.0",
+            "Depends on commands in the transaction",
+            "Runs the queued commands of the transaction and answers all their replies at once.",
+            "",
+        ),
+    CommandSpec::new("discard", 1, discard)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "2.0.0",
+            "O(N), when N is the number of queued commands",
+            "Drops the queued commands of the transaction and forgets the watched keys.",
+            "",
+        ),
+    CommandSpec::new("watch", -2, watch)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .keys(WATCHED_KEYS)
+        .doc(
+            "transactions",
+            "2.2.0",
+            "O(1) for every key.",
+            "Makes the next EXEC fail if any of these keys is modified before it.",
+            "key...",
+        ),
+    CommandSpec::new("unwatch", 1, unwatch)
+        .flags(CONTROL_FLAGS)
+        .acl(Acl::TRANSACTION)
+        .doc(
+            "transactions",
+            "2.2.0",
+            "O(1)",
+            "Forgets every key this connection watches.",
+            "",
+        ),
+];

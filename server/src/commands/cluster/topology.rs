@@ -1,0 +1,280 @@
+//! What this node knows of the cluster, as Redis 7.0 prints it: CLUSTER LINKS, NODES, INFO,
+//! SLOTS and SHARDS.
+
+use std::fmt::Write as _;
+
+use crate::base::error::CmdResult;
+use crate::kernel::ctx::Ctx;
+use crate::model::cluster_view::{Cluster, Role, MYSELF, NO_NODE, SLOTS};
+
+use super::enabled;
+
+pub(super) fn links(ctx: &mut Ctx<'_>) -> CmdResult {
+    enabled(ctx)?;
+    let cluster = &mut ctx.server.cluster;
+    // Each connected peer: one outbound link (this node's bus client) as Redis lists it.
+    let peers: Vec<(String, i64)> = cluster
+        .known()
+        .filter(|(n, node)| *n != MYSELF && node.connected && !node.handshake)
+        .map(|(_, node)| (node.id.clone(), node.ping_sent))
+        .collect();
+    ctx.out.array(peers.len());
+    for (id, created) in peers {
+        ctx.out.map(6);
+        ctx.out.bulk(b"direction");
+        ctx.out.bulk(b"to");
+        ctx.out.bulk(b"node");
+        ctx.out.bulk(id.as_bytes());
+        ctx.out.bulk(b"create-time");
+        ctx.out.integer(created);
+        ctx.out.bulk(b"events");
+        ctx.out.bulk(b"rw");
+        ctx.out.bulk(b"send-buffer-allocated");
+        ctx.out.integer(0);
+        ctx.out.bulk(b"send-buffer-used");
+        ctx.out.integer(0);
+    }
+    Ok(())
+}
+
+/// One line of CLUSTER NODES (and REPLICAS) for node `number`.
+pub fn describe(cluster: &Cluster, number: u32) -> String {
+    let node = cluster.node(number).expect("known node");
+    let mut line = format!("{} {} ", node.id, node.address());
+    let mut flags = Vec::new();
+    if number == MYSELF {
+        flags.push("myself");
+    }
+    flags.push(match node.role {
+        Role::Primary => "master",
+        Role::Replica(_) => "slave",
+    });
+    if node.handshake {
+        flags.push("handshake");
+    }
+    if node.ip.is_empty() && number != MYSELF {
+        flags.push("noaddr");
+    }
+    line.push_str(&flags.join(","));
+    let (primary, epoch) = match &node.role {
+        Role::Primary => ("-".to_string(), node.config_epoch),
+        Role::Replica(id) => {
+            let epoch = cluster
+                .find(id.as_bytes())
+                .and_then(|n| cluster.node(n))
+                .map_or(node.config_epoch, |p| p.config_epoch);
+            (id.clone(), epoch)
+        }
+    };
+    let connected = number == MYSELF || node.connected;
+    let _ = write!(
+        line,
+        " {primary} {} {} {epoch} {}",
+        node.ping_sent,
+        node.pong_received,
+        if connected {
+            "connected"
+        } else {
+            "disconnected"
+        }
+    );
+    // A fresh node's default of serving everything is not a claim: cluster managers
+    // (`redis-cli --cluster create`) read CLUSTER NODES to find empty nodes and build their
+    // ADDSLOTS from the slots listed there.
+    let ranges = if number == MYSELF && cluster.implicit {
+        Vec::new()
+    } else {
+        cluster.ranges_of(number)
+    };
+    for (start, end) in ranges {
+        if start == end {
+            let _ = write!(line, " {start}");
+        } else {
+            let _ = write!(line, " {start}-{end}");
+        }
+    }
+    if number == MYSELF {
+        for (slot, to) in &cluster.migrating {
+            if let Some(n) = cluster.node(*to) {
+                let _ = write!(line, " [{slot}->-{}]", n.id);
+            }
+        }
+        for (slot, from) in &cluster.importing {
+            if !cluster.migrating.contains_key(slot) {
+                if let Some(n) = cluster.node(*from) {
+                    let _ = write!(line, " [{slot}-<-{}]", n.id);
+                }
+            }
+        }
+    }
+    line
+}
+
+pub(super) fn nodes(ctx: &mut Ctx<'_>) -> CmdResult {
+    enabled(ctx)?;
+    let cluster = &mut ctx.server.cluster;
+    let mut text = String::new();
+    for (number, _) in cluster.known() {
+        text.push_str(&describe(cluster, number));
+        text.push('\n');
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+/// CLUSTER INFO's text.
+pub fn info_text(cluster: &Cluster) -> String {
+    let assigned = cluster.slots_assigned();
+    let myself = cluster.myself();
+    let my_epoch = match &myself.role {
+        Role::Replica(id) => cluster
+            .find(id.as_bytes())
+            .and_then(|n| cluster.node(n))
+            .map_or(myself.config_epoch, |p| p.config_epoch),
+        Role::Primary => myself.config_epoch,
+    };
+    let mut text = String::new();
+    let _ = write!(
+        text,
+        "cluster_state:{}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{assigned}\r\n\
+         cluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:{}\r\n\
+         cluster_size:{}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{my_epoch}\r\n",
+        if cluster.state_ok() { "ok" } else { "fail" },
+        cluster.known().count(),
+        cluster.size(),
+        cluster.current_epoch,
+    );
+    if cluster.messages_sent > 0 {
+        let _ = write!(
+            text,
+            "cluster_stats_messages_ping_sent:{}\r\n",
+            cluster.messages_sent
+        );
+    }
+    let _ = write!(
+        text,
+        "cluster_stats_messages_sent:{}\r\n",
+        cluster.messages_sent
+    );
+    if cluster.messages_received > 0 {
+        let _ = write!(
+            text,
+            "cluster_stats_messages_pong_received:{}\r\n",
+            cluster.messages_received
+        );
+    }
+    let _ = write!(
+        text,
+        "cluster_stats_messages_received:{}\r\ntotal_cluster_links_buffer_limit_exceeded:0\r\n",
+        cluster.messages_received
+    );
+    text
+}
+
+pub(super) fn info(ctx: &mut Ctx<'_>) -> CmdResult {
+    enabled(ctx)?;
+    let text = info_text(&ctx.server.cluster);
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+/// The nodes of each shard: its primary first, then its replicas.
+fn shard_members(cluster: &Cluster, primary: u32) -> Vec<u32> {
+    let mut members = vec![primary];
+    if let Some(id) = cluster.node(primary).map(|n| n.id.clone()) {
+        members.extend(
+            cluster
+                .known()
+                .filter(|(_, n)| n.role == Role::Replica(id.clone()))
+                .map(|(number, _)| number),
+        );
+    }
+    members
+}
+
+pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
+    enabled(ctx)?;
+    let cluster = &mut ctx.server.cluster;
+    // Maximal runs of slots served by one node, in slot order.
+    let mut runs: Vec<(u16, u16, u32)> = Vec::new();
+    for slot in 0..SLOTS as u16 {
+        let owner = cluster.owner(slot);
+        if owner == NO_NODE {
+            continue;
+        }
+        match runs.last_mut() {
+            Some((_, end, o)) if *o == owner && *end + 1 == slot => *end = slot,
+            _ => runs.push((slot, slot, owner)),
+        }
+    }
+    let out = &mut ctx.out;
+    out.array(runs.len());
+    for (start, end, owner) in runs {
+        let members = shard_members(cluster, owner);
+        out.array(2 + members.len());
+        out.integer(start as i64);
+        out.integer(end as i64);
+        for number in members {
+            let node = cluster.node(number).expect("member");
+            out.array(4);
+            out.bulk(node.ip.as_bytes());
+            out.integer(node.port as i64);
+            out.bulk(node.id.as_bytes());
+            out.map(0);
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
+    enabled(ctx)?;
+    let cluster = &mut ctx.server.cluster;
+    // Every primary makes a shard (with or without slots), as Redis lists them.
+    let primaries: Vec<u32> = cluster
+        .known()
+        .filter(|(_, n)| n.role == Role::Primary)
+        .map(|(number, _)| number)
+        .collect();
+    let out = &mut ctx.out;
+    out.array(primaries.len());
+    for primary in primaries {
+        out.map(2);
+        out.bulk(b"slots");
+        let ranges = cluster.ranges_of(primary);
+        out.array(ranges.len() * 2);
+        for (start, end) in ranges {
+            out.integer(start as i64);
+            out.integer(end as i64);
+        }
+        out.bulk(b"nodes");
+        let members = shard_members(cluster, primary);
+        out.array(members.len());
+        for number in members {
+            let node = cluster.node(number).expect("member");
+            out.map(7);
+            out.bulk(b"id");
+            out.bulk(node.id.as_bytes());
+            out.bulk(b"port");
+            out.integer(node.port as i64);
+            out.bulk(b"ip");
+            out.bulk(node.ip.as_bytes());
+            out.bulk(b"endpoint");
+            out.bulk(node.ip.as_bytes());
+            out.bulk(b"role");
+            out.bulk(if number == primary {
+                b"master".as_slice()
+            } else {
+                b"replica"
+            });
+            out.bulk(b"replication-offset");
+            out.integer(0);
+            out.bulk(b"health");
+            out.bulk(if number == MYSELF || node.connected {
+                b"online".as_slice()
+            } else {
+                b"loading"
+            });
+        }
+    }
+    Ok(())
+}
