@@ -1004,10 +1004,18 @@ fn function_lengths_are_read_from_code() {
 /// The rows of DEVELOPERS.md's layer table (between its `layers:begin` and `layers:end`
 /// markers): each folder with the names its files cell gives in backquotes.
 fn documented_layers(doc: &str) -> Vec<(String, Vec<String>)> {
-    let begin = doc.find("<!-- layers:begin -->").expect("DEVELOPERS.md: layers:begin marker");
-    let end = doc.find("<!-- layers:end -->").expect("DEVELOPERS.md: layers:end marker");
+    let begin = doc
+        .find("<!-- layers:begin -->")
+        .expect("DEVELOPERS.md: layers:begin marker");
+    let end = doc
+        .find("<!-- layers:end -->")
+        .expect("DEVELOPERS.md: layers:end marker");
     let quoted = |cell: &str| -> Vec<String> {
-        cell.split('`').skip(1).step_by(2).map(String::from).collect()
+        cell.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(String::from)
+            .collect()
     };
     doc[begin..end]
         .lines()
@@ -1026,7 +1034,10 @@ fn developers_md_draws_the_layer_folders_as_they_are() {
     let doc = std::fs::read_to_string(root.join("DEVELOPERS.md")).expect("DEVELOPERS.md");
     let rows = documented_layers(&doc);
     let folders: Vec<&str> = rows.iter().map(|(folder, _)| folder.as_str()).collect();
-    assert_eq!(folders, LAYERS, "DEVELOPERS.md's layer table: one row per folder, lowest first");
+    assert_eq!(
+        folders, LAYERS,
+        "DEVELOPERS.md's layer table: one row per folder, lowest first"
+    );
     let server = Crate::load("server/src");
     let mut wrong = Vec::new();
     for (folder, names) in &rows {
@@ -1063,5 +1074,9 @@ fn developers_md_draws_the_layer_folders_as_they_are() {
     }
     wrong.sort();
     wrong.dedup();
-    assert!(wrong.is_empty(), "DEVELOPERS.md's layer table:\n  {}", wrong.join("\n  "));
+    assert!(
+        wrong.is_empty(),
+        "DEVELOPERS.md's layer table:\n  {}",
+        wrong.join("\n  ")
+    );
 }

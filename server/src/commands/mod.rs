@@ -1,5 +1,6 @@
-//! Command handlers, one module per family, each declaring its table entries in a `COMMANDS`
-//! slice next to the handlers. [`FAMILIES`] lists them, and [`registry`] builds the command
+//! Command handlers, one module per family (a folder where a family outgrew one file), each
+//! declaring its table entries in a `COMMANDS` slice at the end of the family's file, after
+//! its handlers. [`FAMILIES`] lists them, and [`registry`] builds the command
 //! table from them once: the table's own module (`crate::kernel::table`) knows no family, so that
 //! everything below the handlers — the gates, `call`, the script host — can look commands up
 //! without depending on every handler.

@@ -640,7 +640,7 @@ fn run_requests(
 /// The AOF gets the turn's writes before any reply leaves (with an fsync under `appendfsync
 /// always`): an acknowledged write is in the file. True if the flush must wait for the turn's
 /// other connections (`always`, and this connection wrote); otherwise it is done now.
-#[inline]
+#[inline(always)]
 fn aof_waits_for_turn(shared: &Shared, ran: usize) -> bool {
     let mut engine = shared.engine.borrow_mut();
     let pending = engine.ks.stream.aof_pending();
@@ -668,7 +668,7 @@ fn flush_aof_if_pending(shared: &Shared) {
 }
 
 /// Accounts for `output` once written, and empties it.
-#[inline]
+#[inline(always)]
 fn written(shared: &Shared, handle: &ClientHandle, output: &mut BytesMut, from_outbox: usize) {
     handle.wrote(from_outbox);
     shared.engine.borrow_mut().count_output(output.len());
@@ -684,6 +684,7 @@ fn written(shared: &Shared, handle: &ClientHandle, output: &mut BytesMut, from_o
 /// goes to the handle as bytes, so that the busy script can finish reading it and answer it, as
 /// Redis does; a big one (a large value still arriving) stays here and waits for the script to
 /// end. (Over TLS a busy script would read the socket's encrypted bytes: never idle.)
+#[inline(always)]
 fn hand_over_if_idle(
     handle: &ClientHandle,
     decoder: &mut RequestDecoder,
@@ -705,7 +706,7 @@ fn hand_over_if_idle(
 /// Makes room to read into. The tick may ask for the buffer's room back (see `query_buffer`):
 /// all of it for an idle client — the next read allocates again — or all but the usual 16 KB
 /// after a big request.
-#[inline]
+#[inline(always)]
 fn give_back_room(handle: &ClientHandle, input: &mut BytesMut) {
     let keep_room = match handle.query_buffer.take_request() {
         None => true,
@@ -724,7 +725,7 @@ fn give_back_room(handle: &ClientHandle, input: &mut BytesMut) {
 
 /// Counts `n` bytes just read; false if the query buffer went over `client-query-buffer-limit`
 /// and the connection is closed.
-#[inline]
+#[inline(always)]
 fn took_input(
     shared: &Shared,
     handle: &ClientHandle,

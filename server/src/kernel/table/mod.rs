@@ -6,7 +6,7 @@
 //! itself; COMMAND INFO / DOCS / COUNT / LIST / GETKEYS and the README's list of supported
 //! commands are rendered from the same entries, so documentation cannot drift from behaviour.
 //!
-//! Families declare their commands next to their handlers (`commands/strings.rs` has a
+//! Families declare their commands after their handlers (`commands/strings/mod.rs` ends with a
 //! `COMMANDS` slice, and so on) with the const builder methods of [`CommandSpec`];
 //! [`Registry::build`] gathers them into lookup tables with numeric ids for per-command
 //! statistics. The table knows no family: the handlers' layer builds it once
