@@ -134,7 +134,7 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
     if let (Some(when), false, true) = (deadline, absttl, ctx.propagating()) {
         let mut args = ctx.args.to_vec();
         ctx.propagate_as(|| {
-            args[2] = crate::model::write_stream::int_arg(when);
+            args[2] = crate::model::write_stream::integer_arg(when);
             args.push(Bytes::from_static(b"ABSTTL"));
             args
         });

@@ -16,7 +16,7 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
-use crate::model::write_stream::{del_verb, int_arg};
+use crate::model::write_stream::{del_verb, integer_arg};
 use bytes::Bytes;
 
 fn expire(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -150,7 +150,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, base: i64, unit_seconds: bool) -> CmdResult
             ctx.propagate_as(|| {
                 let mut v = args.to_vec();
                 v[0] = Bytes::from_static(b"PEXPIREAT");
-                v[2] = int_arg(when);
+                v[2] = integer_arg(when);
                 v
             });
         }

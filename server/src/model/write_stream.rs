@@ -340,8 +340,9 @@ pub fn del_verb(lazy: bool) -> Bytes {
     Bytes::from_static(if lazy { b"UNLINK" } else { b"DEL" })
 }
 
-/// A number as an argument.
-pub fn int_arg(n: i64) -> Bytes {
+/// A number written out as a command argument of the write stream (`Ctx::int_arg` is the
+/// opposite: it parses one).
+pub fn integer_arg(n: i64) -> Bytes {
     Bytes::copy_from_slice(itoa::Buffer::new().format(n).as_bytes())
 }
 

@@ -86,7 +86,7 @@ pub(super) fn geoadd(ctx: &mut Ctx<'_>) -> CmdResult {
         v.push(Bytes::from_static(b"zadd"));
         v.extend(args[1..at].iter().cloned());
         for &(score, member_at) in &scored {
-            v.push(crate::model::write_stream::int_arg(score as i64));
+            v.push(crate::model::write_stream::integer_arg(score as i64));
             v.push(args[member_at].clone());
         }
         v

@@ -8,7 +8,7 @@ use crate::base::config::event_class::LIST;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
 use crate::kernel::ctx::Ctx;
-use crate::model::write_stream::int_arg;
+use crate::model::write_stream::integer_arg;
 
 use super::{end_arg, list_of, new_list, pop, pop_verb, popped, push, push_event, ranged_arg, End};
 
@@ -191,7 +191,7 @@ pub(super) fn mpop_from(
             vec![
                 pop_verb(end),
                 Bytes::copy_from_slice(key),
-                int_arg(n as i64),
+                integer_arg(n as i64),
             ]
         });
         popped(ctx, key, end, empty);

@@ -158,7 +158,7 @@ fn propagated_add_or_trim(
     if let Some(trim) = options.trim.filter(|t| t.approx) {
         v[options.trim_at - 1] = Bytes::from_static(b"=");
         v[options.trim_at] = match trim.to {
-            TrimTo::MaxLen(_) => crate::model::write_stream::int_arg(stream.0 as i64),
+            TrimTo::MaxLen(_) => crate::model::write_stream::integer_arg(stream.0 as i64),
             TrimTo::MinId(_) => Bytes::from(id_bytes(stream.1)),
         };
     }

@@ -248,7 +248,7 @@ fn xclaim_propagation(
     pending: &PendingEntry,
     last_id: StreamId,
 ) -> Vec<Bytes> {
-    use crate::model::write_stream::int_arg;
+    use crate::model::write_stream::integer_arg;
     vec![
         Bytes::from_static(b"XCLAIM"),
         Bytes::copy_from_slice(key),
@@ -257,9 +257,9 @@ fn xclaim_propagation(
         Bytes::from_static(b"0"),
         id,
         Bytes::from_static(b"TIME"),
-        int_arg(pending.delivery_time),
+        integer_arg(pending.delivery_time),
         Bytes::from_static(b"RETRYCOUNT"),
-        int_arg(pending.delivery_count as i64),
+        integer_arg(pending.delivery_count as i64),
         Bytes::from_static(b"FORCE"),
         Bytes::from_static(b"JUSTID"),
         Bytes::from_static(b"LASTID"),
@@ -276,7 +276,7 @@ fn setid_propagation(key: &[u8], group_name: &[u8], group: &ConsumerGroup) -> Ve
         Bytes::copy_from_slice(group_name),
         Bytes::from(id_bytes(group.last_id)),
         Bytes::from_static(b"ENTRIESREAD"),
-        crate::model::write_stream::int_arg(group.entries_read),
+        crate::model::write_stream::integer_arg(group.entries_read),
     ]
 }
 

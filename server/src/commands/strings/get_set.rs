@@ -12,7 +12,7 @@ use crate::base::value::Value;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::model::keyspace::{Access, StoreIf, Ttl};
-use crate::model::write_stream::{del_verb, int_arg};
+use crate::model::write_stream::{del_verb, integer_arg};
 
 use super::{reply_string, string_of};
 
@@ -397,7 +397,7 @@ fn propagate_set(ctx: &mut Ctx<'_>, ttl: Ttl, get: bool) {
                 args[1].clone(),
                 args[2].clone(),
                 Bytes::from_static(b"PXAT"),
-                int_arg(when),
+                integer_arg(when),
             ]
         }),
         _ if get => ctx.propagate_as(|| {
@@ -428,7 +428,7 @@ fn set_with_expiry(ctx: &mut Ctx<'_>, unit: Expiry, command: &str) -> CmdResult 
             args[1].clone(),
             args[3].clone(),
             Bytes::from_static(b"PXAT"),
-            int_arg(when),
+            integer_arg(when),
         ]
     });
     ctx.notify(STRING, "set", key);
@@ -515,7 +515,7 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
                 vec![
                     Bytes::from_static(b"PEXPIREAT"),
                     args[1].clone(),
-                    int_arg(when),
+                    integer_arg(when),
                 ]
             });
             ctx.notify(GENERIC, "expire", key);

@@ -104,7 +104,7 @@ fn pop_from(ctx: &mut Ctx<'_>, key: &[u8], end: End, count: usize, reply: PopRep
             });
             let mut v = vec![verb, Bytes::copy_from_slice(key)];
             if reply == PopReply::Nested {
-                v.push(crate::model::write_stream::int_arg(n as i64));
+                v.push(crate::model::write_stream::integer_arg(n as i64));
             }
             v
         });
