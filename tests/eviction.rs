@@ -8,6 +8,7 @@
 //! counting allocator as `embedis-server`, and its tests run one at a time (a lock) so that one
 //! test's allocations do not count against another's limit.
 
+#[path = "it/support/mod.rs"]
 mod support;
 
 use embedis_server::base::alloc::CountingAllocator;

@@ -1,0 +1,423 @@
+//! Differential tests: every fixture in tests/diff/ is a sequence of commands, one per line; each
+//! command is sent to a real redis-server and to embedis, and the replies must be the same bytes.
+//!
+//! Fixture lines use redis-cli's quoting (`"a b"`, `"\x00\r\n"`, `''`). A line may start with a
+//! directive:
+//!
+//! - `@sort CMD …`  compare after sorting the reply's top-level elements (KEYS, SMEMBERS, maps
+//!   whose order Redis leaves to its hash table);
+//! - `@type CMD …`  compare only the kind of reply (`:` `$` `*` `+` `-` …): values that differ by
+//!   nature (TIME, client ids, PTTL a millisecond apart);
+//! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
+//! - `@events CMD …` compare everything the connection receives up to the reply of an `ECHO`
+//!   sent after CMD: the pushes CMD causes (keyspace notifications to a subscribed RESP3
+//!   connection) and its reply, in the order they arrive;
+//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state);
+//! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
+//!   such as a client-tracking invalidation);
+//! - `@sleep MS`    wait MS milliseconds of real time (both servers run on the real clock): a
+//!   deadline a few milliseconds away passes, for lazy expiry with active expiry switched off.
+//!
+//! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
+//! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
+//! Needs redis-server: skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
+//!
+//! The fixtures in tests/diff8/ cover commands Redis added after 7.0 (hash field expiration, in
+//! 7.4 and 8.0): they run against a Redis 8.2 server, `$EMBEDIS_REDIS8_SERVER` (`.ci/run` installs
+//! one), skipped loudly when it is not set, unless EMBEDIS_REQUIRE_REDIS=1. Everything else in
+//! embedis, INFO's version included, stays 7.0, so those fixtures stick to the new commands and
+//! what they touch.
+
+use crate::support;
+
+use embedis_protocol::{Value, Version, Writer};
+use std::path::Path;
+use support::{show, Conn, RedisServer};
+
+struct Pair {
+    redis: Conn,
+    ours: Conn,
+}
+
+/// Where the two servers are reached: their plain ports, or both TLS ports with one client
+/// configuration (`fixtures_match_redis_over_tls`).
+struct Servers {
+    redis: std::net::SocketAddr,
+    ours: std::net::SocketAddr,
+    tls: Option<std::sync::Arc<rustls::ClientConfig>>,
+}
+
+impl Servers {
+    fn plain(redis: &RedisServer, ours: &embedis::Server) -> Servers {
+        Servers {
+            redis: redis.addr(),
+            ours: ours.addr(),
+            tls: None,
+        }
+    }
+}
+
+impl Pair {
+    fn connect(servers: &Servers) -> Pair {
+        let connect = |addr| match &servers.tls {
+            None => Conn::connect(addr).unwrap(),
+            Some(config) => Conn::connect_tls(addr, config.clone()).unwrap(),
+        };
+        Pair {
+            redis: connect(servers.redis),
+            ours: connect(servers.ours),
+        }
+    }
+
+    /// Waits until each server sees only this pair's connection.
+    fn wait_alone(&mut self) {
+        // The connections just dropped are forgotten by each server in its own time (with
+        // io-threads 2, after the new connection's first commands may already have run): wait
+        // until each sees only the new one, so that their subscriptions and the like are gone.
+        for conn in [&mut self.redis, &mut self.ours] {
+            for _ in 0..400 {
+                let list = conn.command(&["CLIENT", "LIST"]);
+                if list.windows(6).filter(|w| w == b" addr=").count() <= 1 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    Bytes,
+    Sorted,
+    Type,
+    Nothing,
+    Events,
+}
+
+/// What `@events` sends after the command: its reply ends the frames the command caused.
+const EVENTS_END: &[u8] = b"@events-end";
+
+/// Reads frames until the reply to the `ECHO` that `@events` sent, returning them all (that
+/// reply included), or None if the connection closed first.
+fn read_through_echo(conn: &mut Conn) -> Option<Vec<u8>> {
+    let mut all = Vec::new();
+    loop {
+        let (raw, value) = conn.read_reply()?;
+        all.extend_from_slice(&raw);
+        if matches!(&value, Value::Bulk(b) if b.as_ref() == EVENTS_END) {
+            return Some(all);
+        }
+    }
+}
+
+/// Names the fixture line being run when a panic (a reply that never came) unwinds through it,
+/// which the panic's own message, raised in the connection helper, cannot know.
+struct AtLine<'a> {
+    name: &'a str,
+    line_no: usize,
+}
+
+impl Drop for AtLine<'_> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("while running {}:{}", self.name, self.line_no);
+        }
+    }
+}
+
+/// Re-encodes a reply with its top-level elements (or map pairs) sorted.
+fn sorted(value: &Value) -> Vec<u8> {
+    fn enc(v: &Value) -> Vec<u8> {
+        let mut buf = bytes::BytesMut::new();
+        // Version only matters for down-conversion, which never happens for decoded values
+        // of the same protocol: write them as RESP3 to keep their types.
+        v.write_to(&mut Writer::new(&mut buf, Version::Resp3));
+        buf.to_vec()
+    }
+    match value {
+        Value::Array(items) | Value::Set(items) | Value::Push(items) => {
+            let mut parts: Vec<Vec<u8>> = items.iter().map(enc).collect();
+            parts.sort();
+            parts.concat()
+        }
+        Value::Map(pairs) => {
+            let mut parts: Vec<Vec<u8>> = pairs
+                .iter()
+                .map(|(k, v)| [enc(k), enc(v)].concat())
+                .collect();
+            parts.sort();
+            parts.concat()
+        }
+        other => enc(other),
+    }
+}
+
+/// Lines mentioning any of `type_only` are compared by reply type only (settings that differ by
+/// design between the two servers under test).
+fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().to_string();
+    let mut failures = Vec::new();
+    let mut pair = Pair::connect(servers);
+    // The previous fixture's connections may still be closing (its subscriptions counted by
+    // PUBSUB NUMPAT, with io-threads 2 under load): start once each server sees only this pair.
+    pair.wait_alone();
+    pair.redis.command(&["FLUSHALL"]);
+    pair.ours.command(&["FLUSHALL"]);
+    for (index, line) in text.lines().enumerate() {
+        let line_no = index + 1;
+        let _at = AtLine {
+            name: &name,
+            line_no,
+        };
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        if trimmed == "@reconnect" {
+            pair = Pair::connect(servers);
+            pair.wait_alone();
+            continue;
+        }
+        if let Some(ms) = trimmed.strip_prefix("@sleep ") {
+            let ms: u64 = ms.trim().parse().expect("@sleep takes milliseconds");
+            std::thread::sleep(std::time::Duration::from_millis(ms));
+            continue;
+        }
+        if trimmed == "@read" {
+            let expected = pair.redis.read_reply().map(|(raw, _)| raw);
+            let got = pair.ours.read_reply().map(|(raw, _)| raw);
+            if expected != got {
+                let show_opt = |r: &Option<Vec<u8>>| r.as_deref().map_or("(closed)".into(), show);
+                failures.push(format!(
+                    "{name}:{line_no}: @read\n    redis:   {}\n    embedis: {}",
+                    show_opt(&expected),
+                    show_opt(&got)
+                ));
+            }
+            continue;
+        }
+        let (mode, command) = match trimmed.split_once(' ') {
+            Some(("@sort", rest)) => (Compare::Sorted, rest),
+            Some(("@type", rest)) => (Compare::Type, rest),
+            Some(("@run", rest)) => (Compare::Nothing, rest),
+            Some(("@events", rest)) => (Compare::Events, rest),
+            _ => (Compare::Bytes, trimmed),
+        };
+        let mode = if type_only.iter().any(|w| command.contains(w)) && mode != Compare::Nothing {
+            Compare::Type
+        } else {
+            mode
+        };
+        let args = embedis_protocol::inline::split_args(command.as_bytes())
+            .unwrap_or_else(|_| panic!("{name}:{line_no}: unbalanced quotes"));
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+        if std::env::var_os("DIFF_TRACE").is_some() {
+            eprintln!("{name}:{line_no}: {command}");
+        }
+        let mut request = Conn::encode(&args);
+        if mode == Compare::Events {
+            request.extend_from_slice(&Conn::encode(&[b"ECHO", EVENTS_END]));
+            pair.redis.send_raw(&request);
+            pair.ours.send_raw(&request);
+            let (expected, got) = (
+                read_through_echo(&mut pair.redis),
+                read_through_echo(&mut pair.ours),
+            );
+            if expected != got {
+                failures.push(format!(
+                    "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                    show(&expected.unwrap_or_default()),
+                    show(&got.unwrap_or_default())
+                ));
+            }
+            continue;
+        }
+        pair.redis.send_raw(&request);
+        pair.ours.send_raw(&request);
+        let expected = pair.redis.read_reply();
+        let got = pair.ours.read_reply();
+        let (Some((expected_raw, expected_value)), Some((got_raw, got_value))) = (expected, got)
+        else {
+            // One or both closed the connection (QUIT): both must have.
+            continue;
+        };
+        let same = match mode {
+            Compare::Bytes => expected_raw == got_raw,
+            Compare::Sorted => sorted(&expected_value) == sorted(&got_value),
+            Compare::Type => expected_raw.first() == got_raw.first(),
+            Compare::Nothing => true,
+            Compare::Events => unreachable!("compared above"),
+        };
+        if !same {
+            failures.push(format!(
+                "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                show(&expected_raw),
+                show(&got_raw)
+            ));
+        }
+    }
+    failures
+}
+
+/// Runs every fixture (or those named by DIFF_ONLY) against `redis` and `ours`.
+fn compare_all(redis: &RedisServer, ours: &embedis::Server, label: &str, type_only: &[&str]) {
+    compare_folder("tests/diff", &Servers::plain(redis, ours), label, type_only);
+}
+
+/// Runs every fixture of `folder` (relative to the crate; or those named by DIFF_ONLY).
+fn compare_folder(folder: &str, servers: &Servers, label: &str, type_only: &[&str]) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+    let mut fixtures: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    fixtures.sort();
+    let only = std::env::var("DIFF_ONLY").ok();
+    let mut failures = Vec::new();
+    let mut commands = 0;
+    for fixture in &fixtures {
+        if let Some(only) = &only {
+            if !fixture.to_string_lossy().contains(only.as_str()) {
+                continue;
+            }
+        }
+        commands += std::fs::read_to_string(fixture)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim().starts_with('#'))
+            .count();
+        failures.extend(run_fixture(fixture, servers, type_only));
+    }
+    eprintln!(
+        "differential ({label}, {folder}): {} fixtures, {commands} command lines, {} mismatches",
+        fixtures.len(),
+        failures.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} replies differ from Redis ({label}):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn fixtures_match_redis_byte_for_byte() {
+    let Some(redis) = RedisServer::start("differential", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder().start().unwrap();
+    compare_all(&redis, &ours, "io-threads 1", &[]);
+}
+
+/// The same fixtures over TLS, with both servers on TLS ports serving the same test
+/// certificates: the TLS connection's path (handshake, then the same connection code) must not
+/// change a byte of any reply.
+#[test]
+fn fixtures_match_redis_over_tls() {
+    let certs = std::sync::Arc::new(embedis::TestCerts::generate().unwrap());
+    let path = |p: std::path::PathBuf| p.display().to_string();
+    let tls_port = support::free_port();
+    let redis_args = [
+        "--tls-port".to_string(),
+        tls_port.to_string(),
+        "--tls-cert-file".into(),
+        path(certs.server_cert_path()),
+        "--tls-key-file".into(),
+        path(certs.server_key_path()),
+        "--tls-ca-cert-file".into(),
+        path(certs.ca_cert_path()),
+    ];
+    let redis_args: Vec<&str> = redis_args.iter().map(String::as_str).collect();
+    let Some(redis) = RedisServer::start("differential-tls", &redis_args) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .tls_certs(certs.clone())
+        .start()
+        .unwrap();
+    let servers = Servers {
+        redis: std::net::SocketAddr::from(([127, 0, 0, 1], tls_port)),
+        ours: ours.tls_addr().unwrap(),
+        tls: Some(std::sync::Arc::new(certs.client_config())),
+    };
+    compare_folder("tests/diff", &servers, "TLS", &[]);
+    // redis-server stops here, not before the comparison.
+    drop(redis);
+}
+
+/// The same fixtures through the threaded I/O mode, whose request path differs.
+#[test]
+fn fixtures_match_redis_with_threaded_io() {
+    let Some(redis) = RedisServer::start("differential-threaded", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("io-threads", "2")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_all(&redis, &ours, "io-threads 2", &["io-threads"]);
+}
+
+/// The same fixtures with the clients' socket I/O through io_uring (`io-uring yes`).
+#[test]
+fn fixtures_match_redis_through_io_uring() {
+    let Some(redis) = RedisServer::start("differential-uring", &[]) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("io-uring", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    support::assert_io_uring(&mut support::connect(ours.addr()));
+    compare_all(&redis, &ours, "io-uring", &[]);
+}
+
+/// Both servers of the Redis 8.2 comparison accept DEBUG: the fixtures switch active expiry
+/// off to watch lazy field expiry (DEBUG SET-ACTIVE-EXPIRE 0).
+const REDIS8_ARGS: &[&str] = &["--enable-debug-command", "yes"];
+
+/// The fixtures of commands newer than Redis 7.0 (tests/diff8/), against Redis 8.2.
+#[test]
+fn redis8_fixtures_match_redis_8_byte_for_byte() {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8", REDIS8_ARGS) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_folder(
+        "tests/diff8",
+        &Servers::plain(&redis, &ours),
+        "redis 8.2",
+        &[],
+    );
+}
+
+/// The same, through the threaded I/O mode.
+#[test]
+fn redis8_fixtures_match_redis_8_with_threaded_io() {
+    let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", REDIS8_ARGS) else {
+        return;
+    };
+    let ours = embedis::Server::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("io-threads", "2")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_folder(
+        "tests/diff8",
+        &Servers::plain(&redis, &ours),
+        "redis 8.2, io-threads 2",
+        &[],
+    );
+}
