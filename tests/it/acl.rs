@@ -15,7 +15,7 @@ fn cmd(conn: &mut support::Conn, args: &[&str]) -> String {
 }
 
 fn server() -> embedis::Server {
-    embedis::Server::builder().start().unwrap()
+    support::builder().start().unwrap()
 }
 
 /// The fields of the ACL LOG entry `index`, as (name, value) text pairs.
@@ -31,11 +31,11 @@ fn log_entry(conn: &mut support::Conn, index: usize) -> Vec<(String, String)> {
     };
     fields
         .chunks(2)
-        .map(|pair| (text(&pair[0]), text(&pair[1])))
+        .map(|pair| (value_text(&pair[0]), value_text(&pair[1])))
         .collect()
 }
 
-fn text(value: &embedis_protocol::Value) -> String {
+fn value_text(value: &embedis_protocol::Value) -> String {
     match value {
         embedis_protocol::Value::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
         embedis_protocol::Value::Integer(i) => i.to_string(),
@@ -43,7 +43,7 @@ fn text(value: &embedis_protocol::Value) -> String {
     }
 }
 
-fn field<'a>(entry: &'a [(String, String)], name: &str) -> &'a str {
+fn entry_field<'a>(entry: &'a [(String, String)], name: &str) -> &'a str {
     &entry.iter().find(|(n, _)| n == name).expect(name).1
 }
 
@@ -62,12 +62,12 @@ fn the_acl_log_records_refusals_by_reason_and_context_and_groups_repeats() {
     assert!(cmd(&mut app, &["GET", "other"]).starts_with("-NOPERM"));
     assert!(cmd(&mut app, &["GET", "other"]).starts_with("-NOPERM"));
     let entry = log_entry(&mut admin, 0);
-    assert_eq!(field(&entry, "count"), "2");
-    assert_eq!(field(&entry, "reason"), "key");
-    assert_eq!(field(&entry, "context"), "toplevel");
-    assert_eq!(field(&entry, "object"), "other");
-    assert_eq!(field(&entry, "username"), "app");
-    assert!(field(&entry, "client-info").contains(" user=app "));
+    assert_eq!(entry_field(&entry, "count"), "2");
+    assert_eq!(entry_field(&entry, "reason"), "key");
+    assert_eq!(entry_field(&entry, "context"), "toplevel");
+    assert_eq!(entry_field(&entry, "object"), "other");
+    assert_eq!(entry_field(&entry, "username"), "app");
+    assert!(entry_field(&entry, "client-info").contains(" user=app "));
     // A command refused inside MULTI, a command refused to a script, a failed AUTH.
     cmd(&mut app, &["MULTI"]);
     assert!(cmd(&mut app, &["SET", "app:1", "x"]).starts_with("-NOPERM"));
@@ -89,29 +89,29 @@ fn the_acl_log_records_refusals_by_reason_and_context_and_groups_repeats() {
     let auth = log_entry(&mut admin, 0);
     assert_eq!(
         (
-            field(&auth, "reason"),
-            field(&auth, "context"),
-            field(&auth, "object"),
-            field(&auth, "username")
+            entry_field(&auth, "reason"),
+            entry_field(&auth, "context"),
+            entry_field(&auth, "object"),
+            entry_field(&auth, "username")
         ),
         ("auth", "toplevel", "AUTH", "app")
     );
     let script = log_entry(&mut admin, 1);
     assert_eq!(
         (
-            field(&script, "reason"),
-            field(&script, "context"),
-            field(&script, "object"),
-            field(&script, "count")
+            entry_field(&script, "reason"),
+            entry_field(&script, "context"),
+            entry_field(&script, "object"),
+            entry_field(&script, "count")
         ),
         ("key", "lua", "elsewhere", "2")
     );
     let multi = log_entry(&mut admin, 2);
     assert_eq!(
         (
-            field(&multi, "reason"),
-            field(&multi, "context"),
-            field(&multi, "object")
+            entry_field(&multi, "reason"),
+            entry_field(&multi, "context"),
+            entry_field(&multi, "object")
         ),
         ("command", "multi", "set")
     );
@@ -135,7 +135,7 @@ fn deleting_or_reloading_users_closes_their_connections() {
         "user default on nopass ~* &* +@all\nuser a on >pw ~* +@all\n",
     )
     .unwrap();
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("aclfile", aclfile.to_str().unwrap())
         .unwrap()
         .start()
@@ -215,7 +215,7 @@ fn acl_files_move_between_embedis_and_redis() {
     let dir = tempdir();
     let ours = dir.join("ours.acl");
     std::fs::write(&ours, "").unwrap();
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("aclfile", ours.to_str().unwrap())
         .unwrap()
         .start()
@@ -281,7 +281,7 @@ fn acl_files_move_between_embedis_and_redis() {
 
 #[test]
 fn users_declared_at_start_and_requirepass() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .user("locker", "on >secret ~lock:* +@all")
         .password("defaultpw")
         .start()
@@ -302,7 +302,7 @@ fn users_declared_at_start_and_requirepass() {
     let mut fresh = connect(server.addr());
     assert_eq!(cmd(&mut fresh, &["GET", "x"]), "$-1");
     // Rules that do not parse stop the server from starting, with Redis's error.
-    let error = embedis::Server::builder()
+    let error = support::builder()
         .user("bad", "on +nosuch")
         .start()
         .err()

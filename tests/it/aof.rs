@@ -10,25 +10,15 @@
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::{digest, temp_dir, text};
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::{Conn, RedisServer};
 
 const EMBEDIS: &str = env!("CARGO_BIN_EXE_embedis-server");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("embedis-aof-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(c: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&c.command(args)).into_owned()
-}
 
 /// An `embedis-server` child in `dir`, killed on drop.
 struct Embedis {
@@ -119,7 +109,7 @@ fn start_fails(dir: &Path, extra: &[&str]) -> (bool, String) {
 }
 
 fn kill_mid_load_loses_nothing_acknowledged(fsync: &str) {
-    let dir = temp_dir(&format!("crash-{fsync}"));
+    let dir = temp_dir(&format!("aof-crash-{fsync}"));
     let server = Embedis::start(&dir, &["--appendonly", "yes", "--appendfsync", fsync]);
     let addr = server.addr();
     // A writer pipelining INCRs and SETs; the server is killed while it writes.
@@ -187,7 +177,7 @@ fn sigkill_loses_no_acknowledged_write_under_appendfsync_everysec() {
 
 #[test]
 fn a_truncated_tail_loads_only_with_aof_load_truncated() {
-    let dir = temp_dir("truncated");
+    let dir = temp_dir("aof-truncated");
     {
         let server = Embedis::start(&dir, &["--appendonly", "yes"]);
         let mut c = Conn::connect(server.addr()).unwrap();
@@ -255,12 +245,6 @@ fn fill(c: &mut Conn) {
     text(c, &["SELECT", "0"]);
 }
 
-fn digest(c: &mut Conn) -> String {
-    let d = text(c, &["DEBUG", "DIGEST"]);
-    assert!(d.starts_with('+'), "{d}");
-    d
-}
-
 fn wait_rewrite(c: &mut Conn) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -276,7 +260,7 @@ fn wait_rewrite(c: &mut Conn) {
 
 #[test]
 fn appendonly_at_run_time_and_rewrites_keep_every_write() {
-    let dir = temp_dir("runtime");
+    let dir = temp_dir("aof-runtime");
     let server = Embedis::start(&dir, &[]);
     let mut c = Conn::connect(server.addr()).unwrap();
     text(&mut c, &["SET", "before", "1"]);
@@ -341,7 +325,7 @@ fn aof_directories_interoperate_with_redis() {
     ) else {
         return;
     };
-    let dir = temp_dir("interop");
+    let dir = temp_dir("aof-interop");
     let ours = Embedis::start(&dir, &["--appendonly", "yes"]);
     let (mut r, mut e) = (
         Conn::connect(redis.addr()).unwrap(),
@@ -364,7 +348,7 @@ fn aof_directories_interoperate_with_redis() {
     );
     drop(e);
     ours.kill9();
-    let copy = temp_dir("interop-redis-reads");
+    let copy = temp_dir("aof-interop-redis-reads");
     copy_dir(&dir.join("appendonlydir"), &copy.join("appendonlydir"));
     let loaded = RedisServer::start(
         "aof-interop-load",
@@ -386,7 +370,7 @@ fn aof_directories_interoperate_with_redis() {
     text(&mut r, &["SET", "more", "1"]);
     // Redis writes its AOF before it replies: the files are complete now.
     let expected = digest(&mut r);
-    let theirs = temp_dir("interop-ours-reads");
+    let theirs = temp_dir("aof-interop-ours-reads");
     copy_dir(
         &redis.dir().join("appendonlydir"),
         &theirs.join("appendonlydir"),
@@ -531,7 +515,7 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
     ) else {
         return;
     };
-    let dir = temp_dir("commands-base");
+    let dir = temp_dir("aof-commands-base");
     let ours = Embedis::start(
         &dir,
         &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
@@ -571,7 +555,7 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
     );
     drop(e);
     ours.kill9();
-    let copy = temp_dir("commands-base-redis-reads");
+    let copy = temp_dir("aof-commands-base-redis-reads");
     copy_dir(&dir.join("appendonlydir"), &copy.join("appendonlydir"));
     let loaded = RedisServer::start(
         "aof-commands-base-load",
@@ -591,7 +575,7 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
     // Redis's → ours.
     text(&mut r, &["SET", "more", "1"]);
     let expected = digest(&mut r);
-    let theirs = temp_dir("commands-base-ours-reads");
+    let theirs = temp_dir("aof-commands-base-ours-reads");
     copy_dir(
         &redis.dir().join("appendonlydir"),
         &theirs.join("appendonlydir"),
@@ -607,7 +591,7 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
 
 #[test]
 fn a_commands_base_survives_rewrite_restart_and_loadaof() {
-    let dir = temp_dir("commands-restart");
+    let dir = temp_dir("aof-commands-restart");
     let server = Embedis::start(&dir, &["--aof-use-rdb-preamble", "no"]);
     let mut c = Conn::connect(server.addr()).unwrap();
     fill(&mut c);
@@ -686,7 +670,7 @@ fn a_commands_base_survives_rewrite_restart_and_loadaof() {
 
 #[test]
 fn a_new_aof_at_start_has_a_commands_base_and_a_truncated_base_stops_the_load() {
-    let dir = temp_dir("commands-start");
+    let dir = temp_dir("aof-commands-start");
     let aofdir = dir.join("appendonlydir");
     let server = Embedis::start(
         &dir,
@@ -726,7 +710,7 @@ fn a_new_aof_at_start_has_a_commands_base_and_a_truncated_base_stops_the_load() 
 
 #[test]
 fn aof_timestamp_annotations_are_written_and_skipped_on_load() {
-    let dir = temp_dir("timestamps");
+    let dir = temp_dir("aof-timestamps");
     let aofdir = dir.join("appendonlydir");
     let server = Embedis::start(
         &dir,
@@ -818,7 +802,7 @@ fn a_commands_base_with_field_ttls_matches_redis_8() {
     ) else {
         return;
     };
-    let dir = temp_dir("commands-base-hfe");
+    let dir = temp_dir("aof-commands-base-hfe");
     let ours = Embedis::start(
         &dir,
         &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
@@ -875,7 +859,7 @@ fn a_commands_base_with_field_ttls_matches_redis_8() {
 /// the AOF all the same (Redis forces its propagation), or a restart replays the keys it removed.
 #[test]
 fn flushall_with_save_points_reaches_the_aof() {
-    let dir = temp_dir("flushall-save-points");
+    let dir = temp_dir("aof-flushall-save-points");
     let args = ["--appendonly", "yes", "--save", "3600 1"];
     let server = Embedis::start(&dir, &args);
     let mut c = Conn::connect(server.addr()).unwrap();

@@ -98,6 +98,7 @@ fn logs_the_line_harnesses_wait_for_before_the_port() {
 #[test]
 fn unknown_and_unimplemented_options_are_refused() {
     let out = Command::new(BIN)
+        .current_dir(support::server_dir())
         .args(["--port", "0", "--frobnicate", "yes"])
         .output()
         .unwrap();
@@ -110,6 +111,7 @@ fn unknown_and_unimplemented_options_are_refused() {
     assert!(err.contains("frobnicate"), "{err}");
 
     let out = Command::new(BIN)
+        .current_dir(support::server_dir())
         .args(["--port", "0", "--daemonize", "yes"])
         .output()
         .unwrap();
@@ -118,6 +120,7 @@ fn unknown_and_unimplemented_options_are_refused() {
     assert!(err.contains("does not implement"), "{err}");
 
     let out = Command::new(BIN)
+        .current_dir(support::server_dir())
         .args(["--port", "0", "--maxmemory-policy", "lru"])
         .output()
         .unwrap();
@@ -125,6 +128,7 @@ fn unknown_and_unimplemented_options_are_refused() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("argument(s) must be one of"));
 
     let out = Command::new(BIN)
+        .current_dir(support::server_dir())
         .args(["--port", "notaport"])
         .output()
         .unwrap();
@@ -197,6 +201,7 @@ fn a_taken_port_is_a_clear_start_up_error() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port().to_string();
     let out = Command::new(BIN)
+        .current_dir(support::server_dir())
         .args(["--port", &port, "--bind", "127.0.0.1"])
         .output()
         .unwrap();

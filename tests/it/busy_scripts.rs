@@ -385,7 +385,7 @@ fn compare_in(
     if std::env::var_os("BUSY_TRACE").is_some() {
         eprintln!("{test} (redis):\n{}", theirs.0.join("\n"));
     }
-    let mut builder = embedis::Server::builder();
+    let mut builder = support::builder();
     if let Some(password) = password {
         builder = builder.password(password);
     }

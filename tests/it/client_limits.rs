@@ -59,7 +59,7 @@ fn log_line(path: &Path, needle: &str) -> String {
 
 /// An embedis server logging to `log` (warnings), with the given parameters.
 fn logging_embedis(log: &Path, params: &[(&str, &str)]) -> embedis::Server {
-    let mut builder = embedis::Server::builder()
+    let mut builder = support::builder()
         .verbose()
         .config("logfile", log.to_str().unwrap())
         .unwrap()
@@ -137,7 +137,7 @@ fn proto_max_bulk_len_set_at_run_time_applies_as_in_redis() {
     let Some(redis) = RedisServer::start(test, &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let transcript = |addr: SocketAddr| {
         let mut lines = Vec::new();
         let mut conn = TcpStream::connect(addr).unwrap();
@@ -231,7 +231,7 @@ fn monitor_clients_have_normal_output_limits_as_in_redis() {
     let Some(redis) = RedisServer::start(test, &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     for limits in ["normal 1mb 0 0", "normal 0 0 0 replica 1mb 0 0"] {
         let theirs = monitor_survives(redis.addr(), limits);
         let mine = monitor_survives(ours.addr(), limits);
@@ -342,7 +342,7 @@ fn a_replica_over_its_hard_limit_is_dropped_as_in_redis() {
 
 #[test]
 fn a_replica_over_its_soft_limit_for_too_long_is_dropped() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::manual())
         .config("repl-diskless-sync", "no")
         .unwrap()
@@ -381,7 +381,7 @@ fn a_replica_over_its_soft_limit_for_too_long_is_dropped() {
 /// server had when the connection was accepted (they cannot read its configuration after).
 #[test]
 fn threaded_connections_are_bounded_too() {
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("io-threads", "2")
         .unwrap()
         .config("client-query-buffer-limit", "1mb")

@@ -60,7 +60,7 @@ enum Target {
 impl Target {
     /// Fresh servers for one run of a test: embedis, then Redis when it is installed.
     fn fresh(test: &str, password: Option<&str>) -> Vec<Target> {
-        let mut builder = embedis::Server::builder();
+        let mut builder = support::builder();
         if let Some(password) = password {
             builder = builder.password(password);
         }

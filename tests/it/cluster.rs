@@ -15,16 +15,13 @@
 //! EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::lossy;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use embedis::{Cluster, Reply};
 use support::{Conn, RedisServer};
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// One system of two cluster nodes (A serves 0-8191, B 8192-16383) and what to replace in its
 /// replies so that two systems compare.
@@ -39,7 +36,7 @@ impl Pair {
         let mut conn_a = Conn::connect(a).unwrap();
         let mut conn_b = Conn::connect(b).unwrap();
         let bulk = |reply: Vec<u8>| {
-            let t = text(&reply);
+            let t = lossy(&reply);
             t.lines().nth(1).unwrap_or_default().to_string()
         };
         let id_a = bulk(conn_a.command(&["CLUSTER", "MYID"]));
@@ -72,7 +69,7 @@ impl Pair {
     }
 
     fn mask(&self, reply: &[u8]) -> String {
-        let mut reply = text(reply);
+        let mut reply = lossy(reply);
         for (real, mask) in &self.replace {
             reply = reply.replace(real, mask);
         }
@@ -100,13 +97,13 @@ impl Pair {
         let met = self
             .a
             .command(&["CLUSTER", "MEET", "127.0.0.1", &port, &bus]);
-        assert_eq!(text(&met), "+OK\r\n");
+        assert_eq!(lossy(&met), "+OK\r\n");
         let start = Instant::now();
         loop {
-            let a = text(&self.a.command(&["CLUSTER", "NODES"]));
-            let b = text(&self.b.command(&["CLUSTER", "NODES"]));
-            let ia = text(&self.a.command(&["CLUSTER", "INFO"]));
-            let ib = text(&self.b.command(&["CLUSTER", "INFO"]));
+            let a = lossy(&self.a.command(&["CLUSTER", "NODES"]));
+            let b = lossy(&self.b.command(&["CLUSTER", "NODES"]));
+            let ia = lossy(&self.a.command(&["CLUSTER", "INFO"]));
+            let ib = lossy(&self.b.command(&["CLUSTER", "INFO"]));
             let joined = |nodes: &str| {
                 nodes.contains(" 0-8191")
                     && nodes.contains(" 8192-16383")
@@ -296,7 +293,7 @@ fn replies_match_a_real_two_node_cluster() {
     };
     let (obus_a, obus_b) = (support::free_port(), support::free_port());
     let ours = |bus_port: u16| {
-        embedis::Server::builder()
+        support::builder()
             .config("cluster-enabled", "yes")
             .unwrap()
             .config("cluster-port", &bus_port.to_string())
@@ -355,7 +352,7 @@ fn replies_match_a_real_two_node_cluster() {
 
 #[test]
 fn cluster_commands_answer_disabled_without_cluster_mode() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     for args in [
         &["CLUSTER", "HELP"][..],
         &["CLUSTER", "KEYSLOT", "a"],
@@ -387,7 +384,7 @@ fn redis_cli() -> Option<String> {
 }
 
 fn moved_target(reply: &[u8]) -> Option<(String, String)> {
-    let reply = text(reply);
+    let reply = lossy(reply);
     let rest = reply.strip_prefix("-MOVED ")?;
     let (slot, addr) = rest.trim_end().split_once(' ')?;
     Some((slot.to_string(), addr.to_string()))
@@ -395,7 +392,7 @@ fn moved_target(reply: &[u8]) -> Option<(String, String)> {
 
 #[test]
 fn in_process_cluster_redirects_moves_and_asks() {
-    let cluster = Cluster::start(3, 0).unwrap();
+    let cluster = Cluster::start_with(3, 0, support::with_dir).unwrap();
     let key = "user:{42}";
     let slot = Cluster::slot_of(key.as_bytes());
     let owner = cluster.owner_of(slot);
@@ -406,9 +403,13 @@ fn in_process_cluster_redirects_moves_and_asks() {
     let Reply::Verbatim { text: info, .. } = slots else {
         panic!("{slots:?}")
     };
-    assert!(text(&info).contains("cluster_state:ok"), "{}", text(&info));
-    assert!(text(&info).contains("cluster_known_nodes:3"));
-    assert!(text(&info).contains("cluster_size:3"));
+    assert!(
+        lossy(&info).contains("cluster_state:ok"),
+        "{}",
+        lossy(&info)
+    );
+    assert!(lossy(&info).contains("cluster_known_nodes:3"));
+    assert!(lossy(&info).contains("cluster_size:3"));
     assert_eq!(cluster.owner_of(0), 0);
     assert_eq!(cluster.owner_of(5460), 0);
     assert_eq!(cluster.owner_of(5461), 1);
@@ -422,8 +423,11 @@ fn in_process_cluster_redirects_moves_and_asks() {
         Some((slot.to_string(), format!("127.0.0.1:{owner_port}")))
     );
     let mut right = Conn::connect(cluster.node(owner).addr()).unwrap();
-    assert_eq!(text(&right.command(&["SET", key, "v"])), "+OK\r\n");
-    assert_eq!(text(&right.command(&["SET", "other:{42}", "w"])), "+OK\r\n");
+    assert_eq!(lossy(&right.command(&["SET", key, "v"])), "+OK\r\n");
+    assert_eq!(
+        lossy(&right.command(&["SET", "other:{42}", "w"])),
+        "+OK\r\n"
+    );
 
     // A client blocked on a key of the slot is redirected once the slot has moved (below), rather
     // than waiting for a write that can no longer come.
@@ -434,27 +438,27 @@ fn in_process_cluster_redirects_moves_and_asks() {
 
     // During a migration, keys still on the giver are served there, the others get ASK.
     cluster.begin_migration(slot, owner, third).unwrap();
-    assert_eq!(text(&right.command(&["GET", key])), "$1\r\nv\r\n");
+    assert_eq!(lossy(&right.command(&["GET", key])), "$1\r\nv\r\n");
     let third_port = cluster.node(third).addr().port();
     assert_eq!(
-        text(&right.command(&["GET", "missing:{42}"])),
+        lossy(&right.command(&["GET", "missing:{42}"])),
         format!("-ASK {slot} 127.0.0.1:{third_port}\r\n")
     );
     cluster.migrate_key(key, owner, third).unwrap();
     assert_eq!(
-        text(&right.command(&["GET", key])),
+        lossy(&right.command(&["GET", key])),
         format!("-ASK {slot} 127.0.0.1:{third_port}\r\n")
     );
     let mut receiver = Conn::connect(cluster.node(third).addr()).unwrap();
-    assert!(text(&receiver.command(&["GET", key])).starts_with("-MOVED "));
+    assert!(lossy(&receiver.command(&["GET", key])).starts_with("-MOVED "));
     receiver.command(&["ASKING"]);
-    assert_eq!(text(&receiver.command(&["GET", key])), "$1\r\nv\r\n");
+    assert_eq!(lossy(&receiver.command(&["GET", key])), "$1\r\nv\r\n");
 
     // Finished: every node sends the slot's keys to the receiver.
     cluster.finish_migration(slot, owner, third).unwrap();
     let released = blocked.reply_within(Duration::from_secs(5));
     assert_eq!(
-        released.map(|r| text(&r)),
+        released.map(|r| lossy(&r)),
         Some(format!("-MOVED {slot} 127.0.0.1:{third_port}\r\n"))
     );
     assert_eq!(cluster.owner_of(slot), third);
@@ -466,10 +470,10 @@ fn in_process_cluster_redirects_moves_and_asks() {
         let mut conn = Conn::connect(node.addr()).unwrap();
         let reply = conn.command(&["GET", "other:{42}"]);
         if node.addr() == cluster.node(third).addr() {
-            assert_eq!(text(&reply), "$1\r\nw\r\n");
+            assert_eq!(lossy(&reply), "$1\r\nw\r\n");
         } else {
             assert_eq!(
-                text(&reply),
+                lossy(&reply),
                 format!("-MOVED {slot} 127.0.0.1:{third_port}\r\n")
             );
         }
@@ -482,7 +486,7 @@ fn in_process_cluster_redirects_moves_and_asks() {
         .args(["--cluster", "check", &first])
         .output()
         .unwrap();
-    let out = text(&check.stdout);
+    let out = lossy(&check.stdout);
     assert!(
         out.contains("[OK] All nodes agree about slots configuration."),
         "{out}"
@@ -493,7 +497,7 @@ fn in_process_cluster_redirects_moves_and_asks() {
         .args(["-c", "-p", &wrong_port, "GET", "other:{42}"])
         .output()
         .unwrap();
-    assert_eq!(text(&followed.stdout), "w\n");
+    assert_eq!(lossy(&followed.stdout), "w\n");
 }
 
 #[test]
@@ -501,7 +505,7 @@ fn redis_cli_cluster_create_joins_fresh_nodes() {
     let Some(cli) = redis_cli() else { return };
     let nodes: Vec<embedis::Server> = (0..3)
         .map(|_| {
-            embedis::Server::builder()
+            support::builder()
                 .config("cluster-enabled", "yes")
                 .unwrap()
                 .config("cluster-port", &support::free_port().to_string())
@@ -512,8 +516,8 @@ fn redis_cli_cluster_create_joins_fresh_nodes() {
         .collect();
     // A fresh node serves every slot by itself.
     let mut lone = Conn::connect(nodes[0].addr()).unwrap();
-    assert_eq!(text(&lone.command(&["SET", "a", "1"])), "+OK\r\n");
-    assert_eq!(text(&lone.command(&["DEL", "a"])), ":1\r\n");
+    assert_eq!(lossy(&lone.command(&["SET", "a", "1"])), "+OK\r\n");
+    assert_eq!(lossy(&lone.command(&["DEL", "a"])), ":1\r\n");
     // redis-cli's MEET uses the client port + 10000 unless told otherwise: MEET by hand
     // with each bus port, the rest is redis-cli's (ADDSLOTS, epochs, waiting, checking).
     let addrs: Vec<String> = nodes.iter().map(|n| n.addr().to_string()).collect();
@@ -521,17 +525,17 @@ fn redis_cli_cluster_create_joins_fresh_nodes() {
     args.extend(addrs.iter().cloned());
     args.push("--cluster-yes".to_string());
     let create = Command::new(&cli).args(&args).output().unwrap();
-    let out = text(&create.stdout);
+    let out = lossy(&create.stdout);
     assert!(
         out.contains("[OK] All 16384 slots covered."),
         "{out}\n{}",
-        text(&create.stderr)
+        lossy(&create.stderr)
     );
     let check = Command::new(&cli)
         .args(["--cluster", "check", &addrs[1]])
         .output()
         .unwrap();
-    let out = text(&check.stdout);
+    let out = lossy(&check.stdout);
     assert!(
         out.contains("[OK] All nodes agree about slots configuration."),
         "{out}"
@@ -544,7 +548,7 @@ fn redis_py_cluster_client() {
     let Some(python) = support::python_with(&["redis"], "redis-py RedisCluster") else {
         return;
     };
-    let cluster = Cluster::start(3, 0).unwrap();
+    let cluster = Cluster::start_with(3, 0, support::with_dir).unwrap();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/python/cluster_client.py"
@@ -585,7 +589,7 @@ fn ioredis_cluster_client() {
         eprintln!("\n!!!!! SKIPPED ioredis Cluster: {message} !!!!!\n");
         return;
     }
-    let cluster = Cluster::start(3, 0).unwrap();
+    let cluster = Cluster::start_with(3, 0, support::with_dir).unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/cluster_client.js");
     let ports: Vec<String> = cluster
         .startup_nodes()
@@ -649,7 +653,7 @@ fn drive_client(cluster: &Cluster, mut child: std::process::Child, client: &str)
     assert!(
         output.status.success() && transcript.contains("all cluster-client checks passed"),
         "{client} failed:\n{transcript}\n{}",
-        text(&output.stderr)
+        lossy(&output.stderr)
     );
     assert!(
         transcript.contains("followed MOVED after resharding"),
@@ -716,7 +720,7 @@ fn keyslot_matches_redis_for_many_keys() {
         let reply = conn.command(&[&b"CLUSTER"[..], b"KEYSLOT", &key]);
         let expected = format!(":{}\r\n", Cluster::slot_of(&key));
         assert_eq!(
-            text(&reply),
+            lossy(&reply),
             expected,
             "key {:?}",
             String::from_utf8_lossy(&key)
@@ -726,7 +730,7 @@ fn keyslot_matches_redis_for_many_keys() {
 
 #[test]
 fn in_process_cluster_replicas_copy_their_primaries() {
-    let cluster = Cluster::start(2, 1).unwrap();
+    let cluster = Cluster::start_with(2, 1, support::with_dir).unwrap();
     assert_eq!(cluster.nodes().len(), 4);
     assert_eq!(cluster.primaries().len(), 2);
     // Node 2 replicates primary 0, node 3 primary 1: CLUSTER SLOTS lists each after its primary.
@@ -742,7 +746,7 @@ fn in_process_cluster_replicas_copy_their_primaries() {
         assert_eq!(items.len(), 4, "start, end, primary, replica: {items:?}");
         let id = |at: usize| match &items[at] {
             Reply::Array(node) => match &node[2] {
-                Reply::Bulk(id) => text(id),
+                Reply::Bulk(id) => lossy(id),
                 other => panic!("{other:?}"),
             },
             other => panic!("{other:?}"),
@@ -759,34 +763,34 @@ fn in_process_cluster_replicas_copy_their_primaries() {
     let mut conn = Conn::connect(replica.addr()).unwrap();
     let port = cluster.node(primary).addr().port();
     assert_eq!(
-        text(&conn.command(&["GET", "k"])),
+        lossy(&conn.command(&["GET", "k"])),
         format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
     );
-    assert_eq!(text(&conn.command(&["READONLY"])), "+OK\r\n");
-    assert_eq!(text(&conn.command(&["GET", "k"])), "$-1\r\n");
+    assert_eq!(lossy(&conn.command(&["READONLY"])), "+OK\r\n");
+    assert_eq!(lossy(&conn.command(&["GET", "k"])), "$-1\r\n");
     let mut writer = Conn::connect(cluster.node(primary).addr()).unwrap();
-    assert_eq!(text(&writer.command(&["SET", "k", "v"])), "+OK\r\n");
-    assert_eq!(text(&writer.command(&["WAIT", "1", "5000"])), ":1\r\n");
-    assert_eq!(text(&conn.command(&["GET", "k"])), "$1\r\nv\r\n");
+    assert_eq!(lossy(&writer.command(&["SET", "k", "v"])), "+OK\r\n");
+    assert_eq!(lossy(&writer.command(&["WAIT", "1", "5000"])), ":1\r\n");
+    assert_eq!(lossy(&conn.command(&["GET", "k"])), "$1\r\nv\r\n");
     assert_eq!(
-        text(&conn.command(&["SET", "k", "v"])),
+        lossy(&conn.command(&["SET", "k", "v"])),
         format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
     );
-    let list = text(&conn.command(&["CLIENT", "INFO"]));
+    let list = lossy(&conn.command(&["CLIENT", "INFO"]));
     assert!(list.contains(" flags=r "), "{list}");
 }
 
 #[test]
 fn in_process_cluster_fails_over_to_a_replica() {
-    let cluster = Cluster::start(3, 1).unwrap();
+    let cluster = Cluster::start_with(3, 1, support::with_dir).unwrap();
     let slot = Cluster::slot_of(b"lock:{a}");
     let primary = cluster.owner_of(slot);
     let mut conn = Conn::connect(cluster.node(primary).addr()).unwrap();
     assert_eq!(
-        text(&conn.command(&["SET", "lock:{a}", "token", "NX", "PX", "30000"])),
+        lossy(&conn.command(&["SET", "lock:{a}", "token", "NX", "PX", "30000"])),
         "+OK\r\n"
     );
-    assert_eq!(text(&conn.command(&["WAIT", "1", "5000"])), ":1\r\n");
+    assert_eq!(lossy(&conn.command(&["WAIT", "1", "5000"])), ":1\r\n");
     let promoted = cluster.fail_over(primary).unwrap();
     assert_ne!(promoted, primary);
     // The other primaries send clients to the new one, which has the replicated lock.
@@ -794,18 +798,18 @@ fn in_process_cluster_fails_over_to_a_replica() {
     let mut elsewhere = Conn::connect(cluster.node(other).addr()).unwrap();
     let port = cluster.node(promoted).addr().port();
     assert_eq!(
-        text(&elsewhere.command(&["GET", "lock:{a}"])),
+        lossy(&elsewhere.command(&["GET", "lock:{a}"])),
         format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
     );
     let mut new_primary = Conn::connect(cluster.node(promoted).addr()).unwrap();
     assert_eq!(
-        text(&new_primary.command(&["GET", "lock:{a}"])),
+        lossy(&new_primary.command(&["GET", "lock:{a}"])),
         "$5\r\ntoken\r\n"
     );
     assert_eq!(
-        text(&new_primary.command(&["SET", "x:{a}", "1"])),
+        lossy(&new_primary.command(&["SET", "x:{a}", "1"])),
         "+OK\r\n"
     );
-    let role = text(&new_primary.command(&["ROLE"]));
+    let role = lossy(&new_primary.command(&["ROLE"]));
     assert!(role.contains("master"), "{role}");
 }

@@ -12,6 +12,7 @@
 //! says.
 
 use crate::support;
+use support::bulk;
 
 use std::time::Duration;
 
@@ -24,13 +25,8 @@ const WRONGTYPE: &str = "-WRONGTYPE Operation against a key holding the wrong ki
 const SYNTAX: &str = "-ERR syntax error\r\n";
 
 /// The digest DIGEST must answer for `value`: XXH3-64, 16 lower-case hex digits.
-fn digest(value: &[u8]) -> String {
+fn xxh3_digest(value: &[u8]) -> String {
     format!("{:016x}", xxh3_64(value))
-}
-
-/// A bulk-string reply's bytes as text.
-fn bulk(text: &str) -> String {
-    format!("${}\r\n{text}\r\n", text.len())
 }
 
 /// The key states a condition is played against.
@@ -69,8 +65,8 @@ fn conditions() -> Vec<(&'static str, String, [bool; 3])> {
     vec![
         ("IFEQ", "old".to_string(), [false, true, false]),
         ("IFNE", "old".to_string(), [true, false, true]),
-        ("IFDEQ", digest(b"old"), [false, true, false]),
-        ("IFDNE", digest(b"old"), [true, false, true]),
+        ("IFDEQ", xxh3_digest(b"old"), [false, true, false]),
+        ("IFDNE", xxh3_digest(b"old"), [true, false, true]),
     ]
 }
 
@@ -146,15 +142,15 @@ fn delex_without_a_condition_deletes_any_type_like_del() {
 fn digest_operands_ignore_case_and_a_malformed_one_never_matches() {
     let server = manual_server();
     let mut c = Client::connect(server.addr());
-    let upper = digest(b"old").to_uppercase();
+    let upper = xxh3_digest(b"old").to_uppercase();
     c.cmd(&["SET", "k", "old"]);
     assert_eq!(c.cmd(&["SET", "k", "new", "IFDEQ", &upper]), OK);
     assert_eq!(
-        c.cmd(&["DELEX", "k", "IFDNE", &digest(b"new").to_uppercase()]),
+        c.cmd(&["DELEX", "k", "IFDNE", &xxh3_digest(b"new").to_uppercase()]),
         ":0\r\n"
     );
     // Not 16 hex digits: equal to no digest.
-    for bad in ["", "xyz", &digest(b"new")[1..], "0x1234"] {
+    for bad in ["", "xyz", &xxh3_digest(b"new")[1..], "0x1234"] {
         assert_eq!(c.cmd(&["SET", "k", "x", "IFDEQ", bad]), NIL, "{bad:?}");
         assert_eq!(c.cmd(&["DELEX", "k", "IFDEQ", bad]), ":0\r\n", "{bad:?}");
     }
@@ -205,14 +201,14 @@ fn expiry_options_apply_only_when_the_condition_writes() {
     assert_eq!(c.cmd(&["SET", "k", "y", "IFNE", "w", "KEEPTTL"]), OK);
     assert_eq!(c.cmd(&["PTTL", "k"]), ":1500\r\n");
     assert_eq!(
-        c.cmd(&["SET", "k", "z", "EX", "20", "IFDEQ", &digest(b"y")]),
+        c.cmd(&["SET", "k", "z", "EX", "20", "IFDEQ", &xxh3_digest(b"y")]),
         OK
     );
     assert_eq!(c.cmd(&["PTTL", "k"]), ":20000\r\n");
     let now_ms = server.clock().now_ms();
     let at = (now_ms + 7000).to_string();
     assert_eq!(
-        c.cmd(&["SET", "k", "a", "PXAT", &at, "IFDNE", &digest(b"q")]),
+        c.cmd(&["SET", "k", "a", "PXAT", &at, "IFDNE", &xxh3_digest(b"q")]),
         OK
     );
     assert_eq!(c.cmd(&["PTTL", "k"]), ":7000\r\n");
@@ -238,7 +234,7 @@ fn digest_is_xxh3_of_the_string_and_of_an_integers_decimal_text() {
         c.cmd(&["SET", "k", value]);
         assert_eq!(
             c.cmd(&["DIGEST", "k"]),
-            bulk(&digest(value.as_bytes())),
+            bulk(&xxh3_digest(value.as_bytes())),
             "{value:?}"
         );
     }
@@ -248,21 +244,21 @@ fn digest_is_xxh3_of_the_string_and_of_an_integers_decimal_text() {
         assert_eq!(c.cmd(&["OBJECT", "ENCODING", "n"]), "$3\r\nint\r\n");
         assert_eq!(
             c.cmd(&["DIGEST", "n"]),
-            bulk(&digest(value.as_bytes())),
+            bulk(&xxh3_digest(value.as_bytes())),
             "{value}"
         );
     }
     c.cmd(&["DEL", "counter"]);
     c.cmd(&["INCRBY", "counter", "41"]);
     c.cmd(&["INCR", "counter"]);
-    assert_eq!(c.cmd(&["DIGEST", "counter"]), bulk(&digest(b"42")));
+    assert_eq!(c.cmd(&["DIGEST", "counter"]), bulk(&xxh3_digest(b"42")));
     // The same digest whichever way "42" was stored, so a digest taken before INCR matches.
     c.cmd(&["APPEND", "appended", "4"]);
     c.cmd(&["APPEND", "appended", "2"]);
     assert_eq!(c.cmd(&["OBJECT", "ENCODING", "appended"]), "$3\r\nraw\r\n");
-    assert_eq!(c.cmd(&["DIGEST", "appended"]), bulk(&digest(b"42")));
+    assert_eq!(c.cmd(&["DIGEST", "appended"]), bulk(&xxh3_digest(b"42")));
     assert_eq!(
-        c.cmd(&["SET", "counter", "43", "IFDEQ", &digest(b"42")]),
+        c.cmd(&["SET", "counter", "43", "IFDEQ", &xxh3_digest(b"42")]),
         OK
     );
     // Leading zero digits are kept: 16 digits always.
@@ -272,7 +268,7 @@ fn digest_is_xxh3_of_the_string_and_of_an_integers_decimal_text() {
         .expect("one value in 16 hashes below 2^60");
     c.cmd(&["SET", "k", &small]);
     let reply = c.cmd(&["DIGEST", "k"]);
-    assert_eq!(reply, bulk(&digest(small.as_bytes())));
+    assert_eq!(reply, bulk(&xxh3_digest(small.as_bytes())));
     assert!(reply.starts_with("$16\r\n0"), "{reply:?}");
     // Missing key, other type, arity.
     assert_eq!(c.cmd(&["DIGEST", "nokey"]), NIL);
@@ -312,7 +308,10 @@ fn conditions_exclude_nx_xx_and_each_other() {
     );
     // Option words compare case-insensitively, like NX and XX.
     assert_eq!(c.cmd(&["SET", "k", "x", "ifEq", "w"]), OK);
-    assert_eq!(c.cmd(&["DELEX", "k", "ifdeq", &digest(b"x")]), ":1\r\n");
+    assert_eq!(
+        c.cmd(&["DELEX", "k", "ifdeq", &xxh3_digest(b"x")]),
+        ":1\r\n"
+    );
 }
 
 /// The key specs' flags for one line: a condition reads the value.
@@ -357,7 +356,7 @@ fn events_only_for_writes() {
     assert!(event(&mut sub, "set", "k"));
     // Refused: no events; the marker that follows is the next thing the subscriber sees.
     c.cmd(&["SET", "k", "w", "IFEQ", "nope", "PX", "100"]);
-    c.cmd(&["SET", "k", "w", "IFDNE", &digest(b"v")]);
+    c.cmd(&["SET", "k", "w", "IFDNE", &xxh3_digest(b"v")]);
     c.cmd(&["DELEX", "k", "IFNE", "v"]);
     c.cmd(&["DELEX", "missing", "IFNE", "v"]);
     c.cmd(&["DELEX", "missing"]);
@@ -367,7 +366,7 @@ fn events_only_for_writes() {
     c.cmd(&["SET", "k", "w", "IFEQ", "v", "PX", "100"]);
     assert!(event(&mut sub, "set", "k"));
     assert!(event(&mut sub, "expire", "k"));
-    c.cmd(&["DELEX", "k", "IFDEQ", &digest(b"w")]);
+    c.cmd(&["DELEX", "k", "IFDEQ", &xxh3_digest(b"w")]);
     assert!(event(&mut sub, "del", "k"));
     sub.assert_quiet("no other event");
 }
@@ -388,7 +387,7 @@ fn watch_is_broken_only_by_a_write() {
         &["SET", "k", "w", "IFEQ", "nope"][..],
         &["SET", "k", "w", "IFNE", "v", "GET"],
         &["DELEX", "k", "IFEQ", "nope"],
-        &["DELEX", "k", "IFDNE", &digest(b"v")],
+        &["DELEX", "k", "IFDNE", &xxh3_digest(b"v")],
     ] {
         a.cmd(&["WATCH", "k"]);
         b.cmd(refused);

@@ -43,6 +43,7 @@ impl Binary {
     /// Starts the binary as the guide says and reads the port it prints.
     fn start() -> Binary {
         let mut child = Command::new(env!("CARGO_BIN_EXE_embedis-server"))
+            .current_dir(support::server_dir())
             .args([
                 "--port",
                 "auto",

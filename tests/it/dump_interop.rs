@@ -12,7 +12,7 @@ use crate::support;
 use support::{Conn, RedisServer};
 
 /// The value of a bulk-string reply, `None` for anything else.
-fn bulk(raw: &[u8]) -> Option<Vec<u8>> {
+fn bulk_payload(raw: &[u8]) -> Option<Vec<u8>> {
     let rest = raw.strip_prefix(b"$")?;
     let end = rest.windows(2).position(|w| w == b"\r\n")?;
     let len: usize = std::str::from_utf8(&rest[..end]).ok()?.parse().ok()?;
@@ -101,20 +101,20 @@ const KEYS: &[(&str, bool)] = &[
     ("stream", false),
 ];
 
-fn digest(conn: &mut Conn, key: &str) -> Vec<u8> {
+fn value_digest(conn: &mut Conn, key: &str) -> Vec<u8> {
     conn.command(&["DEBUG", "DIGEST-VALUE", key])
 }
 
 /// DUMPs `key` from `from`, RESTOREs it into `to` as `new_key`, and checks digest and encoding
 /// there against `to`'s own `key`.
 fn transfer(from: &mut Conn, to: &mut Conn, key: &str, new_key: &str, direction: &str) {
-    let payload = bulk(&from.command(&["DUMP", key]))
+    let payload = bulk_payload(&from.command(&["DUMP", key]))
         .unwrap_or_else(|| panic!("{direction}: DUMP {key} gave no payload"));
     let reply = to.command(&[b"RESTORE".as_slice(), new_key.as_bytes(), b"0", &payload]);
     assert_eq!(reply, b"+OK\r\n", "{direction}: RESTORE {key}");
     assert_eq!(
-        digest(to, new_key),
-        digest(to, key),
+        value_digest(to, new_key),
+        value_digest(to, key),
         "{direction}: digest of {key} after the round trip"
     );
     // A restored string is encoded afresh: a short HLL (raw, as PFADD leaves it) comes back
@@ -133,7 +133,7 @@ fn dumps_restore_across_servers() {
     let Some(redis) = RedisServer::start("dump-interop", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut r = Conn::connect(redis.addr()).unwrap();
     let mut o = Conn::connect(ours.addr()).unwrap();
     for cmd in SETUP {
@@ -146,8 +146,8 @@ fn dumps_restore_across_servers() {
     for &(key, same_bytes) in KEYS {
         if same_bytes {
             assert_eq!(
-                bulk(&r.command(&["DUMP", key])),
-                bulk(&o.command(&["DUMP", key])),
+                bulk_payload(&r.command(&["DUMP", key])),
+                bulk_payload(&o.command(&["DUMP", key])),
                 "DUMP {key}"
             );
         }

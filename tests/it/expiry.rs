@@ -10,6 +10,7 @@
 //! redis-server 7.0.15.
 
 use crate::support;
+use support::redis_connection;
 
 use redis::{Commands, Value};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -23,19 +24,10 @@ fn start_time() -> SystemTime {
 }
 
 fn server() -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .clock(embedis::Clock::frozen_at(start_time()))
         .start()
         .unwrap()
-}
-
-fn connect(server: &embedis::Server) -> redis::Connection {
-    let client = redis::Client::open(server.url()).unwrap();
-    let con = client
-        .get_connection_with_timeout(Duration::from_secs(10))
-        .unwrap();
-    con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    con
 }
 
 fn dbsize(con: &mut redis::Connection) -> i64 {
@@ -59,8 +51,8 @@ fn keyspace_db0(con: &mut redis::Connection) -> Option<String> {
 #[test]
 fn a_px_100_key_exists_at_100_ms_and_is_gone_at_101_for_every_reader() {
     let server = server();
-    let mut writer = connect(&server);
-    let mut reader = connect(&server);
+    let mut writer = redis_connection(&server);
+    let mut reader = redis_connection(&server);
     // Each way of looking gets its own key, so that one reader's lazy deletion cannot hide
     // another reader's view.
     type Probe = fn(&mut redis::Connection, &str) -> bool;
@@ -109,7 +101,7 @@ fn a_px_100_key_exists_at_100_ms_and_is_gone_at_101_for_every_reader() {
 #[test]
 fn the_active_cycle_reclaims_a_key_nobody_reads() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let _: () = con.set("persistent", 1).unwrap();
     let _: () = redis::cmd("SET")
         .arg("lease")
@@ -162,7 +154,7 @@ fn the_active_cycle_reclaims_a_key_nobody_reads() {
 #[test]
 fn ttl_and_pttl_follow_the_clock() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let _: () = con.set_ex("k", "v", 100).unwrap();
     assert_eq!(con.ttl::<_, i64>("k").unwrap(), 100);
     assert_eq!(con.pttl::<_, i64>("k").unwrap(), 100_000);
@@ -213,7 +205,7 @@ fn ttl_and_pttl_follow_the_clock() {
 #[test]
 fn absolute_deadlines_are_relative_to_the_clocks_now() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let now_s = START_S as i64;
     let _: () = con.set("k", "v").unwrap();
     assert!(con.expire_at::<_, bool>("k", now_s + 100).unwrap());
@@ -258,14 +250,14 @@ fn absolute_deadlines_are_relative_to_the_clocks_now() {
 
 #[test]
 fn ten_thousand_volatile_keys_half_expired_are_all_reclaimed() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::frozen_at(start_time()))
         // More cycles per second: the tail of a mostly-live table is found faster.
         .config("hz", "100")
         .unwrap()
         .start()
         .unwrap();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let mut pipe = redis::pipe();
     for i in 0..10_000 {
         let ttl_ms = if i % 2 == 0 { 1_000 } else { 3_600_000 };
@@ -304,7 +296,7 @@ fn ten_thousand_volatile_keys_half_expired_are_all_reclaimed() {
 #[test]
 fn set_keepttl_keeps_the_deadline_and_plain_set_drops_it() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let set = |con: &mut redis::Connection, args: &[&str]| -> Value {
         redis::cmd("SET").arg(args).query(con).unwrap()
     };
@@ -339,7 +331,7 @@ fn set_keepttl_keeps_the_deadline_and_plain_set_drops_it() {
 
 #[test]
 fn with_active_expiry_off_keys_stay_until_read_but_are_never_visible() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::frozen_at(start_time()))
         .config("enable-debug-command", "yes")
         .unwrap()
@@ -347,7 +339,7 @@ fn with_active_expiry_off_keys_stay_until_read_but_are_never_visible() {
         .unwrap()
         .start()
         .unwrap();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let ok: Value = redis::cmd("DEBUG")
         .arg("SET-ACTIVE-EXPIRE")
         .arg(0)
@@ -404,7 +396,7 @@ fn with_active_expiry_off_keys_stay_until_read_but_are_never_visible() {
 #[test]
 fn object_idletime_follows_the_clock() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let idle = |con: &mut redis::Connection, key: &str| -> i64 {
         redis::cmd("OBJECT")
             .arg("IDLETIME")
@@ -449,7 +441,7 @@ fn object_idletime_follows_the_clock() {
 #[test]
 fn expired_keys_stay_in_place_while_clients_are_paused() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let expired_keys = |con: &mut redis::Connection| {
         let info: redis::InfoDict = redis::cmd("INFO").arg("stats").query(con).unwrap();
         info.get::<i64>("expired_keys").unwrap()
@@ -516,7 +508,7 @@ fn expired_keys_stay_in_place_while_clients_are_paused() {
 #[test]
 fn a_slow_expiry_is_a_latency_event() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let _: () = redis::cmd("CONFIG")
         .arg("SET")
         .arg("latency-monitor-threshold")

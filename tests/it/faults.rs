@@ -14,7 +14,7 @@ use support::{bulk, held_commands, manual_server, wait_blocked, Client};
 
 /// A server that allows DEBUG, on a manual clock.
 fn debug_server() -> Server {
-    Server::builder()
+    support::builder()
         .clock(Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()
@@ -420,7 +420,7 @@ fn debug_clock_moves_ttls_time_and_timeouts_for_every_client() {
 
 #[test]
 fn debug_clock_on_the_system_clock_says_it_cannot() {
-    let server = Server::builder()
+    let server = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -449,7 +449,7 @@ fn debug_controls_are_refused_without_enable_debug_command() {
     }
     assert!(server.faults().list().is_empty());
     // `local` allows loopback connections, as for Redis's own DEBUG.
-    let server = Server::builder()
+    let server = support::builder()
         .clock(Clock::manual())
         .config("enable-debug-command", "local")
         .unwrap()
@@ -490,6 +490,7 @@ fn the_binary_with_debug_enabled_runs_on_a_controllable_clock() {
     use std::process::{Command, Stdio};
     let spawn = |extra: &[&str]| {
         let mut child = Command::new(env!("CARGO_BIN_EXE_embedis-server"))
+            .current_dir(support::server_dir())
             .args(["--port", "auto", "--save", ""])
             .args(extra)
             .stdout(Stdio::piped())
@@ -529,7 +530,7 @@ fn the_binary_with_debug_enabled_runs_on_a_controllable_clock() {
 
 #[test]
 fn on_a_running_clock_pause_and_latency_are_real_time() {
-    let server = Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut c = Client::connect(server.addr());
     let started = std::time::Instant::now();
     server.faults().pause(Duration::from_millis(60));
@@ -551,7 +552,7 @@ fn on_a_running_clock_pause_and_latency_are_real_time() {
 
 #[test]
 fn faults_work_with_threaded_io() {
-    let server = Server::builder()
+    let server = support::builder()
         .clock(Clock::manual())
         .config("io-threads", "2")
         .unwrap()

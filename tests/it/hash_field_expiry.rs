@@ -10,6 +10,7 @@
 //! themselves are compared byte for byte in tests/diff8/.
 
 use crate::support;
+use support::redis_connection;
 
 use redis::Value;
 use std::time::{Duration, UNIX_EPOCH};
@@ -20,7 +21,7 @@ const START_S: u64 = 1_893_456_000;
 const START_MS: i64 = START_S as i64 * 1000;
 
 fn server() -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .clock(embedis::Clock::frozen_at(
             UNIX_EPOCH + Duration::from_secs(START_S),
         ))
@@ -28,15 +29,6 @@ fn server() -> embedis::Server {
         .unwrap()
         .start()
         .unwrap()
-}
-
-fn connect(server: &embedis::Server) -> redis::Connection {
-    let client = redis::Client::open(server.url()).unwrap();
-    let con = client
-        .get_connection_with_timeout(Duration::from_secs(10))
-        .unwrap();
-    con.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    con
 }
 
 /// Runs a command given as words.
@@ -64,7 +56,7 @@ fn strings(con: &mut redis::Connection, line: &str) -> Vec<Option<String>> {
 #[test]
 fn a_field_is_there_at_its_deadline_and_gone_one_ms_later_for_every_reader() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "DEBUG SET-ACTIVE-EXPIRE 0");
     run::<()>(&mut con, "HSET h a 1 b 2 c 3");
     assert_eq!(ints(&mut con, "HPEXPIRE h 100 FIELDS 2 a b"), [1, 1]);
@@ -104,7 +96,7 @@ fn a_field_is_there_at_its_deadline_and_gone_one_ms_later_for_every_reader() {
 #[test]
 fn ttls_and_deadlines_follow_the_clock() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "HSET h a 1 b 2");
     assert_eq!(ints(&mut con, "HPEXPIRE h 1500 FIELDS 1 a"), [1]);
     assert_eq!(ints(&mut con, "HTTL h FIELDS 2 a b"), [2, -1], "rounded up");
@@ -145,7 +137,7 @@ fn ttls_and_deadlines_follow_the_clock() {
 #[test]
 fn the_active_cycle_removes_due_fields_and_the_key_with_its_last_field() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "HSET keep a 1 b 2");
     run::<()>(&mut con, "HPEXPIRE keep 100 FIELDS 1 a");
     run::<()>(&mut con, "HSET gone a 1 b 2");
@@ -153,7 +145,7 @@ fn the_active_cycle_removes_due_fields_and_the_key_with_its_last_field() {
     run::<()>(&mut con, "HSET later a 1");
     run::<()>(&mut con, "HPEXPIRE later 10000 FIELDS 1 a");
     advance_ms(&server, 101);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     eventually("the active cycle removes the due fields", || {
         int(&mut probe, "DBSIZE") == 2
     });
@@ -170,7 +162,7 @@ fn the_active_cycle_removes_due_fields_and_the_key_with_its_last_field() {
 #[test]
 fn thousands_of_hashes_with_due_fields_are_all_reclaimed() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     let mut pipe = redis::pipe();
     for i in 0..3000 {
         let key = format!("h{i}");
@@ -204,9 +196,9 @@ fn thousands_of_hashes_with_due_fields_are_all_reclaimed() {
 #[test]
 fn events_of_field_expiry_active_and_lazy() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "CONFIG SET notify-keyspace-events Eghx");
-    let mut sub = connect(&server);
+    let mut sub = redis_connection(&server);
     sub.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     let mut pubsub = sub.as_pubsub();
     pubsub.psubscribe("__keyevent@0__:*").unwrap();
@@ -255,13 +247,13 @@ fn events_of_field_expiry_active_and_lazy() {
 #[test]
 fn a_watched_hash_losing_a_field_aborts_the_transaction() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     // Active expiry.
     run::<()>(&mut con, "HSET w a 1 b 2");
     run::<()>(&mut con, "HPEXPIRE w 100 FIELDS 1 a");
     run::<()>(&mut con, "WATCH w");
     advance_ms(&server, 101);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     eventually("the field expires", || int(&mut probe, "HLEN w") == 1);
     run::<()>(&mut con, "MULTI");
     run::<()>(&mut con, "PING");
@@ -287,7 +279,7 @@ fn a_watched_hash_losing_a_field_aborts_the_transaction() {
 #[test]
 fn rename_move_copy_and_swapdb_keep_field_deadlines_for_the_active_cycle() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     for key in ["r", "m", "c", "s"] {
         run::<()>(&mut con, &format!("HSET {key} a 1 b 2"));
         run::<()>(&mut con, &format!("HPEXPIRE {key} 100 FIELDS 1 a"));
@@ -304,7 +296,7 @@ fn rename_move_copy_and_swapdb_keep_field_deadlines_for_the_active_cycle() {
     assert_eq!(ints(&mut con, "HPTTL c2 FIELDS 2 a b"), [100, -1]);
     assert_eq!(run::<String>(&mut con, "OBJECT ENCODING c2"), "listpackex");
     advance_ms(&server, 101);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     for (db, key) in [
         (0, "r2"),
         (1, "m"),
@@ -323,7 +315,7 @@ fn rename_move_copy_and_swapdb_keep_field_deadlines_for_the_active_cycle() {
 #[test]
 fn overwrites_end_a_field_ttl_and_other_writes_keep_it() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "HSET h a 1 b 2 c 3 d 4");
     run::<()>(&mut con, "HPEXPIRE h 1000 FIELDS 4 a b c d");
     run::<()>(&mut con, "HSET h a 9");
@@ -342,7 +334,7 @@ fn overwrites_end_a_field_ttl_and_other_writes_keep_it() {
     // Replacing the whole key drops the fields' deadlines with the old value.
     run::<()>(&mut con, "SET h plain");
     advance_ms(&server, 1001);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     eventually("the stale index entry is harmless", || {
         run::<String>(&mut probe, "GET h") == "plain"
     });
@@ -356,7 +348,7 @@ fn overwrites_end_a_field_ttl_and_other_writes_keep_it() {
 #[test]
 fn hsetex_with_a_ttl_then_hgetex_persist() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     assert_eq!(
         int(&mut con, "HSETEX cache PX 10000 FIELDS 2 k1 v1 k2 v2"),
         1
@@ -376,7 +368,7 @@ fn hsetex_with_a_ttl_then_hgetex_persist() {
     assert_eq!(int(&mut con, "HSETEX cache FXX KEEPTTL FIELDS 1 k2 v2b"), 1);
     assert_eq!(ints(&mut con, "HPTTL cache FIELDS 1 k2"), [10000]);
     advance_ms(&server, 10_001);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     eventually("k2 expires", || int(&mut probe, "HLEN cache") == 1);
     assert_eq!(
         strings(&mut con, "HGETALL cache"),
@@ -387,7 +379,7 @@ fn hsetex_with_a_ttl_then_hgetex_persist() {
 #[test]
 fn a_hash_with_field_ttls_converts_to_a_table_and_keeps_them() {
     let server = server();
-    let mut con = connect(&server);
+    let mut con = redis_connection(&server);
     run::<()>(&mut con, "CONFIG SET hash-max-listpack-entries 4");
     run::<()>(&mut con, "HSET h a 1 b 2");
     run::<()>(&mut con, "HPEXPIRE h 100 FIELDS 1 a");
@@ -396,7 +388,7 @@ fn a_hash_with_field_ttls_converts_to_a_table_and_keeps_them() {
     assert_eq!(run::<String>(&mut con, "OBJECT ENCODING h"), "hashtable");
     assert_eq!(ints(&mut con, "HPTTL h FIELDS 2 a b"), [100, -1]);
     advance_ms(&server, 101);
-    let mut probe = connect(&server);
+    let mut probe = redis_connection(&server);
     eventually("the table's field expires", || {
         int(&mut probe, "HLEN h") == 4
     });
@@ -416,7 +408,7 @@ fn random_field_ttl_commands_answer_as_redis_8_does() {
     let Some(redis) = RedisServer::start_redis8("hash_field_expiry random", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
     let mut ours_conn = Conn::connect(ours.addr()).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(14);

@@ -16,6 +16,7 @@
 //! EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::text;
 
 use embedis_protocol::Value;
 use std::time::{Duration, UNIX_EPOCH};
@@ -30,10 +31,6 @@ fn reply(c: &mut Conn, args: &[&str]) -> (Vec<u8>, Value) {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
     c.send_raw(&Conn::encode(&args));
     c.read_reply().expect("a reply")
-}
-
-fn text(c: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&reply(c, args).0).into_owned()
 }
 
 fn words(c: &mut Conn, args: &[&str]) -> Vec<String> {
@@ -313,7 +310,7 @@ fn debug_reload_and_restore_keep_field_ttls_and_expired_fields_go() {
     let dir = std::env::temp_dir().join(format!("embedis-hash-ttl-reload-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::frozen_at(
             UNIX_EPOCH + Duration::from_millis(START_MS),
         ))
@@ -404,7 +401,7 @@ fn the_aof_base_keeps_field_ttls() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let start = || {
-        embedis::Server::builder()
+        support::builder()
             .clock(embedis::Clock::frozen_at(
                 UNIX_EPOCH + Duration::from_millis(START_MS),
             ))

@@ -135,7 +135,7 @@ fn streams_merges_and_counts_match_redis_byte_for_byte() {
     else {
         return;
     };
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()

@@ -7,7 +7,7 @@ use support::Conn;
 #[test]
 fn five_servers_side_by_side_are_independent() {
     let servers: Vec<embedis::Server> = (0..5)
-        .map(|_| embedis::Server::builder().start().unwrap())
+        .map(|_| support::builder().start().unwrap())
         .collect();
     let mut ports: Vec<u16> = servers.iter().map(|s| s.addr().port()).collect();
     ports.sort();
@@ -25,7 +25,7 @@ fn five_servers_side_by_side_are_independent() {
 
 #[test]
 fn shutdown_and_drop_stop_the_server() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let addr = server.addr();
     assert!(Conn::connect(addr).is_ok());
     server.shutdown();
@@ -34,7 +34,7 @@ fn shutdown_and_drop_stop_the_server() {
         "nothing listens after shutdown"
     );
 
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let addr = server.addr();
     drop(server);
     assert!(
@@ -45,10 +45,7 @@ fn shutdown_and_drop_stop_the_server() {
 
 #[test]
 fn password_is_required_when_set() {
-    let server = embedis::Server::builder()
-        .password("s3cret")
-        .start()
-        .unwrap();
+    let server = support::builder().password("s3cret").start().unwrap();
     let mut c = Conn::connect(server.addr()).unwrap();
     assert_eq!(
         c.command(&["PING"]),

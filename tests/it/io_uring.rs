@@ -16,7 +16,7 @@ use support::client::Client;
 use support::Conn;
 
 fn uring_server() -> embedis::Server {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("io-uring", "yes")
         .unwrap()
         .start()
@@ -233,7 +233,7 @@ fn the_unix_socket_goes_through_the_ring_too() {
     let dir = std::env::temp_dir().join(format!("embedis-uring-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("s.sock");
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("io-uring", "yes")
         .unwrap()
         .config("unixsocket", path.to_str().unwrap())
@@ -258,7 +258,7 @@ fn the_unix_socket_goes_through_the_ring_too() {
 /// the option back to `no`), and the connections of before keep working.
 #[test]
 fn io_uring_is_off_by_default_and_config_set_turns_it_on() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut before = Conn::connect(server.addr()).unwrap();
     assert_eq!(
         before.command(&["CONFIG", "GET", "io-uring"]),

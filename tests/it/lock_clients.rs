@@ -40,7 +40,7 @@ fn redis_py_lock_and_pottery_redlock_work_against_embedis() {
         run_script(&python, &ports);
     }
     let servers: Vec<embedis::Server> = (0..6)
-        .map(|_| embedis::Server::builder().start().unwrap())
+        .map(|_| support::builder().start().unwrap())
         .collect();
     let ports: Vec<u16> = servers.iter().map(|s| s.addr().port()).collect();
     let out = run_script(&python, &ports);

@@ -118,7 +118,7 @@ fn a_watchdog_renewing_every_third_of_the_lease_keeps_the_lock_until_it_stops() 
 /// release goes to all five: the three that hold the key delete it, the two others answer 0.
 #[test]
 fn redlock_acquires_on_three_of_five_nodes_while_two_fail() {
-    let nodes = Nodes::start(5).unwrap();
+    let nodes = Nodes::start_with(5, support::with_dir).unwrap();
     for i in [3, 4] {
         nodes[i].faults().error("set", "*", "ERR injected", 0);
     }
@@ -151,7 +151,7 @@ fn redlock_acquires_on_three_of_five_nodes_while_two_fail() {
 /// TTL. (The nodes' clocks have not moved: the keys are gone because the client deleted them.)
 #[test]
 fn redlock_fails_with_three_of_five_nodes_failing_and_releases_what_it_took() {
-    let nodes = Nodes::start(5).unwrap();
+    let nodes = Nodes::start_with(5, support::with_dir).unwrap();
     for i in [2, 3, 4] {
         nodes[i].faults().error("set", "*", "ERR injected", 1);
     }
@@ -174,7 +174,7 @@ fn redlock_fails_with_three_of_five_nodes_failing_and_releases_what_it_took() {
 /// TTL still had 50 ms to run.
 #[test]
 fn redlock_acquisition_slower_than_the_validity_time_fails_and_releases_on_every_node() {
-    let nodes = Nodes::start(5).unwrap();
+    let nodes = Nodes::start_with(5, support::with_dir).unwrap();
     let start = nodes[0].clock().now_ms();
     for i in [2, 3, 4] {
         nodes[i].faults().latency("set", "*", ms(9_950));
@@ -281,7 +281,7 @@ fn after_a_pause_past_the_lease_a_naive_del_release_deletes_the_new_owners_lock(
 /// attempt (their SET failed once). Returns the nodes, the clients' clock, both clients and
 /// client 1's attempt.
 fn client_one_holds_a_b_and_c(c_rate: f64) -> (Nodes, Clock, Redlock, Redlock, Attempt) {
-    let nodes = Nodes::start(5).unwrap();
+    let nodes = Nodes::start_with(5, support::with_dir).unwrap();
     assert!(nodes[2].clock().set_rate(c_rate));
     for i in [3, 4] {
         nodes[i].faults().error("set", "*", "ERR unreachable", 1);

@@ -1033,7 +1033,7 @@ fn a_lease_ends_at_its_deadline_for_every_client_without_anyone_touching_it() {
 
 #[test]
 fn an_expired_lease_is_absent_inside_scripts_with_active_expiry_off() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()

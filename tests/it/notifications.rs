@@ -53,7 +53,7 @@ fn drain(conn: &mut Conn) -> Vec<String> {
 }
 
 fn manual_server_with_debug() -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .clock(embedis::Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()

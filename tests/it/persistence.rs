@@ -8,26 +8,13 @@
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::{digest, temp_dir, text};
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use support::{Conn, RedisServer};
 
 const EMBEDIS: &str = env!("CARGO_BIN_EXE_embedis-server");
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "embedis-persistence-test-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn text(c: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&c.command(args)).into_owned()
-}
 
 /// Every type in its small and big encodings, with TTLs, over three databases, plus a
 /// function library.
@@ -98,12 +85,6 @@ fn fill(c: &mut Conn) {
         );
     }
     text(c, &["SELECT", "0"]);
-}
-
-fn digest(c: &mut Conn) -> String {
-    let reply = text(c, &["DEBUG", "DIGEST"]);
-    assert!(reply.starts_with('+'), "{reply}");
-    reply
 }
 
 fn start_embedis(test: &str, extra: &[&str]) -> RedisServer {
@@ -251,8 +232,8 @@ fn bgsave_runs_while_clients_write_and_keeps_its_point_in_time() {
 
 #[test]
 fn a_server_with_a_directory_reloads_its_file_on_restart() {
-    let dir = temp_dir("restart");
-    let mut server = embedis::Server::builder()
+    let dir = temp_dir("persistence-restart");
+    let mut server = support::builder()
         .dir(&dir)
         .config("enable-debug-command", "yes")
         .unwrap()
@@ -271,8 +252,8 @@ fn a_server_with_a_directory_reloads_its_file_on_restart() {
     drop(server);
 
     // Without save points only SAVE keeps data: what was written after it is gone on restart.
-    let dir = temp_dir("restart-nosave");
-    let mut server = embedis::Server::builder()
+    let dir = temp_dir("persistence-restart-nosave");
+    let mut server = support::builder()
         .dir(&dir)
         .config("save", "")
         .unwrap()
@@ -294,8 +275,8 @@ fn a_server_with_a_directory_reloads_its_file_on_restart() {
 /// the abandoned rewrite is still in the manifest).
 #[test]
 fn stopping_during_a_bgsave_and_a_rewrite_leaves_no_temporary_file() {
-    let dir = temp_dir("stop-mid-save");
-    let mut server = embedis::Server::builder()
+    let dir = temp_dir("persistence-stop-mid-save");
+    let mut server = support::builder()
         .dir(&dir)
         .config("enable-debug-command", "yes")
         .unwrap()
@@ -351,8 +332,8 @@ fn wait_bgsave_done(c: &mut Conn) -> String {
 
 #[test]
 fn a_failed_save_refuses_writes_until_a_save_succeeds() {
-    let dir = temp_dir("misconf");
-    let mut server = embedis::Server::builder()
+    let dir = temp_dir("persistence-misconf");
+    let mut server = support::builder()
         .dir(&dir)
         .config("enable-protected-configs", "yes")
         .unwrap()
@@ -428,9 +409,9 @@ fn run_binary(dir: &Path, args: &[&str]) -> (bool, String) {
 
 #[test]
 fn a_file_with_a_bad_checksum_is_refused_at_start() {
-    let dir = temp_dir("checksum");
+    let dir = temp_dir("persistence-checksum");
     // Make a good file with a SAVE, then break one byte of a value.
-    let server = embedis::Server::builder().dir(&dir).start().unwrap();
+    let server = support::builder().dir(&dir).start().unwrap();
     let mut c = Conn::connect(server.addr()).unwrap();
     text(&mut c, &["SET", "key", "a value long enough to find"]);
     assert_eq!(text(&mut c, &["SAVE"]), "+OK\r\n");
@@ -458,8 +439,8 @@ fn a_file_with_a_bad_checksum_is_refused_at_start() {
 /// showing the progress) until the dataset is in, as with Redis.
 #[test]
 fn clients_get_loading_while_the_binary_loads_its_file() {
-    let dir = temp_dir("loading");
-    let server = embedis::Server::builder().dir(&dir).start().unwrap();
+    let dir = temp_dir("persistence-loading");
+    let server = support::builder().dir(&dir).start().unwrap();
     let mut c = Conn::connect(server.addr()).unwrap();
     for i in 0..20_000 {
         c.send_raw(&Conn::encode(&[

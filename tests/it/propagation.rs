@@ -721,7 +721,7 @@ fn write_stream_matches_redis_replication_stream() {
     ) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -780,6 +780,7 @@ mod replay {
     use super::*;
     use embedis::Clock;
     use proptest::prelude::*;
+    use support::digest;
 
     /// One step of a random write sequence.
     #[derive(Debug, Clone)]
@@ -867,10 +868,6 @@ mod replay {
         ]
     }
 
-    fn digest(conn: &mut Conn) -> Vec<u8> {
-        conn.command(&["DEBUG", "DIGEST"])
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
         #[test]
@@ -881,7 +878,7 @@ mod replay {
             // moves (as a replica, it must not expire keys on its own: the source's DELs do).
             let clock = Clock::manual();
             let start = |clock: &Clock| {
-                let server = embedis::Server::builder()
+                let server = support::builder()
                     .clock(clock.clone())
                     .config("enable-debug-command", "yes")
                     .unwrap()

@@ -11,6 +11,7 @@
 //! machine without a non-loopback address skips the first, loudly.
 
 use crate::support;
+use support::info_field;
 
 use std::io::{Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -105,20 +106,13 @@ fn non_local_peers(port: u16, test: &str) -> Vec<(String, TcpStream)> {
     peers
 }
 
-fn info_field(conn: &mut Conn, section: &str, field: &str) -> String {
-    let info = String::from_utf8(conn.command(&["INFO", section])).unwrap();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
-        .to_string()
-}
-
 /// What one server answers through the protected-mode scenario, as text lines to compare.
 fn protected_mode_transcript(port: u16, test: &str) -> Vec<String> {
     let local = SocketAddr::from(([127, 0, 0, 1], port));
     let mut admin = Conn::connect(local).unwrap();
     let mut lines = vec![format!("local PING: {}", show(&admin.command(&["PING"])))];
     let rejected_before: u64 = info_field(&mut admin, "stats", "rejected_connections")
+        .unwrap()
         .parse()
         .unwrap();
     let id_before: i64 = String::from_utf8(admin.command(&["CLIENT", "ID"]))
@@ -137,6 +131,7 @@ fn protected_mode_transcript(port: u16, test: &str) -> Vec<String> {
         ));
     }
     let rejected_after: u64 = info_field(&mut admin, "stats", "rejected_connections")
+        .unwrap()
         .parse()
         .unwrap();
     lines.push(format!(
@@ -194,7 +189,7 @@ fn non_local_clients_are_refused_as_redis_refuses_them() {
     else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("bind", "0.0.0.0")
         .unwrap()
         .config("protected-mode", "yes")
@@ -229,7 +224,7 @@ fn unix_socket_clients_are_local() {
     ) else {
         return;
     };
-    let _ours = embedis::Server::builder()
+    let _ours = support::builder()
         .config("bind", "0.0.0.0")
         .unwrap()
         .config("unixsocket", ours_path.to_str().unwrap())
@@ -321,7 +316,7 @@ fn local_only_settings_refuse_non_local_clients_as_redis_does() {
     ) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("protected-mode", "no")
         .unwrap()
         .config("enable-debug-command", "local")

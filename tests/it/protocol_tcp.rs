@@ -98,7 +98,7 @@ fn protocol_streams_match_redis() {
     let Some(redis) = RedisServer::start("protocol_tcp", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut failures = Vec::new();
     for (name, input) in cases() {
         let expected = exchange(redis.addr(), &input);
@@ -118,7 +118,7 @@ fn protocol_streams_match_redis() {
 
 #[test]
 fn a_protocol_error_closes_only_that_connection() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut bystander = Conn::connect(server.addr()).unwrap();
     assert_eq!(bystander.command(&["PING"]), b"+PONG\r\n");
     let (out, closed) = exchange(server.addr(), b"*1\r\n$-5\r\n");
@@ -134,7 +134,7 @@ fn a_protocol_error_closes_only_that_connection() {
 
 #[test]
 fn requests_split_across_writes_are_reassembled() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut stream = TcpStream::connect(server.addr()).unwrap();
     stream.set_nodelay(true).unwrap();
     let request = b"*2\r\n$4\r\nECHO\r\n$11\r\nhello world\r\n";
@@ -157,7 +157,7 @@ fn requests_split_across_writes_are_reassembled() {
 
 #[test]
 fn a_large_pipeline_is_answered_in_order() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut stream = TcpStream::connect(server.addr()).unwrap();
     let mut request = Vec::new();
     let mut expected = Vec::new();
@@ -184,7 +184,7 @@ fn unauthenticated_clients_get_redis_stricter_limits() {
     let Some(redis) = RedisServer::start("protocol_tcp_auth", &["--requirepass", "pw"]) else {
         return;
     };
-    let ours = embedis::Server::builder().password("pw").start().unwrap();
+    let ours = support::builder().password("pw").start().unwrap();
     let mut big_bulk = b"*2\r\n$4\r\nECHO\r\n$20000\r\n".to_vec();
     big_bulk.extend(vec![b'x'; 20000]);
     big_bulk.extend_from_slice(b"\r\n");
@@ -234,7 +234,7 @@ fn debug_internals_match_redis() {
     else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -403,7 +403,7 @@ fn pushes_pass_client_reply_off_as_in_redis() {
     let Some(redis) = RedisServer::start("reply off pushes", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let expected = reply_off_transcript(redis.addr());
     assert!(expected[0].contains("subscribe"), "{expected:?}");
     assert_eq!(reply_off_transcript(ours.addr()), expected);
@@ -507,7 +507,7 @@ fn reset_clears_client_state_as_redis_does() {
     let Some(redis) = RedisServer::start("reset", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let expected = reset_transcript(redis.addr());
     assert!(expected[3].contains("flags="), "{expected:?}");
     assert!(expected[12].contains("NOAUTH"), "{expected:?}");

@@ -8,6 +8,7 @@
 //! clock for the soft limit's seconds.
 
 use crate::support;
+use support::text;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -132,9 +133,9 @@ fn pubsub_transcript_matches_redis() {
     if std::env::var_os("PUBSUB_TRACE").is_some() {
         eprintln!("{}", theirs.join("\n"));
     }
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     check_transcripts("pubsub", &transcript(ours.addr()), &theirs);
-    let threaded = embedis::Server::builder()
+    let threaded = support::builder()
         .config("io-threads", "2")
         .unwrap()
         .start()
@@ -144,7 +145,7 @@ fn pubsub_transcript_matches_redis() {
         &transcript(threaded.addr()),
         &theirs,
     );
-    let uring = embedis::Server::builder()
+    let uring = support::builder()
         .config("io-uring", "yes")
         .unwrap()
         .start()
@@ -154,13 +155,6 @@ fn pubsub_transcript_matches_redis() {
 
 // ---------------------------------------------------------------------------------------------
 // Output-buffer limits (embedis only: the soft limit needs the manual clock)
-
-/// Sends a command and returns its reply's raw bytes as text, unescaped (unlike
-/// [`support::cmd`]): `+OK\r\n` compares with `"+OK\r\n"`; empty if the connection closed.
-fn text(conn: &mut Conn, args: &[&str]) -> String {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    String::from_utf8_lossy(&conn.command(&args)).into_owned()
-}
 
 /// The subscriber's `omem=` (unsent output) from CLIENT LIST, or None once it is gone.
 fn omem(probe: &mut Conn, id: &str) -> Option<usize> {

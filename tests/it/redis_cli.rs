@@ -75,7 +75,7 @@ impl Servers {
         let cli = find_binary("redis-cli", test)?;
         let extra: Vec<&str> = password.map_or(vec![], |p| vec!["--requirepass", p]);
         let redis = RedisServer::start(test, &extra)?;
-        let mut builder = embedis::Server::builder();
+        let mut builder = support::builder();
         if let Some(password) = password {
             builder = builder.password(password);
         }
@@ -283,7 +283,7 @@ fn pipe_mass_insertion_of_100000_commands() {
     let Some(binary) = find_binary("redis-cli", "redis_cli --pipe") else {
         return;
     };
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let input = mass_insert_input(100_000);
     let started = Instant::now();
     let run = cli(&binary, server.addr().port(), &["--pipe"], &input);

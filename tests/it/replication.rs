@@ -12,21 +12,10 @@
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::{eventually, field, text};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use support::{Conn, RedisServer};
-
-fn text(c: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&c.command(args)).into_owned()
-}
-
-fn field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
 
 /// On a primary: a key that expires (read after its time: a DEL for the replicas) and
 /// evictions (maxmemory set `margin` bytes under the memory in use for one write).
@@ -47,17 +36,9 @@ fn expire_and_evict(c: &mut Conn, margin: u64) {
     assert_ne!(field(&text(c, &["INFO", "stats"]), "evicted_keys"), "0");
 }
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn redis_replicates_from_embedis_with_full_and_partial_resync() {
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -80,7 +61,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
         return;
     };
     let mut r = Conn::connect(redis.addr()).unwrap();
-    wait_for("the link to come up", || {
+    eventually("the link to come up", || {
         field(
             &text(&mut r, &["INFO", "replication"]),
             "master_link_status",
@@ -107,7 +88,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
     // An expiry and evictions reach the replica as DELs.
     expire_and_evict(&mut e, 10_000);
     let same_digest = |e: &mut Conn, r: &mut Conn| {
-        wait_for("the replica to catch up", || {
+        eventually("the replica to catch up", || {
             text(e, &["DEBUG", "DIGEST"]) == text(r, &["DEBUG", "DIGEST"])
         });
     };
@@ -126,7 +107,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
         ":1\r\n"
     );
     text(&mut e, &["SET", "while-away", "1"]);
-    wait_for("the replica to reconnect", || {
+    eventually("the replica to reconnect", || {
         field(&stats(&mut e), "sync_partial_ok") == "1"
     });
     text(&mut e, &["SET", "after-reconnect", "1"]);
@@ -140,7 +121,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
 
 #[test]
 fn replicaof_makes_a_read_only_replica_and_no_one_a_primary_again() {
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut c = Conn::connect(ours.addr()).unwrap();
     let replid = field(&text(&mut c, &["INFO", "replication"]), "master_replid");
     assert_eq!(text(&mut c, &["REPLICAOF", "127.0.0.1", "1"]), "+OK\r\n");
@@ -189,7 +170,7 @@ fn replicaof_makes_a_read_only_replica_and_no_one_a_primary_again() {
 #[test]
 fn sync_sends_the_image_then_the_stream_without_an_early_ping() {
     use std::io::{BufRead, BufReader, Read, Write};
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut c = Conn::connect(ours.addr()).unwrap();
     text(
         &mut c,
@@ -224,7 +205,7 @@ fn sync_sends_the_image_then_the_stream_without_an_early_ping() {
 
 /// Starts an embedis replica of `primary` (a `host:port` address).
 fn replica_of(primary: std::net::SocketAddr) -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
@@ -238,7 +219,7 @@ fn link_up(c: &mut Conn) -> bool {
 }
 
 fn same_digest(primary: &mut Conn, replica: &mut Conn) {
-    wait_for("the replica to catch up", || {
+    eventually("the replica to catch up", || {
         text(primary, &["DEBUG", "DIGEST"]) == text(replica, &["DEBUG", "DIGEST"])
     });
 }
@@ -288,7 +269,7 @@ fn embedis_follows_redis(diskless: bool) {
     mixed_writes(&mut r, "before");
     let ours = replica_of(redis.addr());
     let mut e = Conn::connect(ours.addr()).unwrap();
-    wait_for("the link to come up", || link_up(&mut e));
+    eventually("the link to come up", || link_up(&mut e));
     same_digest(&mut r, &mut e);
     mixed_writes(&mut r, "after");
     // Keys that expire and keys evicted on the primary reach the replica as DELs.
@@ -302,7 +283,7 @@ fn embedis_follows_redis(diskless: bool) {
         field(&info, "master_replid"),
         field(&primary_info, "master_replid")
     );
-    wait_for("the offsets to agree", || {
+    eventually("the offsets to agree", || {
         field(&text(&mut e, &["INFO", "replication"]), "slave_repl_offset")
             == field(
                 &text(&mut r, &["INFO", "replication"]),
@@ -314,7 +295,7 @@ fn embedis_follows_redis(diskless: bool) {
         "-READONLY You can't write against a read only replica.\r\n"
     );
     // The primary sees our acknowledgements (offset and lag in its slave0 line).
-    wait_for("an ACK with the current offset", || {
+    eventually("an ACK with the current offset", || {
         let info = text(&mut r, &["INFO", "replication"]);
         let offset = field(&info, "master_repl_offset");
         field(&info, "slave0").contains(&format!("offset={offset},"))
@@ -327,7 +308,7 @@ fn embedis_follows_redis(diskless: bool) {
         ":1\r\n"
     );
     mixed_writes(&mut r, "while-away");
-    wait_for("the replica to reconnect", || {
+    eventually("the replica to reconnect", || {
         field(&text(&mut r, &["INFO", "stats"]), "sync_partial_ok") == "1"
     });
     mixed_writes(&mut r, "after-reconnect");
@@ -347,7 +328,7 @@ fn embedis_follows_redis_with_a_disk_transfer() {
 
 #[test]
 fn a_chain_of_embedis_replicas_fails_over_and_continues() {
-    let a = embedis::Server::builder()
+    let a = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -356,10 +337,10 @@ fn a_chain_of_embedis_replicas_fails_over_and_continues() {
     mixed_writes(&mut ca, "one");
     let b = replica_of(a.addr());
     let mut cb = Conn::connect(b.addr()).unwrap();
-    wait_for("b's link", || link_up(&mut cb));
+    eventually("b's link", || link_up(&mut cb));
     let c = replica_of(b.addr());
     let mut cc = Conn::connect(c.addr()).unwrap();
-    wait_for("c's link", || link_up(&mut cc));
+    eventually("c's link", || link_up(&mut cc));
     mixed_writes(&mut ca, "two");
     same_digest(&mut ca, &mut cb);
     same_digest(&mut ca, &mut cc);
@@ -393,7 +374,7 @@ fn a_chain_of_embedis_replicas_fails_over_and_continues() {
         ),
         "+OK\r\n"
     );
-    wait_for("a's link to b", || link_up(&mut ca));
+    eventually("a's link to b", || link_up(&mut ca));
     same_digest(&mut cb, &mut ca);
     same_digest(&mut cb, &mut cc);
     let stats = text(&mut cb, &["INFO", "stats"]);
@@ -414,7 +395,7 @@ fn a_chain_of_embedis_replicas_fails_over_and_continues() {
 
 #[test]
 fn min_replicas_to_write_counts_acknowledging_replicas() {
-    let a = embedis::Server::builder().start().unwrap();
+    let a = support::builder().start().unwrap();
     let mut ca = Conn::connect(a.addr()).unwrap();
     text(&mut ca, &["CONFIG", "SET", "min-replicas-to-write", "1"]);
     text(&mut ca, &["CONFIG", "SET", "min-replicas-max-lag", "10"]);
@@ -424,8 +405,8 @@ fn min_replicas_to_write_counts_acknowledging_replicas() {
     );
     let b = replica_of(a.addr());
     let mut cb = Conn::connect(b.addr()).unwrap();
-    wait_for("b's link", || link_up(&mut cb));
-    wait_for("a good replica", || {
+    eventually("b's link", || link_up(&mut cb));
+    eventually("a good replica", || {
         text(&mut ca, &["SET", "k", "v"]) == "+OK\r\n"
     });
     assert_eq!(
@@ -437,28 +418,28 @@ fn min_replicas_to_write_counts_acknowledging_replicas() {
     );
     drop(cb);
     b.shutdown();
-    wait_for("the replica to be gone", || {
+    eventually("the replica to be gone", || {
         text(&mut ca, &["SET", "k", "v"]) == "-NOREPLICAS Not enough good replicas to write.\r\n"
     });
 }
 
 #[test]
 fn a_replica_hides_expired_keys_until_its_primary_deletes_them() {
-    let a = embedis::Server::builder()
+    let a = support::builder()
         .clock(embedis::Clock::manual())
         .start()
         .unwrap();
     let mut ca = Conn::connect(a.addr()).unwrap();
-    let b = embedis::Server::builder()
+    let b = support::builder()
         .clock(embedis::Clock::manual())
         .config("replicaof", &format!("127.0.0.1 {}", a.addr().port()))
         .unwrap()
         .start()
         .unwrap();
     let mut cb = Conn::connect(b.addr()).unwrap();
-    wait_for("b's link", || link_up(&mut cb));
+    eventually("b's link", || link_up(&mut cb));
     text(&mut ca, &["SET", "k", "v", "PX", "1000"]);
-    wait_for("k on b", || text(&mut cb, &["EXISTS", "k"]) == ":1\r\n");
+    eventually("k on b", || text(&mut cb, &["EXISTS", "k"]) == ":1\r\n");
     // On the replica's clock the key is past its time: clients see it gone, it stays.
     b.clock().advance(Duration::from_secs(5));
     assert_eq!(text(&mut cb, &["GET", "k"]), "$-1\r\n");
@@ -466,20 +447,20 @@ fn a_replica_hides_expired_keys_until_its_primary_deletes_them() {
     // On the primary it is still alive: a command on it applies on the replica too.
     text(&mut ca, &["APPEND", "k", "w"]);
     text(&mut ca, &["PERSIST", "k"]);
-    wait_for("the PERSIST", || {
+    eventually("the PERSIST", || {
         text(&mut cb, &["GET", "k"]) == "$2\r\nvw\r\n"
     });
     // Now the primary expires one: its DEL removes it on the replica.
     text(&mut ca, &["SET", "j", "v", "PX", "1000"]);
-    wait_for("j on b", || text(&mut cb, &["DBSIZE"]) == ":2\r\n");
+    eventually("j on b", || text(&mut cb, &["DBSIZE"]) == ":2\r\n");
     a.clock().advance(Duration::from_secs(5));
     assert_eq!(text(&mut ca, &["GET", "j"]), "$-1\r\n");
-    wait_for("the DEL", || text(&mut cb, &["DBSIZE"]) == ":1\r\n");
+    eventually("the DEL", || text(&mut cb, &["DBSIZE"]) == ":1\r\n");
 }
 
 #[test]
 fn a_replica_without_its_primary_serves_stale_data_or_masterdown() {
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     let mut c = Conn::connect(ours.addr()).unwrap();
     text(&mut c, &["SET", "k", "v"]);
     assert_eq!(text(&mut c, &["REPLICAOF", "127.0.0.1", "1"]), "+OK\r\n");
@@ -506,7 +487,7 @@ fn a_replica_without_its_primary_serves_stale_data_or_masterdown() {
 #[test]
 fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
     use std::io::Write;
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .clock(embedis::Clock::manual())
         .start()
         .unwrap();
@@ -516,7 +497,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
     (&psync).write_all(b"PSYNC ? -1\r\n").unwrap();
     let sync = std::net::TcpStream::connect(ours.addr()).unwrap();
     (&sync).write_all(b"SYNC\r\n").unwrap();
-    wait_for("two replicas", || {
+    eventually("two replicas", || {
         field(&text(&mut c, &["INFO", "replication"]), "connected_slaves") == "2"
     });
     // Neither acknowledges; only the PSYNC one is expected to.
@@ -527,7 +508,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
         "2"
     );
     ours.clock().advance(Duration::from_secs(2));
-    wait_for("the silent PSYNC replica to be dropped", || {
+    eventually("the silent PSYNC replica to be dropped", || {
         field(&text(&mut c, &["INFO", "replication"]), "connected_slaves") == "1"
     });
     assert!(text(&mut c, &["CLIENT", "LIST", "TYPE", "replica"]).contains("cmd=sync"));
@@ -538,7 +519,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout_but_a_sync_one_is_kept() {
 /// would have told the first client that its write reached no replica.
 #[test]
 fn a_lock_is_lost_when_a_replica_that_missed_it_takes_over() {
-    let mut set = embedis::ReplicaSet::start(2).unwrap();
+    let mut set = embedis::ReplicaSet::start_with(2, support::with_dir).unwrap();
     // A partition: the replicas stop receiving the primary's stream.
     for replica in set.replicas() {
         replica.faults().hold_replication(true);
@@ -571,11 +552,11 @@ fn a_lock_is_lost_when_a_replica_that_missed_it_takes_over() {
 /// whose replica then applied writes to database 0).
 #[test]
 fn a_continued_link_resumes_in_the_selected_database() {
-    let a = embedis::Server::builder().start().unwrap();
+    let a = support::builder().start().unwrap();
     let b = replica_of(a.addr());
     let mut ca = Conn::connect(a.addr()).unwrap();
     let mut cb = Conn::connect(b.addr()).unwrap();
-    wait_for("b's link", || link_up(&mut cb));
+    eventually("b's link", || link_up(&mut cb));
     text(&mut ca, &["SELECT", "5"]);
     text(&mut ca, &["SET", "first", "1"]);
     assert_eq!(text(&mut ca, &["WAIT", "1", "5000"]), ":1\r\n");
@@ -584,7 +565,7 @@ fn a_continued_link_resumes_in_the_selected_database() {
         ":1\r\n"
     );
     text(&mut ca, &["SET", "second", "2"]);
-    wait_for("the partial resync", || {
+    eventually("the partial resync", || {
         field(&text(&mut ca, &["INFO", "stats"]), "sync_partial_ok") == "1"
     });
     text(&mut ca, &["SET", "third", "3"]);
@@ -598,7 +579,7 @@ fn a_continued_link_resumes_in_the_selected_database() {
 /// The RDB image embedis sends a SYNC replica (the dataset of a fresh server with one key).
 fn an_rdb_image() -> Vec<u8> {
     use std::io::{BufRead, BufReader, Read, Write};
-    let source = embedis::Server::builder().start().unwrap();
+    let source = support::builder().start().unwrap();
     source.set("before", "0");
     let stream = std::net::TcpStream::connect(source.addr()).unwrap();
     (&stream).write_all(b"SYNC\r\n").unwrap();
@@ -675,7 +656,7 @@ fn a_replica_reads_the_stream_behind_a_diskless_image_and_resumes_before_an_open
     socket.write_all(&burst).unwrap();
     let mut c = Conn::connect(replica.addr()).unwrap();
     text(&mut c, &["SELECT", "3"]);
-    wait_for("the stream behind the image", || {
+    eventually("the stream behind the image", || {
         text(&mut c, &["GET", "a"]) == "$1\r\n1\r\n"
     });
     assert_eq!(text(&mut c, &["EXISTS", "before"]), ":0\r\n");
@@ -726,18 +707,18 @@ fn a_replica_reads_the_stream_behind_a_diskless_image_and_resumes_before_an_open
 /// expire starts afresh, while reads only hide it (Redis's replication-3 tests found both).
 #[test]
 fn a_writable_replica_expires_its_own_keys_and_writes_over_expired_ones() {
-    let a = embedis::Server::builder()
+    let a = support::builder()
         .clock(embedis::Clock::manual())
         .start()
         .unwrap();
-    let b = embedis::Server::builder()
+    let b = support::builder()
         .clock(embedis::Clock::manual())
         .replica_of(a.addr())
         .start()
         .unwrap();
     let mut ca = Conn::connect(a.addr()).unwrap();
     let mut cb = Conn::connect(b.addr()).unwrap();
-    wait_for("b's link", || link_up(&mut cb));
+    eventually("b's link", || link_up(&mut cb));
     text(&mut ca, &["SET", "key1", "5", "PX", "1000"]);
     text(&mut ca, &["SET", "key2", "5", "PX", "1000"]);
     assert_eq!(text(&mut ca, &["WAIT", "1", "5000"]), ":1\r\n");
@@ -753,7 +734,7 @@ fn a_writable_replica_expires_its_own_keys_and_writes_over_expired_ones() {
     text(&mut cb, &["EXPIRE", "own2", "5"]);
     assert_eq!(text(&mut cb, &["DBSIZE"]), ":4\r\n");
     b.clock().advance(Duration::from_secs(6));
-    wait_for("the replica's own keys to expire", || {
+    eventually("the replica's own keys to expire", || {
         text(&mut cb, &["DBSIZE"]) == ":2\r\n"
     });
     // key2 is the primary's: still there, hidden, until the primary's DEL.

@@ -64,7 +64,7 @@ fn debug_protocol_and_deny_scripts_match_redis() {
     ) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -107,7 +107,7 @@ fn debug_protocol_and_deny_scripts_match_redis() {
 /// yet is still shown, until a script's (or a client's) access expires it.
 #[test]
 fn debug_object_sees_an_expired_key_until_a_script_expires_it() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()

@@ -17,6 +17,7 @@
 //! 1 s down-after period) a loaded machine stretches.
 
 use crate::support;
+use support::{field, text};
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -38,10 +39,6 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-fn text(c: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&c.command(args)).into_owned()
-}
-
 /// A command's reply flattened into strings (arrays and maps alike).
 fn strings(addr: SocketAddr, args: &[&str]) -> Vec<String> {
     let Ok(mut c) = Conn::connect(addr) else {
@@ -52,14 +49,6 @@ fn strings(addr: SocketAddr, args: &[&str]) -> Vec<String> {
     c.read_reply().map(|(_, v)| flat(&v)).unwrap_or_default()
 }
 
-fn field(info: &str, name: &str) -> String {
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_default()
-        .trim()
-        .to_string()
-}
-
 /// A replica of `primary`, as an embedis server started with the `replicaof` config.
 fn replica_of(primary: SocketAddr) -> embedis::Server {
     replica_with(primary, &[])
@@ -67,7 +56,7 @@ fn replica_of(primary: SocketAddr) -> embedis::Server {
 
 /// A replica of `primary` with more configuration (`(name, value)` pairs).
 fn replica_with(primary: SocketAddr, configs: &[(&str, &str)]) -> embedis::Server {
-    let mut builder = embedis::Server::builder()
+    let mut builder = support::builder()
         .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
         .unwrap();
     for (name, value) in configs {
@@ -288,7 +277,7 @@ impl Drop for Sentinels {
 
 /// One embedis primary and two embedis replicas with their links up.
 fn three_nodes() -> (embedis::Server, Vec<embedis::Server>) {
-    let primary = embedis::Server::builder().start().unwrap();
+    let primary = support::builder().start().unwrap();
     let replicas: Vec<embedis::Server> = (0..2).map(|_| replica_of(primary.addr())).collect();
     wait_for_links(&replicas, None);
     (primary, replicas)
@@ -322,7 +311,7 @@ fn promoted_and_other(
 #[test]
 fn sentinel_fails_over_when_the_embedis_primary_dies() {
     let _serial = serial();
-    let primary = embedis::Server::builder().start().unwrap();
+    let primary = support::builder().start().unwrap();
     // The second replica must never be promoted (INFO's slave_priority:0).
     let replicas = vec![
         replica_of(primary.addr()),
@@ -572,7 +561,7 @@ fn the_promotion_transaction_answers_as_redis_does() {
         replies.push(format!("subscriber closed: {}", closed(&mut sub)));
         replies
     };
-    let primary = embedis::Server::builder().start().unwrap();
+    let primary = support::builder().start().unwrap();
     let replica = replica_of(primary.addr());
     let ours = run(replica.addr());
     let Some(redis) = support::RedisServer::start(
@@ -600,10 +589,7 @@ fn the_promotion_transaction_answers_as_redis_does() {
 fn sentinel_fails_over_password_protected_embedis_nodes() {
     let _serial = serial();
     const PASSWORD: &str = "s3cret";
-    let primary = embedis::Server::builder()
-        .password(PASSWORD)
-        .start()
-        .unwrap();
+    let primary = support::builder().password(PASSWORD).start().unwrap();
     let replicas: Vec<embedis::Server> = (0..2)
         .map(|_| {
             replica_with(

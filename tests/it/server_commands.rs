@@ -15,7 +15,7 @@ use support::{manual_server, Client};
 const SHORT: Duration = Duration::from_millis(150);
 
 fn server() -> embedis::Server {
-    embedis::Server::builder().start().unwrap()
+    support::builder().start().unwrap()
 }
 
 #[test]
@@ -509,7 +509,7 @@ fn monitor_shows_commands_in_redis_format() {
     let clock = embedis::Clock::frozen_at(
         std::time::UNIX_EPOCH + Duration::from_micros(1_700_000_000_123_456),
     );
-    let server = embedis::Server::builder().clock(clock).start().unwrap();
+    let server = support::builder().clock(clock).start().unwrap();
     let mut monitor = Client::connect(server.addr());
     let mut c = Client::connect(server.addr());
     // Before MONITOR: these commands would show in the monitor's own stream.
@@ -595,10 +595,7 @@ fn monitor_shows_commands_in_redis_format() {
 
 #[test]
 fn auth_flow_with_a_password() {
-    let server = embedis::Server::builder()
-        .password("s3cret")
-        .start()
-        .unwrap();
+    let server = support::builder().password("s3cret").start().unwrap();
     let mut c = Client::connect(server.addr());
     assert_eq!(
         c.raw(&["PING"]),
@@ -793,7 +790,7 @@ fn info_reports_every_section_with_real_values() {
 #[test]
 fn shutdown_stops_the_server() {
     // A directory no file can be created in: the save fails.
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("dir", "/proc")
         .unwrap()
         .start()
@@ -825,7 +822,7 @@ fn shutdown_stops_the_server() {
 
 #[test]
 fn shutdown_save_force_stops_anyway() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("dir", "/proc")
         .unwrap()
         .start()
@@ -837,7 +834,7 @@ fn shutdown_save_force_stops_anyway() {
 
 #[test]
 fn debug_subcommands_where_allowed() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -894,7 +891,7 @@ fn debug_subcommands_where_allowed() {
 
 #[test]
 fn debug_set_active_expire_stops_background_expiry() {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .clock(embedis::Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()
@@ -933,7 +930,7 @@ fn config_set_applies_and_rewrite_writes_the_file() {
         .load_text(&std::fs::read_to_string(&path).unwrap())
         .unwrap();
     config.bind = vec!["127.0.0.1".into()];
-    config.dir = std::env::current_dir().unwrap().display().to_string();
+    config.dir = dir.display().to_string();
     let options = embedis_server::ServerOptions {
         config,
         ephemeral_port: true,
@@ -1033,7 +1030,7 @@ fn config_set_dir_is_protected_unless_enabled() {
         b"-ERR CONFIG SET failed (possibly related to argument 'dir') - can't set protected config\r\n"
             .to_vec()
     );
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .config("enable-protected-configs", "yes")
         .unwrap()
         .start()
@@ -1065,7 +1062,7 @@ fn config_set_dir_is_protected_unless_enabled() {
 
 #[test]
 fn config_set_port_moves_the_listener_and_keeps_open_connections() {
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let old = server.addr();
     let mut c = Client::connect(old);
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

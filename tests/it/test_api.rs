@@ -4,6 +4,7 @@
 //! and PTTL. Time moves by the manual clock only; the only waits are for a client to block.
 
 use crate::support;
+use support::bulk;
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -13,7 +14,7 @@ use support::Conn;
 const SECS: u64 = 1_700_000_000;
 
 fn manual_server(io_threads: usize) -> Server {
-    Server::builder()
+    support::builder()
         .clock(Clock::frozen_at(UNIX_EPOCH + Duration::from_secs(SECS)))
         .config("io-threads", &io_threads.to_string())
         .unwrap()
@@ -21,12 +22,8 @@ fn manual_server(io_threads: usize) -> Server {
         .unwrap()
 }
 
-fn bulk(s: &str) -> Vec<u8> {
-    format!("${}\r\n{s}\r\n", s.len()).into_bytes()
-}
-
 /// Waits (polling, no clock involved) until `n` clients are blocked.
-fn wait_blocked(server: &Server, n: usize) {
+fn wait_blocked_direct(server: &Server, n: usize) {
     let started = Instant::now();
     let want = format!("blocked_clients:{n}\r\n");
     loop {
@@ -54,7 +51,10 @@ fn restart_keeps_data_ttls_and_port(io_threads: usize) {
     c.command(&["SELECT", "3"]);
     c.command(&["SET", "in3", "x"]);
     let library = "#!lua name=lib\nredis.register_function('hello', function() return 'hi' end)";
-    assert_eq!(c.command(&["FUNCTION", "LOAD", library]), bulk("lib"));
+    assert_eq!(
+        c.command(&["FUNCTION", "LOAD", library]),
+        bulk("lib").into_bytes()
+    );
     assert_eq!(c.command(&["CONFIG", "SET", "hz", "50"]), b"+OK\r\n");
 
     server.restart().unwrap();
@@ -62,16 +62,16 @@ fn restart_keeps_data_ttls_and_port(io_threads: usize) {
     assert!(c.read_reply().is_none(), "clients are disconnected");
 
     let mut c = Conn::connect(addr).unwrap();
-    assert_eq!(c.command(&["GET", "plain"]), bulk("v"));
+    assert_eq!(c.command(&["GET", "plain"]), bulk("v").into_bytes());
     assert_eq!(
         c.command(&["PTTL", "lease"]),
         b":5000\r\n",
         "TTL on the same clock"
     );
-    assert_eq!(c.command(&["HGET", "h", "f"]), bulk("1"));
-    assert_eq!(c.command(&["FCALL", "hello", "0"]), bulk("hi"));
+    assert_eq!(c.command(&["HGET", "h", "f"]), bulk("1").into_bytes());
+    assert_eq!(c.command(&["FCALL", "hello", "0"]), bulk("hi").into_bytes());
     assert_eq!(c.command(&["SELECT", "3"]), b"+OK\r\n");
-    assert_eq!(c.command(&["GET", "in3"]), bulk("x"));
+    assert_eq!(c.command(&["GET", "in3"]), bulk("x").into_bytes());
     assert_eq!(
         c.command(&["CONFIG", "GET", "hz"]),
         b"*2\r\n$2\r\nhz\r\n$2\r\n10\r\n",
@@ -99,7 +99,7 @@ fn restart_keeps_data_ttls_and_port_io_threads() {
 #[test]
 fn a_key_expired_while_the_server_was_down_is_not_reloaded() {
     let clock = Clock::frozen_at(UNIX_EPOCH + Duration::from_secs(SECS));
-    let mut server = Server::builder()
+    let mut server = support::builder()
         .clock(clock.clone())
         .config("hz", "1")
         .unwrap()
@@ -160,7 +160,7 @@ fn clients_see_what_helpers_wrote() {
     server.set_with_ttl("lease", "me", Duration::from_millis(1500));
     assert_eq!(server.zadd("z", &[(1.5, "a"), (f64::INFINITY, "b")]), 2);
     assert_eq!(server.zadd("z", &[(2.0, "a")]), 0);
-    assert_eq!(c.command(&["GET", "k"]), bulk("v"));
+    assert_eq!(c.command(&["GET", "k"]), bulk("v").into_bytes());
     assert_eq!(c.command(&["PTTL", "lease"]), b":1500\r\n");
     assert_eq!(
         c.command(&["ZRANGE", "z", "0", "-1", "WITHSCORES"]),
@@ -174,7 +174,7 @@ fn clients_see_what_helpers_wrote() {
     // Other databases through command_in.
     server.command_in(2, &["SET", "two", "2"]);
     c.command(&["SELECT", "2"]);
-    assert_eq!(c.command(&["GET", "two"]), bulk("2"));
+    assert_eq!(c.command(&["GET", "two"]), bulk("2").into_bytes());
 }
 
 #[test]
@@ -243,7 +243,7 @@ fn helper_push_wakes_a_blocked_client(io_threads: usize) {
     let server = manual_server(io_threads);
     let mut c = Conn::connect(server.addr()).unwrap();
     c.send_raw(&Conn::encode(&[b"BLPOP", b"q", b"0"]));
-    wait_blocked(&server, 1);
+    wait_blocked_direct(&server, 1);
     // The helper does not wait for the blocked client; its push releases it.
     assert_eq!(server.command(&["LPUSH", "q", "job"]), Reply::Integer(1));
     let (raw, _) = c.read_reply().unwrap();
@@ -278,7 +278,7 @@ fn advancing_the_clock_expires_keys_and_fires_timeouts(io_threads: usize) {
     assert_eq!(observer.command(&["DBSIZE"]), b":0\r\n");
 
     writer.send_raw(&Conn::encode(&[b"BLPOP", b"q", b"1"]));
-    wait_blocked(&server, 1);
+    wait_blocked_direct(&server, 1);
     // As in Redis, a timeout fires one millisecond past its deadline.
     server.clock().advance(Duration::from_millis(1000));
     assert_eq!(
@@ -321,7 +321,7 @@ fn time_ms(c: &mut Conn) -> i64 {
 
 #[test]
 fn five_nodes_are_independent_and_share_a_starting_instant() {
-    let mut nodes = Nodes::start(5).unwrap();
+    let mut nodes = Nodes::start_with(5, support::with_dir).unwrap();
     assert_eq!(nodes.len(), 5);
     let mut ports: Vec<u16> = nodes.addrs().iter().map(|a| a.port()).collect();
     ports.sort();
@@ -351,7 +351,7 @@ fn five_nodes_are_independent_and_share_a_starting_instant() {
 
 #[test]
 fn a_skewed_node_shows_in_time_and_pttl() {
-    let nodes = Nodes::start(5).unwrap();
+    let nodes = Nodes::start_with(5, support::with_dir).unwrap();
     for node in &nodes {
         node.set_with_ttl("lock", "me", Duration::from_millis(1000));
     }
@@ -385,7 +385,7 @@ fn a_skewed_node_shows_in_time_and_pttl() {
 
 #[test]
 fn nodes_take_a_builder_per_node() {
-    let nodes = Nodes::start_with(3, |i, b| b.databases(i + 1)).unwrap();
+    let nodes = Nodes::start_with(3, |i, b| support::with_dir(i, b).databases(i + 1)).unwrap();
     for (i, node) in nodes.iter().enumerate() {
         assert!(matches!(node.command_in(i, &["DBSIZE"]), Reply::Integer(0)));
         assert!(matches!(
@@ -406,7 +406,7 @@ fn nodes_take_a_builder_per_node() {
 
 #[test]
 fn a_node_set_to_run_fast_gains_on_the_others_at_every_advance() {
-    let nodes = Nodes::start(3).unwrap();
+    let nodes = Nodes::start_with(3, support::with_dir).unwrap();
     let start = nodes[0].clock().now_ms();
     for node in &nodes {
         node.set_with_ttl("lock", "me", Duration::from_millis(10_000));
@@ -445,7 +445,7 @@ fn a_node_set_to_run_fast_gains_on_the_others_at_every_advance() {
 /// The random choices of SPOP, SRANDMEMBER, RANDOMKEY and HRANDFIELD, in order, on a fresh
 /// server built with `seed` (none: the server's own seed).
 fn random_choices(seed: Option<u64>) -> Vec<Vec<u8>> {
-    let builder = Server::builder();
+    let builder = support::builder();
     let server = match seed {
         Some(seed) => builder.seed(seed),
         None => builder,

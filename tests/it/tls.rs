@@ -10,6 +10,7 @@
 //! redis-py: each skipped loudly without them, unless EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
+use support::info_field;
 
 use embedis::TestCerts;
 use std::net::SocketAddr;
@@ -93,7 +94,7 @@ fn redis_cli_over_tls_runs_commands() {
     if find_binary("redis-cli", "tls redis-cli").is_none() {
         return;
     }
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap().clone();
     let port = server.tls_addr().unwrap().port();
     let tls = cli_tls(&certs, Some(&certs));
@@ -120,10 +121,7 @@ fn tls_auth_clients_decides_like_redis() {
     let Some((redis, redis_port)) = start_redis_tls("tls auth-clients", &certs, &[]) else {
         return;
     };
-    let ours = embedis::Server::builder()
-        .tls_certs(certs.clone())
-        .start()
-        .unwrap();
+    let ours = support::builder().tls_certs(certs.clone()).start().unwrap();
     let our_port = ours.tls_addr().unwrap().port();
     let mut seen = Vec::new();
     for mode in ["yes", "optional", "no"] {
@@ -174,7 +172,7 @@ fn tls_parameters_answer_as_redis() {
     let Some((redis, redis_tls)) = start_redis_tls("tls config", &certs, &[]) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .tls_certs(Arc::new(TestCerts::generate().unwrap()))
         .start()
         .unwrap();
@@ -256,7 +254,7 @@ fn pings(addr: SocketAddr, client: &Arc<rustls::ClientConfig>) -> bool {
 
 #[test]
 fn config_set_reloads_certificates_and_moves_the_port() {
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let first = Arc::new(server.tls_certs().unwrap().client_config());
     let addr = server.tls_addr().unwrap();
     assert!(pings(addr, &first));
@@ -343,7 +341,7 @@ fn config_set_reloads_certificates_and_moves_the_port() {
 #[test]
 fn config_set_tls_port_turns_tls_on() {
     let certs = TestCerts::generate().unwrap();
-    let server = embedis::Server::builder().start().unwrap();
+    let server = support::builder().start().unwrap();
     let mut admin = Conn::connect(server.addr()).unwrap();
     let port = free_port();
     assert_eq!(
@@ -381,7 +379,7 @@ fn port_zero_serves_tls_only_with_threaded_io() {
 }
 
 fn serves_tls_only(io_threads: usize) {
-    let server = embedis::Server::builder()
+    let server = support::builder()
         .port(0)
         .tls_test_certs()
         .config("io-threads", &io_threads.to_string())
@@ -431,7 +429,7 @@ fn serves_tls_only(io_threads: usize) {
 /// Server::restart keeps the TLS port (and the certificates) as it keeps the plain one.
 #[test]
 fn restart_keeps_the_tls_port() {
-    let mut server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let mut server = support::builder().tls_test_certs().start().unwrap();
     let client = Arc::new(server.tls_certs().unwrap().client_config());
     let addr = server.tls_addr().unwrap();
     let mut conn = Conn::connect_tls(addr, client.clone()).unwrap();
@@ -448,7 +446,7 @@ fn redis_py_connects_over_ssl() {
     let Some(python) = support::python_with(&["redis", "ssl"], "redis-py over SSL") else {
         return;
     };
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap();
     // With a client certificate: commands and a pipeline; without one: refused under
     // `tls-auth-clients yes`, let in under `optional`.
@@ -498,21 +496,10 @@ print("ok")
     assert_eq!(plain.command(&["GET", "counter"]), b"$4\r\n2000\r\n");
 }
 
-/// The value of `field` in INFO replication.
-fn info_field(conn: &mut Conn, field: &str) -> Option<String> {
-    let info = String::from_utf8_lossy(&conn.command(&["INFO", "replication"])).into_owned();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .map(|v| v.trim().to_string())
-}
-
 #[test]
 fn redis_replica_follows_an_embedis_primary_over_tls() {
     let certs = Arc::new(TestCerts::generate().unwrap());
-    let primary = embedis::Server::builder()
-        .tls_certs(certs.clone())
-        .start()
-        .unwrap();
+    let primary = support::builder().tls_certs(certs.clone()).start().unwrap();
     let mut on_primary = Conn::connect(primary.addr()).unwrap();
     on_primary.command(&["SET", "before", "sync"]);
     let primary_tls = primary.tls_addr().unwrap().port().to_string();
@@ -531,7 +518,7 @@ fn redis_replica_follows_an_embedis_primary_over_tls() {
     };
     let mut on_replica = Conn::connect(replica.addr()).unwrap();
     eventually("the redis replica links over TLS", || {
-        info_field(&mut on_replica, "master_link_status").as_deref() == Some("up")
+        info_field(&mut on_replica, "replication", "master_link_status").as_deref() == Some("up")
     });
     on_primary.command(&["SET", "after", "sync"]);
     eventually("the write reaches the replica", || {
@@ -539,7 +526,7 @@ fn redis_replica_follows_an_embedis_primary_over_tls() {
     });
     assert_eq!(on_replica.command(&["GET", "before"]), b"$4\r\nsync\r\n");
     // The replica announced its TLS port, as Redis does under tls-replication.
-    let slave0 = info_field(&mut on_primary, "slave0").unwrap();
+    let slave0 = info_field(&mut on_primary, "replication", "slave0").unwrap();
     assert!(
         slave0.contains(&format!("port={replica_tls},")),
         "{slave0} (TLS port {replica_tls})"
@@ -556,7 +543,7 @@ fn embedis_replica_follows_a_redis_primary_over_tls() {
     };
     let mut on_primary = Conn::connect(primary.addr()).unwrap();
     on_primary.command(&["SET", "before", "sync"]);
-    let replica = embedis::Server::builder()
+    let replica = support::builder()
         .tls_certs(certs.clone())
         .config("tls-replication", "yes")
         .unwrap()
@@ -566,14 +553,14 @@ fn embedis_replica_follows_a_redis_primary_over_tls() {
         .unwrap();
     let mut on_replica = Conn::connect(replica.addr()).unwrap();
     eventually("embedis links to redis over TLS", || {
-        info_field(&mut on_replica, "master_link_status").as_deref() == Some("up")
+        info_field(&mut on_replica, "replication", "master_link_status").as_deref() == Some("up")
     });
     on_primary.command(&["SET", "after", "sync"]);
     eventually("the write reaches the replica", || {
         on_replica.command(&["GET", "after"]) == b"$4\r\nsync\r\n"
     });
     assert_eq!(on_replica.command(&["GET", "before"]), b"$4\r\nsync\r\n");
-    let slave0 = info_field(&mut on_primary, "slave0").unwrap();
+    let slave0 = info_field(&mut on_primary, "replication", "slave0").unwrap();
     let replica_tls = replica.tls_addr().unwrap().port();
     assert!(
         slave0.contains(&format!("port={replica_tls},")),
@@ -589,7 +576,7 @@ fn embedis_replica_follows_a_redis_primary_over_tls() {
     admin.command(&["REPLICAOF", "127.0.0.1", &other_tls.to_string()]);
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(
-        info_field(&mut on_replica, "master_link_status").as_deref(),
+        info_field(&mut on_replica, "replication", "master_link_status").as_deref(),
         Some("down")
     );
     drop(other);
@@ -600,8 +587,8 @@ fn embedis_replica_follows_a_redis_primary_over_tls() {
 #[test]
 fn a_cluster_gossips_over_tls_and_announces_tls_ports() {
     let certs = Arc::new(TestCerts::generate().unwrap());
-    let cluster = embedis::Cluster::start_with(2, 0, |_, builder| {
-        builder
+    let cluster = embedis::Cluster::start_with(2, 0, |i, builder| {
+        support::with_dir(i, builder)
             .tls_certs(certs.clone())
             .config("tls-cluster", "yes")
             .unwrap()
@@ -623,7 +610,7 @@ fn a_cluster_gossips_over_tls_and_announces_tls_ports() {
     }
     // A node that speaks the bus in plain TCP never hears back from them.
     let plain_bus = free_port();
-    let plain = embedis::Server::builder()
+    let plain = support::builder()
         .config("cluster-enabled", "yes")
         .unwrap()
         .config("cluster-port", &plain_bus.to_string())
@@ -706,7 +693,7 @@ fn suite_of_ping(
 
 #[test]
 fn tls_unit_not_accepting_plain_connections_on_the_tls_port() {
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let mut plain = Conn::connect(server.tls_addr().unwrap()).unwrap();
     plain.send_raw(b"PING\r\n");
     let answer = plain.read_to_close();
@@ -720,7 +707,7 @@ fn tls_unit_tls_protocols_and_ciphers() {
         TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 as AES128,
         TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384 as AES256,
     };
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap().clone();
     let addr = server.tls_addr().unwrap();
     let mut admin = Conn::connect(server.addr()).unwrap();
@@ -774,7 +761,7 @@ fn tls_unit_tls_protocols_and_ciphers() {
 
 #[test]
 fn tls_unit_switch_between_tcp_and_tls_ports() {
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let client = Arc::new(server.tls_certs().unwrap().client_config());
     let port = server.tls_addr().unwrap().port();
     let addr = server.tls_addr().unwrap();
@@ -809,7 +796,7 @@ fn tls_unit_an_encrypted_key_file_is_refused() {
     let Some(openssl) = find_binary("openssl", "tls encrypted key") else {
         return;
     };
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap();
     let encrypted = certs.dir().join("server.key.encrypted");
     let made = Command::new(openssl)
@@ -832,7 +819,7 @@ fn tls_unit_an_encrypted_key_file_is_refused() {
 /// `tls-ca-cert-dir` instead of `tls-ca-cert-file`: the CA is found among the directory's files.
 #[test]
 fn a_ca_directory_verifies_clients() {
-    let server = embedis::Server::builder().tls_test_certs().start().unwrap();
+    let server = support::builder().tls_test_certs().start().unwrap();
     let certs = server.tls_certs().unwrap().clone();
     let ca_dir = certs.dir().join("ca-dir");
     std::fs::create_dir(&ca_dir).unwrap();

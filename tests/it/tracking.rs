@@ -11,6 +11,7 @@
 //! clock, is checked on embedis alone with a manual clock.
 
 use crate::support;
+use support::info_field;
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -25,16 +26,6 @@ fn client_id(conn: &mut Conn) -> String {
     reply
         .trim_start_matches(':')
         .trim_end_matches("\\r\\n")
-        .to_string()
-}
-
-/// An INFO field's value.
-fn info_field(conn: &mut Conn, field: &str) -> String {
-    let info = String::from_utf8_lossy(&conn.command(&["INFO", "all"])).into_owned();
-    info.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
-        .unwrap_or_else(|| panic!("{field} in INFO"))
-        .trim()
         .to_string()
 }
 
@@ -90,11 +81,11 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     log.push(format!("sub: {}", frame(&mut sub)));
     log.push(format!(
         "tracking_total_keys {}",
-        info_field(&mut probe, "tracking_total_keys")
+        info_field(&mut probe, "all", "tracking_total_keys").unwrap()
     ));
     log.push(format!(
         "tracking_clients {}",
-        info_field(&mut probe, "tracking_clients")
+        info_field(&mut probe, "all", "tracking_clients").unwrap()
     ));
     // FLUSHALL: a null for "all keys", in the tracking client's protocol (RESP2: $-1).
     log.push(format!("r: {}", cmd(&mut r, &["GET", "a"])));
@@ -102,7 +93,7 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     log.push(format!("sub: {}", frame(&mut sub)));
     log.push(format!(
         "tracking_total_keys {}",
-        info_field(&mut probe, "tracking_total_keys")
+        info_field(&mut probe, "all", "tracking_total_keys").unwrap()
     ));
 
     // NOLOOP in standard mode: r's own write is not reported, the writer's are.
@@ -137,7 +128,7 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     ));
     log.push(format!(
         "tracking_total_prefixes {}",
-        info_field(&mut probe, "tracking_total_prefixes")
+        info_field(&mut probe, "all", "tracking_total_prefixes").unwrap()
     ));
     send(&mut writer, &["MULTI"]);
     for key in ["a:2", "a:1", "b:1", "c:1"] {
@@ -229,11 +220,11 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     log.push(format!("r: {}", cmd(&mut r, &["MGET", "m1", "m2"])));
     log.push(format!(
         "tracking_total_keys {}",
-        info_field(&mut probe, "tracking_total_keys")
+        info_field(&mut probe, "all", "tracking_total_keys").unwrap()
     ));
     log.push(format!(
         "tracking_total_items {}",
-        info_field(&mut probe, "tracking_total_items")
+        info_field(&mut probe, "all", "tracking_total_items").unwrap()
     ));
     log.push(format!(
         "probe: {}",
@@ -249,7 +240,7 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     ));
     log.push(format!(
         "tracking_total_keys {}",
-        info_field(&mut probe, "tracking_total_keys")
+        info_field(&mut probe, "all", "tracking_total_keys").unwrap()
     ));
     cmd(
         &mut probe,
@@ -278,7 +269,7 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     // RESET turns tracking off, and INFO counts the clients that still track.
     log.push(format!(
         "tracking_clients {}",
-        info_field(&mut probe, "tracking_clients")
+        info_field(&mut probe, "all", "tracking_clients").unwrap()
     ));
     log.push(format!("r: {}", cmd(&mut r, &["RESET"])));
     log.push(format!(
@@ -287,7 +278,7 @@ fn transcript(addr: SocketAddr) -> Vec<String> {
     ));
     log.push(format!(
         "tracking_clients {}",
-        info_field(&mut probe, "tracking_clients")
+        info_field(&mut probe, "all", "tracking_clients").unwrap()
     ));
     log
 }
@@ -301,9 +292,9 @@ fn tracking_transcript_matches_redis() {
     if std::env::var_os("TRACKING_TRACE").is_some() {
         eprintln!("{}", theirs.join("\n"));
     }
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     check_transcripts("tracking", &transcript(ours.addr()), &theirs);
-    let threaded = embedis::Server::builder()
+    let threaded = support::builder()
         .config("io-threads", "2")
         .unwrap()
         .start()
@@ -370,6 +361,6 @@ fn invalidations_pass_client_reply_off() {
         log
     };
     let theirs = run(redis.addr());
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     check_transcripts("reply off", &run(ours.addr()), &theirs);
 }

@@ -315,7 +315,7 @@ fn transcript(addr: SocketAddr, pass_ms: &dyn Fn(u64)) -> Vec<String> {
 }
 
 fn embedis_with_manual_clock(io_threads: &str) -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .clock(embedis::Clock::manual())
         .config("enable-debug-command", "yes")
         .unwrap()

@@ -472,6 +472,109 @@ pub fn check_transcripts(label: &str, ours: &[String], theirs: &[String]) {
     );
 }
 
+/// Bytes as text, lossily decoded (command output, a raw reply).
+pub fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Sends a command and returns its reply's raw bytes as text (`+OK\r\n`, `:1\r\n`…, lossily
+/// decoded; empty if the peer closed).
+pub fn text(conn: &mut Conn, args: &[&str]) -> String {
+    lossy(&conn.command(args))
+}
+
+/// DEBUG DIGEST's reply (a digest of the whole dataset), checked to be a status line.
+#[track_caller]
+pub fn digest(conn: &mut Conn) -> String {
+    let reply = text(conn, &["DEBUG", "DIGEST"]);
+    assert!(reply.starts_with('+'), "DEBUG DIGEST answered {reply}");
+    reply
+}
+
+/// The value of `name` in the text of an INFO reply (its `name:value` lines), trimmed; empty
+/// when INFO has no such field.
+pub fn field(info: &str, name: &str) -> String {
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+/// The value of `name` in `INFO section`, asked over `conn`; None when INFO has no such field.
+pub fn info_field(conn: &mut Conn, section: &str, name: &str) -> Option<String> {
+    let info = text(conn, &["INFO", section]);
+    info.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .map(|v| v.trim().to_string())
+}
+
+/// A fresh, empty directory for one test's files: `embedis-test-<name>-<pid>` under the system's
+/// temporary directory (removed first if an earlier run left it). Names must differ between the
+/// tests that may run at the same time.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("embedis-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("create the test's directory");
+    dir
+}
+
+/// A directory of its own for one server a test starts (`<temp>/embedis-it-<pid>/<n>`), so that
+/// nothing it writes (`dump.rdb` on SAVE, SHUTDOWN or a replica's full sync, `appendonlydir`,
+/// `nodes.conf`) lands in the current directory, the repository's root under `cargo test`,
+/// and no server loads another's file. The directories of earlier runs whose process is gone are
+/// removed at the first call.
+pub fn server_dir() -> PathBuf {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static SWEEP: std::sync::Once = std::sync::Once::new();
+    let temp = std::env::temp_dir();
+    SWEEP.call_once(|| {
+        let Ok(entries) = std::fs::read_dir(&temp) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(pid) = name.strip_prefix("embedis-it-") else {
+                continue;
+            };
+            if pid.parse::<u32>().is_ok() && !std::path::Path::new("/proc").join(pid).exists() {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+    });
+    let dir = temp
+        .join(format!("embedis-it-{}", std::process::id()))
+        .join(NEXT.fetch_add(1, Ordering::Relaxed).to_string());
+    std::fs::create_dir_all(&dir).expect("create the server's directory");
+    dir
+}
+
+/// `Server::builder()` with a directory of its own ([`server_dir`]): how the tests start an
+/// in-process embedis. (`.dir(…)` or `.config("dir", …)` after it still choose another.)
+pub fn builder() -> embedis::ServerBuilder {
+    Server::builder()
+        .config("dir", &server_dir().display().to_string())
+        .expect("dir accepted")
+}
+
+/// For `Cluster::start_with`, `Nodes::start_with` and `ReplicaSet::start_with`: each node in a
+/// directory of its own ([`server_dir`]).
+pub fn with_dir(_index: usize, builder: embedis::ServerBuilder) -> embedis::ServerBuilder {
+    builder
+        .config("dir", &server_dir().display().to_string())
+        .expect("dir accepted")
+}
+
+/// A synchronous connection of the `redis` crate to `server`, its reads bounded by
+/// [`REPLY_TIMEOUT`].
+pub fn redis_connection(server: &Server) -> redis::Connection {
+    let client = redis::Client::open(server.url()).unwrap();
+    let con = client.get_connection_with_timeout(REPLY_TIMEOUT).unwrap();
+    con.set_read_timeout(Some(REPLY_TIMEOUT)).unwrap();
+    con
+}
+
 /// A bulk string's RESP encoding, as text.
 pub fn bulk(s: &str) -> String {
     format!("${}\r\n{s}\r\n", s.len())
@@ -481,7 +584,7 @@ pub fn bulk(s: &str) -> String {
 
 /// An embedis server on a manual clock (`Clock::manual()`), which only [`advance_ms`] moves.
 pub fn manual_server() -> Server {
-    Server::builder()
+    builder()
         .clock(Clock::manual())
         .start()
         .expect("embedis starts")
