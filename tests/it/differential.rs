@@ -12,11 +12,39 @@
 //! - `@events CMD …` compare everything the connection receives up to the reply of an `ECHO`
 //!   sent after CMD: the pushes CMD causes (keyspace notifications to a subscribed RESP3
 //!   connection) and its reply, in the order they arrive;
-//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state);
+//! - `@reconnect`   open fresh connections (after QUIT, or to reset connection state); the named
+//!   connections are closed too;
 //! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
-//!   such as a client-tracking invalidation);
+//!   such as a client-tracking invalidation, or the pending reply of `@send`/`@block`); a
+//!   connection the server closed reads as `(closed)`, which must match too;
 //! - `@sleep MS`    wait MS milliseconds of real time (both servers run on the real clock): a
 //!   deadline a few milliseconds away passes, for lazy expiry with active expiry switched off.
+//!
+//! Several connections, as Redis's own tests use deferring clients: a line that starts with
+//! `@NAME ` (a lowercase word, letters, digits and `_`, that is not one of the directives) runs
+//! the rest of the line — a command or any directive but `@reconnect` and `@sleep` — on the
+//! connection NAME, opened on both servers at its first use; lines without it use the fixture's
+//! default connection. For the commands that leave a client waiting:
+//!
+//! - `@send CMD …`  send and read nothing yet (the reply is read later with `@read`);
+//! - `@block CMD …` send, read nothing, and wait until each server counts one more blocked client
+//!   (INFO's `blocked_clients`, asked over a probe connection of the fixture's own): a blocking
+//!   command parked, or a command held by CLIENT PAUSE WRITE. The next line runs only then, so
+//!   the order in which clients block is the order they wait in;
+//! - `@quiet`       nothing may arrive on the connection for 150 ms, on either server (a waiter
+//!   not served, a subscriber that gets no message);
+//! - `@let NAME CMD …` compare the kind of reply, and remember each server's own value (an
+//!   integer or a string) as `{NAME}`: later lines have `{NAME}` replaced by that server's value
+//!   before they are sent (client ids for CLIENT KILL ID, CLIENT UNBLOCK, TRACKING REDIRECT).
+//!
+//! ```text
+//! @b @block BLPOP q 0
+//! @c @block BLPOP q 0
+//! LPUSH q x y
+//! @b @read
+//! @c @read
+//! @a @let bid CLIENT ID
+//! ```
 //!
 //! `#` starts a comment line. DIFF_ONLY=<name> runs only matching fixtures; DIFF_TRACE=1 prints
 //! each line as it is sent. Each fixture starts on fresh connections after FLUSHALL.
@@ -31,9 +59,11 @@
 use crate::support;
 
 use embedis_protocol::{Value, Version, Writer};
+use std::collections::BTreeMap;
 use std::path::Path;
-use support::{show, Conn, RedisServer};
+use support::{show, Conn, Received, RedisServer};
 
+/// One connection to each server, used in step: a fixture's default connection or a named one.
 struct Pair {
     redis: Conn,
     ours: Conn,
@@ -86,6 +116,57 @@ impl Pair {
     }
 }
 
+/// A fixture's connections: the default one, the named ones (`@a …`) opened at their first
+/// use, the probe that `@block` asks INFO over, and what `@let` remembered from each server.
+struct Session<'s> {
+    servers: &'s Servers,
+    default: Pair,
+    named: BTreeMap<String, Pair>,
+    probe: Option<Pair>,
+    /// `@let` names: (redis's value, embedis's value).
+    vars: BTreeMap<String, (String, String)>,
+}
+
+impl<'s> Session<'s> {
+    fn open(servers: &'s Servers) -> Session<'s> {
+        let mut default = Pair::connect(servers);
+        // The previous fixture's connections may still be closing (its subscriptions counted by
+        // PUBSUB NUMPAT, with io-threads 2 under load): start once each server sees only this
+        // pair.
+        default.wait_alone();
+        Session {
+            servers,
+            default,
+            named: BTreeMap::new(),
+            probe: None,
+            vars: BTreeMap::new(),
+        }
+    }
+
+    /// The connection pair a line runs on: the default one, or `name`'s (opened now if new).
+    fn pair(&mut self, name: Option<&str>) -> &mut Pair {
+        match name {
+            None => &mut self.default,
+            Some(name) => self
+                .named
+                .entry(name.to_string())
+                .or_insert_with(|| Pair::connect(self.servers)),
+        }
+    }
+
+    /// The command text as sent to each server: `{name}` replaced by what `@let name` read
+    /// from that server.
+    fn substitute(&self, command: &str) -> (String, String) {
+        let (mut redis, mut ours) = (command.to_string(), command.to_string());
+        for (name, (r, o)) in &self.vars {
+            let pattern = format!("{{{name}}}");
+            redis = redis.replace(&pattern, r);
+            ours = ours.replace(&pattern, o);
+        }
+        (redis, ours)
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Compare {
     Bytes,
@@ -93,7 +174,31 @@ enum Compare {
     Type,
     Nothing,
     Events,
+    /// `@send`: sent, nothing read.
+    Send,
+    /// `@block`: sent, nothing read, and each server counts one more blocked client.
+    Block,
+    /// `@let NAME`: the reply's type compared, its value remembered for `{NAME}`.
+    Let,
 }
+
+/// The words after `@` that are directives; any other word after `@` names a connection.
+const DIRECTIVES: &[&str] = &[
+    "sort",
+    "type",
+    "run",
+    "events",
+    "reconnect",
+    "read",
+    "sleep",
+    "send",
+    "block",
+    "quiet",
+    "let",
+];
+
+/// How long `@quiet` watches for a frame that must not come.
+const QUIET: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// What `@events` sends after the command: its reply ends the frames the command caused.
 const EVENTS_END: &[u8] = b"@events-end";
@@ -108,6 +213,15 @@ fn read_through_echo(conn: &mut Conn) -> Option<Vec<u8>> {
         if matches!(&value, Value::Bulk(b) if b.as_ref() == EVENTS_END) {
             return Some(all);
         }
+    }
+}
+
+/// A reply's value as the text `{NAME}` stands for: an integer's digits, a string's bytes.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Integer(n) => n.to_string(),
+        Value::Simple(s) | Value::Bulk(s) => String::from_utf8_lossy(s).into_owned(),
+        other => panic!("@let keeps integers and strings, not {other:?}"),
     }
 }
 
@@ -153,18 +267,37 @@ fn sorted(value: &Value) -> Vec<u8> {
     }
 }
 
+/// A frame, or the close, as a failure message shows it.
+fn show_frame(frame: &Option<Vec<u8>>) -> String {
+    frame.as_deref().map_or("(closed)".into(), show)
+}
+
+/// What a connection received within [`QUIET`], as a failure message shows it; None if nothing.
+fn heard(conn: &mut Conn) -> Option<String> {
+    match conn.read_within(QUIET) {
+        Received::Nothing => None,
+        Received::Reply { raw, .. } => Some(show(&raw)),
+        Received::Closed => Some("(closed)".into()),
+    }
+}
+
+/// Encodes a command line (redis-cli quoting) as a RESP request.
+fn request(command: &str, name: &str, line_no: usize) -> Vec<u8> {
+    let args = embedis_protocol::inline::split_args(command.as_bytes())
+        .unwrap_or_else(|_| panic!("{name}:{line_no}: unbalanced quotes"));
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
+    Conn::encode(&args)
+}
+
 /// Lines mentioning any of `type_only` are compared by reply type only (settings that differ by
 /// design between the two servers under test).
 fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String> {
     let text = std::fs::read_to_string(path).unwrap();
     let name = path.file_name().unwrap().to_string_lossy().to_string();
     let mut failures = Vec::new();
-    let mut pair = Pair::connect(servers);
-    // The previous fixture's connections may still be closing (its subscriptions counted by
-    // PUBSUB NUMPAT, with io-threads 2 under load): start once each server sees only this pair.
-    pair.wait_alone();
-    pair.redis.command(&["FLUSHALL"]);
-    pair.ours.command(&["FLUSHALL"]);
+    let mut session = Session::open(servers);
+    session.default.redis.command(&["FLUSHALL"]);
+    session.default.ours.command(&["FLUSHALL"]);
     for (index, line) in text.lines().enumerate() {
         let line_no = index + 1;
         let _at = AtLine {
@@ -175,9 +308,26 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
         if trimmed.is_empty() || trimmed.starts_with('#') {
             continue;
         }
+        // `@NAME rest`: the rest runs on the named connection.
+        let (connection, trimmed) = match trimmed.strip_prefix('@').and_then(|r| r.split_once(' '))
+        {
+            Some((word, rest)) if !DIRECTIVES.contains(&word) => {
+                assert!(
+                    word.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                    "{name}:{line_no}: a connection name is lowercase letters, digits and _"
+                );
+                (Some(word), rest.trim())
+            }
+            _ => (None, trimmed),
+        };
+        let at = connection.map_or(String::new(), |c| format!("@{c} "));
         if trimmed == "@reconnect" {
-            pair = Pair::connect(servers);
-            pair.wait_alone();
+            assert!(
+                connection.is_none(),
+                "{name}:{line_no}: @reconnect is for all"
+            );
+            session = Session::open(servers);
             continue;
         }
         if let Some(ms) = trimmed.strip_prefix("@sleep ") {
@@ -186,14 +336,27 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             continue;
         }
         if trimmed == "@read" {
+            let pair = session.pair(connection);
             let expected = pair.redis.read_reply().map(|(raw, _)| raw);
             let got = pair.ours.read_reply().map(|(raw, _)| raw);
             if expected != got {
-                let show_opt = |r: &Option<Vec<u8>>| r.as_deref().map_or("(closed)".into(), show);
                 failures.push(format!(
-                    "{name}:{line_no}: @read\n    redis:   {}\n    embedis: {}",
-                    show_opt(&expected),
-                    show_opt(&got)
+                    "{name}:{line_no}: {at}@read\n    redis:   {}\n    embedis: {}",
+                    show_frame(&expected),
+                    show_frame(&got)
+                ));
+            }
+            continue;
+        }
+        if trimmed == "@quiet" {
+            let pair = session.pair(connection);
+            let (expected, got) = (heard(&mut pair.redis), heard(&mut pair.ours));
+            if expected.is_some() || got.is_some() {
+                let nothing = || "(nothing)".to_string();
+                failures.push(format!(
+                    "{name}:{line_no}: {at}@quiet\n    redis:   {}\n    embedis: {}",
+                    expected.unwrap_or_else(nothing),
+                    got.unwrap_or_else(nothing)
                 ));
             }
             continue;
@@ -203,39 +366,74 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             Some(("@type", rest)) => (Compare::Type, rest),
             Some(("@run", rest)) => (Compare::Nothing, rest),
             Some(("@events", rest)) => (Compare::Events, rest),
+            Some(("@send", rest)) => (Compare::Send, rest),
+            Some(("@block", rest)) => (Compare::Block, rest),
+            Some(("@let", rest)) => (Compare::Let, rest),
             _ => (Compare::Bytes, trimmed),
         };
-        let mode = if type_only.iter().any(|w| command.contains(w)) && mode != Compare::Nothing {
+        let (variable, command) = if mode == Compare::Let {
+            let (variable, command) = command
+                .split_once(' ')
+                .unwrap_or_else(|| panic!("{name}:{line_no}: @let NAME COMMAND …"));
+            (variable, command)
+        } else {
+            ("", command)
+        };
+        let comparable = matches!(mode, Compare::Bytes | Compare::Sorted | Compare::Events);
+        let mode = if comparable && type_only.iter().any(|w| command.contains(w)) {
             Compare::Type
         } else {
             mode
         };
-        let args = embedis_protocol::inline::split_args(command.as_bytes())
-            .unwrap_or_else(|_| panic!("{name}:{line_no}: unbalanced quotes"));
-        let args: Vec<&[u8]> = args.iter().map(|a| a.as_slice()).collect();
         if std::env::var_os("DIFF_TRACE").is_some() {
-            eprintln!("{name}:{line_no}: {command}");
+            eprintln!("{name}:{line_no}: {at}{command}");
         }
-        let mut request = Conn::encode(&args);
+        let (for_redis, for_ours) = session.substitute(command);
+        let (mut to_redis, mut to_ours) = (
+            request(&for_redis, &name, line_no),
+            request(&for_ours, &name, line_no),
+        );
+        if mode == Compare::Block {
+            let probe = session.probe.get_or_insert_with(|| Pair::connect(servers));
+            let before = (
+                support::blocked_clients(&mut probe.redis),
+                support::blocked_clients(&mut probe.ours),
+            );
+            let pair = session.pair(connection);
+            pair.redis.send_raw(&to_redis);
+            pair.ours.send_raw(&to_ours);
+            let probe = session.probe.as_mut().unwrap();
+            support::wait_blocked(&mut probe.redis, before.0 + 1);
+            support::wait_blocked(&mut probe.ours, before.1 + 1);
+            continue;
+        }
+        let pair = session.pair(connection);
+        if mode == Compare::Send {
+            pair.redis.send_raw(&to_redis);
+            pair.ours.send_raw(&to_ours);
+            continue;
+        }
         if mode == Compare::Events {
-            request.extend_from_slice(&Conn::encode(&[b"ECHO", EVENTS_END]));
-            pair.redis.send_raw(&request);
-            pair.ours.send_raw(&request);
+            let echo = Conn::encode(&[b"ECHO", EVENTS_END]);
+            to_redis.extend_from_slice(&echo);
+            to_ours.extend_from_slice(&echo);
+            pair.redis.send_raw(&to_redis);
+            pair.ours.send_raw(&to_ours);
             let (expected, got) = (
                 read_through_echo(&mut pair.redis),
                 read_through_echo(&mut pair.ours),
             );
             if expected != got {
                 failures.push(format!(
-                    "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                    "{name}:{line_no}: {at}{command}\n    redis:   {}\n    embedis: {}",
                     show(&expected.unwrap_or_default()),
                     show(&got.unwrap_or_default())
                 ));
             }
             continue;
         }
-        pair.redis.send_raw(&request);
-        pair.ours.send_raw(&request);
+        pair.redis.send_raw(&to_redis);
+        pair.ours.send_raw(&to_ours);
         let expected = pair.redis.read_reply();
         let got = pair.ours.read_reply();
         let (Some((expected_raw, expected_value)), Some((got_raw, got_value))) = (expected, got)
@@ -246,16 +444,21 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
         let same = match mode {
             Compare::Bytes => expected_raw == got_raw,
             Compare::Sorted => sorted(&expected_value) == sorted(&got_value),
-            Compare::Type => expected_raw.first() == got_raw.first(),
+            Compare::Type | Compare::Let => expected_raw.first() == got_raw.first(),
             Compare::Nothing => true,
-            Compare::Events => unreachable!("compared above"),
+            Compare::Events | Compare::Send | Compare::Block => unreachable!("handled above"),
         };
         if !same {
             failures.push(format!(
-                "{name}:{line_no}: {command}\n    redis:   {}\n    embedis: {}",
+                "{name}:{line_no}: {at}{command}\n    redis:   {}\n    embedis: {}",
                 show(&expected_raw),
                 show(&got_raw)
             ));
+        } else if mode == Compare::Let {
+            session.vars.insert(
+                variable.to_string(),
+                (value_text(&expected_value), value_text(&got_value)),
+            );
         }
     }
     failures
@@ -304,12 +507,59 @@ fn compare_folder(folder: &str, servers: &Servers, label: &str, type_only: &[&st
     );
 }
 
+/// The named connections' directives on two embedis servers that differ in one setting (DEBUG
+/// allowed on the first only), and whose client ids differ: what both answer alike passes — a
+/// waiter served by another connection, `{NAME}` replaced by each server's own id — and the one
+/// difference is found at its line.
+#[test]
+fn named_connections_find_what_differs_and_only_that() {
+    let first = support::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let second = support::builder().start().unwrap();
+    // Three connections more on the first: its client ids run ahead of the second's.
+    for _ in 0..3 {
+        drop(support::connect(first.addr()));
+    }
+    let servers = Servers {
+        redis: first.addr(),
+        ours: second.addr(),
+        tls: None,
+    };
+    let fixture = "\
+@w @block BLPOP q 0
+@w @quiet
+RPUSH q a
+@w @read
+@w @let wid CLIENT ID
+@w GET nothing
+CLIENT KILL ID {wid}
+@w @read
+@s @send DEBUG SLEEP 0.5
+@s @quiet
+";
+    let dir = support::temp_dir("differential-named");
+    let path = dir.join("named.txt");
+    std::fs::write(&path, fixture).unwrap();
+    let failures = run_fixture(&path, &servers, &[]);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(
+        failures[0]
+            .starts_with("named.txt:10: @s @quiet\n    redis:   (nothing)\n    embedis: -ERR"),
+        "{}",
+        failures[0]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn fixtures_match_redis_byte_for_byte() {
     let Some(redis) = RedisServer::start("differential", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder().start().unwrap();
+    let ours = support::builder().start().unwrap();
     compare_all(&redis, &ours, "io-threads 1", &[]);
 }
 
@@ -335,10 +585,7 @@ fn fixtures_match_redis_over_tls() {
     let Some(redis) = RedisServer::start("differential-tls", &redis_args) else {
         return;
     };
-    let ours = embedis::Server::builder()
-        .tls_certs(certs.clone())
-        .start()
-        .unwrap();
+    let ours = support::builder().tls_certs(certs.clone()).start().unwrap();
     let servers = Servers {
         redis: std::net::SocketAddr::from(([127, 0, 0, 1], tls_port)),
         ours: ours.tls_addr().unwrap(),
@@ -355,7 +602,7 @@ fn fixtures_match_redis_with_threaded_io() {
     let Some(redis) = RedisServer::start("differential-threaded", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("io-threads", "2")
         .unwrap()
         .start()
@@ -369,7 +616,7 @@ fn fixtures_match_redis_through_io_uring() {
     let Some(redis) = RedisServer::start("differential-uring", &[]) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("io-uring", "yes")
         .unwrap()
         .start()
@@ -388,7 +635,7 @@ fn redis8_fixtures_match_redis_8_byte_for_byte() {
     let Some(redis) = RedisServer::start_redis8("differential-redis8", REDIS8_ARGS) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -407,7 +654,7 @@ fn redis8_fixtures_match_redis_8_with_threaded_io() {
     let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", REDIS8_ARGS) else {
         return;
     };
-    let ours = embedis::Server::builder()
+    let ours = support::builder()
         .config("enable-debug-command", "yes")
         .unwrap()
         .config("io-threads", "2")
