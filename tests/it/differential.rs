@@ -33,6 +33,9 @@
 //!   the order in which clients block is the order they wait in;
 //! - `@quiet`       nothing may arrive on the connection for 150 ms, on either server (a waiter
 //!   not served, a subscriber that gets no message);
+//! - `@close`      close the connection on both servers, and wait until each counts one client
+//!   less (a subscriber that went away, a client whose WATCH or blocked command goes with it);
+//!   a later line naming it opens a new one;
 //! - `@let NAME CMD …` compare the kind of reply, and remember each server's own value (an
 //!   integer or a string) as `{NAME}`: later lines have `{NAME}` replaced by that server's value
 //!   before they are sent (client ids for CLIENT KILL ID, CLIENT UNBLOCK, TRACKING REDIRECT).
@@ -154,6 +157,20 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// Closes the named connection on both servers and waits until each counts one client
+    /// less (INFO's `connected_clients`, over the probe): what it held — subscriptions, a
+    /// WATCH, a blocked command — is gone before the next line.
+    fn close(&mut self, name: &str) {
+        let servers = self.servers;
+        let probe = self.probe.get_or_insert_with(|| Pair::connect(servers));
+        let before = (connected(&mut probe.redis), connected(&mut probe.ours));
+        drop(self.named.remove(name));
+        let probe = self.probe.as_mut().unwrap();
+        support::eventually("the closed connection to go", || {
+            connected(&mut probe.redis) < before.0 && connected(&mut probe.ours) < before.1
+        });
+    }
+
     /// The command text as sent to each server: `{name}` replaced by what `@let name` read
     /// from that server.
     fn substitute(&self, command: &str) -> (String, String) {
@@ -214,6 +231,14 @@ fn read_through_echo(conn: &mut Conn) -> Option<Vec<u8>> {
             return Some(all);
         }
     }
+}
+
+/// INFO's `connected_clients`.
+fn connected(probe: &mut Conn) -> usize {
+    support::info_field(probe, "clients", "connected_clients")
+        .expect("connected_clients in INFO")
+        .parse()
+        .unwrap()
 }
 
 /// A reply's value as the text `{NAME}` stands for: an integer's digits, a string's bytes.
@@ -346,6 +371,12 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
                     show_frame(&got)
                 ));
             }
+            continue;
+        }
+        if trimmed == "@close" {
+            let connection = connection
+                .unwrap_or_else(|| panic!("{name}:{line_no}: @close is for a named connection"));
+            session.close(connection);
             continue;
         }
         if trimmed == "@quiet" {
