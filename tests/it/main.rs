@@ -73,4 +73,5 @@ mod faults;
 mod in_process;
 mod readme;
 mod redis_cli;
+mod repository;
 mod test_api;
