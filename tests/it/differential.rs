@@ -8,7 +8,12 @@
 //!   whose order Redis leaves to its hash table);
 //! - `@type CMD …`  compare only the kind of reply (`:` `$` `*` `+` `-` …): values that differ by
 //!   nature (TIME, client ids, PTTL a millisecond apart);
+//! - `@ids CMD …`   compare after replacing, in each server's reply, every integer frame that
+//!   is a `@let` value of that server (below) by `:{NAME}` (CLIENT GETREDIR, CLIENT
+//!   TRACKINGINFO's redirect, a `tracking-redir-broken` push: client ids, which differ);
 //! - `@run CMD …`   send to both, compare nothing (set-up whose reply varies);
+//! - `@info FIELD …` compare the values of these fields of `INFO everything` (counters such as
+//!   `tracking_total_keys` or `blocked_clients`, in a reply whose other fields differ);
 //! - `@events CMD …` compare everything the connection receives up to the reply of an `ECHO`
 //!   sent after CMD: the pushes CMD causes (keyspace notifications to a subscribed RESP3
 //!   connection) and its reply, in the order they arrive;
@@ -16,7 +21,8 @@
 //!   connections are closed too;
 //! - `@read`        send nothing, read and compare one more frame (a push that followed a reply,
 //!   such as a client-tracking invalidation, or the pending reply of `@send`/`@block`); a
-//!   connection the server closed reads as `(closed)`, which must match too;
+//!   connection the server closed reads as `(closed)`, which must match too. `@sort @read`,
+//!   `@type @read` and `@ids @read` compare the frame as those directives do;
 //! - `@sleep MS`    wait MS milliseconds of real time (both servers run on the real clock): a
 //!   deadline a few milliseconds away passes, for lazy expiry with active expiry switched off.
 //!
@@ -197,6 +203,8 @@ enum Compare {
     Block,
     /// `@let NAME`: the reply's type compared, its value remembered for `{NAME}`.
     Let,
+    /// `@ids`: compared with each `@let` value in an integer frame read as its `{NAME}`.
+    Ids,
 }
 
 /// The words after `@` that are directives; any other word after `@` names a connection.
@@ -292,6 +300,43 @@ fn sorted(value: &Value) -> Vec<u8> {
     }
 }
 
+/// Whether two replies are alike as `mode` compares them.
+fn same_reply(
+    mode: Compare,
+    (expected_raw, expected_value): (&[u8], &Value),
+    (got_raw, got_value): (&[u8], &Value),
+    vars: &BTreeMap<String, (String, String)>,
+) -> bool {
+    match mode {
+        Compare::Bytes => expected_raw == got_raw,
+        Compare::Sorted => sorted(expected_value) == sorted(got_value),
+        Compare::Type | Compare::Let => expected_raw.first() == got_raw.first(),
+        Compare::Ids => {
+            let named = |raw: &[u8], redis: bool| {
+                let mut text = String::from_utf8_lossy(raw).into_owned();
+                for (name, (r, o)) in vars {
+                    let value = if redis { r } else { o };
+                    text = text.replace(&format!(":{value}\r\n"), &format!(":{{{name}}}\r\n"));
+                }
+                text
+            };
+            named(expected_raw, true) == named(got_raw, false)
+        }
+        Compare::Nothing => true,
+        Compare::Events | Compare::Send | Compare::Block => unreachable!("not a comparison"),
+    }
+}
+
+/// The values of INFO's `fields` (names separated by spaces), asked with `INFO everything`.
+fn info_fields(conn: &mut Conn, fields: &str) -> String {
+    let info = support::text(conn, &["INFO", "everything"]);
+    fields
+        .split_whitespace()
+        .map(|f| format!("{f}:{}", support::field(&info, f)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A frame, or the close, as a failure message shows it.
 fn show_frame(frame: &Option<Vec<u8>>) -> String {
     frame.as_deref().map_or("(closed)".into(), show)
@@ -360,19 +405,6 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             std::thread::sleep(std::time::Duration::from_millis(ms));
             continue;
         }
-        if trimmed == "@read" {
-            let pair = session.pair(connection);
-            let expected = pair.redis.read_reply().map(|(raw, _)| raw);
-            let got = pair.ours.read_reply().map(|(raw, _)| raw);
-            if expected != got {
-                failures.push(format!(
-                    "{name}:{line_no}: {at}@read\n    redis:   {}\n    embedis: {}",
-                    show_frame(&expected),
-                    show_frame(&got)
-                ));
-            }
-            continue;
-        }
         if trimmed == "@close" {
             let connection = connection
                 .unwrap_or_else(|| panic!("{name}:{line_no}: @close is for a named connection"));
@@ -392,9 +424,23 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             }
             continue;
         }
+        if let Some(fields) = trimmed.strip_prefix("@info ") {
+            let pair = session.pair(connection);
+            let (expected, got) = (
+                info_fields(&mut pair.redis, fields),
+                info_fields(&mut pair.ours, fields),
+            );
+            if expected != got {
+                failures.push(format!(
+                    "{name}:{line_no}: {at}@info {fields}\n    redis:   {expected}\n    embedis: {got}"
+                ));
+            }
+            continue;
+        }
         let (mode, command) = match trimmed.split_once(' ') {
             Some(("@sort", rest)) => (Compare::Sorted, rest),
             Some(("@type", rest)) => (Compare::Type, rest),
+            Some(("@ids", rest)) => (Compare::Ids, rest),
             Some(("@run", rest)) => (Compare::Nothing, rest),
             Some(("@events", rest)) => (Compare::Events, rest),
             Some(("@send", rest)) => (Compare::Send, rest),
@@ -402,6 +448,35 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             Some(("@let", rest)) => (Compare::Let, rest),
             _ => (Compare::Bytes, trimmed),
         };
+        if command == "@read" {
+            // One more frame, compared as the mode says (`@read`, `@type @read`, `@ids @read`…).
+            assert!(
+                matches!(
+                    mode,
+                    Compare::Bytes | Compare::Sorted | Compare::Type | Compare::Ids
+                ),
+                "{name}:{line_no}: @read takes @sort, @type or @ids only"
+            );
+            let pair = session.pair(connection);
+            let expected = pair.redis.read_reply();
+            let got = pair.ours.read_reply();
+            let same = match (&expected, &got) {
+                (Some((er, ev)), Some((gr, gv))) => {
+                    same_reply(mode, (er, ev), (gr, gv), &session.vars)
+                }
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                let raw = |r: &Option<(Vec<u8>, Value)>| r.as_ref().map(|(raw, _)| raw.clone());
+                failures.push(format!(
+                    "{name}:{line_no}: {at}{trimmed}\n    redis:   {}\n    embedis: {}",
+                    show_frame(&raw(&expected)),
+                    show_frame(&raw(&got))
+                ));
+            }
+            continue;
+        }
         let (variable, command) = if mode == Compare::Let {
             let (variable, command) = command
                 .split_once(' ')
@@ -472,13 +547,12 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
             // One or both closed the connection (QUIT): both must have.
             continue;
         };
-        let same = match mode {
-            Compare::Bytes => expected_raw == got_raw,
-            Compare::Sorted => sorted(&expected_value) == sorted(&got_value),
-            Compare::Type | Compare::Let => expected_raw.first() == got_raw.first(),
-            Compare::Nothing => true,
-            Compare::Events | Compare::Send | Compare::Block => unreachable!("handled above"),
-        };
+        let same = same_reply(
+            mode,
+            (&expected_raw, &expected_value),
+            (&got_raw, &got_value),
+            &session.vars,
+        );
         if !same {
             failures.push(format!(
                 "{name}:{line_no}: {at}{command}\n    redis:   {}\n    embedis: {}",
