@@ -1,14 +1,15 @@
 //! Keyspace notifications that time or another client causes: `expired` from lazy and from
-//! active expiry on a server whose clock the test moves, and the events of a blocked pop served
-//! by another client's push. (What each command announces, and where among its reply, is
-//! compared with redis-server byte for byte in `tests/diff/notifications.txt`.)
+//! active expiry on a server whose clock the test moves. (What each command announces, and
+//! where among its reply, is compared with redis-server byte for byte in
+//! `tests/diff/notifications.txt`; the events of a blocked pop served by another client's push
+//! in `tests/diff/notifications_clients.txt`.)
 
 use crate::support;
 
 use embedis_protocol::Value;
 use std::net::SocketAddr;
 use std::time::Duration;
-use support::{advance_ms, check_transcripts, cmd, connect, manual_server, send, wait_blocked};
+use support::{advance_ms, cmd, connect, manual_server, send};
 use support::{Conn, Received};
 
 /// A connection subscribed to every keyspace and keyevent channel.
@@ -143,74 +144,4 @@ fn active_expiry_announces_expired_without_any_command() {
     assert_eq!(drain(&mut watcher), Vec::<String>::new());
     cmd(&mut client, &["SELECT", "0"]);
     assert_eq!(cmd(&mut client, &["DBSIZE"]), ":1\\r\\n");
-}
-
-/// Blocked pops served by another client's push: the watcher sees the push, then the served
-/// client's pop (and the `del` of the list it emptied), as the served client's command.
-fn served_later_transcript(addr: SocketAddr) -> Vec<String> {
-    let mut pusher = connect(addr);
-    let mut blocked = connect(addr);
-    cmd(
-        &mut pusher,
-        &["CONFIG", "SET", "notify-keyspace-events", "KEA"],
-    );
-    let mut watcher = subscriber(addr);
-    let mut log = Vec::new();
-    let cases: [(&[&str], &[&str]); 4] = [
-        (&["BLPOP", "l", "0"], &["RPUSH", "l", "a"]),
-        (
-            &["BLMOVE", "src", "dst", "LEFT", "RIGHT", "0"],
-            &["LPUSH", "src", "x", "y"],
-        ),
-        (&["BZPOPMIN", "z", "0"], &["ZADD", "z", "1", "m"]),
-        (
-            &["BLMPOP", "0", "2", "l2", "l3", "RIGHT", "COUNT", "2"],
-            &["RPUSH", "l3", "p", "q"],
-        ),
-    ];
-    for (wait, push) in cases {
-        send(&mut blocked, wait);
-        wait_blocked(&mut pusher, 1);
-        log.push(cmd(&mut pusher, push));
-        log.push(format!("served: {}", support::frame(&mut blocked)));
-        log.extend(drain(&mut watcher));
-    }
-    cmd(
-        &mut pusher,
-        &["CONFIG", "SET", "notify-keyspace-events", ""],
-    );
-    log
-}
-
-#[test]
-fn blocked_pops_served_later_announce_their_pops() {
-    let ours = manual_server();
-    let transcript = served_later_transcript(ours.addr());
-    let events: Vec<&str> = transcript
-        .iter()
-        .filter(|l| l.starts_with("__keyevent"))
-        .map(String::as_str)
-        .collect();
-    assert_eq!(
-        events,
-        [
-            "__keyevent@0__:rpush l",
-            "__keyevent@0__:lpop l",
-            "__keyevent@0__:del l",
-            "__keyevent@0__:lpush src",
-            "__keyevent@0__:rpush dst",
-            "__keyevent@0__:lpop src",
-            "__keyevent@0__:zadd z",
-            "__keyevent@0__:zpopmin z",
-            "__keyevent@0__:del z",
-            "__keyevent@0__:rpush l3",
-            "__keyevent@0__:rpop l3",
-            "__keyevent@0__:del l3",
-        ]
-    );
-    let Some(redis) = support::RedisServer::start("notifications served later", &[]) else {
-        return;
-    };
-    let theirs = served_later_transcript(redis.addr());
-    check_transcripts("notifications served later", &transcript, &theirs);
 }
