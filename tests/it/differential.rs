@@ -152,6 +152,16 @@ impl<'s> Session<'s> {
         }
     }
 
+    /// `@reconnect`: every connection closed, a new default one once each server has let the
+    /// old ones go.
+    fn reopen(&mut self) {
+        self.named.clear();
+        self.probe = None;
+        self.vars.clear();
+        self.default = Pair::connect(self.servers);
+        self.default.wait_alone();
+    }
+
     /// The connection pair a line runs on: the default one, or `name`'s (opened now if new).
     fn pair(&mut self, name: Option<&str>) -> &mut Pair {
         match name {
@@ -342,9 +352,11 @@ fn show_frame(frame: &Option<Vec<u8>>) -> String {
     frame.as_deref().map_or("(closed)".into(), show)
 }
 
-/// What a connection received within [`QUIET`], as a failure message shows it; None if nothing.
-fn heard(conn: &mut Conn) -> Option<String> {
-    match conn.read_within(QUIET) {
+/// What a connection received by `deadline` (or within a few milliseconds, for what is already
+/// there), as a failure message shows it; None if nothing.
+fn heard(conn: &mut Conn, deadline: std::time::Instant) -> Option<String> {
+    let left = deadline.saturating_duration_since(std::time::Instant::now());
+    match conn.read_within(left.max(std::time::Duration::from_millis(5))) {
         Received::Nothing => None,
         Received::Reply { raw, .. } => Some(show(&raw)),
         Received::Closed => Some("(closed)".into()),
@@ -397,7 +409,7 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
                 connection.is_none(),
                 "{name}:{line_no}: @reconnect is for all"
             );
-            session = Session::open(servers);
+            session.reopen();
             continue;
         }
         if let Some(ms) = trimmed.strip_prefix("@sleep ") {
@@ -413,7 +425,12 @@ fn run_fixture(path: &Path, servers: &Servers, type_only: &[&str]) -> Vec<String
         }
         if trimmed == "@quiet" {
             let pair = session.pair(connection);
-            let (expected, got) = (heard(&mut pair.redis), heard(&mut pair.ours));
+            // Both servers watched over the same QUIET.
+            let deadline = std::time::Instant::now() + QUIET;
+            let (expected, got) = (
+                heard(&mut pair.redis, deadline),
+                heard(&mut pair.ours, deadline),
+            );
             if expected.is_some() || got.is_some() {
                 let nothing = || "(nothing)".to_string();
                 failures.push(format!(
