@@ -51,8 +51,11 @@ impl Embedis {
                 if !matches!(server.child.try_wait(), Ok(None)) {
                     break;
                 }
+                // The port was free when picked; another test's server may have taken it since:
+                // only this child's answer counts (INFO's process_id).
                 if let Ok(mut c) = Conn::connect(server.addr()) {
-                    if text(&mut c, &["PING"]) == "+PONG\r\n" {
+                    let pid = format!("process_id:{}\r\n", server.child.id());
+                    if text(&mut c, &["INFO", "server"]).contains(&pid) {
                         return server;
                     }
                 }

@@ -147,7 +147,9 @@ impl Sentinels {
                 if !matches!(child.try_wait(), Ok(None)) {
                     break;
                 }
-                if strings(addr, &["PING"]) == ["PONG"] {
+                // Only this child's answer counts: another test's server may have taken the port.
+                let pid = format!("process_id:{}\r\n", child.id());
+                if strings(addr, &["INFO", "server"]).concat().contains(&pid) {
                     up = true;
                     break;
                 }
