@@ -230,6 +230,9 @@ const DIRECTIVES: &[&str] = &[
     "block",
     "quiet",
     "let",
+    "close",
+    "ids",
+    "info",
 ];
 
 /// How long `@quiet` watches for a frame that must not come.
@@ -629,27 +632,53 @@ fn compare_folder(folder: &str, servers: &Servers, label: &str, type_only: &[&st
     );
 }
 
-/// The named connections' directives on two embedis servers that differ in one setting (DEBUG
-/// allowed on the first only), and whose client ids differ: what both answer alike passes — a
-/// waiter served by another connection, `{NAME}` replaced by each server's own id — and the one
-/// difference is found at its line.
-#[test]
-fn named_connections_find_what_differs_and_only_that() {
+// ---- The fixture format's own tests: two embedis servers in the places of redis-server and
+// embedis, which differ where a test needs them to ----
+
+/// Two embedis servers for the format's tests: the first allows DEBUG and runs at `hz 20`, and
+/// its client ids run three ahead of the second's.
+fn two_servers() -> (embedis::Server, embedis::Server) {
     let first = support::builder()
         .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("hz", "20")
         .unwrap()
         .start()
         .unwrap();
     let second = support::builder().start().unwrap();
-    // Three connections more on the first: its client ids run ahead of the second's.
     for _ in 0..3 {
         drop(support::connect(first.addr()));
     }
+    (first, second)
+}
+
+/// Runs `fixture` (as the file `self.txt`) with `first` in redis-server's place and `second` in
+/// embedis's; the failures.
+fn run_text(fixture: &str, first: &embedis::Server, second: &embedis::Server) -> Vec<String> {
     let servers = Servers {
         redis: first.addr(),
         ours: second.addr(),
         tls: None,
     };
+    let n = {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        N.fetch_add(1, Ordering::Relaxed)
+    };
+    let dir = support::temp_dir(&format!("differential-self-{n}"));
+    let path = dir.join("self.txt");
+    std::fs::write(&path, fixture).unwrap();
+    let failures = run_fixture(&path, &servers, &[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    failures
+}
+
+/// What both servers answer alike passes — a waiter served by another connection, `{NAME}`
+/// replaced by each server's own id — and the one difference (DEBUG allowed on the first only)
+/// is found at its line by `@quiet`.
+#[test]
+fn named_connections_find_what_differs_and_only_that() {
+    let (first, second) = two_servers();
     let fixture = "\
 @w @block BLPOP q 0
 @w @quiet
@@ -662,18 +691,216 @@ CLIENT KILL ID {wid}
 @s @send DEBUG SLEEP 0.5
 @s @quiet
 ";
-    let dir = support::temp_dir("differential-named");
-    let path = dir.join("named.txt");
-    std::fs::write(&path, fixture).unwrap();
-    let failures = run_fixture(&path, &servers, &[]);
+    let failures = run_text(fixture, &first, &second);
     assert_eq!(failures.len(), 1, "{failures:#?}");
     assert!(
         failures[0]
-            .starts_with("named.txt:10: @s @quiet\n    redis:   (nothing)\n    embedis: -ERR"),
+            .starts_with("self.txt:10: @s @quiet\n    redis:   (nothing)\n    embedis: -ERR"),
         "{}",
         failures[0]
     );
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `@ids` reads each server's own `@let` value as its name; compared as bytes, the ids differ.
+#[test]
+fn ids_compare_client_ids_by_name() {
+    let (first, second) = two_servers();
+    let fixture = "\
+@a @let aid CLIENT ID
+@a @ids CLIENT ID
+@b CLIENT TRACKING on REDIRECT {aid}
+@b @ids CLIENT GETREDIR
+@b CLIENT GETREDIR
+";
+    let failures = run_text(fixture, &first, &second);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(
+        failures[0].starts_with("self.txt:5: @b CLIENT GETREDIR\n"),
+        "{failures:#?}"
+    );
+}
+
+/// `@type @read` and `@sort @read` compare a pending frame as those directives do; a plain
+/// `@read` compares its bytes.
+#[test]
+fn read_takes_the_comparison_directives() {
+    let (first, second) = two_servers();
+    let fixture = "\
+@a @send CLIENT ID
+@a @type @read
+@a @send CLIENT ID
+@a @read
+SADD s a b c
+@a @send SMEMBERS s
+@a @sort @read
+";
+    let failures = run_text(fixture, &first, &second);
+    assert_eq!(failures.len(), 1, "{failures:#?}");
+    assert!(
+        failures[0].starts_with("self.txt:4: @a @read\n"),
+        "{failures:#?}"
+    );
+}
+
+/// `@info` compares only the fields it names: the same count of clients, a different hz.
+#[test]
+fn info_compares_the_fields_it_names() {
+    let (first, second) = two_servers();
+    let fixture = "\
+@info connected_clients blocked_clients
+@info configured_hz
+";
+    let failures = run_text(fixture, &first, &second);
+    assert_eq!(
+        failures,
+        ["self.txt:2: @info configured_hz\n    redis:   configured_hz:20\n    embedis: configured_hz:10"]
+    );
+}
+
+/// `@close` returns once each server has let the connection go (its subscription no longer
+/// counts, asked at once on a new connection), and `@reconnect` closes the named connections.
+#[test]
+fn close_and_reconnect_let_named_connections_go() {
+    let (first, second) = two_servers();
+    let servers = Servers {
+        redis: first.addr(),
+        ours: second.addr(),
+        tls: None,
+    };
+    let numsub = |addr| support::cmd(&mut support::connect(addr), &["PUBSUB", "NUMSUB", "x"]);
+    let subscribed = "*2\\r\\n$1\\r\\nx\\r\\n:1\\r\\n";
+    let none = "*2\\r\\n$1\\r\\nx\\r\\n:0\\r\\n";
+    let mut session = Session::open(&servers);
+    for _ in 0..2 {
+        let pair = session.pair(Some("a"));
+        pair.redis.command(&["SUBSCRIBE", "x"]);
+        pair.ours.command(&["SUBSCRIBE", "x"]);
+        assert_eq!(numsub(first.addr()), subscribed);
+        assert_eq!(numsub(second.addr()), subscribed);
+        session.close("a");
+        assert_eq!(numsub(first.addr()), none);
+        assert_eq!(numsub(second.addr()), none);
+    }
+    let pair = session.pair(Some("b"));
+    pair.redis.command(&["SUBSCRIBE", "x"]);
+    pair.ours.command(&["SUBSCRIBE", "x"]);
+    session.reopen();
+    assert!(session.named.is_empty());
+    support::eventually("the subscriber to go", || {
+        numsub(first.addr()) == none && numsub(second.addr()) == none
+    });
+}
+
+/// `{NAME}` stands for a `@let` value only: other braces (Lua tables, hash tags) stay.
+#[test]
+fn let_values_replace_their_names_only() {
+    let (first, second) = two_servers();
+    let servers = Servers {
+        redis: first.addr(),
+        ours: second.addr(),
+        tls: None,
+    };
+    let mut session = Session::open(&servers);
+    session.vars.insert("id".into(), ("12".into(), "7".into()));
+    assert_eq!(
+        session.substitute("EVAL \"return {1}\" 1 {tag}:k {id} {id}"),
+        (
+            "EVAL \"return {1}\" 1 {tag}:k 12 12".to_string(),
+            "EVAL \"return {1}\" 1 {tag}:k 7 7".to_string()
+        )
+    );
+}
+
+/// Every line of every fixture is well formed — a known directive, a valid connection name,
+/// balanced quotes, a number after `@sleep`, fields after `@info`, a name after `@let` — so
+/// that a typo fails here, with or without redis-server.
+#[test]
+fn every_fixture_line_is_well_formed() {
+    let mut problems = Vec::new();
+    let mut lines = 0;
+    for folder in ["tests/diff", "tests/diff8"] {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "txt") {
+                continue;
+            }
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            for (index, line) in std::fs::read_to_string(&path).unwrap().lines().enumerate() {
+                let line = line.trim();
+                if line.is_empty() || line.starts_with('#') {
+                    continue;
+                }
+                lines += 1;
+                if let Err(problem) = check_line(line) {
+                    problems.push(format!("{folder}/{name}:{}: {problem}: {line}", index + 1));
+                }
+            }
+        }
+    }
+    assert!(lines > 1000, "only {lines} fixture lines found");
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// What [`every_fixture_line_is_well_formed`] checks of one line.
+fn check_line(line: &str) -> Result<(), String> {
+    let mut rest = line;
+    if let Some((word, after)) = rest.strip_prefix('@').and_then(|r| r.split_once(' ')) {
+        if !DIRECTIVES.contains(&word) {
+            if !word
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+            {
+                return Err(format!(
+                    "@{word} is neither a directive nor a connection name"
+                ));
+            }
+            rest = after.trim();
+            if rest == "@reconnect" || rest.starts_with("@sleep") {
+                return Err("@reconnect and @sleep are for all connections".into());
+            }
+        }
+    }
+    for mode in ["@sort ", "@type ", "@ids "] {
+        if let Some(after) = rest.strip_prefix(mode) {
+            rest = after;
+        }
+    }
+    let command = match rest.split_once(' ') {
+        _ if ["@read", "@quiet", "@close", "@reconnect"].contains(&rest) => return Ok(()),
+        Some(("@sleep", ms)) => {
+            return ms
+                .trim()
+                .parse::<u64>()
+                .map(drop)
+                .map_err(|_| "@sleep takes milliseconds".into())
+        }
+        Some(("@info", fields)) if !fields.trim().is_empty() => return Ok(()),
+        Some(("@let", after)) => match after.split_once(' ') {
+            Some((name, command)) if !name.is_empty() => command,
+            _ => return Err("@let NAME COMMAND …".into()),
+        },
+        Some((word, command)) if word.starts_with('@') => {
+            if !DIRECTIVES.contains(&word.trim_start_matches('@')) {
+                return Err(format!("unknown directive {word}"));
+            }
+            command
+        }
+        _ if rest.starts_with('@') => return Err(format!("unknown directive {rest}")),
+        _ => rest,
+    };
+    embedis_protocol::inline::split_args(command.as_bytes())
+        .map(drop)
+        .map_err(|_| "unbalanced quotes".to_string())
+}
+
+/// A connection's name is lowercase letters, digits and `_`: anything else after `@` is a
+/// mistake, not a connection.
+#[test]
+#[should_panic(expected = "a connection name is lowercase letters, digits and _")]
+fn a_connection_name_in_capitals_is_refused() {
+    let (first, second) = two_servers();
+    run_text("@Main PING\n", &first, &second);
 }
 
 #[test]
