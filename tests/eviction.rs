@@ -8,12 +8,13 @@
 //! counting allocator as `embedis-server`, and its tests run one at a time (a lock) so that one
 //! test's allocations do not count against another's limit.
 
+#[path = "it/support/mod.rs"]
 mod support;
 
 use embedis_server::base::alloc::CountingAllocator;
 use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
-use support::{advance_ms, Conn};
+use support::{advance_ms, info_field, text, Conn};
 
 #[global_allocator]
 static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
@@ -24,7 +25,7 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const START_S: u64 = 1_893_456_000;
 
 fn server() -> embedis::Server {
-    embedis::Server::builder()
+    support::builder()
         .clock(embedis::Clock::frozen_at(
             UNIX_EPOCH + Duration::from_secs(START_S),
         ))
@@ -32,10 +33,6 @@ fn server() -> embedis::Server {
         .unwrap()
         .start()
         .unwrap()
-}
-
-fn text(conn: &mut Conn, args: &[&str]) -> String {
-    String::from_utf8_lossy(&conn.command(args)).into_owned()
 }
 
 fn ok(conn: &mut Conn, args: &[&str]) {
@@ -51,11 +48,8 @@ fn int(conn: &mut Conn, args: &[&str]) -> i64 {
 }
 
 fn info(conn: &mut Conn, field: &str) -> u64 {
-    let all = text(conn, &["INFO", "everything"]);
-    all.lines()
-        .find_map(|l| l.strip_prefix(&format!("{field}:")))
+    info_field(conn, "everything", field)
         .unwrap_or_else(|| panic!("no {field} in INFO"))
-        .trim()
         .parse()
         .unwrap()
 }

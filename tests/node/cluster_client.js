@@ -1,4 +1,4 @@
-// ioredis's Cluster against a cluster of embedis nodes (driven by tests/cluster.rs).
+// ioredis's Cluster against a cluster of embedis nodes (driven by tests/it/cluster.rs).
 //
 // Arguments: the nodes' ports. The script asks the test to change the cluster by printing
 // MIGRATE-BEGIN <slot> <from-port> <to-port>, MIGRATE-KEY <key> and MIGRATE-FINISH, each

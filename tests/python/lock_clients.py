@@ -2,7 +2,7 @@
 
 Usage: python3 tests/python/lock_clients.py <port> <port1> <port2> <port3> <port4> <port5>
 
-Run by tests/lock_clients.rs against embedis (and, to check this script itself, against real
+Run by tests/it/lock_clients.rs against embedis (and, to check this script itself, against real
 redis-server). Prints one line per check and exits non-zero on the first failure. Time is real
 here (the clients sleep and poll), so leases are short and every wait is bounded.
 """

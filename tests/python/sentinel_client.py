@@ -1,4 +1,4 @@
-"""redis-py's Sentinel client writing across a failover (driven by tests/sentinel.rs).
+"""redis-py's Sentinel client writing across a failover (driven by tests/it/sentinel.rs).
 
 Arguments: the sentinels' ports. The client asks them for the primary of "mymaster" and writes
 k:0, k:1, ... through `master_for`, retrying a write that fails while the primary is gone (the

@@ -1,0 +1,881 @@
+//! The append-only file end to end: no acknowledged write is lost when `embedis-server` is
+//! killed with SIGKILL in the middle of a write load (counted); a truncated tail loads with
+//! `aof-load-truncated yes` and stops the start with `no`, with Redis's messages; `CONFIG SET
+//! appendonly yes` at run time writes a base first; BGREWRITEAOF under writes keeps every write;
+//! redis-server 7.0 loads the AOF directory embedis writes and embedis loads Redis's, with the same
+//! DEBUG DIGEST, and redis-check-aof accepts ours; the same for a base written as commands
+//! (`aof-use-rdb-preamble no`), which is byte-identical to Redis's for a deterministic dataset;
+//! `aof-timestamp-enabled` annotations.
+//!
+//! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
+
+use crate::support;
+use support::{digest, temp_dir, text};
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+use support::{Conn, RedisServer};
+
+const EMBEDIS: &str = env!("CARGO_BIN_EXE_embedis-server");
+
+/// An `embedis-server` child in `dir`, killed on drop.
+struct Embedis {
+    child: Child,
+    port: u16,
+}
+
+impl Drop for Embedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Embedis {
+    fn start(dir: &Path, extra: &[&str]) -> Embedis {
+        for _ in 0..10 {
+            let port = support::free_port();
+            let child = Command::new(EMBEDIS)
+                .args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
+                .args(["--save", "", "--enable-debug-command", "yes"])
+                .args(extra)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let mut server = Embedis { child, port };
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if !matches!(server.child.try_wait(), Ok(None)) {
+                    break;
+                }
+                // The port was free when picked; another test's server may have taken it since:
+                // only this child's answer counts (INFO's process_id).
+                if let Ok(mut c) = Conn::connect(server.addr()) {
+                    let pid = format!("process_id:{}\r\n", server.child.id());
+                    if text(&mut c, &["INFO", "server"]).contains(&pid) {
+                        return server;
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = server.child.kill();
+        }
+        panic!("embedis-server did not start in {}", dir.display());
+    }
+
+    fn addr(&self) -> std::net::SocketAddr {
+        ([127, 0, 0, 1], self.port).into()
+    }
+
+    fn kill9(mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `embedis-server` in `dir` until it exits or ten seconds pass: (exited with failure,
+/// output).
+fn start_fails(dir: &Path, extra: &[&str]) -> (bool, String) {
+    let port = support::free_port().to_string();
+    let mut child = Command::new(EMBEDIS)
+        .args([
+            "--port",
+            &port,
+            "--dir",
+            dir.to_str().unwrap(),
+            "--save",
+            "",
+        ])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let failed = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break !status.success();
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().unwrap();
+    let mut all = String::from_utf8_lossy(&out.stdout).into_owned();
+    all.push_str(&String::from_utf8_lossy(&out.stderr));
+    (failed, all)
+}
+
+fn kill_mid_load_loses_nothing_acknowledged(fsync: &str) {
+    let dir = temp_dir(&format!("aof-crash-{fsync}"));
+    let server = Embedis::start(&dir, &["--appendonly", "yes", "--appendfsync", fsync]);
+    let addr = server.addr();
+    // A writer pipelining INCRs and SETs; the server is killed while it writes.
+    let writer = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let stream = std::net::TcpStream::connect(addr).unwrap();
+        let mut replies = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut requests = stream;
+        let mut acknowledged = 0u64;
+        let mut line = String::new();
+        for i in 0..1_000_000u64 {
+            let key = format!("key:{i}");
+            let mut both = Conn::encode(&[b"INCR", b"counter"]);
+            both.extend(Conn::encode(&[b"SET", key.as_bytes(), b"v"]));
+            if requests.write_all(&both).is_err() {
+                break;
+            }
+            line.clear();
+            let incr = replies.read_line(&mut line).unwrap_or(0) > 0 && line.starts_with(':');
+            line.clear();
+            let set = replies.read_line(&mut line).unwrap_or(0) > 0 && line == "+OK\r\n";
+            if !(incr && set) {
+                break;
+            }
+            acknowledged += 1;
+        }
+        acknowledged
+    });
+    std::thread::sleep(Duration::from_millis(700));
+    server.kill9();
+    let acknowledged = writer.join().unwrap();
+    assert!(
+        acknowledged > 100,
+        "the load ran ({acknowledged} acknowledged)"
+    );
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let counter: u64 = text(&mut c, &["GET", "counter"])
+        .lines()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        counter >= acknowledged,
+        "{fsync}: {acknowledged} INCRs acknowledged, {counter} after restart"
+    );
+    // Every acknowledged SET is there too (the last acknowledged one is key:{n-1}).
+    let last = format!("key:{}", acknowledged - 1);
+    assert_eq!(text(&mut c, &["EXISTS", &last, "key:0"]), ":2\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigkill_loses_no_acknowledged_write_under_appendfsync_always() {
+    kill_mid_load_loses_nothing_acknowledged("always");
+}
+
+/// SIGKILL leaves the operating system's page cache alone, so `everysec` loses nothing either;
+/// its one second bounds what a power loss would take (not testable here).
+#[test]
+fn sigkill_loses_no_acknowledged_write_under_appendfsync_everysec() {
+    kill_mid_load_loses_nothing_acknowledged("everysec");
+}
+
+#[test]
+fn a_truncated_tail_loads_only_with_aof_load_truncated() {
+    let dir = temp_dir("aof-truncated");
+    {
+        let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+        let mut c = Conn::connect(server.addr()).unwrap();
+        for i in 0..10 {
+            assert_eq!(text(&mut c, &["SET", &format!("k{i}"), "v"]), "+OK\r\n");
+        }
+        server.kill9();
+    }
+    let incr = dir.join("appendonlydir/appendonly.aof.1.incr.aof");
+    let good = std::fs::metadata(&incr).unwrap().len();
+    // Half a command, as a crash in the middle of a write leaves it.
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&incr)
+        .unwrap()
+        .write_all(b"*3\r\n$3\r\nSET\r\n$2\r\nk1")
+        .unwrap();
+    let (failed, output) =
+        start_fails(&dir, &["--appendonly", "yes", "--aof-load-truncated", "no"]);
+    assert!(failed, "{output}");
+    assert!(
+        output.contains(
+            "Unexpected end of file reading the append only file appendonly.aof.1.incr.aof"
+        ),
+        "{output}"
+    );
+    let server = Embedis::start(
+        &dir,
+        &["--appendonly", "yes", "--aof-load-truncated", "yes"],
+    );
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["DBSIZE"]), ":10\r\n");
+    // The tail was cut back to the last whole command, and the file goes on from there.
+    assert_eq!(std::fs::metadata(&incr).unwrap().len(), good);
+    assert_eq!(text(&mut c, &["SET", "after", "1"]), "+OK\r\n");
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes", "--aof-load-truncated", "no"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["DBSIZE"]), ":11\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn fill(c: &mut Conn) {
+    for db in ["0", "4"] {
+        text(c, &["SELECT", db]);
+        text(c, &["SET", "s", "v", "EX", "1000"]);
+        text(c, &["INCRBYFLOAT", "f", "2.5"]);
+        text(c, &["RPUSH", "l", "a", "b", "c"]);
+        text(c, &["SADD", "set", "1", "2", "x"]);
+        text(c, &["HSET", "h", "a", "1", "b", "2"]);
+        text(c, &["ZADD", "z", "1", "a", "2", "b"]);
+        text(c, &["XADD", "x", "1-1", "f", "v"]);
+        text(c, &["PFADD", "hll", "a", "b"]);
+        text(
+            c,
+            &[
+                "EVAL",
+                "redis.call('SET', KEYS[1], 'from-lua'); return redis.call('INCR', 'n')",
+                "1",
+                "lua",
+            ],
+        );
+    }
+    text(c, &["SELECT", "0"]);
+}
+
+fn wait_rewrite(c: &mut Conn) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info = text(c, &["INFO", "persistence"]);
+        if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0") {
+            assert!(info.contains("aof_last_bgrewrite_status:ok"), "{info}");
+            return;
+        }
+        assert!(Instant::now() < deadline, "rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+#[test]
+fn appendonly_at_run_time_and_rewrites_keep_every_write() {
+    let dir = temp_dir("aof-runtime");
+    let server = Embedis::start(&dir, &[]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    text(&mut c, &["SET", "before", "1"]);
+    assert_eq!(
+        text(&mut c, &["CONFIG", "SET", "appendonly", "yes"]),
+        "+OK\r\n"
+    );
+    wait_rewrite(&mut c);
+    fill(&mut c);
+    // The writes are fsynced: one local acknowledgement (Redis 7.2's WAITAOF).
+    assert_eq!(
+        text(&mut c, &["WAITAOF", "1", "0", "0"]),
+        "*2\r\n:1\r\n:0\r\n"
+    );
+    assert_eq!(
+        text(&mut c, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started\r\n"
+    );
+    // Writes while the rewrite runs go to the new increment.
+    text(&mut c, &["SET", "during", "1"]);
+    wait_rewrite(&mut c);
+    text(&mut c, &["SET", "after", "1"]);
+    let expected = digest(&mut c);
+    let manifest =
+        std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+    assert!(
+        !manifest.contains("type h"),
+        "history files are gone: {manifest}"
+    );
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(digest(&mut c), expected);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(digest(&mut c), expected, "DEBUG LOADAOF loads the same");
+    // An approximate trim with LIMIT propagates as an exact trim that keeps its LIMIT; replayed
+    // from the AOF (under another node size) it must trim exactly what it trimmed (Redis's
+    // suite: "XADD with ~ MAXLEN and LIMIT can propagate correctly").
+    text(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "10"]);
+    for _ in 0..100 {
+        text(&mut c, &["XADD", "trimmed", "*", "f", "v"]);
+    }
+    text(
+        &mut c,
+        &[
+            "XADD", "trimmed", "MAXLEN", "~", "55", "LIMIT", "30", "*", "f", "v",
+        ],
+    );
+    assert_eq!(text(&mut c, &["XLEN", "trimmed"]), ":71\r\n");
+    text(&mut c, &["CONFIG", "SET", "stream-node-max-entries", "1"]);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["XLEN", "trimmed"]), ":71\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn aof_directories_interoperate_with_redis() {
+    let Some(redis) = RedisServer::start(
+        "aof-interop",
+        &["--appendonly", "yes", "--enable-debug-command", "yes"],
+    ) else {
+        return;
+    };
+    let dir = temp_dir("aof-interop");
+    let ours = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let (mut r, mut e) = (
+        Conn::connect(redis.addr()).unwrap(),
+        Conn::connect(ours.addr()).unwrap(),
+    );
+    fill(&mut r);
+    fill(&mut e);
+    let expected = digest(&mut e);
+    assert_eq!(digest(&mut r), expected);
+    // Ours → redis-check-aof and redis-server.
+    let manifest = dir.join("appendonlydir/appendonly.aof.manifest");
+    let check = Command::new("redis-check-aof")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    drop(e);
+    ours.kill9();
+    let copy = temp_dir("aof-interop-redis-reads");
+    copy_dir(&dir.join("appendonlydir"), &copy.join("appendonlydir"));
+    let loaded = RedisServer::start(
+        "aof-interop-load",
+        &[
+            "--appendonly",
+            "yes",
+            "--dir",
+            copy.to_str().unwrap(),
+            "--enable-debug-command",
+            "yes",
+        ],
+    )
+    .unwrap();
+    let mut l = Conn::connect(loaded.addr()).unwrap();
+    assert_eq!(digest(&mut l), expected, "redis-server loads our AOF");
+    // Redis's (after a rewrite and more writes) → ours.
+    text(&mut r, &["BGREWRITEAOF"]);
+    wait_rewrite(&mut r);
+    text(&mut r, &["SET", "more", "1"]);
+    // Redis writes its AOF before it replies: the files are complete now.
+    let expected = digest(&mut r);
+    let theirs = temp_dir("aof-interop-ours-reads");
+    copy_dir(
+        &redis.dir().join("appendonlydir"),
+        &theirs.join("appendonlydir"),
+    );
+    let ours = Embedis::start(&theirs, &["--appendonly", "yes"]);
+    let mut e = Conn::connect(ours.addr()).unwrap();
+    assert_eq!(digest(&mut e), expected, "embedis loads Redis's AOF");
+    for d in [dir, copy, theirs] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A base written as commands (`aof-use-rdb-preamble no`)
+// ---------------------------------------------------------------------------------------------
+
+/// The base file the manifest of the AOF directory `dir` names, and its bytes.
+fn base_of(dir: &Path) -> (String, Vec<u8>) {
+    let manifest = std::fs::read_to_string(dir.join("appendonly.aof.manifest")).unwrap();
+    let name = manifest
+        .lines()
+        .find(|l| l.ends_with("type b"))
+        .and_then(|l| l.split(' ').nth(1))
+        .unwrap_or_else(|| panic!("no base in {manifest}"))
+        .to_string();
+    let bytes = std::fs::read(dir.join(&name)).unwrap();
+    (name, bytes)
+}
+
+/// A dataset whose commands-base form is deterministic in both servers: one key per database
+/// (Redis walks a database in its hash table's order, seeded at random), values in encodings
+/// whose element order is fixed (lists, intsets, listpack hashes and sorted sets, streams), a
+/// function library, fixed TTLs and delivery times.
+fn fill_deterministic(c: &mut Conn) {
+    let run = |c: &mut Conn, db: &str, args: &[&str]| {
+        text(c, &["SELECT", db]);
+        let reply = text(c, args);
+        assert!(!reply.starts_with('-'), "{args:?}: {reply}");
+    };
+    run(
+        c,
+        "0",
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=lib\nredis.register_function('f', function() return 1 end)",
+        ],
+    );
+    run(c, "0", &["SET", "str", "hello world"]);
+    run(c, "0", &["PEXPIREAT", "str", "4102444800000"]);
+    run(c, "1", &["RPUSH", "list", "a", "1", "-7", "bbb"]);
+    let many: Vec<String> = (0..150).map(|i| format!("item{i}")).collect();
+    let mut rpush = vec!["RPUSH", "biglist"];
+    rpush.extend(many.iter().map(String::as_str));
+    run(c, "2", &rpush);
+    run(c, "3", &["SADD", "ints", "5", "-3", "100000", "7"]);
+    run(c, "4", &["HSET", "hash", "f1", "v1", "f2", "22", "f3", ""]);
+    run(
+        c,
+        "5",
+        &[
+            "ZADD", "zset", "1", "a", "2.5", "b", "0.1", "c", "-inf", "d", "1e300", "e",
+        ],
+    );
+    run(c, "6", &["XADD", "stream", "1-1", "a", "1", "b", "2"]);
+    run(c, "6", &["XADD", "stream", "1-2", "a", "3", "b", "4"]);
+    run(c, "6", &["XADD", "stream", "2-0", "other", "x"]);
+    run(c, "6", &["XADD", "stream", "3-0", "a", "5", "b", "6"]);
+    run(c, "6", &["XDEL", "stream", "1-2"]);
+    run(c, "6", &["XGROUP", "CREATE", "stream", "g1", "0"]);
+    run(c, "6", &["XGROUP", "CREATE", "stream", "g2", "$"]);
+    run(
+        c,
+        "6",
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g1",
+            "alice",
+            "COUNT",
+            "2",
+            "STREAMS",
+            "stream",
+            ">",
+        ],
+    );
+    run(c, "6", &["XGROUP", "CREATECONSUMER", "stream", "g1", "bob"]);
+    for id in ["1-1", "2-0"] {
+        run(
+            c,
+            "6",
+            &[
+                "XCLAIM",
+                "stream",
+                "g1",
+                "alice",
+                "0",
+                id,
+                "TIME",
+                "1600000000000",
+                "RETRYCOUNT",
+                "3",
+                "JUSTID",
+            ],
+        );
+    }
+    run(c, "7", &["XADD", "empty", "5-5", "f", "v"]);
+    run(c, "7", &["XDEL", "empty", "5-5"]);
+    run(c, "8", &["INCRBY", "counter", "12345"]);
+    run(c, "8", &["PEXPIREAT", "counter", "4102444800123"]);
+    text(c, &["SELECT", "0"]);
+}
+
+fn bgrewriteaof(c: &mut Conn) {
+    assert_eq!(
+        text(c, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started\r\n"
+    );
+    wait_rewrite(c);
+}
+
+#[test]
+fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
+    let Some(redis) = RedisServer::start(
+        "aof-commands-base",
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--enable-debug-command",
+            "yes",
+        ],
+    ) else {
+        return;
+    };
+    let dir = temp_dir("aof-commands-base");
+    let ours = Embedis::start(
+        &dir,
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    let (mut r, mut e) = (
+        Conn::connect(redis.addr()).unwrap(),
+        Conn::connect(ours.addr()).unwrap(),
+    );
+    fill_deterministic(&mut r);
+    fill_deterministic(&mut e);
+    let expected = digest(&mut e);
+    assert_eq!(digest(&mut r), expected);
+    bgrewriteaof(&mut r);
+    bgrewriteaof(&mut e);
+    let (our_name, our_base) = base_of(&dir.join("appendonlydir"));
+    let (their_name, their_base) = base_of(&redis.dir().join("appendonlydir"));
+    assert_eq!(our_name, "appendonly.aof.2.base.aof");
+    assert_eq!(our_name, their_name);
+    assert!(
+        our_base == their_base,
+        "the bases differ:\n--- ours\n{}\n--- redis\n{}",
+        String::from_utf8_lossy(&our_base),
+        String::from_utf8_lossy(&their_base)
+    );
+
+    // Ours → redis-check-aof and redis-server.
+    text(&mut e, &["SET", "after-rewrite", "1"]);
+    let expected = digest(&mut e);
+    let check = Command::new("redis-check-aof")
+        .arg(dir.join("appendonlydir/appendonly.aof.manifest"))
+        .output()
+        .unwrap();
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    drop(e);
+    ours.kill9();
+    let copy = temp_dir("aof-commands-base-redis-reads");
+    copy_dir(&dir.join("appendonlydir"), &copy.join("appendonlydir"));
+    let loaded = RedisServer::start(
+        "aof-commands-base-load",
+        &[
+            "--appendonly",
+            "yes",
+            "--dir",
+            copy.to_str().unwrap(),
+            "--enable-debug-command",
+            "yes",
+        ],
+    )
+    .unwrap();
+    let mut l = Conn::connect(loaded.addr()).unwrap();
+    assert_eq!(digest(&mut l), expected, "redis-server loads our AOF");
+
+    // Redis's → ours.
+    text(&mut r, &["SET", "more", "1"]);
+    let expected = digest(&mut r);
+    let theirs = temp_dir("aof-commands-base-ours-reads");
+    copy_dir(
+        &redis.dir().join("appendonlydir"),
+        &theirs.join("appendonlydir"),
+    );
+    let ours = Embedis::start(&theirs, &["--appendonly", "yes"]);
+    let mut e = Conn::connect(ours.addr()).unwrap();
+    assert_eq!(digest(&mut e), expected, "embedis loads Redis's AOF");
+    assert_eq!(text(&mut e, &["FCALL", "f", "0"]), ":1\r\n");
+    for d in [dir, copy, theirs] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn a_commands_base_survives_rewrite_restart_and_loadaof() {
+    let dir = temp_dir("aof-commands-restart");
+    let server = Embedis::start(&dir, &["--aof-use-rdb-preamble", "no"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    fill(&mut c);
+    fill_deterministic(&mut c);
+    // What only a commands base must get right: big collections in other encodings (more
+    // than one batch), hash field TTLs, an expired-looking but live TTL.
+    for i in 0..300 {
+        let (m, s) = (format!("member:{i}"), format!("{}.25", i * 3));
+        text(&mut c, &["SADD", "bigset", &m]);
+        text(&mut c, &["ZADD", "bigzset", &s, &m]);
+        text(&mut c, &["HSET", "bighash", &m, &s]);
+    }
+    text(&mut c, &["HSET", "volatile", "a", "1", "b", "2", "c", "3"]);
+    assert_eq!(
+        text(
+            &mut c,
+            &[
+                "HPEXPIREAT",
+                "volatile",
+                "4102444800000",
+                "FIELDS",
+                "1",
+                "b"
+            ]
+        ),
+        "*1\r\n:1\r\n"
+    );
+    // The first base of a server turned to AOF at run time is written as commands too.
+    assert_eq!(
+        text(&mut c, &["CONFIG", "SET", "appendonly", "yes"]),
+        "+OK\r\n"
+    );
+    wait_rewrite(&mut c);
+    let aofdir = dir.join("appendonlydir");
+    assert_eq!(base_of(&aofdir).0, "appendonly.aof.1.base.aof");
+    text(&mut c, &["SET", "between", "1"]);
+    bgrewriteaof(&mut c);
+    let (name, base) = base_of(&aofdir);
+    assert_eq!(name, "appendonly.aof.2.base.aof");
+    assert!(base.starts_with(b"*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n"));
+    text(&mut c, &["SET", "after", "1"]);
+    let expected = digest(&mut c);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(digest(&mut c), expected, "DEBUG LOADAOF loads the same");
+    assert_eq!(
+        text(
+            &mut c,
+            &["HPEXPIRETIME", "volatile", "FIELDS", "2", "a", "b"]
+        ),
+        "*2\r\n:-1\r\n:4102444800000\r\n"
+    );
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(digest(&mut c), expected, "a restart loads the same");
+    assert_eq!(
+        text(&mut c, &["HPEXPIRETIME", "volatile", "FIELDS", "1", "b"]),
+        "*1\r\n:4102444800000\r\n"
+    );
+    // Back to an RDB base: the next rewrite's base is `.base.rdb`, and the old one goes.
+    text(&mut c, &["CONFIG", "SET", "aof-use-rdb-preamble", "yes"]);
+    assert_eq!(
+        text(&mut c, &["CONFIG", "GET", "aof-use-rdb-preamble"]),
+        "*2\r\n$20\r\naof-use-rdb-preamble\r\n$3\r\nyes\r\n"
+    );
+    bgrewriteaof(&mut c);
+    let (name, base) = base_of(&aofdir);
+    assert_eq!(name, "appendonly.aof.3.base.rdb");
+    assert!(base.starts_with(b"REDIS"));
+    assert!(!aofdir.join("appendonly.aof.2.base.aof").exists());
+    drop(c);
+    server.kill9();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_new_aof_at_start_has_a_commands_base_and_a_truncated_base_stops_the_load() {
+    let dir = temp_dir("aof-commands-start");
+    let aofdir = dir.join("appendonlydir");
+    let server = Embedis::start(
+        &dir,
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    // An empty dataset's base: an empty file of commands, as Redis writes it.
+    assert_eq!(
+        base_of(&aofdir),
+        ("appendonly.aof.1.base.aof".to_string(), Vec::new())
+    );
+    let mut c = Conn::connect(server.addr()).unwrap();
+    for i in 0..5 {
+        text(&mut c, &["SET", &format!("k{i}"), "v"]);
+    }
+    bgrewriteaof(&mut c);
+    let (name, base) = base_of(&aofdir);
+    assert_eq!(name, "appendonly.aof.2.base.aof");
+    assert_eq!(base.windows(9).filter(|w| w == b"$3\r\nSET\r\n").count(), 5);
+    drop(c);
+    server.kill9();
+    // A base cut in the middle of a command: the base is not the last file, so the load fails
+    // whatever aof-load-truncated says, as in Redis.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(aofdir.join(&name))
+        .unwrap()
+        .set_len(base.len() as u64 - 3)
+        .unwrap();
+    let (failed, output) = start_fails(&dir, &["--appendonly", "yes"]);
+    assert!(failed, "{output}");
+    assert!(
+        output.contains("Fatal error: the truncated file is not the last file"),
+        "{output}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn aof_timestamp_annotations_are_written_and_skipped_on_load() {
+    let dir = temp_dir("aof-timestamps");
+    let aofdir = dir.join("appendonlydir");
+    let server = Embedis::start(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--aof-timestamp-enabled",
+            "yes",
+            "--appendfsync",
+            "always",
+        ],
+    );
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    text(&mut c, &["SET", "a", "1"]);
+    text(&mut c, &["SET", "b", "2"]);
+    // A new second: the next write is annotated again.
+    std::thread::sleep(Duration::from_millis(1100));
+    text(&mut c, &["SET", "c", "3"]);
+    let incr = String::from_utf8(std::fs::read(aofdir.join("appendonly.aof.1.incr.aof")).unwrap())
+        .unwrap();
+    let stamps: Vec<u64> = incr
+        .lines()
+        .filter_map(|l| l.strip_prefix("#TS:"))
+        .map(|t| t.parse().unwrap())
+        .collect();
+    // Two seconds at least (three if the first two writes straddle a second), each annotated
+    // once, in order.
+    assert!((2..=3).contains(&stamps.len()), "{incr}");
+    assert!(stamps[0] >= before, "{incr}");
+    assert!(stamps.windows(2).all(|w| w[1] > w[0]), "{incr}");
+    // The annotation comes before the SELECT of the first command.
+    assert!(incr.starts_with("#TS:"), "{incr}");
+    assert!(incr.contains("\r\n*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n"));
+    // A commands base begins with one too.
+    bgrewriteaof(&mut c);
+    let (_, base) = base_of(&aofdir);
+    assert!(
+        base.starts_with(b"#TS:"),
+        "{}",
+        String::from_utf8_lossy(&base)
+    );
+    text(&mut c, &["SET", "d", "4"]);
+    // redis-check-aof reads the annotations (when it is installed).
+    if let Ok(check) = Command::new("redis-check-aof")
+        .arg(aofdir.join("appendonly.aof.manifest"))
+        .output()
+    {
+        assert!(
+            check.status.success(),
+            "{}",
+            String::from_utf8_lossy(&check.stdout)
+        );
+    }
+    let expected = digest(&mut c);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(digest(&mut c), expected);
+    // Off at run time: no more annotations.
+    text(&mut c, &["CONFIG", "SET", "aof-timestamp-enabled", "no"]);
+    std::thread::sleep(Duration::from_millis(1100));
+    bgrewriteaof(&mut c);
+    text(&mut c, &["SET", "e", "5"]);
+    let (_, base) = base_of(&aofdir);
+    assert!(base.starts_with(b"*2\r\n$6\r\nSELECT"));
+    let expected = digest(&mut c);
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(digest(&mut c), expected);
+    drop(c);
+    server.kill9();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Hash field TTLs are Redis 7.4+: compared with Redis 8.2's commands base (per field `HMSET`
+/// and `HPEXPIREAT … FIELDS 1`), in both compact (listpackex, fields in deadline order) and
+/// table encodings, and loaded by Redis 8.2 to the same TTLs.
+#[test]
+fn a_commands_base_with_field_ttls_matches_redis_8() {
+    let Some(redis) = RedisServer::start_redis8(
+        "aof-commands-base-hfe",
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    ) else {
+        return;
+    };
+    let dir = temp_dir("aof-commands-base-hfe");
+    let ours = Embedis::start(
+        &dir,
+        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+    );
+    let (mut r, mut e) = (
+        Conn::connect(redis.addr()).unwrap(),
+        Conn::connect(ours.addr()).unwrap(),
+    );
+    for c in [&mut r, &mut e] {
+        text(c, &["HSET", "h", "a", "1", "b", "2", "c", "3", "d", "4"]);
+        text(c, &["HPEXPIREAT", "h", "4102444800500", "FIELDS", "1", "c"]);
+        text(c, &["HPEXPIREAT", "h", "4102444800100", "FIELDS", "1", "a"]);
+        // One key per database: Redis walks a database in its hash table's (seeded) order.
+        text(c, &["SELECT", "1"]);
+        text(c, &["HSET", "plain", "x", "1", "y", "2"]);
+        // Left out: a hash whose every TTL was removed by HPERSIST. Redis 8.2 still writes it
+        // field by field (its minimum deadline is left stale); we write it in batches, which
+        // loads to the same hash.
+        text(c, &["SELECT", "3"]);
+        let fields: Vec<String> = (0..200).map(|i| format!("field{i}")).collect();
+        for f in &fields {
+            text(c, &["HSET", "big", f, "v"]);
+        }
+        text(
+            c,
+            &[
+                "HPEXPIREAT",
+                "big",
+                "4102444800100",
+                "FIELDS",
+                "1",
+                "field7",
+            ],
+        );
+        text(c, &["SELECT", "0"]);
+        bgrewriteaof(c);
+    }
+    let (_, ours_base) = base_of(&dir.join("appendonlydir"));
+    let (_, theirs) = base_of(&redis.dir().join("appendonlydir"));
+    let annotated = ours_base.windows(10).filter(|w| w == b"HPEXPIREAT").count();
+    assert_eq!(annotated, 3, "{}", String::from_utf8_lossy(&ours_base));
+    assert!(
+        ours_base == theirs,
+        "the bases differ:\n--- ours\n{}\n--- redis 8\n{}",
+        String::from_utf8_lossy(&ours_base),
+        String::from_utf8_lossy(&theirs)
+    );
+    drop(e);
+    ours.kill9();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// FLUSHALL with save points set saves the emptied dataset, which resets `dirty`; it must reach
+/// the AOF all the same (Redis forces its propagation), or a restart replays the keys it removed.
+#[test]
+fn flushall_with_save_points_reaches_the_aof() {
+    let dir = temp_dir("aof-flushall-save-points");
+    let args = ["--appendonly", "yes", "--save", "3600 1"];
+    let server = Embedis::start(&dir, &args);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["SET", "before", "1"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["FLUSHALL"]), "+OK\r\n");
+    assert_eq!(text(&mut c, &["SET", "after", "1"]), "+OK\r\n");
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &args);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["EXISTS", "before", "after"]), ":1\r\n");
+    assert_eq!(text(&mut c, &["EXISTS", "after"]), ":1\r\n");
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,218 @@
+//! The `embedis-server` binary: start-up options, `--port auto`, refusal of unknown and
+//! unimplemented options, unix sockets, config files, and clean stops on SIGTERM.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use support::Conn;
+
+const BIN: &str = env!("CARGO_BIN_EXE_embedis-server");
+
+/// Spawns the binary with `--port auto` and returns it with the port it printed and the output
+/// lines that came before. Callers stop it with `terminate`, which waits for it.
+#[allow(clippy::zombie_processes)]
+fn spawn_auto_with_log(
+    extra: &[&str],
+) -> (
+    Child,
+    u16,
+    BufReader<std::process::ChildStdout>,
+    Vec<String>,
+) {
+    // Its own working directory: with Redis's default save points, a stop writes dump.rdb there
+    // (and a start loads it), as redis-server does.
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("embedis-binary-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(&dir)
+        .args(["--port", "auto"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut before = Vec::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stdout.read_line(&mut line).unwrap() > 0,
+            "server exited before printing its port"
+        );
+        if let Some(port) = line.trim().strip_prefix("port=") {
+            return (child, port.parse().unwrap(), stdout, before);
+        }
+        before.push(line.trim_end().to_string());
+    }
+}
+
+fn spawn_auto(extra: &[&str]) -> (Child, u16, BufReader<std::process::ChildStdout>) {
+    let (child, port, stdout, _) = spawn_auto_with_log(extra);
+    (child, port, stdout)
+}
+
+fn terminate(child: &mut Child) -> std::process::ExitStatus {
+    // SAFETY: sending SIGTERM to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap()
+}
+
+#[test]
+fn port_auto_prints_a_machine_readable_port_and_serves() {
+    let (mut child, port, mut stdout) = spawn_auto(&[]);
+    let mut conn = Conn::connect(([127, 0, 0, 1], port).into()).unwrap();
+    assert_eq!(conn.command(&["PING"]), b"+PONG\r\n");
+    let status = terminate(&mut child);
+    assert!(status.success(), "SIGTERM is a clean stop: {status:?}");
+    let mut log = String::new();
+    stdout.read_to_string(&mut log).unwrap();
+    assert!(
+        log.contains("Received SIGTERM scheduling shutdown..."),
+        "{log}"
+    );
+    assert!(log.contains("ready to exit, bye bye"), "{log}");
+}
+
+#[test]
+fn logs_the_line_harnesses_wait_for_before_the_port() {
+    let (mut child, _port, _stdout, before) = spawn_auto_with_log(&[]);
+    terminate(&mut child);
+    let ready = before
+        .iter()
+        .find(|l| l.ends_with("* Ready to accept connections"));
+    let ready = ready.unwrap_or_else(|| panic!("no ready line in {before:?}"));
+    // Redis's format: "<pid>:M <day> <mon> <year> <hh:mm:ss.mmm> * <message>".
+    let (pid, rest) = ready.split_once(':').unwrap();
+    assert_eq!(pid.parse::<u32>().unwrap(), child.id());
+    assert!(rest.starts_with("M "), "{ready}");
+    assert_eq!(rest.split(' ').count(), 10, "{ready}");
+}
+
+#[test]
+fn unknown_and_unimplemented_options_are_refused() {
+    let out = Command::new(BIN)
+        .current_dir(support::server_dir())
+        .args(["--port", "0", "--frobnicate", "yes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("Bad directive or wrong number of arguments"),
+        "{err}"
+    );
+    assert!(err.contains("frobnicate"), "{err}");
+
+    let out = Command::new(BIN)
+        .current_dir(support::server_dir())
+        .args(["--port", "0", "--daemonize", "yes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("does not implement"), "{err}");
+
+    let out = Command::new(BIN)
+        .current_dir(support::server_dir())
+        .args(["--port", "0", "--maxmemory-policy", "lru"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("argument(s) must be one of"));
+
+    let out = Command::new(BIN)
+        .current_dir(support::server_dir())
+        .args(["--port", "notaport"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr)
+        .contains("argument couldn't be parsed into an integer"));
+}
+
+#[test]
+fn harness_options_that_describe_our_behaviour_are_accepted() {
+    let (mut child, port, _out) =
+        spawn_auto(&["--save", "", "--appendonly", "no", "--daemonize", "no"]);
+    let mut conn = Conn::connect(([127, 0, 0, 1], port).into()).unwrap();
+    assert_eq!(conn.command(&["PING"]), b"+PONG\r\n");
+    terminate(&mut child);
+}
+
+#[test]
+fn config_file_then_command_line_overrides() {
+    let dir = std::env::temp_dir().join(format!("embedis-conf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("embedis.conf");
+    let sock = dir.join("embedis.sock");
+    std::fs::write(
+        &conf,
+        format!(
+            "# a comment\nport 0\nunixsocket \"{}\"\nunixsocketperm 700\ndatabases 4\n",
+            sock.display()
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(BIN)
+        .current_dir(&dir)
+        .arg(&conf)
+        .args(["--loglevel", "warning"])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stream = None;
+    for _ in 0..200 {
+        if let Ok(s) = UnixStream::connect(&sock) {
+            stream = Some(s);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut stream = stream.expect("unix socket comes up");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream.write_all(b"SELECT 3\r\nSELECT 4\r\n").unwrap();
+    let mut buf = [0u8; 64];
+    let mut got = Vec::new();
+    while !got.ends_with(b"range\r\n") {
+        let n = stream.read(&mut buf).unwrap();
+        assert!(n > 0);
+        got.extend_from_slice(&buf[..n]);
+    }
+    assert_eq!(
+        got, b"+OK\r\n-ERR DB index is out of range\r\n",
+        "databases 4 from the file"
+    );
+    terminate(&mut child);
+    assert!(!sock.exists(), "the socket file is removed at shutdown");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_taken_port_is_a_clear_start_up_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
+    let out = Command::new(BIN)
+        .current_dir(support::server_dir())
+        .args(["--port", &port, "--bind", "127.0.0.1"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        all.contains("Could not create server TCP listening socket"),
+        "{all}"
+    );
+}

@@ -1,0 +1,129 @@
+//! Client tracking seen from several connections: invalidations redirected to another client
+//! (a RESP2 subscriber of `__redis__:invalidate` or a RESP3 client), BCAST prefixes written by
+//! another client, NOLOOP, a redirection broken by the redirect client going away, FLUSHALL's
+//! null invalidation, the tracking table's size limit, INFO's tracking fields and CLIENT LIST's
+//! flags. One connection's behaviour (pushes after the reply, argument errors) is in
+//! tests/diff/tracking.txt.
+//!
+//! The scenario is a differential fixture, tests/diff/tracking_clients.txt, compared with a
+//! real redis-server 7.0 byte for byte in every I/O mode. Here: CLIENT LIST's tracking flags,
+//! compared field by field, and active expiry, which Redis drives by its own clock, checked on
+//! embedis alone with a manual clock.
+
+use crate::support;
+
+use std::net::SocketAddr;
+use std::time::Duration;
+use support::{
+    advance_ms, check_transcripts, cmd, connect, eventually, frame, manual_server, send, Conn,
+    RedisServer,
+};
+
+/// The id of the connection, as the number CLIENT ID answers.
+fn client_id(conn: &mut Conn) -> String {
+    let reply = cmd(conn, &["CLIENT", "ID"]);
+    reply
+        .trim_start_matches(':')
+        .trim_end_matches("\\r\\n")
+        .to_string()
+}
+
+/// CLIENT LIST's `flags=` and `redir=` of the client with id `id`, redir shown relative to
+/// `redirect_id` (the ids differ between the servers).
+fn flags_and_redir(probe: &mut Conn, id: &str, redirect_id: &str) -> String {
+    let list = String::from_utf8_lossy(&probe.command(&["CLIENT", "LIST", "ID", id])).into_owned();
+    let field = |name: &str| {
+        list.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .unwrap_or("?")
+            .trim()
+            .to_string()
+    };
+    let redir = field("redir=");
+    let redir = if redir == redirect_id {
+        "<redirect>".to_string()
+    } else {
+        redir
+    };
+    format!("flags={} redir={redir}", field("flags="))
+}
+
+/// CLIENT LIST's `flags=` and `redir=` of a tracking client through its states: tracking with
+/// a redirection, BCAST, the redirection broken, RESET.
+fn client_list_states(addr: SocketAddr) -> Vec<String> {
+    let mut probe = connect(addr);
+    let mut sub = connect(addr);
+    let sub_id = client_id(&mut sub);
+    let mut r = connect(addr);
+    send(&mut r, &["HELLO", "3"]);
+    frame(&mut r); // carries the connection id: not compared
+    let r_id = client_id(&mut r);
+    let mut log = vec![flags_and_redir(&mut probe, &r_id, &sub_id)];
+    cmd(&mut r, &["CLIENT", "TRACKING", "on", "REDIRECT", &sub_id]);
+    log.push(flags_and_redir(&mut probe, &r_id, &sub_id));
+    cmd(&mut r, &["CLIENT", "TRACKING", "off"]);
+    cmd(
+        &mut r,
+        &["CLIENT", "TRACKING", "on", "BCAST", "REDIRECT", &sub_id],
+    );
+    log.push(flags_and_redir(&mut probe, &r_id, &sub_id));
+    cmd(&mut r, &["CLIENT", "TRACKING", "off"]);
+    cmd(&mut r, &["CLIENT", "TRACKING", "on", "REDIRECT", &sub_id]);
+    cmd(&mut r, &["GET", "k"]);
+    drop(sub);
+    eventually("the redirect client is gone", || {
+        !String::from_utf8_lossy(&probe.command(&["CLIENT", "LIST"]))
+            .contains(&format!("id={sub_id} "))
+    });
+    cmd(&mut probe, &["SET", "k", "1"]);
+    frame(&mut r); // tracking-redir-broken
+    log.push(flags_and_redir(&mut probe, &r_id, &sub_id));
+    cmd(&mut r, &["RESET"]);
+    log.push(flags_and_redir(&mut probe, &r_id, &sub_id));
+    log
+}
+
+/// The scenario with several tracking clients is tests/diff/tracking_clients.txt; CLIENT LIST,
+/// whose lines no fixture can compare whole, is compared here field by field.
+#[test]
+fn client_list_shows_tracking_as_redis_does() {
+    let Some(redis) = RedisServer::start("tracking", &[]) else {
+        return;
+    };
+    let theirs = client_list_states(redis.addr());
+    assert_eq!(theirs[1], "flags=t redir=<redirect>", "{theirs:?}");
+    let ours = support::builder().start().unwrap();
+    check_transcripts("tracking", &client_list_states(ours.addr()), &theirs);
+}
+
+/// Keys deleted by the active expiry cycle are invalidated between commands: told at once to
+/// a NOLOOP BCAST client too (nobody's command changed them), and to a client that read them.
+#[test]
+fn active_expiry_invalidates_on_the_servers_clock() {
+    let server = manual_server();
+    let addr = server.addr();
+    let mut bcast = connect(addr);
+    send(&mut bcast, &["HELLO", "3"]);
+    frame(&mut bcast);
+    assert_eq!(
+        cmd(&mut bcast, &["CLIENT", "TRACKING", "on", "BCAST", "NOLOOP"]),
+        "+OK\\r\\n"
+    );
+    let mut reader = connect(addr);
+    send(&mut reader, &["HELLO", "3"]);
+    frame(&mut reader);
+    cmd(&mut reader, &["CLIENT", "TRACKING", "on"]);
+    assert_eq!(
+        cmd(&mut bcast, &["SET", "ttl", "v", "PX", "100"]),
+        "+OK\\r\\n"
+    );
+    assert_eq!(cmd(&mut bcast, &["SET", "other", "v"]), "+OK\\r\\n");
+    assert_eq!(cmd(&mut reader, &["GET", "ttl"]), "$1\\r\\nv\\r\\n");
+    // The writes were bcast's own (NOLOOP): nothing came for them.
+    assert_eq!(bcast.reply_within(Duration::from_millis(50)), None);
+    advance_ms(&server, 101);
+    let invalidation = ">2\\r\\n$10\\r\\ninvalidate\\r\\n*1\\r\\n$3\\r\\nttl\\r\\n";
+    assert_eq!(frame(&mut reader), invalidation);
+    assert_eq!(frame(&mut bcast), invalidation);
+    assert_eq!(cmd(&mut reader, &["DBSIZE"]), ":1\\r\\n");
+}
