@@ -47,6 +47,8 @@ pub struct ServerBuilder {
     options: embedis_server::ServerOptions,
     /// TLS test certificates to make at start ([`ServerBuilder::tls_test_certs`]) or given.
     tls: Option<TlsCerts>,
+    /// A `dir` was given ([`ServerBuilder::dir`], or `dir` through [`ServerBuilder::config`]).
+    dir_given: bool,
 }
 
 enum TlsCerts {
@@ -63,7 +65,11 @@ impl Server {
             ..Default::default()
         };
         options.config.bind = vec!["127.0.0.1".into()];
-        ServerBuilder { options, tls: None }
+        ServerBuilder {
+            options,
+            tls: None,
+            dir_given: false,
+        }
     }
 }
 
@@ -133,6 +139,7 @@ impl ServerBuilder {
                 value.replace('\\', "\\\\").replace('"', "\\\"")
             ))
             .map_err(|e| e.reason)?;
+        self.dir_given |= name.eq_ignore_ascii_case("dir");
         Ok(self)
     }
 
@@ -148,6 +155,7 @@ impl ServerBuilder {
         self.options.config.save_points =
             embedis_server::base::config::DEFAULT_SAVE_POINTS.to_vec();
         self.options.load_at_start = true;
+        self.dir_given = true;
         self
     }
 
@@ -207,11 +215,22 @@ impl ServerBuilder {
                 self.options.ephemeral_tls_port = true;
             }
         }
+        // Without `dir`, a server keeps nothing on disk of its own accord, but Redis's behaviour
+        // still writes files into `dir` (a replica's full sync, SAVE, DEBUG RELOAD): they go to
+        // a directory of the server's own, removed with it, never into the caller's current one.
+        let scratch = if self.dir_given {
+            None
+        } else {
+            let scratch = ScratchDir::new()?;
+            self.options.config.dir = scratch.0.display().to_string();
+            Some(scratch)
+        };
         let handle = embedis_server::start(self.options.clone())?;
         Ok(Server {
             handle,
             options: Box::new(self.options),
             tls_certs: certs,
+            _scratch: scratch,
         })
     }
 }
@@ -224,6 +243,29 @@ pub struct Server {
     options: Box<embedis_server::ServerOptions>,
     /// The certificates of [`ServerBuilder::tls_test_certs`], kept while the server runs.
     tls_certs: Option<std::sync::Arc<TestCerts>>,
+    /// The server's own `dir` when the builder was given none; declared last, so that it is
+    /// removed after the server has stopped.
+    _scratch: Option<ScratchDir>,
+}
+
+/// A directory of one server's own under the system's temporary directory, removed on drop.
+struct ScratchDir(std::path::PathBuf);
+
+impl ScratchDir {
+    fn new() -> io::Result<ScratchDir> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("embedis-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&path)?;
+        Ok(ScratchDir(path))
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 impl Server {

@@ -8,7 +8,7 @@
 //! liblzf whose hash differs, so they write other (valid) bytes; hence our own. [`compress`]
 //! stops as `lzf_compress` does when the output would pass a limit; [`decompress`] reads any
 //! valid LZF stream to a length known in advance (a quicklist node and an RDB string both record
-//! it). tests/lzf_compat.rs checks both directions, and equal bytes, against redis-server.
+//! it). tests/it/lzf_compat.rs checks both directions, and equal bytes, against redis-server.
 
 const LZF_HASH_LOG: u32 = 16;
 const LZF_MAX_LITERAL: usize = 1 << 5;
@@ -24,7 +24,7 @@ fn lzf_index(h: u32) -> usize {
 /// The compressor's hash table: 64 Ki positions, kept per thread between calls.
 ///
 /// liblzf does not clear its table (`INIT_HTAB` is off) but validates every candidate; we want
-/// the choices of a cleared table (deterministic output, what tests/lzf_compat.rs compares
+/// the choices of a cleared table (deterministic output, what tests/it/lzf_compat.rs compares
 /// against Redis), and clearing 256 KB per call cost more than compressing a 12 KB string. So
 /// each call stores positions offset by `base`, and `base` moves past the previous call's
 /// positions: an entry at or below `base` is one this call never wrote, i.e. "never seen".

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-const BEGIN: &str = "<!-- commands:begin (generated from the command table by tests/readme.rs) -->";
+const BEGIN: &str =
+    "<!-- commands:begin (generated from the command table by tests/it/readme.rs) -->";
 const END: &str = "<!-- commands:end -->";
 
 fn generated_list() -> String {
