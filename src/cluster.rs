@@ -4,7 +4,7 @@
 //! [`Server`] of its own with its own port, clock and faults, in `cluster-enabled` mode. The
 //! 16,384 slots are split as `redis-cli --cluster create` splits them (3 shards: 0-5460,
 //! 5461-10922, 10923-16383), each primary gets a distinct config epoch, and every node is told every
-//! other: the nodes' own bus ([`embedis_server::io::cluster_bus`]) then confirms the topology, and
+//! other: the nodes' own bus ([`embedis_core::io::cluster_bus`]) then confirms the topology, and
 //! `start` returns once every node agrees. A cluster client pointed at any of
 //! [`Cluster::startup_nodes`] finds the rest.
 //!
@@ -263,7 +263,7 @@ impl Cluster {
 
     /// The hash slot of `key` (hash tags included), as CLUSTER KEYSLOT computes it.
     pub fn slot_of(key: &[u8]) -> u16 {
-        embedis_server::model::cluster_view::key_slot(key)
+        embedis_core::model::cluster_view::key_slot(key)
     }
 
     /// The index of the primary serving `slot`, as node 0 sees it.

@@ -7,7 +7,7 @@
 //! [`Clock::manual`](crate::Clock::manual) a held reply or a pause ends when the test advances
 //! the clock past it; on a running clock they are real time. The same controls exist over the
 //! wire as DEBUG FAULT / DEBUG PAUSE / DEBUG DROP-CONNECTIONS (see
-//! `embedis_server::commands::debug_controls`).
+//! `embedis_core::commands::debug_controls`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -20,7 +20,7 @@
 //! server.faults().clear();
 //! ```
 
-pub use embedis_server::{FaultAction, FaultRule};
+pub use embedis_core::{FaultAction, FaultRule};
 
 use std::time::Duration;
 
@@ -42,7 +42,7 @@ impl Server {
 }
 
 impl Faults<'_> {
-    fn shared(&self) -> &embedis_server::Faults {
+    fn shared(&self) -> &embedis_core::Faults {
         self.server.handle.faults()
     }
 

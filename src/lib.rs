@@ -22,8 +22,8 @@ mod replica_set;
 
 pub use cluster::Cluster;
 pub use direct::Reply;
-pub use embedis_server::base::config::AppendFsync;
-pub use embedis_server::{Clock, Config};
+pub use embedis_core::base::config::AppendFsync;
+pub use embedis_core::{Clock, Config};
 pub use nodes::Nodes;
 pub use replica_set::ReplicaSet;
 
@@ -44,7 +44,7 @@ use std::net::SocketAddr;
 /// Builds an in-process server. Defaults: a free port on 127.0.0.1, 16 databases, no password,
 /// real time, no logging.
 pub struct ServerBuilder {
-    options: embedis_server::ServerOptions,
+    options: embedis_core::ServerOptions,
     /// TLS test certificates to make at start ([`ServerBuilder::tls_test_certs`]) or given.
     tls: Option<TlsCerts>,
     /// A `dir` was given ([`ServerBuilder::dir`], or `dir` through [`ServerBuilder::config`]).
@@ -59,9 +59,9 @@ enum TlsCerts {
 impl Server {
     /// A builder with the defaults above; [`ServerBuilder::start`] starts the server.
     pub fn builder() -> ServerBuilder {
-        let mut options = embedis_server::ServerOptions {
+        let mut options = embedis_core::ServerOptions {
             ephemeral_port: true,
-            logger: Some(embedis_server::base::log::Logger::silent()),
+            logger: Some(embedis_core::base::log::Logger::silent()),
             ..Default::default()
         };
         options.config.bind = vec!["127.0.0.1".into()];
@@ -152,8 +152,7 @@ impl ServerBuilder {
         let dir = dir.as_ref();
         let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
         self.options.config.dir = dir.display().to_string();
-        self.options.config.save_points =
-            embedis_server::base::config::DEFAULT_SAVE_POINTS.to_vec();
+        self.options.config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
         self.options.load_at_start = true;
         self.dir_given = true;
         self
@@ -225,7 +224,7 @@ impl ServerBuilder {
             self.options.config.dir = scratch.0.display().to_string();
             Some(scratch)
         };
-        let handle = embedis_server::start(self.options.clone())?;
+        let handle = embedis_core::start(self.options.clone())?;
         Ok(Server {
             handle,
             options: Box::new(self.options),
@@ -237,10 +236,10 @@ impl ServerBuilder {
 
 /// A running server. Dropping it shuts it down.
 pub struct Server {
-    handle: embedis_server::ServerHandle,
+    handle: embedis_core::ServerHandle,
     /// What it was started with, to start it again ([`Server::restart`]); boxed because the
     /// configuration is large and a `Server` is moved around.
-    options: Box<embedis_server::ServerOptions>,
+    options: Box<embedis_core::ServerOptions>,
     /// The certificates of [`ServerBuilder::tls_test_certs`], kept while the server runs.
     tls_certs: Option<std::sync::Arc<TestCerts>>,
     /// The server's own `dir` when the builder was given none; declared last, so that it is
@@ -357,7 +356,7 @@ impl Server {
             options.ephemeral_tls_port = false;
             options.config.tls.port = addr.port();
         }
-        self.handle = embedis_server::start_with(options, data)?;
+        self.handle = embedis_core::start_with(options, data)?;
         Ok(())
     }
 }

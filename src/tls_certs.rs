@@ -189,7 +189,7 @@ impl TestCerts {
     }
 
     /// Points a server configuration's `tls-*` parameters at these files.
-    pub(crate) fn configure(&self, tls: &mut embedis_server::base::tls::TlsConfig) {
+    pub(crate) fn configure(&self, tls: &mut embedis_core::base::tls::TlsConfig) {
         let text = |p: PathBuf| p.display().to_string();
         tls.cert_file = text(self.server_cert_path());
         tls.key_file = text(self.server_key_path());

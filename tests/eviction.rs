@@ -11,7 +11,7 @@
 #[path = "it/support/mod.rs"]
 mod support;
 
-use embedis_server::base::alloc::CountingAllocator;
+use embedis_core::base::alloc::CountingAllocator;
 use std::sync::Mutex;
 use std::time::{Duration, UNIX_EPOCH};
 use support::{advance_ms, info_field, text, Conn};

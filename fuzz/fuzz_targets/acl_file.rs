@@ -4,12 +4,12 @@
 //! ACL SAVE then ACL LOAD must not change anyone's rights.
 #![no_main]
 
-use embedis_server::model::acl_users::Users;
-use embedis_server::commands::acl::parse_acl_file;
+use embedis_core::model::acl_users::Users;
+use embedis_core::commands::acl::parse_acl_file;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let registry = embedis_server::commands::registry();
+    let registry = embedis_core::commands::registry();
     let current = Users::new(b"");
     let Ok(users) = parse_acl_file(data, "fuzz.acl", &current, registry, false) else {
         return;
@@ -17,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     let describe = |users: &Users| -> Vec<u8> {
         let mut text = Vec::new();
         for (_, user) in users.iter() {
-            text.extend(embedis_server::kernel::acl_rules::user_line(user, registry));
+            text.extend(embedis_core::kernel::acl_rules::user_line(user, registry));
             text.push(b'\n');
         }
         text

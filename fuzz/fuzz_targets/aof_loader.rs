@@ -13,8 +13,8 @@
 #[path = "common.rs"]
 mod common;
 
-use embedis_server::model::aof_state::Manifest;
-use embedis_server::base::config::{Access, Config};
+use embedis_core::model::aof_state::Manifest;
+use embedis_core::base::config::{Access, Config};
 use libfuzzer_sys::fuzz_target;
 use std::path::PathBuf;
 
@@ -85,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
     config.dir = root.to_string_lossy().into_owned();
     config.aof_load_truncated = mode & 2 == 0;
     let mut fixture = common::Fixture::with_config(config);
-    let loaded = embedis_server::services::aof::load_at_start(&mut fixture.engine.parts());
+    let loaded = embedis_core::services::aof::load_at_start(&mut fixture.engine.parts());
     if loaded.is_ok() {
         fixture.exercise_keys();
     }

@@ -5,11 +5,11 @@
 //! backwards) does no harm until a command walks it, so the targets do not stop at the load.
 
 use bytes::{Bytes, BytesMut};
-use embedis_server::model::client::{ClientId, Peer};
-use embedis_server::base::clock::Clock;
-use embedis_server::base::config::{Access, Config};
-use embedis_server::engine::Engine;
-use embedis_server::base::log::Logger;
+use embedis_core::model::client::{ClientId, Peer};
+use embedis_core::base::clock::Clock;
+use embedis_core::base::config::{Access, Config};
+use embedis_core::engine::Engine;
+use embedis_core::base::log::Logger;
 
 pub struct Fixture {
     pub engine: Engine,

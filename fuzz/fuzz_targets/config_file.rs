@@ -5,7 +5,7 @@
 //! that), and give the same value.
 #![no_main]
 
-use embedis_server::base::config::Config;
+use embedis_core::base::config::Config;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -9,7 +9,7 @@
 #[path = "common.rs"]
 mod common;
 
-use embedis_server::services::rdb_saving;
+use embedis_core::services::rdb_saving;
 use libfuzzer_sys::fuzz_target;
 
 fn load(fixture: &mut common::Fixture, file: &[u8]) {

@@ -10,9 +10,9 @@
 
 use std::process::ExitCode;
 
-use embedis_server::base::alloc::CountingAllocator;
-use embedis_server::base::config::Access;
-use embedis_server::{Clock, Config, ServerOptions};
+use embedis_core::base::alloc::CountingAllocator;
+use embedis_core::base::config::Access;
+use embedis_core::{Clock, Config, ServerOptions};
 
 /// Counts allocated bytes for INFO's used_memory, as Redis's zmalloc does (whichever allocator
 /// the build chose: glibc's by default, mimalloc or jemalloc for comparisons).
@@ -60,7 +60,7 @@ fn main() -> ExitCode {
     };
     let mut config = Config::default();
     // The binary saves as Redis does out of the box (a server inside a test process does not).
-    config.save_points = embedis_server::base::config::DEFAULT_SAVE_POINTS.to_vec();
+    config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {
@@ -96,7 +96,7 @@ fn main() -> ExitCode {
         load_in_background: true,
         ..ServerOptions::default()
     };
-    let result = embedis_server::run(options, move |addr| {
+    let result = embedis_core::run(options, move |addr| {
         if ephemeral_port {
             if let Some(addr) = addr {
                 println!("port={}", addr.port());

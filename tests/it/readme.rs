@@ -8,7 +8,7 @@ const BEGIN: &str =
 const END: &str = "<!-- commands:end -->";
 
 fn generated_list() -> String {
-    let registry = embedis_server::commands::registry();
+    let registry = embedis_core::commands::registry();
     let mut by_group: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for command in registry.top_level() {
         let name = command.spec.name.to_ascii_uppercase();

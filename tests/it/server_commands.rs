@@ -821,14 +821,14 @@ fn config_set_applies_and_rewrite_writes_the_file() {
         .unwrap();
     config.bind = vec!["127.0.0.1".into()];
     config.dir = dir.display().to_string();
-    let options = embedis_server::ServerOptions {
+    let options = embedis_core::ServerOptions {
         config,
         ephemeral_port: true,
-        logger: Some(embedis_server::base::log::Logger::silent()),
+        logger: Some(embedis_core::base::log::Logger::silent()),
         config_file: Some(path.display().to_string()),
         ..Default::default()
     };
-    let handle = embedis_server::start(options).unwrap();
+    let handle = embedis_core::start(options).unwrap();
     let mut c = Client::connect(handle.addr().unwrap());
     assert_eq!(
         c.raw(&["CONFIG", "GET", "hz"]),
