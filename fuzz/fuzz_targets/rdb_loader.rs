@@ -15,7 +15,7 @@ use libfuzzer_sys::fuzz_target;
 fn load(fixture: &mut common::Fixture, file: &[u8]) {
     let engine = &mut fixture.engine;
     let registry = engine.registry;
-    let _ = persistence::load_from(&mut engine.ks, &mut engine.server, registry, file, false);
+    let _ = rdb_saving::load_from(&mut engine.ks, &mut engine.server, registry, file, false);
 }
 
 fuzz_target!(|data: &[u8]| {
