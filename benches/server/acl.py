@@ -45,7 +45,7 @@ def server_cmd(server, binary, port):
     common = ["--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
               "--user", "bench", *USER_RULES]
     if server == "embedis":
-        return [binary, *common]
+        return [binary, *common, "--dir", compare.server_dir()]
     return ["redis-server", *common, "--daemonize", "no", "--dir", "/tmp",
             "--dbfilename", "embedis-bench-never-written.rdb"]
 

@@ -20,6 +20,7 @@ import os
 import socket
 import statistics
 import subprocess
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -55,7 +56,8 @@ def wait_up(port):
 
 
 def run(server, port, maxmemory):
-    args = ["--port", str(port), "--save", "", "--appendonly", "no"]
+    args = ["--port", str(port), "--save", "", "--appendonly", "no",
+            "--dir", tempfile.mkdtemp(prefix="embedis-bench-")]
     if maxmemory:
         args += ["--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru"]
     binary = EMBEDIS if server == "embedis" else "redis-server"

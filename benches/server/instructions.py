@@ -49,7 +49,8 @@ def start(server, binary, out_file, label=None):
     port = compare.free_port()
     valgrind = ["valgrind", "--tool=cachegrind", "--cache-sim=no", f"--cachegrind-out-file={out_file}"]
     if server == "embedis":
-        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null"]
+        cmd = [binary, "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
+               "--dir", compare.server_dir()]
     else:
         cmd = [compare.REDIS_BINARY[0], "--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
                "--daemonize", "no", "--dir", "/tmp", "--dbfilename", "embedis-bench-never-written.rdb"]

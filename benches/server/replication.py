@@ -28,13 +28,15 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from compare import free_port, wait_ready, redis_cli, cpu_seconds, CLIENT_CORE, SERVER_CORE  # noqa: E402
+from compare import free_port, wait_ready, redis_cli, cpu_seconds, server_dir, CLIENT_CORE, SERVER_CORE  # noqa: E402
 
 
 def start(kind, binary, core):
     port = free_port()
+    # A directory of its own: a replica saves its full sync's image there.
     common = ["--port", str(port), "--save", "", "--appendonly", "no", "--logfile", "/dev/null",
-              "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"]
+              "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0",
+              "--dir", server_dir()]
     if kind == "redis":
         cmd = ["taskset", "-c", core, "redis-server", *common, "--daemonize", "no"]
     else:
