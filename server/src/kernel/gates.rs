@@ -526,6 +526,92 @@ mod tests {
         assert!(String::from_utf8_lossy(&monitor.pending).ends_with("\"exec\"\r\n"));
     }
 
+    /// The verdict of `admit` for each asker: a client's write is run, queued inside MULTI and
+    /// postponed under CLIENT PAUSE WRITE (a read is not); while a script is busy, only
+    /// `allow-busy` commands run and the others get the running kind's BUSY text; a script's
+    /// `redis.call` gets a script's texts and its read-only refusal.
+    #[test]
+    fn admit_gives_each_asker_its_own_order() {
+        let mut engine = Engine::new(Config::default(), Clock::manual(), Logger::silent(), None);
+        let id = engine.connect(peer(), -1).unwrap().id;
+        let mut client = engine.clients.remove(id).unwrap();
+        let mut out = BytesMut::new();
+        let mut verdict = |engine: &mut Engine, client: &mut ClientState, line: &[&[u8]], asker| {
+            let (args, now) = (args(line), engine.server.clock.now_us());
+            match admit(&mut engine.parts(), client, &args, asker, now, &mut out) {
+                Admission::Run(c) => format!("run {}", c.full_name),
+                Admission::Queue(c, _) => format!("queue {}", c.full_name),
+                Admission::Postpone(c) => format!("postpone {}", c.full_name),
+                Admission::Refuse(_, error) => format!("refuse {error}"),
+            }
+        };
+        let fresh = Asker::Client { fresh: true };
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"set", b"k", b"v"], fresh),
+            "run set"
+        );
+        engine.server.pause = Some(crate::model::state::Pause {
+            until_ms: i64::MAX,
+            writes_only: true,
+        });
+        let set: &[&[u8]] = &[b"set", b"k", b"v"];
+        assert_eq!(
+            verdict(&mut engine, &mut client, set, fresh),
+            "postpone set"
+        );
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"get", b"k"], fresh),
+            "run get"
+        );
+        let rerun = Asker::Client { fresh: false };
+        assert_eq!(verdict(&mut engine, &mut client, set, rerun), "run set");
+        engine.server.pause = None;
+        client.multi = Some(Box::<Transaction>::default());
+        assert_eq!(verdict(&mut engine, &mut client, set, fresh), "queue set");
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"exec"], fresh),
+            "run exec"
+        );
+        client.multi = None;
+
+        let busy = Asker::Busy(ScriptKind::Function);
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"get", b"k"], busy),
+            "refuse BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+        );
+        let kill: &[&[u8]] = &[b"function", b"kill"];
+        assert_eq!(
+            verdict(&mut engine, &mut client, kill, busy),
+            "run function|kill"
+        );
+
+        let read_only = Asker::Script(ScriptCall {
+            read_only: true,
+            allow_cross_slot: false,
+            refuse_denyoom: false,
+        });
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"nosuch"], read_only),
+            "refuse ERR Unknown Redis command called from script"
+        );
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"get"], read_only),
+            "refuse ERR Wrong number of args calling Redis command from script"
+        );
+        assert_eq!(
+            verdict(&mut engine, &mut client, set, read_only),
+            "refuse ERR Write commands are not allowed from read-only scripts."
+        );
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"multi"], read_only),
+            "refuse ERR This Redis command is not allowed from script"
+        );
+        assert_eq!(
+            verdict(&mut engine, &mut client, &[b"get", b"k"], read_only),
+            "run get"
+        );
+    }
+
     /// A pass that evicted is a LATENCY `eviction-cycle` sample when it reaches the threshold;
     /// the memory gate records it, and only once.
     #[test]
