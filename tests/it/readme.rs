@@ -54,7 +54,7 @@ fn readme_lists_exactly_the_commands_in_the_table() {
             return;
         }
         panic!(
-            "README.md's command list differs from the command table; run\n  EMBEDIS_UPDATE_README=1 cargo test --test readme\nexpected:\n{expected}"
+            "README.md's command list differs from the command table; run\n  EMBEDIS_UPDATE_README=1 cargo test --test it readme\nexpected:\n{expected}"
         );
     }
 }
