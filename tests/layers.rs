@@ -54,6 +54,7 @@ const CIRCLES_ALLOWED: &[(&[&str], &str)] = &[(
 const CRATES: &[&str] = &[
     "server/src",
     "rdb/src",
+    "bus/src",
     "protocol/src",
     "datatypes/src",
     "scripting/src",

@@ -51,6 +51,7 @@ mod propagation;
 
 // Distribution: replication, cluster, sentinel, TLS, io_uring.
 mod cluster;
+mod cluster_bus_format;
 mod io_uring;
 mod replication;
 mod sentinel;
