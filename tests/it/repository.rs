@@ -19,6 +19,7 @@ const ALLOWED: &[&str] = &[
     "DEVELOPERS.md",
     "README.md",
     "benches",
+    "bus",
     "datatypes",
     "docs",
     "examples",
