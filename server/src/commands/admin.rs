@@ -193,7 +193,7 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
     // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::services::busy).
     if let Some(running) = &ctx.server.running_script {
         if !nosave {
-            return Err(crate::services::busy::BusyWatch::busy_error(running.kind));
+            return Err(crate::kernel::gates::busy_error(running.kind));
         }
     }
     if crate::services::rdb_saving::bgsave_in_progress(ctx.server) {

@@ -264,9 +264,7 @@ fn function_stats(ctx: &mut Ctx<'_>) -> CmdResult {
     let running = ctx.server.running_script.clone();
     if let Some(running) = &running {
         if running.kind == ScriptKind::Eval {
-            return Err(crate::services::busy::BusyWatch::busy_error(
-                ScriptKind::Eval,
-            ));
+            return Err(crate::kernel::gates::busy_error(ScriptKind::Eval));
         }
     }
     let (libraries, functions) = match &running {

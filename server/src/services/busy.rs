@@ -127,11 +127,6 @@ impl<'a> BusyWatch<'a> {
         "ERR Script killed by user with SCRIPT KILL..."
     }
 
-    /// The BUSY error while a script of `kind` runs.
-    pub fn busy_error(kind: ScriptKind) -> Error {
-        gates::busy_error(kind)
-    }
-
     /// Called from the script's hook: once past the threshold, serves the other clients.
     pub fn check(&mut self, parts: &mut Parts<'_>) {
         if !self.busy {
@@ -232,7 +227,7 @@ impl<'a> BusyWatch<'a> {
             let verdict = if self.wrote {
                 Err(Error::msg("UNKILLABLE Sorry the script already executed write commands against the dataset. You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command."))
             } else if kind != self.kind {
-                Err(Self::busy_error(self.kind))
+                Err(gates::busy_error(self.kind))
             } else {
                 Ok(())
             };
