@@ -111,8 +111,7 @@ fn unsubscribe_from(ctx: &mut Ctx<'_>, kind: Kind) -> CmdResult {
 fn publish(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let receivers = publish::publish(ctx, &args[1], &args[2]);
-    // Replicas publish it to their own subscribers (Redis sends it to replicas, not the AOF).
-    ctx.force_propagation();
+    propagate(ctx, false);
     ctx.out.integer(receivers as i64);
     Ok(())
 }
@@ -120,9 +119,21 @@ fn publish(ctx: &mut Ctx<'_>) -> CmdResult {
 fn spublish(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let receivers = publish::spublish(ctx, &args[1], &args[2]);
-    ctx.force_propagation();
+    propagate(ctx, true);
     ctx.out.integer(receivers as i64);
     Ok(())
+}
+
+/// A message reaches the other nodes of a cluster over the bus (every node, or for SPUBLISH
+/// the shard's); outside cluster mode replicas publish it to their own subscribers (Redis
+/// sends it to replicas, not the AOF).
+fn propagate(ctx: &mut Ctx<'_>, shard: bool) {
+    if ctx.server.cluster.enabled {
+        let args = ctx.args;
+        crate::services::cluster::propagate_publish(ctx.server, &args[1], &args[2], shard);
+    } else {
+        ctx.force_propagation();
+    }
 }
 
 fn channels(ctx: &mut Ctx<'_>) -> CmdResult {

@@ -17,6 +17,7 @@
 
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
+use crate::kernel::parts::Parts;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::replication::{Backlog, Replica};
 
@@ -26,7 +27,7 @@ use crate::model::replication::{Backlog, Replica};
 /// previous ID. The link to the primary is the I/O layer's (`primary_link`), woken here.
 fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
-        if stop_following(ctx) {
+        if stop_following(&mut ctx.parts()) {
             ctx.server.log.notice(&format!(
                 "MASTER MODE enabled (user request from 'id={} addr={}')",
                 ctx.client.id,
@@ -56,7 +57,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             return Ok(());
         }
     }
-    follow_primary(ctx, host.clone(), port);
+    follow_primary(&mut ctx.parts(), host.clone(), port);
     ctx.server.log.notice(&format!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
         ctx.client.id,
@@ -69,7 +70,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
 /// Makes this replica a primary again (REPLICAOF NO ONE, CLUSTER FAILOVER): its link goes,
 /// a new replication ID (the old one kept as the previous ID), our replicas reconnect to learn
 /// it. False if it was no replica.
-pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
+pub(crate) fn stop_following(ctx: &mut Parts<'_>) -> bool {
     let Some(primary) = ctx.server.repl.primary.take() else {
         return false;
     };
@@ -87,7 +88,7 @@ pub(crate) fn stop_following(ctx: &mut Ctx<'_>) -> bool {
 
 /// Makes this server a replica of `host:port` (REPLICAOF, and CLUSTER REPLICATE in cluster
 /// mode): the previous link goes, our replicas are disconnected, the link task is woken.
-pub(crate) fn follow_primary(ctx: &mut Ctx<'_>, host: String, port: u16) {
+pub(crate) fn follow_primary(ctx: &mut Parts<'_>, host: String, port: u16) {
     disconnect_replicas(ctx);
     if let Some(primary) = ctx.server.repl.primary.take() {
         drop_link(ctx, primary.client);
@@ -99,7 +100,7 @@ pub(crate) fn follow_primary(ctx: &mut Ctx<'_>, host: String, port: u16) {
 
 /// Our replicas must learn of the change of history (Redis's `disconnectSlaves`): they are
 /// disconnected, and reconnect with PSYNC — what was propagated so far still reaches them first.
-fn disconnect_replicas(ctx: &mut Ctx<'_>) {
+fn disconnect_replicas(ctx: &mut Parts<'_>) {
     let server = &mut *ctx.server;
     crate::model::replication::drain(
         &mut server.repl,
@@ -117,7 +118,7 @@ fn disconnect_replicas(ctx: &mut Ctx<'_>) {
 
 /// Closes the link to the previous primary: its client goes (the link task sees the kill and
 /// the new generation, and gives up its socket).
-fn drop_link(ctx: &mut Ctx<'_>, client: Option<crate::model::client::ClientId>) {
+fn drop_link(ctx: &mut Parts<'_>, client: Option<crate::model::client::ClientId>) {
     if let Some(id) = client {
         if let Some(c) = ctx.clients.get_mut(id) {
             c.handle.kill();

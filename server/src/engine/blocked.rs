@@ -22,6 +22,7 @@ impl Engine {
             match request {
                 EngineRequest::Unpause => self.unpause(),
                 EngineRequest::ReleaseAcknowledged => self.release_acknowledged(),
+                EngineRequest::ClusterBus => self.apply_cluster_effects(),
                 EngineRequest::Kill { id } => {
                     if let Some(client) = self.clients.get(id) {
                         client.handle.kill();

@@ -47,6 +47,10 @@ impl Engine {
             && self.server.clock_changed.swap(false, Ordering::AcqRel)
         {
             self.cron();
+            // The bus's timeouts follow the clock too (a node fails over when a test moves it).
+            if self.server.cluster.enabled {
+                self.cluster_cron();
+            }
         }
     }
 

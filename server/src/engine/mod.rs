@@ -23,6 +23,7 @@
 //!   its stream.
 
 mod blocked;
+mod cluster_effects;
 mod cron;
 mod fault_gate;
 mod replica_apply;

@@ -1,119 +1,156 @@
-//! embedis's own cluster bus: how embedis nodes of one cluster learn each other's IDs,
-//! addresses, roles, epochs and slots. It is not Redis's binary bus (`clusterMsg`): an embedis
-//! node cannot join a cluster of redis-servers, nor the reverse (DEVELOPERS.md says what that
-//! would take). There is no failure detection and no failover.
+//! The cluster bus's sockets: the listener on the bus port (`cluster-port`, default the client
+//! port + 10000), the links this node dials, and the frames of Redis's binary bus protocol
+//! (`embedis_bus`) on both. What the messages mean is the state machine's
+//! (`crate::services::cluster`, reached through the engine): this task carries out its
+//! [`BusAction`]s — dial, send, close — reports what happens on the sockets, and runs its tick
+//! every 100 ms, as Redis runs `clusterCron`.
 //!
-//! Each node listens on its bus port (`cluster-port`, default the client port + 10000). For
-//! every other node it knows (from CLUSTER MEET, or named in another node's gossip) it keeps a
-//! connection and, every [`PERIOD`], sends its [`View`] — its own entry and slots and the nodes
-//! it knows — and reads the other node's view in reply; an inbound connection answers each view
-//! with its own. Both sides merge what they receive ([`crate::model::cluster_view::Cluster::merge`]: the
-//! higher config epoch wins a slot). So a node met by one member learns the others from the
-//! gossip and connects to them itself, and a change (ADDSLOTS, SETSLOT NODE, a new epoch)
-//! reaches every node within a period or two.
+//! Each link has a reader task (frames in, one message at a time to the engine) and a writer
+//! task (frames out, in order). A frame with a bad signature or length closes its link, as
+//! in Redis; a message Redis would ignore (a bad type length, another version) is ignored.
 //!
 //! With `tls-cluster yes` the bus speaks TLS, as Redis's does: a node accepts only peers that
-//! show a certificate signed by the CA (whatever `tls-auth-clients` says), and checks the
-//! chain of the node it dials with the same context a replica uses for its primary. The
-//! setting is read for every new connection.
+//! show a certificate signed by the CA, and checks the chain of the node it dials with the
+//! context a replica uses for its primary.
 //!
 //! The tasks run on the engine's thread and borrow the engine only between awaits, as the
 //! connection tasks do. Only the single-threaded server runs the bus (not `io-threads` > 1).
 
 use std::cell::RefCell;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::net::IpAddr;
 use std::rc::Rc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Notify};
 
-use crate::engine::Engine;
-use crate::model::cluster_view::{View, MYSELF};
+use crate::io::primary_link::EngineCell;
+use crate::model::cluster_bus_state::BusAction;
+use crate::model::cluster_view::LinkId;
 
-/// What the bus needs of the event loop's shared state: the engine (given by the I/O layer, so
-/// that this module does not depend on it).
-pub trait EngineCell: 'static {
-    fn engine(&self) -> &RefCell<Engine>;
-}
-
-/// How often a node sends its view to each other node.
+/// The bus's tick (Redis runs `clusterCron` ten times a second).
 pub const PERIOD: Duration = Duration::from_millis(100);
 
-/// How long a connection attempt or a reply may take before the link counts as down.
-const TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a connection attempt or a TLS handshake may take.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The longest message accepted (a view of a very large cluster still fits).
-const MAX_LINES: usize = 10_000;
+/// A link as this task knows it: where its frames go, and how to stop its tasks.
+struct LinkIo {
+    /// The writer's queue; `None` while an outbound link is still connecting.
+    tx: Option<mpsc::UnboundedSender<Vec<u8>>>,
+    /// Frames queued before the connection came up.
+    waiting: Vec<Vec<u8>>,
+    stop: Rc<Notify>,
+}
 
-/// Runs the bus of the server whose client listener is on `ip`: the listener and the dialers.
-/// Returns when the listener cannot be bound (logged), else never (the server's runtime ends it).
-pub async fn run<S: EngineCell>(shared: Rc<S>, ip: IpAddr) {
-    let port = {
-        let engine = shared.engine().borrow();
-        crate::commands::cluster::bus_port(&engine.server)
+type Links = Rc<RefCell<HashMap<LinkId, LinkIo>>>;
+
+/// Runs the bus of the server whose client listener is on `ip`: the listener, the tick and
+/// the links. Returns when the listener cannot be bound (logged), else never.
+pub async fn run<S: EngineCell + 'static>(shared: Rc<S>, ip: IpAddr) {
+    let (port, wake) = {
+        let engine = shared.engine_ref();
+        let port = crate::services::cluster::bus_port(&engine.server);
+        (port, engine.server.cluster.bus.wake.clone())
     };
     let listener = match TcpListener::bind((ip, port)).await {
         Ok(listener) => listener,
         Err(e) => {
-            let engine = shared.engine().borrow();
+            let engine = shared.engine_ref();
             engine.server.log.warning(&format!(
                 "Could not bind the cluster bus on port {port}: {e}"
             ));
             return;
         }
     };
-    tokio::task::spawn_local(accept(listener, shared.clone()));
-    let dialing: Rc<RefCell<HashSet<(u32, String, u16)>>> = Rc::default();
+    let links: Links = Rc::default();
+    tokio::task::spawn_local(accept(listener, shared.clone(), links.clone()));
+    let mut tick = tokio::time::interval(PERIOD);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        let peers: Vec<(u32, String, u16)> = {
-            let engine = shared.engine().borrow();
-            engine
-                .server
-                .cluster
-                .known()
-                .filter(|(n, node)| *n != MYSELF && !node.ip.is_empty() && node.bus_port != 0)
-                .map(|(n, node)| (n, node.ip.clone(), node.bus_port))
-                .collect()
-        };
-        for peer in peers {
-            if dialing.borrow_mut().insert(peer.clone()) {
-                tokio::task::spawn_local(dial(shared.clone(), peer, dialing.clone()));
+        tokio::select! {
+            _ = tick.tick() => {
+                let mut engine = shared.engine();
+                engine.cluster_cron();
+                shared.after_work(&mut engine);
             }
+            _ = wake.notified() => {}
         }
-        tokio::time::sleep(PERIOD).await;
+        let actions = shared.engine().cluster_actions();
+        for action in actions {
+            carry_out(&shared, &links, action);
+        }
     }
 }
 
-async fn accept<S: EngineCell>(listener: TcpListener, shared: Rc<S>) {
+/// One action of the state machine.
+fn carry_out<S: EngineCell + 'static>(shared: &Rc<S>, links: &Links, action: BusAction) {
+    match action {
+        BusAction::Connect { link, ip, port } => {
+            let stop = Rc::new(Notify::new());
+            links.borrow_mut().insert(
+                link,
+                LinkIo {
+                    tx: None,
+                    waiting: Vec::new(),
+                    stop: stop.clone(),
+                },
+            );
+            tokio::task::spawn_local(dial(shared.clone(), links.clone(), link, ip, port, stop));
+        }
+        BusAction::Send { link, message } => {
+            let frame = embedis_bus::encode(&message);
+            let mut links = links.borrow_mut();
+            let Some(io) = links.get_mut(&link) else {
+                return;
+            };
+            match &io.tx {
+                Some(tx) => {
+                    let _ = tx.send(frame);
+                }
+                None => io.waiting.push(frame),
+            }
+        }
+        BusAction::Close { link } => {
+            if let Some(io) = links.borrow_mut().remove(&link) {
+                io.stop.notify_waiters();
+                io.stop.notify_one();
+            }
+        }
+    }
+}
+
+async fn accept<S: EngineCell + 'static>(listener: TcpListener, shared: Rc<S>, links: Links) {
     loop {
         let Ok((stream, peer)) = listener.accept().await else {
             tokio::time::sleep(PERIOD).await;
             continue;
         };
+        let _ = stream.set_nodelay(true);
+        let local_ip = stream
+            .local_addr()
+            .map(|a| a.ip().to_string())
+            .unwrap_or_default();
         let peer_ip = peer.ip().to_string();
         let tls = {
-            let engine = shared.engine().borrow();
-            engine
-                .server
-                .config
-                .tls
-                .cluster
-                .then(|| engine.server.tls.peer_acceptor())
+            let engine = shared.engine_ref();
+            let tls = &engine.server;
+            tls.config.tls.cluster.then(|| tls.tls.peer_acceptor())
         };
+        let (shared, links) = (shared.clone(), links.clone());
         match tls {
             None => {
-                tokio::task::spawn_local(serve_inbound(stream, peer_ip, shared.clone()));
+                tokio::task::spawn_local(serve_inbound(stream, peer_ip, local_ip, shared, links));
             }
             // TLS wanted but no context to serve it with: refused.
             Some(None) => {}
             Some(Some(acceptor)) => {
-                let shared = shared.clone();
                 tokio::task::spawn_local(async move {
-                    if let Ok(Ok(stream)) =
-                        tokio::time::timeout(TIMEOUT, acceptor.accept(stream)).await
-                    {
-                        serve_inbound(stream, peer_ip, shared).await;
+                    let accepted = tokio::time::timeout(CONNECT_TIMEOUT, acceptor.accept(stream));
+                    if let Ok(Ok(stream)) = accepted.await {
+                        serve_inbound(stream, peer_ip, local_ip, shared, links).await;
                     }
                 });
             }
@@ -121,22 +158,43 @@ async fn accept<S: EngineCell>(listener: TcpListener, shared: Rc<S>) {
     }
 }
 
+/// An accepted connection: a link of its own, served until either side closes it.
+async fn serve_inbound<S: EngineCell + 'static, T: AsyncRead + AsyncWrite + 'static>(
+    stream: T,
+    peer_ip: String,
+    local_ip: String,
+    shared: Rc<S>,
+    links: Links,
+) {
+    let link = shared.engine().cluster_accepted(peer_ip, local_ip);
+    let stop = Rc::new(Notify::new());
+    let (tx, rx) = mpsc::unbounded_channel();
+    links.borrow_mut().insert(
+        link,
+        LinkIo {
+            tx: Some(tx),
+            waiting: Vec::new(),
+            stop: stop.clone(),
+        },
+    );
+    serve_link(stream, link, shared, links, rx, stop).await;
+}
+
 /// Makes the dialled connection a TLS one under `tls-cluster`; None if that fails.
 async fn secure<S: EngineCell>(shared: &S, stream: TcpStream, ip: &str) -> Option<Box<dyn Link>> {
     let tls = {
-        let engine = shared.engine().borrow();
-        engine
-            .server
-            .config
-            .tls
-            .cluster
-            .then(|| engine.server.tls.connector())
+        let engine = shared.engine_ref();
+        let server = &engine.server;
+        server.config.tls.cluster.then(|| server.tls.connector())
     };
     match tls {
         None => Some(Box::new(stream)),
         Some(connector) => {
             let connect = connector?.connect(crate::base::tls::server_name(ip), stream);
-            let stream = tokio::time::timeout(TIMEOUT, connect).await.ok()?.ok()?;
+            let stream = tokio::time::timeout(CONNECT_TIMEOUT, connect)
+                .await
+                .ok()?
+                .ok()?;
             Some(Box::new(stream))
         }
     }
@@ -146,130 +204,122 @@ async fn secure<S: EngineCell>(shared: &S, stream: TcpStream, ip: &str) -> Optio
 trait Link: AsyncRead + AsyncWrite + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Unpin> Link for T {}
 
-/// Reads one message (the lines before `end`); `None` at end of stream or on a bad message.
-async fn read_view<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Option<View> {
-    let mut lines = Vec::new();
-    loop {
-        let mut line = String::new();
-        if reader.read_line(&mut line).await.ok()? == 0 {
-            return None;
+/// The outbound link `link` to `ip:port`: connect, tell the state machine, then serve it.
+async fn dial<S: EngineCell + 'static>(
+    shared: Rc<S>,
+    links: Links,
+    link: LinkId,
+    ip: String,
+    port: u16,
+    stop: Rc<Notify>,
+) {
+    let connect = tokio::time::timeout(CONNECT_TIMEOUT, TcpStream::connect((ip.as_str(), port)));
+    let stream = tokio::select! {
+        connected = connect => match connected {
+            Ok(Ok(stream)) => Some(stream),
+            _ => None,
+        },
+        _ = stop.notified() => return,
+    };
+    let stream = match stream {
+        Some(stream) => {
+            let _ = stream.set_nodelay(true);
+            let local_ip = stream
+                .local_addr()
+                .map(|a| a.ip().to_string())
+                .unwrap_or_default();
+            secure(&*shared, stream, &ip).await.map(|s| (s, local_ip))
         }
-        let line = line.trim_end().to_string();
-        if line == "end" {
-            return View::decode(&lines);
+        None => None,
+    };
+    let Some((stream, local_ip)) = stream else {
+        lost(&*shared, &links, link);
+        return;
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    {
+        let mut map = links.borrow_mut();
+        let Some(io) = map.get_mut(&link) else {
+            return;
+        };
+        for frame in io.waiting.drain(..) {
+            let _ = tx.send(frame);
         }
-        lines.push(line);
-        if lines.len() > MAX_LINES {
-            return None;
-        }
+        io.tx = Some(tx);
+    }
+    {
+        let mut engine = shared.engine();
+        engine.cluster_connected(link, local_ip);
+        shared.after_work(&mut engine);
+    }
+    serve_link(stream, link, shared, links, rx, stop).await;
+}
+
+/// The link is gone (on this side's initiative or not): the state machine hears of it.
+fn lost<S: EngineCell>(shared: &S, links: &Links, link: LinkId) {
+    if links.borrow_mut().remove(&link).is_some() {
+        shared.engine().cluster_link_lost(link);
     }
 }
 
-/// An inbound link: each view received is merged and answered with this node's own.
-async fn serve_inbound<S: EngineCell, T: AsyncRead + AsyncWrite>(
+/// Serves a connected link: frames from `rx` are written, frames read go to the engine; ends
+/// when either side fails or the link is closed.
+async fn serve_link<S: EngineCell + 'static, T: AsyncRead + AsyncWrite + 'static>(
     stream: T,
-    peer_ip: String,
+    link: LinkId,
     shared: Rc<S>,
+    links: Links,
+    mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    stop: Rc<Notify>,
 ) {
-    let (read, mut write) = tokio::io::split(stream);
-    let mut reader = BufReader::new(read);
-    while let Some(view) = read_view(&mut reader).await {
-        let reply = {
-            let mut engine = shared.engine().borrow_mut();
-            let server = &mut engine.server;
-            crate::commands::cluster::refresh_myself(server);
-            let now = server.clock.now_ms();
-            if server.cluster.merge(&view, &peer_ip, None, now).is_none() {
+    let (mut read, mut write) = tokio::io::split(stream);
+    let writer = async {
+        while let Some(frame) = rx.recv().await {
+            if write.write_all(&frame).await.is_err() {
                 return;
             }
-            server.cluster.messages_sent += 1;
-            server.cluster.view_for(&peer_ip).encode()
+            // TLS keeps what it has not sent until flushed.
+            if rx.is_empty() && write.flush().await.is_err() {
+                return;
+            }
+        }
+    };
+    let reader = read_frames(&mut read, link, &*shared);
+    tokio::select! {
+        _ = writer => {}
+        _ = reader => {}
+        _ = stop.notified() => {}
+    }
+    lost(&*shared, &links, link);
+}
+
+/// Reads frames and hands each valid message to the engine, until the stream ends, a frame is
+/// malformed, or the state machine drops the link.
+async fn read_frames<S: EngineCell, R: AsyncRead + Unpin>(read: &mut R, link: LinkId, shared: &S) {
+    let mut frame = Vec::new();
+    loop {
+        let mut prefix = [0u8; 8];
+        if read.read_exact(&mut prefix).await.is_err() {
+            return;
+        }
+        let Ok(len) = embedis_bus::frame_len(&prefix) else {
+            return;
         };
-        // The flush sends what TLS keeps of the message.
-        if write.write_all(reply.as_bytes()).await.is_err() || write.flush().await.is_err() {
+        frame.clear();
+        frame.extend_from_slice(&prefix);
+        frame.resize(len, 0);
+        if read.read_exact(&mut frame[8..]).await.is_err() {
+            return;
+        }
+        let Ok(message) = embedis_bus::decode(&frame) else {
+            // Redis ignores a message whose lengths do not add up, and keeps the link.
+            continue;
+        };
+        let mut engine = shared.engine();
+        let kept = engine.cluster_receive(link, message);
+        shared.after_work(&mut engine);
+        if !kept {
             return;
         }
     }
-}
-
-/// The outbound link to node `number` at `ip`:`bus_port`, for as long as that node is known
-/// there: connect, then send this node's view every period and merge the reply.
-async fn dial<S: EngineCell>(
-    shared: Rc<S>,
-    peer: (u32, String, u16),
-    dialing: Rc<RefCell<HashSet<(u32, String, u16)>>>,
-) {
-    let (number, ip, bus_port) = peer.clone();
-    let still_known = |shared: &S| {
-        let engine = shared.engine().borrow();
-        engine
-            .server
-            .cluster
-            .node(number)
-            .is_some_and(|n| n.ip == ip && n.bus_port == bus_port)
-    };
-    let set_connected = |shared: &S, up: bool| {
-        let mut engine = shared.engine().borrow_mut();
-        if let Some(Some(node)) = engine.server.cluster.nodes.get_mut(number as usize) {
-            node.connected = up;
-        }
-    };
-    'link: while still_known(&shared) {
-        let connect = tokio::time::timeout(TIMEOUT, TcpStream::connect((ip.as_str(), bus_port)));
-        let stream = match connect.await {
-            Ok(Ok(stream)) => stream,
-            _ => {
-                set_connected(&shared, false);
-                tokio::time::sleep(PERIOD * 5).await;
-                continue;
-            }
-        };
-        let _ = stream.set_nodelay(true);
-        let Some(stream) = secure(&*shared, stream, &ip).await else {
-            set_connected(&shared, false);
-            tokio::time::sleep(PERIOD * 5).await;
-            continue;
-        };
-        let (read, mut write) = tokio::io::split(stream);
-        let mut reader = BufReader::new(read);
-        while still_known(&shared) {
-            let message = {
-                let mut engine = shared.engine().borrow_mut();
-                let server = &mut engine.server;
-                crate::commands::cluster::refresh_myself(server);
-                let now = server.clock.now_ms();
-                server.cluster.messages_sent += 1;
-                if let Some(Some(node)) = server.cluster.nodes.get_mut(number as usize) {
-                    node.ping_sent = now;
-                }
-                server.cluster.view_for(&ip).encode()
-            };
-            if write.write_all(message.as_bytes()).await.is_err() || write.flush().await.is_err() {
-                set_connected(&shared, false);
-                continue 'link;
-            }
-            let Ok(Some(view)) = tokio::time::timeout(TIMEOUT, read_view(&mut reader)).await else {
-                set_connected(&shared, false);
-                continue 'link;
-            };
-            {
-                let mut engine = shared.engine().borrow_mut();
-                let server = &mut engine.server;
-                let now = server.clock.now_ms();
-                if server
-                    .cluster
-                    .merge(&view, &ip, Some(number), now)
-                    .is_none()
-                {
-                    break 'link;
-                }
-                // Answered: no ping outstanding (CLUSTER NODES shows 0, as Redis does).
-                if let Some(Some(node)) = server.cluster.nodes.get_mut(number as usize) {
-                    node.ping_sent = 0;
-                }
-            }
-            tokio::time::sleep(PERIOD).await;
-        }
-    }
-    dialing.borrow_mut().remove(&peer);
 }

@@ -222,12 +222,6 @@ fn serve(options: ServerOptions, start: Start) -> io::Result<Dataset> {
     }
 }
 
-impl crate::io::cluster_bus::EngineCell for Shared {
-    fn engine(&self) -> &RefCell<Engine> {
-        &self.engine
-    }
-}
-
 async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result<Dataset> {
     let Start {
         data,

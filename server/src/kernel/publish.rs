@@ -225,6 +225,29 @@ pub fn keyspace_events_detached(
     }
 }
 
+/// Publishes a message that came over the cluster bus (no command runs): to the channel's and
+/// the matching patterns' subscribers, or for a shard channel to its subscribers.
+pub fn publish_detached(
+    parts: &mut crate::kernel::parts::Parts<'_>,
+    channel: &[u8],
+    message: &[u8],
+    shard: bool,
+    now_ms: i64,
+) {
+    let (server, clients, ks) = (&mut *parts.server, &mut *parts.clients, &*parts.ks);
+    if shard {
+        let ids: Vec<ClientId> = server.pubsub.subscribers(channel, true).to_vec();
+        let encoded = Encoded::new(&[b"smessage", channel, message]);
+        for id in ids {
+            deliver_to_other(server, clients, ks, id, &encoded, now_ms);
+        }
+        return;
+    }
+    Receivers::of(&server.pubsub, channel).send(channel, message, |id, encoded| {
+        deliver_to_other(server, clients, ks, id, encoded, now_ms)
+    });
+}
+
 /// Publishes `message` on shard channel `channel`; returns how many subscribers it reached.
 pub fn spublish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
     let ids: Vec<ClientId> = ctx.server.pubsub.subscribers(channel, true).to_vec();

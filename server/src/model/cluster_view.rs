@@ -12,8 +12,9 @@
 //! cluster client can be pointed at one embedis without any set-up); CLUSTER commands (DELSLOTS,
 //! RESET, SETSLOT…) and what other nodes say over the bus then change that.
 //!
-//! There is no failure detection and no failover: a known node is always taken as reachable,
-//! and the cluster is `ok` when every slot has a serving node.
+//! Nodes carry what the bus learns of them (flags, failure reports, epochs, links): the bus's
+//! state machine (`crate::services::cluster`) keeps them, and [`Cluster::state`] is what it last
+//! computed (`ok` or `fail`), read by the redirection gate.
 
 use std::collections::BTreeMap;
 
@@ -140,6 +141,10 @@ pub enum Role {
     Replica(String),
 }
 
+/// A bus link's number: links are numbered in creation order and never reused, so that an
+/// event of a closed link cannot reach a newer one.
+pub type LinkId = u64;
+
 /// One node as this node knows it.
 #[derive(Debug, Clone)]
 pub struct Node {
@@ -147,24 +152,127 @@ pub struct Node {
     /// Empty until known (a lone node does not know its own address, as in Redis).
     pub ip: String,
     pub port: u16,
+    /// The plaintext port when `port` is the TLS one (0: none).
+    pub pport: u16,
     pub bus_port: u16,
+    /// `cluster-announce-hostname` as the node announces it (empty: none).
+    pub hostname: String,
     pub role: Role,
     pub config_epoch: u64,
-    /// Milliseconds (UNIX time) of the last ping sent and pong received over the bus; 0 = none.
+    /// Milliseconds (of the server's clock) of the pending ping (0: none), of the last pong,
+    /// and of the last byte received from the node.
     pub ping_sent: i64,
     pub pong_received: i64,
-    /// The bus link to it is up (always true for this node).
-    pub connected: bool,
+    pub data_received: i64,
+    /// When this node learnt of it (a handshake lasts at most the node timeout).
+    pub created: i64,
     /// Met but not yet answered with its ID (Redis's `handshake` flag); such a node has a
     /// random provisional ID.
     pub handshake: bool,
+    /// A MEET, not a PING, opens the next link to it.
+    pub meet: bool,
+    /// No address known (a node that answered a link with another ID).
+    pub noaddr: bool,
+    /// No pong within the node timeout (`PFAIL`), and failing by the majority's reports (`FAIL`).
+    pub pfail: bool,
+    pub fail: bool,
+    pub fail_time: i64,
+    /// A replica that never fails over (`cluster-replica-no-failover` as it announces it).
+    pub nofailover: bool,
+    /// A primary that had replicas once (replica migration may give it one back).
+    pub migrate_to: bool,
+    /// Primaries that reported it failing, by ID, with the time of their last report.
+    pub fail_reports: Vec<(String, i64)>,
+    /// When this node last voted for a replica of it (a primary).
+    pub voted_time: i64,
+    /// Since when it is a primary with no working replica (replica migration waits 5 s).
+    pub orphaned_time: i64,
+    /// Its replication offset, as its last message said.
+    pub repl_offset: u64,
+    /// This node's link to it, and its link to this node.
+    pub link: Option<LinkId>,
+    pub inbound_link: Option<LinkId>,
 }
 
 impl Node {
+    /// A node named `id` at `ip:port@bus_port`, learnt of at `now`; a primary until told.
+    pub fn new(id: String, ip: String, port: u16, bus_port: u16, now: i64) -> Node {
+        Node {
+            id,
+            ip,
+            port,
+            pport: 0,
+            bus_port,
+            hostname: String::new(),
+            role: Role::Primary,
+            config_epoch: 0,
+            ping_sent: 0,
+            pong_received: 0,
+            data_received: 0,
+            created: now,
+            handshake: false,
+            meet: false,
+            noaddr: false,
+            pfail: false,
+            fail: false,
+            fail_time: 0,
+            nofailover: false,
+            migrate_to: false,
+            fail_reports: Vec::new(),
+            voted_time: 0,
+            orphaned_time: 0,
+            repl_offset: 0,
+            link: None,
+            inbound_link: None,
+        }
+    }
+
     /// `ip:port@bus_port`, as CLUSTER NODES writes it.
     pub fn address(&self) -> String {
         format!("{}:{}@{}", self.ip, self.port, self.bus_port)
     }
+
+    pub fn is_primary(&self) -> bool {
+        self.role == Role::Primary
+    }
+
+    /// The flag bits the bus carries for it (`myself`: this node's own entry).
+    pub fn flag_bits(&self, myself: bool) -> u16 {
+        use embedis_bus::node_flag as f;
+        let mut bits = if self.is_primary() {
+            f::PRIMARY
+        } else {
+            f::REPLICA
+        };
+        for (on, bit) in [
+            (myself, f::MYSELF),
+            (self.pfail, f::PFAIL),
+            (self.fail, f::FAIL),
+            (self.handshake, f::HANDSHAKE),
+            (self.noaddr, f::NOADDR),
+            (self.meet, f::MEET),
+            (self.migrate_to, f::MIGRATE_TO),
+            (self.nofailover, f::NOFAILOVER),
+        ] {
+            if on {
+                bits |= bit;
+            }
+        }
+        bits
+    }
+
+    /// Counts the failure reports younger than `validity` ms, dropping the others.
+    pub fn live_fail_reports(&mut self, now: i64, validity: i64) -> usize {
+        self.fail_reports.retain(|(_, at)| now - at <= validity);
+        self.fail_reports.len()
+    }
+}
+
+/// Whether this node can serve requests: Redis's `cluster_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Ok,
+    Fail,
 }
 
 /// This node's view of the cluster (see the module docs).
@@ -177,22 +285,24 @@ pub struct Cluster {
     /// Serving node number of every slot, or [`NO_NODE`]. Written only through this type's
     /// methods, which keep [`Cluster::served`] in step.
     slots: Box<[u32]>,
-    /// How many slots have a node: the cluster is `ok` when all do. Kept as a count because
-    /// the redirection gate asks on every request.
+    /// How many slots have a node.
     served: usize,
+    /// `cluster_state`, as the last [`Cluster::update_state`] found it; read on every request.
+    pub state: State,
+    /// Primaries serving at least one slot (`cluster_size`), as of the last state update.
+    pub size: usize,
     /// Slots this node is giving away (SETSLOT MIGRATING), with the receiving node's number.
     pub migrating: BTreeMap<u16, u32>,
     /// Slots this node is receiving (SETSLOT IMPORTING), with the giving node's number.
     pub importing: BTreeMap<u16, u32>,
     pub current_epoch: u64,
-    /// Counts changes of the view (slots, nodes, epochs, roles). The bus sends the whole view
-    /// every period whatever it says; it tells a test or a log that something changed.
+    /// The epoch this node last voted in (a primary votes once an epoch).
+    pub last_vote_epoch: u64,
+    /// Counts changes of the view (slots, nodes, epochs, roles): `nodes.conf` is written when
+    /// it moved.
     pub version: u64,
-    /// Bus messages counted for CLUSTER INFO.
-    pub messages_sent: u64,
-    pub messages_received: u64,
-    /// Node IDs FORGET removed, with the UNIX ms until which the bus must not re-add them
-    /// (Redis's 60-second blacklist).
+    /// Node IDs FORGET removed, with the ms until which the bus must not re-add them (Redis's
+    /// 60-second blacklist).
     pub forgotten: BTreeMap<String, i64>,
     /// The slot of the running command's keys, as the cluster gate found it (Redis's
     /// `c->slot`): a script's `redis.call` must stay in it.
@@ -204,6 +314,8 @@ pub struct Cluster {
     /// the first ADDSLOTS, MEET or REPLICATE, or a message from another node, replaces that
     /// default with what it is told.
     pub implicit: bool,
+    /// The bus's own state: links, elections, what to send (see [`crate::model::cluster_bus_state`]).
+    pub bus: crate::model::cluster_bus_state::BusState,
 }
 
 /// This node's number in [`Cluster::nodes`].
@@ -212,34 +324,25 @@ pub const MYSELF: u32 = 0;
 impl Cluster {
     /// A node whose ID is `id`. With `enabled`, it serves every slot (see the module docs).
     pub fn new(enabled: bool, id: String) -> Cluster {
-        let myself = Node {
-            id,
-            ip: String::new(),
-            port: 0,
-            bus_port: 0,
-            role: Role::Primary,
-            config_epoch: 0,
-            ping_sent: 0,
-            pong_received: 0,
-            connected: true,
-            handshake: false,
-        };
+        let myself = Node::new(id, String::new(), 0, 0, 0);
         let owner = if enabled { MYSELF } else { NO_NODE };
         Cluster {
             enabled,
             nodes: vec![Some(myself)],
             slots: vec![owner; SLOTS].into_boxed_slice(),
             served: if enabled { SLOTS } else { 0 },
+            state: if enabled { State::Ok } else { State::Fail },
+            size: usize::from(enabled),
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             current_epoch: 0,
+            last_vote_epoch: 0,
             version: 0,
-            messages_sent: 0,
-            messages_received: 0,
             forgotten: BTreeMap::new(),
             current_slot: None,
             current_asking: false,
             implicit: enabled,
+            bus: Default::default(),
         }
     }
 
@@ -257,6 +360,10 @@ impl Cluster {
 
     pub fn node(&self, number: u32) -> Option<&Node> {
         self.nodes.get(number as usize)?.as_ref()
+    }
+
+    pub fn node_mut(&mut self, number: u32) -> Option<&mut Node> {
+        self.nodes.get_mut(number as usize)?.as_mut()
     }
 
     /// The number of the node whose ID is `id` (exactly, as Redis compares them).
@@ -282,7 +389,8 @@ impl Cluster {
         }
     }
 
-    /// Forgets node `number`: its slots become unserved, and its replicas primaries.
+    /// Forgets node `number` (Redis's `clusterDelNode`): its slots become unserved, its
+    /// replicas' primary unknown, its reports on others void; its links are closed.
     pub fn remove(&mut self, number: u32) {
         let Some(node) = self.nodes.get_mut(number as usize).and_then(Option::take) else {
             return;
@@ -296,11 +404,13 @@ impl Cluster {
         self.migrating.retain(|_, to| *to != number);
         self.importing.retain(|_, from| *from != number);
         for other in self.nodes.iter_mut().flatten() {
-            if other.role == Role::Replica(node.id.clone()) {
-                other.role = Role::Primary;
-            }
+            other.fail_reports.retain(|(by, _)| *by != node.id);
+        }
+        for link in [node.link, node.inbound_link].into_iter().flatten() {
+            self.bus.close(link);
         }
         self.version += 1;
+        self.bus.update_state = true;
     }
 
     /// Every known node, with its number.
@@ -309,6 +419,14 @@ impl Cluster {
             .iter()
             .enumerate()
             .filter_map(|(i, n)| n.as_ref().map(|n| (i as u32, n)))
+    }
+
+    /// The numbers of every known node but this one.
+    pub fn others(&self) -> Vec<u32> {
+        self.known()
+            .map(|(n, _)| n)
+            .filter(|&n| n != MYSELF)
+            .collect()
     }
 
     /// The serving node's number of `slot`, or [`NO_NODE`].
@@ -326,6 +444,7 @@ impl Cluster {
                 _ => {}
             }
             self.version += 1;
+            self.bus.update_state = true;
         }
     }
 
@@ -345,16 +464,43 @@ impl Cluster {
         ranges
     }
 
+    /// How many slots node `number` serves.
+    pub fn slot_count(&self, number: u32) -> usize {
+        self.slots.iter().filter(|&&o| o == number).count()
+    }
+
+    /// The slots node `number` serves, as the bus's bitmap.
+    pub fn slot_bitmap(&self, number: u32) -> embedis_bus::Slots {
+        let mut bitmap = embedis_bus::Slots::empty();
+        for (slot, &owner) in self.slots.iter().enumerate() {
+            if owner == number {
+                bitmap.insert(slot as u16);
+            }
+        }
+        bitmap
+    }
+
     /// Slots with a serving node.
     pub fn slots_assigned(&self) -> usize {
         self.served
     }
 
-    /// `ok` when every slot is served (Redis's default `cluster-require-full-coverage yes`;
-    /// with no failure detection, a known node counts as up).
+    /// Slots whose node is flagged PFAIL and FAIL (CLUSTER INFO's `slots_pfail`, `slots_fail`).
+    pub fn slots_failing(&self) -> (usize, usize) {
+        let (mut pfail, mut fail) = (0, 0);
+        for &owner in self.slots.iter() {
+            if let Some(node) = self.node(owner) {
+                pfail += usize::from(node.pfail);
+                fail += usize::from(node.fail);
+            }
+        }
+        (pfail, fail)
+    }
+
+    /// `ok` when this node may serve requests (see [`Cluster::update_state`]).
     #[inline]
     pub fn state_ok(&self) -> bool {
-        self.served == SLOTS
+        self.state == State::Ok
     }
 
     /// The primary whose slots this node serves or mirrors: itself, or its primary.
@@ -365,17 +511,20 @@ impl Cluster {
         }
     }
 
+    /// The numbers of the replicas of primary `number`.
+    pub fn replicas_of(&self, number: u32) -> Vec<u32> {
+        let Some(id) = self.node(number).map(|n| n.id.clone()) else {
+            return Vec::new();
+        };
+        self.known()
+            .filter(|(_, n)| matches!(&n.role, Role::Replica(p) if *p == id))
+            .map(|(n, _)| n)
+            .collect()
+    }
+
     /// Primaries serving at least one slot (CLUSTER INFO's `cluster_size`).
     pub fn size(&self) -> usize {
-        let mut serving: Vec<u32> = self
-            .slots
-            .iter()
-            .copied()
-            .filter(|&o| o != NO_NODE)
-            .collect();
-        serving.sort_unstable();
-        serving.dedup();
-        serving.len()
+        self.size
     }
 
     /// Redis's `clusterResetSoft`/`Hard` minus the data flush (the caller's): this node forgets
@@ -383,8 +532,10 @@ impl Cluster {
     /// epochs and takes the new ID `new_id`.
     pub fn reset(&mut self, new_id: Option<String>) {
         self.implicit = false;
-        let me = self.myself().clone();
-        self.nodes = vec![Some(me)];
+        for number in self.others() {
+            self.remove(number);
+        }
+        self.nodes.truncate(1);
         self.slots.fill(NO_NODE);
         self.served = 0;
         self.migrating.clear();
@@ -396,6 +547,7 @@ impl Cluster {
             myself.id = id;
             myself.config_epoch = 0;
             self.current_epoch = 0;
+            self.last_vote_epoch = 0;
         }
         self.version += 1;
     }
@@ -419,338 +571,61 @@ impl Cluster {
             .unwrap_or(0)
             .max(self.current_epoch)
     }
-}
 
-/// What one node tells another over embedis's cluster bus: its own entry, its slots, the
-/// address it reached the receiver at, and the other nodes it knows (gossip). See
-/// `crate::io::cluster_bus` for the transport; this is the message and how a receiver merges it.
-///
-/// The wire form is text, one item a line, ending with `end`:
-///
-/// ```text
-/// embedis-bus 1
-/// from <id> <ip|-> <port> <bus-port> <primary-id|-> <config-epoch> <current-epoch> <ranges|->
-/// to <ip|->
-/// node <id> <ip|-> <port> <bus-port> <primary-id|->
-/// end
-/// ```
-///
-/// where `<ranges>` is `0-5460,5461,…`. It is not Redis's binary `clusterMsg`: embedis nodes
-/// talk only to embedis nodes.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct View {
-    pub sender: Gossip,
-    pub config_epoch: u64,
-    pub current_epoch: u64,
-    pub ranges: Vec<(u16, u16)>,
-    /// The address the sender used to reach the receiver (the receiver's own IP, which a lone
-    /// node does not know).
-    pub to_ip: String,
-    pub others: Vec<Gossip>,
-}
-
-/// A node as a [`View`] names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Gossip {
-    pub id: String,
-    pub ip: String,
-    pub port: u16,
-    pub bus_port: u16,
-    pub primary: Option<String>,
-}
-
-fn dash(text: &str) -> &str {
-    if text.is_empty() {
-        "-"
-    } else {
-        text
-    }
-}
-
-fn undash(text: &str) -> String {
-    if text == "-" {
-        String::new()
-    } else {
-        text.to_string()
-    }
-}
-
-impl Gossip {
-    fn of(node: &Node) -> Gossip {
-        Gossip {
-            id: node.id.clone(),
-            ip: node.ip.clone(),
-            port: node.port,
-            bus_port: node.bus_port,
-            primary: match &node.role {
-                Role::Primary => None,
-                Role::Replica(id) => Some(id.clone()),
-            },
-        }
+    /// The config epoch a node's slots are claimed under: its own, or its primary's.
+    pub fn claim_epoch(&self, number: u32) -> u64 {
+        self.primary_of(number)
+            .and_then(|p| self.node(p))
+            .or(self.node(number))
+            .map_or(0, |n| n.config_epoch)
     }
 
-    fn encode(&self) -> String {
-        format!(
-            "{} {} {} {} {}",
-            self.id,
-            dash(&self.ip),
-            self.port,
-            self.bus_port,
-            self.primary.as_deref().unwrap_or("-")
-        )
-    }
-
-    fn decode(words: &[&str]) -> Option<Gossip> {
-        let [id, ip, port, bus_port, primary] = words else {
-            return None;
-        };
-        Some(Gossip {
-            id: id.to_string(),
-            ip: undash(ip),
-            port: port.parse().ok()?,
-            bus_port: bus_port.parse().ok()?,
-            primary: (*primary != "-").then(|| primary.to_string()),
-        })
-    }
-}
-
-impl View {
-    /// The text of the message (see the type's docs).
-    pub fn encode(&self) -> String {
-        let ranges: Vec<String> = self
-            .ranges
-            .iter()
-            .map(|&(a, b)| {
-                if a == b {
-                    a.to_string()
-                } else {
-                    format!("{a}-{b}")
-                }
-            })
-            .collect();
-        let mut text = format!(
-            "embedis-bus 1\nfrom {} {} {} {}\nto {}\n",
-            self.sender.encode(),
-            self.config_epoch,
-            self.current_epoch,
-            if ranges.is_empty() {
-                "-".to_string()
-            } else {
-                ranges.join(",")
-            },
-            dash(&self.to_ip),
-        );
-        for other in &self.others {
-            text.push_str("node ");
-            text.push_str(&other.encode());
-            text.push('\n');
-        }
-        text.push_str("end\n");
-        text
-    }
-
-    /// Parses the lines of one message (without the final `end`); `None` if malformed.
-    pub fn decode(lines: &[String]) -> Option<View> {
-        let mut lines = lines.iter();
-        if lines.next()?.trim() != "embedis-bus 1" {
-            return None;
-        }
-        let from: Vec<&str> = lines.next()?.split(' ').collect();
-        if from.len() != 9 || from[0] != "from" {
-            return None;
-        }
-        let sender = Gossip::decode(&from[1..6])?;
-        let mut ranges = Vec::new();
-        if from[8] != "-" {
-            for range in from[8].split(',') {
-                let (a, b) = match range.split_once('-') {
-                    Some((a, b)) => (a.parse().ok()?, b.parse().ok()?),
-                    None => {
-                        let a: u16 = range.parse().ok()?;
-                        (a, a)
-                    }
-                };
-                if a > b || b as usize >= SLOTS {
-                    return None;
-                }
-                ranges.push((a, b));
+    /// Frees `link`, clearing the field of its node that names it (Redis's `freeClusterLink`).
+    pub fn free_link(&mut self, link: LinkId) {
+        let node = self.bus.links.get(&link).and_then(|l| l.node);
+        if let Some(node) = node.and_then(|n| self.node_mut(n)) {
+            if node.link == Some(link) {
+                node.link = None;
+            }
+            if node.inbound_link == Some(link) {
+                node.inbound_link = None;
             }
         }
-        let to = lines.next()?;
-        let to_ip = undash(to.strip_prefix("to ")?);
-        let mut others = Vec::new();
-        for line in lines {
-            let words: Vec<&str> = line.split(' ').collect();
-            if words.first() != Some(&"node") {
-                return None;
+        self.bus.close(link);
+    }
+
+    /// What Redis's `clusterUpdateState` would make the state: `fail` when a slot has no node
+    /// or a FAILing one (under `require_full_coverage`), or when this node sees less than a
+    /// majority of the serving primaries reachable; a fresh node serving everything by default
+    /// is `ok`. Counts [`Cluster::size`] on the way; the caller applies Redis's delays. Also
+    /// says whether this node is in a minority.
+    pub fn compute_state(&mut self, require_full_coverage: bool) -> (State, bool) {
+        let mut counts = vec![0usize; self.nodes.len()];
+        for &owner in self.slots.iter() {
+            if let Some(count) = counts.get_mut(owner as usize) {
+                *count += 1;
             }
-            others.push(Gossip::decode(&words[1..])?);
         }
-        Some(View {
-            sender,
-            config_epoch: from[6].parse().ok()?,
-            current_epoch: from[7].parse().ok()?,
-            ranges,
-            to_ip,
-            others,
-        })
-    }
-}
-
-impl Cluster {
-    /// This node's view for the node at `to_ip` (see [`View`]).
-    pub fn view_for(&self, to_ip: &str) -> View {
-        let myself = self.myself();
-        View {
-            sender: Gossip::of(myself),
-            config_epoch: myself.config_epoch,
-            current_epoch: self.current_epoch,
-            ranges: self.ranges_of(MYSELF),
-            to_ip: to_ip.to_string(),
-            others: self
-                .known()
-                .filter(|(n, node)| *n != MYSELF && !node.handshake)
-                .map(|(_, node)| Gossip::of(node))
-                .collect(),
+        let (mut size, mut reachable) = (0, 0);
+        for (number, node) in self.known() {
+            if node.is_primary() && counts[number as usize] > 0 {
+                size += 1;
+                reachable += usize::from(!node.pfail && !node.fail);
+            }
         }
-    }
-
-    /// Merges a view received from the node at `peer_ip` (the address the connection came
-    /// from). `dialed`: the number of the node this node connected to and got the view as the
-    /// answer from — a node met by CLUSTER MEET learns its real ID this way. Returns the
-    /// sender's number, or `None` if the view was ignored (a forgotten node).
-    ///
-    /// Slots follow Redis's rule: the sender's claim on a slot wins when the slot has no
-    /// node or its node's config epoch is lower; a slot this node is importing is left alone.
-    /// Two primaries with the same config epoch are told apart as in Redis: the one with the
-    /// smaller ID takes a new epoch.
-    pub fn merge(
-        &mut self,
-        view: &View,
-        peer_ip: &str,
-        dialed: Option<u32>,
-        now_ms: i64,
-    ) -> Option<u32> {
-        self.forgotten.retain(|_, until| *until > now_ms);
-        if self.forgotten.contains_key(&view.sender.id) || view.sender.id == self.myself().id {
-            return None;
-        }
-        // Someone talks to this node: it is part of a cluster now.
-        self.end_implicit(true);
-        self.messages_received += 1;
-        if self.myself().ip.is_empty() && !view.to_ip.is_empty() {
-            self.myself_mut().ip = view.to_ip.clone();
-            self.version += 1;
-        }
-        let ip = if view.sender.ip.is_empty() {
-            peer_ip.to_string()
+        self.size = size;
+        let uncovered = require_full_coverage
+            && self
+                .slots
+                .iter()
+                .any(|&o| self.node(o).is_none_or(|n| n.fail));
+        let minority = reachable < size / 2 + 1;
+        let state = if self.implicit || !(uncovered || minority) {
+            State::Ok
         } else {
-            view.sender.ip.clone()
+            State::Fail
         };
-        let known = self.find(view.sender.id.as_bytes());
-        let number = match (known, dialed) {
-            (Some(number), Some(dialed)) if number != dialed => {
-                // Met again under a provisional ID: the provisional entry goes.
-                if self.node(dialed).is_some_and(|n| n.handshake) {
-                    self.remove(dialed);
-                }
-                number
-            }
-            (Some(number), _) => number,
-            (None, Some(dialed)) if self.node(dialed).is_some_and(|n| n.handshake) => {
-                let node = self.nodes[dialed as usize].as_mut().expect("dialed node");
-                node.id = view.sender.id.clone();
-                node.handshake = false;
-                self.version += 1;
-                dialed
-            }
-            _ => self.add(Node {
-                id: view.sender.id.clone(),
-                ip: ip.clone(),
-                port: view.sender.port,
-                bus_port: view.sender.bus_port,
-                role: Role::Primary,
-                config_epoch: 0,
-                ping_sent: 0,
-                pong_received: 0,
-                connected: false,
-                handshake: false,
-            }),
-        };
-        let role = match &view.sender.primary {
-            Some(id) => Role::Replica(id.clone()),
-            None => Role::Primary,
-        };
-        {
-            let node = self.nodes[number as usize].as_mut().expect("sender");
-            let changed = node.ip != ip
-                || node.port != view.sender.port
-                || node.bus_port != view.sender.bus_port
-                || node.role != role
-                || node.config_epoch != view.config_epoch;
-            node.ip = ip;
-            node.port = view.sender.port;
-            node.bus_port = view.sender.bus_port;
-            node.role = role;
-            node.config_epoch = view.config_epoch;
-            node.connected = true;
-            node.pong_received = now_ms;
-            if changed {
-                self.version += 1;
-            }
-        }
-        if view.current_epoch > self.current_epoch {
-            self.current_epoch = view.current_epoch;
-        }
-        if view.sender.primary.is_none() {
-            for &(start, end) in &view.ranges {
-                for slot in start..=end {
-                    let owner = self.owner(slot);
-                    if owner == number || self.importing.contains_key(&slot) {
-                        continue;
-                    }
-                    let owner_epoch = self.node(owner).map(|n| n.config_epoch);
-                    if owner_epoch.is_none_or(|epoch| epoch < view.config_epoch) {
-                        self.set_owner(slot, number);
-                    }
-                }
-            }
-            let myself = self.myself();
-            if myself.role == Role::Primary
-                && myself.config_epoch == view.config_epoch
-                && myself.id < view.sender.id
-            {
-                self.current_epoch += 1;
-                let epoch = self.current_epoch;
-                self.myself_mut().config_epoch = epoch;
-                self.version += 1;
-            }
-        }
-        for other in &view.others {
-            if other.id == self.myself().id
-                || self.forgotten.contains_key(&other.id)
-                || self.find(other.id.as_bytes()).is_some()
-                || other.ip.is_empty()
-            {
-                continue;
-            }
-            self.add(Node {
-                id: other.id.clone(),
-                ip: other.ip.clone(),
-                port: other.port,
-                bus_port: other.bus_port,
-                role: match &other.primary {
-                    Some(id) => Role::Replica(id.clone()),
-                    None => Role::Primary,
-                },
-                config_epoch: 0,
-                ping_sent: 0,
-                pong_received: 0,
-                connected: false,
-                handshake: false,
-            });
-        }
-        Some(number)
+        (state, minority && !self.implicit)
     }
 }
 
@@ -809,89 +684,17 @@ mod tests {
     fn ranges_and_state() {
         let mut cluster = Cluster::new(true, "a".repeat(40));
         assert!(cluster.state_ok());
+        cluster.end_implicit(false);
         assert_eq!(cluster.ranges_of(MYSELF), vec![(0, 16383)]);
         cluster.set_owner(5, NO_NODE);
         cluster.set_owner(7, NO_NODE);
-        assert!(!cluster.state_ok());
+        assert_eq!(cluster.compute_state(true).0, State::Fail);
+        assert_eq!(cluster.compute_state(false).0, State::Ok);
         assert_eq!(cluster.ranges_of(MYSELF), vec![(0, 4), (6, 6), (8, 16383)]);
         assert_eq!(cluster.slots_assigned(), 16382);
         cluster.reset(None);
         assert_eq!(cluster.slots_assigned(), 0);
+        assert_eq!(cluster.compute_state(true).0, State::Fail);
         assert_eq!(cluster.size(), 0);
-    }
-
-    fn node(id: &str, port: u16) -> Node {
-        Node {
-            id: id.repeat(40),
-            ip: "127.0.0.1".into(),
-            port,
-            bus_port: port + 10000,
-            role: Role::Primary,
-            config_epoch: 0,
-            ping_sent: 0,
-            pong_received: 0,
-            connected: false,
-            handshake: false,
-        }
-    }
-
-    #[test]
-    fn views_round_trip_and_merge_by_epoch() {
-        let mut a = Cluster::new(true, "a".repeat(40));
-        a.myself_mut().ip = "127.0.0.1".into();
-        a.end_implicit(true);
-        for slot in 0..100 {
-            a.set_owner(slot, MYSELF);
-        }
-        a.set_owner(200, MYSELF);
-        a.myself_mut().config_epoch = 3;
-        a.add(node("c", 7002));
-        let view = a.view_for("127.0.0.1");
-        let text = view.encode();
-        let lines: Vec<String> = text
-            .lines()
-            .take_while(|l| *l != "end")
-            .map(String::from)
-            .collect();
-        assert_eq!(View::decode(&lines), Some(view.clone()));
-        assert_eq!(view.ranges, vec![(0, 99), (200, 200)]);
-
-        // b (fresh, serving everything by default) hears from a: the default goes, a's slots
-        // are a's, and b learns c from the gossip.
-        let mut b = Cluster::new(true, "b".repeat(40));
-        let sender = b.merge(&view, "127.0.0.1", None, 0).expect("merged");
-        assert_eq!(b.owner(5), sender);
-        assert_eq!(b.owner(150), NO_NODE);
-        assert_eq!(b.known().count(), 3);
-        assert_eq!(b.myself().ip, "127.0.0.1");
-
-        // A lower epoch's claim loses to the slot's current node; a higher one wins.
-        let mut claim = view.clone();
-        claim.sender = Gossip::of(&node("d", 7003));
-        claim.config_epoch = 2;
-        let d = b.merge(&claim, "127.0.0.1", None, 0).expect("merged");
-        assert_eq!(b.owner(5), sender);
-        claim.config_epoch = 4;
-        b.merge(&claim, "127.0.0.1", None, 0);
-        assert_eq!(b.owner(5), d);
-    }
-
-    #[test]
-    fn a_met_node_takes_its_real_id_and_forgotten_ones_stay_out() {
-        let mut a = Cluster::new(true, "a".repeat(40));
-        let mut provisional = node("f", 7001);
-        provisional.handshake = true;
-        let dialed = a.add(provisional);
-        let b = Cluster::new(true, "b".repeat(40));
-        let number = a.merge(&b.view_for("127.0.0.1"), "127.0.0.1", Some(dialed), 0);
-        assert_eq!(number, Some(dialed));
-        assert_eq!(a.node(dialed).map(|n| n.id.clone()), Some("b".repeat(40)));
-        assert!(!a.node(dialed).expect("b").handshake);
-        a.remove(dialed);
-        a.forgotten.insert("b".repeat(40), 60_000);
-        assert_eq!(a.merge(&b.view_for(""), "127.0.0.1", None, 1000), None);
-        assert!(a
-            .merge(&b.view_for(""), "127.0.0.1", None, 61_000)
-            .is_some());
     }
 }

@@ -94,6 +94,9 @@ pub enum EngineRequest {
     Kill { id: ClientId },
     /// A replica's REPLCONF ACK: release the WAITs it satisfies.
     ReleaseAcknowledged,
+    /// A CLUSTER command changed the view: recompute the cluster's state and do what the bus
+    /// asks of the engine (`crate::model::cluster_bus_state::BusEffect`).
+    ClusterBus,
 }
 
 /// How SHUTDOWN asked the server to stop.

@@ -4,6 +4,7 @@
 
 pub mod aof;
 pub mod busy;
+pub mod cluster;
 pub mod expire;
 pub mod function_host;
 pub mod rdb_saving;

@@ -208,6 +208,16 @@ pub struct ClusterConfig {
     pub config_file: String,
     /// `cluster-node-timeout` (ms): kept for CONFIG GET and clients; no failure detection uses it.
     pub node_timeout: u64,
+    pub require_full_coverage: bool,
+    pub allow_reads_when_down: bool,
+    pub replica_validity_factor: u32,
+    pub migration_barrier: u32,
+    pub allow_replica_migration: bool,
+    pub replica_no_failover: bool,
+    pub announce_hostname: String,
+    pub link_sendbuf_limit: u64,
+    pub allow_pubsubshard_when_down: bool,
+    pub preferred_endpoint_type: String,
 }
 
 /// `appendfsync`: when appended writes reach the disk.
@@ -328,6 +338,12 @@ impl Default for Config {
             cluster: ClusterConfig {
                 config_file: "nodes.conf".into(),
                 node_timeout: 15000,
+                require_full_coverage: true,
+                replica_validity_factor: 10,
+                migration_barrier: 1,
+                allow_replica_migration: true,
+                allow_pubsubshard_when_down: true,
+                preferred_endpoint_type: "ip".into(),
                 ..ClusterConfig::default()
             },
             tls: crate::base::tls::TlsConfig::default(),

@@ -4,8 +4,8 @@
 //!
 //! Every CLUSTER subcommand, HELP included, answers "This instance has cluster support disabled"
 //! on a server started without `cluster-enabled yes`, as Redis does. A change another node must
-//! learn (slots, epochs, a new node) is in the view the cluster bus (`crate::io::cluster_bus`) sends
-//! every node at its next period (100 ms).
+//! learn (slots, epochs, a new node) reaches it in this node's next PING or PONG over the
+//! cluster bus (`crate::services::cluster`).
 //!
 //! A fresh node serves every slot by default ([`crate::model::cluster_view::Cluster::implicit`]); CLUSTER
 //! SLOTS, SHARDS and INFO show it, but CLUSTER NODES lists no slots for it, because cluster
@@ -29,7 +29,6 @@ use crate::commands::common::write_help;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::cluster_view::{Node, Role};
-use crate::model::state::ServerState;
 
 use node_commands::{
     bumpepoch, count_failure_reports, failover, forget, meet, replicas, replicate, reset,
@@ -48,55 +47,13 @@ fn enabled(ctx: &mut Ctx<'_>) -> CmdResult {
     if !ctx.server.cluster.enabled {
         return Err(Error::msg(DISABLED));
     }
-    refresh_myself(ctx.server);
+    crate::services::cluster::refresh_myself(ctx.server);
+    // Whatever the subcommand changes, the engine then recomputes the state and carries out
+    // what the bus asks of it.
+    ctx.server
+        .requests
+        .push(crate::model::state::EngineRequest::ClusterBus);
     Ok(())
-}
-
-/// The port clients reach this node on and its bus port, as announced.
-pub fn announced_ports(server: &ServerState) -> (u16, u16) {
-    let config = &server.config.cluster;
-    let tls = &server.config.tls;
-    // Under tls-cluster, clients are sent to the TLS port, as Redis announces it then.
-    let port = if tls.cluster && tls.port != 0 {
-        if tls.cluster_announce_tls_port != 0 {
-            tls.cluster_announce_tls_port
-        } else {
-            tls.port
-        }
-    } else if config.announce_port != 0 {
-        config.announce_port
-    } else {
-        server.tcp_port
-    };
-    let bus = if config.announce_bus_port != 0 {
-        config.announce_bus_port
-    } else {
-        bus_port(server)
-    };
-    (port, bus)
-}
-
-/// The port this node's bus listens on: `cluster-port`, or the client port + 10000.
-pub fn bus_port(server: &ServerState) -> u16 {
-    match server.config.cluster.port {
-        // A TLS-only node (`port 0`) counts from its TLS port, as Redis does.
-        0 if server.tcp_port == 0 => server.config.tls.port.wrapping_add(10000),
-        0 => server.tcp_port.wrapping_add(10000),
-        port => port,
-    }
-}
-
-/// Brings this node's own entry up to date with the configuration (ports bound after start,
-/// CONFIG SET cluster-announce-*).
-pub fn refresh_myself(server: &mut ServerState) {
-    let (port, bus) = announced_ports(server);
-    let announce_ip = server.config.cluster.announce_ip.clone();
-    let myself = server.cluster.myself_mut();
-    myself.port = port;
-    myself.bus_port = bus;
-    if !announce_ip.is_empty() {
-        myself.ip = announce_ip;
-    }
 }
 
 const HELP: &[&str] = &[
@@ -108,7 +65,7 @@ const HELP: &[&str] = &[
     "BUMPEPOCH",
     "    Gives this node a new config epoch, higher than any other.",
     "COUNT-FAILURE-REPORTS <node-id>",
-    "    Returns how many failure reports <node-id> has (always 0: no failure detection).",
+    "    Returns how many primaries reported <node-id> failing recently.",
     "COUNTKEYSINSLOT <slot>",
     "    Returns how many keys of <slot> this node holds.",
     "DELSLOTS <slot> [<slot> ...]",
@@ -116,7 +73,7 @@ const HELP: &[&str] = &[
     "DELSLOTSRANGE <start slot> <end slot> [<start slot> <end slot> ...]",
     "    Makes every slot of the given ranges unserved.",
     "FAILOVER [FORCE|TAKEOVER]",
-    "    Makes this replica take its primary's place.",
+    "    Makes this replica take its primary's place (coordinated, forced, or without a vote).",
     "FORGET <node-id>",
     "    Removes <node-id> from this node's view of the cluster.",
     "GETKEYSINSLOT <slot> <count>",
@@ -145,7 +102,7 @@ const HELP: &[&str] = &[
     "REPLICAS <node-id>",
     "    Lists the replicas of <node-id>.",
     "SAVECONFIG",
-    "    Saves the cluster configuration (embedis keeps it in memory).",
+    "    Writes the cluster configuration to its file.",
     "SLOTS",
     "    Returns the slot ranges, each with its primary and replicas (address, port, ID).",
     "SHARDS",

@@ -6,35 +6,23 @@ use embedis_protocol::number::parse_i64;
 
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
-use crate::model::cluster_view::{Cluster, Node, Role, MYSELF};
+use crate::model::cluster_view::{Role, MYSELF};
 
 use super::topology::describe;
 use super::{enabled, is_replica, subcommand_syntax_error, unknown_node};
 
-/// Redis's `clusterBumpConfigEpochWithoutConsensus`: a new epoch unless this node's is already
-/// the highest and not 0. True if it changed.
-pub(super) fn bump_epoch(cluster: &mut Cluster) -> bool {
-    let max = cluster.max_epoch();
-    let mine = cluster.myself().config_epoch;
-    if mine == 0 || mine != max {
-        cluster.current_epoch += 1;
-        let epoch = cluster.current_epoch;
-        cluster.myself_mut().config_epoch = epoch;
-        cluster.version += 1;
-        true
-    } else {
-        false
-    }
+/// A new config epoch without consensus (BUMPEPOCH, SETSLOT NODE): true if it changed.
+pub(super) fn bump_epoch(server: &mut crate::model::state::ServerState) -> bool {
+    crate::services::cluster::bump_epoch_without_consensus(server)
 }
 
 pub(super) fn bumpepoch(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
-    let cluster = &mut ctx.server.cluster;
-    let bumped = bump_epoch(cluster);
+    let bumped = bump_epoch(ctx.server);
     let line = format!(
         "{} {}",
         if bumped { "BUMPED" } else { "STILL" },
-        cluster.myself().config_epoch
+        ctx.server.cluster.myself().config_epoch
     );
     ctx.out.simple(line.as_bytes());
     Ok(())
@@ -97,27 +85,8 @@ pub(super) fn meet(ctx: &mut Ctx<'_>) -> CmdResult {
     let (port, bus) = (port as u16, bus as u16);
     // Joining a cluster, a fresh node stops serving every slot by default.
     ctx.server.cluster.end_implicit(true);
-    // Already known or being met at that address: nothing to do (as Redis's handshake check).
-    let known = ctx
-        .server
-        .cluster
-        .known()
-        .any(|(_, n)| n.ip == ip && n.port == port && n.bus_port == bus);
-    if !known {
-        let id = ctx.server.random_id();
-        ctx.server.cluster.add(Node {
-            id,
-            ip,
-            port,
-            bus_port: bus,
-            role: Role::Primary,
-            config_epoch: 0,
-            ping_sent: 0,
-            pong_received: 0,
-            connected: false,
-            handshake: true,
-        });
-    }
+    // A handshake already under way with that address is not an error (Redis's EAGAIN).
+    crate::services::cluster::start_handshake(ctx.server, ip, port, bus);
     ctx.out.ok();
     Ok(())
 }
@@ -141,6 +110,7 @@ pub(super) fn forget(ctx: &mut Ctx<'_>) -> CmdResult {
         .forgotten
         .insert(String::from_utf8_lossy(id).into_owned(), now + 60_000);
     cluster.remove(number);
+    cluster.bus.update_state = true;
     ctx.out.ok();
     Ok(())
 }
@@ -172,15 +142,10 @@ pub(super) fn replicate(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR To set a master the node must be empty and without assigned slots.",
         ));
     }
-    cluster.myself_mut().role = Role::Replica(primary_id);
-    cluster.migrating.clear();
-    cluster.importing.clear();
-    cluster.version += 1;
-    // As Redis's clusterSetMaster: the node replicates its primary's data from now on.
-    let (ip, port) = primary_addr;
-    if !ip.is_empty() {
-        crate::commands::replication::follow_primary(ctx, ip, port);
-    }
+    let _ = (primary_id, primary_addr);
+    // Redis's clusterSetMaster: the node replicates its primary's data from now on (the
+    // engine applies the bus's effects after the command).
+    crate::services::cluster::set_primary(ctx.server, number);
     ctx.out.ok();
     Ok(())
 }
@@ -210,10 +175,13 @@ pub(super) fn replicas(ctx: &mut Ctx<'_>) -> CmdResult {
 pub(super) fn count_failure_reports(ctx: &mut Ctx<'_>) -> CmdResult {
     let id = ctx.arg(2);
     enabled(ctx)?;
+    let now = ctx.now_ms;
+    let validity = ctx.server.config.cluster.node_timeout as i64 * 2;
     let cluster = &mut ctx.server.cluster;
-    cluster.find(id).ok_or_else(|| unknown_node(id))?;
-    // No failure detection: no node is ever reported failing.
-    ctx.out.integer(0);
+    let number = cluster.find(id).ok_or_else(|| unknown_node(id))?;
+    let node = cluster.node_mut(number).expect("found");
+    ctx.out
+        .integer(node.live_fail_reports(now, validity) as i64);
     Ok(())
 }
 
@@ -229,39 +197,16 @@ pub(super) fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
             return Err(Error::Syntax);
         }
     }
-    match cluster.myself().role.clone() {
-        Role::Primary => Err(Error::msg(
-            "ERR You should send CLUSTER FAILOVER to a replica",
-        )),
-        Role::Replica(id) => {
-            if cluster.find(id.as_bytes()).is_none() {
-                return Err(Error::msg(
-                    "ERR I'm a replica but my master is unknown to me",
-                ));
-            }
-            // embedis has no failure detection nor election: every form is a takeover (Redis's
-            // TAKEOVER): the primary's slots become ours under a new config epoch, which the
-            // bus spreads (the higher epoch wins), and this node stops replicating.
-            let primary = cluster.find(id.as_bytes()).expect("checked");
-            cluster.current_epoch += 1;
-            let epoch = cluster.current_epoch;
-            let myself = cluster.myself_mut();
-            myself.config_epoch = epoch;
-            myself.role = Role::Primary;
-            for slot in 0..crate::model::cluster_view::SLOTS as u16 {
-                if cluster.owner(slot) == primary {
-                    cluster.set_owner(slot, MYSELF);
-                }
-            }
-            cluster.version += 1;
-            crate::commands::replication::stop_following(ctx);
-            ctx.server
-                .log
-                .notice("Taking over the master (user request).");
-            ctx.out.ok();
-            Ok(())
-        }
-    }
+    let _ = cluster;
+    let option = args.get(2).map(|o| o.to_ascii_lowercase());
+    let started = match option.as_deref() {
+        Some(b"takeover") => crate::services::cluster::take_over(ctx.server),
+        Some(_) => crate::services::cluster::manual_failover_start(ctx.server, true),
+        None => crate::services::cluster::manual_failover_start(ctx.server, false),
+    };
+    started.map_err(Error::msg)?;
+    ctx.out.ok();
+    Ok(())
 }
 
 pub(super) fn saveconfig(ctx: &mut Ctx<'_>) -> CmdResult {

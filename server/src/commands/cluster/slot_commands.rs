@@ -7,7 +7,7 @@ use embedis_protocol::number::parse_i64;
 
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
-use crate::model::cluster_view::{key_slot, Cluster, Role, MYSELF, NO_NODE, SLOTS};
+use crate::model::cluster_view::{key_slot, Cluster, MYSELF, NO_NODE, SLOTS};
 
 use super::node_commands::bump_epoch;
 use super::{enabled, is_replica, unknown_node};
@@ -256,17 +256,21 @@ pub(super) fn setslot(ctx: &mut Ctx<'_>) -> CmdResult {
                 cluster.migrating.remove(&slot);
             }
             cluster.set_owner(slot, to);
+            cluster.bus.update_state = true;
             if to == MYSELF && cluster.importing.remove(&slot).is_some() {
                 // The slot moved by hand: a new epoch lets this node's claim win over the old
                 // owner's wherever the bus carries both.
-                bump_epoch(cluster);
+                bump_epoch(ctx.server);
             }
             // A primary left without slots becomes a replica of the node that took its last one
-            // (Redis's replica migration, on by default).
-            if was_mine && to != MYSELF && cluster.ranges_of(MYSELF).is_empty() {
-                let id = cluster.node(to).map(|n| n.id.clone()).unwrap_or_default();
-                cluster.myself_mut().role = Role::Replica(id);
-                cluster.version += 1;
+            // (under `cluster-allow-replica-migration`, on by default).
+            let cluster = &ctx.server.cluster;
+            if was_mine
+                && to != MYSELF
+                && cluster.ranges_of(MYSELF).is_empty()
+                && ctx.server.config.cluster.allow_replica_migration
+            {
+                crate::services::cluster::set_primary(ctx.server, to);
             }
         }
         _ => {

@@ -5,34 +5,44 @@ use std::fmt::Write as _;
 
 use crate::base::error::CmdResult;
 use crate::kernel::ctx::Ctx;
+use crate::model::cluster_bus_state::MESSAGE_NAMES;
 use crate::model::cluster_view::{Cluster, Role, MYSELF, NO_NODE, SLOTS};
 
 use super::enabled;
 
 pub(super) fn links(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
-    let cluster = &mut ctx.server.cluster;
-    // Each connected peer: one outbound link (this node's bus client) as Redis lists it.
-    let peers: Vec<(String, i64)> = cluster
-        .known()
-        .filter(|(n, node)| *n != MYSELF && node.connected && !node.handshake)
-        .map(|(_, node)| (node.id.clone(), node.ping_sent))
-        .collect();
-    ctx.out.array(peers.len());
-    for (id, created) in peers {
+    let cluster = &ctx.server.cluster;
+    // Each node's link to it and its link to this node, as Redis lists them.
+    let mut links = Vec::new();
+    for (_, node) in cluster.known() {
+        for id in [node.link, node.inbound_link].into_iter().flatten() {
+            if let Some(link) = cluster.bus.links.get(&id) {
+                links.push((
+                    link.inbound,
+                    node.id.clone(),
+                    link.created,
+                    link.send_buffer,
+                ));
+            }
+        }
+    }
+    ctx.out.array(links.len());
+    for (inbound, id, created, buffered) in links {
         ctx.out.map(6);
         ctx.out.bulk(b"direction");
-        ctx.out.bulk(b"to");
+        ctx.out.bulk(if inbound { b"from" } else { b"to" });
         ctx.out.bulk(b"node");
         ctx.out.bulk(id.as_bytes());
         ctx.out.bulk(b"create-time");
         ctx.out.integer(created);
         ctx.out.bulk(b"events");
-        ctx.out.bulk(b"rw");
+        ctx.out
+            .bulk(if buffered > 0 { b"rw".as_slice() } else { b"r" });
         ctx.out.bulk(b"send-buffer-allocated");
-        ctx.out.integer(0);
+        ctx.out.integer(buffered as i64);
         ctx.out.bulk(b"send-buffer-used");
-        ctx.out.integer(0);
+        ctx.out.integer(buffered as i64);
     }
     Ok(())
 }
@@ -49,11 +59,19 @@ pub fn describe(cluster: &Cluster, number: u32) -> String {
         Role::Primary => "master",
         Role::Replica(_) => "slave",
     });
-    if node.handshake {
-        flags.push("handshake");
-    }
-    if node.ip.is_empty() && number != MYSELF {
-        flags.push("noaddr");
+    for (on, name) in [
+        (node.pfail, "fail?"),
+        (node.fail, "fail"),
+        (node.handshake, "handshake"),
+        (
+            node.noaddr || (node.ip.is_empty() && number != MYSELF),
+            "noaddr",
+        ),
+        (node.nofailover, "nofailover"),
+    ] {
+        if on {
+            flags.push(name);
+        }
     }
     line.push_str(&flags.join(","));
     let (primary, epoch) = match &node.role {
@@ -66,7 +84,7 @@ pub fn describe(cluster: &Cluster, number: u32) -> String {
             (id.clone(), epoch)
         }
     };
-    let connected = number == MYSELF || node.connected;
+    let connected = number == MYSELF || node.link.is_some();
     let _ = write!(
         line,
         " {primary} {} {} {epoch} {}",
@@ -133,40 +151,38 @@ pub fn info_text(cluster: &Cluster) -> String {
             .map_or(myself.config_epoch, |p| p.config_epoch),
         Role::Primary => myself.config_epoch,
     };
+    let (pfail, fail) = cluster.slots_failing();
     let mut text = String::new();
     let _ = write!(
         text,
-        "cluster_state:{}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{assigned}\r\n\
-         cluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:{}\r\n\
+        "cluster_state:{}\r\ncluster_slots_assigned:{assigned}\r\ncluster_slots_ok:{}\r\n\
+         cluster_slots_pfail:{pfail}\r\ncluster_slots_fail:{fail}\r\ncluster_known_nodes:{}\r\n\
          cluster_size:{}\r\ncluster_current_epoch:{}\r\ncluster_my_epoch:{my_epoch}\r\n",
         if cluster.state_ok() { "ok" } else { "fail" },
+        assigned - pfail - fail,
         cluster.known().count(),
         cluster.size(),
         cluster.current_epoch,
     );
-    if cluster.messages_sent > 0 {
-        let _ = write!(
-            text,
-            "cluster_stats_messages_ping_sent:{}\r\n",
-            cluster.messages_sent
-        );
+    for (direction, counts) in [
+        ("sent", &cluster.bus.sent),
+        ("received", &cluster.bus.received),
+    ] {
+        for (name, &count) in MESSAGE_NAMES.iter().zip(counts.iter()) {
+            if count > 0 {
+                let _ = write!(
+                    text,
+                    "cluster_stats_messages_{name}_{direction}:{count}\r\n"
+                );
+            }
+        }
+        let total: u64 = counts.iter().sum();
+        let _ = write!(text, "cluster_stats_messages_{direction}:{total}\r\n");
     }
     let _ = write!(
         text,
-        "cluster_stats_messages_sent:{}\r\n",
-        cluster.messages_sent
-    );
-    if cluster.messages_received > 0 {
-        let _ = write!(
-            text,
-            "cluster_stats_messages_pong_received:{}\r\n",
-            cluster.messages_received
-        );
-    }
-    let _ = write!(
-        text,
-        "cluster_stats_messages_received:{}\r\ntotal_cluster_links_buffer_limit_exceeded:0\r\n",
-        cluster.messages_received
+        "total_cluster_links_buffer_limit_exceeded:{}\r\n",
+        cluster.bus.buffer_limit_exceeded
     );
     text
 }
@@ -228,6 +244,7 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
 
 pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
+    let offset_here = ctx.server.repl.offset as i64;
     let cluster = &mut ctx.server.cluster;
     // Every primary makes a shard (with or without slots), as Redis lists them.
     let primaries: Vec<u32> = cluster
@@ -266,13 +283,20 @@ pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
             } else {
                 b"replica"
             });
-            out.bulk(b"replication-offset");
-            out.integer(0);
-            out.bulk(b"health");
-            out.bulk(if number == MYSELF || node.connected {
-                b"online".as_slice()
+            let offset = if number == MYSELF {
+                offset_here
             } else {
+                node.repl_offset as i64
+            };
+            out.bulk(b"replication-offset");
+            out.integer(offset);
+            out.bulk(b"health");
+            out.bulk(if node.fail {
+                b"fail".as_slice()
+            } else if number != primary && offset == 0 {
                 b"loading"
+            } else {
+                b"online"
             });
         }
     }
