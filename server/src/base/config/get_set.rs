@@ -53,7 +53,8 @@ impl Config {
     /// CONFIG SET's all-or-nothing update, in Redis's two phases: first the names (an unknown
     /// name wins over every other error, unless an earlier pair already failed; then immutable,
     /// protected and duplicate parameters, reported under the name as typed), then the values
-    /// (reported under the parameter's own lower-case name). Nothing changes unless all pass.
+    /// (reported under the lower-case name or alias that was typed). Nothing changes unless all
+    /// pass.
     /// `allow_protected` says whether `enable-protected-configs` lets this client change
     /// protected parameters such as `dir`.
     pub fn set_many_with(
@@ -89,7 +90,9 @@ impl Config {
             } else if PROTECTED.contains(&param.name) && !allow_protected {
                 first_error = Some(fail(name, &"can't set protected config"));
             }
-            if resolved.iter().any(|(p, _, _)| std::ptr::eq(*p, param)) {
+            // Redis 7.0 keys an alias as a name of its own: `min-replicas-to-write 1
+            // min-slaves-to-write 2` is no duplicate (the last one wins), `hz 1 HZ 2` is.
+            if resolved.iter().any(|(_, seen, _)| *seen == own_name) {
                 first_error = Some(fail(name, &"duplicate parameter"));
             }
             resolved.push((param, own_name, value));

@@ -26,8 +26,8 @@ mod values;
 pub use file::ConfigError;
 pub use params::{find_param, find_param_named, Kind, Param, HIDDEN, PARAMS, PROTECTED};
 pub use values::{
-    parse_memory, parse_obuf_limits, parse_percentiles, parse_save_points, percentile_text,
-    ValueError,
+    parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles, parse_save_points,
+    percentile_text, ValueError,
 };
 
 /// The server's configuration values.
@@ -191,7 +191,8 @@ pub struct Config {
     pub tls: crate::base::tls::TlsConfig,
 }
 
-/// The `cluster-*` parameters.
+/// The `cluster-*` parameters. Redis's defaults are those of [`Config::default`] (the derived
+/// `Default` gives zeros and `false`).
 #[derive(Debug, Clone, Default)]
 pub struct ClusterConfig {
     /// `cluster-enabled`, fixed at start-up.
@@ -208,15 +209,31 @@ pub struct ClusterConfig {
     pub config_file: String,
     /// `cluster-node-timeout` (ms): kept for CONFIG GET and clients; no failure detection uses it.
     pub node_timeout: u64,
+    /// `cluster-require-full-coverage`: the cluster is down while any slot has no serving node.
     pub require_full_coverage: bool,
+    /// `cluster-allow-reads-when-down`: read-only commands are served while the cluster is down.
     pub allow_reads_when_down: bool,
+    /// `cluster-replica-validity-factor` (alias `cluster-slave-validity-factor`): a replica cut
+    /// off from its primary for longer than about this many node timeouts does not try a
+    /// failover (0: it always tries).
     pub replica_validity_factor: u32,
+    /// `cluster-migration-barrier`: replicas a primary keeps before one may migrate to an orphan.
     pub migration_barrier: u32,
+    /// `cluster-allow-replica-migration`: replicas may migrate to orphaned primaries.
     pub allow_replica_migration: bool,
+    /// `cluster-replica-no-failover` (alias `cluster-slave-no-failover`): this replica never
+    /// starts an automatic failover (a manual CLUSTER FAILOVER still works).
     pub replica_no_failover: bool,
+    /// `cluster-announce-hostname`: the hostname this node gossips (empty: none); only ASCII
+    /// letters, digits, '-' and '.', fewer than 256 of them.
     pub announce_hostname: String,
+    /// `cluster-link-sendbuf-limit` (bytes): a bus link whose send buffer grows past this is
+    /// freed (0 = no limit).
     pub link_sendbuf_limit: u64,
+    /// `cluster-allow-pubsubshard-when-down`: shard pub/sub is served while the cluster is down.
     pub allow_pubsubshard_when_down: bool,
+    /// `cluster-preferred-endpoint-type`: what MOVED/ASK and CLUSTER SLOTS/SHARDS give as a
+    /// node's endpoint, by its canonical lower-case name: `ip`, `hostname` or `unknown-endpoint`.
     pub preferred_endpoint_type: String,
 }
 
@@ -339,9 +356,13 @@ impl Default for Config {
                 config_file: "nodes.conf".into(),
                 node_timeout: 15000,
                 require_full_coverage: true,
+                allow_reads_when_down: false,
                 replica_validity_factor: 10,
                 migration_barrier: 1,
                 allow_replica_migration: true,
+                replica_no_failover: false,
+                announce_hostname: String::new(),
+                link_sendbuf_limit: 0,
                 allow_pubsubshard_when_down: true,
                 preferred_endpoint_type: "ip".into(),
                 ..ClusterConfig::default()
@@ -659,6 +680,167 @@ mod tests {
         );
         let names: Vec<String> = c.matching(&[b"*of"]).into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["replicaof", "slaveof"]);
+    }
+
+    /// Redis 7.0.15's cluster parameters: defaults as CONFIG GET prints them, aliases, and the
+    /// checks CONFIG SET and the config file share.
+    #[test]
+    fn cluster_parameters() {
+        let mut c = Config::default();
+        let get = |c: &Config, name: &str| c.matching(&[name.as_bytes()])[0].1.clone();
+        let defaults = [
+            ("cluster-require-full-coverage", "yes"),
+            ("cluster-allow-reads-when-down", "no"),
+            ("cluster-replica-validity-factor", "10"),
+            ("cluster-slave-validity-factor", "10"),
+            ("cluster-migration-barrier", "1"),
+            ("cluster-allow-replica-migration", "yes"),
+            ("cluster-replica-no-failover", "no"),
+            ("cluster-slave-no-failover", "no"),
+            ("cluster-announce-hostname", ""),
+            ("cluster-link-sendbuf-limit", "0"),
+            ("cluster-allow-pubsubshard-when-down", "yes"),
+            ("cluster-preferred-endpoint-type", "ip"),
+        ];
+        for (name, value) in defaults {
+            assert_eq!(get(&c, name), value, "{name}");
+        }
+        // Every cluster-* parameter of Redis 7.0.15, aliases included.
+        assert_eq!(c.matching(&[b"cluster-*"]).len(), 20);
+
+        c.set_many(&[
+            ("cluster-slave-validity-factor", "0"),
+            ("cluster-slave-no-failover", "YES"),
+            ("cluster-preferred-endpoint-type", "Unknown-Endpoint"),
+            ("cluster-announce-hostname", "node-1.example.COM"),
+            ("cluster-link-sendbuf-limit", "1kb"),
+            ("cluster-require-full-coverage", "no"),
+        ])
+        .unwrap();
+        let cluster = &c.cluster;
+        assert_eq!(cluster.replica_validity_factor, 0);
+        assert!(cluster.replica_no_failover && !cluster.require_full_coverage);
+        assert_eq!(cluster.preferred_endpoint_type, "unknown-endpoint");
+        assert_eq!(cluster.announce_hostname, "node-1.example.COM");
+        assert_eq!(cluster.link_sendbuf_limit, 1024);
+        // A name and its alias in one CONFIG SET: the last one wins, as in Redis 7.0.
+        c.set_many(&[
+            ("cluster-replica-no-failover", "yes"),
+            ("cluster-slave-no-failover", "no"),
+        ])
+        .unwrap();
+        assert!(!c.cluster.replica_no_failover);
+        assert_eq!(
+            c.set_many(&[
+                ("cluster-slave-no-failover", "yes"),
+                ("CLUSTER-SLAVE-NO-FAILOVER", "no")
+            ])
+            .unwrap_err(),
+            "ERR CONFIG SET failed (possibly related to argument 'CLUSTER-SLAVE-NO-FAILOVER') - duplicate parameter"
+        );
+
+        let refused = |c: &mut Config, name: &str, value: &str| {
+            let error = c.set_many(&[(name, value)]).unwrap_err();
+            let prefix =
+                format!("ERR CONFIG SET failed (possibly related to argument '{name}') - ");
+            error.strip_prefix(&prefix).unwrap().to_string()
+        };
+        assert_eq!(
+            refused(&mut c, "cluster-announce-hostname", "a_b"),
+            "Hostnames may only contain alphanumeric characters, hyphens or dots"
+        );
+        assert_eq!(
+            refused(&mut c, "cluster-announce-hostname", &"a".repeat(256)),
+            "Hostnames must be less than 256 characters"
+        );
+        c.set_many(&[("cluster-announce-hostname", &"a".repeat(255))])
+            .unwrap();
+        // A C string: what follows a NUL is neither checked nor kept.
+        c.set_many(&[("cluster-announce-hostname", "h\0_")])
+            .unwrap();
+        assert_eq!(c.cluster.announce_hostname, "h");
+        assert_eq!(
+            refused(&mut c, "cluster-preferred-endpoint-type", "dns"),
+            "argument(s) must be one of the following: ip, hostname, unknown-endpoint"
+        );
+        assert_eq!(
+            refused(&mut c, "cluster-migration-barrier", "-1"),
+            "argument must be between 0 and 2147483647 inclusive"
+        );
+        assert_eq!(
+            refused(&mut c, "cluster-link-sendbuf-limit", "-1"),
+            "argument must be a memory value"
+        );
+        assert_eq!(
+            refused(&mut c, "cluster-allow-reads-when-down", "1"),
+            "argument must be 'yes' or 'no'"
+        );
+
+        // The command line and the config file take them, under either name.
+        let args: Vec<String> = [
+            "--cluster-require-full-coverage",
+            "no",
+            "--cluster-slave-validity-factor",
+            "3",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (_, text) = Config::args_to_text(&args).unwrap();
+        let mut c = Config::default();
+        c.load_text(&text).unwrap();
+        assert!(!c.cluster.require_full_coverage);
+        assert_eq!(c.cluster.replica_validity_factor, 3);
+        let error = c.load_text("cluster-announce-hostname a_b\n").unwrap_err();
+        assert_eq!(
+            error.reason,
+            "Hostnames may only contain alphanumeric characters, hyphens or dots"
+        );
+    }
+
+    /// Redis's unsigned memory values, as redis-server 7.0.15 answered them for
+    /// `cluster-link-sendbuf-limit` (CONFIG SET, then CONFIG GET).
+    #[test]
+    fn unsigned_memory_values_read_as_in_redis() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("", Some(0)),
+            ("0", Some(0)),
+            ("007", Some(7)),
+            ("b", Some(0)),
+            ("kb", Some(0)),
+            ("5B", Some(5)),
+            ("1k", Some(1000)),
+            ("1kB", Some(1024)),
+            ("1m", Some(1_000_000)),
+            ("1mb", Some(1 << 20)),
+            ("1g", Some(1_000_000_000)),
+            ("1GB", Some(1 << 30)),
+            ("5\0junk", Some(5)),
+            ("9223372036854775808", Some(1 << 63)),
+            ("18446744073709551616", Some(u64::MAX)),
+            ("99999999999999999999", Some(u64::MAX)),
+            ("20000000000gb", Some(3028092406290448384)),
+            ("17179869184gb", Some(0)),
+            ("-0", None),
+            ("-5", None),
+            ("+5", None),
+            (" 5", None),
+            ("5 ", None),
+            ("0x10", None),
+            ("1.5k", None),
+            ("1t", None),
+            ("1bb", None),
+            ("1 kb", None),
+            ("k1", None),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_memory_u64(text), *expected, "{text:?}");
+        }
+        assert_eq!(parse_memory_u64(&"1".repeat(127)), Some(u64::MAX));
+        assert_eq!(parse_memory_u64(&"1".repeat(128)), None);
+        assert_eq!(
+            parse_memory_u64(&format!("{}kb", "1".repeat(127))),
+            Some(18446744073709550592)
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! this table, so a parameter exists everywhere or nowhere.
 
 use super::{
-    event_class, parse_memory, parse_obuf_limits, parse_percentiles, parse_save_points,
-    percentile_text, Access, AppendFsync, Config, LogLevel, MaxmemoryPolicy,
+    event_class, parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles,
+    parse_save_points, percentile_text, Access, AppendFsync, Config, LogLevel, MaxmemoryPolicy,
 };
 
 /// What a parameter is, for parsing and for Redis's error texts.
@@ -19,6 +19,9 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// An unsigned 64-bit memory size as Redis reads its unsigned memory parameters (see
+    /// [`super::parse_memory_u64`]): any value that parses is in range.
+    UnsignedMemory,
     Bool,
     Choice(&'static [&'static str]),
     Text,
@@ -589,6 +592,54 @@ pub static PARAMS: &[Param] = &[
     param!("cluster-node-timeout", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.cluster.node_timeout.to_string(),
         set: |c, v| c.cluster.node_timeout = v.parse().unwrap_or(15000)),
+    param!("cluster-require-full-coverage", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.cluster.require_full_coverage),
+        set: |c, v| c.cluster.require_full_coverage = parse_yes_no(v)),
+    param!("cluster-allow-reads-when-down", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.cluster.allow_reads_when_down),
+        set: |c, v| c.cluster.allow_reads_when_down = parse_yes_no(v)),
+    Param {
+        name: "cluster-replica-validity-factor",
+        aliases: &["cluster-slave-validity-factor"],
+        kind: Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        mutable: true,
+        sensitive: false,
+        get: |c| c.cluster.replica_validity_factor.to_string(),
+        set: |c, v| c.cluster.replica_validity_factor = v.parse().unwrap_or(10),
+    },
+    param!("cluster-migration-barrier", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.cluster.migration_barrier.to_string(),
+        set: |c, v| c.cluster.migration_barrier = v.parse().unwrap_or(1)),
+    param!("cluster-allow-replica-migration", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.cluster.allow_replica_migration),
+        set: |c, v| c.cluster.allow_replica_migration = parse_yes_no(v)),
+    Param {
+        name: "cluster-replica-no-failover",
+        aliases: &["cluster-slave-no-failover"],
+        kind: Kind::Bool,
+        mutable: true,
+        sensitive: false,
+        get: |c| yes_no(c.cluster.replica_no_failover),
+        set: |c, v| c.cluster.replica_no_failover = parse_yes_no(v),
+    },
+    // Checked as Redis checks a hostname (see `check_hostname`); stored up to a NUL, as Redis
+    // keeps a C string.
+    param!("cluster-announce-hostname", Kind::Text, mutable: true,
+        get: |c| c.cluster.announce_hostname.clone(),
+        set: |c, v| c.cluster.announce_hostname = v.split('\0').next().unwrap_or("").to_string()),
+    param!("cluster-link-sendbuf-limit", Kind::UnsignedMemory, mutable: true,
+        get: |c| c.cluster.link_sendbuf_limit.to_string(),
+        set: |c, v| c.cluster.link_sendbuf_limit = parse_memory_u64(v).unwrap_or(0)),
+    param!("cluster-allow-pubsubshard-when-down", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.cluster.allow_pubsubshard_when_down),
+        set: |c, v| c.cluster.allow_pubsubshard_when_down = parse_yes_no(v)),
+    param!("cluster-preferred-endpoint-type",
+        Kind::Choice(&["ip", "hostname", "unknown-endpoint"]), mutable: true,
+        get: |c| c.cluster.preferred_endpoint_type.clone(),
+        set: |c, v| c.cluster.preferred_endpoint_type = v.to_ascii_lowercase()),
     // TLS (see `crate::base::tls`, which says which of these rustls cannot honour). All can change at
     // run time; CONFIG SET rebuilds the context as Redis reloads its certificates.
     param!("tls-port", Kind::Int { min: 0, max: 65535 }, mutable: true,

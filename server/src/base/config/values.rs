@@ -126,6 +126,59 @@ pub fn parse_memory(s: &str) -> Option<i64> {
     digits.parse::<i64>().ok()?.checked_mul(mul)
 }
 
+/// Parses a memory size into an unsigned 64-bit value as Redis 7.0 reads its unsigned memory
+/// parameters (`cluster-link-sendbuf-limit`), `memtoull`'s way: the value is a C string (up to
+/// a NUL), its leading ASCII digits are the number (none reads as 0, so "" and "kb" are 0) and
+/// the rest must be a unit — none, b, k, kb, m, mb, g, gb, any case. More than 127 digits is an
+/// error; a number past 2^64 - 1 reads as 2^64 - 1, and the unit's product wraps around 2^64.
+pub fn parse_memory_u64(s: &str) -> Option<u64> {
+    let s = s.split('\0').next().unwrap_or("");
+    let digits_end = s
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(s.len());
+    let (digits, unit) = s.split_at(digits_end);
+    let mul: u64 = match unit.to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" => 1000,
+        "kb" => 1024,
+        "m" => 1000 * 1000,
+        "mb" => 1024 * 1024,
+        "g" => 1000 * 1000 * 1000,
+        "gb" => 1024 * 1024 * 1024,
+        _ => return None,
+    };
+    if digits.len() > 127 {
+        return None;
+    }
+    let n = digits.bytes().fold(0u64, |n, d| {
+        n.checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(d - b'0')))
+            .unwrap_or(u64::MAX)
+    });
+    Some(n.wrapping_mul(mul))
+}
+
+/// Redis 7.0's check of `cluster-announce-hostname`, on the value as a C string (up to a NUL):
+/// shorter than 256 bytes, then only ASCII letters, digits, '-' and '.'.
+fn check_hostname(value: &str) -> Result<(), ValueError> {
+    let name = value.split('\0').next().unwrap_or("");
+    if name.len() >= 256 {
+        return Err(ValueError::Custom(
+            "Hostnames must be less than 256 characters",
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+    {
+        return Err(ValueError::Custom(
+            "Hostnames may only contain alphanumeric characters, hyphens or dots",
+        ));
+    }
+    Ok(())
+}
+
 /// True if `s` has the shape of a memory size (digits and an optional unit), whatever its value.
 fn is_memory_syntax(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
@@ -208,6 +261,9 @@ impl Param {
                     return Err(ValueError::OutOfRange { min, max });
                 }
             }
+            Kind::UnsignedMemory => {
+                parse_memory_u64(value).ok_or(ValueError::NotMemory)?;
+            }
             Kind::Bool => {
                 if !value.eq_ignore_ascii_case("yes") && !value.eq_ignore_ascii_case("no") {
                     return Err(ValueError::NotYesNo);
@@ -245,6 +301,9 @@ impl Param {
                 }
                 if self.name == "latency-tracking-info-percentiles" {
                     parse_percentiles(value)?;
+                }
+                if self.name == "cluster-announce-hostname" {
+                    check_hostname(value)?;
                 }
             }
             Kind::PartialChoice {
