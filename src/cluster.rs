@@ -175,7 +175,14 @@ impl Cluster {
             )?;
         }
         self.wait_consistent()?;
-        self.wait_until(|c| c.nodes[c.shards..].iter().all(Server::link_up))
+        self.wait_until(|c| c.nodes[c.shards..].iter().all(Server::link_up))?;
+        // As Redis, a primary calls the cluster `ok` no sooner than 2 s after it started.
+        self.wait_until(|c| c.nodes.iter().all(Self::state_ok))
+    }
+
+    /// The node's CLUSTER INFO says `cluster_state:ok`.
+    fn state_ok(node: &Server) -> bool {
+        text(&node.command(&["CLUSTER", "INFO"])).contains("cluster_state:ok")
     }
 
     /// Each node's CLUSTER NODES reduced to what must agree: ID, address, role, primary and

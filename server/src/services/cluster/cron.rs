@@ -20,6 +20,10 @@ pub fn cron(server: &mut ServerState) {
     let now = server.clock.now_ms();
     let timeout = node_timeout(server);
     server.cluster.bus.iteration += 1;
+    // Redis counts a primary's 2 s before it may call the cluster `ok` from its first tick.
+    if server.cluster.bus.first_state_update == 0 {
+        server.cluster.bus.first_state_update = now;
+    }
     reconnect(server, now, timeout.max(1000));
     if server.cluster.bus.iteration % 10 == 0 {
         ping_oldest_of_five(server);

@@ -421,3 +421,6 @@ pub(crate) fn id_of(server: &ServerState, number: u32) -> String {
         .node(number)
         .map_or_else(String::new, |n| n.id.clone())
 }
+
+#[cfg(test)]
+mod tests;
