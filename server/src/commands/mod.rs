@@ -18,6 +18,7 @@ pub mod common;
 pub mod configuration;
 pub mod connection;
 pub mod databases;
+pub mod debug_cluster;
 pub mod debug_collections;
 pub mod debug_controls;
 pub mod debug_internals;

@@ -57,6 +57,7 @@ impl Engine {
         if self.server.cluster.bus.update_state {
             bus::update_state(&mut self.server);
         }
+        bus::config_file::save_if_changed(&mut self.server);
     }
 
     fn apply_cluster_effect(&mut self, effect: BusEffect) {

@@ -94,13 +94,26 @@ pub(crate) struct Prepared {
     pub config_file: String,
 }
 
+/// Where `logfile` is: as given if absolute or empty, else under `dir`.
+fn log_path(config: &Config) -> String {
+    let file = std::path::Path::new(&config.logfile);
+    if config.logfile.is_empty() || file.is_absolute() || config.dir.is_empty() {
+        return config.logfile.clone();
+    }
+    std::path::Path::new(&config.dir)
+        .join(file)
+        .display()
+        .to_string()
+}
+
 /// Logs the start-up lines, changes directory, binds listeners and writes the pid file. Must run
 /// inside the tokio runtime that will serve the listeners.
 pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prepared> {
     let config = &options.config;
     let log = match &options.logger {
         Some(l) => l.clone(),
-        None => Logger::open(&config.logfile, config.loglevel).map_err(|e| report(ready, e))?,
+        // Redis opens the log after it moved into `dir`: a relative `logfile` is under `dir`.
+        None => Logger::open(&log_path(config), config.loglevel).map_err(|e| report(ready, e))?,
     };
     log.warning("oO0OoO0OoO0Oo embedis is starting oO0OoO0OoO0Oo");
     log.warning(&format!(
@@ -267,6 +280,12 @@ pub(crate) fn new_engine(
     }
     if let Some(addr) = prepared.bound.tls_addr {
         engine.server.config.tls.port = addr.port();
+    }
+    if engine.server.config.cluster.enabled {
+        if let Err(e) = crate::services::cluster::config_file::load_at_start(&mut engine.server) {
+            prepared.log.warning(&e);
+            return Err(report(ready, io::Error::other(e)));
+        }
     }
     engine
         .server

@@ -34,6 +34,25 @@ pub enum Redirect {
     Unbound,
     /// The cluster is down (a slot somewhere has no node).
     Down,
+    /// The cluster is down, reads are allowed (`cluster-allow-reads-when-down`), this is a write.
+    DownReadOnly,
+}
+
+/// What a down cluster still serves: reads (`cluster-allow-reads-when-down`) and sharded
+/// pub/sub (`cluster-allow-pubsubshard-when-down`).
+#[derive(Debug, Clone, Copy)]
+pub struct WhenDown {
+    pub reads: bool,
+    pub pubsubshard: bool,
+}
+
+impl WhenDown {
+    pub fn of(config: &crate::base::config::ClusterConfig) -> WhenDown {
+        WhenDown {
+            reads: config.allow_reads_when_down,
+            pubsubshard: config.allow_pubsubshard_when_down,
+        }
+    }
 }
 
 impl Redirect {
@@ -58,6 +77,9 @@ impl Redirect {
             }
             Redirect::Unbound => Error::msg("CLUSTERDOWN Hash slot not served"),
             Redirect::Down => Error::msg("CLUSTERDOWN The cluster is down"),
+            Redirect::DownReadOnly => {
+                Error::msg("CLUSTERDOWN The cluster is down and only accepts read commands")
+            }
         }
     }
 
@@ -67,6 +89,9 @@ impl Redirect {
             Redirect::Down => {
                 Error::msg("ERR Script attempted to execute a command while the cluster is down")
             }
+            Redirect::DownReadOnly => Error::msg(
+                "ERR Script attempted to execute a write command while the cluster is down and readonly",
+            ),
             _ => Error::msg("ERR Script attempted to access a non local key in a cluster node"),
         }
     }
@@ -126,6 +151,7 @@ pub fn cluster_route(
     (command, args): (&Command, &[Bytes]),
     asking: bool,
     now_ms: i64,
+    when_down: WhenDown,
 ) -> Result<Option<u16>, Redirect> {
     use crate::model::cluster_view::{key_slot, Role, MYSELF, NO_NODE};
     // The common case first: one key, no slot in migration, the cluster whole, a primary.
@@ -219,8 +245,17 @@ pub fn cluster_route(
     }
     // Sharded pub/sub is served while the cluster is down (`cluster-allow-pubsubshard-when-down`
     // defaults to yes); reads are not (`cluster-allow-reads-when-down` defaults to no).
-    if !sharded && !cluster.state_ok() {
-        return Err(Redirect::Down);
+    if !cluster.state_ok() {
+        let write = writes || command.spec.flags.contains(Flags::WRITE);
+        if sharded {
+            if !when_down.pubsubshard {
+                return Err(Redirect::Down);
+            }
+        } else if !when_down.reads {
+            return Err(Redirect::Down);
+        } else if write {
+            return Err(Redirect::DownReadOnly);
+        }
     }
     if (migrating || importing) && command.full_name == "migrate" {
         return Ok(Some(slot));
@@ -298,6 +333,7 @@ pub fn client_gate(
         (command, args),
         asking,
         now_ms,
+        WhenDown::of(&parts.server.config.cluster),
     );
     match route {
         Ok(slot) => {
@@ -339,6 +375,7 @@ pub fn script_gate(
         (command, args),
         server.cluster.current_asking,
         now_ms,
+        WhenDown::of(&server.config.cluster),
     );
     match route {
         Err(redirect) => Err(redirect.script_error()),

@@ -128,6 +128,8 @@ pub struct BusState {
     pub update_state: bool,
     /// The configuration changed and must reach `nodes.conf`.
     pub save_config: bool,
+    /// The view's version `nodes.conf` holds.
+    pub saved_version: u64,
 }
 
 impl Default for BusState {
@@ -151,6 +153,7 @@ impl Default for BusState {
             cant_failover_logged: 0,
             update_state: false,
             save_config: false,
+            saved_version: 0,
         }
     }
 }

@@ -550,15 +550,19 @@ impl Cluster {
             self.last_vote_epoch = 0;
         }
         self.version += 1;
+        self.bus.update_state = true;
     }
 
     /// Ends the default of a fresh node (see [`Cluster::implicit`]): with `forget_slots`, the
     /// slots it served by default become unserved.
     pub fn end_implicit(&mut self, forget_slots: bool) {
-        if std::mem::take(&mut self.implicit) && forget_slots {
-            self.slots.fill(NO_NODE);
-            self.served = 0;
-            self.version += 1;
+        if std::mem::take(&mut self.implicit) {
+            self.bus.update_state = true;
+            if forget_slots {
+                self.slots.fill(NO_NODE);
+                self.served = 0;
+                self.version += 1;
+            }
         }
     }
 

@@ -10,6 +10,7 @@ pub mod client;
 pub mod client_id;
 pub mod cluster_bus_state;
 pub mod cluster_view;
+pub mod nodes_conf;
 pub mod evict;
 pub mod fault_rules;
 pub mod keyspace;

@@ -162,6 +162,8 @@ pub struct Config {
     pub rdb_key_save_delay: i64,
     /// Microseconds loading pauses after each key (`key-load-delay`, the loading twin).
     pub key_load_delay: i64,
+    /// `loading-process-events-interval-bytes` (hidden; kept, not used).
+    pub loading_process_events_interval_bytes: i64,
     pub rdb_del_sync_files: bool,
     /// The append-only file (`appendonly` and its companions).
     pub appendonly: bool,
@@ -447,6 +449,7 @@ impl Default for Config {
             stop_writes_on_bgsave_error: true,
             rdb_key_save_delay: 0,
             key_load_delay: 0,
+            loading_process_events_interval_bytes: 2 * 1024 * 1024,
             rdb_del_sync_files: false,
             appendonly: false,
             appendfilename: "appendonly.aof".into(),

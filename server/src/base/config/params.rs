@@ -454,6 +454,11 @@ pub static PARAMS: &[Param] = &[
     param!("key-load-delay", Kind::Int { min: INT_MIN, max: INT_MAX }, mutable: true,
         get: |c| c.key_load_delay.to_string(),
         set: |c, v| c.key_load_delay = v.parse().unwrap_or(0)),
+    // How many bytes Redis loads between two turns of its event loop (hidden too). embedis
+    // loads by keys (see `crate::io::server::run_loading`) and only keeps the value.
+    param!("loading-process-events-interval-bytes", Kind::Int { min: 1024, max: INT_MAX }, mutable: true,
+        get: |c| c.loading_process_events_interval_bytes.to_string(),
+        set: |c, v| c.loading_process_events_interval_bytes = v.parse().unwrap_or(2 * 1024 * 1024)),
     param!("repl-backlog-size", Kind::Memory { min: 1, max: i64::MAX }, mutable: true,
         get: |c| c.repl_backlog_size.to_string(),
         set: |c, v| c.repl_backlog_size = parse_memory(v).unwrap_or(1024 * 1024) as u64),
@@ -697,7 +702,7 @@ pub static PARAMS: &[Param] = &[
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
 /// when asked for by name.
-pub const HIDDEN: &[&str] = &["key-load-delay"];
+pub const HIDDEN: &[&str] = &["key-load-delay", "loading-process-events-interval-bytes"];
 
 /// Finds a parameter by name or alias, case-insensitively.
 pub fn find_param(name: &str) -> Option<&'static Param> {

@@ -250,7 +250,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
         "Makes this node forget the cluster.", "[reset-type=(HARD|SOFT)]"),
     sub!("saveconfig", 2, saveconfig, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
-        "Saves the cluster configuration (kept in memory by embedis).", ""),
+        "Forces the node to save the cluster configuration on disk.", ""),
     sub!("set-config-epoch", 3, set_config_epoch, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",
         "Sets the config epoch of a fresh node.", "config-epoch:integer"),
     sub!("setslot", -4, setslot, ADMIN, ADMIN_ACL, "3.0.0", "O(1)",

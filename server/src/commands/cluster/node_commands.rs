@@ -211,6 +211,8 @@ pub(super) fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
 
 pub(super) fn saveconfig(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
+    crate::services::cluster::config_file::save(ctx.server)
+        .map_err(|e| Error::owned(format!("ERR error saving the cluster node config: {e}")))?;
     ctx.out.ok();
     Ok(())
 }

@@ -11,6 +11,7 @@
 //! Time is the server's clock: a test that moves a manual clock past `cluster-node-timeout`
 //! sees the node fail over.
 
+pub mod config_file;
 mod cron;
 mod failover;
 mod receive;
