@@ -58,6 +58,9 @@ fn run_function(ctx: &mut Ctx<'_>, ro_command: bool) -> CmdResult {
         // Slices of the request (it outlives the command), as for EVAL.
         let args = ctx.args;
         let (keys, argv) = split_keys(args, numkeys)?;
+        if def.flags.no_cluster && ctx.server.cluster.enabled {
+            return Err(Error::msg(super::scripting::NO_CLUSTER));
+        }
         if ro_command && !def.flags.no_writes {
             return Err(Error::msg(
                 "ERR Can not execute a script with write flag using *_ro command.",

@@ -43,6 +43,9 @@ fn evalsha_ro(ctx: &mut Ctx<'_>) -> CmdResult {
 const NO_SCRIPT: Error = Error::msg("NOSCRIPT No matching script. Please use EVAL.");
 
 /// EVAL, EVALSHA and their read-only forms.
+/// A script that declares `no-cluster` on a cluster node (Redis's `scriptPrepareForRun`).
+pub(crate) const NO_CLUSTER: &str = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
+
 fn run_script(ctx: &mut Ctx<'_>, source: Source, ro_command: bool) -> CmdResult {
     // The arguments outlive the command (`ctx.args` is a shared slice): KEYS and ARGV are
     // slices of the request, no copies.
@@ -83,6 +86,9 @@ fn run_in(
     let Some(script) = vm.script(sha) else {
         return Err(NO_SCRIPT);
     };
+    if script.flags.declared && script.flags.no_cluster && ctx.server.cluster.enabled {
+        return Err(Error::msg(NO_CLUSTER));
+    }
     if ro_command && script.flags.declared && !script.flags.no_writes {
         return Err(Error::msg(
             "ERR Can not execute a script with write flag using *_ro command.",
