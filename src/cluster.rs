@@ -43,6 +43,11 @@ pub struct Cluster {
     ids: Vec<String>,
     bus_ports: Vec<u16>,
     shards: usize,
+    /// Nodes stopped by [`Cluster::kill`].
+    killed: Vec<bool>,
+    /// The clock every node runs on, when the cluster was started on one
+    /// ([`Cluster::start_on_clock`]).
+    clock: Option<crate::Clock>,
 }
 
 fn error(text: impl Into<String>) -> io::Error {
@@ -130,14 +135,58 @@ impl Cluster {
             .iter()
             .map(|n| run(n, &["CLUSTER", "MYID"]).map(|r| text(&r)))
             .collect::<io::Result<Vec<_>>>()?;
+        let killed = vec![false; nodes.len()];
         let cluster = Cluster {
             nodes,
             ids,
             bus_ports,
             shards,
+            killed,
+            clock: None,
         };
         cluster.arrange(replicas)?;
         Ok(cluster)
+    }
+
+    /// As [`Cluster::start`], every node on `clock` — typically [`crate::Clock::manual`], so
+    /// that a test decides when the cluster's timeouts pass: a node killed ([`Cluster::kill`])
+    /// is detected failing, and its replica elected, only as [`Cluster::advance_clock`] moves
+    /// the clock past `cluster-node-timeout` (set it with `configure`; Redis's default is 15 s).
+    pub fn start_on_clock(
+        shards: usize,
+        replicas: usize,
+        clock: crate::Clock,
+        mut configure: impl FnMut(usize, ServerBuilder) -> ServerBuilder,
+    ) -> io::Result<Cluster> {
+        let shared = clock.clone();
+        let mut cluster = Self::start_with_clock(shards, replicas, &shared, &mut configure)?;
+        cluster.clock = Some(clock);
+        Ok(cluster)
+    }
+
+    fn start_with_clock(
+        shards: usize,
+        replicas: usize,
+        clock: &crate::Clock,
+        configure: &mut impl FnMut(usize, ServerBuilder) -> ServerBuilder,
+    ) -> io::Result<Cluster> {
+        // A primary calls the cluster `ok` 2 s (of its clock) after it started, as in Redis:
+        // the clock moves on in the background while the nodes are arranged.
+        let ticking = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let ticker = {
+            let (clock, ticking) = (clock.clone(), ticking.clone());
+            std::thread::spawn(move || {
+                while ticking.load(std::sync::atomic::Ordering::Relaxed) {
+                    clock.advance(Duration::from_millis(100));
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        };
+        let started =
+            Self::start_with(shards, replicas, |i, b| configure(i, b.clock(clock.clone())));
+        ticking.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = ticker.join();
+        started
     }
 
     /// Tells every node the topology: slots and epochs of the primaries, every node met by
@@ -238,6 +287,54 @@ impl Cluster {
         Ok(())
     }
 
+    /// Stops node `index` at once, as SIGKILL stops a process: no save, its clients and bus
+    /// links drop. The other nodes find out by the cluster's own failure detection (PFAIL after
+    /// `cluster-node-timeout` without a pong, FAIL once a majority of primaries agree) and a
+    /// killed primary's replica is elected in its place. Commands sent to a killed node panic.
+    pub fn kill(&mut self, index: usize) {
+        self.nodes[index].stop();
+        self.killed[index] = true;
+    }
+
+    /// Moves the clock of a cluster started with [`Cluster::start_on_clock`] on by `by`, in
+    /// steps of 100 ms with a few real milliseconds between them, so that the nodes' bus
+    /// ticks, pings, failure reports and elections happen as they would over that much time.
+    ///
+    /// # Panics
+    /// If the cluster was not started on one clock.
+    pub fn advance_clock(&self, by: Duration) {
+        let clock = self
+            .clock
+            .as_ref()
+            .expect("Cluster::advance_clock needs Cluster::start_on_clock");
+        let step = Duration::from_millis(100);
+        let mut left = by;
+        while !left.is_zero() {
+            let now = left.min(step);
+            clock.advance(now);
+            left -= now;
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits until every live node routes `slot` to node `index` (after a failover, say).
+    /// Fails after 10 seconds.
+    pub fn wait_for_owner(&self, slot: u16, index: usize) -> io::Result<()> {
+        let id = self.ids[index].clone();
+        self.wait_until(|c| {
+            c.live().all(|node| Self::slot_owner_id(node, slot).as_deref() == Some(id.as_str()))
+        })
+    }
+
+    /// The nodes not killed.
+    fn live(&self) -> impl Iterator<Item = &Server> {
+        self.nodes
+            .iter()
+            .zip(&self.killed)
+            .filter(|(_, killed)| !**killed)
+            .map(|(node, _)| node)
+    }
+
     /// Every node: the primaries first (index = shard), then the replicas.
     pub fn nodes(&self) -> &[Server] {
         &self.nodes
@@ -273,9 +370,10 @@ impl Cluster {
         embedis_core::model::cluster_view::key_slot(key)
     }
 
-    /// The index of the primary serving `slot`, as node 0 sees it.
+    /// The index of the primary serving `slot`, as the first live node sees it.
     pub fn owner_of(&self, slot: u16) -> usize {
-        let slots = self.nodes[0].command(&["CLUSTER", "SLOTS"]);
+        let observer = self.live().next().expect("a live node");
+        let slots = observer.command(&["CLUSTER", "SLOTS"]);
         let Reply::Array(ranges) = slots else {
             panic!("CLUSTER SLOTS: {slots:?}");
         };

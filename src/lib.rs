@@ -335,6 +335,11 @@ impl Server {
         self.handle.shutdown();
     }
 
+    /// Stops the server at once, keeping nothing (crate-internal: [`Cluster::kill`]).
+    pub(crate) fn stop(&mut self) {
+        let _ = self.handle.stop();
+    }
+
     /// Stops the server and starts it again on the same address with its data kept, as a Redis
     /// process restarted from its RDB file would be: the same keys, values and TTLs (on the same
     /// clock, so a key whose TTL passed meanwhile is gone) and the same function libraries.

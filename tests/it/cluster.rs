@@ -813,3 +813,48 @@ fn in_process_cluster_fails_over_to_a_replica() {
     let role = lossy(&new_primary.command(&["ROLE"]));
     assert!(role.contains("master"), "{role}");
 }
+
+/// The lock a dead primary took with it: the write was acknowledged, the replica never got it
+/// (replication held), the primary is killed, and once the test moves the cluster's clock past
+/// `cluster-node-timeout` the cluster's own failure detection and election promote the replica
+/// — where the lock is free, so a second client takes it too. Milliseconds of real time for
+/// 15 seconds of the cluster's.
+#[test]
+fn a_dead_primary_fails_over_by_itself_when_the_clock_passes_the_node_timeout() {
+    let clock = embedis::Clock::manual();
+    let mut cluster = Cluster::start_on_clock(3, 1, clock.clone(), |i, builder| {
+        support::with_dir(i, builder)
+            .config("cluster-node-timeout", "15000")
+            .unwrap()
+    })
+    .unwrap();
+    let key = "lock:{orders}";
+    let slot = Cluster::slot_of(key.as_bytes());
+    let primary = cluster.owner_of(slot);
+    let replica = 3 + primary;
+    cluster.node(replica).faults().hold_replication(true);
+    let mut first = Conn::connect(cluster.node(primary).addr()).unwrap();
+    assert_eq!(
+        lossy(&first.command(&["SET", key, "client-1", "NX", "PX", "60000"])),
+        "+OK\r\n"
+    );
+    cluster.kill(primary);
+    // Nothing happens while the cluster's clock stands still...
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(cluster.owner_of(slot), primary);
+    // ...and the replica is elected once 15 s of it pass (PFAIL, FAIL by the two other
+    // primaries, then the election's delay of up to a second).
+    let started = Instant::now();
+    cluster.advance_clock(Duration::from_secs(18));
+    cluster.wait_for_owner(slot, replica).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut second = Conn::connect(cluster.node(replica).addr()).unwrap();
+    assert_eq!(lossy(&second.command(&["GET", key])), "$-1\r\n");
+    assert_eq!(
+        lossy(&second.command(&["SET", key, "client-2", "NX", "PX", "60000"])),
+        "+OK\r\n",
+        "the lock is taken a second time: the first holder's write died with its primary"
+    );
+    let info = lossy(&second.command(&["CLUSTER", "INFO"]));
+    assert!(info.contains("cluster_state:ok"), "{info}");
+}

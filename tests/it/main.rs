@@ -52,6 +52,7 @@ mod propagation;
 // Distribution: replication, cluster, sentinel, TLS, io_uring.
 mod cluster;
 mod cluster_bus_format;
+mod cluster_mixed;
 mod io_uring;
 mod replication;
 mod sentinel;

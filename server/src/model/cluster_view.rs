@@ -522,6 +522,25 @@ impl Cluster {
             .collect()
     }
 
+    /// Node `number` changed role from `old` (Redis's `clusterNodeRemoveSlave` and
+    /// `clusterNodeAddSlave`): a primary that gains a replica may later take one by migration
+    /// (MIGRATE_TO), one whose last replica left may not.
+    pub fn role_changed(&mut self, number: u32, old: &Role) {
+        if let Role::Replica(id) = old {
+            if let Some(p) = self.find(id.as_bytes()) {
+                if self.replicas_of(p).is_empty() {
+                    self.node_mut(p).expect("found").migrate_to = false;
+                }
+            }
+        }
+        let new = self.node(number).map(|n| n.role.clone());
+        if let Some(Role::Replica(id)) = new {
+            if let Some(p) = self.find(id.as_bytes()) {
+                self.node_mut(p).expect("found").migrate_to = true;
+            }
+        }
+    }
+
     /// Primaries serving at least one slot (CLUSTER INFO's `cluster_size`).
     pub fn size(&self) -> usize {
         self.size

@@ -235,10 +235,17 @@ pub(super) fn reset(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR CLUSTER RESET can't be called with master nodes containing keys",
         ));
     }
-    // A replica's data is its primary's: it goes with the role (Redis flushes it too).
+    // A replica's data is its primary's: it goes with the role, and it stops replicating
+    // (Redis's clusterReset: replicationUnsetMaster, emptyData).
     if !primary {
+        ctx.server
+            .cluster
+            .bus
+            .effects
+            .push(crate::model::cluster_bus_state::BusEffect::Promote);
         ctx.ks.flush_all(false);
     }
+    crate::services::cluster::reset_manual_failover(ctx.server);
     let new_id = hard.then(|| ctx.server.random_id());
     ctx.server.cluster.reset(new_id);
     ctx.out.ok();

@@ -22,7 +22,7 @@ const MF_TIMEOUT: i64 = 5000;
 const MIGRATION_DELAY: i64 = 5000;
 
 /// Ends a manual failover, unpausing this primary's writes if it was the paused side.
-pub(crate) fn reset_manual_failover(server: &mut ServerState) {
+pub fn reset_manual_failover(server: &mut ServerState) {
     let manual = std::mem::take(&mut server.cluster.bus.manual);
     if manual.replica.is_some() {
         server.cluster.bus.effects.push(BusEffect::Unpause);
@@ -300,9 +300,12 @@ fn rank(server: &ServerState, primary: u32) -> usize {
 
 /// How long (ms) this replica has been without its primary's data, less the node timeout.
 fn data_age(server: &ServerState, now: i64, timeout: i64) -> i64 {
+    // Since the last byte from the primary: while the link is up, and after it went down
+    // (Redis's `repl_down_since` is the cached time of the last interaction, not of the
+    // moment the dead link is noticed). Never linked: as old as can be, as in Redis.
     let age = match &server.repl.primary {
-        Some(p) if p.is_up() => now - p.last_io_ms,
-        Some(p) => p.down_since_ms.map_or(0, |since| now - since),
+        Some(p) if p.last_io_ms > 0 => now - p.last_io_ms,
+        Some(_) => i64::MAX / 4,
         None => 0,
     };
     if age > timeout {

@@ -17,7 +17,9 @@ mod failover;
 mod receive;
 
 pub use cron::cron;
-pub use failover::{bump_epoch_without_consensus, manual_failover_start, take_over};
+pub use failover::{
+    bump_epoch_without_consensus, manual_failover_start, reset_manual_failover, take_over,
+};
 pub use receive::{accepted, connected, link_lost, receive};
 
 use embedis_bus::{kind, message_flag, Body, Extension, Gossip, Header, Message, IP_LEN, NAME_LEN};
@@ -352,7 +354,8 @@ pub fn set_primary(server: &mut ServerState, number: u32) {
         cluster.migrating.clear();
         cluster.importing.clear();
     }
-    cluster.myself_mut().role = Role::Replica(id);
+    let old = std::mem::replace(&mut cluster.myself_mut().role, Role::Replica(id));
+    cluster.role_changed(MYSELF, &old);
     cluster.version += 1;
     cluster.bus.effects.push(BusEffect::Follow { ip, port });
     failover::reset_manual_failover(server);
@@ -366,7 +369,9 @@ pub fn set_node_as_primary(server: &mut ServerState, number: u32) {
     if node.is_primary() {
         return;
     }
-    node.role = Role::Primary;
+    let old = std::mem::replace(&mut node.role, Role::Primary);
+    server.cluster.role_changed(number, &old);
+    let node = server.cluster.node_mut(number).expect("known");
     if number != MYSELF {
         node.migrate_to = true;
     }

@@ -48,6 +48,18 @@ pub fn link_lost(server: &mut ServerState, link: LinkId) {
     server.cluster.free_link(link);
 }
 
+/// A node name as Redis makes them: 40 hex digits. A peer naming a node otherwise is not
+/// believed (such a name would also break `nodes.conf`'s lines).
+fn valid_name(name: &[u8; NAME_LEN]) -> bool {
+    name.iter().all(u8::is_ascii_hexdigit)
+}
+
+/// An IP field's text if it is an IP address (or empty): a peer's garbage is not an address.
+fn ip_text(field: &[u8]) -> Option<String> {
+    let text = field_text(field);
+    (text.is_empty() || text.parse::<std::net::IpAddr>().is_ok()).then_some(text)
+}
+
 /// The node a message on `link` comes from (Redis's `getNodeFromLinkAndMsg`): the link's
 /// node unless that one is still in handshake, else the node the header names — an inbound
 /// link learns its node this way.
@@ -205,7 +217,7 @@ fn learn_epochs_and_offset(server: &mut ServerState, sender: u32, h: &Header) {
 
 /// The IP a message on `link` says its sender has: the announced one, else the link's peer.
 fn sender_ip(server: &ServerState, link: LinkId, h: &Header) -> String {
-    let announced = field_text(&h.ip);
+    let announced = ip_text(&h.ip).unwrap_or_default();
     if !announced.is_empty() {
         return announced;
     }
@@ -293,9 +305,15 @@ fn process_config(
     learn_role(server, sender, h);
     learn_slots(server, sender, sender_config_epoch, h);
     process_gossip(server, Some(sender), gossip);
+    // Only what `cluster-announce-hostname` accepts (letters, digits, '-', '.'): anything else
+    // would break the node's CLUSTER NODES line.
     let hostname = extensions.iter().find_map(|e| match e {
         Extension::Hostname(name) => Some(field_text(name)),
         _ => None,
+    });
+    let hostname = hostname.filter(|h| {
+        h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
     });
     if let Some(node) = server.cluster.node_mut(sender) {
         node.hostname = hostname.unwrap_or_default();
@@ -318,6 +336,9 @@ fn finish_handshake(
     let node = server.cluster.node(linked)?;
     let name = field_text(&h.sender);
     if node.handshake {
+        if !valid_name(&h.sender) {
+            return Some(true);
+        }
         if let Some(sender) = sender {
             if update_address(server, sender, link, h) {
                 server.cluster.bus.update_state = true;
@@ -331,7 +352,11 @@ fn finish_handshake(
         node.id = name;
         node.handshake = false;
         node.role = if h.flags & node_flag::REPLICA != 0 {
-            Role::Replica(field_text(&h.replica_of))
+            Role::Replica(if valid_name(&h.replica_of) {
+                field_text(&h.replica_of)
+            } else {
+                String::new()
+            })
         } else {
             Role::Primary
         };
@@ -429,6 +454,9 @@ fn learn_role(server: &mut ServerState, sender: u32, h: &Header) {
     if h.replica_of.iter().all(|&b| b == 0) {
         return set_node_as_primary(server, sender);
     }
+    if !valid_name(&h.replica_of) {
+        return;
+    }
     let primary_id = field_text(&h.replica_of);
     let cluster = &mut server.cluster;
     let was_primary = cluster.node(sender).is_some_and(Node::is_primary);
@@ -444,8 +472,9 @@ fn learn_role(server: &mut ServerState, sender: u32, h: &Header) {
     let node = cluster.node_mut(sender).expect("sender");
     let role = Role::Replica(primary_id);
     if node.role != role {
-        node.role = role;
+        let old = std::mem::replace(&mut node.role, role);
         node.migrate_to = false;
+        cluster.role_changed(sender, &old);
         cluster.version += 1;
     }
 }
@@ -589,7 +618,9 @@ fn process_gossip(server: &mut ServerState, sender: Option<u32>, gossip: &[embed
         if !failing && node.ping_sent == 0 && node.fail_reports.is_empty() && pong <= now + 500 {
             node.pong_received = node.pong_received.max(pong);
         }
-        let ip = field_text(&g.ip);
+        let Some(ip) = ip_text(&g.ip) else {
+            continue;
+        };
         let moved = node.ip != ip || node.port != g.port || node.bus_port != g.cport;
         if (node.pfail || node.fail) && g.flags & node_flag::NOADDR == 0 && !failing && moved {
             node.ip = ip;
@@ -612,13 +643,16 @@ fn add_gossiped_node(
 ) {
     let name = field_text(&g.name);
     if sender.is_none()
+        || !valid_name(&g.name)
         || g.flags & node_flag::NOADDR != 0
         || server.cluster.forgotten.contains_key(&name)
-        || name.len() != NAME_LEN
     {
         return;
     }
-    let mut node = Node::new(name, field_text(&g.ip), g.port, g.cport, now);
+    let Some(ip) = ip_text(&g.ip) else {
+        return;
+    };
+    let mut node = Node::new(name, ip, g.port, g.cport, now);
     node.pport = g.pport;
     node.handshake = g.flags & node_flag::HANDSHAKE != 0;
     node.pfail = g.flags & node_flag::PFAIL != 0;
