@@ -49,6 +49,19 @@ fn get(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// `repl-backlog-size` takes effect at once, and never under 16 KB (Redis's
+/// `resizeReplicationBacklog` and CONFIG_REPL_BACKLOG_MIN_SIZE: CONFIG GET then reads 16384).
+fn resize_backlog(server: &mut crate::model::state::ServerState) {
+    const MIN: u64 = 16 * 1024;
+    let size = server.config.repl_backlog_size.max(MIN);
+    server.config.repl_backlog_size = size;
+    if let Some(backlog) = server.repl.backlog.as_mut() {
+        if backlog.size() != size as usize {
+            backlog.resize(size as usize);
+        }
+    }
+}
+
 fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.argc() & 1 != 0 {
         return Err(Error::Syntax);
@@ -112,6 +125,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.server.tls.set_auth_clients(next.tls.auth_clients);
     ctx.server.config = next;
+    resize_backlog(ctx.server);
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
     crate::services::aof::configure(ctx.ks, ctx.server);

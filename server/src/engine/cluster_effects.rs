@@ -42,6 +42,15 @@ impl Engine {
         bus::link_lost(&mut self.server, link);
     }
 
+    /// A replica's announced offset changed meaning (a full sync began: 0, no data yet; the
+    /// link came up: its data): the other nodes hear it now rather than at their next ping, so
+    /// that CLUSTER SLOTS hides a replica while it loads and shows it once it is usable.
+    pub(crate) fn cluster_offset_changed(&mut self) {
+        if self.server.cluster.enabled {
+            bus::broadcast_pong(&mut self.server, false);
+        }
+    }
+
     /// What the I/O layer must do now.
     pub fn cluster_actions(&mut self) -> Vec<BusAction> {
         self.server.cluster.bus.take_actions()
@@ -53,6 +62,10 @@ impl Engine {
         let effects = std::mem::take(&mut self.server.cluster.bus.effects);
         for effect in effects {
             self.apply_cluster_effect(effect);
+        }
+        let lost = std::mem::take(&mut self.server.cluster.bus.lost_channel_slots);
+        if !lost.is_empty() && self.server.pubsub.channel_count(true) > 0 {
+            self.drop_shard_channels(&lost);
         }
         if self.server.cluster.bus.update_state {
             bus::update_state(&mut self.server);
@@ -109,6 +122,37 @@ impl Engine {
             BusEffect::DeleteKeysInSlots(slots) => {
                 let slots: std::collections::HashSet<u16> = slots.into_iter().collect();
                 self.delete_keys_in_slots(&slots);
+            }
+        }
+    }
+
+    /// Unsubscribes every client from the shard channels of `slots`, each told with a
+    /// `sunsubscribe` push (Redis's `removeChannelsInSlot`).
+    fn drop_shard_channels(&mut self, slots: &[u16]) {
+        use crate::model::pubsub::Kind;
+        let names: Vec<bytes::Bytes> = self
+            .server
+            .pubsub
+            .channel_names(true, None)
+            .into_iter()
+            .filter(|name| slots.contains(&crate::model::cluster_view::key_slot(name)))
+            .cloned()
+            .collect();
+        for name in names {
+            for id in self.server.pubsub.subscribers(&name, true).to_vec() {
+                self.server.pubsub.unsubscribe(Kind::Shard, &name, id);
+                let Some(client) = self.clients.get_mut(id) else {
+                    continue;
+                };
+                client.subs.of_mut(Kind::Shard).shift_remove(&name);
+                let count = client.subs.count(Kind::Shard);
+                let version = client.resp;
+                let mut out = embedis_protocol::Writer::new(&mut client.pending, version);
+                out.push(3);
+                out.bulk(b"sunsubscribe");
+                out.bulk(&name);
+                out.integer(count as i64);
+                self.server.pending_writes.push(id);
             }
         }
     }

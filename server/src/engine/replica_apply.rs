@@ -88,8 +88,13 @@ impl Engine {
                     primary.transfer_started_ms = now;
                     primary.transfer_read = 0;
                 }
+                let entering_transfer =
+                    state == LinkState::Transfer && primary.state != LinkState::Transfer;
                 primary.state = state;
                 primary.last_io_ms = now;
+                if entering_transfer {
+                    self.cluster_offset_changed();
+                }
                 true
             }
             None => false,
@@ -103,6 +108,7 @@ impl Engine {
             primary.transfer_size = size;
             primary.transfer_read = read;
             primary.last_io_ms = now;
+            primary.last_data_ms = now;
         }
     }
 
@@ -248,8 +254,10 @@ impl Engine {
             primary.client = Some(id);
             primary.state = LinkState::Connected;
             primary.last_io_ms = now;
+            primary.last_data_ms = now;
             primary.down_since_ms = None;
         }
+        self.cluster_offset_changed();
         // The stream's first command names its database: nothing is assumed selected.
         id
     }
@@ -263,6 +271,7 @@ impl Engine {
         let now = self.server.clock.now_ms();
         if let Some(primary) = self.server.repl.primary.as_mut() {
             primary.last_io_ms = now;
+            primary.last_data_ms = now;
         }
         // REPLCONF GETACK asks for the offset before itself (Redis answers it before the
         // command's own bytes count).
@@ -319,8 +328,18 @@ impl Engine {
     /// Notes that the primary was heard from (a keep-alive newline, part of a transfer).
     pub fn link_heard(&mut self) {
         let now = self.server.clock.now_ms();
-        if let Some(primary) = self.server.repl.primary.as_mut() {
+        let Some(primary) = self.server.repl.primary.as_mut() else {
+            return;
+        };
+        // A primary whose client was killed (CLIENT KILL) is not heard any more: Redis closes
+        // it before it reads again, and a replica's data age counts from before.
+        let killed = primary
+            .client
+            .and_then(|id| self.clients.get(id))
+            .is_some_and(|c| c.handle.is_killed());
+        if !killed {
             primary.last_io_ms = now;
+            primary.last_data_ms = now;
         }
     }
 

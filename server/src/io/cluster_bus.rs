@@ -43,6 +43,19 @@ struct LinkIo {
     /// Frames queued before the connection came up.
     waiting: Vec<Vec<u8>>,
     stop: Rc<Notify>,
+    /// Bytes handed to the writer and not written yet (the link's send buffer).
+    queued: Rc<std::cell::Cell<usize>>,
+}
+
+impl LinkIo {
+    fn new(tx: Option<mpsc::UnboundedSender<Vec<u8>>>, stop: Rc<Notify>) -> LinkIo {
+        LinkIo {
+            tx,
+            waiting: Vec::new(),
+            stop,
+            queued: Rc::default(),
+        }
+    }
 }
 
 type Links = Rc<RefCell<HashMap<LinkId, LinkIo>>>;
@@ -74,6 +87,7 @@ pub async fn run<S: EngineCell + 'static>(shared: Rc<S>, ip: IpAddr) {
             _ = tick.tick() => {
                 let mut engine = shared.engine();
                 engine.cluster_cron();
+                check_send_buffers(&mut engine, &links);
                 shared.after_work(&mut engine);
             }
             _ = wake.notified() => {}
@@ -90,14 +104,9 @@ fn carry_out<S: EngineCell + 'static>(shared: &Rc<S>, links: &Links, action: Bus
     match action {
         BusAction::Connect { link, ip, port } => {
             let stop = Rc::new(Notify::new());
-            links.borrow_mut().insert(
-                link,
-                LinkIo {
-                    tx: None,
-                    waiting: Vec::new(),
-                    stop: stop.clone(),
-                },
-            );
+            links
+                .borrow_mut()
+                .insert(link, LinkIo::new(None, stop.clone()));
             tokio::task::spawn_local(dial(shared.clone(), links.clone(), link, ip, port, stop));
         }
         BusAction::Send { link, message } => {
@@ -106,6 +115,7 @@ fn carry_out<S: EngineCell + 'static>(shared: &Rc<S>, links: &Links, action: Bus
             let Some(io) = links.get_mut(&link) else {
                 return;
             };
+            io.queued.set(io.queued.get() + frame.len());
             match &io.tx {
                 Some(tx) => {
                     let _ = tx.send(frame);
@@ -169,14 +179,9 @@ async fn serve_inbound<S: EngineCell + 'static, T: AsyncRead + AsyncWrite + 'sta
     let link = shared.engine().cluster_accepted(peer_ip, local_ip);
     let stop = Rc::new(Notify::new());
     let (tx, rx) = mpsc::unbounded_channel();
-    links.borrow_mut().insert(
-        link,
-        LinkIo {
-            tx: Some(tx),
-            waiting: Vec::new(),
-            stop: stop.clone(),
-        },
-    );
+    links
+        .borrow_mut()
+        .insert(link, LinkIo::new(Some(tx), stop.clone()));
     serve_link(stream, link, shared, links, rx, stop).await;
 }
 
@@ -255,6 +260,34 @@ async fn dial<S: EngineCell + 'static>(
     serve_link(stream, link, shared, links, rx, stop).await;
 }
 
+/// Each tick: the send buffers as CLUSTER LINKS shows them, and a link whose buffer passed
+/// `cluster-link-sendbuf-limit` closed (Redis's `clusterNodeCronFreeLinkOnBufferLimitReached`;
+/// the next tick dials the node again).
+fn check_send_buffers(engine: &mut crate::engine::Engine, links: &Links) {
+    let limit = engine.server.config.cluster.link_sendbuf_limit as usize;
+    let mut over = Vec::new();
+    for (&link, io) in links.borrow().iter() {
+        let queued = io.queued.get();
+        if let Some(state) = engine.server.cluster.bus.links.get_mut(&link) {
+            state.send_buffer = queued;
+        }
+        if limit > 0 && queued > limit {
+            over.push((link, queued));
+        }
+    }
+    for (link, queued) in over {
+        if let Some(io) = links.borrow_mut().remove(&link) {
+            io.stop.notify_one();
+        }
+        engine.server.log.warning(&format!(
+            "Freeing cluster link ({}, used memory: {queued}) due to exceeding send buffer memory limit.",
+            link
+        ));
+        engine.server.cluster.bus.buffer_limit_exceeded += 1;
+        engine.cluster_link_lost(link);
+    }
+}
+
 /// The link is gone (on this side's initiative or not): the state machine hears of it.
 fn lost<S: EngineCell>(shared: &S, links: &Links, link: LinkId) {
     if links.borrow_mut().remove(&link).is_some() {
@@ -272,12 +305,15 @@ async fn serve_link<S: EngineCell + 'static, T: AsyncRead + AsyncWrite + 'static
     mut rx: mpsc::UnboundedReceiver<Vec<u8>>,
     stop: Rc<Notify>,
 ) {
+    let queued = links.borrow().get(&link).map(|io| io.queued.clone());
+    let queued = queued.unwrap_or_default();
     let (mut read, mut write) = tokio::io::split(stream);
     let writer = async {
         while let Some(frame) = rx.recv().await {
             if write.write_all(&frame).await.is_err() {
                 return;
             }
+            queued.set(queued.get().saturating_sub(frame.len()));
             // TLS keeps what it has not sent until flushed.
             if rx.is_empty() && write.flush().await.is_err() {
                 return;

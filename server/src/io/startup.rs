@@ -286,6 +286,13 @@ pub(crate) fn new_engine(
             prepared.log.warning(&e);
             return Err(report(ready, io::Error::other(e)));
         }
+        // A replica by its nodes.conf is one before its data loads: keys past their TTL in its
+        // files stay until its primary deletes them, as `replicaof` at start makes it.
+        if let Some((ip, port)) = crate::services::cluster::my_primary_address(&engine.server) {
+            engine.server.repl.follow(ip, port);
+            engine.server.log.set_replica(true);
+            engine.ks.expiry_rule = crate::model::keyspace::ExpiryRule::Hide;
+        }
     }
     engine
         .server

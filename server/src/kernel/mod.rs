@@ -10,4 +10,5 @@ pub mod invalidation;
 pub mod parts;
 pub mod publish;
 pub mod route;
+pub mod script_flags;
 pub mod table;

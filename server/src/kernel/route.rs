@@ -145,15 +145,16 @@ pub fn single_key_position(command: &Command, args: &[Bytes]) -> Option<usize> {
 /// (or the command is flagged `asking`); `readonly`: the client sent READONLY.
 pub fn cluster_route(
     registry: &Registry,
-    cluster: &crate::model::cluster_view::Cluster,
+    server: &crate::model::state::ServerState,
     ks: &Keyspace,
     client: &ClientState,
     (command, args): (&Command, &[Bytes]),
     asking: bool,
     now_ms: i64,
-    when_down: WhenDown,
 ) -> Result<Option<u16>, Redirect> {
     use crate::model::cluster_view::{key_slot, Role, MYSELF, NO_NODE};
+    let cluster = &server.cluster;
+    let when_down = WhenDown::of(&server.config.cluster);
     // The common case first: one key, no slot in migration, the cluster whole, a primary.
     if cluster.migrating.is_empty() && cluster.importing.is_empty() && cluster.state_ok() {
         if let Some(at) = single_key_position(command, args) {
@@ -273,7 +274,10 @@ pub fn cluster_route(
         }
         return Ok(Some(slot));
     }
-    let write = writes || command.spec.flags.contains(Flags::WRITE);
+    // A declared script writes unless it says `no-writes` (Redis's getCommandFlags).
+    let write = writes
+        || crate::kernel::script_flags::effective_flags(server, command, args)
+            .contains(Flags::WRITE);
     if (client.cluster_readonly || sharded) && !write {
         if let Role::Replica(primary) = &cluster.myself().role {
             if cluster.node(owner).is_some_and(|n| &n.id == primary) {
@@ -327,13 +331,12 @@ pub fn client_gate(
     }
     let route = cluster_route(
         parts.registry,
-        &parts.server.cluster,
+        parts.server,
         parts.ks,
         client,
         (command, args),
         asking,
         now_ms,
-        WhenDown::of(&parts.server.config.cluster),
     );
     match route {
         Ok(slot) => {
@@ -367,15 +370,15 @@ pub fn script_gate(
         return Ok(());
     }
     let server = &mut *parts.server;
+    let asking = server.cluster.current_asking;
     let route = cluster_route(
         parts.registry,
-        &server.cluster,
+        server,
         parts.ks,
         client,
         (command, args),
-        server.cluster.current_asking,
+        asking,
         now_ms,
-        WhenDown::of(&server.config.cluster),
     );
     match route {
         Err(redirect) => Err(redirect.script_error()),

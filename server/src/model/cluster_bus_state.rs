@@ -130,6 +130,8 @@ pub struct BusState {
     pub save_config: bool,
     /// The view's version `nodes.conf` holds.
     pub saved_version: u64,
+    /// Slots this node's shard stopped serving: the engine unsubscribes their shard channels.
+    pub lost_channel_slots: Vec<u16>,
 }
 
 impl Default for BusState {
@@ -154,6 +156,7 @@ impl Default for BusState {
             update_state: false,
             save_config: false,
             saved_version: 0,
+            lost_channel_slots: Vec::new(),
         }
     }
 }

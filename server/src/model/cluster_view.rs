@@ -438,6 +438,10 @@ impl Cluster {
     pub fn set_owner(&mut self, slot: u16, number: u32) {
         let old = std::mem::replace(&mut self.slots[slot as usize], number);
         if old != number {
+            // This node's shard lost the slot: its shard channels go (Redis's clusterDelSlot).
+            if old != NO_NODE && (old == MYSELF || self.primary_of(MYSELF) == Some(old)) {
+                self.bus.lost_channel_slots.push(slot);
+            }
             match (old == NO_NODE, number == NO_NODE) {
                 (true, false) => self.served += 1,
                 (false, true) => self.served -= 1,
@@ -551,6 +555,10 @@ impl Cluster {
     /// epochs and takes the new ID `new_id`.
     pub fn reset(&mut self, new_id: Option<String>) {
         self.implicit = false;
+        // Every slot is deleted, as Redis's clusterDelSlot: the shard's channels go with them.
+        for slot in 0..SLOTS as u16 {
+            self.set_owner(slot, NO_NODE);
+        }
         for number in self.others() {
             self.remove(number);
         }

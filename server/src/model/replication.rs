@@ -199,6 +199,9 @@ pub struct Primary {
     pub client: Option<ClientId>,
     /// When the primary last sent anything (ms), for `master_last_io_seconds_ago`.
     pub last_io_ms: i64,
+    /// When the primary last sent data (stream, image, keep-alive): a cluster replica's data
+    /// age counts from it (handshake attempts and reconnections do not refresh it).
+    pub last_data_ms: i64,
     /// When the link went down (ms); `None` while it has never been up.
     pub down_since_ms: Option<i64>,
     /// Changes with every REPLICAOF: a link made for an earlier primary gives up.
@@ -217,6 +220,7 @@ impl Primary {
             state: LinkState::Connect,
             client: None,
             last_io_ms: 0,
+            last_data_ms: 0,
             down_since_ms: None,
             generation,
             transfer_size: 0,

@@ -120,6 +120,13 @@ pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
         return Ok(true);
     }
     parts.server.persistence.loading = true;
+    // While loading, no key counts as expired (Redis's expireIfNeeded returns at once when
+    // `server.loading`): the file's commands see the dataset they were written against, and a
+    // replica keeps keys whose TTL passed until its primary deletes them.
+    let rule = std::mem::replace(
+        &mut parts.ks.expiry_rule,
+        crate::model::keyspace::ExpiryRule::Keep,
+    );
     let mut client = aof_client(parts.server.clock.now_ms());
     let count = files.len();
     let mut result = Ok(true);
@@ -158,6 +165,7 @@ pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
         }
     }
     parts.server.persistence.loading = false;
+    parts.ks.expiry_rule = rule;
     if result.is_ok() {
         let aof = &mut parts.server.aof;
         aof.current_size = total;

@@ -420,8 +420,12 @@ impl<R: std::io::Read> Loading<R> {
                 Event::Function(code) => load_library(server, registry, code, self.merge)?,
                 Event::Entry { key, value, meta } => {
                     keys += 1;
-                    // A replica keeps them: its primary sends their DELs (Redis's `iAmMaster`).
-                    if meta.expire_ms.is_some_and(|at| at < now) && server.repl.primary.is_none() {
+                    // A replica keeps them: its primary sends their DELs (Redis's `iAmMaster`);
+                    // so does an AOF's base (loaded under the AOF's Keep rule, as Redis never
+                    // skips them in an AOF preamble).
+                    let skip = server.repl.primary.is_none()
+                        && ks.expiry_rule == crate::model::keyspace::ExpiryRule::Delete;
+                    if meta.expire_ms.is_some_and(|at| at < now) && skip {
                         self.stats.keys_expired += 1;
                         continue;
                     }

@@ -144,10 +144,20 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
             _ => runs.push((slot, slot, owner)),
         }
     }
+    let my_offset = crate::services::cluster::my_offset(ctx.server);
+    let cluster = &ctx.server.cluster;
     let out = &mut ctx.out;
     out.array(runs.len());
     for (start, end, owner) in runs {
-        let members = shard_members(cluster, owner);
+        // Replicas that failed or hold no data yet are left out (Redis's isReplicaAvailable).
+        let members: Vec<u32> = shard_members(cluster, owner)
+            .into_iter()
+            .filter(|&n| {
+                let node = cluster.node(n).expect("member");
+                let offset = if n == MYSELF { my_offset } else { node.repl_offset };
+                n == owner || (!node.fail && offset != 0)
+            })
+            .collect();
         out.array(2 + members.len());
         out.integer(start as i64);
         out.integer(end as i64);
@@ -165,7 +175,7 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
 
 pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
-    let offset_here = ctx.server.repl.offset as i64;
+    let offset_here = crate::services::cluster::my_offset(ctx.server) as i64;
     let cluster = &mut ctx.server.cluster;
     // Every primary makes a shard (with or without slots), as Redis lists them.
     let primaries: Vec<u32> = cluster

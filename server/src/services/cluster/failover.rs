@@ -304,7 +304,7 @@ fn data_age(server: &ServerState, now: i64, timeout: i64) -> i64 {
     // (Redis's `repl_down_since` is the cached time of the last interaction, not of the
     // moment the dead link is noticed). Never linked: as old as can be, as in Redis.
     let age = match &server.repl.primary {
-        Some(p) if p.last_io_ms > 0 => now - p.last_io_ms,
+        Some(p) if p.last_data_ms > 0 => now - p.last_data_ms,
         Some(_) => i64::MAX / 4,
         None => 0,
     };

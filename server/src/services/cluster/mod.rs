@@ -144,7 +144,7 @@ pub fn header(server: &ServerState, kind: u16) -> Header {
     h.state = u8::from(cluster.state != State::Ok);
     h.current_epoch = cluster.current_epoch;
     h.config_epoch = cluster.node(shown).map_or(0, |n| n.config_epoch);
-    h.offset = server.repl.offset;
+    h.offset = my_offset(server);
     if myself.is_primary() && cluster.bus.manual.end != 0 {
         h.mflags[0] |= message_flag::PAUSED;
     }
@@ -418,6 +418,26 @@ pub fn update_state(server: &mut ServerState) {
         "Cluster state changed: {}",
         if state == State::Ok { "ok" } else { "fail" }
     ));
+}
+
+/// The replication offset this node announces (Redis's `replicationGetSlaveOffset` for a
+/// replica): 0 while a replica receives or loads a full sync (it has no history then), so
+/// that other nodes hide it from CLUSTER SLOTS until it is usable.
+pub fn my_offset(server: &ServerState) -> u64 {
+    match &server.repl.primary {
+        Some(p) if p.state == crate::model::replication::LinkState::Transfer => 0,
+        _ => server.repl.offset,
+    }
+}
+
+/// The address of this node's primary, if it is a replica of a node whose address is known.
+pub fn my_primary_address(server: &ServerState) -> Option<(String, u16)> {
+    let cluster = &server.cluster;
+    let Role::Replica(id) = &cluster.myself().role else {
+        return None;
+    };
+    let primary = cluster.node(cluster.find(id.as_bytes())?)?;
+    (!primary.ip.is_empty() && !primary.noaddr).then(|| (primary.ip.clone(), primary.port))
 }
 
 /// The ID of node `number`, or an empty string.
