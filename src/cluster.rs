@@ -182,8 +182,9 @@ impl Cluster {
                 }
             })
         };
-        let started =
-            Self::start_with(shards, replicas, |i, b| configure(i, b.clock(clock.clone())));
+        let started = Self::start_with(shards, replicas, |i, b| {
+            configure(i, b.clock(clock.clone()))
+        });
         ticking.store(false, std::sync::atomic::Ordering::Relaxed);
         let _ = ticker.join();
         started
@@ -322,7 +323,8 @@ impl Cluster {
     pub fn wait_for_owner(&self, slot: u16, index: usize) -> io::Result<()> {
         let id = self.ids[index].clone();
         self.wait_until(|c| {
-            c.live().all(|node| Self::slot_owner_id(node, slot).as_deref() == Some(id.as_str()))
+            c.live()
+                .all(|node| Self::slot_owner_id(node, slot).as_deref() == Some(id.as_str()))
         })
     }
 

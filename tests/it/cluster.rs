@@ -733,7 +733,28 @@ fn in_process_cluster_replicas_copy_their_primaries() {
     let cluster = Cluster::start_with(2, 1, support::with_dir).unwrap();
     assert_eq!(cluster.nodes().len(), 4);
     assert_eq!(cluster.primaries().len(), 2);
+    // As in Redis, CLUSTER SLOTS lists a replica once it holds data (a replication offset
+    // above 0): one write per shard makes both usable.
+    for (shard, key) in [(0, "{a}w"), (1, "{b}w")] {
+        let owner = cluster.owner_of(Cluster::slot_of(key.as_bytes()));
+        let mut conn = Conn::connect(cluster.node(owner).addr()).unwrap();
+        assert_eq!(lossy(&conn.command(&["SET", key, "1"])), "+OK\r\n");
+        assert_eq!(
+            lossy(&conn.command(&["WAIT", "1", "5000"])),
+            ":1\r\n",
+            "shard {shard}"
+        );
+    }
     // Node 2 replicates primary 0, node 3 primary 1: CLUSTER SLOTS lists each after its primary.
+    let listed = |r: &Reply| matches!(r, Reply::Array(ranges) if ranges.iter().all(|x| matches!(x, Reply::Array(items) if items.len() == 4)));
+    let started = Instant::now();
+    while !listed(&cluster.node(3).command(&["CLUSTER", "SLOTS"])) {
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "replicas never listed"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let slots = cluster.node(3).command(&["CLUSTER", "SLOTS"]);
     let Reply::Array(ranges) = slots else {
         panic!("{slots:?}")

@@ -7,7 +7,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::support::client::Client;
-use crate::support::{find_binary, free_port, RedisServer};
+use crate::support::{find_binary, free_port};
 
 const EMBEDIS: &str = env!("CARGO_BIN_EXE_embedis-server");
 const NODE_TIMEOUT_MS: u64 = 1000;
@@ -18,44 +18,83 @@ enum Kind {
     Embedis,
 }
 
-/// A cluster node of either implementation, its bus on a port of its own.
-fn start(kind: Kind, test: &str) -> Option<RedisServer> {
+/// A cluster node of either implementation, in a directory of its own, killed (SIGKILL) on
+/// drop. Its bus is on the client port + 10000, where `redis-cli --cluster create` meets nodes.
+pub struct Node {
+    child: std::process::Child,
+    pub port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl Node {
+    pub fn addr(&self) -> std::net::SocketAddr {
+        std::net::SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A port whose bus port (+ 10000) is free too.
+fn port_pair() -> u16 {
+    loop {
+        let port = free_port();
+        if port < 55_000 && std::net::TcpListener::bind(("127.0.0.1", port + 10_000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+fn start(kind: Kind, test: &str) -> Option<Node> {
     let binary = match kind {
         Kind::Redis => find_binary("redis-server", test)?,
         Kind::Embedis => EMBEDIS.to_string(),
     };
-    let bus = free_port().to_string();
-    let timeout = NODE_TIMEOUT_MS.to_string();
-    let args = [
-        "--cluster-enabled",
-        "yes",
-        "--cluster-port",
-        &bus,
-        "--cluster-node-timeout",
-        &timeout,
-        "--cluster-config-file",
-        "nodes.conf",
-    ];
-    Some(RedisServer::start_binary(&binary, test, &args))
+    for _attempt in 0..10 {
+        let port = port_pair();
+        let dir = std::env::temp_dir().join(format!("embedis-mixed-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let args = [
+            "--port".to_string(),
+            port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--save".into(),
+            "".into(),
+            "--cluster-enabled".into(),
+            "yes".into(),
+            "--cluster-node-timeout".into(),
+            NODE_TIMEOUT_MS.to_string(),
+            "--dir".into(),
+            dir.display().to_string(),
+            "--logfile".into(),
+            "log.txt".into(),
+        ];
+        let child = Command::new(&binary).args(&args).spawn().unwrap();
+        let node = Node { child, port, dir };
+        let up = Instant::now();
+        while up.elapsed() < Duration::from_secs(5) {
+            if std::net::TcpStream::connect(node.addr()).is_ok() {
+                return Some(node);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    panic!("{test}: a cluster node did not start");
 }
 
-fn text(node: &RedisServer, args: &[&str]) -> String {
+fn text(node: &Node, args: &[&str]) -> String {
     Client::connect(node.addr()).text(args)
 }
 
-fn bus_port(node: &RedisServer) -> String {
-    let reply = text(node, &["CONFIG", "GET", "cluster-port"]);
-    reply
-        .split("\r\n")
-        .filter(|l| !l.is_empty() && !l.starts_with(['*', '$']))
-        .nth(1)
-        .expect("cluster-port")
-        .to_string()
-}
-
-fn meet(node: &RedisServer, other: &RedisServer) {
+fn meet(node: &Node, other: &Node) {
     let port = other.port.to_string();
-    let bus = bus_port(other);
+    let bus = (other.port + 10_000).to_string();
     let reply = text(node, &["CLUSTER", "MEET", "127.0.0.1", &port, &bus]);
     assert_eq!(reply, "OK");
 }
@@ -70,7 +109,7 @@ fn wait_until(what: &str, within: Duration, mut done: impl FnMut() -> bool) -> D
 }
 
 /// Lines of CLUSTER NODES of `node` (none in handshake).
-fn known_nodes(node: &RedisServer) -> Vec<String> {
+fn known_nodes(node: &Node) -> Vec<String> {
     text(node, &["CLUSTER", "NODES"])
         .lines()
         .filter(|l| !l.contains("handshake"))
@@ -82,7 +121,11 @@ fn known_nodes(node: &RedisServer) -> Vec<String> {
 fn redis_and_embedis_meet_each_other_both_ways() {
     let test = "redis_and_embedis_meet_each_other_both_ways";
     let kinds = [Kind::Redis, Kind::Embedis, Kind::Embedis, Kind::Redis];
-    let Some(nodes) = kinds.iter().map(|&k| start(k, test)).collect::<Option<Vec<_>>>() else {
+    let Some(nodes) = kinds
+        .iter()
+        .map(|&k| start(k, test))
+        .collect::<Option<Vec<_>>>()
+    else {
         return;
     };
     // A redis-server meets an embedis node, an embedis node meets a redis-server, and the
@@ -91,15 +134,23 @@ fn redis_and_embedis_meet_each_other_both_ways() {
     meet(&nodes[2], &nodes[3]);
     meet(&nodes[3], &nodes[0]);
     for node in &nodes {
-        wait_until("every node knows every other", Duration::from_secs(10), || {
-            known_nodes(node).len() == 4
-        });
+        wait_until(
+            "every node knows every other",
+            Duration::from_secs(10),
+            || known_nodes(node).len() == 4,
+        );
     }
-    let ids: Vec<String> = nodes.iter().map(|n| text(n, &["CLUSTER", "MYID"])).collect();
+    let ids: Vec<String> = nodes
+        .iter()
+        .map(|n| text(n, &["CLUSTER", "MYID"]))
+        .collect();
     for node in &nodes {
         let lines = known_nodes(node);
         for id in &ids {
-            assert!(lines.iter().any(|l| l.starts_with(id.as_str())), "{lines:?}");
+            assert!(
+                lines.iter().any(|l| l.starts_with(id.as_str())),
+                "{lines:?}"
+            );
         }
     }
 }
@@ -111,12 +162,14 @@ fn redis_cli_creates_a_mixed_cluster() {
         return;
     };
     let kinds = [Kind::Embedis, Kind::Redis, Kind::Embedis];
-    let Some(nodes) = kinds.iter().map(|&k| start(k, test)).collect::<Option<Vec<_>>>() else {
+    let Some(nodes) = kinds
+        .iter()
+        .map(|&k| start(k, test))
+        .collect::<Option<Vec<_>>>()
+    else {
         return;
     };
-    // redis-cli meets the nodes on port + 10000: meet on the real bus ports first.
-    meet(&nodes[0], &nodes[1]);
-    meet(&nodes[0], &nodes[2]);
+    // Fresh nodes: redis-cli meets them itself, on port + 10000.
     let addrs: Vec<String> = nodes.iter().map(|n| n.addr().to_string()).collect();
     let mut args = vec!["--cluster".to_string(), "create".to_string()];
     args.extend(addrs.iter().cloned());
@@ -135,29 +188,43 @@ fn redis_cli_creates_a_mixed_cluster() {
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&check.stdout);
-    assert!(out.contains("[OK] All nodes agree about slots configuration."), "{out}");
+    assert!(
+        out.contains("[OK] All nodes agree about slots configuration."),
+        "{out}"
+    );
 }
 
 /// Three shards — primaries redis, embedis, redis — each with a replica of the other kind.
-fn mixed_shards(test: &str) -> Option<Vec<RedisServer>> {
+fn mixed_shards(test: &str) -> Option<Vec<Node>> {
     use Kind::*;
     let kinds = [Redis, Embedis, Redis, Embedis, Redis, Embedis];
-    let nodes = kinds.iter().map(|&k| start(k, test)).collect::<Option<Vec<_>>>()?;
+    let nodes = kinds
+        .iter()
+        .map(|&k| start(k, test))
+        .collect::<Option<Vec<_>>>()?;
     for (i, range) in [("0", "5460"), ("5461", "10922"), ("10923", "16383")]
         .iter()
         .enumerate()
     {
-        assert_eq!(text(&nodes[i], &["CLUSTER", "ADDSLOTSRANGE", range.0, range.1]), "OK");
+        assert_eq!(
+            text(&nodes[i], &["CLUSTER", "ADDSLOTSRANGE", range.0, range.1]),
+            "OK"
+        );
     }
     for other in &nodes[1..] {
         meet(&nodes[0], other);
     }
     for node in &nodes {
-        wait_until("the full mesh", Duration::from_secs(10), || known_nodes(node).len() == 6);
+        wait_until("the full mesh", Duration::from_secs(10), || {
+            known_nodes(node).len() == 6
+        });
     }
     for replica in 3..6 {
         let primary = text(&nodes[replica - 3], &["CLUSTER", "MYID"]);
-        assert_eq!(text(&nodes[replica], &["CLUSTER", "REPLICATE", &primary]), "OK");
+        assert_eq!(
+            text(&nodes[replica], &["CLUSTER", "REPLICATE", &primary]),
+            "OK"
+        );
     }
     for node in &nodes {
         wait_until("cluster_state:ok", Duration::from_secs(15), || {
@@ -174,7 +241,7 @@ fn mixed_shards(test: &str) -> Option<Vec<RedisServer>> {
 
 /// Kills `nodes[dead]` and waits for `nodes[heir]` to be a primary serving `slot` in every
 /// survivor's view; returns how long it took.
-fn fail_over(nodes: &mut [Option<RedisServer>], dead: usize, heir: usize, slot: &str) -> Duration {
+fn fail_over(nodes: &mut [Option<Node>], dead: usize, heir: usize, slot: &str) -> Duration {
     drop(nodes[dead].take());
     let heir_id = text(nodes[heir].as_ref().unwrap(), &["CLUSTER", "MYID"]);
     wait_until("the replica takes over", Duration::from_secs(20), || {
@@ -186,7 +253,8 @@ fn fail_over(nodes: &mut [Option<RedisServer>], dead: usize, heir: usize, slot: 
                     && l.split(' ').skip(8).any(|r| {
                         let (a, b) = r.split_once('-').unwrap_or((r, r));
                         let s: u32 = slot.parse().unwrap();
-                        a.parse::<u32>().is_ok_and(|a| a <= s) && b.parse::<u32>().is_ok_and(|b| s <= b)
+                        a.parse::<u32>().is_ok_and(|a| a <= s)
+                            && b.parse::<u32>().is_ok_and(|b| s <= b)
                     })
             })
         })
@@ -203,21 +271,32 @@ fn a_killed_primary_is_replaced_by_its_replica_across_implementations() {
     let key = (0..)
         .map(|i| format!("key{i}"))
         .find(|k| {
-            let slot: u32 = text(&nodes[1], &["CLUSTER", "KEYSLOT", k]).parse().unwrap();
+            let slot = text(&nodes[1], &["CLUSTER", "KEYSLOT", k]);
+            let slot: u32 = slot.trim().trim_start_matches(':').parse().unwrap();
             (5461..=10922).contains(&slot)
         })
         .unwrap();
     assert_eq!(text(&nodes[1], &["SET", &key, "v1"]), "OK");
-    assert_eq!(Client::connect(nodes[1].addr()).cmd(&["WAIT", "1", "2000"]), ":1\r\n");
-    let mut nodes: Vec<Option<RedisServer>> = nodes.into_iter().map(Some).collect();
+    assert_eq!(
+        Client::connect(nodes[1].addr()).cmd(&["WAIT", "1", "2000"]),
+        ":1\r\n"
+    );
+    let mut nodes: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     // The embedis primary dies: its redis-server replica is elected.
     let took = fail_over(&mut nodes, 1, 4, "6000");
-    assert!(took < Duration::from_millis(NODE_TIMEOUT_MS * 10), "{took:?}");
+    assert!(
+        took < Duration::from_millis(NODE_TIMEOUT_MS * 10),
+        "{took:?}"
+    );
     let new_primary = nodes[4].as_ref().unwrap();
     assert_eq!(text(new_primary, &["GET", &key]), "v1");
     // The redis-server primary dies: its embedis replica is elected.
     let took = fail_over(&mut nodes, 0, 3, "100");
-    assert!(took < Duration::from_millis(NODE_TIMEOUT_MS * 10), "{took:?}");
+    assert!(
+        took < Duration::from_millis(NODE_TIMEOUT_MS * 10),
+        "{took:?}"
+    );
     let embedis_primary = nodes[3].as_ref().unwrap();
-    assert_eq!(text(embedis_primary, &["SET", "{a}x", "1"]), "OK");
+    // "b" hashes to slot 3300, the first shard's.
+    assert_eq!(text(embedis_primary, &["SET", "{b}x", "1"]), "OK");
 }

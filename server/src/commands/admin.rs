@@ -290,7 +290,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.arg_is(1, "help") && argc == 2 {
         // Redis's subcommands, then ours, then HELP itself (the last two lines).
         let (own, help) = DEBUG_HELP.split_at(DEBUG_HELP.len() - 2);
-        let lines: Vec<&str> = [own, super::debug_cluster::HELP, debug_controls::HELP, help].concat();
+        let lines: Vec<&str> =
+            [own, super::debug_cluster::HELP, debug_controls::HELP, help].concat();
         write_help(ctx, &lines);
     } else if let Some(result) = debug_controls::run(ctx) {
         return result;

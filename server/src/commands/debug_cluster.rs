@@ -26,8 +26,8 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
 }
 
 fn drop_filter(ctx: &mut Ctx<'_>) -> CmdResult {
-    let kind = parse_i64(ctx.arg(2))
-        .ok_or(Error::msg("ERR value is not an integer or out of range"))?;
+    let kind =
+        parse_i64(ctx.arg(2)).ok_or(Error::msg("ERR value is not an integer or out of range"))?;
     // Redis keeps a C int: a type out of range filters nothing that can arrive.
     ctx.server.cluster.bus.drop_filter = i32::try_from(kind).unwrap_or(i32::MIN);
     ctx.out.ok();
@@ -47,9 +47,9 @@ fn kill_link(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.arg_is(3, "all"),
     );
     let cluster = &mut ctx.server.cluster;
-    let number = cluster.find(id).ok_or_else(|| {
-        Error::owned(format!("ERR Unknown node {}", String::from_utf8_lossy(id)))
-    })?;
+    let number = cluster
+        .find(id)
+        .ok_or_else(|| Error::owned(format!("ERR Unknown node {}", String::from_utf8_lossy(id))))?;
     let node = cluster.node(number).expect("found");
     let (to, from) = (node.link, node.inbound_link);
     let links = if from_only {

@@ -27,7 +27,7 @@ use crate::model::replication::{Backlog, Replica};
 /// previous ID. The link to the primary is the I/O layer's (`primary_link`), woken here.
 fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
-        if stop_following(&mut ctx.parts()) {
+        if stop_following(&mut parts_of(ctx)) {
             ctx.server.log.notice(&format!(
                 "MASTER MODE enabled (user request from 'id={} addr={}')",
                 ctx.client.id,
@@ -57,7 +57,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
             return Ok(());
         }
     }
-    follow_primary(&mut ctx.parts(), host.clone(), port);
+    follow_primary(&mut parts_of(ctx), host.clone(), port);
     ctx.server.log.notice(&format!(
         "REPLICAOF {host}:{port} enabled (user request from 'id={} addr={}')",
         ctx.client.id,
@@ -65,6 +65,17 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
     ));
     ctx.out.ok();
     Ok(())
+}
+
+/// The engine's data a command was lent, as one borrow (what the helpers below share with
+/// the engine, which runs them without a command).
+fn parts_of<'a>(ctx: &'a mut Ctx<'_>) -> Parts<'a> {
+    Parts {
+        ks: &mut *ctx.ks,
+        server: &mut *ctx.server,
+        clients: &mut *ctx.clients,
+        registry: ctx.registry,
+    }
 }
 
 /// Makes this replica a primary again (REPLICAOF NO ONE, CLUSTER FAILOVER): its link goes,

@@ -197,6 +197,7 @@ impl Engine {
         use crate::model::blocking::BlockReason;
         use crate::model::cluster_view::{key_slot, Role, MYSELF, NO_NODE};
         let cluster = &self.server.cluster;
+        let preferred = &self.server.config.cluster.preferred_endpoint_type;
         let mut redirected = Vec::new();
         for client in self.clients.iter() {
             let Some(blocked) = &client.blocked else {
@@ -226,7 +227,7 @@ impl Engine {
                 "CLUSTERDOWN Hash slot not served".to_string()
             } else {
                 let node = cluster.node(owner).expect("slot owner");
-                format!("MOVED {slot} {}:{}", node.ip, node.port)
+                format!("MOVED {slot} {}:{}", node.endpoint(preferred), node.port)
             };
             redirected.push((client.id, error));
         }

@@ -269,6 +269,7 @@ impl Engine {
             return Applied::ClientGone;
         }
         let now = self.server.clock.now_ms();
+        let had_no_data = self.server.repl.offset == 0;
         if let Some(primary) = self.server.repl.primary.as_mut() {
             primary.last_io_ms = now;
             primary.last_data_ms = now;
@@ -316,6 +317,10 @@ impl Engine {
                 &mut self.clients,
                 &mut server.pending_writes,
             );
+        }
+        // The first data of a cluster replica makes it usable (listed by CLUSTER SLOTS).
+        if had_no_data && self.server.repl.offset != 0 {
+            self.cluster_offset_changed();
         }
         applied
     }

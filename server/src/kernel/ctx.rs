@@ -55,17 +55,6 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    /// The engine's data the command was lent, as one borrow (for helpers shared with the
-    /// engine, which has no command context).
-    pub fn parts(&mut self) -> crate::kernel::parts::Parts<'_> {
-        crate::kernel::parts::Parts {
-            ks: self.ks,
-            server: self.server,
-            clients: self.clients,
-            registry: self.registry,
-        }
-    }
-
     /// The selected database.
     pub fn db(&self) -> usize {
         self.client.db

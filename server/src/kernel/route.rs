@@ -57,11 +57,13 @@ impl WhenDown {
 
 impl Redirect {
     /// The error a client gets.
-    pub fn error(&self, cluster: &crate::model::cluster_view::Cluster) -> Error {
+    pub fn error(&self, server: &crate::model::state::ServerState) -> Error {
+        let preferred = &server.config.cluster.preferred_endpoint_type;
         let endpoint = |node: u32| {
-            cluster
+            server
+                .cluster
                 .node(node)
-                .map(|n| format!("{}:{}", n.ip, n.port))
+                .map(|n| format!("{}:{}", n.endpoint(preferred), n.port))
                 .unwrap_or_default()
         };
         match *self {
@@ -344,7 +346,7 @@ pub fn client_gate(
             Ok(())
         }
         Err(redirect) => {
-            let error = redirect.error(&parts.server.cluster);
+            let error = redirect.error(parts.server);
             if !exec {
                 return Err((Some(command), error));
             }

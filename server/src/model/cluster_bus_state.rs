@@ -14,7 +14,9 @@ use std::sync::Arc;
 
 use embedis_bus::Message;
 
-use crate::model::cluster_view::LinkId;
+/// A bus link's number: links are numbered in creation order and never reused, so that an
+/// event of a closed link cannot reach a newer one.
+pub type LinkId = u64;
 
 /// One bus connection.
 #[derive(Debug, Clone)]

@@ -141,9 +141,7 @@ pub enum Role {
     Replica(String),
 }
 
-/// A bus link's number: links are numbered in creation order and never reused, so that an
-/// event of a closed link cannot reach a newer one.
-pub type LinkId = u64;
+pub use crate::model::cluster_bus_state::LinkId;
 
 /// One node as this node knows it.
 #[derive(Debug, Clone)]
@@ -234,6 +232,17 @@ impl Node {
 
     pub fn is_primary(&self) -> bool {
         self.role == Role::Primary
+    }
+
+    /// How clients are told to reach it under `cluster-preferred-endpoint-type` (Redis's
+    /// `getPreferredEndpoint`): its IP, its hostname (`?` if it has none), or nothing.
+    pub fn endpoint(&self, preferred: &str) -> &str {
+        match preferred {
+            "hostname" if self.hostname.is_empty() => "?",
+            "hostname" => &self.hostname,
+            "unknown-endpoint" => "",
+            _ => &self.ip,
+        }
     }
 
     /// The flag bits the bus carries for it (`myself`: this node's own entry).

@@ -86,7 +86,11 @@ fn flags_text(node: &Node, myself: bool) -> String {
 /// This node's slots in migration: `[slot->-id]` and `[slot-<-id]`, in slot order.
 fn migrations(cluster: &Cluster, line: &mut String) {
     for slot in 0..SLOTS as u16 {
-        if let Some(n) = cluster.migrating.get(&slot).and_then(|&to| cluster.node(to)) {
+        if let Some(n) = cluster
+            .migrating
+            .get(&slot)
+            .and_then(|&to| cluster.node(to))
+        {
             let _ = write!(line, " [{slot}->-{}]", n.id);
         } else if let Some(n) = cluster.importing.get(&slot).and_then(|&f| cluster.node(f)) {
             let _ = write!(line, " [{slot}-<-{}]", n.id);
@@ -164,7 +168,7 @@ pub fn parse(text: &str, now: i64) -> Result<Option<Cluster>, Corrupted> {
 }
 
 fn parse_vars(words: &[&str], mut epochs: (u64, u64)) -> Result<(u64, u64), Corrupted> {
-    if words.len() % 2 == 0 {
+    if words.len().is_multiple_of(2) {
         return Err(Corrupted("an odd vars line".into()));
     }
     for pair in words[1..].chunks(2) {
@@ -327,8 +331,14 @@ mod tests {
         for text in [
             "x y z\n",
             &format!("{} 1.2.3.4:1@2 master - 0 0 0 connected\n", "a".repeat(40)),
-            &format!("{} 1.2.3.4:1@2 myself,master - 0 0 0 connected 16384\n", "a".repeat(40)),
-            &format!("{} nonsense myself,master - 0 0 0 connected\n", "a".repeat(40)),
+            &format!(
+                "{} 1.2.3.4:1@2 myself,master - 0 0 0 connected 16384\n",
+                "a".repeat(40)
+            ),
+            &format!(
+                "{} nonsense myself,master - 0 0 0 connected\n",
+                "a".repeat(40)
+            ),
             "vars currentEpoch\n",
         ] {
             assert!(parse(text, 0).is_err(), "{text}");

@@ -129,6 +129,35 @@ fn shard_members(cluster: &Cluster, primary: u32) -> Vec<u32> {
     members
 }
 
+/// One node of a CLUSTER SLOTS range (Redis's `addNodeToNodeReply`): the preferred endpoint,
+/// the port, the ID, and a map of the other endpoints it has (its IP unless that is the
+/// preferred one, its hostname unless that is).
+fn node_reply(
+    out: &mut embedis_protocol::Writer<'_>,
+    node: &crate::model::cluster_view::Node,
+    preferred: &str,
+) {
+    out.array(4);
+    if preferred == "unknown-endpoint" {
+        out.null();
+    } else {
+        out.bulk(node.endpoint(preferred).as_bytes());
+    }
+    out.integer(node.port as i64);
+    out.bulk(node.id.as_bytes());
+    let with_ip = preferred != "ip";
+    let with_hostname = preferred != "hostname" && !node.hostname.is_empty();
+    out.map(usize::from(with_ip) + usize::from(with_hostname));
+    if with_ip {
+        out.bulk(b"ip");
+        out.bulk(node.ip.as_bytes());
+    }
+    if with_hostname {
+        out.bulk(b"hostname");
+        out.bulk(node.hostname.as_bytes());
+    }
+}
+
 pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
     let cluster = &mut ctx.server.cluster;
@@ -145,6 +174,8 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     }
     let my_offset = crate::services::cluster::my_offset(ctx.server);
+    let preferred = ctx.server.config.cluster.preferred_endpoint_type.clone();
+    let preferred = preferred.as_str();
     let cluster = &ctx.server.cluster;
     let out = &mut ctx.out;
     out.array(runs.len());
@@ -154,7 +185,11 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
             .into_iter()
             .filter(|&n| {
                 let node = cluster.node(n).expect("member");
-                let offset = if n == MYSELF { my_offset } else { node.repl_offset };
+                let offset = if n == MYSELF {
+                    my_offset
+                } else {
+                    node.repl_offset
+                };
                 n == owner || (!node.fail && offset != 0)
             })
             .collect();
@@ -162,12 +197,7 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
         out.integer(start as i64);
         out.integer(end as i64);
         for number in members {
-            let node = cluster.node(number).expect("member");
-            out.array(4);
-            out.bulk(node.ip.as_bytes());
-            out.integer(node.port as i64);
-            out.bulk(node.id.as_bytes());
-            out.map(0);
+            node_reply(out, cluster.node(number).expect("member"), preferred);
         }
     }
     Ok(())
@@ -176,6 +206,7 @@ pub(super) fn slots(ctx: &mut Ctx<'_>) -> CmdResult {
 pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
     enabled(ctx)?;
     let offset_here = crate::services::cluster::my_offset(ctx.server) as i64;
+    let preferred = ctx.server.config.cluster.preferred_endpoint_type.clone();
     let cluster = &mut ctx.server.cluster;
     // Every primary makes a shard (with or without slots), as Redis lists them.
     let primaries: Vec<u32> = cluster
@@ -199,7 +230,7 @@ pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
         out.array(members.len());
         for number in members {
             let node = cluster.node(number).expect("member");
-            out.map(7);
+            out.map(7 + usize::from(!node.hostname.is_empty()));
             out.bulk(b"id");
             out.bulk(node.id.as_bytes());
             out.bulk(b"port");
@@ -207,7 +238,11 @@ pub(super) fn shards(ctx: &mut Ctx<'_>) -> CmdResult {
             out.bulk(b"ip");
             out.bulk(node.ip.as_bytes());
             out.bulk(b"endpoint");
-            out.bulk(node.ip.as_bytes());
+            out.bulk(node.endpoint(&preferred).as_bytes());
+            if !node.hostname.is_empty() {
+                out.bulk(b"hostname");
+                out.bulk(node.hostname.as_bytes());
+            }
             out.bulk(b"role");
             out.bulk(if number == primary {
                 b"master".as_slice()

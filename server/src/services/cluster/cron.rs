@@ -25,7 +25,7 @@ pub fn cron(server: &mut ServerState) {
         server.cluster.bus.first_state_update = now;
     }
     reconnect(server, now, timeout.max(1000));
-    if server.cluster.bus.iteration % 10 == 0 {
+    if server.cluster.bus.iteration.is_multiple_of(10) {
         ping_oldest_of_five(server);
     }
     let orphans = check_nodes(server, now, timeout);
@@ -109,7 +109,7 @@ fn check_nodes(server: &mut ServerState, now: i64, timeout: i64) -> Option<usize
             continue;
         }
         if replica && node.is_primary() && !node.fail {
-            let ok = working_replicas(server, number);
+            let ok = failover::working_replicas(server, number);
             let serving = server.cluster.slot_count(number) > 0;
             let node = server.cluster.node(number).expect("known");
             orphaned += usize::from(ok == 0 && serving && node.migrate_to);
@@ -125,16 +125,6 @@ fn check_nodes(server: &mut ServerState, now: i64, timeout: i64) -> Option<usize
         && mine == max_replicas
         && server.config.cluster.allow_replica_migration;
     migrate.then_some(max_replicas)
-}
-
-/// Replicas of `primary` not flagged FAIL.
-pub(super) fn working_replicas(server: &ServerState, primary: u32) -> usize {
-    server
-        .cluster
-        .replicas_of(primary)
-        .into_iter()
-        .filter(|&r| server.cluster.node(r).is_some_and(|n| !n.fail))
-        .count()
 }
 
 fn check_node(server: &mut ServerState, number: u32, now: i64, timeout: i64) {

@@ -327,7 +327,7 @@ pub(super) fn handle_replica_failover(server: &mut ServerState, now: i64) {
     };
     let failed = server.cluster.node(primary).is_some_and(|p| p.fail);
     let no_failover = server.config.cluster.replica_no_failover;
-    if (!failed && !manual) || (no_failover && !manual) || server.cluster.slot_count(primary) == 0 {
+    if (!manual && (!failed || no_failover)) || server.cluster.slot_count(primary) == 0 {
         server.cluster.bus.cant_failover_reason = 0;
         return;
     }
@@ -468,7 +468,7 @@ pub(super) fn handle_replica_migration(server: &mut ServerState, max_replicas: u
     let Some(mine) = my_primary(server) else {
         return;
     };
-    let ok = super::cron::working_replicas(server, mine);
+    let ok = working_replicas(server, mine);
     if ok <= server.config.cluster.migration_barrier as usize {
         return;
     }
@@ -478,7 +478,7 @@ pub(super) fn handle_replica_migration(server: &mut ServerState, max_replicas: u
     for number in server.cluster.known().map(|(n, _)| n).collect::<Vec<_>>() {
         let node = server.cluster.node(number).expect("known");
         let working = if node.is_primary() {
-            super::cron::working_replicas(server, number)
+            working_replicas(server, number)
         } else {
             0
         };
@@ -515,4 +515,14 @@ pub(super) fn handle_replica_migration(server: &mut ServerState, max_replicas: u
             .warning(&format!("Migrating to orphaned master {id}"));
         set_primary(server, target);
     }
+}
+
+/// Replicas of `primary` not flagged FAIL.
+pub(super) fn working_replicas(server: &ServerState, primary: u32) -> usize {
+    server
+        .cluster
+        .replicas_of(primary)
+        .into_iter()
+        .filter(|&r| server.cluster.node(r).is_some_and(|n| !n.fail))
+        .count()
 }
