@@ -879,3 +879,31 @@ fn flushall_with_save_points_reaches_the_aof() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An AOF loads as Redis loads it: while loading nothing counts as expired (a `SET … PXAT` in
+/// the past is kept), so a server restarted as a replica keeps the keys whose TTL passed while
+/// it was down, for its primary's DELs to remove (Redis's cluster suite, 14-consistency-check).
+#[test]
+fn a_replica_loading_its_aof_keeps_keys_whose_ttl_passed() {
+    let dir = temp_dir("aof-expired-on-replica");
+    let server = Embedis::start(&dir, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["SET", "kept", "1"]), "+OK\r\n");
+    for key in ["v1", "v2", "v3"] {
+        assert_eq!(text(&mut c, &["SET", key, "x", "PX", "300"]), "+OK\r\n");
+    }
+    server.kill9();
+    std::thread::sleep(Duration::from_millis(400));
+    // No primary answers at port 1: the replica stays unsynced, its data as loaded.
+    let replica = Embedis::start(&dir, &["--appendonly", "yes", "--replicaof", "127.0.0.1 1"]);
+    let mut c = Conn::connect(replica.addr()).unwrap();
+    assert_eq!(text(&mut c, &["DBSIZE"]), ":4\r\n");
+    // Its clients see the expired keys as gone, as on any replica.
+    assert_eq!(text(&mut c, &["GET", "v1"]), "$-1\r\n");
+    drop(replica);
+    // A primary loads them too (Redis deletes them after the load, by expiry).
+    let primary = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(primary.addr()).unwrap();
+    assert_eq!(text(&mut c, &["GET", "v1"]), "$-1\r\n");
+    assert_eq!(text(&mut c, &["GET", "kept"]), "$1\r\n1\r\n");
+}

@@ -174,6 +174,19 @@ const SCRIPT: &[(char, &[&str])] = &[
     ('A', &["EVAL", "#!lua\nredis.call('get', 'b'); return redis.call('get', 'foo')", "0"]),
     ('A', &["EVAL", "#!lua flags=allow-cross-slot-keys\nredis.call('get', 'b'); return redis.call('get', 'c')", "0"]),
     ('A', &["EVAL", "return redis.call('cluster', 'reset')", "0"]),
+    // A script that declares no-cluster is refused on a cluster node.
+    ('A', &["EVAL", "#!lua flags=no-cluster\nreturn 1", "0"]),
+    ('A', &["EVAL", "#!lua flags=no-writes,no-cluster\nreturn 1", "0"]),
+    // Where MOVED sends a client: IP, hostname (`?`: B has none), or no endpoint at all; and
+    // what CLUSTER SLOTS lists beside the preferred endpoint.
+    ('A', &["CONFIG", "SET", "cluster-preferred-endpoint-type", "hostname"]),
+    ('A', &["GET", "foo"]),
+    ('A', &["CLUSTER", "SLOTS"]),
+    ('A', &["CONFIG", "SET", "cluster-preferred-endpoint-type", "unknown-endpoint"]),
+    ('A', &["GET", "foo"]),
+    ('A', &["CLUSTER", "SLOTS"]),
+    ('A', &["CONFIG", "SET", "cluster-preferred-endpoint-type", "ip"]),
+    ('A', &["CLUSTER", "COUNT-FAILURE-REPORTS", "<ID-B>"]),
     ('A', &["CLUSTER", "KEYSLOT", "{}"]),
     ('A', &["CLUSTER", "KEYSLOT", "{a}b"]),
     ('A', &["CLUSTER", "KEYSLOT", "a{}{b}"]),
@@ -878,4 +891,43 @@ fn a_dead_primary_fails_over_by_itself_when_the_clock_passes_the_node_timeout() 
     );
     let info = lossy(&second.command(&["CLUSTER", "INFO"]));
     assert!(info.contains("cluster_state:ok"), "{info}");
+}
+
+/// A shard channel's subscribers are told `sunsubscribe` when the slot leaves their shard
+/// (Redis's removeChannelsInSlot), and a replica reset with CLUSTER RESET stops replicating:
+/// two behaviours Redis's cluster suite checks (25-pubsubshard-slot-migration, 03-failover-loop).
+#[test]
+fn a_moved_slot_unsubscribes_its_shard_channels_and_a_reset_replica_stops_replicating() {
+    let cluster = Cluster::start_with(2, 1, support::with_dir).unwrap();
+    let channel = "news";
+    let slot = Cluster::slot_of(channel.as_bytes());
+    let from = cluster.owner_of(slot);
+    let to = 1 - from;
+    let mut subscriber = support::client::Client::connect(cluster.node(from).addr());
+    subscriber.send(&["SSUBSCRIBE", channel]);
+    assert!(subscriber.reply().contains("ssubscribe"));
+    let mut admin = Conn::connect(cluster.node(from).addr()).unwrap();
+    let node = cluster.node_id(to).to_string();
+    let setslot = admin.command(&["CLUSTER", "SETSLOT", &slot.to_string(), "NODE", &node]);
+    assert_eq!(lossy(&setslot), "+OK\r\n");
+    let push = subscriber.reply();
+    assert!(
+        push.contains("sunsubscribe") && push.contains(channel),
+        "{push}"
+    );
+
+    let replica = cluster.node(2 + from);
+    let mut conn = Conn::connect(replica.addr()).unwrap();
+    assert!(lossy(&conn.command(&["ROLE"])).contains("slave"));
+    assert_eq!(lossy(&conn.command(&["CLUSTER", "RESET"])), "+OK\r\n");
+    let started = Instant::now();
+    while !lossy(&conn.command(&["ROLE"])).contains("master") {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "still a replica"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let info = lossy(&conn.command(&["INFO", "replication"]));
+    assert!(!info.contains("master_host"), "{info}");
 }
