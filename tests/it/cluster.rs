@@ -931,3 +931,64 @@ fn a_moved_slot_unsubscribes_its_shard_channels_and_a_reset_replica_stops_replic
     let info = lossy(&conn.command(&["INFO", "replication"]));
     assert!(!info.contains("master_host"), "{info}");
 }
+
+/// redis-py's `RedisCluster` across an automatic failover: the key's primary is killed, the
+/// cluster's clock moved past the node timeout, its replica elected — and the client carries on
+/// against the new primary, reading what was replicated (tests/python/cluster_failover.py).
+#[test]
+fn redis_py_cluster_client_carries_on_across_an_automatic_failover() {
+    use std::io::{BufRead, BufReader, Write};
+    let Some(python) = support::python_with(&["redis"], "redis-py across a failover") else {
+        return;
+    };
+    let clock = embedis::Clock::manual();
+    let mut cluster = Cluster::start_on_clock(3, 1, clock, |i, builder| {
+        support::with_dir(i, builder)
+            .config("cluster-node-timeout", "5000")
+            .unwrap()
+    })
+    .unwrap();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/cluster_failover.py"
+    );
+    let ports: Vec<String> = cluster
+        .startup_nodes()
+        .iter()
+        .map(|a| a.port().to_string())
+        .collect();
+    let mut child = Command::new(&python)
+        .arg(script)
+        .args(&ports)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut transcript = Vec::new();
+    for line in BufReader::new(child.stdout.take().unwrap()).lines() {
+        let line = line.unwrap();
+        transcript.push(line.clone());
+        if let Some(port) = line.strip_prefix("KILL ") {
+            let primary = cluster
+                .nodes()
+                .iter()
+                .position(|n| n.addr().port().to_string() == port)
+                .expect("a primary's port");
+            let slot = Cluster::slot_of(b"order:{42}");
+            cluster.kill(primary);
+            cluster.advance_clock(Duration::from_secs(8));
+            cluster.wait_for_owner(slot, 3 + primary).unwrap();
+            writeln!(stdin, "done").unwrap();
+            stdin.flush().unwrap();
+        }
+    }
+    let output = child.wait_with_output().unwrap();
+    let transcript = transcript.join("\n");
+    assert!(
+        output.status.success() && transcript.contains("followed the failover"),
+        "{transcript}\n{}",
+        lossy(&output.stderr)
+    );
+}

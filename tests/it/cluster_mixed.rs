@@ -88,6 +88,11 @@ fn start(kind: Kind, test: &str) -> Option<Node> {
     panic!("{test}: a cluster node did not start");
 }
 
+/// One node of each kind given, in order; None if redis-server is not installed.
+fn start_all(kinds: &[Kind], test: &str) -> Option<Vec<Node>> {
+    kinds.iter().map(|&k| start(k, test)).collect()
+}
+
 fn text(node: &Node, args: &[&str]) -> String {
     Client::connect(node.addr()).text(args)
 }
@@ -121,11 +126,7 @@ fn known_nodes(node: &Node) -> Vec<String> {
 fn redis_and_embedis_meet_each_other_both_ways() {
     let test = "redis_and_embedis_meet_each_other_both_ways";
     let kinds = [Kind::Redis, Kind::Embedis, Kind::Embedis, Kind::Redis];
-    let Some(nodes) = kinds
-        .iter()
-        .map(|&k| start(k, test))
-        .collect::<Option<Vec<_>>>()
-    else {
+    let Some(nodes) = start_all(&kinds, test) else {
         return;
     };
     // A redis-server meets an embedis node, an embedis node meets a redis-server, and the
@@ -162,11 +163,7 @@ fn redis_cli_creates_a_mixed_cluster() {
         return;
     };
     let kinds = [Kind::Embedis, Kind::Redis, Kind::Embedis];
-    let Some(nodes) = kinds
-        .iter()
-        .map(|&k| start(k, test))
-        .collect::<Option<Vec<_>>>()
-    else {
+    let Some(nodes) = start_all(&kinds, test) else {
         return;
     };
     // Fresh nodes: redis-cli meets them itself, on port + 10000.
@@ -198,10 +195,7 @@ fn redis_cli_creates_a_mixed_cluster() {
 fn mixed_shards(test: &str) -> Option<Vec<Node>> {
     use Kind::*;
     let kinds = [Redis, Embedis, Redis, Embedis, Redis, Embedis];
-    let nodes = kinds
-        .iter()
-        .map(|&k| start(k, test))
-        .collect::<Option<Vec<_>>>()?;
+    let nodes = start_all(&kinds, test)?;
     for (i, range) in [("0", "5460"), ("5461", "10922"), ("10923", "16383")]
         .iter()
         .enumerate()
