@@ -133,8 +133,6 @@ pub(super) fn replicate(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR I can only replicate a master, not a replica.",
         ));
     }
-    let primary_id = node.id.clone();
-    let primary_addr = (node.ip.clone(), node.port);
     if cluster.myself().role == Role::Primary
         && (!cluster.ranges_of(MYSELF).is_empty() || !db_empty)
     {
@@ -142,7 +140,6 @@ pub(super) fn replicate(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR To set a master the node must be empty and without assigned slots.",
         ));
     }
-    let _ = (primary_id, primary_addr);
     // Redis's clusterSetMaster: the node replicates its primary's data from now on (the
     // engine applies the bus's effects after the command).
     crate::services::cluster::set_primary(ctx.server, number);
@@ -188,7 +185,6 @@ pub(super) fn count_failure_reports(ctx: &mut Ctx<'_>) -> CmdResult {
 pub(super) fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     enabled(ctx)?;
-    let cluster = &mut ctx.server.cluster;
     if args.len() > 3 {
         return Err(subcommand_syntax_error(&args[1]));
     }
@@ -197,7 +193,6 @@ pub(super) fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
             return Err(Error::Syntax);
         }
     }
-    let _ = cluster;
     let option = args.get(2).map(|o| o.to_ascii_lowercase());
     let started = match option.as_deref() {
         Some(b"takeover") => crate::services::cluster::take_over(ctx.server),

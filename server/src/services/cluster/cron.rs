@@ -6,7 +6,7 @@
 use embedis_bus::kind;
 use rand::Rng;
 
-use super::{failover, id_of, node_timeout, send_fail, send_ping, update_state};
+use super::{failover, node_timeout, send_fail, send_ping, update_state};
 use crate::model::cluster_bus_state::BusAction;
 use crate::model::cluster_view::{Role, MYSELF};
 use crate::model::state::ServerState;
@@ -224,5 +224,4 @@ pub(crate) fn mark_failing_if_needed(
         .log
         .notice(&format!("Marking node {id} as failing (quorum reached)."));
     send_fail(server, &id);
-    let _ = id_of;
 }
