@@ -810,6 +810,18 @@ fn in_process_cluster_replicas_copy_their_primaries() {
         lossy(&conn.command(&["SET", "k", "v"])),
         format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
     );
+    // A script declaring flags may write (no `no-writes`): MOVED to the primary even after
+    // READONLY, as Redis judges it by the script's flags (its cluster suite, 16).
+    let script = "#!lua\nreturn redis.call('del', KEYS[1])";
+    assert_eq!(
+        lossy(&conn.command(&["EVAL", script, "1", "k"])),
+        format!("-MOVED {slot} 127.0.0.1:{port}\r\n")
+    );
+    let read_only = "#!lua flags=no-writes\nreturn redis.call('get', KEYS[1])";
+    assert_eq!(
+        lossy(&conn.command(&["EVAL", read_only, "1", "k"])),
+        "$1\r\nv\r\n"
+    );
     let list = lossy(&conn.command(&["CLIENT", "INFO"]));
     assert!(list.contains(" flags=r "), "{list}");
 }

@@ -333,3 +333,45 @@ fn failure_reports_expire_and_count_only_primaries() {
         0
     );
 }
+
+#[test]
+fn an_orphaned_primary_gets_a_replica_from_the_shard_with_two() {
+    // Primary 0 has replicas 3 and 5, primary 1 has replica 4, primary 2 none.
+    let mut net = Net::form(3, 1);
+    // The formed net has replicas 3, 4, 5 of primaries 0, 1, 2: make 5 a second replica of 0,
+    // then kill 4, so that primary 1, which had a replica, is orphaned.
+    let primary0 = net.nodes[5].cluster.find(net.id(0).as_bytes()).unwrap();
+    super::set_primary(&mut net.nodes[5], primary0);
+    net.run(3000);
+    net.kill(4);
+    // FAIL of the replica, then 5 s of orphanhood before a replica of 0 migrates.
+    net.run(TIMEOUT_MS * 3 + 6000);
+    let migrated = [3, 5]
+        .iter()
+        .filter(|&&r| net.nodes[r].cluster.myself().role == Role::Replica(net.id(1)))
+        .count();
+    assert_eq!(
+        migrated, 1,
+        "exactly one replica of primary 0 moved to primary 1"
+    );
+    assert!(net.view(0, 1).unwrap().migrate_to);
+}
+
+#[test]
+fn a_replica_without_data_for_too_long_does_not_fail_over() {
+    let mut net = Net::form(3, 1);
+    // Replica 3 last heard from its primary a minute ago: past the validity of
+    // repl-ping-replica-period (10 s) + node timeout × cluster-replica-validity-factor (10 s).
+    let now = net.clock.now_ms();
+    net.nodes[3].repl.follow("127.0.0.1".into(), 7000);
+    net.nodes[3].repl.primary.as_mut().unwrap().last_data_ms = now - 60_000;
+    net.kill(0);
+    net.run(TIMEOUT_MS * 6);
+    assert!(net.view(1, 0).unwrap().fail, "the primary is FAIL");
+    assert_eq!(net.nodes[3].cluster.myself().role, Role::Replica(net.id(0)));
+    assert_eq!(net.owner_seen(1, 0), Some(net.id(0)));
+    // With the factor at 0 the age does not matter: the replica is elected.
+    net.nodes[3].config.cluster.replica_validity_factor = 0;
+    net.run(TIMEOUT_MS * 6);
+    assert_eq!(net.nodes[3].cluster.myself().role, Role::Primary);
+}
