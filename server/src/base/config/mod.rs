@@ -206,10 +206,11 @@ pub struct ClusterConfig {
     pub announce_ip: String,
     pub announce_port: u16,
     pub announce_bus_port: u16,
-    /// `cluster-config-file`: where Redis keeps its nodes.conf (embedis keeps the view in memory
-    /// and only reports this name).
+    /// `cluster-config-file`: the node's `nodes.conf`, under `dir`, written on every change of
+    /// the view and read at start (`crate::services::cluster::config_file`).
     pub config_file: String,
-    /// `cluster-node-timeout` (ms): kept for CONFIG GET and clients; no failure detection uses it.
+    /// `cluster-node-timeout` (ms): how long a node may not answer before it is flagged PFAIL,
+    /// and the base of the bus's other delays (failure-report validity, elections, handshakes).
     pub node_timeout: u64,
     /// `cluster-require-full-coverage`: the cluster is down while any slot has no serving node.
     pub require_full_coverage: bool,
