@@ -16,6 +16,8 @@ const NODE_TIMEOUT_MS: u64 = 1000;
 enum Kind {
     Redis,
     Embedis,
+    /// embedis with `io-threads 2`: the executor thread hosts the bus and the replica link.
+    EmbedisThreaded,
 }
 
 /// A cluster node of either implementation, in a directory of its own, killed (SIGKILL) on
@@ -53,7 +55,7 @@ fn port_pair() -> u16 {
 fn start(kind: Kind, test: &str) -> Option<Node> {
     let binary = match kind {
         Kind::Redis => find_binary("redis-server", test)?,
-        Kind::Embedis => EMBEDIS.to_string(),
+        Kind::Embedis | Kind::EmbedisThreaded => EMBEDIS.to_string(),
     };
     for _attempt in 0..10 {
         let port = port_pair();
@@ -75,7 +77,15 @@ fn start(kind: Kind, test: &str) -> Option<Node> {
             "--logfile".into(),
             "log.txt".into(),
         ];
-        let child = Command::new(&binary).args(&args).spawn().unwrap();
+        let threads: &[&str] = match kind {
+            Kind::EmbedisThreaded => &["--io-threads", "2"],
+            _ => &[],
+        };
+        let child = Command::new(&binary)
+            .args(&args)
+            .args(threads)
+            .spawn()
+            .unwrap();
         let node = Node { child, port, dir };
         let up = Instant::now();
         while up.elapsed() < Duration::from_secs(5) {
@@ -191,10 +201,10 @@ fn redis_cli_creates_a_mixed_cluster() {
     );
 }
 
-/// Three shards — primaries redis, embedis, redis — each with a replica of the other kind.
-fn mixed_shards(test: &str) -> Option<Vec<Node>> {
+/// Three shards — primaries redis, `embedis`, redis — each with a replica of the other kind.
+fn mixed_shards(test: &str, embedis: Kind) -> Option<Vec<Node>> {
     use Kind::*;
-    let kinds = [Redis, Embedis, Redis, Embedis, Redis, Embedis];
+    let kinds = [Redis, embedis, Redis, embedis, Redis, embedis];
     let nodes = start_all(&kinds, test)?;
     for (i, range) in [("0", "5460"), ("5461", "10922"), ("10923", "16383")]
         .iter()
@@ -258,7 +268,19 @@ fn fail_over(nodes: &mut [Option<Node>], dead: usize, heir: usize, slot: &str) -
 #[test]
 fn a_killed_primary_is_replaced_by_its_replica_across_implementations() {
     let test = "a_killed_primary_is_replaced_by_its_replica_across_implementations";
-    let Some(nodes) = mixed_shards(test) else {
+    kill_primaries_both_ways(test, Kind::Embedis);
+}
+
+#[test]
+fn threaded_embedis_nodes_detect_failures_and_fail_over_too() {
+    let test = "threaded_embedis_nodes_detect_failures_and_fail_over_too";
+    kill_primaries_both_ways(test, Kind::EmbedisThreaded);
+}
+
+/// The embedis primary dies and its redis-server replica is elected; then a redis-server
+/// primary dies and its embedis replica is elected.
+fn kill_primaries_both_ways(test: &str, embedis: Kind) {
+    let Some(nodes) = mixed_shards(test, embedis) else {
         return;
     };
     // A key of the embedis shard, written on its primary and replicated before the kill.

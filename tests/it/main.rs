@@ -54,6 +54,7 @@ mod cluster;
 mod cluster_bus_format;
 mod cluster_mixed;
 mod io_uring;
+mod replica_loading;
 mod replication;
 mod sentinel;
 mod tls;

@@ -205,7 +205,13 @@ fn sync_sends_the_image_then_the_stream_without_an_early_ping() {
 
 /// Starts an embedis replica of `primary` (a `host:port` address).
 fn replica_of(primary: std::net::SocketAddr) -> embedis::Server {
+    replica_of_with_threads(primary, 1)
+}
+
+fn replica_of_with_threads(primary: std::net::SocketAddr, io_threads: u32) -> embedis::Server {
     support::builder()
+        .config("io-threads", &io_threads.to_string())
+        .unwrap()
         .config("enable-debug-command", "yes")
         .unwrap()
         .config("replicaof", &format!("{} {}", primary.ip(), primary.port()))
@@ -251,7 +257,7 @@ fn mixed_writes(c: &mut Conn, tag: &str) {
     text(c, &["SELECT", "0"]);
 }
 
-fn embedis_follows_redis(diskless: bool) {
+fn embedis_follows_redis(diskless: bool, io_threads: u32) {
     let mut args = vec![
         "--enable-debug-command",
         "yes",
@@ -267,7 +273,7 @@ fn embedis_follows_redis(diskless: bool) {
     let mut r = Conn::connect(redis.addr()).unwrap();
     text(&mut r, &["DEBUG", "POPULATE", "1000"]);
     mixed_writes(&mut r, "before");
-    let ours = replica_of(redis.addr());
+    let ours = replica_of_with_threads(redis.addr(), io_threads);
     let mut e = Conn::connect(ours.addr()).unwrap();
     eventually("the link to come up", || link_up(&mut e));
     same_digest(&mut r, &mut e);
@@ -318,12 +324,18 @@ fn embedis_follows_redis(diskless: bool) {
 
 #[test]
 fn embedis_follows_redis_with_a_diskless_transfer() {
-    embedis_follows_redis(true);
+    embedis_follows_redis(true, 1);
 }
 
 #[test]
 fn embedis_follows_redis_with_a_disk_transfer() {
-    embedis_follows_redis(false);
+    embedis_follows_redis(false, 1);
+}
+
+/// With `io-threads 2` the link to the primary runs on the executor thread.
+#[test]
+fn embedis_with_io_threads_follows_redis() {
+    embedis_follows_redis(true, 2);
 }
 
 #[test]

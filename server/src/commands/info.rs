@@ -385,8 +385,8 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Persistence\r\n");
     let p = &ctx.server.persistence;
     field!(out, "loading", "{}", u8::from(p.loading));
+    field!(out, "async_loading", "{}", u8::from(p.async_loading));
     for name in [
-        "async_loading",
         "current_cow_peak",
         "current_cow_size",
         "current_cow_size_age",
@@ -480,7 +480,7 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "aof_last_cow_size", "0");
     field!(out, "module_fork_in_progress", "0");
     field!(out, "module_fork_last_cow_size", "0");
-    if p.loading {
+    if p.loading || p.async_loading {
         let loaded = p.loading_loaded_bytes;
         let total = p.loading_total_bytes.max(1);
         let elapsed = (ctx.now_ms / 1000 - p.loading_started_s).max(0);

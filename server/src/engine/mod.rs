@@ -27,6 +27,7 @@ mod cluster_effects;
 mod cron;
 mod fault_gate;
 mod replica_apply;
+mod replica_full_sync;
 
 pub use replica_apply::{Applied, LinkTarget};
 

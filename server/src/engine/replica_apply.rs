@@ -1,6 +1,7 @@
 //! The executor's side of a replica's link to its primary: what the I/O layer's link task
 //! (`crate::io::primary_link`) asks of the engine between its reads — what to connect to, the
-//! link's state for INFO and ROLE, loading a full sync's RDB image, and applying the stream.
+//! link's state for INFO and ROLE, and applying the stream (a full sync's image is
+//! `replica_full_sync`'s).
 //!
 //! The stream is applied by a client of its own, flagged `master` (Redis's `server.master`):
 //! its commands run through the same [`Engine::execute`] as any client's, past the gates a
@@ -112,101 +113,6 @@ impl Engine {
         }
     }
 
-    /// The end of a full sync (Redis's `readSyncBulkPayload`): the old dataset goes, the image
-    /// is loaded, this server takes the primary's history (ID and offset) and a fresh backlog,
-    /// and the client that applies the stream is created. Our own replicas are disconnected:
-    /// their history is not the new one.
-    pub fn link_full_sync(
-        &mut self,
-        generation: u64,
-        replid: String,
-        offset: u64,
-        image: &[u8],
-        peer: Peer,
-    ) -> Result<ClientId, String> {
-        if !self.link_current(generation) {
-            return Err("REPLICAOF changed during the transfer".into());
-        }
-        self.disconnect_replicas();
-        self.server
-            .log
-            .notice("MASTER <-> REPLICA sync: Flushing old data");
-        crate::services::rdb_saving::bgsave_kill(&mut self.ks, &mut self.server);
-        self.ks.flush_all(false);
-        if let Some(functions) = self.server.functions.get_mut() {
-            functions.flush();
-        }
-        self.server
-            .log
-            .notice("MASTER <-> REPLICA sync: Loading DB in memory");
-        self.server.persistence.loading = true;
-        let loaded = crate::services::rdb_saving::load_from(
-            &mut self.ks,
-            &mut self.server,
-            self.registry,
-            image,
-            false,
-        );
-        self.server.persistence.loading = false;
-        if let Err(e) = loaded {
-            self.server.log.warning(&format!(
-                "Failed trying to load the MASTER synchronization DB from socket: {}",
-                e.0
-            ));
-            self.ks.flush_all(false);
-            return Err(e.0);
-        }
-        if self.server.config.repl_diskless_load == "disabled" {
-            // Redis stores the image as its RDB file before loading it: the file is there
-            // afterwards (a restart loads it).
-            if let Err(e) = self.keep_image_on_disk(image) {
-                self.server.log.warning(&format!(
-                    "Failed trying to save the MASTER synchronization DB to disk: {e}"
-                ));
-            }
-        }
-        let repl = &mut self.server.repl;
-        // The stream after a full sync begins with its SELECT.
-        repl.stream_db = 0;
-        repl.replid = replid;
-        repl.replid2 = "0".repeat(40);
-        repl.second_offset = -1;
-        repl.offset = offset;
-        let size = self.server.config.repl_backlog_size.max(1) as usize;
-        if repl.backlog.is_none() {
-            self.ks.stream.add_consumer();
-        }
-        repl.backlog = Some(Backlog::new(size, offset + 1));
-        // The AOF must describe the new dataset: it is rewritten from it (Redis restarts it).
-        if self.server.aof.status != crate::model::aof_state::AofStatus::Off {
-            if crate::services::aof::rewrite_in_progress(&self.server) {
-                crate::services::aof::rewrite_kill(&mut self.ks, &mut self.server);
-            }
-            if let Err(e) = crate::services::aof::rewrite_start(&mut self.ks, &mut self.server) {
-                self.server.log.warning(&format!(
-                    "Failed enabling the AOF after successful master synchronization: {e}"
-                ));
-            }
-        }
-        self.ks.dirty = 0;
-        self.server
-            .log
-            .notice("MASTER <-> REPLICA sync: Finished with success");
-        Ok(self.attach_primary_client(generation, peer))
-    }
-
-    /// Writes a full sync's image as this server's RDB file (atomically, as a save does).
-    fn keep_image_on_disk(&self, image: &[u8]) -> Result<(), String> {
-        use std::io::Write;
-        let target = crate::services::rdb_saving::target(&self.server);
-        let file = std::fs::File::create(&target.temp).map_err(|e| e.to_string())?;
-        let mut buffered = std::io::BufWriter::new(file);
-        buffered.write_all(image).map_err(|e| e.to_string())?;
-        crate::base::formats::rdb_file::finish_file(&target, buffered)
-            .map(drop)
-            .map_err(|e| e.error.to_string())
-    }
-
     /// A partial resync (`+CONTINUE [id]`): the stream goes on from our offset. A new ID (the
     /// primary was promoted since) becomes ours, the old one kept as the previous ID; our own
     /// replicas reconnect to learn it, as in Redis.
@@ -238,7 +144,7 @@ impl Engine {
     }
 
     /// Creates the client that applies the primary's stream and marks the link up.
-    fn attach_primary_client(&mut self, generation: u64, peer: Peer) -> ClientId {
+    pub(super) fn attach_primary_client(&mut self, generation: u64, peer: Peer) -> ClientId {
         let id = self.server.next_client_id;
         self.server.next_client_id += 1;
         let now = self.server.clock.now_ms();
@@ -366,7 +272,7 @@ impl Engine {
     }
 
     /// Closes the connections of this server's replicas (Redis's `disconnectSlaves`).
-    fn disconnect_replicas(&mut self) {
+    pub(super) fn disconnect_replicas(&mut self) {
         for replica in std::mem::take(&mut self.server.repl.replicas) {
             if let Some(client) = self.clients.get(replica.id) {
                 client.handle.kill();

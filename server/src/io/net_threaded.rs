@@ -9,23 +9,33 @@
 //! compete with redis-benchmark for the two cores. It may pay off with many cores and large
 //! values.
 //!
+//! The executor thread runs a single-threaded tokio runtime of its own: besides the loop that
+//! runs the connections' batches, it hosts the tasks that must own the engine between awaits —
+//! a replica's link to its primary and the cluster bus — exactly as the single-threaded server
+//! hosts them.
+//!
 //! Ordering is kept per connection: a task sends one batch, waits until the executor has run all
 //! of it (a blocked client's remaining requests wait in the executor's queue), writes the output
 //! and only then reads and sends more.
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::RequestDecoder;
+use std::cell::{Ref, RefCell, RefMut};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::io;
+use std::net::IpAddr;
+use std::rc::Rc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 use tokio::sync::{oneshot, Notify};
+use tokio::time::Instant;
 
 use crate::engine::{Engine, Outcome};
 use crate::io::direct::Dataset;
+use crate::io::primary_link::EngineCell;
 use crate::io::startup::{
     finish, new_engine, prepare, wait_for_shutdown, EngineJob, Prepared, ServerOptions, Start,
 };
@@ -40,6 +50,8 @@ struct InputLimits {
     max_bulk: usize,
     query_buffer: usize,
 }
+
+type Sender<T> = UnboundedSender<T>;
 
 enum ToExecutor {
     Connect {
@@ -90,16 +102,22 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
         bound,
         ..
     } = prepared;
-    let (tx, rx) = channel::<ToExecutor>();
+    let (tx, rx) = unbounded_channel::<ToExecutor>();
     // Set before the message that wakes the executor: a command already queued catches up too.
     let clock_changed = engine.server.clock_changed.clone();
     let executor_shutdown = shutdown.clone();
     let seed = options.seed;
+    // The bus listens on the client listener's address, as in the single-threaded server.
+    let bus_ip = options.config.cluster.enabled.then(|| {
+        bound
+            .tcp_addr
+            .map_or(std::net::Ipv4Addr::LOCALHOST.into(), |a| a.ip())
+    });
     let executor = std::thread::Builder::new()
         .name("embedis-exec".into())
         .spawn(move || {
             embedis_datatypes::hash_seed::seed_this_thread(seed);
-            executor_loop(engine, rx, executor_shutdown)
+            run_executor(engine, rx, executor_shutdown, bus_ip)
         })?;
     let clock_tx = std::sync::Mutex::new(tx.clone());
     options.clock.on_change(Arc::new(move || {
@@ -185,13 +203,11 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
     }
     wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
     let _ = tx.send(ToExecutor::Stop);
-    let engine = tokio::task::spawn_blocking(move || executor.join()).await;
-    let mut engine = match engine {
-        Ok(Ok(engine)) => engine,
+    let data = tokio::task::spawn_blocking(move || executor.join()).await;
+    let data = match data {
+        Ok(Ok(data)) => data?,
         _ => return Err(io::Error::other("the executor thread panicked")),
     };
-    crate::io::startup::save_on_stop(&mut engine);
-    let data = Dataset::take(&mut engine);
     finish(&options.config, &log);
     Ok(data)
 }
@@ -256,67 +272,105 @@ async fn accept_tls(
 }
 
 /// Runs the engine until told to stop; returns it (its data outlives the server).
-fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Notify>) -> Engine {
-    let mut queues: HashMap<ClientId, VecDeque<Vec<Bytes>>> = HashMap::new();
-    let mut handles: HashMap<ClientId, Arc<ClientHandle>> = HashMap::new();
-    let mut unfinished: HashSet<ClientId> = HashSet::new();
+/// The engine as the executor thread's tasks share it: the loop borrows it for a turn, the
+/// replica link and the bus between their awaits.
+struct Executor {
+    engine: RefCell<Engine>,
+    /// Woken by a side task's work: the loop then runs the clients it may have released.
+    work: Notify,
+}
+
+impl EngineCell for Executor {
+    fn engine(&self) -> RefMut<'_, Engine> {
+        self.engine.borrow_mut()
+    }
+
+    fn engine_ref(&self) -> Ref<'_, Engine> {
+        self.engine.borrow()
+    }
+
+    fn after_work(&self, engine: &mut Engine) {
+        engine.flush_pending();
+        self.work.notify_one();
+    }
+}
+
+/// The executor thread: its runtime, the side tasks, the loop; then the data, saved as on any
+/// stop and taken out of the engine.
+fn run_executor(
+    engine: Engine,
+    rx: UnboundedReceiver<ToExecutor>,
+    shutdown: Arc<Notify>,
+    bus_ip: Option<IpAddr>,
+) -> io::Result<Dataset> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let executor = Rc::new(Executor {
+        engine: RefCell::new(engine),
+        work: Notify::new(),
+    });
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&runtime, async {
+        tokio::task::spawn_local(crate::io::primary_link::run(executor.clone()));
+        if let Some(ip) = bus_ip {
+            tokio::task::spawn_local(crate::io::cluster_bus::run(executor.clone(), ip));
+        }
+        executor_loop(&executor, rx, shutdown).await;
+    });
+    let mut engine = executor.engine.borrow_mut();
+    crate::io::startup::save_on_stop(&mut engine);
+    Ok(Dataset::take(&mut engine))
+}
+
+/// The clients' requests as the executor holds them between turns.
+#[derive(Default)]
+struct Queues {
+    queues: HashMap<ClientId, VecDeque<Vec<Bytes>>>,
+    handles: HashMap<ClientId, Arc<ClientHandle>>,
+    /// Clients whose last batch has not run whole yet.
+    unfinished: HashSet<ClientId>,
+}
+
+async fn executor_loop(
+    executor: &Executor,
+    mut rx: UnboundedReceiver<ToExecutor>,
+    shutdown: Arc<Notify>,
+) {
+    let mut clients = Queues::default();
     let mut next_tick = Instant::now();
     loop {
-        let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
-        let mut wake = next_tick;
-        if let Some(at) = engine.next_deadline() {
-            let until = Duration::from_millis(
-                at.saturating_sub(engine.server.clock.now_ms())
-                    .clamp(0, 3_600_000) as u64,
-            );
-            wake = wake.min(Instant::now() + until);
-        }
-        let first = rx.recv_timeout(wake.saturating_duration_since(Instant::now()));
+        let wake = {
+            let engine = executor.engine.borrow();
+            let mut wake = next_tick;
+            if let Some(at) = engine.next_deadline() {
+                let until = Duration::from_millis(
+                    at.saturating_sub(engine.server.clock.now_ms())
+                        .clamp(0, 3_600_000) as u64,
+                );
+                wake = wake.min(Instant::now() + until);
+            }
+            wake
+        };
         let mut messages = Vec::new();
-        match first {
-            Ok(m) => messages.push(m),
-            Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => return engine,
+        tokio::select! {
+            first = rx.recv() => match first {
+                Some(m) => messages.push(m),
+                None => return,
+            },
+            _ = tokio::time::sleep_until(wake) => {}
+            _ = executor.work.notified() => {}
         }
         while let Ok(m) = rx.try_recv() {
             messages.push(m);
         }
+        let mut engine = executor.engine.borrow_mut();
         for message in messages {
-            match message {
-                ToExecutor::Connect { peer, fd, reply } => {
-                    let result = engine.connect(peer, fd);
-                    if let Ok(handle) = &result {
-                        handles.insert(handle.id, handle.clone());
-                    }
-                    let config = &engine.server.config;
-                    let limits = InputLimits {
-                        max_bulk: config.proto_max_bulk_len as usize,
-                        query_buffer: config.client_query_buffer_limit as usize,
-                    };
-                    let _ = reply.send(result.map(|handle| (handle, limits)));
-                }
-                ToExecutor::Requests {
-                    id,
-                    requests,
-                    input_bytes,
-                } => {
-                    engine.count_input(id, input_bytes, 0);
-                    queues.entry(id).or_default().extend(requests);
-                    unfinished.insert(id);
-                }
-                ToExecutor::Output { bytes } => engine.count_output(bytes),
-                ToExecutor::Disconnect { id } => {
-                    queues.remove(&id);
-                    unfinished.remove(&id);
-                    handles.remove(&id);
-                    engine.disconnect(id);
-                }
-                // The listener set the engine's flag; the message only wakes this loop.
-                ToExecutor::ClockChanged => {}
-                ToExecutor::Job(job) => job(&mut engine),
-                ToExecutor::Stop => return engine,
+            if !take_message(&mut engine, &mut clients, message) {
+                return;
             }
         }
+        let period = Duration::from_micros(1_000_000 / engine.server.config.hz.max(1) as u64);
         if Instant::now() >= next_tick {
             // The tick covers a clock change too.
             engine.server.clock_changed.store(false, Ordering::Release);
@@ -328,41 +382,89 @@ fn executor_loop(mut engine: Engine, rx: Receiver<ToExecutor>, shutdown: Arc<Not
         } else {
             engine.process_timeouts();
         }
-        // Run every client that has requests and is not blocked, until none is left: a command
-        // may release another client (CLIENT UNPAUSE), whose queue then resumes at once.
-        // Out-of-turn output (a released client's reply) is flushed before that client's next
-        // replies, so each connection sees its replies in order.
-        loop {
-            engine.flush_pending();
-            let ready: Vec<ClientId> = queues
-                .iter()
-                .filter(|(id, q)| !q.is_empty() && handles.get(id).is_some_and(|h| !h.is_blocked()))
-                .map(|(id, _)| *id)
-                .collect();
-            if ready.is_empty() {
-                break;
-            }
-            for id in ready {
-                run_queue(&mut engine, id, &handles, &mut queues);
-            }
-        }
-        engine.flush_pending();
-        // A batch is complete once all its requests ran (none left queued, client not blocked).
-        unfinished.retain(|id| {
-            let Some(handle) = handles.get(id) else {
-                return false;
-            };
-            let done = !handle.is_blocked() && queues.get(id).is_none_or(VecDeque::is_empty);
-            if done {
-                handle.complete_batch();
-            }
-            !done
-        });
-        engine.flush_pending();
+        run_ready_clients(&mut engine, &mut clients);
         if engine.server.shutdown.is_some() {
             shutdown.notify_one();
         }
     }
+}
+
+/// One message from the I/O threads or the embedding process; false for Stop.
+fn take_message(engine: &mut Engine, clients: &mut Queues, message: ToExecutor) -> bool {
+    match message {
+        ToExecutor::Connect { peer, fd, reply } => {
+            let result = engine.connect(peer, fd);
+            if let Ok(handle) = &result {
+                clients.handles.insert(handle.id, handle.clone());
+            }
+            let config = &engine.server.config;
+            let limits = InputLimits {
+                max_bulk: config.proto_max_bulk_len as usize,
+                query_buffer: config.client_query_buffer_limit as usize,
+            };
+            let _ = reply.send(result.map(|handle| (handle, limits)));
+        }
+        ToExecutor::Requests {
+            id,
+            requests,
+            input_bytes,
+        } => {
+            engine.count_input(id, input_bytes, 0);
+            clients.queues.entry(id).or_default().extend(requests);
+            clients.unfinished.insert(id);
+        }
+        ToExecutor::Output { bytes } => engine.count_output(bytes),
+        ToExecutor::Disconnect { id } => {
+            clients.queues.remove(&id);
+            clients.unfinished.remove(&id);
+            clients.handles.remove(&id);
+            engine.disconnect(id);
+        }
+        // The listener set the engine's flag; the message only wakes the loop.
+        ToExecutor::ClockChanged => {}
+        ToExecutor::Job(job) => job(engine),
+        ToExecutor::Stop => return false,
+    }
+    true
+}
+
+/// Runs every client that has requests and is not blocked, until none is left: a command may
+/// release another client (CLIENT UNPAUSE), whose queue then resumes at once. Out-of-turn output
+/// (a released client's reply) is flushed before that client's next replies, so each connection
+/// sees its replies in order. Then completes the batches that ran whole.
+fn run_ready_clients(engine: &mut Engine, clients: &mut Queues) {
+    let Queues {
+        queues,
+        handles,
+        unfinished,
+    } = clients;
+    loop {
+        engine.flush_pending();
+        let ready: Vec<ClientId> = queues
+            .iter()
+            .filter(|(id, q)| !q.is_empty() && handles.get(id).is_some_and(|h| !h.is_blocked()))
+            .map(|(id, _)| *id)
+            .collect();
+        if ready.is_empty() {
+            break;
+        }
+        for id in ready {
+            run_queue(engine, id, handles, queues);
+        }
+    }
+    engine.flush_pending();
+    // A batch is complete once all its requests ran (none left queued, client not blocked).
+    unfinished.retain(|id| {
+        let Some(handle) = handles.get(id) else {
+            return false;
+        };
+        let done = !handle.is_blocked() && queues.get(id).is_none_or(VecDeque::is_empty);
+        if done {
+            handle.complete_batch();
+        }
+        !done
+    });
+    engine.flush_pending();
 }
 
 /// Runs a client's queued requests until it blocks or none is left, and hands over the output.

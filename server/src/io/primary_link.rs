@@ -278,13 +278,7 @@ async fn link<S: EngineCell>(
             .log
             .notice(&format!("Full resync from master: {replid}:{offset}"));
         progress(LinkState::Transfer)?;
-        let image = receive_image(shared, &mut conn, generation).await?;
-        let mut engine = shared.engine();
-        let result = engine
-            .link_full_sync(generation, replid, offset, &image, peer)
-            .map_err(fail);
-        shared.after_work(&mut engine);
-        result?
+        full_sync(shared, &mut conn, generation, replid, offset, peer).await?
     } else if let Some(rest) = answer.strip_prefix("+CONTINUE") {
         let new_id = rest.split_whitespace().next().map(str::to_string);
         let mut engine = shared.engine();
@@ -301,7 +295,50 @@ async fn link<S: EngineCell>(
     follow(shared, &mut conn, id, generation).await
 }
 
-/// Reads the RDB image of a full sync (Redis's `readSyncBulkPayload`).
+/// A full sync (Redis's `readSyncBulkPayload`): the image is received, then loaded a slice
+/// at a time with the event loop's other tasks between the slices (see
+/// `crate::engine::replica_full_sync`). Returns the client that applies the stream.
+async fn full_sync<S: EngineCell>(
+    shared: &Rc<S>,
+    conn: &mut Conn,
+    generation: u64,
+    replid: String,
+    offset: u64,
+    peer: Peer,
+) -> io::Result<ClientId> {
+    let mode = shared.engine().link_image_mode(&replid);
+    let image = match receive_image(shared, conn, generation).await {
+        Ok(image) => image,
+        Err(e) => {
+            shared.engine().link_image_aborted();
+            return Err(e);
+        }
+    };
+    let mut load = {
+        let mut engine = shared.engine();
+        let load = engine.link_load_begin(generation, image, mode);
+        shared.after_work(&mut engine);
+        load.map_err(fail)?
+    };
+    loop {
+        let step = {
+            let mut engine = shared.engine();
+            let step = engine.link_load_step(generation, &mut load);
+            shared.after_work(&mut engine);
+            step
+        };
+        if step.map_err(fail)? {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    let mut engine = shared.engine();
+    let id = engine.link_load_finish(generation, load, replid, offset, peer);
+    shared.after_work(&mut engine);
+    Ok(id)
+}
+
+/// Reads the RDB image of a full sync.
 async fn receive_image<S: EngineCell>(
     shared: &Rc<S>,
     conn: &mut Conn,

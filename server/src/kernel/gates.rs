@@ -825,6 +825,11 @@ fn server_state_gates(
     if server.persistence.loading && !command.spec.flags.contains(Flags::LOADING) {
         return Some(Error::msg("LOADING Redis is loading the dataset in memory"));
     }
+    // While a replica takes in the history it already had, the old data is served; only
+    // what would see or disturb the exchange waits.
+    if server.persistence.async_loading && command.spec.flags.contains(Flags::NO_ASYNC_LOADING) {
+        return Some(Error::msg("LOADING Redis is loading the dataset in memory"));
+    }
     if !fresh {
         return None;
     }

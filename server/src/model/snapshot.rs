@@ -285,6 +285,9 @@ pub struct SaveState {
     /// A file is being loaded (INFO `loading`; commands without the `loading` flag are refused
     /// with `-LOADING`), its size, how much is read, and when it began (s).
     pub loading: bool,
+    /// A replica's `swapdb` full sync of the history it already had: the old data is served
+    /// meanwhile, and only commands flagged `no_async_loading` get `-LOADING`.
+    pub async_loading: bool,
     pub loading_total_bytes: u64,
     pub loading_loaded_bytes: u64,
     pub loading_started_s: i64,
@@ -309,6 +312,7 @@ impl Default for SaveState {
             last_load_keys_loaded: 0,
             last_load_keys_expired: 0,
             loading: false,
+            async_loading: false,
             loading_total_bytes: 0,
             loading_loaded_bytes: 0,
             loading_started_s: 0,

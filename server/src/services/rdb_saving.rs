@@ -462,19 +462,28 @@ impl<R: std::io::Read> Loading<R> {
     }
 }
 
-/// Reads a file and counts the bytes read (INFO's `loading_loaded_bytes`).
-pub struct CountingFile {
-    inner: BufReader<File>,
+/// Counts the bytes read through it (INFO's `loading_loaded_bytes`).
+pub struct Counting<R> {
+    inner: R,
     pub count: std::rc::Rc<std::cell::Cell<u64>>,
 }
 
-impl std::io::Read for CountingFile {
+impl<R> Counting<R> {
+    pub fn new(inner: R, count: std::rc::Rc<std::cell::Cell<u64>>) -> Counting<R> {
+        Counting { inner, count }
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.count.set(self.count.get() + n as u64);
         Ok(n)
     }
 }
+
+/// A file read through a buffer, counted.
+pub type CountingFile = Counting<BufReader<File>>;
 
 /// A load in slices and the count of bytes it has read.
 pub type BackgroundLoad = (Loading<CountingFile>, std::rc::Rc<std::cell::Cell<u64>>);
@@ -492,10 +501,7 @@ pub fn open_for_background_load(
         .map_err(|e| LoadError(format!("Fatal error loading the DB: {e}. Exiting.")))?;
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let count = std::rc::Rc::new(std::cell::Cell::new(0));
-    let input = CountingFile {
-        inner: BufReader::with_capacity(1 << 16, file),
-        count: count.clone(),
-    };
+    let input = Counting::new(BufReader::with_capacity(1 << 16, file), count.clone());
     let loading = Loading::new(input, false)?;
     let p = &mut server.persistence;
     p.loading = true;

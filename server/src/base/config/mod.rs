@@ -162,7 +162,8 @@ pub struct Config {
     pub rdb_key_save_delay: i64,
     /// Microseconds loading pauses after each key (`key-load-delay`, the loading twin).
     pub key_load_delay: i64,
-    /// `loading-process-events-interval-bytes` (hidden; kept, not used).
+    /// `loading-process-events-interval-bytes` (hidden): a replica's full-sync load gives the
+    /// event loop a turn after each such slice of its image.
     pub loading_process_events_interval_bytes: i64,
     pub rdb_del_sync_files: bool,
     /// The append-only file (`appendonly` and its companions).

@@ -1,0 +1,125 @@
+//! A replica while it takes in a full sync, as Redis 7.0 serves it: the image loads a slice at
+//! a time (`loading-process-events-interval-bytes`), INFO shows `loading:1` and the progress,
+//! other commands get `-LOADING`, and CONFIG SET still works (a `key-load-delay` can be lifted
+//! mid-load). Under `repl-diskless-load swapdb`, a replica resyncing the history it already
+//! had keeps serving its old data with `async_loading:1`, and keeps it when the transfer dies.
+
+use crate::support;
+use support::{eventually, field, text, Conn};
+
+const LOADING: &str = "-LOADING Redis is loading the dataset in memory\r\n";
+
+fn primary() -> embedis::Server {
+    support::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("repl-diskless-sync-delay", "0")
+        .unwrap()
+        .start()
+        .unwrap()
+}
+
+#[test]
+fn a_replica_answers_loading_while_its_image_loads_and_info_shows_the_progress() {
+    let primary = primary();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    text(&mut p, &["DEBUG", "POPULATE", "5000", "key", "100"]);
+    let replica = support::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .config("key-load-delay", "1000")
+        .unwrap()
+        .config("loading-process-events-interval-bytes", "1024")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    text(&mut r, &["SET", "old", "1"]);
+    let port = primary.addr().port().to_string();
+    assert_eq!(text(&mut r, &["REPLICAOF", "127.0.0.1", &port]), "+OK\r\n");
+    // 5,000 keys at a millisecond each: the load takes seconds, unless the delay is lifted.
+    eventually("the load to begin", || {
+        field(&text(&mut r, &["INFO", "persistence"]), "loading") == "1"
+    });
+    assert_eq!(text(&mut r, &["GET", "old"]), LOADING);
+    assert_eq!(text(&mut r, &["DBSIZE"]), LOADING);
+    let info = text(&mut r, &["INFO", "persistence"]);
+    assert_eq!(field(&info, "async_loading"), "0", "{info}");
+    let total: u64 = field(&info, "loading_total_bytes").parse().unwrap();
+    let loaded: u64 = field(&info, "loading_loaded_bytes").parse().unwrap();
+    assert!(total > 0 && loaded < total, "{info}");
+    // Still a replica whose link transfers: INFO replication says so.
+    let repl = text(&mut r, &["INFO", "replication"]);
+    assert_eq!(field(&repl, "master_sync_in_progress"), "1", "{repl}");
+    // CONFIG SET is served mid-load and takes effect in the next slice.
+    assert_eq!(
+        text(&mut r, &["CONFIG", "SET", "key-load-delay", "0"]),
+        "+OK\r\n"
+    );
+    eventually("the link to come up", || {
+        field(
+            &text(&mut r, &["INFO", "replication"]),
+            "master_link_status",
+        ) == "up"
+    });
+    assert_eq!(text(&mut r, &["DBSIZE"]), ":5000\r\n");
+    assert_eq!(text(&mut r, &["EXISTS", "old"]), ":0\r\n");
+    let info = text(&mut r, &["INFO", "persistence"]);
+    assert_eq!(field(&info, "loading"), "0", "{info}");
+    assert!(!info.contains("loading_total_bytes"), "{info}");
+    assert_eq!(
+        text(&mut p, &["DEBUG", "DIGEST"]),
+        text(&mut r, &["DEBUG", "DIGEST"])
+    );
+}
+
+#[test]
+fn a_swapdb_replica_serves_its_old_data_during_the_transfer_and_keeps_it_when_it_fails() {
+    let primary = primary();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    text(&mut p, &["SET", "kept", "before"]);
+    let replica = support::builder()
+        .config("repl-diskless-load", "swapdb")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    let port = primary.addr().port().to_string();
+    text(&mut r, &["REPLICAOF", "127.0.0.1", &port]);
+    eventually("the first sync", || {
+        text(&mut r, &["GET", "kept"]) == "$6\r\nbefore\r\n"
+    });
+    // The primary's backlog cannot cover what follows: the replica must resync in full, the
+    // same history (replication ID) as it has — and the image is written slowly.
+    text(&mut p, &["CONFIG", "SET", "repl-backlog-size", "16384"]);
+    text(&mut p, &["CONFIG", "SET", "rdb-key-save-delay", "100000"]);
+    // In one transaction, so that the replica cannot be back before the writes are done.
+    text(&mut p, &["MULTI"]);
+    text(&mut p, &["CLIENT", "KILL", "TYPE", "replica"]);
+    text(
+        &mut p,
+        &[
+            "EVAL",
+            "for i = 1, 200 do redis.call('set', 'big:' .. i, string.rep('x', 1000)) end",
+            "0",
+        ],
+    );
+    text(&mut p, &["DEL", "kept"]);
+    text(&mut p, &["EXEC"]);
+    eventually("the async load", || {
+        field(&text(&mut r, &["INFO", "persistence"]), "async_loading") == "1"
+    });
+    let info = text(&mut r, &["INFO", "persistence"]);
+    assert_eq!(field(&info, "loading"), "0", "{info}");
+    // The old data is served meanwhile; what Redis flags no-async-loading waits.
+    assert_eq!(text(&mut r, &["GET", "kept"]), "$6\r\nbefore\r\n");
+    assert_eq!(text(&mut r, &["BGSAVE"]), LOADING);
+    // The primary goes away mid-transfer: the replica stops loading and keeps its data.
+    drop(p);
+    primary.shutdown();
+    eventually("the transfer to end", || {
+        field(&text(&mut r, &["INFO", "persistence"]), "async_loading") == "0"
+    });
+    assert_eq!(text(&mut r, &["GET", "kept"]), "$6\r\nbefore\r\n");
+    assert_eq!(text(&mut r, &["EXISTS", "big:1"]), ":0\r\n");
+}
