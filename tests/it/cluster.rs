@@ -9,7 +9,8 @@
 //! - `redis_py_cluster_client` / `ioredis_cluster_client`: redis-py's `RedisCluster` and
 //!   ioredis's `Cluster` on a 3-shard embedis cluster (tests/python/cluster_client.py,
 //!   tests/node/cluster_client.js): reads, writes, pipelines, a Redlock-style lock, a MOVED after
-//!   resharding and an ASK during a migration.
+//!   resharding and an ASK during a migration; and both across an automatic failover on the
+//!   cluster's manual clock (tests/python/cluster_failover.py, tests/node/cluster_failover.js).
 //!
 //! Tests needing redis-server, redis-cli, redis-py or ioredis skip loudly without them, unless
 //! EMBEDIS_REQUIRE_REDIS=1.
@@ -582,11 +583,10 @@ fn redis_py_cluster_client() {
     drive_client(&cluster, child, "redis-py");
 }
 
-#[test]
-fn ioredis_cluster_client() {
-    let Some(node) = support::find_binary("node", "ioredis Cluster") else {
-        return;
-    };
+/// node and the ioredis installation (EMBEDIS_NODE_MODULES), or None (skipped loudly; a
+/// failure under EMBEDIS_REQUIRE_REDIS).
+fn ioredis(test: &str) -> Option<(String, String)> {
+    let node = support::find_binary("node", test)?;
     let modules = std::env::var("EMBEDIS_NODE_MODULES").unwrap_or_else(|_| {
         concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -597,11 +597,19 @@ fn ioredis_cluster_client() {
     if !std::path::Path::new(&modules).join("ioredis").exists() {
         let message = format!("ioredis is needed in {modules} (EMBEDIS_NODE_MODULES)");
         if support::redis_required() {
-            panic!("ioredis Cluster: {message} (EMBEDIS_REQUIRE_REDIS is set)");
+            panic!("{test}: {message} (EMBEDIS_REQUIRE_REDIS is set)");
         }
-        eprintln!("\n!!!!! SKIPPED ioredis Cluster: {message} !!!!!\n");
-        return;
+        eprintln!("\n!!!!! SKIPPED {test}: {message} !!!!!\n");
+        return None;
     }
+    Some((node, modules))
+}
+
+#[test]
+fn ioredis_cluster_client() {
+    let Some((node, modules)) = ioredis("ioredis Cluster") else {
+        return;
+    };
     let cluster = Cluster::start_with(3, 0, support::with_dir).unwrap();
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/node/cluster_client.js");
     let ports: Vec<String> = cluster
@@ -949,10 +957,35 @@ fn a_moved_slot_unsubscribes_its_shard_channels_and_a_reset_replica_stops_replic
 /// against the new primary, reading what was replicated (tests/python/cluster_failover.py).
 #[test]
 fn redis_py_cluster_client_carries_on_across_an_automatic_failover() {
-    use std::io::{BufRead, BufReader, Write};
     let Some(python) = support::python_with(&["redis"], "redis-py across a failover") else {
         return;
     };
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/python/cluster_failover.py"
+    );
+    client_across_a_failover(Command::new(&python).arg(script));
+}
+
+/// ioredis's `Cluster` likewise (tests/node/cluster_failover.js).
+#[test]
+fn ioredis_cluster_client_carries_on_across_an_automatic_failover() {
+    let Some((node, modules)) = ioredis("ioredis Cluster across a failover") else {
+        return;
+    };
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/node/cluster_failover.js"
+    );
+    client_across_a_failover(Command::new(&node).arg(script).env("NODE_PATH", &modules));
+}
+
+/// Runs a client script on a 3-shard cluster with a replica each, on a manual clock: when the
+/// script prints `KILL <port>`, that primary dies, the clock moves past the node timeout, and
+/// once its replica serves the slot the script is told `done`. The script must end with
+/// "followed the failover".
+fn client_across_a_failover(command: &mut Command) {
+    use std::io::{BufRead, BufReader, Write};
     let clock = embedis::Clock::manual();
     let mut cluster = Cluster::start_on_clock(3, 1, clock, |i, builder| {
         support::with_dir(i, builder)
@@ -960,17 +993,12 @@ fn redis_py_cluster_client_carries_on_across_an_automatic_failover() {
             .unwrap()
     })
     .unwrap();
-    let script = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/python/cluster_failover.py"
-    );
     let ports: Vec<String> = cluster
         .startup_nodes()
         .iter()
         .map(|a| a.port().to_string())
         .collect();
-    let mut child = Command::new(&python)
-        .arg(script)
+    let mut child = command
         .args(&ports)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())

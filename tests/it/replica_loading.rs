@@ -3,6 +3,7 @@
 //! other commands get `-LOADING`, and CONFIG SET still works (a `key-load-delay` can be lifted
 //! mid-load). Under `repl-diskless-load swapdb`, a replica resyncing the history it already
 //! had keeps serving its old data with `async_loading:1`, and keeps it when the transfer dies.
+//! And the history an RDB file records lets restarted replicas and primaries continue (PSYNC).
 
 use crate::support;
 use support::{eventually, field, text, Conn};
@@ -122,4 +123,65 @@ fn a_swapdb_replica_serves_its_old_data_during_the_transfer_and_keeps_it_when_it
     });
     assert_eq!(text(&mut r, &["GET", "kept"]), "$6\r\nbefore\r\n");
     assert_eq!(text(&mut r, &["EXISTS", "big:1"]), ":0\r\n");
+}
+
+/// An RDB file keeps the replication history (`repl-id`, `repl-offset`, `repl-stream-db`),
+/// as Redis's does: a restarted replica continues from its primary with a partial resync,
+/// and a restarted primary lets its replica continue too (the old ID becomes its previous one).
+#[test]
+fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
+    let primary_dir = support::temp_dir("history-primary");
+    let replica_dir = support::temp_dir("history-replica");
+    let mut primary = support::builder().dir(&primary_dir).start().unwrap();
+    let port = primary.addr().port().to_string();
+    let mut replica = support::builder()
+        .dir(&replica_dir)
+        .config("replicaof", &format!("127.0.0.1 {port}"))
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    text(&mut p, &["SELECT", "3"]);
+    text(&mut p, &["SET", "a", "1"]);
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    eventually("the first sync", || {
+        text(&mut r, &["SELECT", "3"]);
+        text(&mut r, &["GET", "a"]) == "$1\r\n1\r\n"
+    });
+    let replid = field(&text(&mut p, &["INFO", "replication"]), "master_replid");
+    // The replica stops (saving its file) while the primary goes on in database 3.
+    drop(r);
+    replica.restart().unwrap();
+    text(&mut p, &["SET", "b", "2"]);
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    eventually("the continued link", || {
+        field(
+            &text(&mut r, &["INFO", "replication"]),
+            "master_link_status",
+        ) == "up"
+    });
+    text(&mut r, &["SELECT", "3"]);
+    eventually("the write made while it was away", || {
+        text(&mut r, &["GET", "b"]) == "$1\r\n2\r\n"
+    });
+    let stats = text(&mut p, &["INFO", "stats"]);
+    assert_eq!(field(&stats, "sync_full"), "1", "{stats}");
+    assert_eq!(field(&stats, "sync_partial_ok"), "1", "{stats}");
+    // Now the primary restarts from its file: same history as previous ID, a backlog ready.
+    drop(p);
+    primary.restart().unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    let info = text(&mut p, &["INFO", "replication"]);
+    assert_eq!(field(&info, "master_replid2"), replid, "{info}");
+    assert_eq!(field(&info, "repl_backlog_active"), "1", "{info}");
+    eventually("the replica continues from the restarted primary", || {
+        field(&text(&mut p, &["INFO", "stats"]), "sync_partial_ok") == "1"
+    });
+    let stats = text(&mut p, &["INFO", "stats"]);
+    assert_eq!(field(&stats, "sync_full"), "0", "{stats}");
+    text(&mut p, &["SELECT", "3"]);
+    text(&mut p, &["SET", "c", "3"]);
+    eventually("a write after the primary's restart", || {
+        text(&mut r, &["GET", "c"]) == "$1\r\n3\r\n"
+    });
 }

@@ -19,7 +19,7 @@ use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::parts::Parts;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
-use crate::model::replication::{Backlog, Replica};
+use crate::model::replication::{Backlog, PacedImage, Replica};
 
 /// REPLICAOF host port | NO ONE (Redis's `replicaofCommand`). Becoming a replica disconnects
 /// this server's own replicas and refuses client writes (`-READONLY`, with `replica-read-only
@@ -216,20 +216,20 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         );
         ctx.out.buffer().extend_from_slice(line.as_bytes());
     }
+    let mut body = image;
     if ctx.server.config.repl_diskless_sync && ctx.client.replica_eof {
         // Redis's diskless framing: a random 40-byte mark, the image, the mark again (a
         // replica that streams the image to its loader learns its end without a length).
         let mark = ctx.server.random_id();
         let header = format!("$EOF:{mark}\r\n");
         ctx.out.buffer().extend_from_slice(header.as_bytes());
-        ctx.out.buffer().extend_from_slice(&image);
-        ctx.out.buffer().extend_from_slice(mark.as_bytes());
+        body.extend_from_slice(mark.as_bytes());
     } else {
-        let header = format!("${}\r\n", image.len());
+        let header = format!("${}\r\n", body.len());
         ctx.out.buffer().extend_from_slice(header.as_bytes());
-        ctx.out.buffer().extend_from_slice(&image);
     }
     register(ctx, request.is_none());
+    send_image(ctx, body);
     ctx.server.log.notice(&format!(
         "Synchronization with replica {} succeeded",
         ctx.client.peer.addr()
@@ -265,8 +265,29 @@ fn register(ctx: &mut Ctx<'_>, pre_psync: bool) {
             ack_offset: 0,
             ack_time_ms: ctx.now_ms,
             pre_psync,
+            image: None,
         });
     }
+}
+
+/// The image's bytes after their header: at once, or at the pace `rdb-key-save-delay` (µs
+/// per key) sets, the stream waiting behind them ([`PacedImage`]).
+fn send_image(ctx: &mut Ctx<'_>, body: Vec<u8>) {
+    let delay_us = ctx.server.config.rdb_key_save_delay;
+    let id = ctx.client.id;
+    let replica = ctx.server.repl.replicas.iter_mut().find(|r| r.id == id);
+    let (true, Some(replica)) = (delay_us > 0, replica) else {
+        ctx.out.buffer().extend_from_slice(&body);
+        return;
+    };
+    let keys = ctx.ks.total_keys().max(1) as f64;
+    replica.image = Some(PacedImage {
+        us_per_byte: keys * delay_us as f64 / body.len().max(1) as f64,
+        bytes: body,
+        sent: 0,
+        started: std::time::Instant::now(),
+        held: Vec::new(),
+    });
 }
 
 /// The RDB image a full resync sends: the dataset now, with the replication AUX fields.

@@ -68,10 +68,58 @@ pub fn relay(
     pending_writes: &mut Vec<ClientId>,
 ) {
     repl.append(bytes);
-    for replica in &repl.replicas {
-        if let Some(client) = clients.get_mut(replica.id) {
+    for replica in &mut repl.replicas {
+        if let Some(image) = &mut replica.image {
+            image.held.extend_from_slice(bytes);
+        } else if let Some(client) = clients.get_mut(replica.id) {
             client.pending.extend_from_slice(bytes);
             pending_writes.push(replica.id);
+        }
+    }
+}
+
+/// A full sync's image going out at the pace `rdb-key-save-delay` sets (Redis's saving child
+/// sleeps that long after each key it writes, and its replicas receive the image that
+/// slowly): the delay per key is spread over the image's bytes, and the stream produced
+/// meanwhile waits behind the image. Tests use it to hold a replica in its transfer.
+#[derive(Debug, Clone)]
+pub struct PacedImage {
+    pub bytes: Vec<u8>,
+    pub sent: usize,
+    pub started: std::time::Instant,
+    /// Real time each byte costs, in µs.
+    pub us_per_byte: f64,
+    /// The stream written since the image was taken.
+    pub held: Vec<u8>,
+}
+
+/// Hands each paced image's due bytes to its replica; a finished image lets the stream that
+/// waited behind it follow.
+pub fn release_paced_images(
+    repl: &mut Replication,
+    clients: &mut Clients,
+    pending_writes: &mut Vec<ClientId>,
+) {
+    for replica in &mut repl.replicas {
+        let Some(image) = &mut replica.image else {
+            continue;
+        };
+        let Some(client) = clients.get_mut(replica.id) else {
+            continue;
+        };
+        let elapsed_us = image.started.elapsed().as_micros() as f64;
+        let due = ((elapsed_us / image.us_per_byte) as usize).min(image.bytes.len());
+        if due > image.sent {
+            client
+                .pending
+                .extend_from_slice(&image.bytes[image.sent..due]);
+            image.sent = due;
+            pending_writes.push(replica.id);
+        }
+        if image.sent == image.bytes.len() {
+            client.pending.extend_from_slice(&image.held);
+            pending_writes.push(replica.id);
+            replica.image = None;
         }
     }
 }
@@ -247,6 +295,8 @@ pub struct Replica {
     pub ack_time_ms: i64,
     /// Attached by SYNC (before PSYNC existed): it never acknowledges, so no timeout applies.
     pub pre_psync: bool,
+    /// Its full sync's image, while it goes out paced (`rdb-key-save-delay`).
+    pub image: Option<PacedImage>,
 }
 
 /// The primary's replication state (see the module documentation).

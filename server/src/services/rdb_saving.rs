@@ -49,7 +49,24 @@ pub fn write_preamble<W: std::io::Write>(
     writer: &mut RdbWriter<W>,
     aof_base: bool,
 ) -> Result<(), RdbError> {
-    write_preamble_with(server, writer, aof_base, None)
+    // An RDB file keeps the replication history (Redis's `rdbPopulateSaveInfo`), so that a
+    // restarted replica continues with a partial resync and a restarted primary's replicas
+    // can; an AOF's base does not.
+    let repl = (!aof_base).then(|| saved_history(server)).flatten();
+    write_preamble_with(server, writer, aof_base, repl)
+}
+
+/// The history a file saved now records: a primary's once it has a backlog (replicas have
+/// seen its history), a replica's once it has synced.
+fn saved_history(server: &ServerState) -> Option<(i64, String, i64)> {
+    let repl = &server.repl;
+    repl.backlog.as_ref()?;
+    let db = if repl.primary.is_some() {
+        repl.stream_db as i64
+    } else {
+        0
+    };
+    Some((db, repl.replid.clone(), repl.offset as i64))
 }
 
 /// [`write_preamble`] for the image a replica's full resync sends: with Redis's replication AUX
@@ -297,10 +314,40 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
 }
 
 /// What a load found.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Default, Clone)]
 pub struct LoadStats {
     pub keys_loaded: u64,
     pub keys_expired: u64,
+    /// The file's replication history (`repl-stream-db`, `repl-id`, `repl-offset`), if any.
+    pub history: SavedHistory,
+}
+
+/// The replication AUX fields of a loaded file.
+#[derive(Debug, Default, Clone)]
+pub struct SavedHistory {
+    pub stream_db: Option<i64>,
+    pub replid: Option<String>,
+    pub offset: Option<i64>,
+}
+
+impl SavedHistory {
+    fn note(&mut self, key: &[u8], value: &[u8]) {
+        let text = || String::from_utf8_lossy(value).into_owned();
+        match key {
+            b"repl-stream-db" => self.stream_db = text().parse().ok(),
+            b"repl-id" => self.replid = Some(text()),
+            b"repl-offset" => self.offset = text().parse().ok(),
+            _ => {}
+        }
+    }
+
+    /// All three fields, usable (Redis's `rsi_is_valid`).
+    fn valid(&self) -> Option<(usize, &str, u64)> {
+        let db = usize::try_from(self.stream_db?).ok()?;
+        let offset = u64::try_from(self.offset?).ok()?;
+        let replid = self.replid.as_deref().filter(|id| id.len() == 40)?;
+        Some((db, replid, offset))
+    }
 }
 
 /// Why a load failed: Redis's log line for it.
@@ -380,7 +427,7 @@ impl<R: std::io::Read> Loading<R> {
     }
 
     pub fn stats(&self) -> LoadStats {
-        self.stats
+        self.stats.clone()
     }
 
     /// Loads up to `max_keys` more keys. Ok(true) once the file is read to its end (checksum
@@ -397,7 +444,7 @@ impl<R: std::io::Read> Loading<R> {
         let mut keys = 0usize;
         while keys < max_keys {
             match self.reader.next_event().map_err(load_error)? {
-                Event::Aux { .. } => {}
+                Event::Aux { key, value } => self.stats.history.note(&key, &value),
                 // Size the tables once, as Redis does, instead of growing them key by key —
                 // but only as far as [`RESIZE_HINT_MAX`]: the sizes are the file's word, and a
                 // corrupt one must not allocate gigabytes before a single key is read.
@@ -530,6 +577,31 @@ pub fn finish_load(
         started.elapsed().as_secs_f64()
     ));
     ks.dirty = 0;
+    restore_history(ks, server, &stats.history);
+}
+
+/// The replication history a start-up file recorded (Redis's `loadDataFromDisk`): a replica
+/// takes it as its own, to continue from its primary with PSYNC; a primary keeps it as its
+/// previous ID, with a backlog, so that its replicas can continue from it.
+fn restore_history(ks: &mut Keyspace, server: &mut ServerState, history: &SavedHistory) {
+    let Some((db, replid, offset)) = history.valid() else {
+        return;
+    };
+    let repl = &mut server.repl;
+    if repl.primary.is_some() {
+        repl.replid = replid.to_string();
+        repl.offset = offset;
+        repl.stream_db = db.min(ks.dbs.len() - 1);
+    } else {
+        repl.replid2 = replid.to_string();
+        repl.second_offset = offset as i64 + 1;
+        repl.offset = offset;
+    }
+    if repl.backlog.is_none() {
+        ks.stream.add_consumer();
+    }
+    let size = server.config.repl_backlog_size.max(1) as usize;
+    repl.backlog = Some(crate::model::replication::Backlog::new(size, offset + 1));
 }
 
 fn load_library(
