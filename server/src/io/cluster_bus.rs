@@ -14,7 +14,8 @@
 //! context a replica uses for its primary.
 //!
 //! The tasks run on the engine's thread and borrow the engine only between awaits, as the
-//! connection tasks do. Only the single-threaded server runs the bus (not `io-threads` > 1).
+//! connection tasks do: the server's one thread, or with `io-threads` > 1 the executor thread
+//! (`crate::io::net_threaded`), which runs a runtime of its own for them.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
