@@ -16,11 +16,13 @@
 //! with all of this, failure by failure.
 
 mod cluster;
+mod command_line;
 mod direct;
 mod nodes;
 mod replica_set;
 
 pub use cluster::Cluster;
+pub use command_line::command_line;
 pub use direct::Reply;
 pub use embedis_core::base::config::AppendFsync;
 pub use embedis_core::{Clock, Config};

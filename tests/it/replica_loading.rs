@@ -167,6 +167,12 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
     let stats = text(&mut p, &["INFO", "stats"]);
     assert_eq!(field(&stats, "sync_full"), "1", "{stats}");
     assert_eq!(field(&stats, "sync_partial_ok"), "1", "{stats}");
+    // CONFIG RESETSTAT zeroes them, as Redis's resetServerStats does (psync2-master-restart
+    // counts the syncs after it).
+    text(&mut p, &["CONFIG", "RESETSTAT"]);
+    let stats = text(&mut p, &["INFO", "stats"]);
+    assert_eq!(field(&stats, "sync_full"), "0", "{stats}");
+    assert_eq!(field(&stats, "sync_partial_ok"), "0", "{stats}");
     // Now the primary restarts from its file: same history as previous ID, a backlog ready.
     drop(p);
     primary.restart().unwrap();
@@ -179,9 +185,54 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
     });
     let stats = text(&mut p, &["INFO", "stats"]);
     assert_eq!(field(&stats, "sync_full"), "0", "{stats}");
+    assert_eq!(field(&stats, "sync_partial_ok"), "1", "{stats}");
     text(&mut p, &["SELECT", "3"]);
     text(&mut p, &["SET", "c", "3"]);
     eventually("a write after the primary's restart", || {
         text(&mut r, &["GET", "c"]) == "$1\r\n3\r\n"
     });
+}
+
+/// A restarting primary deletes the keys its file holds expired and feeds those deletions to
+/// its backlog after the file's history (Redis's `RDBFLAGS_FEED_REPL`), so a replica that
+/// continues with PSYNC drops them too.
+#[test]
+fn a_restarted_primary_tells_continuing_replicas_which_keys_expired_while_it_was_down() {
+    let clock = embedis::Clock::manual();
+    let mut primary = support::builder()
+        .dir(support::temp_dir("history-expired"))
+        .clock(clock.clone())
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let port = primary.addr().port().to_string();
+    let replica = support::builder()
+        .config("replicaof", &format!("127.0.0.1 {port}"))
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    text(&mut p, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    text(&mut p, &["SELECT", "2"]);
+    text(&mut p, &["SET", "session", "x", "PX", "60000"]);
+    text(&mut p, &["SET", "kept", "y"]);
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    text(&mut r, &["SELECT", "2"]);
+    eventually("the replica has the session", || {
+        text(&mut r, &["EXISTS", "session", "kept"]) == ":2\r\n"
+    });
+    // A minute passes on the primary's clock while nothing reads the key; then it restarts.
+    clock.advance(std::time::Duration::from_secs(61));
+    drop(p);
+    primary.restart().unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    let info = text(&mut p, &["INFO", "persistence"]);
+    assert_eq!(field(&info, "rdb_last_load_keys_expired"), "1", "{info}");
+    eventually("the replica drops the expired key", || {
+        text(&mut r, &["EXISTS", "session", "kept"]) == ":1\r\n"
+    });
+    let stats = text(&mut p, &["INFO", "stats"]);
+    assert_eq!(field(&stats, "sync_partial_ok"), "1", "{stats}");
+    assert_eq!(field(&stats, "sync_full"), "0", "{stats}");
 }

@@ -256,7 +256,8 @@ pub fn os_error_text(e: &std::io::Error) -> String {
 }
 
 /// Zeroes every statistic CONFIG RESETSTAT covers in Redis: server, command and error
-/// statistics and the keyspace's hits, misses and expiry counters.
+/// statistics, the keyspace's hits, misses and expiry counters, full and partial syncs, saves
+/// and AOF rewrites.
 pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.stats = Stats::default();
     for stats in ctx.server.command_stats.iter_mut() {
@@ -265,6 +266,12 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
     ctx.server.eviction.reset_stats();
+    // Redis's resetServerStats covers replication's and persistence's counters too.
+    let repl = &mut ctx.server.repl;
+    (repl.sync_full, repl.sync_partial_ok, repl.sync_partial_err) = (0, 0, 0);
+    ctx.server.persistence.saves = 0;
+    ctx.server.aof.rewrites = 0;
+    ctx.server.aof.rewrite_failures = 0;
     crate::model::lazyfree::reset_lazyfreed_objects();
     ctx.server.memory_peak = crate::base::alloc::used_memory();
 }

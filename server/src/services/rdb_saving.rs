@@ -320,6 +320,23 @@ pub struct LoadStats {
     pub keys_expired: u64,
     /// The file's replication history (`repl-stream-db`, `repl-id`, `repl-offset`), if any.
     pub history: SavedHistory,
+    /// A restarting primary's stream of deletions for the keys the load found expired
+    /// ([`Loading::feed_expired`]).
+    pub expired_stream: Vec<u8>,
+    expired_stream_db: Option<usize>,
+}
+
+impl LoadStats {
+    fn feed_deletion(&mut self, db: usize, key: &[u8], lazy: bool) {
+        use crate::model::write_stream::{del_verb, write_multibulk};
+        let mut out = bytes::BytesMut::new();
+        if self.expired_stream_db != Some(db) {
+            write_multibulk(&mut out, &[b"SELECT".as_slice(), db.to_string().as_bytes()]);
+            self.expired_stream_db = Some(db);
+        }
+        write_multibulk(&mut out, &[del_verb(lazy).as_ref(), key]);
+        self.expired_stream.extend_from_slice(&out);
+    }
 }
 
 /// The replication AUX fields of a loaded file.
@@ -413,6 +430,7 @@ pub struct Loading<R: std::io::Read> {
     db: usize,
     stats: LoadStats,
     merge: bool,
+    feed_expired: bool,
 }
 
 impl<R: std::io::Read> Loading<R> {
@@ -423,7 +441,16 @@ impl<R: std::io::Read> Loading<R> {
             db: 0,
             stats: LoadStats::default(),
             merge,
+            feed_expired: false,
         })
+    }
+
+    /// Writes a DEL (UNLINK with `lazyfree-lazy-expire`) for every expired key it skips, as a
+    /// restarting primary feeds them to its backlog (Redis's `RDBFLAGS_FEED_REPL`): replicas
+    /// that continue from the file's history learn of them.
+    pub fn feed_expired(mut self) -> Self {
+        self.feed_expired = true;
+        self
     }
 
     pub fn stats(&self) -> LoadStats {
@@ -474,6 +501,10 @@ impl<R: std::io::Read> Loading<R> {
                         && ks.expiry_rule == crate::model::keyspace::ExpiryRule::Delete;
                     if meta.expire_ms.is_some_and(|at| at < now) && skip {
                         self.stats.keys_expired += 1;
+                        if self.feed_expired {
+                            let lazy = server.config.lazyfree_lazy_expire;
+                            self.stats.feed_deletion(self.db, &key, lazy);
+                        }
                         continue;
                     }
                     let value = crate::base::formats::rdb_convert::from_rdb(value, &server.config)
@@ -549,7 +580,7 @@ pub fn open_for_background_load(
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let count = std::rc::Rc::new(std::cell::Cell::new(0));
     let input = Counting::new(BufReader::with_capacity(1 << 16, file), count.clone());
-    let loading = Loading::new(input, false)?;
+    let loading = Loading::new(input, false)?.feed_expired();
     let p = &mut server.persistence;
     p.loading = true;
     p.loading_total_bytes = total;
@@ -577,14 +608,14 @@ pub fn finish_load(
         started.elapsed().as_secs_f64()
     ));
     ks.dirty = 0;
-    restore_history(ks, server, &stats.history);
+    restore_history(ks, server, &stats);
 }
 
 /// The replication history a start-up file recorded (Redis's `loadDataFromDisk`): a replica
 /// takes it as its own, to continue from its primary with PSYNC; a primary keeps it as its
 /// previous ID, with a backlog, so that its replicas can continue from it.
-fn restore_history(ks: &mut Keyspace, server: &mut ServerState, history: &SavedHistory) {
-    let Some((db, replid, offset)) = history.valid() else {
+fn restore_history(ks: &mut Keyspace, server: &mut ServerState, stats: &LoadStats) {
+    let Some((db, replid, offset)) = stats.history.valid() else {
         return;
     };
     let repl = &mut server.repl;
@@ -602,6 +633,11 @@ fn restore_history(ks: &mut Keyspace, server: &mut ServerState, history: &SavedH
     }
     let size = server.config.repl_backlog_size.max(1) as usize;
     repl.backlog = Some(crate::model::replication::Backlog::new(size, offset + 1));
+    // A primary's history goes on with the deletions of the keys that expired while it was
+    // down (too many, and the backlog no longer reaches back to the file's offset).
+    if repl.primary.is_none() {
+        repl.append(&stats.expired_stream);
+    }
 }
 
 fn load_library(
@@ -641,8 +677,17 @@ pub fn load_at_start(
         return Ok(());
     }
     let started = Instant::now();
-    let stats = load_file(ks, server, registry, &path, false)?;
-    finish_load(ks, server, stats, started);
+    let file = File::open(&path)
+        .map_err(|e| LoadError(format!("Fatal error loading the DB: {e}. Exiting.")))?;
+    server.persistence.loading = true;
+    let input = BufReader::with_capacity(1 << 16, file);
+    let loaded = Loading::new(input, false).map(Loading::feed_expired);
+    let stats = loaded.and_then(|mut loading| {
+        while !loading.step(ks, server, registry, usize::MAX)? {}
+        Ok(loading.stats())
+    });
+    server.persistence.loading = false;
+    finish_load(ks, server, stats?, started);
     Ok(())
 }
 

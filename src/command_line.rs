@@ -1,0 +1,102 @@
+//! redis-server's command line — `embedis-server [config-file] [--option value ...]` — for
+//! every program that runs the server as its own process: the `embedis-server` binary, and the
+//! console script of the Python package, which calls it with its arguments.
+//!
+//! Options use redis-server's names and meanings. `--port auto` binds a free port and prints one
+//! line, `port=<n>`, on standard output as soon as the server listens, so that a test harness in
+//! any language can spawn the server and learn where it is. Unknown options, and Redis options
+//! embedis does not implement yet, stop start-up with a message saying which.
+//!
+//! With `--enable-debug-command yes|local` the server runs on a controllable clock (real time
+//! until a test says otherwise), so that DEBUG CLOCK can move it.
+
+use std::process::ExitCode;
+
+use embedis_core::base::config::Access;
+use embedis_core::{Clock, Config, ServerOptions};
+
+/// Runs a server as redis-server would with these arguments (without the program's name), until
+/// it is shut down; returns the process's exit code.
+pub fn command_line(mut args: Vec<String>) -> ExitCode {
+    if args.iter().any(|a| a == "-v" || a == "--version") {
+        println!(
+            "embedis-server v={} (Redis 7.0.15 compatible)",
+            env!("CARGO_PKG_VERSION")
+        );
+        return ExitCode::SUCCESS;
+    }
+    if args.iter().any(|a| a == "-h" || a == "--help") {
+        println!("Usage: embedis-server [/path/to/redis.conf] [--option value ...]");
+        println!("       embedis-server --port auto   (prints port=<n> once listening)");
+        println!("Options have redis-server's names: --port, --bind, --unixsocket, --requirepass, --databases, ...");
+        return ExitCode::SUCCESS;
+    }
+    // `--port auto` is ours: take it out before the Redis-style parsing.
+    let mut ephemeral_port = false;
+    if let Some(i) = args
+        .windows(2)
+        .position(|w| w[0] == "--port" && w[1] == "auto")
+    {
+        args.drain(i..i + 2);
+        ephemeral_port = true;
+    }
+    let (file, text) = match Config::args_to_text(&args) {
+        Ok(parsed) => parsed,
+        Err(message) => {
+            eprintln!("{message}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut config = Config::default();
+    // The binary saves as Redis does out of the box (a server inside a test process does not).
+    config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
+    if let Some(path) = &file {
+        match std::fs::read_to_string(path) {
+            Ok(contents) => {
+                if let Err(e) = config.load_text(&contents) {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            }
+            Err(e) => {
+                eprintln!("Fatal error, can't open config file '{path}': {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Err(e) = config.load_text(&text) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
+    // DEBUG CLOCK works over the wire only on a controllable clock; it runs in real time until a
+    // test moves it, so a server that allows DEBUG behaves as before until then.
+    let clock = if config.enable_debug_command == Access::No {
+        Clock::system()
+    } else {
+        Clock::controllable()
+    };
+    let options = ServerOptions {
+        clock,
+        config,
+        ephemeral_port,
+        config_file: file,
+        handle_signals: true,
+        load_at_start: true,
+        load_in_background: true,
+        ..ServerOptions::default()
+    };
+    let result = embedis_core::run(options, move |addr| {
+        if ephemeral_port {
+            if let Some(addr) = addr {
+                println!("port={}", addr.port());
+            }
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
