@@ -216,3 +216,33 @@ fn a_taken_port_is_a_clear_start_up_error() {
         "{all}"
     );
 }
+
+/// CONFIG REWRITE writes the primary of the moment as `replicaof host port`, as redis-server
+/// 7.0 does (a REPLICAOF at run time included), and drops the line once the server is a
+/// primary again — so a replica restarted from its file follows the same primary and
+/// continues from the history its RDB file kept (Redis's psync2 restart test).
+#[test]
+fn config_rewrite_keeps_the_current_primary() {
+    let dir =
+        std::env::temp_dir().join(format!("embedis-rewrite-replicaof-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("replica.conf");
+    std::fs::write(&conf, "save \"\"\n").unwrap();
+    let conf_arg = conf.display().to_string();
+    let (mut child, port, _stdout) = spawn_auto(&[conf_arg.as_str()]);
+    let mut c = Conn::connect(std::net::SocketAddr::from(([127, 0, 0, 1], port))).unwrap();
+    let ok = |c: &mut Conn, args: &[&str]| assert_eq!(support::text(c, args), "+OK\r\n");
+    ok(&mut c, &["REPLICAOF", "127.0.0.1", "7999"]);
+    ok(&mut c, &["CONFIG", "REWRITE"]);
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(
+        text.lines().any(|l| l == "replicaof 127.0.0.1 7999"),
+        "{text}"
+    );
+    ok(&mut c, &["REPLICAOF", "NO", "ONE"]);
+    ok(&mut c, &["CONFIG", "REWRITE"]);
+    let text = std::fs::read_to_string(&conf).unwrap();
+    assert!(!text.contains("replicaof"), "{text}");
+    terminate(&mut child);
+    let _ = std::fs::remove_dir_all(&dir);
+}
