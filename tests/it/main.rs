@@ -74,6 +74,7 @@ mod docs_examples;
 mod examples;
 mod faults;
 mod in_process;
+mod language_apis;
 mod readme;
 mod redis_cli;
 mod repository;

@@ -25,6 +25,7 @@ const ALLOWED: &[&str] = &[
     "examples",
     "fuzz",
     "protocol",
+    "python",
     "rdb",
     "scripting",
     "server",

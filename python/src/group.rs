@@ -1,0 +1,494 @@
+//! Who owns the servers: a [`Group`] — one server, `Nodes`, a `ReplicaSet` or a `Cluster` —
+//! shared by the Python objects that show its members. A member is found by its index at each
+//! call, so `replica_set.primary` is the primary of the moment, after a failover too.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PySlice, PyTuple};
+
+use crate::convert::{duration, io_error};
+use crate::server::{Options, Server};
+use crate::EmbedisError;
+
+/// The servers of a group, while it runs.
+pub enum Members {
+    One(embedis::Server),
+    Nodes(embedis::Nodes),
+    /// Index 0 is the primary, 1.. the replicas.
+    Replicas(embedis::ReplicaSet),
+    Cluster(embedis::Cluster),
+}
+
+pub struct Group {
+    members: Mutex<Option<Members>>,
+    /// Cluster nodes stopped by `kill`: their views answer an error instead of panicking.
+    killed: Mutex<HashSet<usize>>,
+}
+
+impl Group {
+    pub fn new(members: Members) -> Arc<Group> {
+        Arc::new(Group {
+            members: Mutex::new(Some(members)),
+            killed: Mutex::new(HashSet::new()),
+        })
+    }
+
+    /// Runs `f` on the whole group; an error once it has stopped.
+    pub fn with<T>(&self, f: impl FnOnce(&mut Members) -> T) -> PyResult<T> {
+        let mut members = self.members.lock();
+        match members.as_mut() {
+            Some(members) => Ok(f(members)),
+            None => Err(EmbedisError::new_err("the server has stopped")),
+        }
+    }
+
+    /// Runs `f` on member `index`.
+    pub fn with_server<T>(
+        &self,
+        index: usize,
+        f: impl FnOnce(&embedis::Server) -> T,
+    ) -> PyResult<T> {
+        if self.killed.lock().contains(&index) {
+            return Err(EmbedisError::new_err("the node was killed"));
+        }
+        self.with(|members| match members {
+            Members::One(server) => Some(f(server)),
+            Members::Nodes(nodes) => nodes.iter().nth(index).map(f),
+            Members::Replicas(set) => match index {
+                0 => Some(f(set.primary())),
+                i => set.replicas().get(i - 1).map(f),
+            },
+            Members::Cluster(cluster) => cluster.nodes().get(index).map(f),
+        })?
+        .ok_or_else(|| EmbedisError::new_err(format!("no server {index} in this group")))
+    }
+
+    /// How many members it has now.
+    pub fn len(&self) -> PyResult<usize> {
+        self.with(|members| match members {
+            Members::One(_) => 1,
+            Members::Nodes(nodes) => nodes.len(),
+            Members::Replicas(set) => 1 + set.replicas().len(),
+            Members::Cluster(cluster) => cluster.nodes().len(),
+        })
+    }
+
+    /// Stops every member (nothing if stopped already).
+    pub fn stop(&self, py: Python<'_>) {
+        let members = self.members.lock().take();
+        py.allow_threads(move || match members {
+            Some(Members::One(server)) => server.shutdown(),
+            Some(Members::Nodes(nodes)) => nodes.shutdown(),
+            Some(Members::Replicas(set)) => drop(set),
+            Some(Members::Cluster(cluster)) => cluster.shutdown(),
+            None => {}
+        });
+    }
+
+    fn mark_killed(&self, index: usize) {
+        self.killed.lock().insert(index);
+    }
+}
+
+/// Views of members `0..len` of `group`.
+fn views(group: &Arc<Group>, range: std::ops::Range<usize>) -> Vec<Server> {
+    range
+        .map(|index| Server::view(group.clone(), index))
+        .collect()
+}
+
+/// `n` independent servers (five for a Redlock test), each with its own clock unless
+/// `clock=` gives them one. A sequence: `len(nodes)`, `nodes[i]`, `for server in nodes`.
+#[pyclass(module = "embedis._embedis", frozen)]
+pub struct Nodes {
+    group: Arc<Group>,
+}
+
+#[pymethods]
+impl Nodes {
+    #[new]
+    #[pyo3(signature = (n=5, **options))]
+    fn new(py: Python<'_>, n: usize, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let options = Options::from_kwargs(options)?;
+        let nodes = py
+            .allow_threads(|| embedis::Nodes::start_with(n, |_, builder| options.apply(builder)))
+            .map_err(io_error)?;
+        Ok(Nodes {
+            group: Group::new(Members::Nodes(nodes)),
+        })
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.group.len()
+    }
+
+    /// `nodes[i]` (negative from the end) or `nodes[a:b]` (a list).
+    fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let len = self.group.len()?;
+        if let Ok(slice) = index.downcast::<PySlice>() {
+            let range = slice.indices(len as isize)?;
+            let picked: Vec<Server> = (0..range.slicelength)
+                .map(|k| range.start + k as isize * range.step)
+                .map(|i| Server::view(self.group.clone(), i as usize))
+                .collect();
+            return Ok(picked.into_pyobject(py)?.into_any().unbind());
+        }
+        let index: isize = index.extract()?;
+        let i = if index < 0 {
+            index + len as isize
+        } else {
+            index
+        };
+        if !(0..len as isize).contains(&i) {
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "node index out of range",
+            ));
+        }
+        let view = Server::view(self.group.clone(), i as usize);
+        Ok(view.into_pyobject(py)?.into_any().unbind())
+    }
+
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
+        let list = views(&self.group, 0..self.group.len()?).into_pyobject(py)?;
+        Ok(list.try_iter()?.into_any().unbind())
+    }
+
+    /// Every node's `redis://` URL.
+    #[getter]
+    fn urls(&self) -> PyResult<Vec<String>> {
+        self.group.with(|m| match m {
+            Members::Nodes(nodes) => nodes.urls(),
+            _ => unreachable!("a Nodes group"),
+        })
+    }
+
+    /// Moves every node's clock on by `by` (each scaled by its clock's rate).
+    fn advance(&self, by: &Bound<'_, PyAny>) -> PyResult<()> {
+        let by = duration(by)?;
+        self.group.with(|m| {
+            if let Members::Nodes(nodes) = m {
+                nodes.advance(by)
+            }
+        })
+    }
+
+    fn shutdown(&self, py: Python<'_>) {
+        self.group.stop(py);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
+        self.group.stop(py);
+    }
+}
+
+/// A primary and `replicas` replicas of it, linked when the constructor returns.
+#[pyclass(module = "embedis._embedis", frozen)]
+pub struct ReplicaSet {
+    group: Arc<Group>,
+}
+
+#[pymethods]
+impl ReplicaSet {
+    #[new]
+    #[pyo3(signature = (replicas=2, **options))]
+    fn new(py: Python<'_>, replicas: usize, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let options = Options::from_kwargs(options)?;
+        let set = py
+            .allow_threads(|| {
+                embedis::ReplicaSet::start_with(replicas, |_, builder| options.apply(builder))
+            })
+            .map_err(io_error)?;
+        Ok(ReplicaSet {
+            group: Group::new(Members::Replicas(set)),
+        })
+    }
+
+    /// The current primary.
+    #[getter]
+    fn primary(&self) -> Server {
+        Server::view(self.group.clone(), 0)
+    }
+
+    /// The current replicas, in start order.
+    #[getter]
+    fn replicas(&self) -> PyResult<Vec<Server>> {
+        Ok(views(&self.group, 1..self.group.len()?))
+    }
+
+    /// Replica `i` (in start order).
+    fn replica(&self, i: usize) -> PyResult<Server> {
+        if i + 1 >= self.group.len()? {
+            return Err(pyo3::exceptions::PyIndexError::new_err("no such replica"));
+        }
+        Ok(Server::view(self.group.clone(), i + 1))
+    }
+
+    /// Waits until every replica has applied all the primary wrote; False after `timeout`.
+    #[pyo3(signature = (timeout=None))]
+    fn wait_for_replicas(
+        &self,
+        py: Python<'_>,
+        timeout: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let timeout = match timeout {
+            Some(t) => duration(t)?,
+            None => std::time::Duration::from_secs(10),
+        };
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Replicas(set) => set.wait_for_replicas(timeout),
+                _ => unreachable!("a ReplicaSet group"),
+            })
+        })
+    }
+
+    /// What Sentinel does when the primary fails: the primary stops, replica `to` is promoted
+    /// and the others follow it.
+    fn fail_over(&self, py: Python<'_>, to: usize) -> PyResult<()> {
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Replicas(set) if to < set.replicas().len() => {
+                    set.fail_over(to);
+                    Ok(())
+                }
+                _ => Err(EmbedisError::new_err(format!("no replica {to}"))),
+            })
+        })?
+    }
+
+    fn shutdown(&self, py: Python<'_>) {
+        self.group.stop(py);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
+        self.group.stop(py);
+    }
+}
+
+/// A Redis Cluster of in-process nodes: `shards` primaries with the slots split as
+/// `redis-cli --cluster create` splits them, `replicas` replicas each. With `clock=` (a
+/// `Clock`, or "manual") every node runs on that clock, and `advance_clock` drives failure
+/// detection and elections.
+#[pyclass(module = "embedis._embedis", frozen)]
+pub struct Cluster {
+    group: Arc<Group>,
+}
+
+impl Cluster {
+    fn cluster<T>(&self, f: impl FnOnce(&mut embedis::Cluster) -> T) -> PyResult<T> {
+        self.group.with(|m| match m {
+            Members::Cluster(cluster) => f(cluster),
+            _ => unreachable!("a Cluster group"),
+        })
+    }
+}
+
+#[pymethods]
+impl Cluster {
+    #[new]
+    #[pyo3(signature = (shards=3, replicas=0, **options))]
+    fn new(
+        py: Python<'_>,
+        shards: usize,
+        replicas: usize,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let options = Options::from_kwargs(options)?;
+        let clock = options.shared_clock();
+        let options = options.without_clock();
+        let cluster = py
+            .allow_threads(|| match clock {
+                Some(clock) => embedis::Cluster::start_on_clock(shards, replicas, clock, |_, b| {
+                    options.apply(b)
+                }),
+                None => embedis::Cluster::start_with(shards, replicas, |_, b| options.apply(b)),
+            })
+            .map_err(io_error)?;
+        Ok(Cluster {
+            group: Group::new(Members::Cluster(cluster)),
+        })
+    }
+
+    /// Every node: the primaries first (index = shard), then the replicas.
+    #[getter]
+    fn nodes(&self) -> PyResult<Vec<Server>> {
+        Ok(views(&self.group, 0..self.group.len()?))
+    }
+
+    /// The primaries as started (index = shard).
+    #[getter]
+    fn primaries(&self) -> PyResult<Vec<Server>> {
+        let shards = self.cluster(|c| c.primaries().len())?;
+        Ok(views(&self.group, 0..shards))
+    }
+
+    fn node(&self, index: usize) -> Server {
+        Server::view(self.group.clone(), index)
+    }
+
+    fn node_id(&self, index: usize) -> PyResult<String> {
+        self.cluster(|c| c.node_id(index).to_string())
+    }
+
+    /// `(host, port)` of every node, for a cluster client's startup nodes.
+    #[getter]
+    fn startup_nodes(&self) -> PyResult<Vec<(String, u16)>> {
+        self.cluster(|c| {
+            c.startup_nodes()
+                .iter()
+                .map(|a| (a.ip().to_string(), a.port()))
+                .collect()
+        })
+    }
+
+    #[getter]
+    fn urls(&self) -> PyResult<Vec<String>> {
+        self.cluster(|c| c.urls())
+    }
+
+    #[staticmethod]
+    fn slot_of(key: &[u8]) -> u16 {
+        embedis::Cluster::slot_of(key)
+    }
+
+    /// The index of the node serving `slot`.
+    fn owner_of(&self, slot: u16) -> PyResult<usize> {
+        self.cluster(|c| c.owner_of(slot))
+    }
+
+    /// A coordinated failover of `shard` to its replica (CLUSTER FAILOVER); returns the index
+    /// of the new primary.
+    fn fail_over(&self, py: Python<'_>, shard: usize) -> PyResult<usize> {
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Cluster(c) => c.fail_over(shard).map_err(io_error),
+                _ => unreachable!("a Cluster group"),
+            })
+        })?
+    }
+
+    /// Stops node `index` at once, as SIGKILL would; the cluster finds out by itself.
+    fn kill(&self, py: Python<'_>, index: usize) -> PyResult<()> {
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| {
+                if let Members::Cluster(c) = m {
+                    c.kill(index)
+                }
+            })
+        })?;
+        self.group.mark_killed(index);
+        Ok(())
+    }
+
+    /// Moves the cluster's clock (`clock=` at start) on by `by`, in 100 ms steps.
+    fn advance_clock(&self, py: Python<'_>, by: &Bound<'_, PyAny>) -> PyResult<()> {
+        let by = duration(by)?;
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Cluster(c) => {
+                    if c.nodes()
+                        .first()
+                        .is_some_and(|n| n.clock().is_controllable())
+                    {
+                        c.advance_clock(by);
+                        Ok(())
+                    } else {
+                        Err(EmbedisError::new_err(
+                            "advance_clock needs Cluster(..., clock=...)",
+                        ))
+                    }
+                }
+                _ => unreachable!("a Cluster group"),
+            })
+        })?
+    }
+
+    /// Waits until every live node agrees on the slots' owners.
+    fn wait_consistent(&self, py: Python<'_>) -> PyResult<()> {
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Cluster(c) => c.wait_consistent().map_err(io_error),
+                _ => unreachable!("a Cluster group"),
+            })
+        })?
+    }
+
+    /// Waits until every live node routes `slot` to node `index`.
+    fn wait_for_owner(&self, py: Python<'_>, slot: u16, index: usize) -> PyResult<()> {
+        let group = self.group.clone();
+        py.allow_threads(move || {
+            group.with(|m| match m {
+                Members::Cluster(c) => c.wait_for_owner(slot, index).map_err(io_error),
+                _ => unreachable!("a Cluster group"),
+            })
+        })?
+    }
+
+    fn begin_migration(&self, slot: u16, source: usize, target: usize) -> PyResult<()> {
+        self.cluster(|c| c.begin_migration(slot, source, target))?
+            .map_err(io_error)
+    }
+
+    fn migrate_key(&self, key: &str, source: usize, target: usize) -> PyResult<()> {
+        self.cluster(|c| c.migrate_key(key, source, target))?
+            .map_err(io_error)
+    }
+
+    fn finish_migration(&self, slot: u16, source: usize, target: usize) -> PyResult<()> {
+        self.cluster(|c| c.finish_migration(slot, source, target))?
+            .map_err(io_error)
+    }
+
+    /// A `redis.cluster.RedisCluster` on this cluster (redis-py must be installed).
+    #[pyo3(signature = (**kwargs))]
+    fn client(&self, py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyObject> {
+        let module = py.import("redis.cluster")?;
+        let node_type = module.getattr("ClusterNode")?;
+        let nodes = self
+            .startup_nodes()?
+            .into_iter()
+            .map(|(host, port)| node_type.call1((host, port)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let kwargs = match kwargs {
+            Some(k) => k.copy()?,
+            None => PyDict::new(py),
+        };
+        kwargs.set_item("startup_nodes", nodes)?;
+        Ok(module
+            .getattr("RedisCluster")?
+            .call((), Some(&kwargs))?
+            .unbind())
+    }
+
+    fn shutdown(&self, py: Python<'_>) {
+        self.group.stop(py);
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
+        self.group.stop(py);
+    }
+}
