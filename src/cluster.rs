@@ -277,13 +277,21 @@ impl Cluster {
         })
     }
 
+    /// Waits for `done`, at most 10 seconds. On a cluster started on a clock, the clock moves
+    /// on with the real time waited, as time passes for a client that waits: an election
+    /// scheduled just after the test's last [`Cluster::advance_clock`] step still happens (on
+    /// a busy machine the nodes may reach it only then).
     fn wait_until(&self, mut done: impl FnMut(&Cluster) -> bool) -> io::Result<()> {
         let start = Instant::now();
+        let step = Duration::from_millis(20);
         while !done(self) {
             if start.elapsed() > Duration::from_secs(10) {
                 return Err(error("the cluster's nodes did not agree within 10 seconds"));
             }
-            std::thread::sleep(Duration::from_millis(20));
+            std::thread::sleep(step);
+            if let Some(clock) = &self.clock {
+                clock.advance(step);
+            }
         }
         Ok(())
     }
@@ -319,7 +327,8 @@ impl Cluster {
     }
 
     /// Waits until every live node routes `slot` to node `index` (after a failover, say).
-    /// Fails after 10 seconds.
+    /// Fails after 10 seconds. On a cluster started on a clock, that clock moves on with the
+    /// real time waited.
     pub fn wait_for_owner(&self, slot: u16, index: usize) -> io::Result<()> {
         let id = self.ids[index].clone();
         self.wait_until(|c| {
