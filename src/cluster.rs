@@ -43,6 +43,9 @@ pub struct Cluster {
     ids: Vec<String>,
     bus_ports: Vec<u16>,
     shards: usize,
+    /// The ports of killed nodes, held so that no other server (another test's, starting
+    /// meanwhile) takes them: the cluster must keep finding a dead node there, not a stranger.
+    held_ports: Vec<socket2::Socket>,
     /// Nodes stopped by [`Cluster::kill`].
     killed: Vec<bool>,
     /// The clock every node runs on, when the cluster was started on one
@@ -95,6 +98,16 @@ fn split_slots(shards: usize) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// A socket bound to `port` on 127.0.0.1 without listening, or None if the port is taken.
+fn hold_port(port: u16) -> Option<socket2::Socket> {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).ok()?;
+    socket.set_reuse_address(true).ok()?;
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    socket.bind(&addr.into()).ok()?;
+    Some(socket)
+}
+
 /// A free TCP port on 127.0.0.1 for a node's bus (the client port + 10000 may not exist).
 fn free_port() -> io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
@@ -141,6 +154,7 @@ impl Cluster {
             ids,
             bus_ports,
             shards,
+            held_ports: Vec::new(),
             killed,
             clock: None,
         };
@@ -301,8 +315,15 @@ impl Cluster {
     /// `cluster-node-timeout` without a pong, FAIL once a majority of primaries agree) and a
     /// killed primary's replica is elected in its place. Commands sent to a killed node panic.
     pub fn kill(&mut self, index: usize) {
+        let client_port = self.nodes[index].addr().port();
         self.nodes[index].stop();
         self.killed[index] = true;
+        // Bound, not listening: what dials it is refused, as by a dead process.
+        for port in [client_port, self.bus_ports[index]] {
+            if let Some(socket) = hold_port(port) {
+                self.held_ports.push(socket);
+            }
+        }
     }
 
     /// Moves the clock of a cluster started with [`Cluster::start_on_clock`] on by `by`, in
@@ -335,6 +356,19 @@ impl Cluster {
             c.live()
                 .all(|node| Self::slot_owner_id(node, slot).as_deref() == Some(id.as_str()))
         })
+        .map_err(|e| error(format!("{e}; the live nodes' views:\n{}", self.views())))
+    }
+
+    /// Every live node's CLUSTER NODES, for a failure's message.
+    fn views(&self) -> String {
+        self.live()
+            .map(|node| match node.command(&["CLUSTER", "NODES"]) {
+                Reply::Bulk(text) | Reply::Verbatim { text, .. } => {
+                    format!("{}:\n{}", node.addr(), String::from_utf8_lossy(&text))
+                }
+                other => format!("{}: {other:?}\n", node.addr()),
+            })
+            .collect()
     }
 
     /// The nodes not killed.
