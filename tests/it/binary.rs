@@ -246,3 +246,44 @@ fn config_rewrite_keeps_the_current_primary() {
     terminate(&mut child);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A replica restarted from its RDB file continues with a partial resync: the binary loads
+/// its file between the event loop's turns, and its link to the primary waits for the load,
+/// so that PSYNC offers the history the file restores (integration/psync2's restart test).
+#[test]
+fn a_restarted_replica_binary_continues_with_psync() {
+    let primary = support::builder()
+        .config("repl-ping-replica-period", "3600")
+        .unwrap()
+        .start()
+        .unwrap();
+    let dir = std::env::temp_dir().join(format!("embedis-replica-restart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let primary_port = primary.addr().port().to_string();
+    let dir_arg = dir.display().to_string();
+    let args = ["--replicaof", "127.0.0.1", &primary_port, "--dir", &dir_arg];
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    let link_up = |port: u16| {
+        let mut c = Conn::connect(std::net::SocketAddr::from(([127, 0, 0, 1], port))).unwrap();
+        support::field(
+            &support::text(&mut c, &["INFO", "replication"]),
+            "master_link_status",
+        ) == "up"
+    };
+    let (mut child, port, _stdout) = spawn_auto(&args);
+    support::eventually("the first link", || link_up(port));
+    support::text(&mut p, &["SET", "k", "v"]);
+    support::eventually("the write reaches the replica", || {
+        let mut c = Conn::connect(std::net::SocketAddr::from(([127, 0, 0, 1], port))).unwrap();
+        support::text(&mut c, &["GET", "k"]) == "$1\r\nv\r\n"
+    });
+    terminate(&mut child); // saves its file, with the history
+    let (mut child, port, _stdout) = spawn_auto(&args);
+    support::eventually("the link after the restart", || link_up(port));
+    let stats = support::text(&mut p, &["INFO", "stats"]);
+    assert_eq!(support::field(&stats, "sync_full"), "1", "{stats}");
+    assert_eq!(support::field(&stats, "sync_partial_ok"), "1", "{stats}");
+    terminate(&mut child);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -51,6 +51,11 @@ pub struct LinkTarget {
 impl Engine {
     /// The primary to link to now, if this is a replica.
     pub fn link_wanted(&self) -> Option<LinkTarget> {
+        // Not while the start-up file loads: the PSYNC must offer the history it restores
+        // (Redis loads before its event loop runs); the load's end wakes the link.
+        if self.server.persistence.loading {
+            return None;
+        }
         let primary = self.server.repl.primary.as_ref()?;
         let config = &self.server.config;
         Some(LinkTarget {

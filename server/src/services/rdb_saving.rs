@@ -609,6 +609,8 @@ pub fn finish_load(
     ));
     ks.dirty = 0;
     restore_history(ks, server, &stats);
+    // A replica's link waited for the history: it may connect now.
+    server.repl.link_wake.notify_one();
 }
 
 /// The replication history a start-up file recorded (Redis's `loadDataFromDisk`): a replica
