@@ -112,3 +112,18 @@ def test_5_a_node_clock_running_fast_lets_two_clients_hold_a_redlock_majority():
         client2 = redlock(nodes)
         assert client2.acquire(blocking=False), "C, D and E: a second majority"
         assert a.command("EXISTS", "redlock:resource") == 1, "client 1 still holds A and B"
+
+
+def test_1b_python_redis_lock_loses_an_expired_lease_and_refuses_the_late_release():
+    redis_lock = pytest.importorskip("redis_lock")
+    with embedis.Server(clock="manual") as server:
+        first, second = server.client(), server.client()
+        lock1 = redis_lock.Lock(first, "order", expire=10)
+        assert lock1.acquire(blocking=False)
+        server.clock.advance(10_001)
+        lock2 = redis_lock.Lock(second, "order", expire=10)
+        assert lock2.acquire(blocking=False), "the lease ran out"
+        with pytest.raises(redis_lock.NotAcquired):
+            lock1.release()
+        assert lock2.locked(), "the late release left the new owner's lock"
+        lock2.release()
