@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use crate::convert::duration as to_duration;
-use crate::group::Group;
+use crate::members::Group;
 
 #[pyclass(module = "embedis._embedis", frozen)]
 pub struct Faults {

@@ -4,7 +4,7 @@
 //! The Python package (`embedis/__init__.py`) re-exports these classes and adds the pytest
 //! plugin and the `embedis-server` console script ([`serve`]).
 //!
-//! Every server object is a view: the server itself belongs to a [`group::Group`] (a lone
+//! Every server object is a view: the server itself belongs to a [`members::Group`] (a lone
 //! server is a group of one), shared by the views, so `cluster.nodes[2]` and `nodes[0]` are
 //! servers like any other while their group decides when they stop.
 
@@ -14,6 +14,7 @@ mod clock;
 mod convert;
 mod faults;
 mod group;
+mod members;
 mod server;
 
 /// Counts allocated bytes for INFO's `used_memory` (and so `maxmemory`), as the

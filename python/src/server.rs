@@ -11,7 +11,7 @@ use pyo3::types::{PyDict, PyTuple};
 use crate::clock::Clock;
 use crate::convert::{argument, io_error, reply};
 use crate::faults::Faults;
-use crate::group::{Group, Members};
+use crate::members::{Group, Members};
 use crate::EmbedisError;
 
 /// The keyword arguments of `Server(...)`, `Nodes(...)`, `ReplicaSet(...)` and `Cluster(...)`.
