@@ -98,16 +98,6 @@ fn split_slots(shards: usize) -> Vec<(usize, usize)> {
     ranges
 }
 
-/// A socket bound to `port` on 127.0.0.1 without listening, or None if the port is taken.
-fn hold_port(port: u16) -> Option<socket2::Socket> {
-    use socket2::{Domain, Socket, Type};
-    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).ok()?;
-    socket.set_reuse_address(true).ok()?;
-    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-    socket.bind(&addr.into()).ok()?;
-    Some(socket)
-}
-
 /// A free TCP port on 127.0.0.1 for a node's bus (the client port + 10000 may not exist).
 fn free_port() -> io::Result<u16> {
     Ok(std::net::TcpListener::bind("127.0.0.1:0")?
@@ -320,7 +310,7 @@ impl Cluster {
         self.killed[index] = true;
         // Bound, not listening: what dials it is refused, as by a dead process.
         for port in [client_port, self.bus_ports[index]] {
-            if let Some(socket) = hold_port(port) {
+            if let Some(socket) = crate::ports::hold(port) {
                 self.held_ports.push(socket);
             }
         }

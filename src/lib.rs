@@ -19,6 +19,7 @@ mod cluster;
 mod command_line;
 mod direct;
 mod nodes;
+mod ports;
 mod replica_set;
 
 pub use cluster::Cluster;
@@ -348,18 +349,28 @@ impl Server {
     /// Everything else starts afresh: clients are disconnected, statistics reset, CONFIG SET
     /// changes forgotten.
     ///
-    /// The listening socket is reopened with `SO_REUSEADDR`; if another process took the port in
-    /// between, the error is returned and the server stays stopped, its data lost.
+    /// The ports stay held while the server is down (see `ports`), so that nothing else on the
+    /// machine is given them in between (`bind(0)` elsewhere, or a replica's dial taking the
+    /// port as its own source). If the new listener still cannot bind (another process bound
+    /// that very port on purpose), the error is returned and the server stays stopped, its
+    /// data lost.
     pub fn restart(&mut self) -> io::Result<()> {
+        let tcp = self.handle.addr();
+        let tls = self.handle.tls_addr();
         let data = self.handle.stop();
+        let _held: Vec<_> = [tcp, tls]
+            .into_iter()
+            .flatten()
+            .filter_map(|addr| ports::hold(addr.port()))
+            .collect();
         let mut options = (*self.options).clone();
         // With persistence on, what survives is what the server saved, as for Redis.
         let data = if options.load_at_start { None } else { data };
-        if let Some(addr) = self.handle.addr() {
+        if let Some(addr) = tcp {
             options.ephemeral_port = false;
             options.config.port = addr.port();
         }
-        if let Some(addr) = self.handle.tls_addr() {
+        if let Some(addr) = tls {
             options.ephemeral_tls_port = false;
             options.config.tls.port = addr.port();
         }
