@@ -15,6 +15,8 @@
 //! ([`Nodes::start`], five for a Redlock test). [`testing_guide`] shows how to test a lock client
 //! with all of this, failure by failure.
 
+#[doc(hidden)]
+pub mod bindings;
 mod cluster;
 mod command_line;
 mod direct;

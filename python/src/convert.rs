@@ -1,6 +1,6 @@
 //! Python values to the Rust API's and back: durations (`datetime.timedelta` or integer
 //! milliseconds), command arguments (str, bytes, int, float), replies (RESP values as Python
-//! values, errors raised), I/O errors as `EmbedisError`.
+//! values, errors raised).
 
 use std::time::Duration;
 
@@ -89,9 +89,4 @@ pub fn reply(py: Python<'_>, value: embedis::Reply) -> PyResult<PyObject> {
             dict.into_any().unbind()
         }
     })
-}
-
-/// An I/O error of the Rust API as `EmbedisError`.
-pub fn io_error(error: std::io::Error) -> PyErr {
-    EmbedisError::new_err(error.to_string())
 }

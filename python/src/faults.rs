@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 
 use crate::convert::duration as to_duration;
-use crate::members::Group;
+use crate::members::{Group, Raise};
 
 #[pyclass(module = "embedis._embedis", frozen)]
 pub struct Faults {
@@ -21,7 +21,9 @@ impl Faults {
     }
 
     fn with<T>(&self, f: impl FnOnce(embedis::Faults<'_>) -> T) -> PyResult<T> {
-        self.group.with_server(self.index, |s| f(s.faults()))
+        self.group
+            .with_server(self.index, |s| f(s.faults()))
+            .raise()
     }
 }
 

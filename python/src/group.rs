@@ -6,10 +6,9 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PySlice, PyTuple};
 
-use crate::convert::{duration, io_error};
-use crate::members::{Group, Members};
-use crate::server::{Options, Server};
-use crate::EmbedisError;
+use crate::convert::duration;
+use crate::members::{read_options, stop, Group, Raise};
+use crate::server::Server;
 
 /// Views of members `0..len` of `group`.
 fn views(group: &Arc<Group>, range: std::ops::Range<usize>) -> Vec<Server> {
@@ -30,22 +29,18 @@ impl Nodes {
     #[new]
     #[pyo3(signature = (n=5, **options))]
     fn new(py: Python<'_>, n: usize, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let options = Options::from_kwargs(options)?;
-        let nodes = py
-            .allow_threads(|| embedis::Nodes::start_with(n, |_, builder| options.apply(builder)))
-            .map_err(io_error)?;
-        Ok(Nodes {
-            group: Group::new(Members::Nodes(nodes)),
-        })
+        let options = read_options(options)?;
+        let group = py.allow_threads(|| options.start_nodes(n)).raise()?;
+        Ok(Nodes { group })
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.group.len()
+        self.group.len().raise()
     }
 
     /// `nodes[i]` (negative from the end) or `nodes[a:b]` (a list).
     fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        let len = self.group.len()?;
+        let len = self.group.len().raise()?;
         if let Ok(slice) = index.downcast::<PySlice>() {
             let range = slice.indices(len as isize)?;
             let picked: Vec<Server> = (0..range.slicelength)
@@ -70,31 +65,24 @@ impl Nodes {
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let list = views(&self.group, 0..self.group.len()?).into_pyobject(py)?;
+        let list = views(&self.group, 0..self.group.len().raise()?).into_pyobject(py)?;
         Ok(list.try_iter()?.into_any().unbind())
     }
 
     /// Every node's `redis://` URL.
     #[getter]
     fn urls(&self) -> PyResult<Vec<String>> {
-        self.group.with(|m| match m {
-            Members::Nodes(nodes) => nodes.urls(),
-            _ => unreachable!("a Nodes group"),
-        })
+        self.group.with_nodes(|nodes| nodes.urls()).raise()
     }
 
     /// Moves every node's clock on by `by` (each scaled by its clock's rate).
     fn advance(&self, by: &Bound<'_, PyAny>) -> PyResult<()> {
         let by = duration(by)?;
-        self.group.with(|m| {
-            if let Members::Nodes(nodes) = m {
-                nodes.advance(by)
-            }
-        })
+        self.group.with_nodes(|nodes| nodes.advance(by)).raise()
     }
 
     fn shutdown(&self, py: Python<'_>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -103,7 +91,7 @@ impl Nodes {
 
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 }
 
@@ -118,15 +106,11 @@ impl ReplicaSet {
     #[new]
     #[pyo3(signature = (replicas=2, **options))]
     fn new(py: Python<'_>, replicas: usize, options: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
-        let options = Options::from_kwargs(options)?;
-        let set = py
-            .allow_threads(|| {
-                embedis::ReplicaSet::start_with(replicas, |_, builder| options.apply(builder))
-            })
-            .map_err(io_error)?;
-        Ok(ReplicaSet {
-            group: Group::new(Members::Replicas(set)),
-        })
+        let options = read_options(options)?;
+        let group = py
+            .allow_threads(|| options.start_replica_set(replicas))
+            .raise()?;
+        Ok(ReplicaSet { group })
     }
 
     /// The current primary.
@@ -138,12 +122,12 @@ impl ReplicaSet {
     /// The current replicas, in start order.
     #[getter]
     fn replicas(&self) -> PyResult<Vec<Server>> {
-        Ok(views(&self.group, 1..self.group.len()?))
+        Ok(views(&self.group, 1..self.group.len().raise()?))
     }
 
     /// Replica `i` (in start order).
     fn replica(&self, i: usize) -> PyResult<Server> {
-        if i + 1 >= self.group.len()? {
+        if i + 1 >= self.group.len().raise()? {
             return Err(pyo3::exceptions::PyIndexError::new_err("no such replica"));
         }
         Ok(Server::view(self.group.clone(), i + 1))
@@ -160,32 +144,22 @@ impl ReplicaSet {
             Some(t) => duration(t)?,
             None => std::time::Duration::from_secs(10),
         };
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Replicas(set) => set.wait_for_replicas(timeout),
-                _ => unreachable!("a ReplicaSet group"),
-            })
+        py.allow_threads(|| {
+            self.group
+                .with_replica_set(|set| set.wait_for_replicas(timeout))
         })
+        .raise()
     }
 
     /// What Sentinel does when the primary fails: the primary stops, replica `to` is promoted
     /// and the others follow it.
     fn fail_over(&self, py: Python<'_>, to: usize) -> PyResult<()> {
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Replicas(set) if to < set.replicas().len() => {
-                    set.fail_over(to);
-                    Ok(())
-                }
-                _ => Err(EmbedisError::new_err(format!("no replica {to}"))),
-            })
-        })?
+        py.allow_threads(|| self.group.fail_over_replica_set(to))
+            .raise()
     }
 
     fn shutdown(&self, py: Python<'_>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -194,7 +168,7 @@ impl ReplicaSet {
 
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 }
 
@@ -209,10 +183,18 @@ pub struct Cluster {
 
 impl Cluster {
     fn cluster<T>(&self, f: impl FnOnce(&mut embedis::Cluster) -> T) -> PyResult<T> {
-        self.group.with(|m| match m {
-            Members::Cluster(cluster) => f(cluster),
-            _ => unreachable!("a Cluster group"),
-        })
+        self.group.with_cluster(f).raise()
+    }
+
+    /// Runs `f` on the cluster without holding the GIL (it waits for the cluster's nodes).
+    fn cluster_unlocked<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut embedis::Cluster) -> std::io::Result<T> + Send,
+    ) -> PyResult<T> {
+        py.allow_threads(|| self.group.with_cluster(f))
+            .raise()?
+            .raise()
     }
 }
 
@@ -226,26 +208,17 @@ impl Cluster {
         replicas: usize,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
-        let options = Options::from_kwargs(options)?;
-        let clock = options.shared_clock();
-        let options = options.without_clock();
-        let cluster = py
-            .allow_threads(|| match clock {
-                Some(clock) => embedis::Cluster::start_on_clock(shards, replicas, clock, |_, b| {
-                    options.apply(b)
-                }),
-                None => embedis::Cluster::start_with(shards, replicas, |_, b| options.apply(b)),
-            })
-            .map_err(io_error)?;
-        Ok(Cluster {
-            group: Group::new(Members::Cluster(cluster)),
-        })
+        let options = read_options(options)?;
+        let group = py
+            .allow_threads(|| options.start_cluster(shards, replicas))
+            .raise()?;
+        Ok(Cluster { group })
     }
 
     /// Every node: the primaries first (index = shard), then the replicas.
     #[getter]
     fn nodes(&self) -> PyResult<Vec<Server>> {
-        Ok(views(&self.group, 0..self.group.len()?))
+        Ok(views(&self.group, 0..self.group.len().raise()?))
     }
 
     /// The primaries as started (index = shard).
@@ -292,88 +265,44 @@ impl Cluster {
     /// A coordinated failover of `shard` to its replica (CLUSTER FAILOVER); returns the index
     /// of the new primary.
     fn fail_over(&self, py: Python<'_>, shard: usize) -> PyResult<usize> {
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Cluster(c) => c.fail_over(shard).map_err(io_error),
-                _ => unreachable!("a Cluster group"),
-            })
-        })?
+        self.cluster_unlocked(py, |c| c.fail_over(shard))
     }
 
     /// Stops node `index` at once, as SIGKILL would; the cluster finds out by itself.
     fn kill(&self, py: Python<'_>, index: usize) -> PyResult<()> {
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| {
-                if let Members::Cluster(c) = m {
-                    c.kill(index)
-                }
-            })
-        })?;
-        self.group.mark_killed(index);
-        Ok(())
+        py.allow_threads(|| self.group.kill(index)).raise()
     }
 
     /// Moves the cluster's clock (`clock=` at start) on by `by`, in 100 ms steps.
     fn advance_clock(&self, py: Python<'_>, by: &Bound<'_, PyAny>) -> PyResult<()> {
         let by = duration(by)?;
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Cluster(c) => {
-                    if c.nodes()
-                        .first()
-                        .is_some_and(|n| n.clock().is_controllable())
-                    {
-                        c.advance_clock(by);
-                        Ok(())
-                    } else {
-                        Err(EmbedisError::new_err(
-                            "advance_clock needs Cluster(..., clock=...)",
-                        ))
-                    }
-                }
-                _ => unreachable!("a Cluster group"),
-            })
-        })?
+        py.allow_threads(|| self.group.advance_cluster_clock(by))
+            .raise()
     }
 
     /// Waits until every live node agrees on the slots' owners.
     fn wait_consistent(&self, py: Python<'_>) -> PyResult<()> {
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Cluster(c) => c.wait_consistent().map_err(io_error),
-                _ => unreachable!("a Cluster group"),
-            })
-        })?
+        self.cluster_unlocked(py, |c| c.wait_consistent())
     }
 
     /// Waits until every live node routes `slot` to node `index`.
     fn wait_for_owner(&self, py: Python<'_>, slot: u16, index: usize) -> PyResult<()> {
-        let group = self.group.clone();
-        py.allow_threads(move || {
-            group.with(|m| match m {
-                Members::Cluster(c) => c.wait_for_owner(slot, index).map_err(io_error),
-                _ => unreachable!("a Cluster group"),
-            })
-        })?
+        self.cluster_unlocked(py, |c| c.wait_for_owner(slot, index))
     }
 
     fn begin_migration(&self, slot: u16, source: usize, target: usize) -> PyResult<()> {
         self.cluster(|c| c.begin_migration(slot, source, target))?
-            .map_err(io_error)
+            .raise()
     }
 
     fn migrate_key(&self, key: &str, source: usize, target: usize) -> PyResult<()> {
         self.cluster(|c| c.migrate_key(key, source, target))?
-            .map_err(io_error)
+            .raise()
     }
 
     fn finish_migration(&self, slot: u16, source: usize, target: usize) -> PyResult<()> {
         self.cluster(|c| c.finish_migration(slot, source, target))?
-            .map_err(io_error)
+            .raise()
     }
 
     /// A `redis.cluster.RedisCluster` on this cluster (redis-py must be installed).
@@ -398,7 +327,7 @@ impl Cluster {
     }
 
     fn shutdown(&self, py: Python<'_>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {
@@ -407,6 +336,6 @@ impl Cluster {
 
     #[pyo3(signature = (*_exc))]
     fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, PyTuple>) {
-        self.group.stop(py);
+        stop(py, &self.group);
     }
 }

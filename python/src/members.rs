@@ -1,94 +1,72 @@
-//! Who owns the servers: a [`Group`] — one server, `Nodes`, a `ReplicaSet` or a `Cluster` —
-//! shared by the Python objects that show its members. A member is found by its index at each
-//! call, so `replica_set.primary` is the primary of the moment, after a failover too. The
-//! Python classes are in `server` (one server) and `group` (the groups); this file imports
-//! neither.
+//! The servers' owners and the constructors' options, from the Rust crate's language-neutral
+//! `embedis::bindings` (shared with the Node package): here only what is Python's — keyword
+//! arguments read as options, the crate's errors raised as `EmbedisError`, and stopping a
+//! group without holding the GIL. The Python classes are in `server` (one server) and `group`
+//! (the groups); this file imports neither.
 
-use std::collections::HashSet;
-use std::sync::Arc;
-
-use parking_lot::Mutex;
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyInt, PyString};
 
+use embedis::bindings::{Error, OptionValue};
+pub use embedis::bindings::{Group, Options};
+
+use crate::clock::Clock;
 use crate::EmbedisError;
 
-/// The servers of a group, while it runs.
-pub enum Members {
-    One(embedis::Server),
-    Nodes(embedis::Nodes),
-    /// Index 0 is the primary, 1.. the replicas.
-    Replicas(embedis::ReplicaSet),
-    Cluster(embedis::Cluster),
+/// The crate's errors raised with their text: `ValueError` for a mistake in the call,
+/// `EmbedisError` for the rest.
+pub trait Raise<T> {
+    fn raise(self) -> PyResult<T>;
 }
 
-pub struct Group {
-    members: Mutex<Option<Members>>,
-    /// Cluster nodes stopped by `kill`: their views answer an error instead of panicking.
-    killed: Mutex<HashSet<usize>>,
+impl<T> Raise<T> for Result<T, Error> {
+    fn raise(self) -> PyResult<T> {
+        self.map_err(|e| match e.is_usage() {
+            true => PyValueError::new_err(e.0),
+            false => EmbedisError::new_err(e.0),
+        })
+    }
 }
 
-impl Group {
-    pub fn new(members: Members) -> Arc<Group> {
-        Arc::new(Group {
-            members: Mutex::new(Some(members)),
-            killed: Mutex::new(HashSet::new()),
-        })
+impl<T> Raise<T> for std::io::Result<T> {
+    fn raise(self) -> PyResult<T> {
+        self.map_err(|e| EmbedisError::new_err(e.to_string()))
     }
+}
 
-    /// Runs `f` on the whole group; an error once it has stopped.
-    pub fn with<T>(&self, f: impl FnOnce(&mut Members) -> T) -> PyResult<T> {
-        let mut members = self.members.lock();
-        match members.as_mut() {
-            Some(members) => Ok(f(members)),
-            None => Err(EmbedisError::new_err("the server has stopped")),
-        }
+/// The keyword arguments of `Server(...)`, `Nodes(...)`, `ReplicaSet(...)` and `Cluster(...)`.
+pub fn read_options(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Options> {
+    let mut pairs = Vec::new();
+    for (name, value) in kwargs.into_iter().flat_map(|k| k.iter()) {
+        pairs.push((name.extract::<String>()?, option_value(&value)?));
     }
+    Options::from_pairs(pairs).raise()
+}
 
-    /// Runs `f` on member `index`.
-    pub fn with_server<T>(
-        &self,
-        index: usize,
-        f: impl FnOnce(&embedis::Server) -> T,
-    ) -> PyResult<T> {
-        if self.killed.lock().contains(&index) {
-            return Err(EmbedisError::new_err("the node was killed"));
-        }
-        self.with(|members| match members {
-            Members::One(server) => Some(f(server)),
-            Members::Nodes(nodes) => nodes.iter().nth(index).map(f),
-            Members::Replicas(set) => match index {
-                0 => Some(f(set.primary())),
-                i => set.replicas().get(i - 1).map(f),
-            },
-            Members::Cluster(cluster) => cluster.nodes().get(index).map(f),
-        })?
-        .ok_or_else(|| EmbedisError::new_err(format!("no server {index} in this group")))
-    }
+/// One keyword argument's value: a `Clock`, a bool, a dict (of `str()`ed values), an int, or
+/// anything else as its `str()` (a `pathlib.Path` for `dir=`).
+fn option_value(value: &Bound<'_, PyAny>) -> PyResult<OptionValue> {
+    Ok(if let Ok(clock) = value.downcast::<Clock>() {
+        OptionValue::Clock(clock.get().inner.clone())
+    } else if value.is_instance_of::<PyBool>() {
+        OptionValue::Bool(value.extract()?)
+    } else if let Ok(dict) = value.downcast::<PyDict>() {
+        let pairs = dict
+            .iter()
+            .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
+            .collect::<PyResult<_>>()?;
+        OptionValue::Pairs(pairs)
+    } else if value.is_instance_of::<PyInt>() {
+        OptionValue::Int(value.extract()?)
+    } else if let Ok(text) = value.downcast::<PyString>() {
+        OptionValue::Text(text.to_string())
+    } else {
+        OptionValue::Text(value.str()?.to_string())
+    })
+}
 
-    /// How many members it has now.
-    pub fn len(&self) -> PyResult<usize> {
-        self.with(|members| match members {
-            Members::One(_) => 1,
-            Members::Nodes(nodes) => nodes.len(),
-            Members::Replicas(set) => 1 + set.replicas().len(),
-            Members::Cluster(cluster) => cluster.nodes().len(),
-        })
-    }
-
-    /// Stops every member (nothing if stopped already).
-    pub fn stop(&self, py: Python<'_>) {
-        let members = self.members.lock().take();
-        py.allow_threads(move || match members {
-            Some(Members::One(server)) => server.shutdown(),
-            Some(Members::Nodes(nodes)) => nodes.shutdown(),
-            Some(Members::Replicas(set)) => drop(set),
-            Some(Members::Cluster(cluster)) => cluster.shutdown(),
-            None => {}
-        });
-    }
-
-    /// Node `index` was killed (`Cluster.kill`).
-    pub fn mark_killed(&self, index: usize) {
-        self.killed.lock().insert(index);
-    }
+/// Stops every member of `group`, letting other Python threads run meanwhile.
+pub fn stop(py: Python<'_>, group: &Group) {
+    py.allow_threads(|| group.stop());
 }
