@@ -305,7 +305,7 @@ impl Group {
     }
 
     /// How many members it has now.
-    pub fn len(&self) -> Result<usize> {
+    pub fn size(&self) -> Result<usize> {
         self.with(|members| match members {
             Members::One(_) => 1,
             Members::Nodes(nodes) => nodes.len(),
@@ -411,7 +411,7 @@ mod tests {
             .unwrap()
             .start_nodes(2)
             .unwrap();
-        assert_eq!(group.len(), Ok(2));
+        assert_eq!(group.size(), Ok(2));
         let before = group.with_server(1, |s| s.clock().now_ms()).unwrap();
         group
             .with_nodes(|n| n.advance(std::time::Duration::from_secs(5)))
@@ -424,6 +424,6 @@ mod tests {
         assert!(group.restart().unwrap_err().0.contains("with its group"));
         assert!(group.with_cluster(|_| ()).is_err());
         group.stop();
-        assert_eq!(group.len(), Err(Error("the server has stopped".into())));
+        assert_eq!(group.size(), Err(Error("the server has stopped".into())));
     }
 }

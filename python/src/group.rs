@@ -35,12 +35,12 @@ impl Nodes {
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        self.group.len().raise()
+        self.group.size().raise()
     }
 
     /// `nodes[i]` (negative from the end) or `nodes[a:b]` (a list).
     fn __getitem__(&self, py: Python<'_>, index: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-        let len = self.group.len().raise()?;
+        let len = self.group.size().raise()?;
         if let Ok(slice) = index.downcast::<PySlice>() {
             let range = slice.indices(len as isize)?;
             let picked: Vec<Server> = (0..range.slicelength)
@@ -65,7 +65,7 @@ impl Nodes {
     }
 
     fn __iter__(&self, py: Python<'_>) -> PyResult<PyObject> {
-        let list = views(&self.group, 0..self.group.len().raise()?).into_pyobject(py)?;
+        let list = views(&self.group, 0..self.group.size().raise()?).into_pyobject(py)?;
         Ok(list.try_iter()?.into_any().unbind())
     }
 
@@ -122,12 +122,12 @@ impl ReplicaSet {
     /// The current replicas, in start order.
     #[getter]
     fn replicas(&self) -> PyResult<Vec<Server>> {
-        Ok(views(&self.group, 1..self.group.len().raise()?))
+        Ok(views(&self.group, 1..self.group.size().raise()?))
     }
 
     /// Replica `i` (in start order).
     fn replica(&self, i: usize) -> PyResult<Server> {
-        if i + 1 >= self.group.len().raise()? {
+        if i + 1 >= self.group.size().raise()? {
             return Err(pyo3::exceptions::PyIndexError::new_err("no such replica"));
         }
         Ok(Server::view(self.group.clone(), i + 1))
@@ -218,7 +218,7 @@ impl Cluster {
     /// Every node: the primaries first (index = shard), then the replicas.
     #[getter]
     fn nodes(&self) -> PyResult<Vec<Server>> {
-        Ok(views(&self.group, 0..self.group.len().raise()?))
+        Ok(views(&self.group, 0..self.group.size().raise()?))
     }
 
     /// The primaries as started (index = shard).
