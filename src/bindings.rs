@@ -16,37 +16,40 @@ use crate::{Clock, Cluster, Nodes, ReplicaSet, Server, ServerBuilder};
 /// `usage` marks a mistake in the call itself (an unknown option, a value of the wrong kind),
 /// which a package raises as its language's argument error (`ValueError`, `TypeError`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(pub String);
-
-impl Error {
-    const USAGE: &'static str = "invalid option: ";
-
-    /// A mistake in the call, not a server's refusal.
-    pub fn is_usage(&self) -> bool {
-        self.0.starts_with(Self::USAGE)
-    }
+pub struct Error {
+    pub text: String,
+    pub usage: bool,
 }
 
 impl From<std::io::Error> for Error {
     fn from(error: std::io::Error) -> Error {
-        Error(error.to_string())
+        Error {
+            text: error.to_string(),
+            usage: false,
+        }
     }
 }
 
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.text)
     }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
 fn error<T>(text: impl Into<String>) -> Result<T> {
-    Err(Error(text.into()))
+    Err(Error {
+        text: text.into(),
+        usage: false,
+    })
 }
 
-fn usage<T>(text: impl std::fmt::Display) -> Result<T> {
-    Err(Error(format!("{}{text}", Error::USAGE)))
+fn usage<T>(text: impl Into<String>) -> Result<T> {
+    Err(Error {
+        text: text.into(),
+        usage: true,
+    })
 }
 
 /// One option's value as the package read it from its language's keyword arguments / object.
@@ -90,7 +93,7 @@ impl Options {
         }
         let mut builder = Server::builder();
         for (name, value) in &options.config {
-            builder = builder.config(name, value).map_err(Error)?;
+            builder = builder.config(name, value).or_else(error)?;
         }
         Ok(options)
     }
@@ -277,7 +280,7 @@ impl Group {
             },
             Members::Cluster(cluster) => cluster.nodes().get(index).map(f),
         })?
-        .ok_or_else(|| Error(format!("no server {index} in this group")))
+        .map_or_else(|| error(format!("no server {index} in this group")), Ok)
     }
 
     /// Runs `f` on the group's `Nodes` (an error for another kind of group).
@@ -384,25 +387,27 @@ mod tests {
         Options::from_pairs(pairs.into_iter().map(|(k, v)| (k.to_string(), v)))
     }
 
-    fn refused(pairs: Vec<(&str, OptionValue)>) -> String {
+    fn refused(pairs: Vec<(&str, OptionValue)>) -> Error {
         match options(pairs) {
-            Err(e) => e.0,
+            Err(e) => e,
             Ok(_) => panic!("options accepted"),
         }
     }
 
     #[test]
     fn options_refuse_unknown_names_wrong_kinds_and_what_redis_refuses() {
-        let unknown = options(vec![("colour", OptionValue::Bool(true))]).err();
-        assert!(unknown.as_ref().is_some_and(Error::is_usage));
-        assert!(unknown.unwrap().0.contains("unknown option \"colour\""));
-        assert!(refused(vec![("port", OptionValue::Text("x".into()))]).contains("wrong kind"));
-        let text = refused(vec![(
+        let unknown = refused(vec![("colour", OptionValue::Bool(true))]);
+        assert!(unknown.usage && unknown.text.contains("unknown option \"colour\""));
+        let wrong = refused(vec![("port", OptionValue::Text("x".into()))]);
+        assert!(wrong.usage && wrong.text.contains("wrong kind"));
+        let redis = refused(vec![(
             "config",
             OptionValue::Pairs(vec![("maxmemory-policy".into(), "sometimes".into())]),
         )]);
-        assert!(text.contains("must be one of the following"), "{text}");
-        assert!(!Error(text).is_usage());
+        assert!(
+            !redis.usage && redis.text.contains("must be one of"),
+            "{redis}"
+        );
     }
 
     #[test]
@@ -421,9 +426,9 @@ mod tests {
             before + 5000
         );
         assert!(group.with_server(2, |_| ()).is_err());
-        assert!(group.restart().unwrap_err().0.contains("with its group"));
+        assert!(group.restart().unwrap_err().text.contains("with its group"));
         assert!(group.with_cluster(|_| ()).is_err());
         group.stop();
-        assert_eq!(group.size(), Err(Error("the server has stopped".into())));
+        assert_eq!(group.size(), error("the server has stopped"));
     }
 }

@@ -81,6 +81,37 @@ fn error_rule_for_always_matches_keys_of_scripts_until_cleared() {
 }
 
 #[test]
+fn an_error_rule_fails_the_command_inside_a_script_as_it_fails_a_client_s() {
+    // Redlock clients (node-redlock, Redisson) take their locks with SET inside a script.
+    let server = manual_server();
+    let mut c = Client::connect(server.addr());
+    server.faults().error("set", "lock:*", "ERR injected", 1);
+    server.faults().close("set", "lock:*");
+    let acquire = "return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', 30000)";
+    let reply = c.cmd(&["EVAL", acquire, "1", "lock:a", "me"]);
+    assert!(reply.starts_with("-ERR injected"), "{reply}");
+    assert_eq!(
+        c.cmd(&["EXISTS", "lock:a"]),
+        ":0\r\n",
+        "the SET did not run"
+    );
+    let guarded = "return redis.pcall('set', KEYS[1], ARGV[1])";
+    assert_eq!(
+        c.cmd(&["EVAL", guarded, "1", "lock:b", "me"]),
+        "+OK\r\n",
+        "the error was spent; a close rule does not reach a script's commands"
+    );
+    let rules = server.faults().list();
+    assert_eq!(
+        rules.len(),
+        1,
+        "the close rule is left for clients: {rules:?}"
+    );
+    let info = c.cmd(&["INFO", "errorstats"]);
+    assert!(info.contains("errorstat_ERR:count=1"), "{info}");
+}
+
+#[test]
 fn an_injected_error_inside_multi_aborts_the_transaction() {
     let server = manual_server();
     let mut c = Client::connect(server.addr());

@@ -7,11 +7,10 @@ use bytes::{Bytes, BytesMut};
 
 use super::{Engine, Outcome, Run};
 use crate::base::error::Error;
-use crate::kernel::table::keys::flag;
 use crate::kernel::table::Command;
 use crate::model::blocking::{BlockReason, Blocked};
 use crate::model::client::{ClientState, ReplyMode};
-use crate::model::fault_rules::{FaultAction, Faults};
+use crate::model::fault_rules::{self, FaultAction, Faults};
 
 impl Engine {
     /// The engine's path for a fresh request while some fault is set (see `Engine::process`).
@@ -63,7 +62,7 @@ impl Engine {
             None => self.process_command(client, args, out, Run::Fresh),
             Some(FaultAction::Error(text)) => {
                 client.last_command = &command.full_name;
-                let error = Error::owned(error_line(&text));
+                let error = Error::owned(fault_rules::error_line(&text));
                 self.reject(client, Some(command), error, &args, out);
                 Outcome::Continue
             }
@@ -145,33 +144,8 @@ impl Engine {
 /// names the command, and may ask for a key matching a glob among the command's keys (its key
 /// specs; a malformed command line has no keys).
 fn take_action(faults: &Faults, command: &Command, args: &[Bytes]) -> Option<FaultAction> {
-    let mut any_key_matches = |pattern: &[u8]| {
-        command.arity_ok(args.len())
-            && command
-                .spec
-                .keys
-                .iter()
-                .filter(|spec| spec.flags & flag::NOT_KEY == 0)
-                .flat_map(|spec| spec.key_positions(args))
-                .filter_map(|i| args.get(i))
-                .any(|key| embedis_datatypes::glob::matches(pattern, key, false))
-    };
-    faults.take_action(&command.full_name, &mut any_key_matches)
-}
-
-/// An error reply line from user text: one line (Redis turns newlines in errors into spaces),
-/// never empty.
-fn error_line(text: &str) -> String {
-    let line: String = text
-        .chars()
-        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
-        .collect();
-    let line = line.strip_prefix('-').unwrap_or(&line).trim().to_string();
-    if line.is_empty() {
-        "ERR injected fault".to_string()
-    } else {
-        line
-    }
+    let mut any_key_matches = |pattern: &[u8]| command.any_key_matches(args, pattern);
+    faults.take_action(&command.full_name, &mut any_key_matches, |_| true)
 }
 
 #[cfg(test)]
@@ -246,7 +220,7 @@ mod tests {
         let rule = FaultRule::latency("get", Duration::from_millis(250));
         assert_eq!(rule.describe(), "LATENCY get * 250 0");
         assert_eq!(FaultRule::close("*").describe(), "CLOSE * * 0");
-        assert_eq!(error_line("-ERR a\r\nb"), "ERR a  b");
-        assert_eq!(error_line(""), "ERR injected fault");
+        assert_eq!(fault_rules::error_line("-ERR a\r\nb"), "ERR a  b");
+        assert_eq!(fault_rules::error_line(""), "ERR injected fault");
     }
 }

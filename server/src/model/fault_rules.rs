@@ -298,16 +298,19 @@ impl Faults {
 
     /// The action of the first rule matching the command named `full_name` (whose keys
     /// `any_key_matches` tests against a rule's key glob), spending one of its uses.
+    /// Only rules whose action `wanted` accepts count (a script's `redis.call` takes errors
+    /// only: it cannot close its caller's connection or hold a reply back halfway).
     pub fn take_action(
         &self,
         full_name: &str,
         any_key_matches: &mut dyn FnMut(&[u8]) -> bool,
+        wanted: impl Fn(&FaultAction) -> bool,
     ) -> Option<FaultAction> {
         self.update(|s| {
             let i = s
                 .rules
                 .iter()
-                .position(|r| r.matches(full_name, &mut *any_key_matches))?;
+                .position(|r| wanted(&r.action) && r.matches(full_name, &mut *any_key_matches))?;
             let rule = &mut s.rules[i];
             let action = rule.action.clone();
             if let Some(n) = rule.times.as_mut() {
@@ -329,5 +332,20 @@ impl Faults {
             }
             _ => false,
         })
+    }
+}
+
+/// An error reply line from user text: one line (Redis turns newlines in errors into spaces),
+/// never empty.
+pub fn error_line(text: &str) -> String {
+    let line: String = text
+        .chars()
+        .map(|c| if c == '\r' || c == '\n' { ' ' } else { c })
+        .collect();
+    let line = line.strip_prefix('-').unwrap_or(&line).trim().to_string();
+    if line.is_empty() {
+        "ERR injected fault".to_string()
+    } else {
+        line
     }
 }

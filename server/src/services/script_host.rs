@@ -27,6 +27,7 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::gates;
 use crate::kernel::table::Command;
 use crate::model::client::ClientState;
+use crate::model::fault_rules::{self, FaultAction};
 use crate::model::vm_slot::ScriptKind;
 use crate::services::busy::{BusyWatch, Kill};
 
@@ -101,6 +102,9 @@ impl Host for ScriptHost<'_> {
                 // A script's command never waits.
                 gates::Admission::Queue(..) | gates::Admission::Postpone(_) => unreachable!(),
             };
+        if let Some(error) = self.injected_error(command, args) {
+            return self.refuse(out, version, Some(command), error);
+        }
         let flags = command.spec.flags;
         if flags.contains(Flags::WRITE) {
             // From the first write on, SCRIPT KILL would leave the dataset half changed.
@@ -248,6 +252,21 @@ pub fn run_script(
 impl ScriptHost<'_> {
     /// A refusal by the script gates: an error reply (which the script sees as an error,
     /// raised or returned by `pcall`), counted in errorstats as Redis counts it.
+    /// A fault rule's error for this call (the tests' `faults().error`, DEBUG FAULT ERROR): a
+    /// lock's `SET NX` fails the same whether a client or a script sends it.
+    fn injected_error(&mut self, command: &Command, args: &[Bytes]) -> Option<Error> {
+        let faults = &self.parts.server.faults;
+        if !faults.active() {
+            return None;
+        }
+        let mut any_key_matches = |pattern: &[u8]| command.any_key_matches(args, pattern);
+        let is_error = |action: &FaultAction| matches!(action, FaultAction::Error(_));
+        match faults.take_action(&command.full_name, &mut any_key_matches, is_error)? {
+            FaultAction::Error(text) => Some(Error::owned(fault_rules::error_line(&text))),
+            _ => None,
+        }
+    }
+
     fn refuse(
         &mut self,
         out: &mut BytesMut,

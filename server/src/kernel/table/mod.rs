@@ -184,6 +184,21 @@ impl Command {
         self.spec.handler.is_none()
     }
 
+    /// True if some key of the command line matches the glob `pattern` (fault rules narrowed to
+    /// keys, in the engine's fault gate and in `redis.call`). A line of the wrong arity has no
+    /// keys.
+    pub fn any_key_matches(&self, args: &[bytes::Bytes], pattern: &[u8]) -> bool {
+        self.arity_ok(args.len())
+            && self
+                .spec
+                .keys
+                .iter()
+                .filter(|spec| spec.flags & keys::flag::NOT_KEY == 0)
+                .flat_map(|spec| spec.key_positions(args))
+                .filter_map(|i| args.get(i))
+                .any(|key| embedis_datatypes::glob::matches(pattern, key, false))
+    }
+
     /// The keys of one command line — (position, key-spec flags) — as Redis's
     /// `getKeysFromCommandWithSpecs` finds them for ACL checks and COMMAND GETKEYS: the
     /// command's own key finder where it has one, else every key spec that names keys (not
