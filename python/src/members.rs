@@ -22,9 +22,9 @@ pub trait Raise<T> {
 
 impl<T> Raise<T> for Result<T, Error> {
     fn raise(self) -> PyResult<T> {
-        self.map_err(|e| match e.is_usage() {
-            true => PyValueError::new_err(e.0),
-            false => EmbedisError::new_err(e.0),
+        self.map_err(|e| match e.usage {
+            true => PyValueError::new_err(e.text),
+            false => EmbedisError::new_err(e.text),
         })
     }
 }

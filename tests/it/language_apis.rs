@@ -1,8 +1,10 @@
 //! The language packages keep up with the Rust API: every public method of the test-facing
 //! types — `Clock`, `Faults`, `Nodes`, `ReplicaSet`, `Cluster`, and what the facade adds to
-//! `Server` for them — is offered by the Python package (`python/src/`, PyO3), or is listed
-//! here with the reason it is not. A method added to the Rust API fails this test until the
-//! package offers it or the list says why not; a method the package drops fails it too.
+//! `Server` for them — is offered by the Python package (`python/src/`, PyO3) and by the Node
+//! package (declared in `nodejs/index.d.ts`, in camelCase; the Node tests check that the
+//! declarations exist at run time), or is listed here with the reason it is not. A method
+//! added to the Rust API fails this test until each package offers it or its list says why
+//! not; a method a package drops fails it too.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -110,8 +112,8 @@ const NOT_IN_PYTHON: &[(&str, &str, &str)] = &[
     ),
 ];
 
-#[test]
-fn the_python_package_offers_the_rust_test_api() {
+/// The Rust API's test-facing methods, by type.
+fn rust_api() -> BTreeMap<String, BTreeSet<String>> {
     let mut rust = rust_methods("server/src/base/clock.rs");
     for file in [
         "src/faults.rs",
@@ -123,53 +125,172 @@ fn the_python_package_offers_the_rust_test_api() {
             rust.entry(ty).or_default().extend(names);
         }
     }
+    // `Controlled`, `Stopwatch`…: the clock file's other types are internal.
+    let public = [
+        "Clock",
+        "Faults",
+        "Nodes",
+        "ReplicaSet",
+        "Cluster",
+        "Server",
+        "ServerBuilder",
+    ];
+    rust.retain(|ty, _| public.contains(&ty.as_str()));
+    rust
+}
+
+/// Fails with the Rust methods `package` lacks that `exempt` does not excuse, and with the
+/// exemptions that no longer apply. `offered(type, rust_name)` asks the package.
+fn check_package(
+    package: &str,
+    exempt: &[(&str, &str, &str)],
+    offered: impl Fn(&str, &str) -> bool,
+) {
+    let rust = rust_api();
+    let excused: BTreeSet<(&str, &str)> = exempt.iter().map(|(t, n, _)| (*t, *n)).collect();
+    let missing: Vec<String> = rust
+        .iter()
+        .flat_map(|(ty, names)| names.iter().map(move |name| (ty, name)))
+        .filter(|(ty, name)| !offered(ty, name) && !excused.contains(&(ty.as_str(), name.as_str())))
+        .map(|(ty, name)| format!("{ty}::{name}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "Rust API methods the {package} package does not offer (add them, or list them as \
+         exempt with the reason): {missing:?}"
+    );
+    for (ty, name, _) in exempt {
+        assert!(
+            rust.get(*ty).is_some_and(|r| r.contains(*name)),
+            "{package}'s exemptions name {ty}::{name}, which the Rust API no longer has"
+        );
+        assert!(
+            !offered(ty, name),
+            "{package}'s exemptions name {ty}::{name}, which the package now offers"
+        );
+    }
+}
+
+#[test]
+fn the_python_package_offers_the_rust_test_api() {
     let mut python: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in ["clock.rs", "faults.rs", "group.rs", "server.rs"] {
         for (ty, names) in python_methods(&format!("python/src/{file}")) {
             python.entry(ty).or_default().extend(names);
         }
     }
-    let exempt: BTreeSet<(String, String)> = NOT_IN_PYTHON
-        .iter()
-        .map(|(ty, name, _)| (ty.to_string(), name.to_string()))
-        .collect();
-    let mut missing = Vec::new();
-    for (ty, names) in &rust {
-        // `Controlled`, `Stopwatch`…: the clock file's other types are internal.
-        if ![
-            "Clock",
-            "Faults",
-            "Nodes",
-            "ReplicaSet",
-            "Cluster",
-            "Server",
-            "ServerBuilder",
-        ]
-        .contains(&ty.as_str())
-        {
-            continue;
-        }
-        for name in names {
-            let offered = python.get(ty).is_some_and(|p| p.contains(name));
-            if !offered && !exempt.contains(&(ty.clone(), name.clone())) {
-                missing.push(format!("{ty}::{name}"));
+    check_package("Python", NOT_IN_PYTHON, |ty, name| {
+        python.get(ty).is_some_and(|p| p.contains(name))
+    });
+}
+
+/// The members of each `export class <Type> {` block of the Node package's declarations.
+fn node_members() -> BTreeMap<String, BTreeSet<String>> {
+    let text = std::fs::read_to_string(format!("{ROOT}/nodejs/index.d.ts")).unwrap();
+    let mut found: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut current: Option<String> = None;
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("export class ") {
+            let name: String = rest.chars().take_while(|c| c.is_alphanumeric()).collect();
+            found.entry(name.clone()).or_default();
+            current = (!line.trim_end().ends_with("{}")).then_some(name);
+        } else if line.starts_with('}') {
+            current = None;
+        } else if let (Some(ty), Some(member)) = (&current, line.strip_prefix("  ")) {
+            let member = member
+                .trim_start_matches("static ")
+                .trim_start_matches("readonly ");
+            let name: String = member.chars().take_while(|c| c.is_alphanumeric()).collect();
+            if !name.is_empty() {
+                found.entry(ty.clone()).or_default().insert(name);
             }
         }
     }
-    assert!(
-        missing.is_empty(),
-        "Rust API methods the Python package does not offer (add them to python/src, or to \
-         NOT_IN_PYTHON with the reason): {missing:?}"
-    );
-    // The exemptions name methods that still exist, and are still missing from Python.
-    for (ty, name, _) in NOT_IN_PYTHON {
-        assert!(
-            rust.get(*ty).is_some_and(|r| r.contains(*name)),
-            "NOT_IN_PYTHON names {ty}::{name}, which the Rust API no longer has"
-        );
-        assert!(
-            !python.get(*ty).is_some_and(|p| p.contains(*name)),
-            "NOT_IN_PYTHON names {ty}::{name}, which the Python package now offers"
-        );
+    found
+}
+
+/// `wait_for_owner` → `waitForOwner`.
+fn camel_case(name: &str) -> String {
+    let mut out = String::new();
+    let mut upper = false;
+    for c in name.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
     }
+    out
+}
+
+/// Rust methods the Node package does not offer under their camelCase name, and why.
+const NOT_IN_NODE: &[(&str, &str, &str)] = &[
+    (
+        "Clock",
+        "system",
+        "clock: 'system' (the default) in an options object",
+    ),
+    (
+        "Clock",
+        "frozen_at",
+        "Clock.manual() freezes at the current time",
+    ),
+    (
+        "Clock",
+        "now",
+        "nowMs / nowUs: JavaScript's clock is not the server's",
+    ),
+    (
+        "Clock",
+        "set",
+        "advance and skew move a clock; setting it back is a Rust-only need",
+    ),
+    (
+        "Clock",
+        "on_change",
+        "a callback for servers, not for tests",
+    ),
+    ("Clock", "set_rate", "the rate property's setter"),
+    (
+        "Faults",
+        "add",
+        "the typed helpers build every rule it takes",
+    ),
+    ("Nodes", "start_with", "Nodes.start(n, options)"),
+    ("Nodes", "is_empty", "nodes.length"),
+    ("Nodes", "iter", "for (const server of nodes)"),
+    ("Nodes", "len", "nodes.length"),
+    ("Nodes", "addrs", "each node's host and port"),
+    (
+        "ReplicaSet",
+        "start_with",
+        "ReplicaSet.start(replicas, options)",
+    ),
+    (
+        "Cluster",
+        "start_with",
+        "Cluster.start(shards, replicas, options)",
+    ),
+    (
+        "Cluster",
+        "start_on_clock",
+        "Cluster.start(shards, replicas, { clock })",
+    ),
+    (
+        "ServerBuilder",
+        "replica_of",
+        "ReplicaSet, or config: { replicaof: ... }",
+    ),
+];
+
+#[test]
+fn the_node_package_declares_the_rust_test_api() {
+    let node = node_members();
+    check_package("Node", NOT_IN_NODE, |ty, name| {
+        node.get(ty)
+            .is_some_and(|members| members.contains(&camel_case(name)))
+    });
 }

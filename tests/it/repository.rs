@@ -24,6 +24,7 @@ const ALLOWED: &[&str] = &[
     "docs",
     "examples",
     "fuzz",
+    "nodejs",
     "protocol",
     "python",
     "rdb",
