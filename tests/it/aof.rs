@@ -264,7 +264,7 @@ fn wait_rewrite(c: &mut Conn) {
 #[test]
 fn appendonly_at_run_time_and_rewrites_keep_every_write() {
     let dir = temp_dir("aof-runtime");
-    let server = Embedis::start(&dir, &[]);
+    let server = Embedis::start(&dir, &["--compat-version", "7.2"]);
     let mut c = Conn::connect(server.addr()).unwrap();
     text(&mut c, &["SET", "before", "1"]);
     assert_eq!(
@@ -595,7 +595,10 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
 #[test]
 fn a_commands_base_survives_rewrite_restart_and_loadaof() {
     let dir = temp_dir("aof-commands-restart");
-    let server = Embedis::start(&dir, &["--aof-use-rdb-preamble", "no"]);
+    let server = Embedis::start(
+        &dir,
+        &["--aof-use-rdb-preamble", "no", "--compat-version", "8.2"],
+    );
     let mut c = Conn::connect(server.addr()).unwrap();
     fill(&mut c);
     fill_deterministic(&mut c);
@@ -648,7 +651,7 @@ fn a_commands_base_survives_rewrite_restart_and_loadaof() {
     );
     drop(c);
     server.kill9();
-    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let server = Embedis::start(&dir, &["--appendonly", "yes", "--compat-version", "8.2"]);
     let mut c = Conn::connect(server.addr()).unwrap();
     assert_eq!(digest(&mut c), expected, "a restart loads the same");
     assert_eq!(
@@ -808,7 +811,14 @@ fn a_commands_base_with_field_ttls_matches_redis_8() {
     let dir = temp_dir("aof-commands-base-hfe");
     let ours = Embedis::start(
         &dir,
-        &["--appendonly", "yes", "--aof-use-rdb-preamble", "no"],
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--compat-version",
+            "8.2",
+        ],
     );
     let (mut r, mut e) = (
         Conn::connect(redis.addr()).unwrap(),

@@ -16,8 +16,16 @@ use support::bulk;
 
 use std::time::Duration;
 
-use support::{manual_server, Client};
+use support::Client;
 use xxhash_rust::xxh3::xxh3_64;
+
+/// A server behaving as Redis 8.4 (the version that added these commands), on a manual clock.
+fn manual_server() -> embedis::Server {
+    support::builder_as("8.4")
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap()
+}
 
 const NIL: &str = "$-1\r\n";
 const OK: &str = "+OK\r\n";

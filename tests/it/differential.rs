@@ -984,7 +984,7 @@ fn redis8_fixtures_match_redis_8_byte_for_byte() {
     let Some(redis) = RedisServer::start_redis8("differential-redis8", REDIS8_ARGS) else {
         return;
     };
-    let ours = support::builder()
+    let ours = support::builder_as("8.2")
         .config("enable-debug-command", "yes")
         .unwrap()
         .start()
@@ -1003,7 +1003,7 @@ fn redis8_fixtures_match_redis_8_with_threaded_io() {
     let Some(redis) = RedisServer::start_redis8("differential-redis8-threaded", REDIS8_ARGS) else {
         return;
     };
-    let ours = support::builder()
+    let ours = support::builder_as("8.2")
         .config("enable-debug-command", "yes")
         .unwrap()
         .config("io-threads", "2")

@@ -21,7 +21,7 @@ const START_S: u64 = 1_893_456_000;
 const START_MS: i64 = START_S as i64 * 1000;
 
 fn server() -> embedis::Server {
-    support::builder()
+    support::builder_as("8.2")
         .clock(embedis::Clock::frozen_at(
             UNIX_EPOCH + Duration::from_secs(START_S),
         ))
@@ -408,7 +408,7 @@ fn random_field_ttl_commands_answer_as_redis_8_does() {
     let Some(redis) = RedisServer::start_redis8("hash_field_expiry random", &[]) else {
         return;
     };
-    let ours = support::builder().start().unwrap();
+    let ours = support::builder_as("8.2").start().unwrap();
     let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
     let mut ours_conn = Conn::connect(ours.addr()).unwrap();
     let mut rng = rand::rngs::StdRng::seed_from_u64(14);

@@ -137,7 +137,8 @@ fn as_version_10_payload(mut payload: Vec<u8>) -> Vec<u8> {
 }
 
 fn start_embedis(test: &str) -> RedisServer {
-    RedisServer::start_binary(EMBEDIS, test, &["--enable-debug-command", "yes"])
+    let args = ["--enable-debug-command", "yes", "--compat-version", "8.2"];
+    RedisServer::start_binary(EMBEDIS, test, &args)
 }
 
 #[test]
@@ -310,7 +311,7 @@ fn debug_reload_and_restore_keep_field_ttls_and_expired_fields_go() {
     let dir = std::env::temp_dir().join(format!("embedis-hash-ttl-reload-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let server = support::builder()
+    let server = support::builder_as("8.2")
         .clock(embedis::Clock::frozen_at(
             UNIX_EPOCH + Duration::from_millis(START_MS),
         ))
@@ -401,7 +402,7 @@ fn the_aof_base_keeps_field_ttls() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let start = || {
-        support::builder()
+        support::builder_as("8.2")
             .clock(embedis::Clock::frozen_at(
                 UNIX_EPOCH + Duration::from_millis(START_MS),
             ))

@@ -21,6 +21,7 @@ mod support;
 
 // The differential fixtures (tests/diff, tests/diff8) and byte-for-byte comparisons.
 mod acl;
+mod compat_versions;
 mod differential;
 mod dump_interop;
 mod hll;

@@ -72,10 +72,15 @@ struct Servers {
 impl Servers {
     /// None (after a loud message) when redis-cli or redis-server is missing.
     fn start(test: &str, password: Option<&str>) -> Option<Servers> {
+        Self::start_as(test, password, "7.0")
+    }
+
+    /// [`Servers::start`] with embedis behaving as Redis `version`.
+    fn start_as(test: &str, password: Option<&str>, version: &str) -> Option<Servers> {
         let cli = find_binary("redis-cli", test)?;
         let extra: Vec<&str> = password.map_or(vec![], |p| vec!["--requirepass", p]);
         let redis = RedisServer::start(test, &extra)?;
-        let mut builder = support::builder();
+        let mut builder = support::builder_as(version);
         if let Some(password) = password {
             builder = builder.password(password);
         }
@@ -556,7 +561,7 @@ fn interactive_help_is_rendered_from_our_command_docs() {
 /// Skipped loudly without a Redis 8.2 (`$EMBEDIS_REDIS8_SERVER`), unless EMBEDIS_REQUIRE_REDIS=1.
 #[test]
 fn interactive_help_of_commands_newer_than_7_0_matches_redis_8() {
-    let Some(s) = Servers::start("redis_cli help (redis 8.2)", None) else {
+    let Some(s) = Servers::start_as("redis_cli help (redis 8.2)", None, "8.4") else {
         return;
     };
     let Some(redis8) = RedisServer::start_redis8("redis_cli help (redis 8.2)", &[]) else {

@@ -1,9 +1,11 @@
 //! Layer 1, base: what every other layer speaks — errors, C-string numbers, time, memory figures,
-//! configuration, logging, listeners and TLS contexts, values and command flags, and the file
-//! formats on disk (`formats`). Nothing here knows of keys, clients or commands.
+//! configuration and the Redis version the server behaves as, logging, listeners and TLS
+//! contexts, values and command flags, and the file formats on disk (`formats`). Nothing here
+//! knows of keys, clients or commands.
 
 pub mod alloc;
 pub mod clock;
+pub mod compat;
 pub mod config;
 pub mod cstr;
 pub mod error;

@@ -276,7 +276,9 @@ fn id(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn info(ctx: &mut Ctx<'_>) -> CmdResult {
     let broken = ctx.ks.watches.is_broken(ctx.client.id);
-    let mut text = ctx.client.info_line(ctx.now_ms, broken);
+    let mut text = ctx
+        .client
+        .info_line(ctx.now_ms, broken, ctx.server.config.compat_version);
     text.push('\n');
     write_text(ctx, &text);
     Ok(())
@@ -347,7 +349,11 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
     {
         let all = all_clients(ctx);
         let mut push = |c: &ClientState| {
-            text.push_str(&c.info_line(ctx.now_ms, ctx.ks.watches.is_broken(c.id)));
+            text.push_str(&c.info_line(
+                ctx.now_ms,
+                ctx.ks.watches.is_broken(c.id),
+                ctx.server.config.compat_version,
+            ));
             text.push('\n');
         };
         match &ids {

@@ -165,7 +165,7 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
     out.bulk(b"server");
     out.bulk(b"redis");
     out.bulk(b"version");
-    out.bulk(crate::commands::info::REDIS_VERSION.as_bytes());
+    out.bulk(ctx.server.config.compat_version.redis_version().as_bytes());
     out.bulk(b"proto");
     out.integer(if ctx.client.resp == Version::Resp3 {
         3

@@ -19,9 +19,6 @@ use crate::base::error::CmdResult;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
-/// The Redis version embedis answers as (INFO, HELLO).
-pub const REDIS_VERSION: &str = "7.0.15";
-
 /// The sections, in the order Redis prints them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Section {
@@ -161,7 +158,12 @@ fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
 fn server(ctx: &Ctx<'_>, out: &mut String) {
     let s = &*ctx.server;
     out.push_str("# Server\r\n");
-    field!(out, "redis_version", "{REDIS_VERSION}");
+    field!(
+        out,
+        "redis_version",
+        "{}",
+        s.config.compat_version.redis_version()
+    );
     field!(out, "embedis_version", "{}", env!("CARGO_PKG_VERSION"));
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", "0");

@@ -11,11 +11,10 @@ use embedis_datatypes::glob;
 
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
-use crate::commands::registry;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::docs::{write_docs, write_info};
 use crate::kernel::table::keys::flag;
-use crate::kernel::table::{Acl, Command, CommandSpec, Flags};
+use crate::kernel::table::{Acl, Command, CommandSpec, Flags, Registry};
 
 const HELP: &[&str] = &[
     "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
@@ -43,7 +42,7 @@ fn help(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn all(ctx: &mut Ctx<'_>) -> CmdResult {
-    let registry = registry();
+    let registry = ctx.registry;
     let commands: Vec<&Command> = registry.top_level().collect();
     ctx.out.array(commands.len());
     for command in commands {
@@ -53,7 +52,7 @@ fn all(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn count(ctx: &mut Ctx<'_>) -> CmdResult {
-    ctx.out.integer(registry().top_level().count() as i64);
+    ctx.out.integer(ctx.registry.top_level().count() as i64);
     Ok(())
 }
 
@@ -61,7 +60,7 @@ fn info(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.argc() == 2 {
         return all(ctx);
     }
-    let registry = registry();
+    let registry = ctx.registry;
     ctx.out.array(ctx.argc() - 2);
     for name in &ctx.args[2..] {
         match registry.by_full_name(name) {
@@ -73,7 +72,7 @@ fn info(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn docs(ctx: &mut Ctx<'_>) -> CmdResult {
-    let registry = registry();
+    let registry = ctx.registry;
     let commands: Vec<&Command> = if ctx.argc() == 2 {
         registry.top_level().collect()
     } else {
@@ -91,14 +90,16 @@ fn docs(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// Every command and subcommand, as COMMAND LIST names them.
-fn every_name() -> impl Iterator<Item = &'static Command> {
-    registry().commands.iter()
+/// Every command and subcommand the server's version has, as COMMAND LIST names them.
+fn every_name(registry: &'static Registry) -> impl Iterator<Item = &'static Command> {
+    registry.commands.iter().filter(|c| registry.has(c))
 }
 
 fn list(ctx: &mut Ctx<'_>) -> CmdResult {
     let names: Vec<&str> = match ctx.argc() {
-        2 => every_name().map(|c| c.full_name.as_str()).collect(),
+        2 => every_name(ctx.registry)
+            .map(|c| c.full_name.as_str())
+            .collect(),
         5 if ctx.arg_is(2, "filterby") => {
             let value = ctx.arg(4);
             if ctx.arg_is(3, "module") {
@@ -107,14 +108,14 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
             } else if ctx.arg_is(3, "aclcat") {
                 let category = value.to_ascii_lowercase();
                 match Acl::NAMES.iter().position(|n| n.as_bytes() == category) {
-                    Some(bit) => every_name()
+                    Some(bit) => every_name(ctx.registry)
                         .filter(|c| c.acl.0 & (1 << bit) != 0)
                         .map(|c| c.full_name.as_str())
                         .collect(),
                     None => Vec::new(),
                 }
             } else if ctx.arg_is(3, "pattern") {
-                every_name()
+                every_name(ctx.registry)
                     .filter(|c| glob::matches(value, c.full_name.as_bytes(), true))
                     .map(|c| c.full_name.as_str())
                     .collect()
@@ -133,8 +134,8 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// The keys of the command line in `args` (COMMAND GETKEYS's arguments), with the flags of the
 /// key spec that found each, after Redis's checks and with its error texts.
-fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
-    let command = registry()
+fn keys_of(registry: &Registry, args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
+    let command = registry
         .lookup(args)
         .map_err(|_| Error::msg("ERR Invalid command specified"))?;
     let specs = command.spec.keys;
@@ -176,7 +177,7 @@ fn keys_of(args: &[Bytes]) -> CmdResult<Vec<(Bytes, u16)>> {
 }
 
 fn getkeys(ctx: &mut Ctx<'_>) -> CmdResult {
-    let keys = keys_of(&ctx.args[2..])?;
+    let keys = keys_of(ctx.registry, &ctx.args[2..])?;
     ctx.out.array(keys.len());
     for (key, _) in keys {
         ctx.out.bulk(&key);
@@ -185,7 +186,7 @@ fn getkeys(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn getkeysandflags(ctx: &mut Ctx<'_>) -> CmdResult {
-    let keys = keys_of(&ctx.args[2..])?;
+    let keys = keys_of(ctx.registry, &ctx.args[2..])?;
     ctx.out.array(keys.len());
     for (key, flags) in keys {
         ctx.out.array(2);
@@ -295,6 +296,7 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::registry;
     use crate::kernel::table::docs::write_docs;
     use embedis_protocol::{decode_value, Value, Version, Writer};
 
@@ -366,7 +368,7 @@ mod tests {
 
     #[test]
     fn list_filters() {
-        let names: Vec<&str> = every_name()
+        let names: Vec<&str> = every_name(registry())
             .filter(|c| glob::matches(b"client|*", c.full_name.as_bytes(), true))
             .map(|c| c.full_name.as_str())
             .collect();
@@ -382,15 +384,21 @@ mod tests {
                 .collect()
         };
         assert_eq!(
-            keys_of(&args("nosuchcommand a")).unwrap_err().to_string(),
+            keys_of(registry(), &args("nosuchcommand a"))
+                .unwrap_err()
+                .to_string(),
             "ERR Invalid command specified"
         );
         assert_eq!(
-            keys_of(&args("ping a")).unwrap_err().to_string(),
+            keys_of(registry(), &args("ping a"))
+                .unwrap_err()
+                .to_string(),
             "ERR The command has no key arguments"
         );
         assert_eq!(
-            keys_of(&args("config get x")).unwrap_err().to_string(),
+            keys_of(registry(), &args("config get x"))
+                .unwrap_err()
+                .to_string(),
             "ERR The command has no key arguments"
         );
     }

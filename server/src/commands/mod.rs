@@ -7,6 +7,8 @@
 
 use std::sync::OnceLock;
 
+use crate::base::compat::CompatVersion;
+
 use crate::kernel::table::{CommandSpec, Registry};
 
 pub mod acl;
@@ -85,9 +87,16 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     cluster::COMMANDS,
 ];
 
-/// The process-wide command table, built from [`FAMILIES`] at first use. The engine keeps it
-/// and lends it to every command it runs.
+/// The command table of the newest version: every command embedis has.
 pub fn registry() -> &'static Registry {
-    static REGISTRY: OnceLock<Registry> = OnceLock::new();
-    REGISTRY.get_or_init(|| Registry::build(FAMILIES))
+    registry_for(CompatVersion::NEWEST)
+}
+
+/// The process-wide command table of one Redis version (`compat-version`), built from
+/// [`FAMILIES`] at first use. The engine keeps its server's and lends it to every command it
+/// runs.
+pub fn registry_for(version: CompatVersion) -> &'static Registry {
+    static REGISTRIES: [OnceLock<Registry>; CompatVersion::ALL.len()] =
+        [const { OnceLock::new() }; CompatVersion::ALL.len()];
+    REGISTRIES[version as usize].get_or_init(|| Registry::build(FAMILIES, version))
 }

@@ -9,7 +9,6 @@
 //! are art of its own, which embedis does not reproduce.
 
 use crate::base::error::{CmdResult, Error};
-use crate::commands::info::REDIS_VERSION;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
@@ -54,8 +53,9 @@ fn lolwut(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.int_arg(2)?;
     }
     // A verbatim text string in RESP3, a bulk string in RESP2, as in Redis.
+    let version = ctx.server.config.compat_version.redis_version();
     ctx.out
-        .verbatim(b"txt", format!("Redis ver. {REDIS_VERSION}\n").as_bytes());
+        .verbatim(b"txt", format!("Redis ver. {version}\n").as_bytes());
     Ok(())
 }
 

@@ -91,7 +91,7 @@ impl Engine {
         let mut ks = Keyspace::new(config.databases);
         ks.notify.configure(config.notify_keyspace_events);
         ks.apply_config(&config);
-        let registry = crate::commands::registry();
+        let registry = crate::commands::registry_for(config.compat_version);
         let mut server = ServerState::new(config, clock, log, seed, registry.commands.len());
         crate::services::aof::configure(&mut ks, &server);
         // `replicaof host port` at start-up: a replica from the first moment.

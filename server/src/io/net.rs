@@ -751,7 +751,11 @@ fn close_over_query_limit(engine: &mut Engine, id: ClientId, input: &[u8]) {
     engine.server.stats.client_qbuf_limit_disconnections += 1;
     let now_ms = engine.server.clock.now_ms();
     let info = engine.clients.get(id).map_or_else(String::new, |client| {
-        client.info_line(now_ms, engine.ks.watches.is_broken(id))
+        client.info_line(
+            now_ms,
+            engine.ks.watches.is_broken(id),
+            engine.server.config.compat_version,
+        )
     });
     let mut initial = Vec::new();
     crate::base::cstr::push_repr(&mut initial, &input[..input.len().min(64)]);

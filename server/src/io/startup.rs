@@ -117,8 +117,9 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     };
     log.warning("oO0OoO0OoO0Oo embedis is starting oO0OoO0OoO0Oo");
     log.warning(&format!(
-        "embedis version={}, Redis compatibility=7.0.15, bits=64, pid={}, just started",
+        "embedis version={}, Redis compatibility={}, bits=64, pid={}, just started",
         env!("CARGO_PKG_VERSION"),
+        config.compat_version.redis_version(),
         std::process::id()
     ));
     log.warning("Configuration loaded");
@@ -228,8 +229,9 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
         // Redis draws its logo here, with the mode, port and PID (its test harness finds the
         // server's PID in it); embedis says the same in one line of its own.
         log.notice(&format!(
-            "embedis {} (Redis 7.0.15 compatible), {mode} mode, Port: {port}, PID: {}",
+            "embedis {} (Redis {} compatible), {mode} mode, Port: {port}, PID: {}",
             env!("CARGO_PKG_VERSION"),
+            config.compat_version.redis_version(),
             std::process::id()
         ));
     } else {

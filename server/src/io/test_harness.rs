@@ -21,9 +21,14 @@ pub struct Harness {
 }
 
 impl Harness {
+    /// An engine of the newest version (every command there is), on a manual clock.
     pub fn new() -> Harness {
         let clock = Clock::manual();
-        let mut engine = Engine::new(Config::default(), clock.clone(), Logger::silent(), Some(7));
+        let config = Config {
+            compat_version: crate::base::compat::CompatVersion::NEWEST,
+            ..Config::default()
+        };
+        let mut engine = Engine::new(config, clock.clone(), Logger::silent(), Some(7));
         let addr = "127.0.0.1:40000".parse().unwrap();
         let local = "127.0.0.1:6379".parse().unwrap();
         let id = engine.connect(Peer::Tcp { addr, local }, -1).unwrap().id;

@@ -334,7 +334,7 @@ pub fn close_if_over_output_limit(
     }
     client.obuf.closing = true;
     client.pending.clear();
-    let info = client.info_line(now_ms, watch_broken);
+    let info = client.info_line(now_ms, watch_broken, server.config.compat_version);
     server.log.warning(&format!(
         "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
     ));

@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::ObufLimit;
 use crate::model::blocking::Blocked;
 use crate::model::pubsub::{Kind, PubSub};
@@ -536,9 +537,9 @@ impl ClientState {
         f
     }
 
-    /// One CLIENT LIST / CLIENT INFO line (without the trailing newline); `watch_broken` as
-    /// for [`ClientState::flags`].
-    pub fn info_line(&self, now_ms: i64, watch_broken: bool) -> String {
+    /// One CLIENT LIST / CLIENT INFO line (without the trailing newline) as Redis `version`
+    /// writes it; `watch_broken` as for [`ClientState::flags`].
+    pub fn info_line(&self, now_ms: i64, watch_broken: bool, version: CompatVersion) -> String {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms).max(0) / 1000;
         let name = String::from_utf8_lossy(&self.name);
@@ -551,8 +552,8 @@ impl ClientState {
             Version::Resp3 => 3,
         };
         // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
-        format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={} lib-name={} lib-ver={}",
+        let mut line = format!(
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -574,9 +575,11 @@ impl ClientState {
             String::from_utf8_lossy(&self.user_name),
             self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
             resp,
-            lib_name,
-            lib_ver
-        )
+        );
+        if version >= CompatVersion::V7_2 {
+            line.push_str(&format!(" lib-name={lib_name} lib-ver={lib_ver}"));
+        }
+        line
     }
 }
 

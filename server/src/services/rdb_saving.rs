@@ -87,7 +87,7 @@ fn write_preamble_with<W: std::io::Write>(
     repl: Option<(i64, String, i64)>,
 ) -> Result<(), RdbError> {
     writer.standard_aux(&AuxInfo {
-        redis_ver: "7.0.15".into(),
+        redis_ver: server.config.compat_version.redis_version().into(),
         ctime: server.clock.now_ms().div_euclid(1000),
         used_mem: crate::base::alloc::used_memory(),
         aof_base,

@@ -558,6 +558,14 @@ pub fn builder() -> embedis::ServerBuilder {
         .expect("dir accepted")
 }
 
+/// [`builder`] for a server behaving as Redis `version` (`compat-version`: "7.2", "8.2", …),
+/// for the tests of what newer Redis versions added.
+pub fn builder_as(version: &str) -> embedis::ServerBuilder {
+    builder()
+        .config("compat-version", version)
+        .expect("a compat-version")
+}
+
 /// For `Cluster::start_with`, `Nodes::start_with` and `ReplicaSet::start_with`: each node in a
 /// directory of its own ([`server_dir`]).
 pub fn with_dir(_index: usize, builder: embedis::ServerBuilder) -> embedis::ServerBuilder {

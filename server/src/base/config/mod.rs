@@ -92,6 +92,8 @@ pub struct Config {
     pub maxmemory: u64,
     /// What happens past `maxmemory`: which keys are evicted (see `crate::model::evict`), or none.
     pub maxmemory_policy: MaxmemoryPolicy,
+    /// `compat-version`: the Redis the server behaves as (see `base::compat`).
+    pub compat_version: crate::base::compat::CompatVersion,
     /// Keys sampled per database for each pass that fills the eviction pool.
     pub maxmemory_samples: u32,
     /// 0..100: how long one eviction pass may run before handing the rest to the timer.
@@ -412,6 +414,7 @@ impl Default for Config {
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
+            compat_version: crate::base::compat::CompatVersion::V7_0,
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
             notify_keyspace_events: 0,

@@ -3,6 +3,8 @@
 //! [`Config`]. CONFIG GET, CONFIG SET, the config file and the command line are all driven by
 //! this table, so a parameter exists everywhere or nowhere.
 
+use crate::base::compat::CompatVersion;
+
 use super::{
     event_class, parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles,
     parse_save_points, percentile_text, Access, AppendFsync, Config, LogLevel, MaxmemoryPolicy,
@@ -399,6 +401,11 @@ pub static PARAMS: &[Param] = &[
     param!("maxmemory", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.maxmemory.to_string(),
         set: |c, v| c.maxmemory = parse_memory(v).unwrap_or(0) as u64),
+    // embedis's own: which Redis to be (base::compat). Fixed at start: the command table is
+    // chosen by it.
+    param!("compat-version", Kind::Choice(&CompatVersion::NAMES), mutable: false,
+        get: |c| c.compat_version.name().to_string(),
+        set: |c, v| c.compat_version = CompatVersion::parse(v).unwrap_or_default()),
     param!("maxmemory-policy", Kind::Choice(MaxmemoryPolicy::NAMES), mutable: true,
         get: |c| c.maxmemory_policy.name().to_string(),
         set: |c, v| c.maxmemory_policy = MaxmemoryPolicy::parse(v).unwrap_or_default()),

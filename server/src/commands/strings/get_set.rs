@@ -124,10 +124,13 @@ pub(crate) fn digest_hex(value: &[u8]) -> [u8; 16] {
     out
 }
 
+/// SET's options (`for_set`) or GETEX's; `conditions`: the compare conditions (IFEQ…) exist,
+/// as from Redis 8.4 (before, they are a syntax error as any unknown word).
 fn parse_options<'a>(
     args: &'a [Bytes],
     from: usize,
     for_set: bool,
+    conditions: bool,
 ) -> CmdResult<StringOptions<'a>> {
     let mut o = StringOptions::default();
     let mut j = from;
@@ -146,7 +149,7 @@ fn parse_options<'a>(
             None
         };
         let other_unit = o.expire.is_some_and(|(u, _)| Some(u) != unit);
-        let condition = if for_set {
+        let condition = if for_set && conditions {
             ConditionKind::of(opt)
         } else {
             None
@@ -210,7 +213,8 @@ pub(super) fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let (db, now) = (ctx.client.db, ctx.now_ms);
     let (key, value) = (&args[1][..], &args[2][..]);
-    let options = parse_options(args, 3, true)?;
+    let conditions = ctx.registry.version.has("8.4.0");
+    let options = parse_options(args, 3, true, conditions)?;
     let ttl = match options.expire {
         Some((unit, arg)) => Ttl::At(deadline(arg, unit, now, "set")?),
         None if options.keep_ttl => Ttl::Keep,
@@ -488,7 +492,7 @@ pub(super) fn getdel(ctx: &mut Ctx<'_>) -> CmdResult {
 pub(super) fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let (db, now, key) = (ctx.client.db, ctx.now_ms, &args[1][..]);
-    let options = parse_options(args, 2, false)?;
+    let options = parse_options(args, 2, false, false)?;
     let Some(value) = ctx.ks.read(db, key, now) else {
         ctx.out.null();
         return Ok(());
@@ -606,8 +610,12 @@ mod tests {
                 .map(|w| Bytes::copy_from_slice(w.as_bytes()))
                 .collect()
         };
-        let ok = |s: &str, set: bool| parse_options(&args(s), 3, set).is_ok();
+        let ok = |s: &str, set: bool| parse_options(&args(s), 3, set, true).is_ok();
         assert!(ok("set k v NX GET EX 10", true));
+        assert!(ok("set k v IFEQ x", true));
+        let line = args("set k v IFEQ x");
+        let before_8_4 = parse_options(&line, 3, true, false);
+        assert!(matches!(before_8_4, Err(Error::Syntax)));
         assert!(ok("set k v EX 10 EX 20", true));
         assert!(ok("set k v NX NX", true));
         assert!(!ok("set k v NX XX", true));

@@ -19,6 +19,7 @@ pub mod keys;
 
 use std::collections::HashMap;
 
+use crate::base::compat::CompatVersion;
 use crate::base::error::CmdResult;
 use crate::kernel::ctx::Ctx;
 
@@ -294,10 +295,14 @@ impl Command {
     }
 }
 
-/// Every command, by id and by name.
+/// Every command, by id and by name. Every version's table holds every command under the same
+/// ids (so statistics and ACL bits mean the same everywhere); only the names of the commands
+/// the version has can be looked up, and only those are listed.
 pub struct Registry {
     pub commands: Vec<Command>,
     top_level: HashMap<Vec<u8>, usize, ahash::RandomState>,
+    /// The Redis version whose commands this table shows.
+    pub version: CompatVersion,
 }
 
 /// Why a command name could not be resolved.
@@ -311,19 +316,32 @@ pub enum Lookup {
 impl Registry {
     /// Builds the table from every family's entries, in order (the handlers' layer assembles
     /// the families: see `crate::commands::registry`).
-    pub fn build(families: &[&'static [CommandSpec]]) -> Registry {
+    /// Only the commands `version` has are found by name.
+    pub fn build(families: &[&'static [CommandSpec]], version: CompatVersion) -> Registry {
         let mut registry = Registry {
             commands: Vec::new(),
             top_level: HashMap::with_hasher(Default::default()),
+            version,
         };
         for family in families {
             for spec in family.iter() {
                 let id = registry.add(spec, None);
+                if !version.has(spec.since) {
+                    continue;
+                }
                 let previous = registry.top_level.insert(spec.name.as_bytes().to_vec(), id);
                 assert!(previous.is_none(), "command {} registered twice", spec.name);
             }
         }
         registry
+    }
+
+    /// True if this table's version has the command (and, for a subcommand, its parent).
+    pub fn has(&self, command: &Command) -> bool {
+        self.version.has(command.spec.since)
+            && command
+                .parent
+                .is_none_or(|p| self.version.has(self.commands[p].spec.since))
     }
 
     fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>) -> usize {
@@ -350,9 +368,11 @@ impl Registry {
         });
         for sub in spec.subcommands {
             let sub_id = self.add(sub, Some(id));
-            self.commands[id]
-                .subcommands
-                .insert(sub.name.as_bytes().to_vec(), sub_id);
+            if self.version.has(sub.since) {
+                self.commands[id]
+                    .subcommands
+                    .insert(sub.name.as_bytes().to_vec(), sub_id);
+            }
         }
         id
     }
@@ -397,15 +417,18 @@ impl Registry {
         }
     }
 
-    /// Top-level commands in table order.
+    /// Top-level commands the version has, in table order.
     pub fn top_level(&self) -> impl Iterator<Item = &Command> {
-        self.commands.iter().filter(|c| c.parent.is_none())
+        self.commands
+            .iter()
+            .filter(|c| c.parent.is_none() && self.has(c))
     }
 
+    /// The subcommands of `command` the version has.
     pub fn subcommands_of<'a>(&'a self, command: &'a Command) -> impl Iterator<Item = &'a Command> {
         self.commands
             .iter()
-            .filter(move |c| c.parent == Some(command.id))
+            .filter(move |c| c.parent == Some(command.id) && self.has(c))
     }
 }
 
