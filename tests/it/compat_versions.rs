@@ -136,6 +136,11 @@ fn each_version_reports_its_release_and_the_setting_is_fixed_at_start() {
         c.cmd(&["CONFIG", "SET", "compat-version", "8.2"]),
         "-ERR CONFIG SET failed (possibly related to argument 'compat-version') - can't set immutable config\r\n"
     );
+    let listed = c.cmd(&["CONFIG", "GET", "*"]);
+    assert!(
+        !listed.contains("compat-version"),
+        "Redis's parameters only"
+    );
     let refused = embedis::Server::builder().config("compat-version", "6.2");
     assert!(refused.is_err());
 }

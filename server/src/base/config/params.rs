@@ -708,8 +708,14 @@ pub static PARAMS: &[Param] = &[
 ];
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
-/// when asked for by name.
-pub const HIDDEN: &[&str] = &["key-load-delay", "loading-process-events-interval-bytes"];
+/// when asked for by name. `compat-version` is embedis's own: `CONFIG GET *` lists Redis's
+/// parameters only, as clients and Redis's own suite (its CONFIG sanity test sets every listed
+/// parameter back to its value) expect.
+pub const HIDDEN: &[&str] = &[
+    "key-load-delay",
+    "loading-process-events-interval-bytes",
+    "compat-version",
+];
 
 /// Finds a parameter by name or alias, case-insensitively.
 pub fn find_param(name: &str) -> Option<&'static Param> {
