@@ -41,7 +41,7 @@ if [ "$TAG" = 7.0.15 ]; then
 else
   # The units of Redis's own run of this tag, in its order.
   baseline="$(dirname "$RUNNER")/baseline/redis-$TAG-full-55units.tsv"
-  [ $# -eq 0 ] && export UNITS=${UNITS:-$(awk -F'\t' 'NR > 1 { print $1 }' "$baseline" | tr '\n' ' ')}
+  [ $# -eq 0 ] && export UNITS=${UNITS:-$(awk -F'\t' '$1 ~ /^unit\// { print $1 }' "$baseline" | tr '\n' ' ')}
 fi
 # EMBEDIS_ARGS: more arguments for the server, e.g. EMBEDIS_ARGS="--io-uring yes".
 export SERVER_CMD="$ROOT/target/release/embedis-server --port $PORT --bind 127.0.0.1 --enable-debug-command yes --compat-version $VERSION ${EMBEDIS_ARGS:-}"
