@@ -5,6 +5,7 @@
 use bytes::Bytes;
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::{GENERIC, STRING};
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
@@ -213,7 +214,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let (db, now) = (ctx.client.db, ctx.now_ms);
     let (key, value) = (&args[1][..], &args[2][..]);
-    let conditions = ctx.registry.version.has("8.4.0");
+    let conditions = ctx.registry.version >= CompatVersion::V8_4;
     let options = parse_options(args, 3, true, conditions)?;
     let ttl = match options.expire {
         Some((unit, arg)) => Ttl::At(deadline(arg, unit, now, "set")?),
