@@ -67,6 +67,12 @@ impl CompatVersion {
         introduced <= (major, minor)
     }
 
+    /// True if something introduced in `since` and replaced in `until` ("" = never) is this
+    /// version's.
+    pub fn spans(self, since: &str, until: &str) -> bool {
+        self.has(since) && (until.is_empty() || !self.has(until))
+    }
+
     fn major_minor(self) -> (u32, u32) {
         let (major, minor) = self.name().split_once('.').unwrap_or(("0", "0"));
         (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
@@ -97,5 +103,7 @@ mod tests {
         assert!(V::V7_2.has("7.2.0") && !V::V7_2.has("7.4.0"));
         assert!(V::V8_2.has("8.0.0") && !V::V8_2.has("8.4.0"));
         assert!(V::V8_4.has("8.4.0"));
+        assert!(V::V7_0.spans("2.0.0", "7.2.0") && !V::V7_2.spans("2.0.0", "7.2.0"));
+        assert!(V::V8_4.spans("2.0.0", ""));
     }
 }

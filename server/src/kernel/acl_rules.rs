@@ -56,12 +56,13 @@ pub fn category(name: &[u8]) -> Option<Acl> {
         .map(|i| Acl(1 << i))
 }
 
-/// The commands (and subcommands) of a category, in table order (ACL CAT <category>).
+/// The commands (and subcommands) of a category that the table's version has, in table order
+/// (ACL CAT <category>).
 pub fn category_commands(registry: &Registry, category: Acl) -> impl Iterator<Item = &Command> {
     registry
         .commands
         .iter()
-        .filter(move |c| c.acl.contains(category))
+        .filter(move |c| c.acl.contains(category) && registry.has(c))
 }
 
 /// Allows or denies one command; a container's rule covers its subcommands (Redis's

@@ -237,11 +237,30 @@ pub(super) fn zrevrank(ctx: &mut Ctx<'_>) -> CmdResult {
     rank_generic(ctx, true)
 }
 
+/// ZRANK / ZREVRANK key member [WITHSCORE]: WITHSCORE (Redis 7.2; the 7.0 spec's arity refuses
+/// it) answers `[rank, score]`, or a null array for a missing member.
 fn rank_generic(ctx: &mut Ctx<'_>, reverse: bool) -> CmdResult {
+    let with_score = match ctx.argc() {
+        3 => false,
+        4 if ctx.arg_is(3, "withscore") => true,
+        4 => return Err(Error::Syntax),
+        _ => {
+            let name = if reverse { "zrevrank" } else { "zrank" };
+            return Err(Error::WrongArity(name.into()));
+        }
+    };
     let member = ctx.arg(2);
-    match read_zset(ctx, ctx.arg(1))?.and_then(|z| z.rank(member, reverse)) {
-        Some(rank) => ctx.out.integer(rank as i64),
-        None => ctx.out.null(),
+    let found = read_zset(ctx, ctx.arg(1))?
+        .and_then(|z| Some((z.rank(member, reverse)?, z.score(member)?)));
+    match (found, with_score) {
+        (Some((rank, _)), false) => ctx.out.integer(rank as i64),
+        (Some((rank, score)), true) => {
+            ctx.out.array(2);
+            ctx.out.integer(rank as i64);
+            ScoreWriter::new().write(&mut ctx.out, score);
+        }
+        (None, false) => ctx.out.null(),
+        (None, true) => ctx.out.null_array(),
     }
     Ok(())
 }

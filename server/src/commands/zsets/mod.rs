@@ -425,6 +425,7 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Counts the members in a lexicographic range (for sets whose scores are all equal).",
             "key min max",
         ),
+    // Until 7.2 (arity 3), then with WITHSCORE (arity -3).
     CommandSpec::new("zrank", 3, zrank)
         .flags(READ_FAST)
         .acl(Acl::SORTEDSET)
@@ -435,7 +436,21 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(log(N))",
             "Returns a member's position counting from the lowest score.",
             "key member",
-        ),
+        )
+        .until("7.2.0"),
+    CommandSpec::new("zrank", -3, zrank)
+        .flags(READ_FAST)
+        .acl(Acl::SORTEDSET)
+        .keys(ONE_RO_ACCESS)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "O(log(N))",
+            "Returns a member's position counting from the lowest score.",
+            "key member [WITHSCORE@7.2.0]",
+        )
+        .from("7.2.0"),
+    // Until 7.2 (arity 3), then with WITHSCORE (arity -3).
     CommandSpec::new("zrevrank", 3, zrevrank)
         .flags(READ_FAST)
         .acl(Acl::SORTEDSET)
@@ -446,7 +461,20 @@ pub static COMMANDS: &[CommandSpec] = &[
             "O(log(N))",
             "Returns a member's position counting from the highest score.",
             "key member",
-        ),
+        )
+        .until("7.2.0"),
+    CommandSpec::new("zrevrank", -3, zrevrank)
+        .flags(READ_FAST)
+        .acl(Acl::SORTEDSET)
+        .keys(ONE_RO_ACCESS)
+        .doc(
+            "sorted-set",
+            "2.0.0",
+            "O(log(N))",
+            "Returns a member's position counting from the highest score.",
+            "key member [WITHSCORE@7.2.0]",
+        )
+        .from("7.2.0"),
     CommandSpec::new("zrange", -4, zrange)
         .flags(Flags::READONLY)
         .acl(Acl::SORTEDSET)

@@ -47,6 +47,12 @@ pub struct CommandSpec {
     pub tips: &'static [&'static str],
     pub group: &'static str,
     pub since: &'static str,
+    /// The versions this spec describes the command in, when its arity or arguments changed:
+    /// from `from` ("" = `since`) to before `until` ("" = the newest). Such a command has one
+    /// spec per span, under the same name (ZRANK: arity 3 until 7.2, -3 with WITHSCORE from
+    /// 7.2); `since` stays the command's own, as COMMAND DOCS shows it.
+    pub from: &'static str,
+    pub until: &'static str,
     pub complexity: &'static str,
     pub summary: &'static str,
     /// The arguments in the documentation mini-language of [`docs`].
@@ -75,6 +81,8 @@ impl CommandSpec {
             tips: &[],
             group: "generic",
             since: "1.0.0",
+            from: "",
+            until: "",
             complexity: "",
             summary: "",
             syntax: "",
@@ -96,6 +104,8 @@ impl CommandSpec {
             tips: &[],
             group: "generic",
             since: "1.0.0",
+            from: "",
+            until: "",
             complexity: "",
             summary: "",
             syntax: "",
@@ -151,6 +161,28 @@ impl CommandSpec {
         self.summary = summary;
         self.syntax = syntax;
         self
+    }
+
+    /// The spec describes the command only in versions before `version` (see `until`).
+    pub const fn until(mut self, version: &'static str) -> Self {
+        self.until = version;
+        self
+    }
+
+    /// The spec describes the command only from `version` on (see `from`).
+    pub const fn from(mut self, version: &'static str) -> Self {
+        self.from = version;
+        self
+    }
+
+    /// True if this spec describes the command in `version`.
+    pub fn in_version(&self, version: CompatVersion) -> bool {
+        let from = if self.from.is_empty() {
+            self.since
+        } else {
+            self.from
+        };
+        version.spans(from, self.until)
     }
 }
 
@@ -326,7 +358,7 @@ impl Registry {
         for family in families {
             for spec in family.iter() {
                 let id = registry.add(spec, None);
-                if !version.has(spec.since) {
+                if !spec.in_version(version) {
                     continue;
                 }
                 let previous = registry.top_level.insert(spec.name.as_bytes().to_vec(), id);
@@ -338,10 +370,8 @@ impl Registry {
 
     /// True if this table's version has the command (and, for a subcommand, its parent).
     pub fn has(&self, command: &Command) -> bool {
-        self.version.has(command.spec.since)
-            && command
-                .parent
-                .is_none_or(|p| self.version.has(self.commands[p].spec.since))
+        let here = |spec: &CommandSpec| spec.in_version(self.version);
+        here(command.spec) && command.parent.is_none_or(|p| here(self.commands[p].spec))
     }
 
     fn add(&mut self, spec: &'static CommandSpec, parent: Option<usize>) -> usize {
@@ -368,7 +398,7 @@ impl Registry {
         });
         for sub in spec.subcommands {
             let sub_id = self.add(sub, Some(id));
-            if self.version.has(sub.since) {
+            if sub.in_version(self.version) {
                 self.commands[id]
                     .subcommands
                     .insert(sub.name.as_bytes().to_vec(), sub_id);
