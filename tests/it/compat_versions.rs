@@ -144,3 +144,40 @@ fn each_version_reports_its_release_and_the_setting_is_fixed_at_start() {
     let refused = embedis::Server::builder().config("compat-version", "6.2");
     assert!(refused.is_err());
 }
+
+#[test]
+fn client_no_touch_leaves_access_clocks_alone_but_for_touch() {
+    let server = support::builder_as("7.2")
+        .clock(embedis::Clock::manual())
+        .start()
+        .unwrap();
+    let (mut plain, mut quiet) = (
+        Client::connect(server.addr()),
+        Client::connect(server.addr()),
+    );
+    let idle = |c: &mut Client| c.cmd(&["OBJECT", "IDLETIME", "k"]);
+    plain.cmd(&["SET", "k", "v"]);
+    assert_eq!(quiet.cmd(&["CLIENT", "NO-TOUCH", "on"]), "+OK\r\n");
+    assert!(quiet.text(&["CLIENT", "INFO"]).contains(" flags=T "));
+    server.clock().advance(std::time::Duration::from_secs(10));
+    assert_eq!(quiet.cmd(&["GET", "k"]), "$1\r\nv\r\n");
+    assert_eq!(quiet.cmd(&["APPEND", "k", "w"]), ":2\r\n");
+    assert_eq!(
+        idle(&mut plain),
+        ":10\r\n",
+        "reads and writes of a no-touch client"
+    );
+    assert_eq!(quiet.cmd(&["TOUCH", "k"]), ":1\r\n");
+    assert_eq!(idle(&mut plain), ":0\r\n", "TOUCH still touches");
+    server.clock().advance(std::time::Duration::from_secs(3));
+    plain.cmd(&["GET", "k"]);
+    assert_eq!(idle(&mut plain), ":0\r\n", "other clients touch as ever");
+    quiet.cmd(&["CLIENT", "NO-TOUCH", "off"]);
+    assert!(!quiet.text(&["CLIENT", "INFO"]).contains(" flags=T "));
+    let as_7_0 = support::builder().start().unwrap();
+    let reply = Client::connect(as_7_0.addr()).cmd(&["CLIENT", "NO-TOUCH", "on"]);
+    assert!(
+        reply.starts_with("-ERR unknown subcommand 'NO-TOUCH'"),
+        "{reply}"
+    );
+}

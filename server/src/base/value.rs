@@ -331,6 +331,9 @@ pub struct AccessClock {
     pub private_ints: bool,
     pub log_factor: u32,
     pub decay_time: u32,
+    /// The running command's client asked for CLIENT NO-TOUCH: accesses change nothing. Set
+    /// around that client's commands only (`kernel::call`).
+    pub no_touch: bool,
 }
 
 impl AccessClock {
@@ -355,18 +358,21 @@ impl AccessClock {
     /// incremented (Redis's `updateLFU`).
     #[inline]
     pub fn touch(&self, obj: &mut Object, now_ms: i64) {
-        if self.lfu {
-            self.touch_lfu_drawn(obj, now_ms);
+        // `|`: one branch for both rare cases on the path every lookup inlines.
+        if self.lfu | self.no_touch {
+            self.touch_rarely(obj, now_ms);
         } else {
             obj.touch(lru_clock(now_ms));
         }
     }
 
-    /// The LFU half of [`AccessClock::touch`], out of line: the LRU half is the default and the
-    /// one every lookup inlines.
+    /// The other halves of [`AccessClock::touch`], out of line: nothing under CLIENT NO-TOUCH,
+    /// else LFU's decay and increment.
     #[inline(never)]
-    fn touch_lfu_drawn(&self, obj: &mut Object, now_ms: i64) {
-        self.touch_lfu(obj, now_ms, rand::random::<f64>());
+    fn touch_rarely(&self, obj: &mut Object, now_ms: i64) {
+        if !self.no_touch {
+            self.touch_lfu(obj, now_ms, rand::random::<f64>());
+        }
     }
 
     /// The LFU half of [`AccessClock::touch`] with its random draw `r` given (tests choose it).

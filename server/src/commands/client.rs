@@ -495,6 +495,20 @@ fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
+/// CLIENT NO-TOUCH ON|OFF (Redis 7.2): the connection's commands leave the LRU/LFU of the
+/// keys they read alone, except TOUCH (see `kernel::call`).
+fn no_touch(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.arg_is(2, "on") {
+        ctx.client.no_touch = true;
+    } else if ctx.arg_is(2, "off") {
+        ctx.client.no_touch = false;
+    } else {
+        return Err(Error::Syntax);
+    }
+    ctx.out.ok();
+    Ok(())
+}
+
 fn pause(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.argc() > 4 {
         return Err(subcommand_syntax_error(ctx));
@@ -700,6 +714,13 @@ static SUBCOMMANDS: &[CommandSpec] = &[
         "7.0.0",
         "O(1)",
         "Exempts the connection from client eviction, or not.",
+        "enabled=(ON|OFF)",
+    ),
+    sub("no-touch", 3, no_touch, BASE).doc(
+        "connection",
+        "7.2.0",
+        "O(1)",
+        "Keeps this connection's commands from changing the LRU/LFU of the keys they read, or not.",
         "enabled=(ON|OFF)",
     ),
     sub("pause", -3, pause, ADMIN).doc(

@@ -88,7 +88,16 @@ pub fn call(
             from_script: how.from_script,
             events_at: out_start,
         };
+        // CLIENT NO-TOUCH: the keys' access clocks stay as they are, except for TOUCH itself
+        // (Redis's lookupKey). One branch on the client's flag otherwise.
+        let no_touch = ctx.client.no_touch && command.full_name != "touch";
+        if no_touch {
+            ctx.ks.access.no_touch = true;
+        }
         let result = handler(&mut ctx);
+        if no_touch {
+            ctx.ks.access.no_touch = false;
+        }
         // One branch for both kinds of after-command work, which the hot path never has.
         if ctx.ks.has_after_command_work() {
             // WATCH: the keys it looked up for writing changed if it counted a change.

@@ -410,6 +410,8 @@ pub struct ClientState {
     pub cluster_readonly: bool,
     /// CLIENT NO-EVICT ON (shown as flag `e`; embedis never evicts clients).
     pub no_evict: bool,
+    /// CLIENT NO-TOUCH ON: its commands leave the keys' access clocks alone (but TOUCH).
+    pub no_touch: bool,
     pub monitor: bool,
     /// A replica attached by SYNC or PSYNC: it receives the replication stream (`flags=S`).
     pub replica: bool,
@@ -469,6 +471,7 @@ impl ClientState {
             asking: false,
             cluster_readonly: false,
             no_evict: false,
+            no_touch: false,
             monitor: false,
             replica: false,
             replica_port: 0,
@@ -530,6 +533,9 @@ impl ClientState {
         }
         if self.no_evict {
             f.push('e');
+        }
+        if self.no_touch {
+            f.push('T');
         }
         if f.is_empty() {
             f.push('N');

@@ -552,6 +552,7 @@ impl Config {
             private_ints: self.maxmemory != 0 && (policy.is_lru() || policy.is_lfu()),
             log_factor: self.lfu_log_factor,
             decay_time: self.lfu_decay_time,
+            no_touch: false,
         }
     }
 }
