@@ -455,6 +455,7 @@ mod tests {
             private_ints: true,
             log_factor,
             decay_time,
+            no_touch: false,
         }
     }
 
