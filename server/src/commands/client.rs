@@ -483,14 +483,19 @@ fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
+/// The ON|OFF argument of CLIENT NO-EVICT and NO-TOUCH, with Redis's syntax error otherwise.
+fn on_off(ctx: &Ctx<'_>) -> CmdResult<bool> {
     if ctx.arg_is(2, "on") {
-        ctx.client.no_evict = true;
+        Ok(true)
     } else if ctx.arg_is(2, "off") {
-        ctx.client.no_evict = false;
+        Ok(false)
     } else {
-        return Err(Error::Syntax);
+        Err(Error::Syntax)
     }
+}
+
+fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.client.no_evict = on_off(ctx)?;
     ctx.out.ok();
     Ok(())
 }
@@ -498,13 +503,7 @@ fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
 /// CLIENT NO-TOUCH ON|OFF (Redis 7.2): the connection's commands leave the LRU/LFU of the
 /// keys they read alone, except TOUCH (see `kernel::call`).
 fn no_touch(ctx: &mut Ctx<'_>) -> CmdResult {
-    if ctx.arg_is(2, "on") {
-        ctx.client.no_touch = true;
-    } else if ctx.arg_is(2, "off") {
-        ctx.client.no_touch = false;
-    } else {
-        return Err(Error::Syntax);
-    }
+    ctx.client.no_touch = on_off(ctx)?;
     ctx.out.ok();
     Ok(())
 }

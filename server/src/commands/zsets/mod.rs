@@ -336,6 +336,25 @@ const STORE_FROM_MANY: &[KeySpec] = &[KeySpec::single(1, OW_UPDATE), keynum(2, R
 const MANY_RO: &[KeySpec] = &[keynum(1, RO_ACCESS)];
 const NONDETERMINISTIC: &[&str] = &["nondeterministic_output"];
 
+const ZRANK_SUMMARY: &str = "Returns a member's position counting from the lowest score.";
+const ZREVRANK_SUMMARY: &str = "Returns a member's position counting from the highest score.";
+const WITH_SCORE: &str = "key member [WITHSCORE@7.2.0]";
+
+/// ZRANK's or ZREVRANK's spec for one span of versions (their arity changed in 7.2).
+const fn rank_spec(
+    name: &'static str,
+    handler: crate::kernel::table::Handler,
+    summary: &'static str,
+    arity: i32,
+    syntax: &'static str,
+) -> CommandSpec {
+    CommandSpec::new(name, arity, handler)
+        .flags(READ_FAST)
+        .acl(Acl::SORTEDSET)
+        .keys(ONE_RO_ACCESS)
+        .doc("sorted-set", "2.0.0", "O(log(N))", summary, syntax)
+}
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("zadd", -4, zadd)
         .flags(FAST_WRITE.union(Flags::DENYOOM))
@@ -426,55 +445,10 @@ pub static COMMANDS: &[CommandSpec] = &[
             "key min max",
         ),
     // Until 7.2 (arity 3), then with WITHSCORE (arity -3).
-    CommandSpec::new("zrank", 3, zrank)
-        .flags(READ_FAST)
-        .acl(Acl::SORTEDSET)
-        .keys(ONE_RO_ACCESS)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "O(log(N))",
-            "Returns a member's position counting from the lowest score.",
-            "key member",
-        )
-        .until("7.2.0"),
-    CommandSpec::new("zrank", -3, zrank)
-        .flags(READ_FAST)
-        .acl(Acl::SORTEDSET)
-        .keys(ONE_RO_ACCESS)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "O(log(N))",
-            "Returns a member's position counting from the lowest score.",
-            "key member [WITHSCORE@7.2.0]",
-        )
-        .from("7.2.0"),
-    // Until 7.2 (arity 3), then with WITHSCORE (arity -3).
-    CommandSpec::new("zrevrank", 3, zrevrank)
-        .flags(READ_FAST)
-        .acl(Acl::SORTEDSET)
-        .keys(ONE_RO_ACCESS)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "O(log(N))",
-            "Returns a member's position counting from the highest score.",
-            "key member",
-        )
-        .until("7.2.0"),
-    CommandSpec::new("zrevrank", -3, zrevrank)
-        .flags(READ_FAST)
-        .acl(Acl::SORTEDSET)
-        .keys(ONE_RO_ACCESS)
-        .doc(
-            "sorted-set",
-            "2.0.0",
-            "O(log(N))",
-            "Returns a member's position counting from the highest score.",
-            "key member [WITHSCORE@7.2.0]",
-        )
-        .from("7.2.0"),
+    rank_spec("zrank", zrank, ZRANK_SUMMARY, 3, "key member").until("7.2.0"),
+    rank_spec("zrank", zrank, ZRANK_SUMMARY, -3, WITH_SCORE).from("7.2.0"),
+    rank_spec("zrevrank", zrevrank, ZREVRANK_SUMMARY, 3, "key member").until("7.2.0"),
+    rank_spec("zrevrank", zrevrank, ZREVRANK_SUMMARY, -3, WITH_SCORE).from("7.2.0"),
     CommandSpec::new("zrange", -4, zrange)
         .flags(Flags::READONLY)
         .acl(Acl::SORTEDSET)
