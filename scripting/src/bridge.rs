@@ -655,7 +655,7 @@ mod tests {
     fn script(vm: &mut ScriptVm, host: &mut CannedHost, code: &str) -> String {
         let code = format!("local d = (function() {DESCRIBE} end)() {code}");
         let sha = vm.load_script(&Bytes::from(code)).unwrap();
-        let function = vm.script(&sha).unwrap().function.clone();
+        let function = vm.script_function(&sha).unwrap();
         let mut buf = BytesMut::new();
         let mut out = Writer::new(&mut buf, Version::Resp2);
         match vm.run(host, &function, &sha, &[], &[], &mut out) {

@@ -24,7 +24,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use bytes::Bytes;
 use embedis_protocol::Writer;
-use mlua::{Function, Lua, MultiValue, Table, Value};
+use mlua::{Function, Lua, MultiValue, RegistryKey, Table, Value};
 
 use crate::bridge::{lua_number_text, Host, RunState};
 use crate::errors::Raise;
@@ -40,7 +40,9 @@ pub struct FunctionDef {
     pub name: String,
     pub description: Option<Vec<u8>>,
     pub flags: ScriptFlags,
-    callback: Function,
+    /// In the Lua registry, not as an mlua `Function` (whose references share one stack that
+    /// Lua 5.1 caps near 8,000 slots): tens of thousands of functions may be loaded.
+    callback: RegistryKey,
 }
 
 /// One loaded library.
@@ -355,8 +357,13 @@ impl Functions {
             return Err(b"ERR Function not found".to_vec());
         };
         let name = def.name.clone();
+        let callback: Function = self
+            .vm
+            .lua()
+            .registry_value(&def.callback)
+            .map_err(|e| format!("ERR {e}").into_bytes())?;
         self.set_pending
-            .call::<()>(def.callback.clone())
+            .call::<()>(callback)
             .map_err(|e| format!("ERR {e}").into_bytes())?;
         let trampoline = self.trampoline.clone();
         self.vm.run(host, &trampoline, &name, keys, args, out)
@@ -400,6 +407,8 @@ impl Functions {
                 crate::convert::error_text(&line)
             })?;
         let outcome = self.run_load(&lua, host, &chunk);
+        drop(chunk);
+        self.vm.gc_tick();
         let registered = lua
             .remove_app_data::<Registrations>()
             .map_or_else(Vec::new, |r| r.0);
@@ -636,6 +645,7 @@ fn register_function(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     if registrations.0.iter().any(|f| f.name == name) {
         return fail("Function already exists in the library");
     }
+    let callback = lua.create_registry_value(callback)?;
     registrations.0.push(FunctionDef {
         name,
         description,
@@ -839,5 +849,20 @@ mod tests {
                 .unwrap_err(),
             b"ERR DUMP payload version or checksum are wrong"
         );
+    }
+
+    /// Each registered callback lives in the Lua registry, so tens of thousands of libraries
+    /// load (mlua's reference stack, where a held `Function` would sit, stops near 8,000).
+    #[test]
+    fn many_libraries_load_and_each_function_runs() {
+        let mut f = Functions::new(0).unwrap();
+        for i in 0..12_000 {
+            let code = format!(
+                "#!lua name=lib{i}\nredis.register_function('f{i}', function(KEYS, ARGV) return {i} end)"
+            );
+            load(&mut f, &code).unwrap();
+        }
+        assert_eq!(fcall(&mut f, "f11999", &[], &[]), ":11999\r\n");
+        assert_eq!(fcall(&mut f, "f3", &[], &[]), ":3\r\n");
     }
 }

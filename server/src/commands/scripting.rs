@@ -100,7 +100,9 @@ fn run_in(
         // A script without a shebang may touch keys of any slot, as in Redis 7.0.
         allow_cross_slot: !script.flags.declared || script.flags.allow_cross_slot_keys,
     };
-    let function = script.function.clone();
+    let Some(function) = vm.script_function(sha) else {
+        return Err(NO_SCRIPT);
+    };
     crate::services::script_host::run_script(
         ctx,
         permissions,
