@@ -48,6 +48,11 @@ pub fn command_line(mut args: Vec<String>) -> ExitCode {
         }
     };
     let mut config = Config::default();
+    // The command line's `--compat-version` decides which parameters the file may name.
+    if let Err(e) = config.preset_compat_version(&text) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
     // The binary saves as Redis does out of the box (a server inside a test process does not).
     config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
     if let Some(path) = &file {

@@ -55,8 +55,10 @@ pub mod types {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// Redis 7.2's small sets (RDB 11).
+    pub const SET_LISTPACK: u8 = 20;
     /// Redis 7.4's hashes with field TTLs (`crate::hash_ttl`); 22 and 23 are their pre-release
-    /// forms, which Redis 8.2 still loads. Types 20 and 21 (RDB 11 and 12) are not read.
+    /// forms, which Redis 8.2 still loads. Type 21 (RDB 12's stream) is not read.
     pub const HASH_METADATA_PRE_GA: u8 = 22;
     pub const HASH_LISTPACK_EX_PRE_GA: u8 = 23;
     pub const HASH_METADATA: u8 = 24;

@@ -102,6 +102,8 @@ pub enum RdbValue {
     SetIntset(Vec<u8>),
     /// `RDB_TYPE_SET`: a hash-table set's members.
     Set(Vec<Vec<u8>>),
+    /// `RDB_TYPE_SET_LISTPACK` (Redis 7.2+): a small set's members in a Redis listpack.
+    SetListpack(Vec<u8>),
     /// `RDB_TYPE_ZSET_LISTPACK`: member, score, member, score … in score order.
     ZsetListpack(Vec<u8>),
     /// `RDB_TYPE_ZSET_2`: a skiplist zset's members and scores, in ascending order.
@@ -135,6 +137,7 @@ impl RdbValue {
             RdbValue::List(_) => types::LIST_QUICKLIST_2,
             RdbValue::SetIntset(_) => types::SET_INTSET,
             RdbValue::Set(_) => types::SET,
+            RdbValue::SetListpack(_) => types::SET_LISTPACK,
             RdbValue::ZsetListpack(_) => types::ZSET_LISTPACK,
             RdbValue::Zset(_) => types::ZSET_2,
             RdbValue::HashListpack(_) => types::HASH_LISTPACK,
@@ -150,6 +153,7 @@ impl RdbValue {
         match self {
             RdbValue::String(s)
             | RdbValue::SetIntset(s)
+            | RdbValue::SetListpack(s)
             | RdbValue::ZsetListpack(s)
             | RdbValue::HashListpack(s) => write_string(w, s, compress)?,
             RdbValue::List(nodes) => {
@@ -250,6 +254,11 @@ impl RdbValue {
                 let blob = read_string(r)?;
                 crate::encodings::intset_decode(&blob)?;
                 RdbValue::SetIntset(blob)
+            }
+            types::SET_LISTPACK => {
+                let blob = read_string(r)?;
+                listpack_decode(&blob)?;
+                RdbValue::SetListpack(blob)
             }
             types::HASH_LISTPACK | types::ZSET_LISTPACK => {
                 let blob = read_string(r)?;

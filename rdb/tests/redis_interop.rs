@@ -383,7 +383,7 @@ fn check_semantics(c: &mut TcpStream, key: &[u8], value: &RdbValue) {
                 .collect();
             assert_eq!(list_items(nodes), want, "{}", String::from_utf8_lossy(k));
         }
-        RdbValue::SetIntset(_) | RdbValue::Set(_) => {
+        RdbValue::SetIntset(_) | RdbValue::Set(_) | RdbValue::SetListpack(_) => {
             let mut want: Vec<Vec<u8>> = c!(c, "SMEMBERS", k)
                 .array()
                 .iter()
@@ -396,6 +396,7 @@ fn check_semantics(c: &mut TcpStream, key: &[u8], value: &RdbValue) {
                     .map(|i| i.to_string().into_bytes())
                     .collect(),
                 RdbValue::Set(m) => m.clone(),
+                RdbValue::SetListpack(lp) => listpack_decode(lp).unwrap(),
                 _ => unreachable!(),
             };
             want.sort();

@@ -145,6 +145,64 @@ fn each_version_reports_its_release_and_the_setting_is_fixed_at_start() {
     assert!(refused.is_err());
 }
 
+/// A parameter a later Redis added exists only from that version: under 7.0 it is unknown to
+/// CONFIG GET (by name and by pattern), CONFIG SET and the config file, as in Redis 7.0.15.
+#[test]
+fn newer_parameters_exist_only_in_their_versions() {
+    let old = support::builder().start().unwrap();
+    let mut c = Client::connect(old.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "set-max-listpack-entries"]),
+        "*0\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "GET", "set-max-*"]),
+        "*2\r\n$22\r\nset-max-intset-entries\r\n$3\r\n512\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "set-max-listpack-value", "10"]),
+        "-ERR Unknown option or number of arguments for CONFIG SET - 'set-max-listpack-value'\r\n"
+    );
+    assert!(embedis::Server::builder()
+        .config("set-max-listpack-entries", "3")
+        .is_err());
+    let new = support::builder_as("7.2").start().unwrap();
+    let mut c = Client::connect(new.addr());
+    assert_eq!(
+        c.cmd(&["CONFIG", "SET", "set-max-listpack-entries", "3"]),
+        "+OK\r\n"
+    );
+    // A config text may name the version after the parameter: the version is read first.
+    let mut config = embedis_core::base::config::Config::default();
+    config
+        .load_text("set-max-listpack-entries 7\ncompat-version 7.4\n")
+        .unwrap();
+    assert_eq!(config.encodings.set_max_listpack_entries, 7);
+    assert!(embedis_core::base::config::Config::default()
+        .load_text("set-max-listpack-entries 7\n")
+        .is_err());
+}
+
+/// Listpack sets are Redis 7.2's: as 7.0 a small set of strings is a hashtable (byte-exact
+/// comparisons of both are in tests/diff/sets.txt and tests/diff74/sets.txt).
+#[test]
+fn small_sets_of_strings_are_listpacks_from_7_2() {
+    for (version, encoding) in [
+        ("7.0", "hashtable"),
+        ("7.2", "listpack"),
+        ("8.2", "listpack"),
+    ] {
+        let server = support::builder_as(version).start().unwrap();
+        let mut c = Client::connect(server.addr());
+        c.cmd(&["SADD", "s", "b", "a", "1"]);
+        assert_eq!(
+            c.cmd(&["OBJECT", "ENCODING", "s"]),
+            format!("${}\r\n{encoding}\r\n", encoding.len()),
+            "{version}"
+        );
+    }
+}
+
 #[test]
 fn client_no_touch_leaves_access_clocks_alone_but_for_touch() {
     let server = support::builder_as("7.2")

@@ -64,6 +64,10 @@
 //! one), skipped loudly when it is not set, unless EMBEDIS_REQUIRE_REDIS=1. Everything else in
 //! embedis, INFO's version included, stays 7.0, so those fixtures stick to the new commands and
 //! what they touch.
+//!
+//! The fixtures in tests/diff74/ cover what Redis 7.2 and 7.4 changed (listpack sets…): embedis
+//! runs as `--compat-version 7.4` against Redis 7.4.1, `$EMBEDIS_REDIS74_SERVER` (`.ci/run`
+//! builds one from its tag).
 
 use crate::support;
 
@@ -818,7 +822,7 @@ fn let_values_replace_their_names_only() {
 fn every_fixture_line_is_well_formed() {
     let mut problems = Vec::new();
     let mut lines = 0;
-    for folder in ["tests/diff", "tests/diff8"] {
+    for folder in ["tests/diff", "tests/diff8", "tests/diff74"] {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(folder);
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
@@ -1014,6 +1018,26 @@ fn redis8_fixtures_match_redis_8_with_threaded_io() {
         "tests/diff8",
         &Servers::plain(&redis, &ours),
         "redis 8.2, io-threads 2",
+        &[],
+    );
+}
+
+/// The fixtures of what Redis 7.2 and 7.4 changed (tests/diff74/), against Redis 7.4.1 with
+/// embedis as `--compat-version 7.4`.
+#[test]
+fn redis74_fixtures_match_redis_7_4_byte_for_byte() {
+    let Some(redis) = RedisServer::start_redis74("differential-redis74", REDIS8_ARGS) else {
+        return;
+    };
+    let ours = support::builder_as("7.4")
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    compare_folder(
+        "tests/diff74",
+        &Servers::plain(&redis, &ours),
+        "redis 7.4",
         &[],
     );
 }

@@ -406,7 +406,7 @@ pub fn rewritten(old: &str, config: &Config, users: &[String]) -> String {
     }
     let mut appended = Vec::new();
     for p in PARAMS {
-        if written.contains(&p.name) {
+        if written.contains(&p.name) || !p.exists_in(config.compat_version) {
             continue;
         }
         let value = (p.get)(config);

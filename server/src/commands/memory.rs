@@ -162,6 +162,10 @@ fn object_size(object: &Object, samples: usize, stream_prealloc: usize) -> usize
             ROBJ + QUICKLIST + extrapolate(total, sampled, list.node_count())
         }
         Value::Set(SetValue::Ints(ints)) => ROBJ + malloc_size(8 + ints.byte_size()),
+        Value::Set(SetValue::Pack(pack)) => {
+            let entries: usize = pack.iter().map(redis_entry_size).sum();
+            ROBJ + malloc_size(REDIS_OVERHEAD + entries)
+        }
         Value::Set(SetValue::Table(table)) => {
             let mut total = 0;
             let mut sampled = 0;

@@ -23,9 +23,14 @@ pub struct Harness {
 impl Harness {
     /// An engine of the newest version (every command there is), on a manual clock.
     pub fn new() -> Harness {
+        Harness::as_version(crate::base::compat::CompatVersion::NEWEST)
+    }
+
+    /// An engine that is the Redis `version` names, on a manual clock.
+    pub fn as_version(version: crate::base::compat::CompatVersion) -> Harness {
         let clock = Clock::manual();
         let config = Config {
-            compat_version: crate::base::compat::CompatVersion::NEWEST,
+            compat_version: version,
             ..Config::default()
         };
         let mut engine = Engine::new(config, clock.clone(), Logger::silent(), Some(7));

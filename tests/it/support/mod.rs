@@ -72,6 +72,22 @@ pub fn find_redis8(test: &str) -> Option<String> {
     }
 }
 
+/// The Redis 7.4.1 binary the `--compat-version 7.4` comparisons need: `$EMBEDIS_REDIS74_SERVER`
+/// (`.ci/run` builds one from Redis's 7.4.1 tag). None, with a loud skip, when it is not set,
+/// unless EMBEDIS_REQUIRE_REDIS=1.
+pub fn find_redis74(test: &str) -> Option<String> {
+    match std::env::var("EMBEDIS_REDIS74_SERVER").ok() {
+        Some(path) if std::path::Path::new(&path).is_file() => Some(path),
+        _ if redis_required() => panic!(
+            "{test}: EMBEDIS_REDIS74_SERVER does not name a redis-server 7.4.1 binary but EMBEDIS_REQUIRE_REDIS=1"
+        ),
+        _ => {
+            eprintln!("\n!!!!! SKIPPED {test}: no Redis 7.4.1 (set EMBEDIS_REDIS74_SERVER to a redis-server 7.4.1 binary; .ci/run builds one) !!!!!\n");
+            None
+        }
+    }
+}
+
 /// A free TCP port on 127.0.0.1 (bound and released; good enough for tests).
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -107,6 +123,13 @@ impl RedisServer {
     /// as [`RedisServer::start`] does; None (a loud skip) if it is not there.
     pub fn start_redis8(test: &str, extra: &[&str]) -> Option<RedisServer> {
         let binary = find_redis8(test)?;
+        Some(RedisServer::start_binary(&binary, test, extra))
+    }
+
+    /// Starts Redis 7.4.1 (`$EMBEDIS_REDIS74_SERVER`, see [`find_redis74`]) as
+    /// [`RedisServer::start`] does; None (a loud skip) if it is not there.
+    pub fn start_redis74(test: &str, extra: &[&str]) -> Option<RedisServer> {
+        let binary = find_redis74(test)?;
         Some(RedisServer::start_binary(&binary, test, extra))
     }
 

@@ -53,9 +53,36 @@ const MULTI_ARG: &[&str] = &[
 ];
 
 impl Config {
+    /// Applies the last `compat-version` line of `text` before anything else, because which
+    /// parameters exist depends on it, whatever line or source (file, command line) names them.
+    pub fn preset_compat_version(&mut self, text: &str) -> Result<(), ConfigError> {
+        let wanted = text
+            .lines()
+            .enumerate()
+            .filter_map(|(index, line)| {
+                let mut words = line.split_whitespace();
+                let name = words.next()?;
+                name.eq_ignore_ascii_case("compat-version")
+                    .then(|| (index, line, words.next().unwrap_or("").trim_matches('"')))
+            })
+            .last();
+        let Some((index, line, value)) = wanted else {
+            return Ok(());
+        };
+        let param = find_param("compat-version").expect("in the table");
+        param.validate(value).map_err(|e| ConfigError {
+            line_number: index + 1,
+            line: line.trim().to_string(),
+            reason: e.to_string(),
+        })?;
+        (param.set)(self, value);
+        Ok(())
+    }
+
     /// Parses config-file text (Redis's format: `name arg…` per line, `#` comments, quoting as
     /// in `sdssplitargs`) on top of the current values.
     pub fn load_text(&mut self, text: &str) -> Result<(), ConfigError> {
+        self.preset_compat_version(text)?;
         let mut save_seen = false;
         for (index, raw_line) in text.lines().enumerate() {
             // Redis trims only these four (`sdstrim(line, " \t\r\n")`).
@@ -83,7 +110,7 @@ impl Config {
                     .push(values.iter().map(|v| v.as_bytes().to_vec()).collect());
                 continue;
             }
-            let Some(param) = find_param(name) else {
+            let Some(param) = find_param(name).filter(|p| p.exists_in(self.compat_version)) else {
                 let reason = if KNOWN_UNIMPLEMENTED
                     .iter()
                     .any(|k| k.eq_ignore_ascii_case(name))

@@ -7,6 +7,11 @@ use embedis_datatypes::glob;
 use super::{find_param_named, Config, Param, HIDDEN, PARAMS, PROTECTED};
 
 impl Config {
+    /// [`find_param_named`] among the parameters this config's `compat-version` has.
+    pub fn param_named(&self, name: &str) -> Option<(&'static Param, &'static str)> {
+        find_param_named(name).filter(|(p, _)| p.exists_in(self.compat_version))
+    }
+
     /// `(name, value)` of every parameter whose name (or alias) matches one of `patterns`, as
     /// CONFIG GET answers: a pattern without glob characters is looked up directly and answered
     /// under the name as typed (`HZ`), a glob lists the parameters under their own names; a
@@ -21,14 +26,14 @@ impl Config {
         for pattern in patterns {
             if !pattern.iter().any(|b| matches!(b, b'[' | b'*' | b'?')) {
                 if let Ok(name) = std::str::from_utf8(pattern) {
-                    if let Some((p, _)) = find_param_named(name) {
+                    if let Some((p, _)) = self.param_named(name) {
                         push(name, (p.get)(self));
                     }
                 }
                 continue;
             }
             for p in PARAMS {
-                if HIDDEN.contains(&p.name) {
+                if HIDDEN.contains(&p.name) || !p.exists_in(self.compat_version) {
                     continue;
                 }
                 if glob::matches(pattern, p.name.as_bytes(), true) {
@@ -73,7 +78,7 @@ impl Config {
         let mut resolved: Vec<(&'static Param, &'static str, &str)> = Vec::new();
         let mut first_error: Option<String> = None;
         for (name, value) in pairs {
-            let Some((param, own_name)) = find_param_named(name) else {
+            let Some((param, own_name)) = self.param_named(name) else {
                 if first_error.is_none() {
                     return Err(format!(
                         "ERR Unknown option or number of arguments for CONFIG SET - '{}'",

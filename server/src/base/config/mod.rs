@@ -113,6 +113,9 @@ pub struct Config {
     /// GETDEL frees its value on the background thread and propagates as UNLINK
     /// (`lazyfree-lazy-user-del`).
     pub lazyfree_lazy_user_del: bool,
+    /// `lazyfree-lazy-server-del`: frees of implicit deletions in the background; from Redis
+    /// 7.2 it also makes SPOP of a whole set propagate as UNLINK rather than DEL.
+    pub lazyfree_lazy_server_del: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off), as Redis refuses them with
     /// too few good replicas; a replica does not check.
@@ -275,6 +278,9 @@ pub struct EncodingLimits {
     pub hash_max_listpack_entries: usize,
     pub hash_max_listpack_value: usize,
     pub set_max_intset_entries: usize,
+    /// `set-max-listpack-entries` / `-value` (Redis 7.2): small sets of strings as listpacks.
+    pub set_max_listpack_entries: usize,
+    pub set_max_listpack_value: usize,
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
     /// Positive: entries per list node; -1..-5: node size limit of 4, 8, 16, 32, 64 KB.
@@ -295,6 +301,8 @@ impl Default for EncodingLimits {
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             set_max_intset_entries: 512,
+            set_max_listpack_entries: 128,
+            set_max_listpack_value: 64,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             list_max_listpack_size: -2,
@@ -302,6 +310,24 @@ impl Default for EncodingLimits {
             hll_sparse_max_bytes: embedis_datatypes::hll::DEFAULT_SPARSE_MAX_BYTES,
             stream_node_max_bytes: 4096,
             stream_node_max_entries: 100,
+        }
+    }
+}
+
+impl Config {
+    /// The limits sets convert at, under the rules of this config's Redis version (listpack
+    /// sets and creation by size hint from 7.2).
+    pub fn set_limits(&self) -> embedis_datatypes::set::SetLimits {
+        use embedis_datatypes::set::SetLimits;
+        let e = &self.encodings;
+        if self.compat_version >= crate::base::compat::CompatVersion::V7_2 {
+            SetLimits::v7_2(
+                e.set_max_intset_entries,
+                e.set_max_listpack_entries,
+                e.set_max_listpack_value,
+            )
+        } else {
+            SetLimits::v7_0(e.set_max_intset_entries)
         }
     }
 }
@@ -423,6 +449,7 @@ impl Default for Config {
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_user_del: false,
+            lazyfree_lazy_server_del: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             repl_backlog_size: 1024 * 1024,

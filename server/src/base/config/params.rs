@@ -290,6 +290,12 @@ pub static PARAMS: &[Param] = &[
     param!("set-max-intset-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
         get: |c| c.encodings.set_max_intset_entries.to_string(),
         set: |c, v| c.encodings.set_max_intset_entries = v.parse().unwrap_or(512)),
+    param!("set-max-listpack-entries", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.set_max_listpack_entries.to_string(),
+        set: |c, v| c.encodings.set_max_listpack_entries = v.parse().unwrap_or(128)),
+    param!("set-max-listpack-value", Kind::Int { min: 0, max: i64::MAX }, mutable: true,
+        get: |c| c.encodings.set_max_listpack_value.to_string(),
+        set: |c, v| c.encodings.set_max_listpack_value = v.parse().unwrap_or(64)),
     Param {
         name: "zset-max-listpack-entries",
         aliases: &["zset-max-ziplist-entries"],
@@ -421,6 +427,9 @@ pub static PARAMS: &[Param] = &[
     param!("lazyfree-lazy-expire", Kind::Bool, mutable: true,
         get: |c| yes_no(c.lazyfree_lazy_expire),
         set: |c, v| c.lazyfree_lazy_expire = parse_yes_no(v)),
+    param!("lazyfree-lazy-server-del", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.lazyfree_lazy_server_del),
+        set: |c, v| c.lazyfree_lazy_server_del = parse_yes_no(v)),
     param!("lazyfree-lazy-user-del", Kind::Bool, mutable: true,
         get: |c| yes_no(c.lazyfree_lazy_user_del),
         set: |c, v| c.lazyfree_lazy_user_del = parse_yes_no(v)),
@@ -716,6 +725,24 @@ pub const HIDDEN: &[&str] = &[
     "loading-process-events-interval-bytes",
     "compat-version",
 ];
+
+/// Parameters that a later Redis added, with the first version that has them: under an older
+/// `compat-version` they are unknown, as in that Redis (CONFIG GET does not list them, CONFIG
+/// SET and the config file refuse them).
+const SINCE: &[(&str, CompatVersion)] = &[
+    ("set-max-listpack-entries", CompatVersion::V7_2),
+    ("set-max-listpack-value", CompatVersion::V7_2),
+];
+
+impl Param {
+    /// Whether the Redis that `version` names has this parameter.
+    pub fn exists_in(&self, version: CompatVersion) -> bool {
+        SINCE
+            .iter()
+            .find(|(name, _)| *name == self.name)
+            .is_none_or(|&(_, since)| version >= since)
+    }
+}
 
 /// Finds a parameter by name or alias, case-insensitively.
 pub fn find_param(name: &str) -> Option<&'static Param> {

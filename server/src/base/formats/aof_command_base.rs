@@ -126,6 +126,10 @@ impl<W: Write> CommandWriter<W> {
             RdbValue::Set(members) => {
                 self.batches(b"SADD", key, members, 1, |w, m| w.bulk(m))?;
             }
+            RdbValue::SetListpack(lp) => {
+                let members = listpack_decode(lp).map_err(corrupt)?;
+                self.batches(b"SADD", key, &members, 1, |w, m| w.bulk(m))?;
+            }
             RdbValue::ZsetListpack(lp) => {
                 let items = listpack_decode(lp).map_err(corrupt)?;
                 let mut pairs = Vec::with_capacity(items.len() / 2);

@@ -36,10 +36,10 @@ use crate::base::config::{Config, EncodingLimits};
 use crate::base::value::Value;
 use embedis_datatypes::deadline_index::DeadlineIndex;
 use embedis_datatypes::hash::{self, HashValue, View};
-use embedis_datatypes::intset::Intset;
+use embedis_datatypes::intset::{parse_i64, Intset};
 use embedis_datatypes::listpack::Listpack;
 use embedis_datatypes::quicklist::Quicklist;
-use embedis_datatypes::set::SetValue;
+use embedis_datatypes::set::{SetLimits, SetValue};
 use embedis_datatypes::stream::{
     self, Consumer, ConsumerGroup, PendingEntry, Stream, ENTRIES_READ_UNKNOWN,
 };
@@ -78,6 +78,11 @@ pub fn to_rdb(value: &Value) -> RdbValue {
                 .collect(),
         ),
         Value::Set(SetValue::Ints(ints)) => RdbValue::SetIntset(intset_blob(ints)),
+        // Only a server that is Redis 7.2 or later makes listpack sets.
+        Value::Set(SetValue::Pack(pack)) => {
+            let items: Vec<&[u8]> = pack.iter().collect();
+            RdbValue::SetListpack(listpack_encode(&items))
+        }
         Value::Set(set) => {
             RdbValue::Set(set.iter().map(|m| m.with_bytes(<[u8]>::to_vec)).collect())
         }
@@ -111,30 +116,37 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
                 let mut set = SetValue::new();
                 set.convert_to_table();
                 for v in values {
-                    set.insert_int(v, 0);
+                    set.insert_int(v, &SetLimits::v7_0(0));
                 }
                 Value::Set(set)
             } else {
                 let width = u32::from_le_bytes(blob[0..4].try_into().expect("4 bytes")) as usize;
                 let ints = Intset::from_sorted_with_width(width, &values)
                     .ok_or_else(|| RdbError::Corrupt("intset values do not fit".into()))?;
-                Value::Set(SetValue::Ints(ints))
+                Value::Set(SetValue::Ints(Box::new(ints)))
             }
         }
         RdbValue::Set(members) => {
             if members.is_empty() {
                 return corrupt("empty set");
             }
-            let max = limits.set_max_intset_entries.min(1 << 30);
-            let mut set = SetValue::new();
-            if members.len() > max {
-                set.convert_to_table();
+            Value::Set(set_from_members(&members, &config.set_limits())?)
+        }
+        RdbValue::SetListpack(blob) => {
+            let members = listpack_decode(&blob)?;
+            if members.is_empty() {
+                return corrupt("empty set listpack");
             }
+            let limits = config.set_limits();
+            let unlimited = SetLimits::v7_2(0, usize::MAX, usize::MAX);
+            let mut set = SetValue::new_pack();
             for m in &members {
-                // An intset takes integers until a member is not one; the table takes anything.
-                if !set.insert(m, usize::MAX) {
+                if !set.insert(m, &unlimited) {
                     return corrupt("duplicate set member");
                 }
+            }
+            if set.len() > limits.max_listpack_entries {
+                set.convert_to_table();
             }
             Value::Set(set)
         }
@@ -219,6 +231,56 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
 
 fn corrupt<T>(msg: &str) -> Result<T, RdbError> {
     Err(RdbError::Corrupt(msg.into()))
+}
+
+/// A set loaded from `RDB_TYPE_SET` members, in the encoding Redis's loader gives it: an
+/// intset while the count fits one and the members are integers; under 7.2's rules a listpack
+/// once a string arrives while the members so far (and the longest) fit one; a table otherwise,
+/// sized for the whole count.
+fn set_from_members(members: &[Vec<u8>], limits: &SetLimits) -> Result<SetValue, RdbError> {
+    let len = members.len();
+    let mut set = SetValue::new();
+    let too_many = len > limits.max_intset.min(1 << 30);
+    if !limits.sized_creation {
+        // Redis 7.0: an intset takes integers until a member is not one; the table anything.
+        if too_many {
+            set.convert_to_table();
+        }
+        let unlimited = SetLimits::v7_0(usize::MAX);
+        for m in members {
+            if !set.insert(m, &unlimited) {
+                return corrupt("duplicate set member");
+            }
+        }
+        return Ok(set);
+    }
+    if too_many {
+        set.convert_to_table_sized(len);
+    }
+    let unlimited = SetLimits::v7_2(usize::MAX, usize::MAX, usize::MAX);
+    let mut longest = 0;
+    for m in members {
+        longest = longest.max(m.len());
+        let fits_pack = |set: &SetValue| {
+            set.len() < limits.max_listpack_entries && longest <= limits.max_listpack_value
+        };
+        match &set {
+            SetValue::Ints(_) if parse_i64(m).is_none() => {
+                if fits_pack(&set) {
+                    set.convert_to_pack();
+                } else {
+                    set.convert_to_table_sized(len);
+                }
+            }
+            SetValue::Pack(_) if !fits_pack(&set) => set.convert_to_table_sized(len),
+            _ => {}
+        }
+        // Each encoding takes anything now: the conversions above are the loader's.
+        if !set.insert(m, &unlimited) {
+            return corrupt("duplicate set member");
+        }
+    }
+    Ok(set)
 }
 
 /// Redis's intset blob: width and count (u32 LE each), then the values at that width.
@@ -765,7 +827,7 @@ mod tests {
             Spec::Set(members) => {
                 let mut s = SetValue::new();
                 for m in members {
-                    s.insert(m, limits.set_max_intset_entries);
+                    s.insert(m, &SetLimits::v7_0(limits.set_max_intset_entries));
                 }
                 Value::Set(s)
             }

@@ -1,7 +1,7 @@
 //! Set algebra: SINTER, SUNION, SDIFF, their STORE forms and SINTERCARD.
 
 use bytes::Bytes;
-use embedis_datatypes::set::{Member, SetValue};
+use embedis_datatypes::set::{Member, SetLimits, SetValue};
 
 use crate::base::config::event_class::GENERIC;
 use crate::base::cstr::word_is;
@@ -70,7 +70,7 @@ enum Inter<'a> {
 fn inter_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], mode: Inter<'_>) -> CmdResult {
     let any_missing = check_sets(ctx, keys)?;
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let max = ctx.server.config.encodings.set_max_intset_entries;
+    let limits = ctx.server.config.set_limits();
     if any_missing {
         // A missing key is an empty set: so is the intersection.
         match mode {
@@ -119,10 +119,17 @@ fn inter_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], mode: Inter<'_>) -> CmdResul
             }
         }
         Inter::Store(dst) => {
-            let mut result = SetValue::new();
+            // Redis 7.2 starts the result as a listpack unless the smallest set is an intset,
+            // and makes an intset of an all-integer result at the end; 7.0 starts an intset.
+            let mut result = if limits.sized_creation && !first.is_intset() {
+                SetValue::new_pack()
+            } else {
+                SetValue::new()
+            };
             for m in first.iter().filter(|m| in_all(*m)) {
-                result.insert_member(m, max);
+                result.insert_member(m, &limits);
             }
+            result.compact_integers(&limits);
             store_result(ctx, dst, result, "sinterstore");
         }
     }
@@ -162,11 +169,11 @@ enum Op {
 fn union_diff_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], dst: Option<&[u8]>, op: Op) -> CmdResult {
     check_sets(ctx, keys)?;
     let db = ctx.db();
-    let max = ctx.server.config.encodings.set_max_intset_entries;
+    let limits = ctx.server.config.set_limits();
     let sets = sets_at(ctx.ks, db, keys);
     let result = match op {
-        Op::Union => union_of(&sets, max),
-        Op::Diff => diff_of(sets, max),
+        Op::Union => union_of(&sets, &limits),
+        Op::Diff => diff_of(sets, &limits),
     };
     match dst {
         None => reply_set(&mut ctx.out, &result),
@@ -183,11 +190,11 @@ fn union_diff_generic(ctx: &mut Ctx<'_>, keys: &[Bytes], dst: Option<&[u8]>, op:
 
 /// The union of `sets` (missing keys are empty), built as Redis builds it: a new set, compact
 /// while it can be, filled set by set.
-pub(super) fn union_of(sets: &[Option<&SetValue>], max: usize) -> SetValue {
+pub(super) fn union_of(sets: &[Option<&SetValue>], limits: &SetLimits) -> SetValue {
     let mut result = SetValue::new();
     for set in sets.iter().flatten() {
         for m in set.iter() {
-            result.insert_member(m, max);
+            result.insert_member(m, limits);
         }
     }
     result
@@ -197,7 +204,7 @@ pub(super) fn union_of(sets: &[Option<&SetValue>], max: usize) -> SetValue {
 /// estimated work, and the choice shows in the result's encoding: the first adds only the
 /// survivors, the second adds the whole first set and then removes the others' members (so a
 /// result that was ever too big for an intset stays a table).
-fn diff_of(mut sets: Vec<Option<&SetValue>>, max: usize) -> SetValue {
+fn diff_of(mut sets: Vec<Option<&SetValue>>, limits: &SetLimits) -> SetValue {
     let mut result = SetValue::new();
     let Some(first) = sets[0] else {
         return result;
@@ -218,12 +225,12 @@ fn diff_of(mut sets: Vec<Option<&SetValue>>, max: usize) -> SetValue {
         sets[1..].sort_by_key(|s| std::cmp::Reverse(s.map_or(0, SetValue::len)));
         for m in first.iter() {
             if !sets[1..].iter().flatten().any(|s| s.contains_member(m)) {
-                result.insert_member(m, max);
+                result.insert_member(m, limits);
             }
         }
     } else {
         for m in first.iter() {
-            result.insert_member(m, max);
+            result.insert_member(m, limits);
         }
         for set in sets[1..].iter().flatten() {
             for m in set.iter() {

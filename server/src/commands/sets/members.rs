@@ -3,10 +3,11 @@
 
 use bytes::Bytes;
 use embedis_datatypes::glob;
-use embedis_datatypes::set::{Member, SetValue};
+use embedis_datatypes::set::{Member, SetLimits, SetValue};
 use embedis_protocol::Writer;
 use std::collections::HashSet;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::{GENERIC, SET};
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
@@ -23,19 +24,20 @@ use super::{positive_count, reply_member, reply_set, set_of, set_of_mut};
 
 pub(super) fn sadd(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let max = ctx.server.config.encodings.set_max_intset_entries;
+    let limits = ctx.server.config.set_limits();
     let (key, args) = (ctx.arg(1), ctx.args);
     let members = &args[2..];
     let added = match ctx.ks.write(db, key, now) {
         Some(value) => {
             let set = set_of_mut(value)?;
-            let added = members.iter().filter(|m| set.insert(m, max)).count();
+            set.fit_for(members.len(), &limits);
+            let added = members.iter().filter(|m| set.insert(m, &limits)).count();
             ctx.ks.dirty += added as u64;
             added
         }
         None => {
-            let mut set = SetValue::new();
-            let added = members.iter().filter(|m| set.insert(m, max)).count();
+            let mut set = SetValue::create(&members[0], members.len(), &limits);
+            let added = members.iter().filter(|m| set.insert(m, &limits)).count();
             // `add` counts one change; Redis counts one per member added.
             ctx.ks.add(db, key, Value::Set(set), None, now);
             ctx.ks.dirty += added as u64 - 1;
@@ -169,7 +171,7 @@ const SPOP_MOVE_STRATEGY_MUL: u64 = 5;
 fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
     let count = positive_count(ctx.arg(2))?;
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let max = ctx.server.config.encodings.set_max_intset_entries;
+    let limits = ctx.server.config.set_limits();
     let key = ctx.arg(1);
     let Some(value) = ctx.ks.write(db, key, now) else {
         ctx.out.set(0);
@@ -189,11 +191,14 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
     if count >= size {
         // The whole set: Redis replies with SUNION of the key (a copy, compact if it can be,
         // walked in its own order) and deletes it.
-        let copy = union_of(&[Some(&*set)], max);
+        let copy = union_of(&[Some(&*set)], &limits);
         reply_set(&mut ctx.out, &copy);
         ctx.ks.delete(db, key, now);
         let args = ctx.args;
-        ctx.propagate_as(|| vec![Bytes::from_static(b"DEL"), args[1].clone()]);
+        let unlink = ctx.server.config.lazyfree_lazy_server_del
+            && ctx.server.config.compat_version >= CompatVersion::V7_2;
+        let verb: &'static [u8] = if unlink { b"UNLINK" } else { b"DEL" };
+        ctx.propagate_as(|| vec![Bytes::from_static(verb), args[1].clone()]);
         ctx.notify(GENERIC, "del", key);
         return Ok(());
     }
@@ -209,7 +214,19 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
             Bytes::copy_from_slice(member),
         ]
     };
-    if remaining * SPOP_MOVE_STRATEGY_MUL > count {
+    let few = remaining * SPOP_MOVE_STRATEGY_MUL > count;
+    if few && matches!(set, SetValue::Pack(_)) {
+        // A listpack is walked once: the members chosen come back in its order.
+        let picked = set.pack_sample(count as usize, rng);
+        let members: Vec<Member<'_>> = set.iter().collect();
+        for &i in &picked {
+            reply_member(&mut ctx.out, members[i]);
+            if propagating {
+                srems.push(members[i].with_bytes(srem));
+            }
+        }
+        set.pack_remove_positions(&picked);
+    } else if few {
         for _ in 0..count {
             let popped = set.pop_random(rng).expect("count < size");
             reply_member(&mut ctx.out, popped.as_member());
@@ -220,11 +237,7 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
     } else {
         // Few members stay: move them to a new set (built from scratch, so compact when it
         // can be) and reply with what is left of the old one.
-        let mut kept = SetValue::new();
-        for _ in 0..remaining {
-            let member = set.pop_random(rng).expect("remaining < size");
-            kept.insert_member(member.as_member(), max);
-        }
+        let kept = keep_random(set, remaining as usize, rng, &limits);
         for member in set.iter() {
             reply_member(&mut ctx.out, member);
             if propagating {
@@ -241,6 +254,37 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.ks.stream.also(db, args);
     }
     Ok(())
+}
+
+/// Takes `remaining` random members out of `set` into a new set, as SPOP's rebuild does: a
+/// listpack's picks in its order into a listpack; otherwise one by one into a new set that
+/// starts, from Redis 7.2, as a listpack when the members come from a table.
+fn keep_random(
+    set: &mut SetValue,
+    remaining: usize,
+    rng: &mut impl rand::Rng,
+    limits: &SetLimits,
+) -> SetValue {
+    if let SetValue::Pack(_) = set {
+        let picked = set.pack_sample(remaining, rng);
+        let mut kept = SetValue::new_pack();
+        let members: Vec<Member<'_>> = set.iter().collect();
+        for &i in &picked {
+            kept.insert_member(members[i], limits);
+        }
+        set.pack_remove_positions(&picked);
+        return kept;
+    }
+    let mut kept = if limits.sized_creation && matches!(set, SetValue::Table(_)) {
+        SetValue::new_pack()
+    } else {
+        SetValue::new()
+    };
+    for _ in 0..remaining {
+        let member = set.pop_random(rng).expect("remaining < size");
+        kept.insert_member(member.as_member(), limits);
+    }
+    kept
 }
 
 /// SRANDMEMBER's threshold between its two ways of picking distinct members: when the count is
@@ -297,6 +341,16 @@ fn srandmember_count(ctx: &mut Ctx<'_>) -> CmdResult {
         reply_array_of(out, set);
         return Ok(());
     }
+    if let SetValue::Pack(_) = set {
+        // Distinct members of a listpack come back in its order.
+        let members: Vec<Member<'_>> = set.iter().collect();
+        let picked = set.pack_sample(count as usize, rng);
+        out.array(picked.len());
+        for i in picked {
+            reply_member(out, members[i]);
+        }
+        return Ok(());
+    }
     let chosen: Vec<Member<'_>> = if count * SRANDMEMBER_SUB_STRATEGY_MUL > size {
         // Most of the set: drop random members from a copy until `count` remain.
         let mut all: Vec<Member<'_>> = set.iter().collect();
@@ -334,7 +388,7 @@ fn reply_array_of(out: &mut Writer<'_>, set: &SetValue) {
 
 pub(super) fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let max = ctx.server.config.encodings.set_max_intset_entries;
+    let limits = ctx.server.config.set_limits();
     let (src, dst, member) = (ctx.arg(1), ctx.arg(2), ctx.arg(3));
     // Both keys are looked up for writing first, as Redis does.
     let src_is_set = ctx
@@ -374,7 +428,7 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.notify(GENERIC, "del", src);
     }
     if dst_is_set.is_some() {
-        if ctx_set(ctx, dst).insert(member, max) {
+        if ctx_set(ctx, dst).insert(member, &limits) {
             ctx.ks.dirty += 1;
             ctx.notify(SET, "sadd", dst);
         } else {
@@ -382,8 +436,8 @@ pub(super) fn smove(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.ks.unnote_write(db, dst);
         }
     } else {
-        let mut set = SetValue::new();
-        set.insert(member, max);
+        let mut set = SetValue::create(member, 1, &limits);
+        set.insert(member, &limits);
         ctx.ks.add(db, dst, Value::Set(set), None, now);
         ctx.notify(SET, "sadd", dst);
     }

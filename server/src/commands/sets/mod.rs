@@ -2,8 +2,9 @@
 //! SSCAN and the algebra — SINTER, SINTERCARD, SINTERSTORE, SUNION, SUNIONSTORE, SDIFF,
 //! SDIFFSTORE.
 //!
-//! The values are [`SetValue`]s (intset or hashtable, with Redis's conversion rules). What the
-//! handlers add is Redis 7.0's observable behaviour, to the byte:
+//! The values are [`SetValue`]s (intset, listpack from Redis 7.2, or hashtable, with the
+//! conversion rules of the Redis `compat-version` names: [`crate::base::config::Config::set_limits`]).
+//! What the handlers add is Redis's observable behaviour, to the byte (7.2's differences noted):
 //!
 //! - **Order of checks.** Count arguments are parsed before the key is looked up (so
 //!   `SPOP nokey -1` is an error); SSCAN checks its cursor, then the key, then its options.
@@ -17,7 +18,10 @@
 //!   a set it mostly empties, SMOVE's new destination) starts as an intset and converts as
 //!   members arrive, exactly as Redis's, so OBJECT ENCODING agrees — including SDIFF's choice
 //!   between its two algorithms, which decides whether a result that shrank below the intset
-//!   limit was ever converted.
+//!   limit was ever converted. From 7.2 SADD and SMOVE size a new set for the members they
+//!   bring, SINTERSTORE starts a listpack unless its smallest source is an intset and ends
+//!   with an intset when every member is an integer, and SPOP and SRANDMEMBER with a count
+//!   answer a listpack's members in its order.
 //! - **Emptied sets are deleted**, and the *STORE commands overwrite a destination of any type
 //!   (dropping its TTL) or delete it when the result is empty.
 //!
@@ -383,6 +387,7 @@ pub static COMMANDS: &[CommandSpec] = &[
 
 #[cfg(test)]
 mod tests {
+    use crate::base::compat::CompatVersion;
     use crate::io::test_harness::Harness;
 
     fn text(h: &mut Harness, line: &str) -> String {
@@ -390,8 +395,8 @@ mod tests {
     }
 
     #[test]
-    fn sadd_converts_when_redis_does() {
-        let mut h = Harness::new();
+    fn sadd_converts_when_redis_7_0_does() {
+        let mut h = Harness::as_version(CompatVersion::V7_0);
         assert_eq!(
             text(&mut h, "CONFIG SET set-max-intset-entries 3"),
             "+OK\r\n"
@@ -408,6 +413,22 @@ mod tests {
         assert_eq!(text(&mut h, "OBJECT ENCODING s"), "$9\r\nhashtable\r\n");
         assert_eq!(text(&mut h, "SADD t 01"), ":1\r\n");
         assert_eq!(text(&mut h, "OBJECT ENCODING t"), "$9\r\nhashtable\r\n");
+    }
+
+    /// From 7.2 a new set is sized for the members SADD brings: four integers over an intset
+    /// limit of 3 make a listpack at once.
+    #[test]
+    fn sadd_sizes_new_sets_from_7_2() {
+        let mut h = Harness::as_version(CompatVersion::V7_2);
+        text(&mut h, "CONFIG SET set-max-intset-entries 3");
+        assert_eq!(text(&mut h, "SADD s 3 1 2 1"), ":3\r\n");
+        assert_eq!(text(&mut h, "OBJECT ENCODING s"), "$8\r\nlistpack\r\n");
+        assert_eq!(
+            text(&mut h, "SMEMBERS s"),
+            "*3\r\n$1\r\n3\r\n$1\r\n1\r\n$1\r\n2\r\n"
+        );
+        assert_eq!(text(&mut h, "SADD t 3 1 2"), ":3\r\n");
+        assert_eq!(text(&mut h, "OBJECT ENCODING t"), "$6\r\nintset\r\n");
     }
 
     #[test]
@@ -428,7 +449,7 @@ mod tests {
 
     #[test]
     fn spop_rebuild_keeps_ttl_and_compacts() {
-        let mut h = Harness::new();
+        let mut h = Harness::as_version(CompatVersion::V7_0);
         text(&mut h, "CONFIG SET set-max-intset-entries 4");
         let members: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
         text(&mut h, &format!("SADD s {}", members.join(" ")));

@@ -82,6 +82,7 @@ impl<'a> Source<'a> {
                 parse_i64(member).filter(|&n| ints.contains(n)).map(|_| 1.0)
             }
             Source::Plain(SetValue::Table(table)) => table.contains_key(member).then_some(1.0),
+            Source::Plain(set @ SetValue::Pack(_)) => set.contains(member).then_some(1.0),
         }
     }
 
@@ -98,6 +99,11 @@ impl<'a> Source<'a> {
             }
             Source::Plain(SetValue::Table(table)) => {
                 for (member, _) in table.iter() {
+                    f(member, 1.0);
+                }
+            }
+            Source::Plain(SetValue::Pack(pack)) => {
+                for member in pack.iter() {
                     f(member, 1.0);
                 }
             }
