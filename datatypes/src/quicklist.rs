@@ -56,6 +56,27 @@ fn redis_fill_allows(fill: i32, new_sz: usize, count_ok: impl FnOnce(usize) -> b
     new_sz <= SAFETY_LIMIT && fill >= 0 && count_ok(fill as usize)
 }
 
+/// Redis's `quicklistNodeLimit`: the bytes and entries one node may hold under `fill`
+/// (`usize::MAX` for the bound that does not apply).
+fn node_limits(fill: i32) -> (usize, usize) {
+    if fill >= 0 {
+        (usize::MAX, (fill as usize).max(1))
+    } else {
+        (SIZE_LEVELS[level(fill)], usize::MAX)
+    }
+}
+
+/// Redis's `quicklistNodeExceedsLimit`: whether a node of `bytes` and `count` entries passes
+/// `fill` (a count limit is also held to the 8 KB safety limit).
+fn node_exceeds_limit(fill: i32, bytes: usize, count: usize) -> bool {
+    let (size_limit, count_limit) = node_limits(fill);
+    if size_limit != usize::MAX {
+        bytes > size_limit
+    } else {
+        bytes > SAFETY_LIMIT || count > count_limit
+    }
+}
+
 fn level(fill: i32) -> usize {
     ((-(fill as i64)) - 1).clamp(0, SIZE_LEVELS.len() as i64 - 1) as usize
 }
@@ -433,6 +454,22 @@ pub struct Quicklist {
     /// Set by a read that may have decompressed nodes (only with a compress depth), so that
     /// [`Quicklist::release_decompressed`] knows whether there is anything to drop.
     decompressed: Cell<bool>,
+    /// What OBJECT ENCODING reports (see [`ListEncoding`]).
+    encoding: ListEncoding,
+}
+
+/// A list's encoding as Redis reports it. Redis 7.0 has only quicklists. From 7.2 a small list
+/// is one listpack: it becomes a quicklist when what is added would pass the node limit of
+/// `list-max-listpack-size` (the listpack's bytes plus the new elements' lengths, or its count),
+/// and a quicklist of one packed node goes back to a listpack when removals bring it under half
+/// the limit (or, for a list just built, under the limit). The entries are stored alike either
+/// way: only the name and the conversion points differ, which are Redis's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListEncoding {
+    /// Redis 7.0's lists: always `quicklist`.
+    Quicklist70,
+    Listpack,
+    Quicklist,
 }
 
 impl Default for Quicklist {
@@ -468,6 +505,83 @@ impl Quicklist {
             fill,
             compress: depth.min(MAX_COMPRESS_DEPTH),
             decompressed: Cell::new(false),
+            encoding: ListEncoding::Quicklist70,
+        }
+    }
+
+    /// Redis 7.2's rules for this list: a listpack while small (see [`ListEncoding`]).
+    pub fn with_listpack_encoding(self) -> Self {
+        self.with_encoding(ListEncoding::Listpack)
+    }
+
+    /// This list under `encoding`'s rules, converted as a list just built is ([`Self::settle`]).
+    pub fn with_encoding(mut self, encoding: ListEncoding) -> Self {
+        self.encoding = encoding;
+        self.settle();
+        self
+    }
+
+    /// OBJECT ENCODING's answer.
+    pub fn encoding_name(&self) -> &'static str {
+        match self.encoding {
+            ListEncoding::Listpack => "listpack",
+            ListEncoding::Quicklist70 | ListEncoding::Quicklist => "quicklist",
+        }
+    }
+
+    pub fn encoding(&self) -> ListEncoding {
+        self.encoding
+    }
+
+    /// Redis's `listTypeTryConvertListpack`, before elements are added: a listpack that would
+    /// pass the node limit with `add_count` more elements of `add_bytes` bytes in all becomes a
+    /// quicklist. Each push and insert checks its own element; a command adding several calls
+    /// this first with all of them, as Redis does.
+    #[inline]
+    pub fn before_growth(&mut self, add_bytes: usize, add_count: usize) {
+        if self.encoding == ListEncoding::Listpack {
+            let bytes = self
+                .nodes
+                .iter()
+                .map(|n| n.redis_sz)
+                .sum::<usize>()
+                .max(REDIS_OVERHEAD);
+            if node_exceeds_limit(self.fill, bytes + add_bytes, self.len + add_count) {
+                self.encoding = ListEncoding::Quicklist;
+            }
+        }
+    }
+
+    /// Redis's `listTypeTryConvertQuicklist` after a removal: a quicklist of one packed node
+    /// under half the node limit becomes a listpack. Every removal checks (the result is the
+    /// same as Redis's one check per command: once true it stays true as the list shrinks).
+    #[inline]
+    fn after_shrink(&mut self) {
+        if self.encoding == ListEncoding::Quicklist && self.nodes.len() == 1 {
+            self.try_to_listpack(2);
+        }
+    }
+
+    /// Redis's conversion of a list just built (SORT … STORE, a load): a quicklist of one
+    /// packed node within the node limit becomes a listpack, a listpack past it a quicklist.
+    pub fn settle(&mut self) {
+        match self.encoding {
+            ListEncoding::Quicklist => self.try_to_listpack(1),
+            ListEncoding::Listpack => self.before_growth(0, 0),
+            ListEncoding::Quicklist70 => {}
+        }
+    }
+
+    fn try_to_listpack(&mut self, divisor: usize) {
+        let [node] = self.nodes.as_slices().0 else {
+            return;
+        };
+        if self.nodes.len() != 1 || node.plain {
+            return;
+        }
+        let (size_limit, count_limit) = node_limits(self.fill);
+        if node.redis_sz <= size_limit / divisor && self.len <= count_limit / divisor {
+            self.encoding = ListEncoding::Listpack;
         }
     }
 
@@ -593,6 +707,7 @@ impl Quicklist {
     }
 
     pub fn push_back(&mut self, item: &[u8]) {
+        self.before_growth(item.len(), 1);
         let limit = byte_limit(self.fill);
         match self.nodes.back() {
             Some(node) if self.allows(node, item) => {
@@ -613,6 +728,7 @@ impl Quicklist {
     }
 
     pub fn push_front(&mut self, item: &[u8]) {
+        self.before_growth(item.len(), 1);
         let limit = byte_limit(self.fill);
         match self.nodes.front() {
             Some(node) if self.allows(node, item) => {
@@ -664,6 +780,7 @@ impl Quicklist {
             }
         }
         self.len -= 1;
+        self.after_shrink();
         Some(result)
     }
 
@@ -685,6 +802,7 @@ impl Quicklist {
             }
         }
         self.len -= 1;
+        self.after_shrink();
         Some(result)
     }
 
@@ -735,6 +853,8 @@ impl Quicklist {
         if index >= self.len {
             return false;
         }
+        // Redis 7.2's LSET checks the growth first and the shrinking after.
+        self.before_growth(item.len(), 1);
         let (n, i) = self.locate(index);
         let node = &mut self.nodes[n];
         node.make_raw();
@@ -751,6 +871,7 @@ impl Quicklist {
             self.remove(index);
             self.insert(index, item);
         }
+        self.after_shrink();
         true
     }
 
@@ -763,6 +884,7 @@ impl Quicklist {
         if index == self.len {
             return self.push_back(item);
         }
+        self.before_growth(item.len(), 1);
         let (n, i) = self.locate(index);
         let limit = byte_limit(self.fill);
         if self.allows(&self.nodes[n], item) {
@@ -813,6 +935,7 @@ impl Quicklist {
         } else {
             self.recompress(n..n + 1);
         }
+        self.after_shrink();
     }
 
     /// LINSERT: inserts `item` before or after element `pivot` (< len), where Redis 7.0's
@@ -823,6 +946,7 @@ impl Quicklist {
     /// around are merged where they fit (`_quicklistMergeNodes`). Node boundaries show in DUMP.
     pub fn insert_at(&mut self, pivot: usize, after: bool, item: &[u8]) {
         assert!(pivot < self.len, "pivot out of bounds");
+        self.before_growth(item.len(), 1);
         let (n, i) = self.locate(pivot);
         let limit = byte_limit(self.fill);
         let len = self.nodes.len();
@@ -938,6 +1062,7 @@ impl Quicklist {
             }
         }
         self.recompress(0..0);
+        self.after_shrink();
     }
 
     /// Removes the last `n` elements (all if `n >= len`).
@@ -955,6 +1080,7 @@ impl Quicklist {
             }
         }
         self.recompress(0..0);
+        self.after_shrink();
     }
 
     /// Removes up to `limit` elements equal to `item` (0 = all of them), scanning from the head,
@@ -1026,6 +1152,7 @@ impl Quicklist {
         if touched {
             // Any node may have changed: each interior one is compressed again.
             self.recompress(0..self.nodes.len());
+            self.after_shrink();
         }
         removed
     }

@@ -112,7 +112,7 @@ impl Value {
             Value::Int(_) => "int",
             Value::Str(s) if s.len() <= EMBSTR_MAX => "embstr",
             Value::Str(_) | Value::Raw(_) | Value::Hll(_) => "raw",
-            Value::List(_) => "quicklist",
+            Value::List(l) => l.encoding_name(),
             Value::Hash(h) => h.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),

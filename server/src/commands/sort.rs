@@ -552,6 +552,7 @@ fn sorted_list(ctx: &mut Ctx<'_>, range: &[Item], patterns: &[Bytes]) -> Box<Qui
             list.push_back(&value);
         }
     }
+    list.settle();
     list
 }
 

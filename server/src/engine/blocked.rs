@@ -97,10 +97,19 @@ impl Engine {
                     _ => continue,
                 };
                 let now = self.server.clock.now_ms();
-                let holds = self
-                    .ks
-                    .lookup(db, &key, now, KeyAccess::NoTouch)
-                    .map(|o| o.value.value_type());
+                // Redis 7.2 looks without side effects: an expired key keeps its clients
+                // waiting and is deleted (and its DEL propagated) only when a command touches
+                // it; 7.0's lookup deleted it here.
+                let quiet = self.server.config.compat_version
+                    >= crate::base::compat::CompatVersion::V7_2
+                    && self.ks.dbs[db].is_expired(&key, now);
+                let holds = if quiet {
+                    None
+                } else {
+                    self.ks
+                        .lookup(db, &key, now, KeyAccess::NoTouch)
+                        .map(|o| o.value.value_type())
+                };
                 // A stream reader decides for itself: a deleted or replaced stream releases an
                 // XREADGROUP with an error, a plain XREAD keeps waiting.
                 if wants == crate::base::value::ValueType::Stream && holds != Some(wants) {

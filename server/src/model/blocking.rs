@@ -185,17 +185,26 @@ impl BlockedIndex {
 /// Parses a blocking command's timeout in (fractional) seconds as Redis 7.0 does: a long double,
 /// times 1000, rounded up to whole milliseconds (`ceill`, so `0.001` is 1 ms, not 0 = forever);
 /// negative (or too large to represent, which Redis's conversion turns negative) is refused; 0
-/// means forever. Returns the absolute deadline.
-pub fn parse_timeout_seconds(arg: &[u8], now_ms: i64) -> CmdResult<Option<i64>> {
+/// means forever. Returns the absolute deadline. From Redis 7.2 (`checked`) a timeout too large
+/// to represent, or whose deadline would overflow, is "out of range" instead.
+pub fn parse_timeout_seconds(arg: &[u8], now_ms: i64, checked: bool) -> CmdResult<Option<i64>> {
     let seconds = LongDouble::from_redis_bytes(arg)
         .ok_or(Error::msg("ERR timeout is not a float or out of range"))?;
+    let out_of_range = || Error::msg("ERR timeout is out of range");
     // C's conversion of an out-of-range value to long long yields LLONG_MIN on x86: negative.
-    let ms = seconds_to_ms(&seconds).ok_or(Error::msg("ERR timeout is negative"))?;
+    let ms = match seconds_to_ms(&seconds) {
+        Some(ms) => ms,
+        None if checked && !seconds.is_sign_negative() => return Err(out_of_range()),
+        None => return Err(Error::msg("ERR timeout is negative")),
+    };
     if ms < 0 {
         return Err(Error::msg("ERR timeout is negative"));
     }
     if ms == 0 {
         return Ok(None);
+    }
+    if checked && ms > i64::MAX - now_ms {
+        return Err(out_of_range());
     }
     Ok(Some(now_ms.saturating_add(ms)))
 }
@@ -245,46 +254,54 @@ mod tests {
 
     #[test]
     fn timeouts_as_redis_parses_them() {
-        assert_eq!(parse_timeout_seconds(b"0", 1000), Ok(None));
-        assert_eq!(parse_timeout_seconds(b"1.5", 1000), Ok(Some(2500)));
+        assert_eq!(parse_timeout_seconds(b"0", 1000, false), Ok(None));
+        assert_eq!(parse_timeout_seconds(b"1.5", 1000, false), Ok(Some(2500)));
         assert_eq!(
-            parse_timeout_seconds(b"0.0001", 1000),
+            parse_timeout_seconds(b"0.0001", 1000, false),
             Ok(Some(1001)),
             "rounded up to 1 ms, not 0 = forever"
         );
         assert_eq!(
-            parse_timeout_seconds(b"-0.0001", 0),
+            parse_timeout_seconds(b"-0.0001", 0, false),
             Ok(None),
             "-0: forever"
         );
-        assert_eq!(parse_timeout_seconds(b"0x10", 0), Ok(Some(16_000)));
-        assert_eq!(parse_timeout_seconds(b"-0", 0), Ok(None));
+        assert_eq!(parse_timeout_seconds(b"0x10", 0, false), Ok(Some(16_000)));
+        assert_eq!(parse_timeout_seconds(b"-0", 0, false), Ok(None));
         // Values checked against C: (long long)ceill(strtold(s) * 1000.0) on x86-64.
-        assert_eq!(parse_timeout_seconds(b"0.003", 0), Ok(Some(3)));
+        assert_eq!(parse_timeout_seconds(b"0.003", 0, false), Ok(Some(3)));
         assert_eq!(
-            parse_timeout_seconds(b"0.001", 0),
+            parse_timeout_seconds(b"0.001", 0, false),
             Ok(Some(1)),
             "0.999… ms rounds up to 1"
         );
-        assert_eq!(parse_timeout_seconds(b"0.0015", 0), Ok(Some(2)));
-        assert_eq!(parse_timeout_seconds(b"0.1", 0), Ok(Some(100)));
-        assert_eq!(parse_timeout_seconds(b"0.029", 0), Ok(Some(29)));
+        assert_eq!(parse_timeout_seconds(b"0.0015", 0, false), Ok(Some(2)));
+        assert_eq!(parse_timeout_seconds(b"0.1", 0, false), Ok(Some(100)));
+        assert_eq!(parse_timeout_seconds(b"0.029", 0, false), Ok(Some(29)));
         assert_eq!(
-            parse_timeout_seconds(b"9223372036854775.807", 0),
+            parse_timeout_seconds(b"9223372036854775.807", 0, false),
             Ok(Some(9223372036854775807))
         );
         assert_eq!(
-            parse_timeout_seconds(b"1e16", 0),
+            parse_timeout_seconds(b"1e16", 0, false),
             Err(Error::msg("ERR timeout is negative"))
         );
         let negative = Err(Error::msg("ERR timeout is negative"));
-        assert_eq!(parse_timeout_seconds(b"-1", 0), negative);
-        assert_eq!(parse_timeout_seconds(b"inf", 0), negative);
-        assert_eq!(parse_timeout_seconds(b"1e400", 0), negative);
+        assert_eq!(parse_timeout_seconds(b"-1", 0, false), negative);
+        assert_eq!(parse_timeout_seconds(b"inf", 0, false), negative);
+        assert_eq!(parse_timeout_seconds(b"1e400", 0, false), negative);
+        let out_of_range = Err(Error::msg("ERR timeout is out of range"));
+        assert_eq!(parse_timeout_seconds(b"1e16", 0, true), out_of_range, "7.2");
+        assert_eq!(
+            parse_timeout_seconds(b"0x7FFFFFFFFFFFFF", 5, true),
+            out_of_range
+        );
+        assert_eq!(parse_timeout_seconds(b"-1", 0, true), negative);
+        assert_eq!(parse_timeout_seconds(b"inf", 0, true), out_of_range);
         let bad = Err(Error::msg("ERR timeout is not a float or out of range"));
-        assert_eq!(parse_timeout_seconds(b"abc", 0), bad);
-        assert_eq!(parse_timeout_seconds(b"nan", 0), bad);
-        assert_eq!(parse_timeout_seconds(b" 1", 0), bad);
+        assert_eq!(parse_timeout_seconds(b"abc", 0, false), bad);
+        assert_eq!(parse_timeout_seconds(b"nan", 0, false), bad);
+        assert_eq!(parse_timeout_seconds(b" 1", 0, false), bad);
     }
 
     #[test]

@@ -38,7 +38,7 @@ use embedis_datatypes::deadline_index::DeadlineIndex;
 use embedis_datatypes::hash::{self, HashValue, View};
 use embedis_datatypes::intset::{parse_i64, Intset};
 use embedis_datatypes::listpack::Listpack;
-use embedis_datatypes::quicklist::Quicklist;
+use embedis_datatypes::quicklist::{ListEncoding, Quicklist};
 use embedis_datatypes::set::{SetLimits, SetValue};
 use embedis_datatypes::stream::{
     self, Consumer, ConsumerGroup, PendingEntry, Stream, ENTRIES_READ_UNKNOWN,
@@ -106,7 +106,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
     let limits = &config.encodings;
     Ok(match value {
         RdbValue::String(s) => Value::string(&s),
-        RdbValue::List(nodes) => Value::List(Box::new(list_from_rdb(nodes, limits)?)),
+        RdbValue::List(nodes) => Value::List(Box::new(list_from_rdb(nodes, config)?)),
         RdbValue::SetIntset(blob) => {
             let values = intset_decode(&blob)?;
             if values.is_empty() {
@@ -464,7 +464,9 @@ fn check_zset(elements: &[(&[u8], f64)]) -> Result<(), RdbError> {
     Ok(())
 }
 
-fn list_from_rdb(nodes: Vec<ListNode>, limits: &EncodingLimits) -> Result<Quicklist, RdbError> {
+/// A loaded list: its nodes as saved; from Redis 7.2 a listpack if it is one small node.
+fn list_from_rdb(nodes: Vec<ListNode>, config: &Config) -> Result<Quicklist, RdbError> {
+    let limits = &config.encodings;
     let mut list = Quicklist::with_options(
         limits
             .list_max_listpack_size
@@ -491,6 +493,9 @@ fn list_from_rdb(nodes: Vec<ListNode>, limits: &EncodingLimits) -> Result<Quickl
     }
     if list.is_empty() {
         return corrupt("empty list");
+    }
+    if config.compat_version >= crate::base::compat::CompatVersion::V7_2 {
+        list = list.with_encoding(ListEncoding::Quicklist);
     }
     Ok(list)
 }

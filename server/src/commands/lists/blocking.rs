@@ -26,7 +26,11 @@ pub(super) fn brpop(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn bpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     let last = ctx.argc() - 1;
-    let deadline = parse_timeout_seconds(ctx.arg(last), ctx.now_ms)?;
+    let deadline = parse_timeout_seconds(
+        ctx.arg(last),
+        ctx.now_ms,
+        ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_2,
+    )?;
     let args: &[bytes::Bytes] = ctx.args;
     let keys = &args[1..last];
     let db = ctx.db();
@@ -59,7 +63,11 @@ pub(super) fn brpoplpush(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> CmdResult {
-    let deadline = parse_timeout_seconds(ctx.arg(timeout_at), ctx.now_ms)?;
+    let deadline = parse_timeout_seconds(
+        ctx.arg(timeout_at),
+        ctx.now_ms,
+        ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_2,
+    )?;
     let (src, dst) = (ctx.arg(1), ctx.arg(2));
     match move_element(ctx, src, dst, from, to)? {
         true => {
@@ -106,7 +114,11 @@ fn blmove_generic(ctx: &mut Ctx<'_>, from: End, to: End, timeout_at: usize) -> C
 
 pub(super) fn blmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = parse_mpop(ctx, 2)?;
-    let deadline = parse_timeout_seconds(ctx.arg(1), ctx.now_ms)?;
+    let deadline = parse_timeout_seconds(
+        ctx.arg(1),
+        ctx.now_ms,
+        ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_2,
+    )?;
     let keys = candidates(ctx, args.keys);
     if !mpop_from(ctx, &keys, args.end, args.count)? {
         ctx.block_on_keys(args.keys, ValueType::List, deadline);

@@ -35,6 +35,7 @@ use bytes::Bytes;
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::{GENERIC, LIST};
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
@@ -66,14 +67,25 @@ fn list_of(value: &mut Value) -> CmdResult<&mut Quicklist> {
     }
 }
 
-/// A new empty list shaped by the current `list-max-listpack-size`.
+/// A new empty list shaped by the current `list-max-listpack-size`: from Redis 7.2 a listpack
+/// until it grows past one node.
 pub(crate) fn new_list(ctx: &Ctx<'_>) -> Box<Quicklist> {
-    let limits = &ctx.server.config.encodings;
+    new_list_for(&ctx.server.config)
+}
+
+/// [`new_list`] for a configuration (the RDB loader's lists too).
+pub(crate) fn new_list_for(config: &crate::base::config::Config) -> Box<Quicklist> {
+    let limits = &config.encodings;
     let fill = limits.list_max_listpack_size;
-    Box::new(Quicklist::with_options(
+    let list = Quicklist::with_options(
         fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
         limits.list_compress_depth.max(0) as usize,
-    ))
+    );
+    Box::new(if config.compat_version >= CompatVersion::V7_2 {
+        list.with_listpack_encoding()
+    } else {
+        list
+    })
 }
 
 /// `LEFT` / `RIGHT` (Redis's `getListPositionFromObjectOrReply`).

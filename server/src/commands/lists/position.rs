@@ -3,6 +3,7 @@
 
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::LIST;
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
@@ -198,6 +199,12 @@ pub(super) fn lpos(ctx: &mut Ctx<'_>) -> CmdResult {
         let has_value = j + 1 < ctx.argc();
         if ctx.arg_is(j, "rank") && has_value {
             rank = ctx.int_arg(j + 1)?;
+            // Redis 7.2 refuses the one rank it cannot negate; 7.0 searched it as -1.
+            if rank == i64::MIN && ctx.server.config.compat_version >= CompatVersion::V7_2 {
+                return Err(Error::msg(
+                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+                ));
+            }
             if rank == 0 {
                 return Err(Error::msg(
                     "ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list",

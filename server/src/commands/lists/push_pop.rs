@@ -39,6 +39,8 @@ fn push_generic(ctx: &mut Ctx<'_>, end: End, only_existing: bool) -> CmdResult {
     let len = match ctx.ks.write(db, key, ctx.now_ms) {
         Some(value) => {
             let list = list_of(value)?;
+            // Redis 7.2 decides a listpack's conversion once, for all the elements pushed.
+            list.before_growth(items.iter().map(Bytes::len).sum(), items.len());
             for item in items {
                 push(list, end, item);
             }
@@ -50,6 +52,7 @@ fn push_generic(ctx: &mut Ctx<'_>, end: End, only_existing: bool) -> CmdResult {
         None if only_existing => 0,
         None => {
             let mut list = new_list(ctx);
+            list.before_growth(items.iter().map(Bytes::len).sum(), items.len());
             for item in items {
                 push(&mut list, end, item);
             }

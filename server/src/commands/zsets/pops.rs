@@ -232,7 +232,11 @@ pub(super) fn bzpopmax(ctx: &mut Ctx<'_>) -> CmdResult {
 
 fn bzpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
     let last = ctx.argc() - 1;
-    let deadline = parse_timeout_seconds(ctx.arg(last), ctx.now_ms)?;
+    let deadline = parse_timeout_seconds(
+        ctx.arg(last),
+        ctx.now_ms,
+        ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_2,
+    )?;
     let args: &[Bytes] = ctx.args;
     let keys = &args[1..last];
     if serve_blocking(ctx, keys, end, 1, PopReply::WithKey)? {
@@ -244,7 +248,11 @@ fn bzpop_generic(ctx: &mut Ctx<'_>, end: End) -> CmdResult {
 
 pub(super) fn bzmpop(ctx: &mut Ctx<'_>) -> CmdResult {
     let mpop = parse_mpop(ctx, 2)?;
-    let deadline = parse_timeout_seconds(ctx.arg(1), ctx.now_ms)?;
+    let deadline = parse_timeout_seconds(
+        ctx.arg(1),
+        ctx.now_ms,
+        ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_2,
+    )?;
     if serve_blocking(ctx, mpop.keys, mpop.end, mpop.count, PopReply::Nested)? {
         return Ok(());
     }
