@@ -40,7 +40,7 @@ fn run(c: &mut Criterion, label: &str, body: &str, keys: &[&str], argv: &[&str])
     let mut vm = ScriptVm::new(1 << 30).unwrap();
     let body = Bytes::copy_from_slice(body.as_bytes());
     let sha = vm.load_script(&body).unwrap();
-    let function = vm.script(&sha).unwrap().function.clone();
+    let function = vm.script_function(&sha).unwrap();
     let keys: Vec<Bytes> = keys
         .iter()
         .map(|k| Bytes::copy_from_slice(k.as_bytes()))

@@ -54,7 +54,7 @@ fn main() {
     let sha = vm
         .load_script(&Bytes::copy_from_slice(body.as_bytes()))
         .unwrap();
-    let function = vm.script(&sha).unwrap().function.clone();
+    let function = vm.script_function(&sha).unwrap();
     let keys: Vec<Bytes> = keys
         .iter()
         .map(|k| Bytes::copy_from_slice(k.as_bytes()))
