@@ -25,6 +25,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use std::collections::BTreeMap;
 
+use crate::base::compat::CompatVersion;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::parts::{How, Parts};
 use crate::kernel::publish::{self, Encoded};
@@ -175,15 +176,17 @@ pub fn after_call(
     process_signals(&mut ctx, Some(running));
     ctx.out.buffer().unsplit(reply);
     // A script's command that reads makes its client remember the keys the script declared, as
-    // in Redis; the read-only script commands themselves remember nothing (their keys count
-    // only once the script reads).
+    // in Redis 7.0 — from 7.2 the keys that command read; the read-only script commands
+    // themselves remember nothing (their keys count only once the script reads).
     if command.spec.flags.contains(Flags::READONLY) {
+        let declared = ctx.registry.version < CompatVersion::V7_2;
         match how.script {
-            Some(script_command) => {
+            Some(script_command) if declared => {
                 if let Ok(script) = ctx.registry.lookup(script_command) {
                     remember_reads(&mut ctx.ks.tracking, ctx.client, script, script_command);
                 }
             }
+            Some(_) => remember_reads(&mut ctx.ks.tracking, ctx.client, command, args),
             None if !matches!(
                 command.full_name.as_str(),
                 "eval_ro" | "evalsha_ro" | "fcall_ro"
