@@ -187,3 +187,73 @@ fn a_script_tracks_its_declared_keys_as_7_0_and_the_keys_it_read_as_7_4() {
         ]
     );
 }
+
+/// Sends `args` then PING, and returns everything up to PING's reply: the command's reply and
+/// the pushes around it, in their order.
+fn with_pushes(c: &mut support::Client, args: &[&str]) -> String {
+    c.send(args);
+    up_to_pong(c)
+}
+
+/// A tracking client's flushes, each after reading a key: the order of its `+OK` and its own
+/// null invalidation.
+fn flush_orders(addr: SocketAddr) -> Vec<String> {
+    let mut c = support::Client::connect(addr);
+    c.raw(&["HELLO", "3"]);
+    c.cmd(&["CLIENT", "TRACKING", "on"]);
+    let mut seen = Vec::new();
+    let flushes: &[&[&str]] = &[
+        &["FLUSHALL"],
+        &["FLUSHDB", "SYNC"],
+        &["FLUSHALL", "ASYNC"],
+        &["EVAL", "redis.call('flushdb')", "0"],
+    ];
+    for flush in flushes {
+        c.cmd(&["GET", "k"]);
+        seen.push(with_pushes(&mut c, flush));
+    }
+    c.cmd(&["GET", "k"]);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["FLUSHALL"]);
+    seen.push(with_pushes(&mut c, &["EXEC"]));
+    let set = c.cmd(&["CONFIG", "SET", "lazyfree-lazy-user-flush", "yes"]);
+    assert_eq!(set, "+OK\r\n");
+    c.cmd(&["GET", "k"]);
+    seen.push(with_pushes(&mut c, &["FLUSHALL"]));
+    seen
+}
+
+/// Redis 7.4 runs a synchronous FLUSHALL or FLUSHDB as a blocked ASYNC flush whose `+OK` comes
+/// after the client's own invalidation; 7.0 (and 7.4 for an ASYNC flush, one in MULTI or a
+/// script, or one made ASYNC by `lazyfree-lazy-user-flush`) answers first. The orders are
+/// those of Redis 7.0.15 and 7.4.1.
+#[test]
+fn a_flush_answers_after_its_own_invalidation_as_7_4_and_before_it_as_7_0() {
+    let null = ">2\r\n$10\r\ninvalidate\r\n_\r\n";
+    let reply_first = |reply: &str| format!("{reply}{null}+PONG\r\n");
+    let push_first = |reply: &str| format!("{null}{reply}+PONG\r\n");
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    assert_eq!(
+        flush_orders(as_7_4.addr()),
+        [
+            push_first("+OK\r\n"),
+            push_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("_\r\n"),
+            reply_first("*1\r\n+OK\r\n"),
+            reply_first("+OK\r\n"),
+        ]
+    );
+    let as_7_0 = support::builder().start().unwrap();
+    assert_eq!(
+        flush_orders(as_7_0.addr()),
+        [
+            reply_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("_\r\n"),
+            reply_first("*1\r\n+OK\r\n"),
+            reply_first("+OK\r\n"),
+        ]
+    );
+}

@@ -4,12 +4,13 @@
 //! Emptying is the one place where a single command can have unbounded work: freeing millions of
 //! keys takes long enough to stall every client. FLUSHDB/FLUSHALL ASYNC therefore detach the old
 //! tables and hand them to the keyspace's background thread; the reply comes at once and the
-//! databases are empty for every later command. Without an option the flush is synchronous, as
-//! in Redis with `lazyfree-lazy-user-flush no` (its default; embedis has no such setting).
+//! databases are empty for every later command. Without an option `lazyfree-lazy-user-flush`
+//! decides (synchronous by default), as in Redis.
 //!
 //! DBSIZE counts every stored key, including keys whose TTL has passed but which nobody has
 //! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::{db_index, int32_arg};
@@ -33,15 +34,25 @@ fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The flush mode: the explicit ASYNC or SYNC word, or synchronous by default. Any other
-/// argument, or more than one, is a syntax error.
+/// The flush mode: the explicit ASYNC or SYNC word, or `lazyfree-lazy-user-flush` without
+/// one. Any other argument, or more than one, is a syntax error.
 fn lazy_flush(ctx: &Ctx<'_>) -> CmdResult<bool> {
     match ctx.argc() {
-        1 => Ok(false),
+        1 => Ok(ctx.server.config.lazyfree_lazy_user_flush),
         2 if word_is(ctx.arg(1), "sync") => Ok(false),
         2 if word_is(ctx.arg(1), "async") => Ok(true),
         _ => Err(Error::Syntax),
     }
+}
+
+/// FLUSHALL's and FLUSHDB's `+OK`. Redis 7.4 runs a synchronous flush of a client that may
+/// block (not in MULTI or a script) as a blocked ASYNC one, answered once the background free
+/// completes: after the client's own tracking invalidation, where 7.0 sends it after the reply.
+fn flushed(ctx: &mut Ctx<'_>, lazy: bool) {
+    if !lazy && ctx.may_block && ctx.registry.version >= CompatVersion::V7_4 {
+        crate::kernel::invalidation::send_own_before_reply(ctx);
+    }
+    ctx.out.ok();
 }
 
 fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -49,7 +60,7 @@ fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.ks.flush_db(ctx.client.db, lazy);
     // Propagated even when the database was already empty (a replica's may not be).
     ctx.force_propagation();
-    ctx.out.ok();
+    flushed(ctx, lazy);
     Ok(())
 }
 
@@ -67,7 +78,7 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     // Propagated whatever `dirty` did: the save above resets it, so without this a FLUSHALL
     // after other writes would reach neither the AOF nor the replicas (Redis forces it too).
     ctx.force_propagation();
-    ctx.out.ok();
+    flushed(ctx, lazy);
     Ok(())
 }
 

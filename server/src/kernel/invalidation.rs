@@ -249,6 +249,19 @@ pub fn before_command(
     send_own(&mut ctx, running);
 }
 
+/// Sends the running client's invalidations now, its own too, ahead of the reply the command
+/// is about to write. For Redis 7.4's synchronous FLUSHALL and FLUSHDB, which run as a blocked
+/// ASYNC flush whose `+OK` comes only when the background free completes — after the client's
+/// own null invalidation, sent when the command itself ended.
+pub fn send_own_before_reply(ctx: &mut Ctx<'_>) {
+    if !ctx.ks.tracking.is_on() {
+        return;
+    }
+    let running = ctx.client.id;
+    process_signals(ctx, Some(running));
+    send_own(ctx, running);
+}
+
 /// Sends the running client's own invalidations, deferred until now.
 fn send_own(ctx: &mut Ctx<'_>, running: ClientId) {
     for key in ctx.ks.tracking.take_own() {

@@ -113,6 +113,8 @@ pub struct Config {
     /// GETDEL frees its value on the background thread and propagates as UNLINK
     /// (`lazyfree-lazy-user-del`).
     pub lazyfree_lazy_user_del: bool,
+    /// FLUSHALL and FLUSHDB without ASYNC or SYNC flush as ASYNC (`lazyfree-lazy-user-flush`).
+    pub lazyfree_lazy_user_flush: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off), as Redis refuses them with
     /// too few good replicas; a replica does not check.
@@ -423,6 +425,7 @@ impl Default for Config {
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_user_del: false,
+            lazyfree_lazy_user_flush: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             repl_backlog_size: 1024 * 1024,
