@@ -45,11 +45,19 @@ fn lazy_flush(ctx: &Ctx<'_>) -> CmdResult<bool> {
     }
 }
 
-/// FLUSHALL's and FLUSHDB's `+OK`. Redis 7.4 runs a synchronous flush of a client that may
-/// block (not in MULTI or a script) as a blocked ASYNC one, answered once the background free
-/// completes: after the client's own tracking invalidation, where 7.0 sends it after the reply.
-fn flushed(ctx: &mut Ctx<'_>, lazy: bool) {
-    if !lazy && ctx.may_block && ctx.registry.version >= CompatVersion::V7_4 {
+/// Redis 7.4 runs a synchronous flush of a client that may block (not in MULTI or a script) as
+/// a blocking ASYNC one: the tables go to the background thread and the client's `+OK` waits
+/// until they are freed (counted in `lazyfreed_objects`), after its own tracking invalidation
+/// — where 7.0 frees them inline and answers before the invalidation. embedis's executor waits
+/// for the background thread rather than serving other clients meanwhile.
+fn blocking_async(ctx: &Ctx<'_>, lazy: bool) -> bool {
+    !lazy && ctx.may_block && ctx.registry.version >= CompatVersion::V7_4
+}
+
+/// FLUSHALL's and FLUSHDB's `+OK`, once a blocking ASYNC flush is done ([`blocking_async`]).
+fn flushed(ctx: &mut Ctx<'_>, blocking_async: bool) {
+    if blocking_async {
+        crate::model::lazyfree::wait_for_background();
         crate::kernel::invalidation::send_own_before_reply(ctx);
     }
     ctx.out.ok();
@@ -57,18 +65,20 @@ fn flushed(ctx: &mut Ctx<'_>, lazy: bool) {
 
 fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
-    ctx.ks.flush_db(ctx.client.db, lazy);
+    let blocking_async = blocking_async(ctx, lazy);
+    ctx.ks.flush_db(ctx.client.db, lazy || blocking_async);
     // Propagated even when the database was already empty (a replica's may not be).
     ctx.force_propagation();
-    flushed(ctx, lazy);
+    flushed(ctx, blocking_async);
     Ok(())
 }
 
 fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
+    let blocking_async = blocking_async(ctx, lazy);
     // A running background save would write the data FLUSHALL removes: Redis kills it.
     crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
-    ctx.ks.flush_all(lazy);
+    ctx.ks.flush_all(lazy || blocking_async);
     // With save points set, the empty dataset is saved at once (`dirty` is reset by it).
     if !ctx.server.config.save_points.is_empty() {
         let _ = crate::services::rdb_saving::save(ctx.ks, ctx.server);
@@ -78,7 +88,7 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     // Propagated whatever `dirty` did: the save above resets it, so without this a FLUSHALL
     // after other writes would reach neither the AOF nor the replicas (Redis forces it too).
     ctx.force_propagation();
-    flushed(ctx, lazy);
+    flushed(ctx, blocking_async);
     Ok(())
 }
 
@@ -170,11 +180,20 @@ mod tests {
             h.run(&format!("SELECT {db}"));
             assert_eq!(int(&h.run("DBSIZE")), 0);
         }
-        // SYNC frees inline, whatever lazyfree-lazy-user-flush says.
+        // SYNC in MULTI frees inline, whatever lazyfree-lazy-user-flush says.
+        fill(&mut h.engine.ks, KEYS);
+        let before = handed_to_background();
+        h.run("MULTI");
+        h.run("FLUSHALL SYNC");
+        h.run("EXEC");
+        assert_eq!(handed_to_background(), before);
+        assert_eq!(h.engine.ks.total_keys(), 0);
+        // A client's own SYNC, as Redis 7.4 (the harness is the newest version): a blocking
+        // ASYNC flush, answered once the background thread has freed the keys.
         fill(&mut h.engine.ks, KEYS);
         let before = handed_to_background();
         h.run("FLUSHALL SYNC");
-        assert_eq!(handed_to_background(), before);
+        assert_eq!(handed_to_background() - before, KEYS);
         assert_eq!(h.engine.ks.total_keys(), 0);
         // The background thread gets through it.
         let deadline = Instant::now() + Duration::from_secs(60);
