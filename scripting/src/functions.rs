@@ -138,7 +138,13 @@ return switch, chunk_env, load_env, set_pending, trampoline
 impl Functions {
     /// A fresh functions VM whose allocations may not pass `memory_limit` bytes (0 = none).
     pub fn new(memory_limit: usize) -> mlua::Result<Functions> {
-        let vm = ScriptVm::new(memory_limit)?;
+        Functions::with_os_clock(memory_limit, false)
+    }
+
+    /// A fresh functions VM as [`Functions::new`]; with `os_clock`, functions see Redis 7.4's
+    /// `os.clock` when they run (not while their library loads: its environment is `redis` alone).
+    pub fn with_os_clock(memory_limit: usize, os_clock: bool) -> mlua::Result<Functions> {
+        let vm = ScriptVm::with_os_clock(memory_limit, os_clock)?;
         let lua = vm.lua().clone();
         let globals = lua.globals();
         let backing = real_table(&globals)?;

@@ -5,6 +5,7 @@
 //! `io`, `package`, `debug`, `print`, `dofile`, `loadfile` or `require`; no bytecode; the globals
 //! and every library table read-only (`Attempt to modify a readonly table`), and reading a global
 //! that does not exist an error (`Script attempted to access nonexistent global variable …`).
+//! As Redis 7.4 (and later) they also have an `os` table holding `clock` alone ([`ScriptVm::with_os_clock`]).
 //!
 //! Redis gets read-only tables from a patched Lua; plain Lua 5.1 has no such thing, so each
 //! protected table is an empty proxy whose `__index` is the real table and whose `__newindex`
@@ -72,6 +73,7 @@ const KEPT_GLOBALS: &[&str] = &[
 /// Library tables made read-only besides the globals themselves.
 const PROTECTED_LIBRARIES: &[&str] = &[
     "coroutine",
+    "os",
     "math",
     "string",
     "table",
@@ -154,6 +156,8 @@ pub struct ScriptVm {
     memory_limit: usize,
     /// Loads and runs since the last garbage-collection step ([`ScriptVm::gc_tick`]).
     gc_count: u32,
+    /// The VM has Redis 7.4's `os.clock` (SCRIPT FLUSH makes the next one alike).
+    os_clock: bool,
 }
 
 /// Every this many script loads or runs the VM takes one incremental collection step of this
@@ -162,14 +166,25 @@ pub struct ScriptVm {
 const GC_CYCLE_PERIOD: u32 = 50;
 
 impl ScriptVm {
-    /// A fresh VM whose allocations may not pass `memory_limit` bytes (0 = no limit).
+    /// A fresh VM whose allocations may not pass `memory_limit` bytes (0 = no limit), as
+    /// Redis 7.0's.
     pub fn new(memory_limit: usize) -> mlua::Result<ScriptVm> {
-        let lua = Lua::new_with(
-            StdLib::TABLE | StdLib::STRING | StdLib::MATH,
-            LuaOptions::new(),
-        )?;
+        ScriptVm::with_os_clock(memory_limit, false)
+    }
+
+    /// A fresh VM as [`ScriptVm::new`]; with `os_clock`, as Redis 7.4's: the globals have an
+    /// `os` table whose only function is `clock` (the process's CPU time, C's `clock()`).
+    pub fn with_os_clock(memory_limit: usize, os_clock: bool) -> mlua::Result<ScriptVm> {
+        let mut libs = StdLib::TABLE | StdLib::STRING | StdLib::MATH;
+        if os_clock {
+            libs |= StdLib::OS;
+        }
+        let lua = Lua::new_with(libs, LuaOptions::new())?;
         let backing = lua.globals();
         install_libraries(&lua, &backing)?;
+        if os_clock {
+            keep_only_os_clock(&lua, &backing)?;
+        }
         let redis = crate::bridge::redis_table(&lua)?;
         backing.raw_set("redis", redis)?;
         let handler = lua.create_function(|lua, err: Value| message_handler(lua, err))?;
@@ -213,6 +228,7 @@ impl ScriptVm {
             scripts: HashMap::new(),
             memory_limit,
             gc_count: 0,
+            os_clock,
         })
     }
 
@@ -274,7 +290,7 @@ impl ScriptVm {
     /// generator, one per process in Redis, runs on.
     pub fn flush_scripts(&mut self) {
         let rand_state = crate::libs::rand48::state(&self.lua);
-        match ScriptVm::new(self.memory_limit) {
+        match ScriptVm::with_os_clock(self.memory_limit, self.os_clock) {
             Ok(fresh) => {
                 crate::libs::rand48::set_state(&fresh.lua, rand_state);
                 *self = fresh;
@@ -667,6 +683,16 @@ fn install_libraries(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     }
     let math: Table = globals.raw_get("math")?;
     crate::libs::rand48::install(lua, &math)
+}
+
+/// Replaces Lua's `os` library by a table of its `clock` alone, as Redis 7.4's sandboxed
+/// `luaopen_os` registers it: the rest (`execute`, `exit`, `getenv`, `remove`…) reaches the
+/// host.
+fn keep_only_os_clock(lua: &Lua, globals: &Table) -> mlua::Result<()> {
+    let full: Table = globals.raw_get("os")?;
+    let os = lua.create_table()?;
+    os.raw_set("clock", full.raw_get::<Function>("clock")?)?;
+    globals.raw_set("os", os)
 }
 
 /// A compile error's message as Lua wrote it.

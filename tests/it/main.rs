@@ -67,6 +67,7 @@ mod lock_clients;
 mod lock_failures;
 mod lock_scripts;
 mod redisson_locks;
+mod script_versions;
 
 // The public API, the binary, real clients and the documents.
 mod binary;

@@ -127,3 +127,133 @@ fn active_expiry_invalidates_on_the_servers_clock() {
     assert_eq!(frame(&mut bcast), invalidation);
     assert_eq!(cmd(&mut reader, &["DBSIZE"]), ":1\\r\\n");
 }
+
+/// What a tracking client reading through scripts is told, as `(write, next reply)` pairs: a
+/// script declaring `a` and `b` reads `b` and the undeclared `u`; then another client writes
+/// each key; then an EVAL_RO that reads nothing, and `a` written again.
+fn script_reads_tracked(addr: SocketAddr) -> Vec<String> {
+    let mut reader = support::Client::connect(addr);
+    let mut writer = support::Client::connect(addr);
+    reader.raw(&["HELLO", "3"]);
+    reader.cmd(&["CLIENT", "TRACKING", "on"]);
+    let script = "redis.call('get', 'b'); redis.call('get', 'u')";
+    reader.cmd(&["EVAL", script, "2", "a", "b"]);
+    let mut told = Vec::new();
+    for key in ["a", "b", "u"] {
+        writer.cmd(&["SET", key, "1"]);
+        told.push(up_to_pong(&mut reader));
+    }
+    reader.cmd(&["EVAL_RO", "return redis.call('ping')", "1", "a"]);
+    writer.cmd(&["SET", "a", "2"]);
+    told.push(up_to_pong(&mut reader));
+    told
+}
+
+/// Sends PING and returns what arrives up to its reply, pushes included.
+fn up_to_pong(c: &mut support::Client) -> String {
+    let mut seen = c.cmd(&["PING"]);
+    while !seen.ends_with("+PONG\r\n") {
+        seen.push_str(&c.reply());
+    }
+    seen
+}
+
+fn invalidate(key: &str) -> String {
+    format!(">2\r\n$10\r\ninvalidate\r\n*1\r\n$1\r\n{key}\r\n+PONG\r\n")
+}
+
+/// Redis 7.0 remembers a script's declared keys once it runs a read (whatever it read); from
+/// 7.2 the keys its read commands read (the replies are those of Redis 7.0.15 and 7.4.1).
+#[test]
+fn a_script_tracks_its_declared_keys_as_7_0_and_the_keys_it_read_as_7_4() {
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    assert_eq!(
+        script_reads_tracked(as_7_4.addr()),
+        [
+            "+PONG\r\n".to_string(),
+            invalidate("b"),
+            invalidate("u"),
+            "+PONG\r\n".to_string()
+        ]
+    );
+    let as_7_0 = support::builder().start().unwrap();
+    assert_eq!(
+        script_reads_tracked(as_7_0.addr()),
+        [
+            invalidate("a"),
+            invalidate("b"),
+            "+PONG\r\n".to_string(),
+            "+PONG\r\n".to_string()
+        ]
+    );
+}
+
+/// Sends `args` then PING, and returns everything up to PING's reply: the command's reply and
+/// the pushes around it, in their order.
+fn with_pushes(c: &mut support::Client, args: &[&str]) -> String {
+    c.send(args);
+    up_to_pong(c)
+}
+
+/// A tracking client's flushes, each after reading a key: the order of its `+OK` and its own
+/// null invalidation.
+fn flush_orders(addr: SocketAddr) -> Vec<String> {
+    let mut c = support::Client::connect(addr);
+    c.raw(&["HELLO", "3"]);
+    c.cmd(&["CLIENT", "TRACKING", "on"]);
+    let mut seen = Vec::new();
+    let flushes: &[&[&str]] = &[
+        &["FLUSHALL"],
+        &["FLUSHDB", "SYNC"],
+        &["FLUSHALL", "ASYNC"],
+        &["EVAL", "redis.call('flushdb')", "0"],
+    ];
+    for flush in flushes {
+        c.cmd(&["GET", "k"]);
+        seen.push(with_pushes(&mut c, flush));
+    }
+    c.cmd(&["GET", "k"]);
+    c.cmd(&["MULTI"]);
+    c.cmd(&["FLUSHALL"]);
+    seen.push(with_pushes(&mut c, &["EXEC"]));
+    let set = c.cmd(&["CONFIG", "SET", "lazyfree-lazy-user-flush", "yes"]);
+    assert_eq!(set, "+OK\r\n");
+    c.cmd(&["GET", "k"]);
+    seen.push(with_pushes(&mut c, &["FLUSHALL"]));
+    seen
+}
+
+/// Redis 7.4 runs a synchronous FLUSHALL or FLUSHDB as a blocked ASYNC flush whose `+OK` comes
+/// after the client's own invalidation; 7.0 (and 7.4 for an ASYNC flush, one in MULTI or a
+/// script, or one made ASYNC by `lazyfree-lazy-user-flush`) answers first. The orders are
+/// those of Redis 7.0.15 and 7.4.1.
+#[test]
+fn a_flush_answers_after_its_own_invalidation_as_7_4_and_before_it_as_7_0() {
+    let null = ">2\r\n$10\r\ninvalidate\r\n_\r\n";
+    let reply_first = |reply: &str| format!("{reply}{null}+PONG\r\n");
+    let push_first = |reply: &str| format!("{null}{reply}+PONG\r\n");
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    assert_eq!(
+        flush_orders(as_7_4.addr()),
+        [
+            push_first("+OK\r\n"),
+            push_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("_\r\n"),
+            reply_first("*1\r\n+OK\r\n"),
+            reply_first("+OK\r\n"),
+        ]
+    );
+    let as_7_0 = support::builder().start().unwrap();
+    assert_eq!(
+        flush_orders(as_7_0.addr()),
+        [
+            reply_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("+OK\r\n"),
+            reply_first("_\r\n"),
+            reply_first("*1\r\n+OK\r\n"),
+            reply_first("+OK\r\n"),
+        ]
+    );
+}

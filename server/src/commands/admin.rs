@@ -449,6 +449,20 @@ fn serialized_length(value: &Value, compress: bool) -> usize {
     body.len()
 }
 
+/// WAIT: `noscript` until Redis 7.2; from 7.2 a `blocking` command that scripts may run (it
+/// answers at once there, as inside MULTI), in the @blocking category.
+const WAIT: CommandSpec = CommandSpec::new("wait", 3, wait)
+    .flags(Flags::BLOCKING)
+    .acl(Acl::CONNECTION)
+    .tips(&["request_policy:all_shards", "response_policy:agg_min"])
+    .doc(
+        "generic",
+        "3.0.0",
+        "O(1)",
+        "Waits until replicas acknowledge this connection's writes, or a timeout.",
+        "numreplicas:integer timeout:integer",
+    );
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("time", 1, time)
         .flags(LSF)
@@ -481,21 +495,12 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Returns the replication role: a master with its replicas, or a replica and its primary.",
             "",
         ),
-    CommandSpec::new("wait", 3, wait)
-        .flags(Flags::NOSCRIPT)
-        .acl(Acl::CONNECTION)
-        .tips(&["request_policy:all_shards", "response_policy:agg_min"])
-        .doc(
-            "generic",
-            "3.0.0",
-            "O(1)",
-            "Waits until replicas acknowledge this connection's writes, or a timeout.",
-            "numreplicas:integer timeout:integer",
-        ),
+    WAIT.flags(Flags::NOSCRIPT).until("7.2.0"),
+    WAIT.from("7.2.0"),
     // Redis 7.2's (lock clients such as Redisson send it around locked scripts); a 7.0 server
     // answers unknown command, which those clients handle less gracefully.
     CommandSpec::new("waitaof", 4, waitaof)
-        .flags(Flags::NOSCRIPT)
+        .flags(Flags::BLOCKING)
         .acl(Acl::CONNECTION)
         .tips(&["request_policy:all_shards", "response_policy:agg_min"])
         .doc(

@@ -4,12 +4,13 @@
 //! Emptying is the one place where a single command can have unbounded work: freeing millions of
 //! keys takes long enough to stall every client. FLUSHDB/FLUSHALL ASYNC therefore detach the old
 //! tables and hand them to the keyspace's background thread; the reply comes at once and the
-//! databases are empty for every later command. Without an option the flush is synchronous, as
-//! in Redis with `lazyfree-lazy-user-flush no` (its default; embedis has no such setting).
+//! databases are empty for every later command. Without an option `lazyfree-lazy-user-flush`
+//! decides (synchronous by default), as in Redis.
 //!
 //! DBSIZE counts every stored key, including keys whose TTL has passed but which nobody has
 //! touched since (active expiry reclaims them shortly): Redis 7.0 answers the same.
 
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::{db_index, int32_arg};
@@ -33,31 +34,51 @@ fn swapdb(ctx: &mut Ctx<'_>) -> CmdResult {
     Ok(())
 }
 
-/// The flush mode: the explicit ASYNC or SYNC word, or synchronous by default. Any other
-/// argument, or more than one, is a syntax error.
+/// The flush mode: the explicit ASYNC or SYNC word, or `lazyfree-lazy-user-flush` without
+/// one. Any other argument, or more than one, is a syntax error.
 fn lazy_flush(ctx: &Ctx<'_>) -> CmdResult<bool> {
     match ctx.argc() {
-        1 => Ok(false),
+        1 => Ok(ctx.server.config.lazyfree_lazy_user_flush),
         2 if word_is(ctx.arg(1), "sync") => Ok(false),
         2 if word_is(ctx.arg(1), "async") => Ok(true),
         _ => Err(Error::Syntax),
     }
 }
 
+/// Redis 7.4 runs a synchronous flush of a client that may block (not in MULTI or a script) as
+/// a blocking ASYNC one: the tables go to the background thread and the client's `+OK` waits
+/// until they are freed (counted in `lazyfreed_objects`), after its own tracking invalidation
+/// — where 7.0 frees them inline and answers before the invalidation. embedis's executor waits
+/// for the background thread rather than serving other clients meanwhile.
+fn blocking_async(ctx: &Ctx<'_>, lazy: bool) -> bool {
+    !lazy && ctx.may_block && ctx.registry.version >= CompatVersion::V7_4
+}
+
+/// FLUSHALL's and FLUSHDB's `+OK`, once a blocking ASYNC flush is done ([`blocking_async`]).
+fn flushed(ctx: &mut Ctx<'_>, blocking_async: bool) {
+    if blocking_async {
+        crate::model::lazyfree::wait_for_background();
+        crate::kernel::invalidation::send_own_before_reply(ctx);
+    }
+    ctx.out.ok();
+}
+
 fn flushdb(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
-    ctx.ks.flush_db(ctx.client.db, lazy);
+    let blocking_async = blocking_async(ctx, lazy);
+    ctx.ks.flush_db(ctx.client.db, lazy || blocking_async);
     // Propagated even when the database was already empty (a replica's may not be).
     ctx.force_propagation();
-    ctx.out.ok();
+    flushed(ctx, blocking_async);
     Ok(())
 }
 
 fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     let lazy = lazy_flush(ctx)?;
+    let blocking_async = blocking_async(ctx, lazy);
     // A running background save would write the data FLUSHALL removes: Redis kills it.
     crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
-    ctx.ks.flush_all(lazy);
+    ctx.ks.flush_all(lazy || blocking_async);
     // With save points set, the empty dataset is saved at once (`dirty` is reset by it).
     if !ctx.server.config.save_points.is_empty() {
         let _ = crate::services::rdb_saving::save(ctx.ks, ctx.server);
@@ -67,7 +88,7 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     // Propagated whatever `dirty` did: the save above resets it, so without this a FLUSHALL
     // after other writes would reach neither the AOF nor the replicas (Redis forces it too).
     ctx.force_propagation();
-    ctx.out.ok();
+    flushed(ctx, blocking_async);
     Ok(())
 }
 
@@ -159,11 +180,20 @@ mod tests {
             h.run(&format!("SELECT {db}"));
             assert_eq!(int(&h.run("DBSIZE")), 0);
         }
-        // SYNC frees inline, whatever lazyfree-lazy-user-flush says.
+        // SYNC in MULTI frees inline, whatever lazyfree-lazy-user-flush says.
+        fill(&mut h.engine.ks, KEYS);
+        let before = handed_to_background();
+        h.run("MULTI");
+        h.run("FLUSHALL SYNC");
+        h.run("EXEC");
+        assert_eq!(handed_to_background(), before);
+        assert_eq!(h.engine.ks.total_keys(), 0);
+        // A client's own SYNC, as Redis 7.4 (the harness is the newest version): a blocking
+        // ASYNC flush, answered once the background thread has freed the keys.
         fill(&mut h.engine.ks, KEYS);
         let before = handed_to_background();
         h.run("FLUSHALL SYNC");
-        assert_eq!(handed_to_background(), before);
+        assert_eq!(handed_to_background() - before, KEYS);
         assert_eq!(h.engine.ks.total_keys(), 0);
         // The background thread gets through it.
         let deadline = Instant::now() + Duration::from_secs(60);

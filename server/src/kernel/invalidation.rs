@@ -25,6 +25,7 @@ use rand::rngs::StdRng;
 use rand::Rng;
 use std::collections::BTreeMap;
 
+use crate::base::compat::CompatVersion;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::parts::{How, Parts};
 use crate::kernel::publish::{self, Encoded};
@@ -175,15 +176,17 @@ pub fn after_call(
     process_signals(&mut ctx, Some(running));
     ctx.out.buffer().unsplit(reply);
     // A script's command that reads makes its client remember the keys the script declared, as
-    // in Redis; the read-only script commands themselves remember nothing (their keys count
-    // only once the script reads).
+    // in Redis 7.0 — from 7.2 the keys that command read; the read-only script commands
+    // themselves remember nothing (their keys count only once the script reads).
     if command.spec.flags.contains(Flags::READONLY) {
+        let declared = ctx.registry.version < CompatVersion::V7_2;
         match how.script {
-            Some(script_command) => {
+            Some(script_command) if declared => {
                 if let Ok(script) = ctx.registry.lookup(script_command) {
                     remember_reads(&mut ctx.ks.tracking, ctx.client, script, script_command);
                 }
             }
+            Some(_) => remember_reads(&mut ctx.ks.tracking, ctx.client, command, args),
             None if !matches!(
                 command.full_name.as_str(),
                 "eval_ro" | "evalsha_ro" | "fcall_ro"
@@ -244,6 +247,19 @@ pub fn before_command(
     let running = ctx.client.id;
     process_signals(&mut ctx, Some(running));
     send_own(&mut ctx, running);
+}
+
+/// Sends the running client's invalidations now, its own too, ahead of the reply the command
+/// is about to write. For Redis 7.4's synchronous FLUSHALL and FLUSHDB, which run as a blocked
+/// ASYNC flush whose `+OK` comes only when the background free completes — after the client's
+/// own null invalidation, sent when the command itself ended.
+pub fn send_own_before_reply(ctx: &mut Ctx<'_>) {
+    if !ctx.ks.tracking.is_on() {
+        return;
+    }
+    let running = ctx.client.id;
+    process_signals(ctx, Some(running));
+    send_own(ctx, running);
 }
 
 /// Sends the running client's own invalidations, deferred until now.

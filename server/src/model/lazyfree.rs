@@ -64,6 +64,21 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
     }
 }
 
+/// Waits until the background thread has freed everything handed to it so far (Redis 7.4's
+/// blocking ASYNC flush answers its client only then): a marker sent behind the garbage tells
+/// when it is dropped, the queue being first in, first out.
+pub fn wait_for_background() {
+    struct Done(mpsc::Sender<()>);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+    let (tx, rx) = mpsc::channel();
+    free_in_background(Done(tx), 0);
+    let _ = rx.recv();
+}
+
 /// Values whose freeing costs more than this many allocations go to the background thread when
 /// freed lazily (Redis's `LAZYFREE_THRESHOLD`): below it, the hand-over costs more than it saves.
 pub(crate) const LAZYFREE_THRESHOLD: usize = 64;

@@ -241,6 +241,7 @@ impl ServerState {
         let config_cluster_enabled = config.cluster.enabled;
         let now_ms = clock.now_ms();
         let users = crate::model::acl_users::Users::new(config.requirepass.as_bytes());
+        let version = config.compat_version;
         ServerState {
             users,
             config,
@@ -256,9 +257,9 @@ impl ServerState {
             pause: None,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
-            scripting: Default::default(),
+            scripting: crate::model::vm_slot::VmSlot::for_version(version),
             running_script: None,
-            functions: Default::default(),
+            functions: crate::model::vm_slot::VmSlot::for_version(version),
             pubsub: crate::model::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             shutdown: None,

@@ -9,6 +9,7 @@ use bytes::Bytes;
 use embedis_scripting::{Functions, ScriptVm};
 use std::time::Instant;
 
+use crate::base::compat::CompatVersion;
 use crate::base::error::Error;
 
 /// Bytes a script's Lua VM may allocate before its allocations fail with an error.
@@ -20,11 +21,17 @@ pub const LUA_MEMORY_LIMIT: usize = 1 << 30;
 /// functions VM ([`Functions`]) each have one.
 pub struct VmSlot<T> {
     vm: Option<Box<T>>,
+    /// The VM offers `os.clock`, as Redis 7.4's sandbox does (7.0's has no `os`).
+    os_clock: bool,
 }
 
-impl<T> Default for VmSlot<T> {
-    fn default() -> Self {
-        VmSlot { vm: None }
+impl<T> VmSlot<T> {
+    /// An empty slot whose VM, once created, is the sandbox of Redis `version`.
+    pub fn for_version(version: CompatVersion) -> Self {
+        VmSlot {
+            vm: None,
+            os_clock: version >= CompatVersion::V7_4,
+        }
     }
 }
 
@@ -35,18 +42,18 @@ unsafe impl<T> Send for VmSlot<T> {}
 
 /// How a slot creates its VM.
 pub trait LuaVm: Sized {
-    fn create(memory_limit: usize) -> Result<Self, String>;
+    fn create(memory_limit: usize, os_clock: bool) -> Result<Self, String>;
 }
 
 impl LuaVm for ScriptVm {
-    fn create(memory_limit: usize) -> Result<Self, String> {
-        ScriptVm::new(memory_limit).map_err(|e| e.to_string())
+    fn create(memory_limit: usize, os_clock: bool) -> Result<Self, String> {
+        ScriptVm::with_os_clock(memory_limit, os_clock).map_err(|e| e.to_string())
     }
 }
 
 impl LuaVm for Functions {
-    fn create(memory_limit: usize) -> Result<Self, String> {
-        Functions::new(memory_limit).map_err(|e| e.to_string())
+    fn create(memory_limit: usize, os_clock: bool) -> Result<Self, String> {
+        Functions::with_os_clock(memory_limit, os_clock).map_err(|e| e.to_string())
     }
 }
 
@@ -55,7 +62,7 @@ impl<T: LuaVm> VmSlot<T> {
     pub fn take(&mut self) -> Result<Box<T>, Error> {
         match self.vm.take() {
             Some(vm) => Ok(vm),
-            None => T::create(LUA_MEMORY_LIMIT)
+            None => T::create(LUA_MEMORY_LIMIT, self.os_clock)
                 .map(Box::new)
                 .map_err(|e| Error::owned(format!("ERR could not create the Lua VM: {e}"))),
         }

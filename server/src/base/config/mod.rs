@@ -116,6 +116,8 @@ pub struct Config {
     /// `lazyfree-lazy-server-del`: frees of implicit deletions in the background; from Redis
     /// 7.2 it also makes SPOP of a whole set propagate as UNLINK rather than DEL.
     pub lazyfree_lazy_server_del: bool,
+    /// FLUSHALL and FLUSHDB without ASYNC or SYNC flush as ASYNC (`lazyfree-lazy-user-flush`).
+    pub lazyfree_lazy_user_flush: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off), as Redis refuses them with
     /// too few good replicas; a replica does not check.
@@ -450,6 +452,7 @@ impl Default for Config {
             lazyfree_lazy_expire: false,
             lazyfree_lazy_user_del: false,
             lazyfree_lazy_server_del: false,
+            lazyfree_lazy_user_flush: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             repl_backlog_size: 1024 * 1024,

@@ -192,9 +192,60 @@ const WRITE_DENYOOM: Flags = Flags::WRITE.union(Flags::DENYOOM);
 
 const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
 
-const BLOCKING: Flags = Flags::WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING);
+const BLOCKING: Flags = Flags::WRITE.union(Flags::BLOCKING);
 
 const BLOCKING_DENYOOM: Flags = BLOCKING.union(Flags::DENYOOM);
+
+// BLPOP, BRPOP, BLMOVE and BRPOPLPUSH have one spec per span of versions: until Redis 7.2 they
+// are `noscript`; from 7.2 scripts may run them, and they never block there (as inside MULTI).
+
+const BLPOP: CommandSpec = CommandSpec::new("blpop", -3, blpop)
+    .flags(BLOCKING)
+    .acl(Acl::LIST)
+    .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+    .doc(
+        "list",
+        "2.0.0",
+        "O(N) where N is the number of provided keys.",
+        "Pops the head of the first non-empty list of several keys, waiting for one if they are all empty.",
+        "key... timeout:double",
+    );
+
+const BRPOP: CommandSpec = CommandSpec::new("brpop", -3, brpop)
+    .flags(BLOCKING)
+    .acl(Acl::LIST)
+    .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+    .doc(
+        "list",
+        "2.0.0",
+        "O(N) where N is the number of provided keys.",
+        "Pops the tail of the first non-empty list of several keys, waiting for one if they are all empty.",
+        "key... timeout:double",
+    );
+
+const BLMOVE: CommandSpec = CommandSpec::new("blmove", 6, blmove)
+    .flags(BLOCKING_DENYOOM)
+    .acl(Acl::LIST)
+    .keys(MOVE_KEYS)
+    .doc(
+        "list",
+        "6.2.0",
+        "O(1)",
+        "Moves an element from one list to another as LMOVE does, waiting for the source to have one.",
+        "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double",
+    );
+
+const BRPOPLPUSH: CommandSpec = CommandSpec::new("brpoplpush", 4, brpoplpush)
+    .flags(BLOCKING_DENYOOM)
+    .acl(Acl::LIST)
+    .keys(MOVE_KEYS)
+    .doc(
+        "list",
+        "2.2.0",
+        "O(1)",
+        "Moves the tail of a list to the head of another as RPOPLPUSH does, waiting for the source to have one.",
+        "source:key destination:key timeout:double",
+    );
 
 /// LMOVE's keys: the source is read and emptied, the destination inserted into.
 const MOVE_KEYS: &[KeySpec] = &[
@@ -397,50 +448,14 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Pops elements from the first non-empty list of several keys.",
             "numkeys:integer key... where=(LEFT|RIGHT) [COUNT count:integer]",
         ),
-    CommandSpec::new("blpop", -3, blpop)
-        .flags(BLOCKING)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "2.0.0",
-            "O(N) where N is the number of provided keys.",
-            "Pops the head of the first non-empty list of several keys, waiting for one if they are all empty.",
-            "key... timeout:double",
-        ),
-    CommandSpec::new("brpop", -3, brpop)
-        .flags(BLOCKING)
-        .acl(Acl::LIST)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "list",
-            "2.0.0",
-            "O(N) where N is the number of provided keys.",
-            "Pops the tail of the first non-empty list of several keys, waiting for one if they are all empty.",
-            "key... timeout:double",
-        ),
-    CommandSpec::new("blmove", 6, blmove)
-        .flags(BLOCKING_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "6.2.0",
-            "O(1)",
-            "Moves an element from one list to another as LMOVE does, waiting for the source to have one.",
-            "source:key destination:key wherefrom=(LEFT|RIGHT) whereto=(LEFT|RIGHT) timeout:double",
-        ),
-    CommandSpec::new("brpoplpush", 4, brpoplpush)
-        .flags(BLOCKING_DENYOOM)
-        .acl(Acl::LIST)
-        .keys(MOVE_KEYS)
-        .doc(
-            "list",
-            "2.2.0",
-            "O(1)",
-            "Moves the tail of a list to the head of another as RPOPLPUSH does, waiting for the source to have one.",
-            "source:key destination:key timeout:double",
-        ),
+    BLPOP.flags(BLOCKING.union(Flags::NOSCRIPT)).until("7.2.0"),
+    BLPOP.from("7.2.0"),
+    BRPOP.flags(BLOCKING.union(Flags::NOSCRIPT)).until("7.2.0"),
+    BRPOP.from("7.2.0"),
+    BLMOVE.flags(BLOCKING_DENYOOM.union(Flags::NOSCRIPT)).until("7.2.0"),
+    BLMOVE.from("7.2.0"),
+    BRPOPLPUSH.flags(BLOCKING_DENYOOM.union(Flags::NOSCRIPT)).until("7.2.0"),
+    BRPOPLPUSH.from("7.2.0"),
     CommandSpec::new("blmpop", -5, blmpop)
         .flags(Flags::WRITE.union(Flags::BLOCKING))
         .acl(Acl::LIST)

@@ -7,6 +7,7 @@ use embedis_datatypes::stream::{EntryRef, Stream, StreamId, ENTRIES_READ_UNKNOWN
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::STREAM;
 use crate::base::cstr::{c_str, word_is};
 use crate::base::error::{CmdResult, Error};
@@ -60,7 +61,8 @@ fn parse_read<'a>(ctx: &Ctx<'a>, is_group: bool) -> CmdResult<ReadArgs<'a>> {
         let more = argc - i - 1;
         let opt = &args[i][..];
         if word_is(opt, "block") && more > 0 {
-            if ctx.from_script {
+            // Redis 7.0 refuses BLOCK in a script; from 7.2 it reads without blocking, as in MULTI.
+            if ctx.from_script && ctx.registry.version < CompatVersion::V7_2 {
                 let mut line = b"ERR ".to_vec();
                 line.extend_from_slice(c_str(&args[0]));
                 line.extend_from_slice(b" command is not allowed with BLOCK option from scripts");

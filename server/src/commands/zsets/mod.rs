@@ -355,6 +355,32 @@ const fn rank_spec(
         .doc("sorted-set", "2.0.0", "O(log(N))", summary, syntax)
 }
 
+// BZPOPMIN and BZPOPMAX have one spec per span of versions: until Redis 7.2 they are
+// `noscript`; from 7.2 scripts may run them, and they never block there (as inside MULTI).
+const BZPOPMIN: CommandSpec = CommandSpec::new("bzpopmin", -3, bzpopmin)
+    .flags(FAST_WRITE.union(Flags::BLOCKING))
+    .acl(Acl::SORTEDSET)
+    .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+    .doc(
+        "sorted-set",
+        "5.0.0",
+        "O(log(N)) with N being the number of elements in the sorted set.",
+        "Pops the member with the lowest score from the first non-empty sorted set, waiting for one if none has any.",
+        "key... timeout:double",
+    );
+
+const BZPOPMAX: CommandSpec = CommandSpec::new("bzpopmax", -3, bzpopmax)
+    .flags(FAST_WRITE.union(Flags::BLOCKING))
+    .acl(Acl::SORTEDSET)
+    .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
+    .doc(
+        "sorted-set",
+        "5.0.0",
+        "O(log(N)) with N being the number of elements in the sorted set.",
+        "Pops the member with the highest score from the first non-empty sorted set, waiting for one if none has any.",
+        "key... timeout:double",
+    );
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("zadd", -4, zadd)
         .flags(FAST_WRITE.union(Flags::DENYOOM))
@@ -592,28 +618,10 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Pops members with the lowest or highest scores from the first non-empty sorted set among several keys.",
             "numkeys:integer key... where=(MIN|MAX) [COUNT count:integer]",
         ),
-    CommandSpec::new("bzpopmin", -3, bzpopmin)
-        .flags(FAST_WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING))
-        .acl(Acl::SORTEDSET)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "O(log(N)) with N being the number of elements in the sorted set.",
-            "Pops the member with the lowest score from the first non-empty sorted set, waiting for one if none has any.",
-            "key... timeout:double",
-        ),
-    CommandSpec::new("bzpopmax", -3, bzpopmax)
-        .flags(FAST_WRITE.union(Flags::NOSCRIPT).union(Flags::BLOCKING))
-        .acl(Acl::SORTEDSET)
-        .keys(&[KeySpec::range(1, -2, 1, RW_ACCESS_DELETE)])
-        .doc(
-            "sorted-set",
-            "5.0.0",
-            "O(log(N)) with N being the number of elements in the sorted set.",
-            "Pops the member with the highest score from the first non-empty sorted set, waiting for one if none has any.",
-            "key... timeout:double",
-        ),
+    BZPOPMIN.flags(FAST_WRITE.union(Flags::BLOCKING).union(Flags::NOSCRIPT)).until("7.2.0"),
+    BZPOPMIN.from("7.2.0"),
+    BZPOPMAX.flags(FAST_WRITE.union(Flags::BLOCKING).union(Flags::NOSCRIPT)).until("7.2.0"),
+    BZPOPMAX.from("7.2.0"),
     CommandSpec::new("bzmpop", -5, bzmpop)
         .flags(Flags::WRITE.union(Flags::BLOCKING))
         .acl(Acl::SORTEDSET)
