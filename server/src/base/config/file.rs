@@ -32,7 +32,6 @@ impl std::error::Error for ConfigError {}
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
     "rename-command",
     "supervised",
-    "lazyfree-lazy-user-flush",
     "io-threads-do-reads",
     "include",
     "loadmodule",
