@@ -24,8 +24,7 @@ use bytes::Bytes;
 use embedis_protocol::{Version, Writer};
 use mlua::{
     ffi, Function, HookTriggers, IntoLua, Lua, LuaOptions, MultiValue, RegistryKey, StdLib, Table,
-    Value,
-    VmState,
+    Value, VmState,
 };
 use std::collections::HashMap;
 
@@ -367,7 +366,11 @@ impl ScriptVm {
         }
         self.gc_count = 0;
         let _ = self.lua.exec_raw_lua(|raw| unsafe {
-            ffi::lua_gc(raw.state(), ffi::LUA_GCSTEP, GC_CYCLE_PERIOD as std::os::raw::c_int);
+            ffi::lua_gc(
+                raw.state(),
+                ffi::LUA_GCSTEP,
+                GC_CYCLE_PERIOD as std::os::raw::c_int,
+            );
             Ok::<(), mlua::Error>(())
         });
     }
