@@ -23,7 +23,7 @@ pub mod hash_ttl;
 pub mod primitives;
 pub mod value;
 
-pub use dump::{dump_payload, dump_payload_with, parse_dump_payload};
+pub use dump::{dump_payload, dump_payload_with, parse_dump_payload, parse_dump_payload_upto};
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};
 pub use hash_ttl::TtlField;
@@ -55,6 +55,8 @@ pub mod types {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
+    /// Redis 7.2's (RDB 11): consumers' active times too.
+    pub const STREAM_LISTPACKS_3: u8 = 21;
     /// Redis 7.4's hashes with field TTLs (`crate::hash_ttl`); 22 and 23 are their pre-release
     /// forms, which Redis 8.2 still loads. Types 20 and 21 (RDB 11 and 12) are not read.
     pub const HASH_METADATA_PRE_GA: u8 = 22;

@@ -67,6 +67,10 @@ pub struct StreamNack {
 pub struct StreamConsumer {
     pub name: Vec<u8>,
     pub seen_time_ms: i64,
+    /// When it was last given entries (-1: never), as `RDB_TYPE_STREAM_LISTPACKS_3` (Redis 7.2)
+    /// stores it; older types load it as the seen time, as Redis does. Written files and
+    /// payloads keep type 19, which has no place for it.
+    pub active_time_ms: i64,
     /// The IDs this consumer owns; each is in its group's `pel`.
     pub pel: Vec<StreamId>,
 }
@@ -310,8 +314,8 @@ impl RdbValue {
                 }
                 RdbValue::List(nodes)
             }
-            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
-                RdbValue::Stream(Box::new(read_stream(r, ty == types::STREAM_LISTPACKS_2)?))
+            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => {
+                RdbValue::Stream(Box::new(read_stream(r, ty)?))
             }
             types::HASH_METADATA | types::HASH_METADATA_PRE_GA => RdbValue::HashWithTtls(
                 hash_ttl::read_metadata(r, ty == types::HASH_METADATA_PRE_GA)?,
@@ -405,7 +409,11 @@ fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<()
     Ok(())
 }
 
-fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
+/// A stream of type `ty`: 15 (v1), 19 (v2: first ID, max deleted ID, entries added and read)
+/// or 21 (v3: consumers' active times too).
+fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
+    let v2 = ty >= types::STREAM_LISTPACKS_2;
+    let v3 = ty >= types::STREAM_LISTPACKS_3;
     let n = read_count(r)?;
     let mut nodes = Vec::with_capacity(cap(n));
     for _ in 0..n {
@@ -451,6 +459,7 @@ fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
         for _ in 0..nconsumers {
             let name = read_string(r)?;
             let seen_time_ms = read_millis(r)?;
+            let active_time_ms = if v3 { read_millis(r)? } else { seen_time_ms };
             let np = read_count(r)?;
             let mut ids = Vec::with_capacity(cap(np));
             for _ in 0..np {
@@ -463,6 +472,7 @@ fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
             consumers.push(StreamConsumer {
                 name,
                 seen_time_ms,
+                active_time_ms,
                 pel: ids,
             });
         }

@@ -54,6 +54,8 @@ fn stream() -> impl Strategy<Value = RdbValue> {
                 .map(|(name, seen, pick)| StreamConsumer {
                     name,
                     seen_time_ms: seen,
+                    // Type 19 has no active time: it reads back as the seen time.
+                    active_time_ms: seen,
                     pel: if pel.is_empty() {
                         vec![]
                     } else {

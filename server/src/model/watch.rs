@@ -34,6 +34,15 @@ struct Watcher {
     expired_at_watch: bool,
 }
 
+/// A client's watching as CLIENT LIST shows it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Watching {
+    /// A key it watches was modified (`flags=d`).
+    pub broken: bool,
+    /// How many keys it watches (`watch=`, Redis 7.4).
+    pub keys: usize,
+}
+
 /// Every watched key and its watchers, plus the transactions already broken.
 #[derive(Debug, Default)]
 pub struct Watches {
@@ -85,6 +94,24 @@ impl Watches {
                     self.by_key.remove(&slot);
                 }
             }
+        }
+    }
+
+    /// How many clients watch keys (INFO watching_clients).
+    pub fn clients(&self) -> usize {
+        self.by_client.len()
+    }
+
+    /// How many keys are watched, over every database (INFO total_watched_keys).
+    pub fn keys(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// What CLIENT LIST shows of `client`'s watching: `flags=d` and `watch=`.
+    pub fn watching(&self, client: ClientId) -> Watching {
+        Watching {
+            broken: self.is_broken(client),
+            keys: self.by_client.get(&client).map_or(0, Vec::len),
         }
     }
 

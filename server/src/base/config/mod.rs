@@ -113,6 +113,9 @@ pub struct Config {
     /// GETDEL frees its value on the background thread and propagates as UNLINK
     /// (`lazyfree-lazy-user-del`).
     pub lazyfree_lazy_user_del: bool,
+    /// Keys the server deletes as a side effect lazily (`lazyfree-lazy-server-del`): from 7.2,
+    /// a RESTORE of an already expired key over an old one propagates as UNLINK.
+    pub lazyfree_lazy_server_del: bool,
     /// Writes are refused unless this many replicas are connected with a lag of at most
     /// `min_replicas_max_lag` seconds (either 0 turns the check off), as Redis refuses them with
     /// too few good replicas; a replica does not check.
@@ -423,6 +426,7 @@ impl Default for Config {
             lazyfree_lazy_eviction: false,
             lazyfree_lazy_expire: false,
             lazyfree_lazy_user_del: false,
+            lazyfree_lazy_server_del: false,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
             repl_backlog_size: 1024 * 1024,

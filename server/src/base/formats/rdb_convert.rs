@@ -482,6 +482,7 @@ fn stream_to_rdb(s: &Stream) -> RdbStream {
                     .map(|(cname, c)| StreamConsumer {
                         name: cname.to_vec(),
                         seen_time_ms: c.seen_time,
+                        active_time_ms: c.active_time,
                         pel: c.pending.iter().map(|id| id_to_rdb(*id)).collect(),
                     })
                     .collect(),
@@ -574,6 +575,7 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
                     c.name.into_boxed_slice(),
                     Consumer {
                         seen_time: c.seen_time_ms,
+                        active_time: c.active_time_ms,
                         pending,
                     },
                 )
