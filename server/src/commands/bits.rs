@@ -108,6 +108,37 @@ fn arguments_before_key(ctx: &Ctx<'_>) -> bool {
     ctx.registry.version >= CompatVersion::V7_2
 }
 
+/// BITCOUNT's range arguments checked alone (7.2: before the key's type, or its absence).
+fn check_bitcount_range(args: &[bytes::Bytes]) -> CmdResult<()> {
+    match args.len() {
+        2 => Ok(()),
+        4 | 5 => {
+            parse_i64(&args[2]).ok_or(Error::NotInteger)?;
+            parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            args.get(4).map(|unit| unit_is_bit(unit)).transpose()?;
+            Ok(())
+        }
+        _ => Err(Error::Syntax),
+    }
+}
+
+/// BITPOS's range arguments checked alone, in Redis's order: start, unit, then end.
+fn check_bitpos_range(args: &[bytes::Bytes]) -> CmdResult<()> {
+    match args.len() {
+        3 => Ok(()),
+        4..=6 => {
+            parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            args.get(5).map(|unit| unit_is_bit(unit)).transpose()?;
+            let end = args
+                .get(4)
+                .map(|end| parse_i64(end).ok_or(Error::NotInteger));
+            end.transpose()?;
+            Ok(())
+        }
+        _ => Err(Error::Syntax),
+    }
+}
+
 /// Converts a clamped range in `bits` or bytes to an inclusive bit range.
 fn to_bit_range((start, end): (i64, i64), bits: bool) -> (u64, u64) {
     if bits {
@@ -147,6 +178,9 @@ fn bitcount(ctx: &mut Ctx<'_>) -> CmdResult {
     if value.is_none() && !args_first {
         ctx.out.integer(0);
         return Ok(());
+    }
+    if args_first {
+        check_bitcount_range(args)?;
     }
     // A missing key is an empty string, once its arguments are read.
     let bytes = match value {
@@ -222,6 +256,9 @@ fn bitpos(ctx: &mut Ctx<'_>) -> CmdResult {
     if missing && !args_first {
         ctx.out.integer(missing_answer);
         return Ok(());
+    }
+    if args_first {
+        check_bitpos_range(args)?;
     }
     let bytes = match value {
         Some(value) => string_of(value)?,

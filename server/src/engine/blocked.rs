@@ -108,10 +108,11 @@ impl Engine {
                     self.rerun_blocked(id, &key);
                     continue;
                 }
+                // A missing key serves no one else, but the readers behind that wait for its
+                // deletion must still be reached.
                 match holds {
-                    None => break,
-                    Some(kind) if kind != wants => continue,
-                    Some(_) => self.rerun_blocked(id, &key),
+                    Some(kind) if kind == wants => self.rerun_blocked(id, &key),
+                    _ => continue,
                 }
             }
         }
