@@ -15,11 +15,17 @@ pub fn dump_payload(value: &RdbValue) -> Vec<u8> {
 
 /// [`dump_payload`] with compression on or off (`rdbcompression`).
 pub fn dump_payload_with(value: &RdbValue, compress: bool) -> Vec<u8> {
-    let mut out = vec![value.type_byte()];
+    dump_payload_as(value, compress, RDB_VERSION)
+}
+
+/// The payload of a server whose RDB version is `version` (11 for Redis 7.2, 12 for 7.4): its
+/// footer, and the value's layout in that version.
+pub fn dump_payload_as(value: &RdbValue, compress: bool, version: u16) -> Vec<u8> {
+    let mut out = vec![value.type_byte_as(version)];
     value
-        .write_body(&mut out, compress)
+        .write_body_as(&mut out, compress, version)
         .expect("writing to a Vec cannot fail");
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out

@@ -68,8 +68,8 @@ pub struct StreamConsumer {
     pub name: Vec<u8>,
     pub seen_time_ms: i64,
     /// When it was last given entries (-1: never), as `RDB_TYPE_STREAM_LISTPACKS_3` (Redis 7.2)
-    /// stores it; older types load it as the seen time, as Redis does. Written files and
-    /// payloads keep type 19, which has no place for it.
+    /// stores it; older types load it as the seen time, as Redis does. Written as type 21
+    /// in RDB 11 and later; type 19 has no place for it.
     pub active_time_ms: i64,
     /// The IDs this consumer owns; each is in its group's `pel`.
     pub pel: Vec<StreamId>,
@@ -149,6 +149,28 @@ impl RdbValue {
         }
     }
 
+    /// The type byte an RDB of `version` has for this value: from 11 (Redis 7.2) a stream is
+    /// `RDB_TYPE_STREAM_LISTPACKS_3`, with its consumers' active times.
+    pub fn type_byte_as(&self, version: u16) -> u8 {
+        match self {
+            RdbValue::Stream(_) if version >= 11 => types::STREAM_LISTPACKS_3,
+            _ => self.type_byte(),
+        }
+    }
+
+    /// [`RdbValue::write_body`] for an RDB of `version` (see [`RdbValue::type_byte_as`]).
+    pub fn write_body_as<W: Write>(
+        &self,
+        w: &mut W,
+        compress: bool,
+        version: u16,
+    ) -> Result<(), RdbError> {
+        match self {
+            RdbValue::Stream(s) => write_stream(w, s, compress, version >= 11),
+            _ => self.write_body(w, compress),
+        }
+    }
+
     /// Writes the value (without its type byte), as Redis's `rdbSaveObject` lays it out.
     pub fn write_body<W: Write>(&self, w: &mut W, compress: bool) -> Result<(), RdbError> {
         match self {
@@ -190,7 +212,7 @@ impl RdbValue {
                 min_expire,
                 listpack,
             } => hash_ttl::write_listpack_ex(w, *min_expire, listpack, compress)?,
-            RdbValue::Stream(s) => write_stream(w, s, compress)?,
+            RdbValue::Stream(s) => write_stream(w, s, compress, false)?,
         }
         Ok(())
     }
@@ -207,6 +229,14 @@ impl RdbValue {
                     items.push(read_string(r)?);
                 }
                 RdbValue::List(nodes_from_items(&items))
+            }
+            types::SET_LISTPACK => {
+                let lp = read_string(r)?;
+                let members = listpack_decode(&lp)?;
+                if members.is_empty() {
+                    return corrupt("empty set listpack");
+                }
+                RdbValue::Set(members)
             }
             types::SET => {
                 let n = read_count(r)?;
@@ -374,7 +404,13 @@ fn read_id<R: Read>(r: &mut R) -> Result<StreamId, RdbError> {
     })
 }
 
-fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<(), RdbError> {
+/// `active_times`: type 21's layout, each consumer's active time after its seen time.
+fn write_stream<W: Write>(
+    w: &mut W,
+    s: &RdbStream,
+    compress: bool,
+    active_times: bool,
+) -> Result<(), RdbError> {
     write_len(w, s.nodes.len() as u64)?;
     for (id, lp) in &s.nodes {
         write_string(w, &id.to_bytes(), compress)?;
@@ -400,6 +436,9 @@ fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<()
         for c in &g.consumers {
             write_string(w, &c.name, compress)?;
             write_millis(w, c.seen_time_ms)?;
+            if active_times {
+                write_millis(w, c.active_time_ms)?;
+            }
             write_len(w, c.pel.len() as u64)?;
             for id in &c.pel {
                 w.write_all(&id.to_bytes())?;

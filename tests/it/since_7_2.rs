@@ -306,9 +306,15 @@ fn consumers_active_time_from_7_2() {
     );
     let full = c.cmd(&["XINFO", "STREAM", "s", "FULL"]);
     assert!(full.contains("$11\r\nactive-time\r\n"), "{full}");
-    // A payload of RDB version 11 (Redis 7.2) restores; its type-19 consumers' active time is
-    // their seen time.
-    let payload = c.raw(&["DUMP", "s"]);
+    // A payload of RDB version 11 (Redis 7.2) restores as 7.4; its type-19 consumers' active
+    // time is their seen time.
+    // Redis 7.2's layout of a stream dumped by 7.0 (type 19, no active times) in RDB 11.
+    let old = support::builder().start().unwrap();
+    let mut seven = Client::connect(old.addr());
+    seven.cmd(&["XADD", "s", "1-0", "f", "v"]);
+    seven.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+    seven.cmd(&["XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"]);
+    let payload = seven.raw(&["DUMP", "s"]);
     let body = &payload[payload.iter().position(|&b| b == b'\n').unwrap() + 1..payload.len() - 2];
     let mut v11 = body[..body.len() - 10].to_vec();
     v11.extend_from_slice(&11u16.to_le_bytes());
@@ -434,5 +440,46 @@ fn restore_of_an_expired_key_propagates_unlink_when_server_deletions_are_lazy_fr
             "UNLINK old"
         };
         assert_eq!(commands(&server.take_write_stream()), vec![expected]);
+    }
+}
+
+#[test]
+fn dump_and_rdb_files_are_of_the_version_s_rdb_version() {
+    for (version, rdb_version, stream_type) in
+        [("7.0", 10u16, 19u8), ("7.2", 11, 21), ("7.4", 12, 21)]
+    {
+        let dir = support::temp_dir(&format!("rdb-version-{version}"));
+        let server = support::builder_as(version)
+            .config("dir", &dir.display().to_string())
+            .unwrap()
+            .start()
+            .unwrap();
+        let mut c = Client::connect(server.addr());
+        c.cmd(&["XADD", "s", "1-1", "f", "v"]);
+        c.cmd(&["XGROUP", "CREATE", "s", "g", "0"]);
+        let reply = c.raw(&["DUMP", "s"]);
+        let payload = &reply[reply.iter().position(|&b| b == b'\n').unwrap() + 1..reply.len() - 2];
+        assert_eq!(payload[0], stream_type, "{version}");
+        let footer = &payload[payload.len() - 10..payload.len() - 8];
+        assert_eq!(footer, rdb_version.to_le_bytes(), "{version}");
+        assert_eq!(c.cmd(&["SAVE"]), "+OK\r\n");
+        let file = std::fs::read(dir.join("dump.rdb")).unwrap();
+        assert_eq!(&file[..9], format!("REDIS{rdb_version:04}").as_bytes());
+        // Redis 7.4.1's DUMP of a two-member set (RDB_TYPE_SET_LISTPACK, RDB 12).
+        let set: &[u8] =
+            b"\x14\r\r\x00\x00\x00\x02\x00\x81a\x02\x81b\x02\xff\x0c\x00\xa8E\x83\x07N\x16\xa1\x94";
+        let mut restore = b"*4\r\n$7\r\nRESTORE\r\n$3\r\nset\r\n$1\r\n0\r\n".to_vec();
+        restore.extend_from_slice(format!("${}\r\n", set.len()).as_bytes());
+        restore.extend_from_slice(set);
+        restore.extend_from_slice(b"\r\n");
+        c.send_raw(&restore);
+        let expected = if rdb_version >= 12 {
+            "+OK\r\n"
+        } else {
+            "-ERR DUMP payload version or checksum are wrong\r\n"
+        };
+        assert_eq!(c.reply(), expected, "{version}");
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -32,7 +32,7 @@ use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 use crate::model::state::MigrateSocket;
 use bytes::Bytes;
-use embedis_rdb::{dump_payload, parse_dump_payload_upto, RdbError};
+use embedis_rdb::{dump_payload_as, parse_dump_payload_upto, RdbError};
 
 /// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
 /// argument.
@@ -59,7 +59,8 @@ fn dump(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.null();
         return Ok(());
     };
-    let payload = dump_payload(&to_rdb(&obj.value));
+    let version = ctx.registry.version.rdb_version();
+    let payload = dump_payload_as(&to_rdb(&obj.value), true, version);
     ctx.out.bulk(&payload);
     Ok(())
 }
@@ -333,12 +334,13 @@ fn parse_migrate(ctx: &Ctx<'_>) -> CmdResult<MigrateOptions> {
 /// The keys that exist, with their values' payloads and TTLs.
 fn migrate_payloads(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> Vec<Payload> {
     let (db, now) = (ctx.db(), ctx.now_ms);
+    let rdb_version = ctx.registry.version.rdb_version();
     let mut found: Vec<Payload> = Vec::new();
     for key in keys {
         let Some(obj) = ctx.ks.lookup(db, key, now, Access::Read) else {
             continue;
         };
-        let payload = dump_payload(&to_rdb(&obj.value));
+        let payload = dump_payload_as(&to_rdb(&obj.value), true, rdb_version);
         let ttl = match ctx.ks.expire_of(db, key) {
             None => 0,
             Some(at) if at - now < 0 => continue,
