@@ -312,7 +312,7 @@ pub fn deliver_to_other(
 pub fn close_if_over_output_limit(
     server: &mut ServerState,
     client: &mut ClientState,
-    watching: crate::model::watch::Watching,
+    watching: crate::model::client::Watching,
     used: usize,
     now_ms: i64,
 ) -> bool {

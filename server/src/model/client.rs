@@ -25,7 +25,6 @@ use crate::base::compat::CompatVersion;
 use crate::base::config::ObufLimit;
 use crate::model::blocking::Blocked;
 use crate::model::pubsub::{Kind, PubSub};
-use crate::model::watch::Watching;
 use futures_util::task::AtomicWaker;
 
 pub use crate::model::client_id::ClientId;
@@ -594,6 +593,15 @@ impl ClientState {
         }
         line
     }
+}
+
+/// A client's watching as CLIENT LIST shows it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Watching {
+    /// A key it watches was modified (`flags=d`).
+    pub broken: bool,
+    /// How many keys it watches (`watch=`, Redis 7.4).
+    pub keys: usize,
 }
 
 /// All connected clients except the one whose command is running.

@@ -24,7 +24,7 @@
 use embedis_datatypes::SmallBytes;
 use std::collections::{HashMap, HashSet};
 
-use crate::model::client::ClientId;
+use crate::model::client::{ClientId, Watching};
 
 /// One client watching one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +32,6 @@ struct Watcher {
     client: ClientId,
     /// The key was stored but logically expired when the client watched it.
     expired_at_watch: bool,
-}
-
-/// A client's watching as CLIENT LIST shows it.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Watching {
-    /// A key it watches was modified (`flags=d`).
-    pub broken: bool,
-    /// How many keys it watches (`watch=`, Redis 7.4).
-    pub keys: usize,
 }
 
 /// Every watched key and its watchers, plus the transactions already broken.
