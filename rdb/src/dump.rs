@@ -1,6 +1,7 @@
 //! DUMP/RESTORE payloads: a value's type byte and body as in an RDB file, then a footer of the
 //! RDB version (2 bytes little-endian) and a CRC64 (8 bytes little-endian) of everything before
-//! it. RESTORE accepts versions up to its own (10) and refuses a wrong checksum.
+//! it. RESTORE accepts versions up to its own (10, or the newer one its caller names) and refuses
+//! a wrong checksum.
 
 use crate::crc64::crc64;
 use crate::error::RdbError;
@@ -14,11 +15,17 @@ pub fn dump_payload(value: &RdbValue) -> Vec<u8> {
 
 /// [`dump_payload`] with compression on or off (`rdbcompression`).
 pub fn dump_payload_with(value: &RdbValue, compress: bool) -> Vec<u8> {
-    let mut out = vec![value.type_byte()];
+    dump_payload_as(value, compress, RDB_VERSION)
+}
+
+/// The payload of a server whose RDB version is `version` (11 for Redis 7.2, 12 for 7.4): its
+/// footer, and the value's layout in that version.
+pub fn dump_payload_as(value: &RdbValue, compress: bool, version: u16) -> Vec<u8> {
+    let mut out = vec![value.type_byte_as(version)];
     value
-        .write_body(&mut out, compress)
+        .write_body_as(&mut out, compress, version)
         .expect("writing to a Vec cannot fail");
-    out.extend_from_slice(&RDB_VERSION.to_le_bytes());
+    out.extend_from_slice(&version.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
@@ -27,13 +34,19 @@ pub fn dump_payload_with(value: &RdbValue, compress: bool) -> Vec<u8> {
 /// Checks the footer and reads the value as Redis's RESTORE does: from the whole payload, footer
 /// included (a body cut short reads into the footer), leaving whatever follows the value unread.
 pub fn parse_dump_payload(payload: &[u8]) -> Result<RdbValue, RdbError> {
+    parse_dump_payload_upto(payload, RDB_VERSION)
+}
+
+/// [`parse_dump_payload`] for a server that accepts payloads up to RDB version `newest` (the
+/// Redis it behaves as: 11 for 7.2, 12 for 7.4).
+pub fn parse_dump_payload_upto(payload: &[u8], newest: u16) -> Result<RdbValue, RdbError> {
     if payload.len() < 10 {
         return Err(RdbError::BadDumpPayload);
     }
     let footer = &payload[payload.len() - 10..];
     let version = u16::from_le_bytes([footer[0], footer[1]]);
     let crc = u64::from_le_bytes(footer[2..].try_into().unwrap());
-    if version > RDB_VERSION || crc64(&payload[..payload.len() - 8]) != crc {
+    if version > newest || crc64(&payload[..payload.len() - 8]) != crc {
         return Err(RdbError::BadDumpPayload);
     }
     let (&ty, mut rest) = payload.split_first().expect("10 bytes or more");

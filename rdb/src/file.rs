@@ -17,6 +17,9 @@ pub struct WriterOptions {
     pub compression: bool,
     /// `rdbchecksum`: when off the trailer is eight zero bytes.
     pub checksum: bool,
+    /// The RDB version written (the header's, and the values' layouts): [`RDB_VERSION`] unless
+    /// the caller behaves as a newer Redis.
+    pub version: u16,
 }
 
 impl Default for WriterOptions {
@@ -24,6 +27,7 @@ impl Default for WriterOptions {
         WriterOptions {
             compression: true,
             checksum: true,
+            version: RDB_VERSION,
         }
     }
 }
@@ -56,10 +60,10 @@ pub struct RdbWriter<W: Write> {
 }
 
 impl<W: Write> RdbWriter<W> {
-    /// Starts a file: writes the `REDIS0010` header.
+    /// Starts a file: writes the `REDIS0010` header (or the version the options name).
     pub fn new(inner: W, opts: WriterOptions) -> Result<Self, RdbError> {
         let mut out = CrcWriter::new(inner);
-        write!(out, "REDIS{RDB_VERSION:04}")?;
+        write!(out, "REDIS{:04}", opts.version)?;
         Ok(RdbWriter { out, opts })
     }
 
@@ -111,9 +115,10 @@ impl<W: Write> RdbWriter<W> {
         if let Some(freq) = meta.freq {
             self.out.write_all(&[opcodes::FREQ, freq])?;
         }
-        self.out.write_all(&[value.type_byte()])?;
+        self.out
+            .write_all(&[value.type_byte_as(self.opts.version)])?;
         write_string(&mut self.out, key, self.opts.compression)?;
-        value.write_body(&mut self.out, self.opts.compression)
+        value.write_body_as(&mut self.out, self.opts.compression, self.opts.version)
     }
 
     /// Writes EOF and the checksum trailer; returns the inner writer (not flushed further).
@@ -164,6 +169,12 @@ pub struct RdbReader<R: Read> {
 impl<R: Read> RdbReader<R> {
     /// Reads and checks the header: `REDIS` and a version from 1 to 10.
     pub fn new(inner: R) -> Result<Self, RdbError> {
+        Self::new_upto(inner, RDB_VERSION)
+    }
+
+    /// [`RdbReader::new`] for a server that reads versions up to `newest` (at most
+    /// [`crate::RDB_VERSION_NEWEST`]).
+    pub fn new_upto(inner: R, newest: u16) -> Result<Self, RdbError> {
         let mut input = CrcReader::new(inner);
         let head: [u8; 9] = read_array(&mut input).map_err(|e| match e {
             RdbError::UnexpectedEof => {
@@ -180,7 +191,7 @@ impl<R: Read> RdbReader<R> {
             .ok()
             .filter(|v| v.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|v| v.parse::<u16>().ok())
-            .filter(|v| (1..=RDB_VERSION).contains(v))
+            .filter(|v| (1..=newest.min(crate::RDB_VERSION_NEWEST)).contains(v))
             .ok_or_else(|| {
                 RdbError::BadHeader(format!(
                     "Can't handle RDB format version {}",

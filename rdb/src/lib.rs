@@ -23,7 +23,9 @@ pub mod hash_ttl;
 pub mod primitives;
 pub mod value;
 
-pub use dump::{dump_payload, dump_payload_with, parse_dump_payload};
+pub use dump::{
+    dump_payload, dump_payload_as, dump_payload_with, parse_dump_payload, parse_dump_payload_upto,
+};
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};
 pub use hash_ttl::TtlField;
@@ -31,8 +33,12 @@ pub use value::{
     ListNode, NodeContainer, RdbStream, RdbValue, StreamConsumer, StreamGroup, StreamId, StreamNack,
 };
 
-/// The RDB version this crate writes (`REDIS0010`) and the newest it reads.
+/// The RDB version this crate writes by default (`REDIS0010`, Redis 7.0's).
 pub const RDB_VERSION: u16 = 10;
+
+/// The newest RDB version this crate reads (Redis 7.4's): a caller may write it too (see
+/// [`WriterOptions::version`]), the streams then with their consumers' active times.
+pub const RDB_VERSION_NEWEST: u16 = 12;
 
 /// Type bytes and opcodes, as numbered by Redis's `rdb.h` (7.0's, and 7.4's hash types).
 pub mod types {
@@ -55,8 +61,10 @@ pub mod types {
     pub const ZSET_LISTPACK: u8 = 17;
     pub const LIST_QUICKLIST_2: u8 = 18;
     pub const STREAM_LISTPACKS_2: u8 = 19;
-    /// Redis 7.2's small sets (RDB 11).
+    /// Redis 7.2's small sets: one listpack of members.
     pub const SET_LISTPACK: u8 = 20;
+    /// Redis 7.2's (RDB 11): consumers' active times too.
+    pub const STREAM_LISTPACKS_3: u8 = 21;
     /// Redis 7.4's hashes with field TTLs (`crate::hash_ttl`); 22 and 23 are their pre-release
     /// forms, which Redis 8.2 still loads. Type 21 (RDB 12's stream) is not read.
     pub const HASH_METADATA_PRE_GA: u8 = 22;

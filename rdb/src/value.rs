@@ -67,6 +67,10 @@ pub struct StreamNack {
 pub struct StreamConsumer {
     pub name: Vec<u8>,
     pub seen_time_ms: i64,
+    /// When it was last given entries (-1: never), as `RDB_TYPE_STREAM_LISTPACKS_3` (Redis 7.2)
+    /// stores it; older types load it as the seen time, as Redis does. Written as type 21
+    /// in RDB 11 and later; type 19 has no place for it.
+    pub active_time_ms: i64,
     /// The IDs this consumer owns; each is in its group's `pel`.
     pub pel: Vec<StreamId>,
 }
@@ -148,6 +152,28 @@ impl RdbValue {
         }
     }
 
+    /// The type byte an RDB of `version` has for this value: from 11 (Redis 7.2) a stream is
+    /// `RDB_TYPE_STREAM_LISTPACKS_3`, with its consumers' active times.
+    pub fn type_byte_as(&self, version: u16) -> u8 {
+        match self {
+            RdbValue::Stream(_) if version >= 11 => types::STREAM_LISTPACKS_3,
+            _ => self.type_byte(),
+        }
+    }
+
+    /// [`RdbValue::write_body`] for an RDB of `version` (see [`RdbValue::type_byte_as`]).
+    pub fn write_body_as<W: Write>(
+        &self,
+        w: &mut W,
+        compress: bool,
+        version: u16,
+    ) -> Result<(), RdbError> {
+        match self {
+            RdbValue::Stream(s) => write_stream(w, s, compress, version >= 11),
+            _ => self.write_body(w, compress),
+        }
+    }
+
     /// Writes the value (without its type byte), as Redis's `rdbSaveObject` lays it out.
     pub fn write_body<W: Write>(&self, w: &mut W, compress: bool) -> Result<(), RdbError> {
         match self {
@@ -190,7 +216,7 @@ impl RdbValue {
                 min_expire,
                 listpack,
             } => hash_ttl::write_listpack_ex(w, *min_expire, listpack, compress)?,
-            RdbValue::Stream(s) => write_stream(w, s, compress)?,
+            RdbValue::Stream(s) => write_stream(w, s, compress, false)?,
         }
         Ok(())
     }
@@ -319,8 +345,8 @@ impl RdbValue {
                 }
                 RdbValue::List(nodes)
             }
-            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 => {
-                RdbValue::Stream(Box::new(read_stream(r, ty == types::STREAM_LISTPACKS_2)?))
+            types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => {
+                RdbValue::Stream(Box::new(read_stream(r, ty)?))
             }
             types::HASH_METADATA | types::HASH_METADATA_PRE_GA => RdbValue::HashWithTtls(
                 hash_ttl::read_metadata(r, ty == types::HASH_METADATA_PRE_GA)?,
@@ -379,7 +405,13 @@ fn read_id<R: Read>(r: &mut R) -> Result<StreamId, RdbError> {
     })
 }
 
-fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<(), RdbError> {
+/// `active_times`: type 21's layout, each consumer's active time after its seen time.
+fn write_stream<W: Write>(
+    w: &mut W,
+    s: &RdbStream,
+    compress: bool,
+    active_times: bool,
+) -> Result<(), RdbError> {
     write_len(w, s.nodes.len() as u64)?;
     for (id, lp) in &s.nodes {
         write_string(w, &id.to_bytes(), compress)?;
@@ -405,6 +437,9 @@ fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<()
         for c in &g.consumers {
             write_string(w, &c.name, compress)?;
             write_millis(w, c.seen_time_ms)?;
+            if active_times {
+                write_millis(w, c.active_time_ms)?;
+            }
             write_len(w, c.pel.len() as u64)?;
             for id in &c.pel {
                 w.write_all(&id.to_bytes())?;
@@ -414,7 +449,11 @@ fn write_stream<W: Write>(w: &mut W, s: &RdbStream, compress: bool) -> Result<()
     Ok(())
 }
 
-fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
+/// A stream of type `ty`: 15 (v1), 19 (v2: first ID, max deleted ID, entries added and read)
+/// or 21 (v3: consumers' active times too).
+fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
+    let v2 = ty >= types::STREAM_LISTPACKS_2;
+    let v3 = ty >= types::STREAM_LISTPACKS_3;
     let n = read_count(r)?;
     let mut nodes = Vec::with_capacity(cap(n));
     for _ in 0..n {
@@ -460,6 +499,7 @@ fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
         for _ in 0..nconsumers {
             let name = read_string(r)?;
             let seen_time_ms = read_millis(r)?;
+            let active_time_ms = if v3 { read_millis(r)? } else { seen_time_ms };
             let np = read_count(r)?;
             let mut ids = Vec::with_capacity(cap(np));
             for _ in 0..np {
@@ -472,6 +512,7 @@ fn read_stream<R: Read>(r: &mut R, v2: bool) -> Result<RdbStream, RdbError> {
             consumers.push(StreamConsumer {
                 name,
                 seen_time_ms,
+                active_time_ms,
                 pel: ids,
             });
         }

@@ -756,6 +756,7 @@ fn redis_files_and_dumps_interoperate() {
         WriterOptions {
             compression: false,
             checksum: false,
+            ..WriterOptions::default()
         },
     )
     .unwrap();

@@ -36,6 +36,7 @@ mod client_limits;
 mod notifications;
 mod pubsub;
 mod server_commands;
+mod since_7_2;
 mod stream_blocking;
 mod tracking;
 mod transactions;

@@ -30,6 +30,9 @@ pub struct PendingEntry {
 pub struct Consumer {
     /// When it last read or claimed (ms since the epoch).
     pub seen_time: i64,
+    /// When it was last given entries, read or claimed (Redis 7.2's `active-time`); -1 while
+    /// it never was.
+    pub active_time: i64,
     /// The IDs it owns in the group's PEL.
     pub pending: BTreeSet<StreamId>,
 }
@@ -61,6 +64,7 @@ impl ConsumerGroup {
             .entry(name.into())
             .or_insert_with(|| Consumer {
                 seen_time: now_ms,
+                active_time: -1,
                 pending: BTreeSet::new(),
             });
         (consumer, created)

@@ -46,6 +46,15 @@ impl CompatVersion {
         Some(Self::ALL[at])
     }
 
+    /// The RDB version of that release (`RDB_VERSION`): the newest a RESTORE payload may have.
+    pub fn rdb_version(self) -> u16 {
+        match self {
+            CompatVersion::V7_0 => 10,
+            CompatVersion::V7_2 => 11,
+            _ => 12,
+        }
+    }
+
     /// The release it reports (`redis_version`).
     pub fn redis_version(self) -> &'static str {
         match self {

@@ -2,8 +2,9 @@
 //!
 //! A string is a bitmap whose bit 0 is the most significant bit of its first byte; bytes past the
 //! end read as zero. BITCOUNT and BITPOS take Redis 7.0's ranges in bytes (the default) or bits,
-//! with negative indexes counted from the end, and keep Redis's corner cases: BITCOUNT on a
-//! missing key is 0 before its arguments are even parsed, BITCOUNT (but not BITPOS) treats a
+//! with negative indexes counted from the end, and keep Redis's corner cases: BITCOUNT and BITPOS
+//! on a missing key answer before their arguments are even parsed in 7.0 (7.2 checks the arguments
+//! first, answering their errors), BITCOUNT (but not BITPOS) treats a
 //! reversed range of two negative indexes as empty, and BITPOS looking for a 0 without an explicit
 //! end answers the first bit past the string when the range is all ones.
 //!
@@ -15,6 +16,7 @@ use crate::base::config::event_class::{GENERIC, STRING};
 use embedis_protocol::number::parse_i64;
 
 use super::strings::{string_len, string_of};
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
@@ -100,6 +102,43 @@ fn unit_is_bit(arg: &[u8]) -> CmdResult<bool> {
     }
 }
 
+/// True if BITCOUNT and BITPOS check their arguments before looking at the key (Redis 7.2): a
+/// missing key no longer hides a syntax or integer error.
+fn arguments_before_key(ctx: &Ctx<'_>) -> bool {
+    ctx.registry.version >= CompatVersion::V7_2
+}
+
+/// BITCOUNT's range arguments checked alone (7.2: before the key's type, or its absence).
+fn check_bitcount_range(args: &[bytes::Bytes]) -> CmdResult<()> {
+    match args.len() {
+        2 => Ok(()),
+        4 | 5 => {
+            parse_i64(&args[2]).ok_or(Error::NotInteger)?;
+            parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            args.get(4).map(|unit| unit_is_bit(unit)).transpose()?;
+            Ok(())
+        }
+        _ => Err(Error::Syntax),
+    }
+}
+
+/// BITPOS's range arguments checked alone, in Redis's order: start, unit, then end.
+fn check_bitpos_range(args: &[bytes::Bytes]) -> CmdResult<()> {
+    match args.len() {
+        3 => Ok(()),
+        4..=6 => {
+            parse_i64(&args[3]).ok_or(Error::NotInteger)?;
+            args.get(5).map(|unit| unit_is_bit(unit)).transpose()?;
+            let end = args
+                .get(4)
+                .map(|end| parse_i64(end).ok_or(Error::NotInteger));
+            end.transpose()?;
+            Ok(())
+        }
+        _ => Err(Error::Syntax),
+    }
+}
+
 /// Converts a clamped range in `bits` or bytes to an inclusive bit range.
 fn to_bit_range((start, end): (i64, i64), bits: bool) -> (u64, u64) {
     if bits {
@@ -133,12 +172,21 @@ fn count_ones(bytes: &[u8], first: u64, last: u64) -> u64 {
 fn bitcount(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
-    // The key comes first: a missing key is 0 whatever the other arguments say.
-    let Some(value) = ctx.ks.read(db, key, now) else {
+    let args_first = arguments_before_key(ctx);
+    // Before 7.2 the key comes first: a missing key is 0 whatever the other arguments say.
+    let value = ctx.ks.read(db, key, now);
+    if value.is_none() && !args_first {
         ctx.out.integer(0);
         return Ok(());
+    }
+    if args_first {
+        check_bitcount_range(args)?;
+    }
+    // A missing key is an empty string, once its arguments are read.
+    let bytes = match value {
+        Some(value) => string_of(value)?,
+        None => super::strings::StrBytes::Slice(b""),
     };
-    let bytes = string_of(value)?;
     let len = bytes.len() as i64;
     let range = match args.len() {
         2 => (len > 0).then(|| (0, len as u64 * 8 - 1)),
@@ -200,12 +248,22 @@ fn bitpos(ctx: &mut Ctx<'_>) -> CmdResult {
         None => return Err(Error::NotInteger),
     };
     let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
-    // A missing key is an endless run of zeros.
-    let Some(value) = ctx.ks.read(db, key, now) else {
-        ctx.out.integer(if bit == 1 { -1 } else { 0 });
+    let args_first = arguments_before_key(ctx);
+    // A missing key is an endless run of zeros (answered before reading the range before 7.2).
+    let missing_answer = if bit == 1 { -1 } else { 0 };
+    let value = ctx.ks.read(db, key, now);
+    let missing = value.is_none();
+    if missing && !args_first {
+        ctx.out.integer(missing_answer);
         return Ok(());
+    }
+    if args_first {
+        check_bitpos_range(args)?;
+    }
+    let bytes = match value {
+        Some(value) => string_of(value)?,
+        None => super::strings::StrBytes::Slice(b""),
     };
-    let bytes = string_of(value)?;
     let len = bytes.len() as i64;
     let (range, end_given) = match args.len() {
         3 => ((len > 0).then(|| (0, len as u64 * 8 - 1)), false),
@@ -227,6 +285,7 @@ fn bitpos(ctx: &mut Ctx<'_>) -> CmdResult {
         _ => return Err(Error::Syntax),
     };
     let position = match range {
+        _ if missing => missing_answer,
         None => -1,
         Some((first, last)) => match find_bit(&bytes, first, last, bit) {
             Some(p) => p as i64,

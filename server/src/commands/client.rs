@@ -14,6 +14,7 @@
 
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::c_str;
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::subcommand_syntax_error;
@@ -275,10 +276,10 @@ fn id(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn info(ctx: &mut Ctx<'_>) -> CmdResult {
-    let broken = ctx.ks.watches.is_broken(ctx.client.id);
+    let watching = ctx.ks.watches.watching(ctx.client.id);
     let mut text = ctx
         .client
-        .info_line(ctx.now_ms, broken, ctx.server.config.compat_version);
+        .info_line(ctx.now_ms, watching, ctx.server.config.compat_version);
     text.push('\n');
     write_text(ctx, &text);
     Ok(())
@@ -351,7 +352,7 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
         let mut push = |c: &ClientState| {
             text.push_str(&c.info_line(
                 ctx.now_ms,
-                ctx.ks.watches.is_broken(c.id),
+                ctx.ks.watches.watching(c.id),
                 ctx.server.config.compat_version,
             ));
             text.push('\n');
@@ -388,11 +389,16 @@ struct KillFilter<'a> {
     laddr: Option<&'a [u8]>,
     user: Option<crate::model::acl_users::UserId>,
     skip_me: bool,
+    /// MAXAGE (Redis 7.4): only clients connected at least this many seconds.
+    max_age: Option<i64>,
 }
 
 impl KillFilter<'_> {
-    fn matches(&self, client: &ClientState, caller: ClientId) -> bool {
-        self.addr.is_none_or(|a| client.peer.addr().as_bytes() == a)
+    fn matches(&self, client: &ClientState, caller: ClientId, now_ms: i64) -> bool {
+        // Ages in whole seconds, as Redis compares them.
+        let age = now_ms / 1000 - client.created_ms / 1000;
+        self.max_age.is_none_or(|max| age >= max)
+            && self.addr.is_none_or(|a| client.peer.addr().as_bytes() == a)
             && self
                 .laddr
                 .is_none_or(|a| client.peer.local_addr().as_bytes() == a)
@@ -428,6 +434,12 @@ fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
                     Some(id) if id >= 1 => filter.id = Some(id as ClientId),
                     _ => return Err(Error::msg("ERR client-id should be greater than 0")),
                 }
+            } else if ctx.arg_is(i, "maxage") && ctx.registry.version >= CompatVersion::V7_4 {
+                match parse_i64(value) {
+                    Some(age) if age > 0 => filter.max_age = Some(age),
+                    Some(_) => return Err(Error::msg("ERR maxage should be greater than 0")),
+                    None => return Err(Error::msg("ERR maxage is not an integer or out of range")),
+                }
             } else if ctx.arg_is(i, "type") {
                 filter.kind = Some(client_type(value)?);
             } else if ctx.arg_is(i, "addr") {
@@ -457,17 +469,17 @@ fn kill(ctx: &mut Ctx<'_>) -> CmdResult {
         }
         filter
     };
-    let caller = ctx.client.id;
+    let (caller, now_ms) = (ctx.client.id, ctx.now_ms);
     let mut killed = 0;
     for other in ctx.clients.iter() {
-        if filter.matches(other, caller) {
+        if filter.matches(other, caller, now_ms) {
             ctx.server
                 .requests
                 .push(EngineRequest::Kill { id: other.id });
             killed += 1;
         }
     }
-    if filter.matches(ctx.client, caller) {
+    if filter.matches(ctx.client, caller, now_ms) {
         // Killing oneself: the reply goes out, then the connection closes.
         ctx.client.close_after_reply = true;
         killed += 1;

@@ -21,6 +21,7 @@
 //! retry on a new connection when a kept one turns out closed, closed by the tick after ten idle
 //! seconds), as Redis's `migrateGetSocket` keeps it.
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::GENERIC;
 use crate::base::error::{CmdResult, Error};
 use crate::base::formats::rdb_convert::{from_rdb, to_rdb};
@@ -31,7 +32,7 @@ use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 use crate::model::state::MigrateSocket;
 use bytes::Bytes;
-use embedis_rdb::{dump_payload, parse_dump_payload, RdbError};
+use embedis_rdb::{dump_payload_as, parse_dump_payload_upto, RdbError};
 
 /// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
 /// argument.
@@ -58,7 +59,8 @@ fn dump(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.null();
         return Ok(());
     };
-    let payload = dump_payload(&to_rdb(&obj.value));
+    let version = ctx.registry.version.rdb_version();
+    let payload = dump_payload_as(&to_rdb(&obj.value), true, version);
     ctx.out.bulk(&payload);
     Ok(())
 }
@@ -101,7 +103,8 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
     if ttl < 0 {
         return Err(Error::msg("ERR Invalid TTL value, must be >= 0"));
     }
-    let value = match parse_dump_payload(ctx.arg(3)) {
+    let newest = ctx.registry.version.rdb_version();
+    let value = match parse_dump_payload_upto(ctx.arg(3), newest) {
         Ok(v) => v,
         Err(RdbError::BadDumpPayload) => {
             return Err(Error::msg("ERR DUMP payload version or checksum are wrong"))
@@ -122,9 +125,13 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
             ctx.ks.touched(db, key);
             ctx.notify(GENERIC, "del", key);
             ctx.ks.dirty += 1;
-            // What happened is a deletion: it propagates as one.
+            // What happened is a deletion: it propagates as one (since 7.2 as an UNLINK when
+            // the server's own deletions are lazy).
             let name = ctx.args[1].clone();
-            ctx.propagate_as(|| vec![Bytes::from_static(b"DEL"), name]);
+            let unlink = ctx.server.config.lazyfree_lazy_server_del
+                && ctx.registry.version >= CompatVersion::V7_2;
+            let verb: &'static [u8] = if unlink { b"UNLINK" } else { b"DEL" };
+            ctx.propagate_as(|| vec![Bytes::from_static(verb), name]);
         }
         ctx.out.ok();
         return Ok(());
@@ -327,12 +334,13 @@ fn parse_migrate(ctx: &Ctx<'_>) -> CmdResult<MigrateOptions> {
 /// The keys that exist, with their values' payloads and TTLs.
 fn migrate_payloads(ctx: &mut Ctx<'_>, keys: &[Bytes]) -> Vec<Payload> {
     let (db, now) = (ctx.db(), ctx.now_ms);
+    let rdb_version = ctx.registry.version.rdb_version();
     let mut found: Vec<Payload> = Vec::new();
     for key in keys {
         let Some(obj) = ctx.ks.lookup(db, key, now, Access::Read) else {
             continue;
         };
-        let payload = dump_payload(&to_rdb(&obj.value));
+        let payload = dump_payload_as(&to_rdb(&obj.value), true, rdb_version);
         let ttl = match ctx.ks.expire_of(db, key) {
             None => 0,
             Some(at) if at - now < 0 => continue,

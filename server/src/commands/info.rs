@@ -14,6 +14,7 @@
 use std::fmt::Write as _;
 
 use crate::base::alloc::used_memory;
+use crate::base::compat::CompatVersion;
 use crate::base::config::percentile_text;
 use crate::base::error::CmdResult;
 use crate::kernel::ctx::Ctx;
@@ -221,12 +222,34 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "client_recent_max_output_buffer", "{max_out}");
     field!(out, "blocked_clients", "{}", blocked.count);
     field!(out, "tracking_clients", "{}", ctx.ks.tracking.clients());
+    let version = ctx.server.config.compat_version;
+    if version >= CompatVersion::V7_4 {
+        let subscribed = |c: &crate::model::client::ClientState| {
+            !(c.subs.channels.is_empty() && c.subs.patterns.is_empty() && c.subs.shard.is_empty())
+        };
+        let pubsub = ctx.clients.iter().filter(|c| subscribed(c)).count()
+            + usize::from(subscribed(ctx.client));
+        field!(out, "pubsub_clients", "{pubsub}");
+        field!(out, "watching_clients", "{}", ctx.ks.watches.clients());
+    }
     field!(
         out,
         "clients_in_timeout_table",
         "{}",
         blocked.timeouts.len()
     );
+    if version >= CompatVersion::V7_4 {
+        field!(out, "total_watched_keys", "{}", ctx.ks.watches.keys());
+    }
+    if version >= CompatVersion::V7_2 {
+        field!(out, "total_blocking_keys", "{}", blocked.by_key.len());
+        field!(
+            out,
+            "total_blocking_keys_on_nokey",
+            "{}",
+            blocked.on_nokey.len()
+        );
+    }
 }
 
 /// Redis's `bytesToHuman`.

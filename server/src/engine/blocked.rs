@@ -89,11 +89,12 @@ impl Engine {
     pub fn serve_ready_keys(&mut self) {
         while let Some((db, key)) = self.ks.ready.pop() {
             for id in self.server.blocked.waiting_on(db, &key) {
-                let wants = match self.clients.get(id).and_then(|c| c.blocked.as_ref()) {
+                let (wants, on_nokey) = match self.clients.get(id).and_then(|c| c.blocked.as_ref())
+                {
                     Some(Blocked {
                         reason: BlockReason::Keys(wait),
                         ..
-                    }) => wait.wants,
+                    }) => (wait.wants, wait.on_nokey),
                     _ => continue,
                 };
                 let now = self.server.clock.now_ms();
@@ -110,16 +111,17 @@ impl Engine {
                         .lookup(db, &key, now, KeyAccess::NoTouch)
                         .map(|o| o.value.value_type())
                 };
-                // A stream reader decides for itself: a deleted or replaced stream releases an
-                // XREADGROUP with an error, a plain XREAD keeps waiting.
-                if wants == crate::base::value::ValueType::Stream && holds != Some(wants) {
+                // A deleted or replaced stream releases an XREADGROUP (its command decides with
+                // which error); a plain XREAD keeps waiting.
+                if on_nokey && holds != Some(wants) {
                     self.rerun_blocked(id, &key);
                     continue;
                 }
+                // A missing key serves no one else, but the readers behind that wait for its
+                // deletion must still be reached.
                 match holds {
-                    None => break,
-                    Some(kind) if kind != wants => continue,
-                    Some(_) => self.rerun_blocked(id, &key),
+                    Some(kind) if kind == wants => self.rerun_blocked(id, &key),
+                    _ => continue,
                 }
             }
         }
@@ -254,11 +256,11 @@ impl Engine {
                 // replication stream a replica has not taken, MONITOR lines, a released
                 // client's reply (subscribers' messages were checked as they came).
                 let used = crate::model::client::unsent_output(client);
-                let watch_broken = self.ks.watches.is_broken(id);
+                let watching = self.ks.watches.watching(id);
                 if crate::kernel::publish::close_if_over_output_limit(
                     &mut self.server,
                     client,
-                    watch_broken,
+                    watching,
                     used,
                     now_ms,
                 ) {

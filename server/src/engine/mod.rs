@@ -168,12 +168,12 @@ impl Engine {
         if out.len() > REPLY_BUFFER_BYTES && !client.replica {
             let used =
                 out.len() - REPLY_BUFFER_BYTES + crate::model::client::unsent_output(&client);
-            let watch_broken = self.ks.watches.is_broken(id);
+            let watching = self.ks.watches.watching(id);
             let now_ms = self.server.clock.now_ms();
             if crate::kernel::publish::close_if_over_output_limit(
                 &mut self.server,
                 &mut client,
-                watch_broken,
+                watching,
                 used,
                 now_ms,
             ) {

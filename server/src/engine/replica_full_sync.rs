@@ -108,6 +108,7 @@ impl Engine {
             .log
             .notice("MASTER <-> REPLICA sync: Loading DB in memory");
         let now_s = self.server.clock.now_ms().div_euclid(1000);
+        let newest = self.server.config.compat_version.rdb_version();
         let p = &mut self.server.persistence;
         p.loading = mode != ImageMode::Async;
         if mode == ImageMode::Disk {
@@ -117,7 +118,7 @@ impl Engine {
         p.loading_loaded_bytes = 0;
         let read = Rc::new(Cell::new(0));
         let input = Counting::new(Cursor::new(image), read.clone());
-        match Loading::new(input, false) {
+        match Loading::new(input, false, newest) {
             Ok(loading) => Ok(ImageLoad {
                 loading,
                 read,

@@ -753,7 +753,7 @@ fn close_over_query_limit(engine: &mut Engine, id: ClientId, input: &[u8]) {
     let info = engine.clients.get(id).map_or_else(String::new, |client| {
         client.info_line(
             now_ms,
-            engine.ks.watches.is_broken(id),
+            engine.ks.watches.watching(id),
             engine.server.config.compat_version,
         )
     });

@@ -168,6 +168,7 @@ impl<'a> Ctx<'a> {
                 keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
                 wants,
                 on_timeout: TimeoutReply::NullArray,
+                on_nokey: false,
             }),
             deadline_ms,
         });

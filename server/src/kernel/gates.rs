@@ -228,7 +228,7 @@ pub fn log_acl_denial(
         object,
         username: username.unwrap_or(&client.user_name).to_vec(),
         at_ms: now_ms,
-        client_info: client.info_line(now_ms, false, server.config.compat_version),
+        client_info: client.info_line(now_ms, Default::default(), server.config.compat_version),
     };
     let max_len = server.config.acllog_max_len;
     server.users.log_event(entry, max_len);

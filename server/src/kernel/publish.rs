@@ -300,7 +300,7 @@ pub fn deliver_to_other(
     message.write_to(&mut client.pending, client.resp);
     server.pending_writes.push(id);
     let used = crate::model::client::unsent_output(client);
-    close_if_over_output_limit(server, client, ks.watches.is_broken(id), used, now_ms);
+    close_if_over_output_limit(server, client, ks.watches.watching(id), used, now_ms);
 }
 
 /// Redis's `closeClientOnOutputBufferLimitReached`, asynchronous form: if `used` bytes of
@@ -312,7 +312,7 @@ pub fn deliver_to_other(
 pub fn close_if_over_output_limit(
     server: &mut ServerState,
     client: &mut ClientState,
-    watch_broken: bool,
+    watching: crate::model::client::Watching,
     used: usize,
     now_ms: i64,
 ) -> bool {
@@ -334,7 +334,7 @@ pub fn close_if_over_output_limit(
     }
     client.obuf.closing = true;
     client.pending.clear();
-    let info = client.info_line(now_ms, watch_broken, server.config.compat_version);
+    let info = client.info_line(now_ms, watching, server.config.compat_version);
     server.log.warning(&format!(
         "Client {info} scheduled to be closed ASAP for overcoming of output buffer limits."
     ));

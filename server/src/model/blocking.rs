@@ -35,6 +35,9 @@ pub struct KeyWait {
     pub wants: ValueType,
     /// The reply when its time runs out.
     pub on_timeout: TimeoutReply,
+    /// Woken also when a key is deleted or replaced by another type (XREADGROUP: its group
+    /// went with it), Redis's `unblock_on_nokey`.
+    pub on_nokey: bool,
 }
 
 /// The reply a blocked command gives when its timeout fires (or CLIENT UNBLOCK … TIMEOUT).
@@ -106,6 +109,9 @@ pub struct BlockedIndex {
     pub by_key: HashMap<(usize, SmallBytes), VecDeque<ClientId>>,
     /// How many clients are blocked (INFO blocked_clients).
     pub count: usize,
+    /// For each (db, key), how many of its waiters are woken by its deletion too (INFO
+    /// total_blocking_keys_on_nokey counts the keys).
+    pub on_nokey: HashMap<(usize, SmallBytes), usize>,
 }
 
 impl BlockedIndex {
@@ -122,6 +128,9 @@ impl BlockedIndex {
                     // BLPOP a a: one place in the queue is enough.
                     if !queue.contains(&id) {
                         queue.push_back(id);
+                        if wait.on_nokey {
+                            *self.on_nokey.entry((wait.db, key.clone())).or_default() += 1;
+                        }
                     }
                 }
             }
@@ -141,18 +150,33 @@ impl BlockedIndex {
             BlockReason::Keys(wait) => {
                 for key in &wait.keys {
                     let slot = (wait.db, key.clone());
-                    if let Some(queue) = self.by_key.get_mut(&slot) {
-                        queue.retain(|&c| c != id);
-                        if queue.is_empty() {
-                            self.by_key.remove(&slot);
-                            emptied.push(slot);
-                        }
+                    let Some(queue) = self.by_key.get_mut(&slot) else {
+                        continue;
+                    };
+                    let before = queue.len();
+                    queue.retain(|&c| c != id);
+                    let (left, now_empty) = (queue.len() < before, queue.is_empty());
+                    if wait.on_nokey && left {
+                        self.forget_on_nokey(&slot);
+                    }
+                    if now_empty {
+                        self.by_key.remove(&slot);
+                        emptied.push(slot);
                     }
                 }
             }
             BlockReason::Wait(_) | BlockReason::Delayed(_) | BlockReason::Replicas { .. } => {}
         }
         emptied
+    }
+
+    fn forget_on_nokey(&mut self, slot: &(usize, SmallBytes)) {
+        if let Some(n) = self.on_nokey.get_mut(slot) {
+            *n -= 1;
+            if *n == 0 {
+                self.on_nokey.remove(slot);
+            }
+        }
     }
 
     /// The clients blocked on (db, key), in order.
@@ -314,6 +338,7 @@ mod tests {
                 keys: keys.iter().map(|k| SmallBytes::new(k)).collect(),
                 wants: ValueType::List,
                 on_timeout: TimeoutReply::NullArray,
+                on_nokey: false,
             }),
             deadline_ms: Some(10),
         };

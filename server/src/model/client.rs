@@ -545,7 +545,7 @@ impl ClientState {
 
     /// One CLIENT LIST / CLIENT INFO line (without the trailing newline) as Redis `version`
     /// writes it; `watch_broken` as for [`ClientState::flags`].
-    pub fn info_line(&self, now_ms: i64, watch_broken: bool, version: CompatVersion) -> String {
+    pub fn info_line(&self, now_ms: i64, watching: Watching, version: CompatVersion) -> String {
         let age = (now_ms - self.created_ms).max(0) / 1000;
         let idle = (now_ms - self.last_interaction_ms).max(0) / 1000;
         let name = String::from_utf8_lossy(&self.name);
@@ -557,9 +557,15 @@ impl ClientState {
             Version::Resp2 => 2,
             Version::Resp3 => 3,
         };
-        // Redis 7.0's fields in its order, then lib-name/lib-ver as Redis 7.2 adds them.
+        // Redis 7.0's fields in its order, with `watch=` after `multi=` as Redis 7.4 adds it,
+        // then lib-name/lib-ver as Redis 7.2 adds them.
+        let watch = if version >= CompatVersion::V7_4 {
+            format!(" watch={}", watching.keys)
+        } else {
+            String::new()
+        };
         let mut line = format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -567,7 +573,7 @@ impl ClientState {
             name,
             age,
             idle,
-            self.flags(watch_broken),
+            self.flags(watching.broken),
             self.db,
             self.subs.channels.len(),
             self.subs.patterns.len(),
@@ -587,6 +593,15 @@ impl ClientState {
         }
         line
     }
+}
+
+/// A client's watching as CLIENT LIST shows it.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Watching {
+    /// A key it watches was modified (`flags=d`).
+    pub broken: bool,
+    /// How many keys it watches (`watch=`, Redis 7.4).
+    pub keys: usize,
 }
 
 /// All connected clients except the one whose command is running.

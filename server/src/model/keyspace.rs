@@ -431,6 +431,7 @@ impl Keyspace {
         self.maxmemory = config.maxmemory;
         self.limits = self.maxmemory != 0 || self.access.lfu;
         self.stream.lazy_expire = config.lazyfree_lazy_expire;
+        self.stream.bare_multi = config.compat_version >= crate::base::compat::CompatVersion::V7_2;
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {

@@ -24,7 +24,7 @@
 use embedis_datatypes::SmallBytes;
 use std::collections::{HashMap, HashSet};
 
-use crate::model::client::ClientId;
+use crate::model::client::{ClientId, Watching};
 
 /// One client watching one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,6 +85,24 @@ impl Watches {
                     self.by_key.remove(&slot);
                 }
             }
+        }
+    }
+
+    /// How many clients watch keys (INFO watching_clients).
+    pub fn clients(&self) -> usize {
+        self.by_client.len()
+    }
+
+    /// How many keys are watched, over every database (INFO total_watched_keys).
+    pub fn keys(&self) -> usize {
+        self.by_key.len()
+    }
+
+    /// What CLIENT LIST shows of `client`'s watching: `flags=d` and `watch=`.
+    pub fn watching(&self, client: ClientId) -> Watching {
+        Watching {
+            broken: self.is_broken(client),
+            keys: self.by_client.get(&client).map_or(0, Vec::len),
         }
     }
 

@@ -68,6 +68,9 @@ pub struct WriteStream {
     pub side_dirty: u64,
     /// `lazyfree-lazy-expire`: expired keys propagate as UNLINK instead of DEL.
     pub lazy_expire: bool,
+    /// Redis 7.2 writes MULTI and EXEC with no database: the SELECT comes inside the
+    /// transaction, before its first command (7.0 selects the database before MULTI).
+    pub bare_multi: bool,
     /// How deep in commands run by commands `call` is (1: a client's own command).
     depth: u32,
     /// The running command's propagation and its starting counters; `outer` keeps those of
@@ -262,14 +265,18 @@ impl WriteStream {
         }
         let pending = std::mem::take(&mut self.pending);
         let transaction = wrap && pending.len() > 1;
+        let (first, last) = if self.bare_multi {
+            (None, None)
+        } else {
+            (Some(pending[0].db), Some(pending[pending.len() - 1].db))
+        };
         if transaction {
-            self.write(pending[0].db, &[Bytes::from_static(b"MULTI")]);
+            self.write(first, &[Bytes::from_static(b"MULTI")]);
         }
         for op in &pending {
-            self.write(op.db, &op.args);
+            self.write(Some(op.db), &op.args);
         }
         if transaction {
-            let last = pending[pending.len() - 1].db;
             self.write(last, &[Bytes::from_static(b"EXEC")]);
         }
         // Keep the allocation for the next command.
@@ -277,10 +284,11 @@ impl WriteStream {
         self.pending.clear();
     }
 
-    /// Appends one command on `db`, preceded by `SELECT db` if the last one was on another.
-    fn write(&mut self, db: usize, args: &[Bytes]) {
+    /// Appends one command on `db`, preceded by `SELECT db` if the last one was on another
+    /// (`None`: a command of no database, which selects none).
+    fn write(&mut self, db: Option<usize>, args: &[Bytes]) {
         if self.taps > 0 {
-            if self.selected != Some(db) {
+            if let Some(db) = db.filter(|&db| self.selected != Some(db)) {
                 let id = db.to_string();
                 write_multibulk(&mut self.out, &[b"SELECT", id.as_bytes()]);
                 self.selected = Some(db);
@@ -303,7 +311,7 @@ impl WriteStream {
                     self.aof_out.put_slice(b"\r\n");
                 }
             }
-            if self.aof_selected != Some(db) {
+            if let Some(db) = db.filter(|&db| self.aof_selected != Some(db)) {
                 let id = db.to_string();
                 write_multibulk(&mut self.aof_out, &[b"SELECT", id.as_bytes()]);
                 self.aof_selected = Some(db);

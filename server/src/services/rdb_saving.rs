@@ -39,6 +39,7 @@ pub fn writer_options(server: &ServerState) -> WriterOptions {
     WriterOptions {
         compression: server.config.rdbcompression,
         checksum: server.config.rdbchecksum,
+        version: server.config.compat_version.rdb_version(),
     }
 }
 
@@ -414,7 +415,7 @@ pub fn load_from<R: std::io::Read>(
     input: R,
     merge: bool,
 ) -> Result<LoadStats, LoadError> {
-    let mut loading = Loading::new(input, merge)?;
+    let mut loading = Loading::new(input, merge, server.config.compat_version.rdb_version())?;
     while !loading.step(ks, server, registry, usize::MAX)? {}
     Ok(loading.stats())
 }
@@ -434,10 +435,11 @@ pub struct Loading<R: std::io::Read> {
 }
 
 impl<R: std::io::Read> Loading<R> {
-    /// Reads the header; the file's first problem is reported here.
-    pub fn new(input: R, merge: bool) -> Result<Self, LoadError> {
+    /// Reads the header; the file's first problem is reported here (a version newer than
+    /// `newest`, the server's Redis's, among them).
+    pub fn new(input: R, merge: bool, newest: u16) -> Result<Self, LoadError> {
         Ok(Loading {
-            reader: RdbReader::new(input).map_err(load_error)?,
+            reader: RdbReader::new_upto(input, newest).map_err(load_error)?,
             db: 0,
             stats: LoadStats::default(),
             merge,
@@ -580,7 +582,8 @@ pub fn open_for_background_load(
     let total = file.metadata().map(|m| m.len()).unwrap_or(0);
     let count = std::rc::Rc::new(std::cell::Cell::new(0));
     let input = Counting::new(BufReader::with_capacity(1 << 16, file), count.clone());
-    let loading = Loading::new(input, false)?.feed_expired();
+    let loading =
+        Loading::new(input, false, server.config.compat_version.rdb_version())?.feed_expired();
     let p = &mut server.persistence;
     p.loading = true;
     p.loading_total_bytes = total;
@@ -683,7 +686,8 @@ pub fn load_at_start(
         .map_err(|e| LoadError(format!("Fatal error loading the DB: {e}. Exiting.")))?;
     server.persistence.loading = true;
     let input = BufReader::with_capacity(1 << 16, file);
-    let loaded = Loading::new(input, false).map(Loading::feed_expired);
+    let loaded = Loading::new(input, false, server.config.compat_version.rdb_version())
+        .map(Loading::feed_expired);
     let stats = loaded.and_then(|mut loading| {
         while !loading.step(ks, server, registry, usize::MAX)? {}
         Ok(loading.stats())

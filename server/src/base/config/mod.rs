@@ -114,7 +114,8 @@ pub struct Config {
     /// (`lazyfree-lazy-user-del`).
     pub lazyfree_lazy_user_del: bool,
     /// `lazyfree-lazy-server-del`: frees of implicit deletions in the background; from Redis
-    /// 7.2 it also makes SPOP of a whole set propagate as UNLINK rather than DEL.
+    /// 7.2 it also makes SPOP of a whole set, and a RESTORE of an already expired key over an
+    /// old one, propagate as UNLINK rather than DEL.
     pub lazyfree_lazy_server_del: bool,
     /// FLUSHALL and FLUSHDB without ASYNC or SYNC flush as ASYNC (`lazyfree-lazy-user-flush`).
     pub lazyfree_lazy_user_flush: bool,

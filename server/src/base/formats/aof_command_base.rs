@@ -556,11 +556,13 @@ mod tests {
                     StreamConsumer {
                         name: b"alice".to_vec(),
                         seen_time_ms: 0,
+                        active_time_ms: 0,
                         pel: vec![StreamId { ms: 6, seq: 0 }],
                     },
                     StreamConsumer {
                         name: b"bob".to_vec(),
                         seen_time_ms: 0,
+                        active_time_ms: 0,
                         pel: vec![],
                     },
                 ],

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use embedis_datatypes::stream::{EntryRef, Stream, StreamId, Trim, TrimTo, LISTPACK_MAX_SIZE};
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::STREAM;
 use crate::base::cstr::{c_str, word_is};
 use crate::base::error::{CmdResult, Error};
@@ -392,7 +393,14 @@ pub(super) fn xsetid(ctx: &mut Ctx<'_>) -> CmdResult {
     write_stream(ctx, key)?.ok_or(Error::NoSuchKey)?;
     // Redis signals no modification for XSETID (WATCH and client tracking do not see it).
     ctx.ks.unnote_write(db, key);
+    let guards_deleted = ctx.registry.version >= CompatVersion::V7_2;
     let stream = stream_at(ctx.ks, db, key, now);
+    // Since 7.2 the last ID may not go below an entry already deleted.
+    if guards_deleted && id < stream.max_deleted_entry_id {
+        return Err(Error::msg(
+            "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id",
+        ));
+    }
     if stream.length > 0 {
         let top = stream.edge(true).map_or(StreamId::MIN, |e| e.id);
         if id < top {

@@ -570,6 +570,10 @@ fn claim_entries(
             consumer_created = created;
             consumer_seen = true;
         }
+        // An entry claimed makes its new owner active.
+        if let Some(c) = group.consumers.get_mut(consumer) {
+            c.active_time = now;
+        }
         let previous_count = current.as_ref().map_or(0, |p| p.delivery_count);
         let deliveries = match claim.retry_count {
             Some(n) if n >= 0 => n as u64,
@@ -787,6 +791,10 @@ fn autoclaim_scan(
             c.seen_time = now;
             consumer_created = created;
             consumer_seen = true;
+        }
+        // An entry claimed makes its new owner active.
+        if let Some(c) = group.consumers.get_mut(consumer) {
+            c.active_time = now;
         }
         let count = if justid { deliveries } else { deliveries + 1 };
         group.assign(id, consumer, now, count);

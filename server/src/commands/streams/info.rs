@@ -5,6 +5,7 @@ use embedis_datatypes::stream::{ConsumerGroup, EntryRef, Stream, StreamId, ENTRI
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::{c_str, word_is};
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::write_help;
@@ -43,6 +44,8 @@ pub(super) fn xinfo(ctx: &mut Ctx<'_>) -> CmdResult {
     let key = ctx.arg(2);
     let argc = ctx.argc();
     let now = ctx.now_ms;
+    // Consumers' active time (`inactive`, `active-time`) is Redis 7.2's.
+    let active_times = ctx.registry.version >= CompatVersion::V7_2;
     if word_is(sub, "stream") {
         // Options are checked after the lookup, as Redis does.
         read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)?.ok_or(Error::NoSuchKey)?;
@@ -62,7 +65,7 @@ pub(super) fn xinfo(ctx: &mut Ctx<'_>) -> CmdResult {
             _ => return Err(subcommand_syntax_error(ctx, "XINFO")),
         };
         let stream = read_stream(ctx.ks, ctx.db(), key, ctx.now_ms)?.expect("looked up above");
-        write_stream_info(&mut ctx.out, stream, full);
+        write_stream_info(&mut ctx.out, stream, full, active_times);
         return Ok(());
     }
     let name = ctx.arg(argc.min(4) - 1);
@@ -80,13 +83,20 @@ pub(super) fn xinfo(ctx: &mut Ctx<'_>) -> CmdResult {
         };
         out.array(group.consumers.len());
         for (consumer_name, consumer) in &group.consumers {
-            out.map(3);
+            out.map(if active_times { 4 } else { 3 });
             out.bulk(b"name");
             out.bulk(consumer_name);
             out.bulk(b"pending");
             out.integer(consumer.pending.len() as i64);
             out.bulk(b"idle");
             out.integer((now - consumer.seen_time).max(0));
+            if active_times {
+                out.bulk(b"inactive");
+                out.integer(match consumer.active_time {
+                    -1 => -1,
+                    active => now - active,
+                });
+            }
         }
     } else if word_is(sub, "groups") && argc == 3 {
         out.array(stream.groups.len());
@@ -127,7 +137,13 @@ fn write_lag(out: &mut Writer<'_>, stream: &Stream, group: &ConsumerGroup) {
 }
 
 /// XINFO STREAM's reply; `full` carries FULL's COUNT (0 = everything).
-fn write_stream_info(out: &mut Writer<'_>, stream: &Stream, full: Option<usize>) {
+/// `active_times`: Redis 7.2's consumers' `active-time` is shown.
+fn write_stream_info(
+    out: &mut Writer<'_>,
+    stream: &Stream,
+    full: Option<usize>,
+    active_times: bool,
+) {
     out.map(if full.is_some() { 9 } else { 10 });
     out.bulk(b"length");
     out.integer(stream.length as i64);
@@ -191,11 +207,15 @@ fn write_stream_info(out: &mut Writer<'_>, stream: &Stream, full: Option<usize>)
         out.bulk(b"consumers");
         out.array(group.consumers.len());
         for (consumer_name, consumer) in &group.consumers {
-            out.map(4);
+            out.map(if active_times { 5 } else { 4 });
             out.bulk(b"name");
             out.bulk(consumer_name);
             out.bulk(b"seen-time");
             out.integer(consumer.seen_time);
+            if active_times {
+                out.bulk(b"active-time");
+                out.integer(consumer.active_time);
+            }
             out.bulk(b"pel-count");
             out.integer(consumer.pending.len() as i64);
             out.bulk(b"pending");

@@ -78,7 +78,7 @@ fn parse_read<'a>(ctx: &Ctx<'a>, is_group: bool) -> CmdResult<ReadArgs<'a>> {
         } else if word_is(opt, "streams") && more > 0 {
             streams_at = i + 1;
             if !(argc - streams_at).is_multiple_of(2) {
-                return Err(Error::msg("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."));
+                return Err(unbalanced_error(ctx, is_group));
             }
             break;
         } else if word_is(opt, "group") && more >= 2 {
@@ -118,6 +118,19 @@ fn parse_read<'a>(ctx: &Ctx<'a>, is_group: bool) -> CmdResult<ReadArgs<'a>> {
     })
 }
 
+/// Keys and IDs that do not pair up: Redis 7.2 names the command and its special ID.
+fn unbalanced_error(ctx: &Ctx<'_>, is_group: bool) -> Error {
+    if ctx.registry.version < CompatVersion::V7_2 {
+        return Error::msg("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.");
+    }
+    let (name, symbol) = if is_group {
+        ("xreadgroup", '>')
+    } else {
+        ("xread", '$')
+    };
+    Error::bytes(format!("ERR Unbalanced '{name}' list of streams: for each stream key an ID or '{symbol}' must be specified.").into_bytes())
+}
+
 fn nogroup_error(key: &[u8], group: &[u8]) -> Error {
     quoted_error(&[
         b"NOGROUP No such key '",
@@ -130,7 +143,10 @@ fn nogroup_error(key: &[u8], group: &[u8]) -> Error {
 
 fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
     let read = parse_read(ctx, is_group)?;
-    if let Some(woken_by) = ctx.woken_by {
+    // Since 7.2 a woken reader runs its command again, whole (errors included: a group gone
+    // with its key answers NOGROUP, a key of another type WRONGTYPE).
+    let reruns = ctx.registry.version >= CompatVersion::V7_2;
+    if let Some(woken_by) = ctx.woken_by.filter(|_| !reruns) {
         return serve_woken(ctx, &read, woken_by);
     }
     // Resolve every ID, checking each key's type (and group) on the way, in Redis's order.
@@ -151,6 +167,8 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
                 return Err(Error::msg("ERR The $ ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The $ ID would just return an empty result set."));
             }
             ids.push(stream.map_or(StreamId::MIN, |s| s.last_id));
+        } else if word == b"+" && ctx.registry.version >= CompatVersion::V7_4 {
+            ids.push(last_entry_bound(stream.as_deref(), is_group)?);
         } else if word == b">" {
             if !is_group {
                 return Err(Error::msg("ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."));
@@ -158,6 +176,11 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
             ids.push(NEW_ENTRIES);
         } else {
             ids.push(parse_strict_id(id_arg)?);
+        }
+    }
+    if reruns {
+        if let Some((group, consumer)) = read.group {
+            create_consumers(ctx, read.keys, group, consumer, read.noack)?;
         }
     }
     // Serve what can be served now; each key's part is written aside, the count goes first.
@@ -189,6 +212,9 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
         Some(deadline) => {
             let keys: Vec<Bytes> = read.keys.to_vec();
             ctx.block_on_keys(&keys, ValueType::Stream, deadline);
+            if is_group {
+                wake_on_deletion(ctx);
+            }
             // `$` stands for the last ID now: a re-run must read from there.
             if let Some(blocked) = ctx.block.as_mut() {
                 let first_id_at = blocked.args.len() - read.keys.len();
@@ -202,6 +228,72 @@ fn read_generic(ctx: &mut Ctx<'_>, is_group: bool) -> CmdResult {
         }
     }
     Ok(())
+}
+
+/// Redis 7.2 looks up (or creates) the reader's consumer in every stream it names before
+/// serving any, so a reader of nothing new, or one that blocks, is a consumer too (7.0 only
+/// creates it when served). Its seen time is now.
+fn create_consumers(
+    ctx: &mut Ctx<'_>,
+    keys: &[Bytes],
+    group: &[u8],
+    consumer: &[u8],
+    noack: bool,
+) -> CmdResult {
+    let (db, now) = (ctx.db(), ctx.now_ms);
+    let propagating = ctx.ks.stream.is_on();
+    for key in keys {
+        let Some(stream) = read_stream(ctx.ks, db, key, now)? else {
+            continue;
+        };
+        let Some(g) = stream.groups.get_mut(group) else {
+            continue;
+        };
+        let (c, created) = g.consumer_or_create(consumer, now);
+        c.seen_time = now;
+        if !created {
+            continue;
+        }
+        ctx.ks.dirty += 1;
+        if propagating && noack {
+            let op = vec![
+                Bytes::from_static(b"XGROUP"),
+                Bytes::from_static(b"CREATECONSUMER"),
+                key.clone(),
+                Bytes::copy_from_slice(group),
+                Bytes::copy_from_slice(consumer),
+            ];
+            ctx.ks.stream.also(db, op);
+        }
+        ctx.notify(STREAM, "xgroup-createconsumer", key);
+    }
+    Ok(())
+}
+
+/// XREAD's `+` (Redis 7.4): the ID just below the stream's last, so that the last entry (if
+/// still there) is what is read; 0-0 for a missing stream.
+fn last_entry_bound(stream: Option<&Stream>, is_group: bool) -> CmdResult<StreamId> {
+    if is_group {
+        return Err(Error::msg("ERR The + ID is meaningless in the context of XREADGROUP: you want to read the history of this consumer by specifying a proper ID, or use the > ID to get new messages. The + ID would just return an empty result set."));
+    }
+    match stream {
+        None => Ok(StreamId::MIN),
+        Some(s) => s
+            .last_id
+            .prev()
+            .ok_or(Error::msg("ERR the stream last element ID is 0-0")),
+    }
+}
+
+/// A group reader is woken when its key is deleted or changes type (its group is gone).
+fn wake_on_deletion(ctx: &mut Ctx<'_>) {
+    if let Some(crate::model::blocking::Blocked {
+        reason: crate::model::blocking::BlockReason::Keys(wait),
+        ..
+    }) = ctx.block.as_mut()
+    {
+        wait.on_nokey = true;
+    }
 }
 
 /// A blocked read re-run because `woken_by` was written to: serves that key only, as Redis
@@ -284,6 +376,9 @@ fn block_again(ctx: &mut Ctx<'_>, read: &ReadArgs<'_>) -> CmdResult {
     let keys: Vec<Bytes> = read.keys.to_vec();
     let deadline = read.deadline.flatten();
     ctx.block_on_keys(&keys, ValueType::Stream, deadline);
+    if read.group.is_some() {
+        wake_on_deletion(ctx);
+    }
     Ok(())
 }
 
@@ -384,26 +479,35 @@ fn serve_key(
     if created {
         events.push((part.buffer().len(), Bytes::copy_from_slice(key)));
     }
-    if history {
+    let since_7_2 = ctx.registry.version >= CompatVersion::V7_2;
+    let changed = if history {
         serve_history(stream, group_name, consumer_name, start, count, now, part);
+        false
     } else {
-        serve_new(
-            stream,
+        let reading = NewRead {
             group_name,
             consumer_name,
             start,
             count,
-            read.noack,
+            noack: read.noack,
             now,
+            since_7_2,
+        };
+        serve_new(
+            stream,
+            &reading,
             part,
             propagating.then_some((key, &mut ops)),
-        );
-    }
+        )
+    };
     let db = ctx.db();
     for op in ops {
         ctx.ks.stream.also(db, op);
     }
-    ctx.ks.dirty += 1 + u64::from(created);
+    // Redis 7.0 counts every group key served as a change; 7.2 only one with something to
+    // propagate (a history read only touches delivery counts).
+    let served_change = !since_7_2 || changed;
+    ctx.ks.dirty += u64::from(served_change) + u64::from(created);
     Ok(true)
 }
 
@@ -452,20 +556,36 @@ fn serve_history(
     }
 }
 
-/// New entries from `start` for a group's `>`: the group's last ID and entries-read advance, and
-/// (unless NOACK) each entry goes to the consumer's pending list.
-#[allow(clippy::too_many_arguments)]
-fn serve_new(
-    stream: &mut Stream,
-    group_name: &[u8],
-    consumer_name: &[u8],
+/// What a group's `>` read is: who reads, from where, how many, with NOACK or not, when.
+struct NewRead<'a> {
+    group_name: &'a [u8],
+    consumer_name: &'a [u8],
     start: StreamId,
     count: usize,
     noack: bool,
     now: i64,
+    /// Redis 7.2 propagates the group's new last ID after the XCLAIMs even without NOACK.
+    since_7_2: bool,
+}
+
+/// New entries from `start` for a group's `>`: the group's last ID and entries-read advance, and
+/// (unless NOACK) each entry goes to the consumer's pending list. Returns true if something
+/// was to propagate (an XCLAIM or the group's last ID).
+fn serve_new(
+    stream: &mut Stream,
+    reading: &NewRead<'_>,
     out: &mut Writer<'_>,
     mut propagate: Option<(&[u8], &mut Vec<Vec<Bytes>>)>,
-) {
+) -> bool {
+    let &NewRead {
+        group_name,
+        consumer_name,
+        start,
+        count,
+        noack,
+        now,
+        since_7_2,
+    } = reading;
     let limit = if count == 0 { usize::MAX } else { count };
     let mut last_id_moved = false;
     let ids: Vec<StreamId> = {
@@ -476,6 +596,7 @@ fn serve_new(
         }
         entries.iter().map(|e| e.id).collect()
     };
+    let ids_empty = ids.is_empty();
     for id in ids {
         let tombstones_ahead = stream.range_has_tombstones(Some(id), None);
         let estimate = stream.entries_before(id);
@@ -496,6 +617,9 @@ fn serve_new(
         }
         if !noack {
             group.assign(id, consumer_name, now, 1);
+            if let Some(consumer) = group.consumers.get_mut(consumer_name) {
+                consumer.active_time = now;
+            }
             if let Some((key, ops)) = propagate.as_mut() {
                 let pending = &group.pel[&id];
                 let op = xclaim_propagation(
@@ -509,8 +633,10 @@ fn serve_new(
             }
         }
     }
+    let claimed = !noack && !ids_empty;
+    let set_id = last_id_moved && (noack || since_7_2);
     if let Some((key, ops)) = propagate {
-        if noack && last_id_moved {
+        if set_id {
             ops.push(setid_propagation(
                 key,
                 group_name,
@@ -518,4 +644,5 @@ fn serve_new(
             ));
         }
     }
+    claimed || set_id
 }

@@ -247,7 +247,7 @@ pub(super) fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         .store(db, key, when, ttl, now, || Value::string(value));
     if written {
         if ctx.propagating() {
-            propagate_set(ctx, ttl, options.get);
+            propagate_set(ctx, ttl, &options);
         }
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
@@ -302,7 +302,7 @@ fn set_if(
         ctx.ks
             .store(db, key, StoreIf::Always, ttl, now, || Value::string(value));
         if ctx.propagating() {
-            propagate_set(ctx, ttl, options.get);
+            propagate_set(ctx, ttl, options);
         }
         ctx.notify(STRING, "set", key);
         if options.expire.is_some() {
@@ -389,12 +389,18 @@ pub(super) fn setnx(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 /// How a SET that wrote propagates, as Redis's `setGenericCommand` rewrites it: with a deadline
-/// as `SET key value PXAT ms` (whatever the options were), otherwise without its GET options.
-/// Called only while the write stream has a consumer (SET is the hottest write).
+/// as `SET key value PXAT ms` (whatever the options were; from 7.2 a SET given PXAT goes
+/// verbatim), otherwise without its GET options. Called only while the write stream has a
+/// consumer (SET is the hottest write).
 #[cold]
 #[inline(never)]
-fn propagate_set(ctx: &mut Ctx<'_>, ttl: Ttl, get: bool) {
+fn propagate_set(ctx: &mut Ctx<'_>, ttl: Ttl, options: &StringOptions<'_>) {
     let args = ctx.args;
+    let get = options.get;
+    let given_pxat = matches!(options.expire, Some((Expiry::PxAt, _)));
+    if given_pxat && ctx.registry.version >= CompatVersion::V7_2 {
+        return;
+    }
     match ttl {
         Ttl::At(when) => ctx.propagate_as(|| {
             vec![
