@@ -114,6 +114,8 @@ pub struct ScanOptions<'a> {
     pub count: i64,
     pub pattern: Option<&'a [u8]>,
     pub type_name: Option<&'a [u8]>,
+    /// HSCAN … NOVALUES (Redis 7.4): fields only.
+    pub no_values: bool,
 }
 
 pub fn parse_scan_options<'a>(
@@ -121,15 +123,36 @@ pub fn parse_scan_options<'a>(
     start: usize,
     allow_type: bool,
 ) -> CmdResult<ScanOptions<'a>> {
+    parse_scan_options_with(args, start, allow_type, None)
+}
+
+/// [`parse_scan_options`] where Redis 7.4's NOVALUES is a word: `Some(true)` for HSCAN, which
+/// takes it, `Some(false)` for the other scans, which refuse it with 7.4's error (`None`, as
+/// 7.0: a syntax error).
+pub fn parse_scan_options_with<'a>(
+    args: &'a [bytes::Bytes],
+    start: usize,
+    allow_type: bool,
+    novalues: Option<bool>,
+) -> CmdResult<ScanOptions<'a>> {
     let mut options = ScanOptions {
         count: 10,
         pattern: None,
         type_name: None,
+        no_values: false,
     };
     let mut i = start;
     while i < args.len() {
         let has_value = args.len() - i >= 2;
         let word = &args[i][..];
+        if novalues.is_some() && word_is(word, "novalues") {
+            if novalues != Some(true) {
+                return Err(Error::msg("ERR NOVALUES option can only be used in HSCAN"));
+            }
+            options.no_values = true;
+            i += 1;
+            continue;
+        }
         if word_is(word, "count") && has_value {
             options.count =
                 embedis_protocol::number::parse_i64(&args[i + 1]).ok_or(Error::NotInteger)?;

@@ -19,10 +19,11 @@ use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
 use embedis_protocol::number::parse_i64;
 
+use crate::base::compat::CompatVersion;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
 use crate::commands::common::long_double_add;
-use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
+use crate::commands::common::{parse_cursor, parse_scan_options_with, ScanOptions};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
@@ -539,7 +540,13 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.array(0);
         return Ok(());
     };
-    let ScanOptions { count, pattern, .. } = parse_scan_options(ctx.args, 3, false)?;
+    let novalues = (ctx.server.config.compat_version >= CompatVersion::V7_4).then_some(true);
+    let ScanOptions {
+        count,
+        pattern,
+        no_values,
+        ..
+    } = parse_scan_options_with(ctx.args, 3, false, novalues)?;
     let mut found: Vec<(&[u8], &[u8])> = Vec::new();
     let next = if hash.is_packed() {
         // A compact hash is returned whole, whatever the cursor.
@@ -568,10 +575,12 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.out.array(2);
     ctx.out.bulk(itoa::Buffer::new().format(next).as_bytes());
-    ctx.out.array(found.len() * 2);
+    ctx.out.array(found.len() * if no_values { 1 } else { 2 });
     for (field, value) in found {
         ctx.out.bulk(field);
-        ctx.out.bulk(value);
+        if !no_values {
+            ctx.out.bulk(value);
+        }
     }
     Ok(())
 }

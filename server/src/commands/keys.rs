@@ -22,7 +22,7 @@ use embedis_datatypes::{glob, SmallBytes};
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::{lru_clock, Object};
-use crate::commands::common::{db_index, int32_arg, parse_cursor, parse_scan_options, ScanOptions};
+use crate::commands::common::{db_index, int32_arg, parse_cursor, ScanOptions};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
@@ -119,11 +119,14 @@ fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.propagate_unwrapped();
     // The cursor is checked before the options, as in Redis.
     let cursor = parse_cursor(ctx.arg(1))?;
+    let novalues = (ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_4)
+        .then_some(false);
     let ScanOptions {
         count,
         pattern,
         type_name,
-    } = parse_scan_options(ctx.args, 2, true)?;
+        ..
+    } = crate::commands::common::parse_scan_options_with(ctx.args, 2, true, novalues)?;
     let count = count as u64;
     let (db, now) = (ctx.db(), ctx.now_ms);
     let (next, candidates) = ctx.ks.scan_keys(db, cursor, count);

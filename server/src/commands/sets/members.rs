@@ -11,7 +11,7 @@ use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::{GENERIC, SET};
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
-use crate::commands::common::{parse_cursor, parse_scan_options, ScanOptions};
+use crate::commands::common::{parse_cursor, ScanOptions};
 use crate::kernel::ctx::Ctx;
 use crate::model::keyspace::Access;
 
@@ -470,7 +470,9 @@ pub(super) fn sscan(ctx: &mut Ctx<'_>) -> CmdResult {
             set_of(value)?;
         }
     }
-    let ScanOptions { count, pattern, .. } = parse_scan_options(ctx.args, 3, false)?;
+    let novalues = (ctx.server.config.compat_version >= CompatVersion::V7_4).then_some(false);
+    let ScanOptions { count, pattern, .. } =
+        crate::commands::common::parse_scan_options_with(ctx.args, 3, false, novalues)?;
     let count = count as u64;
     let set = match ctx.ks.dbs[db].main.get(key).map(|o| &o.value) {
         Some(Value::Set(s)) => s,

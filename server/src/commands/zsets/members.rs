@@ -381,6 +381,9 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
     let cursor = crate::commands::common::parse_cursor(ctx.arg(2))?;
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let args: &[Bytes] = ctx.args;
+    // Redis 7.4 names HSCAN in its refusal of NOVALUES.
+    let novalues = (ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_4)
+        .then_some(false);
     let Some(value) = ctx.ks.read(db, key, now) else {
         ctx.out.array(2);
         ctx.out.bulk(b"0");
@@ -389,7 +392,7 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let set = zset_of(value)?;
     let crate::commands::common::ScanOptions { count, pattern, .. } =
-        crate::commands::common::parse_scan_options(args, 3, false)?;
+        crate::commands::common::parse_scan_options_with(args, 3, false, novalues)?;
     let count = count as u64;
     let mut found: Vec<(&[u8], f64)> = Vec::new();
     let set: &ZSetValue = set;
