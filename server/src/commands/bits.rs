@@ -3,7 +3,7 @@
 //! A string is a bitmap whose bit 0 is the most significant bit of its first byte; bytes past the
 //! end read as zero. BITCOUNT and BITPOS take Redis 7.0's ranges in bytes (the default) or bits,
 //! with negative indexes counted from the end, and keep Redis's corner cases: BITCOUNT and BITPOS
-//! on a missing key answer before their arguments are even parsed in 7.0 (7.2 checks the arguments
+//! on a missing key answer before their arguments are even parsed in 7.0 (7.4 checks the arguments
 //! first, answering their errors), BITCOUNT (but not BITPOS) treats a
 //! reversed range of two negative indexes as empty, and BITPOS looking for a 0 without an explicit
 //! end answers the first bit past the string when the range is all ones.
@@ -102,13 +102,13 @@ fn unit_is_bit(arg: &[u8]) -> CmdResult<bool> {
     }
 }
 
-/// True if BITCOUNT and BITPOS check their arguments before looking at the key (Redis 7.2): a
+/// True if BITCOUNT and BITPOS check their arguments before looking at the key (Redis 7.4; 7.2.6 still looked at the key first): a
 /// missing key no longer hides a syntax or integer error.
 fn arguments_before_key(ctx: &Ctx<'_>) -> bool {
-    ctx.registry.version >= CompatVersion::V7_2
+    ctx.registry.version >= CompatVersion::V7_4
 }
 
-/// BITCOUNT's range arguments checked alone (7.2: before the key's type, or its absence).
+/// BITCOUNT's range arguments checked alone (7.4: before the key's type, or its absence).
 fn check_bitcount_range(args: &[bytes::Bytes]) -> CmdResult<()> {
     match args.len() {
         2 => Ok(()),
@@ -173,7 +173,7 @@ fn bitcount(ctx: &mut Ctx<'_>) -> CmdResult {
     let args = ctx.args;
     let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
     let args_first = arguments_before_key(ctx);
-    // Before 7.2 the key comes first: a missing key is 0 whatever the other arguments say.
+    // Before 7.4 the key comes first: a missing key is 0 whatever the other arguments say.
     let value = ctx.ks.read(db, key, now);
     if value.is_none() && !args_first {
         ctx.out.integer(0);
@@ -249,7 +249,7 @@ fn bitpos(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let (db, now, key) = (ctx.client.db, ctx.now_ms, ctx.arg(1));
     let args_first = arguments_before_key(ctx);
-    // A missing key is an endless run of zeros (answered before reading the range before 7.2).
+    // A missing key is an endless run of zeros (answered before reading the range before 7.4).
     let missing_answer = if bit == 1 { -1 } else { 0 };
     let value = ctx.ks.read(db, key, now);
     let missing = value.is_none();
