@@ -126,6 +126,13 @@ pub fn parse_scan_options<'a>(
     parse_scan_options_with(args, start, allow_type, None)
 }
 
+/// How the scans of `ctx`'s version treat the word NOVALUES, for [`parse_scan_options_with`]:
+/// from Redis 7.4 HSCAN (`hscan`) takes it and the others refuse it by name; before, it is an
+/// unknown option.
+pub fn novalues_word(ctx: &Ctx<'_>, hscan: bool) -> Option<bool> {
+    (ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_4).then_some(hscan)
+}
+
 /// [`parse_scan_options`] where Redis 7.4's NOVALUES is a word: `Some(true)` for HSCAN, which
 /// takes it, `Some(false)` for the other scans, which refuse it with 7.4's error (`None`, as
 /// 7.0: a syntax error).

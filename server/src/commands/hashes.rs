@@ -19,7 +19,6 @@ use embedis_datatypes::hash::{HashValue, Limits};
 use embedis_datatypes::long_double::LongDouble;
 use embedis_protocol::number::parse_i64;
 
-use crate::base::compat::CompatVersion;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
 use crate::commands::common::long_double_add;
@@ -533,6 +532,7 @@ fn random_fields(ctx: &mut Ctx<'_>) -> CmdResult {
 fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
     // The cursor is checked before the key, the options after it (as in Redis).
     let cursor = parse_cursor(ctx.arg(2))?;
+    let novalues = crate::commands::common::novalues_word(ctx, true);
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let Some(hash) = read(ctx.ks, db, key, now)? else {
         ctx.out.array(2);
@@ -540,7 +540,6 @@ fn hscan(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.out.array(0);
         return Ok(());
     };
-    let novalues = (ctx.server.config.compat_version >= CompatVersion::V7_4).then_some(true);
     let ScanOptions {
         count,
         pattern,

@@ -119,8 +119,7 @@ fn scan(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.propagate_unwrapped();
     // The cursor is checked before the options, as in Redis.
     let cursor = parse_cursor(ctx.arg(1))?;
-    let novalues = (ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_4)
-        .then_some(false);
+    let novalues = crate::commands::common::novalues_word(ctx, false);
     let ScanOptions {
         count,
         pattern,

@@ -470,7 +470,7 @@ pub(super) fn sscan(ctx: &mut Ctx<'_>) -> CmdResult {
             set_of(value)?;
         }
     }
-    let novalues = (ctx.server.config.compat_version >= CompatVersion::V7_4).then_some(false);
+    let novalues = crate::commands::common::novalues_word(ctx, false);
     let ScanOptions { count, pattern, .. } =
         crate::commands::common::parse_scan_options_with(ctx.args, 3, false, novalues)?;
     let count = count as u64;

@@ -382,8 +382,7 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key) = (ctx.db(), ctx.now_ms, ctx.arg(1));
     let args: &[Bytes] = ctx.args;
     // Redis 7.4 names HSCAN in its refusal of NOVALUES.
-    let novalues = (ctx.server.config.compat_version >= crate::base::compat::CompatVersion::V7_4)
-        .then_some(false);
+    let novalues = crate::commands::common::novalues_word(ctx, false);
     let Some(value) = ctx.ks.read(db, key, now) else {
         ctx.out.array(2);
         ctx.out.bulk(b"0");
