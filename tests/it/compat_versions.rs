@@ -239,3 +239,67 @@ fn client_no_touch_leaves_access_clocks_alone_but_for_touch() {
         "{reply}"
     );
 }
+
+/// What Redis 7.4.1's suite found and tests/diff74 compares byte for byte (skipped where no Redis
+/// 7.4.1 can be built, CI among them), asserted here with the replies Redis 7.4.1 gave, so that
+/// CI guards them: listpack lists and their conversions, LPOS RANK of LLONG_MIN, a blocking
+/// timeout out of range, HSCAN NOVALUES. As 7.0 each answers as before.
+#[test]
+fn lists_ranks_timeouts_and_novalues_as_7_4() {
+    let server = support::builder_as("7.4").start().unwrap();
+    let mut c = Client::connect(server.addr());
+    let encoding = |c: &mut Client, key: &str| c.cmd(&["OBJECT", "ENCODING", key]);
+    c.cmd(&["CONFIG", "SET", "list-max-listpack-size", "3"]);
+    c.cmd(&["RPUSH", "l", "a", "b", "c"]);
+    assert_eq!(encoding(&mut c, "l"), "$8\r\nlistpack\r\n");
+    c.cmd(&["RPUSH", "l", "d"]);
+    assert_eq!(encoding(&mut c, "l"), "$9\r\nquicklist\r\n");
+    c.cmd(&["RPOP", "l", "2"]);
+    assert_eq!(
+        encoding(&mut c, "l"),
+        "$9\r\nquicklist\r\n",
+        "not under half yet"
+    );
+    c.cmd(&["RPOP", "l"]);
+    assert_eq!(encoding(&mut c, "l"), "$8\r\nlistpack\r\n");
+    c.cmd(&["RPUSH", "f", "a", "b", "c"]);
+    c.cmd(&["LSET", "f", "0", "q"]);
+    assert_eq!(encoding(&mut c, "f"), "$9\r\nquicklist\r\n");
+    let out_of_range = "-ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807\r\n";
+    assert_eq!(
+        c.cmd(&["LPOS", "f", "q", "RANK", "-9223372036854775808"]),
+        out_of_range
+    );
+    assert_eq!(
+        c.cmd(&["BLPOP", "empty", "0x7FFFFFFFFFFFFF"]),
+        "-ERR timeout is out of range\r\n"
+    );
+    c.cmd(&["HSET", "h", "a", "1"]);
+    assert_eq!(
+        c.cmd(&["HSCAN", "h", "0", "NOVALUES"]),
+        "*2\r\n$1\r\n0\r\n*1\r\n$1\r\na\r\n"
+    );
+    c.cmd(&["ZADD", "z", "1", "m"]);
+    assert_eq!(
+        c.cmd(&["ZSCAN", "z", "0", "NOVALUES"]),
+        "-ERR NOVALUES option can only be used in HSCAN\r\n"
+    );
+
+    let old = support::builder().start().unwrap();
+    let mut c = Client::connect(old.addr());
+    c.cmd(&["RPUSH", "l", "a"]);
+    assert_eq!(encoding(&mut c, "l"), "$9\r\nquicklist\r\n");
+    assert_eq!(
+        c.cmd(&["LPOS", "l", "a", "RANK", "-9223372036854775808"]),
+        ":0\r\n"
+    );
+    assert_eq!(
+        c.cmd(&["BLPOP", "empty", "0x7FFFFFFFFFFFFF"]),
+        "-ERR timeout is negative\r\n"
+    );
+    c.cmd(&["HSET", "h", "a", "1"]);
+    assert_eq!(
+        c.cmd(&["HSCAN", "h", "0", "NOVALUES"]),
+        "-ERR syntax error\r\n"
+    );
+}
