@@ -484,3 +484,74 @@ fn dump_and_rdb_files_are_of_the_version_s_rdb_version() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// `rdb_changes_since_last_save`, what save points count.
+fn changes(c: &mut Client) -> i64 {
+    let info = c.cmd(&["INFO", "persistence"]);
+    let line = info
+        .lines()
+        .find_map(|l| l.strip_prefix("rdb_changes_since_last_save:"))
+        .expect("INFO persistence has the field");
+    line.trim().parse().unwrap()
+}
+
+/// The changes each command counts, as Redis 7.0.15 and 7.4.1 both count them: the elements
+/// removed, not one more for the key an emptied collection loses; one for a move, whether or
+/// not it creates its destination; a change per member when SPOP takes the whole set.
+#[test]
+fn commands_that_empty_or_create_keys_count_changes_as_redis_does() {
+    let cases: &[(&[&str], &[&str], i64)] = &[
+        (&["SADD", "s", "a"], &["SREM", "s", "a"], 1),
+        (&["ZADD", "z", "1", "a"], &["ZREM", "z", "a"], 1),
+        (
+            &["ZADD", "z", "1", "a", "2", "b"],
+            &["ZPOPMIN", "z", "5"],
+            2,
+        ),
+        (&["RPUSH", "l", "a"], &["LREM", "l", "0", "a"], 1),
+        (&["RPUSH", "l", "a"], &["LTRIM", "l", "1", "0"], 1),
+        (&["RPUSH", "l", "a", "b"], &["RPOP", "l", "5"], 2),
+        (&["RPUSH", "l", "a"], &["LMPOP", "1", "l", "LEFT"], 1),
+        (&["HSET", "h", "f", "v"], &["HDEL", "h", "f"], 1),
+        (
+            &["RPUSH", "l", "a", "b"],
+            &["LMOVE", "l", "new", "LEFT", "LEFT"],
+            1,
+        ),
+        (&["RPUSH", "l", "a", "b"], &["RPOPLPUSH", "l", "new2"], 1),
+        (&["SADD", "s", "a", "b", "c"], &["SPOP", "s", "5"], 3),
+        (&["SADD", "s", "a", "b"], &["SMOVE", "s", "new3", "a"], 2),
+    ];
+    as_versions(&["7.0", "7.4"], |version, c, _| {
+        for (setup, command, expected) in cases {
+            c.cmd(setup);
+            let before = changes(c);
+            c.cmd(command);
+            assert_eq!(changes(c) - before, *expected, "{command:?} as {version}");
+        }
+    });
+}
+
+/// From 7.2 a blocked pop that is served counts its change, as the command run directly does
+/// (Redis 7.4.1's unit/type/list "BLPOP/BLMOVE should increase dirty": the LPUSH and the pop).
+#[test]
+fn a_served_blocked_pop_counts_its_change_from_7_2() {
+    as_versions(&["7.4"], |_, c, addr| {
+        let mut blocked = Client::connect(addr);
+        for (command, reply) in [
+            (&["BLPOP", "lst", "0"][..], "*2\r\n$3\r\nlst\r\n$1\r\na\r\n"),
+            (
+                &["BLMOVE", "lst", "lst1", "LEFT", "LEFT", "0"],
+                "$1\r\na\r\n",
+            ),
+        ] {
+            let before = changes(c);
+            blocked.send(command);
+            let mut probe = support::Conn::connect(addr).unwrap();
+            support::wait_blocked(&mut probe, 1);
+            c.cmd(&["LPUSH", "lst", "a"]);
+            assert_eq!(blocked.reply(), reply);
+            assert_eq!(changes(c) - before, 2, "{command:?}");
+        }
+    });
+}

@@ -225,9 +225,7 @@ fn read_for_write(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult<bool> {
 fn finish_ttl_change(ctx: &mut Ctx<'_>, key: &[u8], emptied: bool) {
     let (db, now) = (ctx.db(), ctx.now_ms);
     if emptied {
-        ctx.ks.delete(db, key, now);
-        // `delete` counts one change; the command counts its fields.
-        ctx.ks.dirty -= 1;
+        ctx.ks.delete_emptied(db, key, now);
     } else {
         ctx.ks.reindex_hash_fields(db, key);
     }

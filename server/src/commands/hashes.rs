@@ -162,9 +162,7 @@ fn hdel(ctx: &mut Ctx<'_>) -> CmdResult {
         }
     };
     if emptied {
-        // `delete` counts one change; Redis counts the fields.
-        ctx.ks.delete(db, key, now);
-        ctx.ks.dirty -= 1;
+        ctx.ks.delete_emptied(db, key, now);
     }
     if removed > 0 {
         ctx.notify(HASH, "hdel", key);

@@ -800,6 +800,16 @@ impl Keyspace {
         removed
     }
 
+    /// Deletes the key of a collection its command just emptied (Redis's `dbDelete` after an
+    /// SREM, LPOP, ZREM…). Not a change of its own: the command already counted the elements it
+    /// removed, and Redis's `rdb_changes_since_last_save` (what save points count) adds nothing
+    /// for the key.
+    pub fn delete_emptied(&mut self, db: usize, key: &[u8], now: i64) {
+        if self.delete(db, key, now) {
+            self.dirty -= 1;
+        }
+    }
+
     /// UNLINK's delete: as [`Keyspace::delete`], but a value that takes long to free (Redis's
     /// free effort above 64 allocations) is freed on the background thread, as one object.
     pub fn unlink(&mut self, db: usize, key: &[u8], now: i64) -> bool {

@@ -133,7 +133,7 @@ fn push(list: &mut Quicklist, end: End, item: &[u8]) {
 fn delete_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) {
     if empty {
         let db = ctx.db();
-        ctx.ks.delete(db, key, ctx.now_ms);
+        ctx.ks.delete_emptied(db, key, ctx.now_ms);
         ctx.notify(GENERIC, "del", key);
     }
 }

@@ -36,12 +36,15 @@ pub(super) fn move_element(
     let list = list_of(ctx.ks.write(db, src, now).expect("looked up"))?;
     let element = pop_owned(list, from).expect("lists are never empty");
     let emptied = list.is_empty();
-    ctx.ks.dirty += 1;
     if emptied && src != dst {
-        ctx.ks.delete(db, src, now);
+        ctx.ks.delete_emptied(db, src, now);
     }
+    // One change for the move, as Redis counts it: `add` counts it when it creates `dst`.
     match ctx.ks.write(db, dst, now) {
-        Some(value) => push(list_of(value)?, to, &element),
+        Some(value) => {
+            push(list_of(value)?, to, &element);
+            ctx.ks.dirty += 1;
+        }
         None => {
             let mut list = new_list(ctx);
             push(&mut list, to, &element);

@@ -71,7 +71,7 @@ pub(super) fn srem(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let emptied = set.is_empty();
     if emptied {
-        ctx.ks.delete(db, key, now);
+        ctx.ks.delete_emptied(db, key, now);
     }
     if removed > 0 {
         ctx.notify(SET, "srem", key);
@@ -193,7 +193,9 @@ fn spop_count(ctx: &mut Ctx<'_>) -> CmdResult {
         // walked in its own order) and deletes it.
         let copy = union_of(&[Some(&*set)], &limits);
         reply_set(&mut ctx.out, &copy);
-        ctx.ks.delete(db, key, now);
+        // A change per member popped, as Redis counts them.
+        ctx.ks.delete_emptied(db, key, now);
+        ctx.ks.dirty += size;
         let args = ctx.args;
         let unlink = ctx.server.config.lazyfree_lazy_server_del
             && ctx.server.config.compat_version >= CompatVersion::V7_2;

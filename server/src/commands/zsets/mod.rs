@@ -276,7 +276,7 @@ pub(crate) fn read_zset<'k>(
 fn delete_if_empty(ctx: &mut Ctx<'_>, key: &[u8], empty: bool) {
     if empty {
         let db = ctx.db();
-        ctx.ks.delete(db, key, ctx.now_ms);
+        ctx.ks.delete_emptied(db, key, ctx.now_ms);
         ctx.notify(GENERIC, "del", key);
     }
 }
