@@ -26,6 +26,7 @@ use crate::commands::hashes::{create, limits, read, write};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::FieldEvents;
 
 /// The latest field deadline Redis accepts, in ms since the epoch (2^46 - 1: Redis keeps field
 /// deadlines in 48 bits and reserves the top values).
@@ -356,11 +357,13 @@ enum GetExpiry {
     At(i64),
 }
 
-/// Removes the expired fields among `fields` of the hash at `key` (each a `hexpired` event, and
+/// Removes the expired fields among `fields` of the hash at `key` (one `hexpired` event, and
 /// the key deleted if that empties it), as Redis's field lookups do. True if the key is gone.
 fn expire_looked_up(ctx: &mut Ctx<'_>, key: &[u8], fields: &[Bytes]) -> bool {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    let gone = ctx.ks.expire_hash_fields(db, key, now, Some(fields));
+    let gone = ctx
+        .ks
+        .expire_hash_fields(db, key, now, Some(fields), FieldEvents::Always);
     if !gone {
         ctx.ks.reindex_hash_fields(db, key);
     }

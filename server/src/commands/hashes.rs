@@ -26,6 +26,7 @@ use crate::commands::common::{parse_cursor, parse_scan_options_with, ScanOptions
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
+use crate::model::keyspace::FieldEvents;
 use crate::model::keyspace::{Access, Keyspace};
 
 // ---------------------------------------------------------------------------------------------
@@ -297,16 +298,22 @@ fn hincrbyfloat(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// Deletes the expired fields among `fields` of the hash at `key`, as a read of them does in
 /// Redis 7.4+ (`hexpired` events, the key deleted when emptied); the caller found at least one.
-fn expire_read_fields<T: AsRef<[u8]>>(ctx: &mut Ctx<'_>, key: &[u8], fields: &[T]) {
+fn expire_read_fields<T: AsRef<[u8]>>(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    fields: &[T],
+    events: FieldEvents,
+) {
     let (db, now) = (ctx.db(), ctx.now_ms);
-    ctx.ks.expire_hash_fields(db, key, now, Some(fields));
+    ctx.ks
+        .expire_hash_fields(db, key, now, Some(fields), events);
 }
 
 fn hget(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     let hash = read(ctx.ks, db, key, now)?;
     if hash.is_some_and(|h| h.is_expired(field, now)) {
-        expire_read_fields(ctx, key, &[field]);
+        expire_read_fields(ctx, key, &[field], FieldEvents::Always);
         ctx.out.null();
         // Redis 8 sends the `hexpired` of a lookup after the reply.
         ctx.publish_events();
@@ -326,7 +333,7 @@ fn hmget(ctx: &mut Ctx<'_>) -> CmdResult {
     let expired =
         hash.is_some_and(|h| h.ttls().is_some() && fields.iter().any(|f| h.is_expired(f, now)));
     if expired {
-        expire_read_fields(ctx, key, fields);
+        expire_read_fields(ctx, key, fields, FieldEvents::HmgetQuirk);
         hash = match ctx.ks.lookup(db, key, now, Access::NoTouch) {
             Some(obj) => match &obj.value {
                 Value::Hash(h) => Some(h),
@@ -364,7 +371,7 @@ fn hstrlen(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     let hash = read(ctx.ks, db, key, now)?;
     if hash.is_some_and(|h| h.is_expired(field, now)) {
-        expire_read_fields(ctx, key, &[field]);
+        expire_read_fields(ctx, key, &[field], FieldEvents::Always);
         ctx.out.integer(0);
         ctx.publish_events();
         return Ok(());
@@ -378,7 +385,7 @@ fn hexists(ctx: &mut Ctx<'_>) -> CmdResult {
     let (db, now, key, field) = (ctx.db(), ctx.now_ms, ctx.arg(1), ctx.arg(2));
     let hash = read(ctx.ks, db, key, now)?;
     if hash.is_some_and(|h| h.is_expired(field, now)) {
-        expire_read_fields(ctx, key, &[field]);
+        expire_read_fields(ctx, key, &[field], FieldEvents::Always);
         ctx.out.integer(0);
         ctx.publish_events();
         return Ok(());
@@ -448,7 +455,8 @@ fn hrandfield(ctx: &mut Ctx<'_>) -> CmdResult {
         Some(Value::Hash(h)) if h.ttls().is_some()
     );
     if volatile {
-        ctx.ks.expire_hash_fields::<&[u8]>(db, key, now, None);
+        ctx.ks
+            .expire_hash_fields::<&[u8]>(db, key, now, None, FieldEvents::Always);
     }
     let result = random_fields(ctx);
     if volatile {

@@ -387,6 +387,16 @@ pub struct Keyspace {
     limits: bool,
 }
 
+/// Which events a read that finds hash fields expired sends (see
+/// [`Keyspace::expire_hash_fields`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldEvents {
+    /// `hexpired`, then `del` if the hash emptied.
+    Always,
+    /// As HMGET: nothing if the only field removed was the one that emptied the hash.
+    HmgetQuirk,
+}
+
 impl Keyspace {
     pub fn new(databases: usize) -> Self {
         Keyspace {
@@ -868,17 +878,21 @@ impl Keyspace {
     }
 
     /// Deletes the fields of the hash at `key` of `db` that have expired at `now`: those of
-    /// `fields` (a command about to read them: one `hexpired` event per field, as Redis's
-    /// field lookup sends), or with `fields` None every due field (one `hexpired` event). The
-    /// key is deleted (`del`) if that empties it. Like key expiry, nothing is deleted while a
-    /// CLIENT PAUSE holds expired data in place (readers treat the fields as absent). Returns
-    /// true if the key is gone.
+    /// `fields` (a command about to read them), or with `fields` None every due field: one
+    /// `hexpired` event however many fields expired (Redis 7.4.1 and 8.2.3 send one for an
+    /// HMGET of two expired fields, as for the active cycle), and `del` if that empties the
+    /// hash, which deletes the key. With [`FieldEvents::HmgetQuirk`] the events are sent only
+    /// if a field expired before the one whose removal emptied the hash (HMGET counts only
+    /// those, so a hash whose one field expires goes silently). Like key expiry, nothing is
+    /// deleted while a CLIENT PAUSE holds expired data in place (readers treat the fields as
+    /// absent). Returns true if the key is gone.
     pub fn expire_hash_fields<T: AsRef<[u8]>>(
         &mut self,
         db: usize,
         key: &[u8],
         now: i64,
         fields: Option<&[T]>,
+        events: FieldEvents,
     ) -> bool {
         if self.expiry_held(now) {
             return false;
@@ -889,6 +903,7 @@ impl Keyspace {
             return false;
         };
         let mut expired = 0;
+        let mut announce_del = true;
         // As Redis 8 propagates a field's expiry: HDEL of each field, on its own.
         let propagating = self.stream.is_on();
         match fields {
@@ -898,11 +913,16 @@ impl Keyspace {
                     if hash.is_expired(field, now) {
                         hash.remove(field);
                         expired += 1;
-                        self.notify.note(event_class::HASH, "hexpired", db, key);
                         if propagating {
                             self.stream.hash_field_expired(db, key, &[field]);
                         }
                     }
+                }
+                let emptied = hash.is_empty() as usize;
+                if expired > 0 && (events == FieldEvents::Always || expired > emptied) {
+                    self.notify.note(event_class::HASH, "hexpired", db, key);
+                } else {
+                    announce_del = false;
                 }
             }
             None => {
@@ -925,7 +945,9 @@ impl Keyspace {
         let emptied = hash.is_empty();
         if emptied {
             d.remove(key);
-            self.notify.note(event_class::GENERIC, "del", db, key);
+            if announce_del {
+                self.notify.note(event_class::GENERIC, "del", db, key);
+            }
         }
         self.dirty += expired as u64;
         self.touched_by_expiry(db, key);
