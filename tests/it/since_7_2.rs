@@ -555,3 +555,47 @@ fn a_served_blocked_pop_counts_its_change_from_7_2() {
         }
     });
 }
+
+/// From 7.2 a client's messages to itself (it publishes to a channel it subscribed to) come
+/// after its command's whole reply — after EXEC's and the script's, not amid them; 7.0 writes
+/// them before the reply of the command that published. Frames as Redis 7.4.1 and 7.0.15 send
+/// them (RESP3).
+#[test]
+fn messages_to_self_follow_the_whole_reply_from_7_2() {
+    let message = ">3\r\n$7\r\nmessage\r\n$3\r\nfoo\r\n$3\r\nbar\r\n";
+    as_versions(&["7.0", "7.4"], |version, c, _| {
+        let new = version == "7.4";
+        c.cmd(&["HELLO", "3"]);
+        c.cmd(&["SUBSCRIBE", "foo"]);
+        c.send(&["PUBLISH", "foo", "bar"]);
+        let order = [c.reply(), c.reply()];
+        let expected = [":1\r\n", message];
+        if new {
+            assert_eq!(order, expected, "{version}");
+        } else {
+            assert_eq!(order, [expected[1], expected[0]], "{version}");
+        }
+        c.cmd(&["MULTI"]);
+        c.cmd(&["PING", "abc"]);
+        c.cmd(&["PUBLISH", "foo", "bar"]);
+        c.send(&["EXEC"]);
+        let exec = "*2\r\n$3\r\nabc\r\n:1\r\n";
+        if new {
+            assert_eq!([c.reply(), c.reply()], [exec, message]);
+        } else {
+            // The message sits inside EXEC's array, before PUBLISH's `:1`.
+            let whole = format!("*2\r\n$3\r\nabc\r\n{message}:1\r\n");
+            let mut got = Vec::new();
+            while got.len() < whole.len() {
+                got.extend(c.raw_reply());
+            }
+            assert_eq!(String::from_utf8_lossy(&got), whole);
+        }
+        c.send(&["EVAL", "redis.call('publish','foo','bar') return 7", "0"]);
+        if new {
+            assert_eq!([c.reply(), c.reply()], [":7\r\n", message]);
+        } else {
+            assert_eq!([c.reply(), c.reply()], [message, ":7\r\n"]);
+        }
+    });
+}

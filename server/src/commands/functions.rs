@@ -12,12 +12,14 @@ use std::time::Instant;
 use bytes::Bytes;
 use embedis_scripting::{Functions, RestorePolicy};
 
+use crate::base::compat::CompatVersion;
 use crate::base::cstr::c_str;
 use crate::base::error::{CmdResult, Error};
 use crate::commands::common::subcommand_syntax_error;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::{flag, Begin, Find, KeySpec};
 use crate::kernel::table::{Acl, CommandSpec, Flags};
+use crate::model::lazyfree::LAZYFREE_THRESHOLD;
 use crate::model::vm_slot::ScriptKind;
 use crate::services::function_host::LoadHost;
 use crate::services::script_host::{split_keys, Permissions};
@@ -133,22 +135,47 @@ fn function_delete(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn function_flush(ctx: &mut Ctx<'_>) -> CmdResult {
-    match ctx.argc() {
-        2 => {}
-        3 if ctx.arg_is(2, "async") || ctx.arg_is(2, "sync") => {}
+    let lazy = match ctx.argc() {
+        2 => ctx.server.config.lazyfree_lazy_user_flush,
+        3 if ctx.arg_is(2, "async") => true,
+        3 if ctx.arg_is(2, "sync") => false,
         3 => {
             return Err(Error::msg(
                 "ERR FUNCTION FLUSH only supports SYNC|ASYNC option",
             ))
         }
         _ => return Err(subcommand_syntax_error(ctx)),
-    }
-    if let Some(functions) = ctx.server.functions.get_mut() {
-        functions.flush();
-    }
+    };
+    flush_functions(ctx, lazy);
     ctx.ks.dirty += 1;
     ctx.out.ok();
     Ok(())
+}
+
+/// Drops every library. An ASYNC flush of more than 64 functions is lazy-free work in Redis,
+/// counted in `lazyfreed_objects` (one per function); from 7.4 it frees the whole VM, whose
+/// engine counts one more, and the next command gets a fresh VM (so `used_memory_vm_functions`
+/// falls back at once).
+fn flush_functions(ctx: &mut Ctx<'_>, lazy: bool) {
+    let whole_vm = lazy && ctx.registry.version >= CompatVersion::V7_4;
+    let (count, engine) = if whole_vm {
+        match ctx.server.functions.discard() {
+            Some(old) => (old.function_count(), 1),
+            None => return,
+        }
+    } else {
+        match ctx.server.functions.get_mut() {
+            Some(functions) => {
+                let count = functions.function_count();
+                functions.flush();
+                (count, 0)
+            }
+            None => return,
+        }
+    };
+    if lazy && count > LAZYFREE_THRESHOLD {
+        crate::model::lazyfree::count_as_lazyfreed(count + engine);
+    }
 }
 
 fn function_dump(ctx: &mut Ctx<'_>) -> CmdResult {

@@ -161,6 +161,9 @@ pub fn call(
             parts, client, command, args, out, out_start, version, now_us, how,
         );
     }
+    if !parts.server.postponed_pushes.is_empty() && !how.nested {
+        crate::kernel::publish::hand_over_postponed(parts.server, client, out);
+    }
     block
 }
 

@@ -21,6 +21,7 @@
 use bytes::BytesMut;
 use embedis_protocol::{Version, Writer};
 
+use crate::base::compat::CompatVersion;
 use crate::base::config::ObufLimit;
 use crate::kernel::ctx::Ctx;
 use crate::model::client::{ClientId, ClientState, Clients, ReplyMode};
@@ -42,6 +43,18 @@ pub fn own_pushes<'b>(ctx: &'b mut Ctx<'_>) -> &'b mut BytesMut {
         &mut ctx.client.pending
     } else {
         ctx.out.buffer()
+    }
+}
+
+/// At the end of a client's own command (not one EXEC or a script runs), from 7.2: the messages
+/// it sent itself while it ran, after its reply (`out`), or in its pending output while its
+/// replies are suppressed.
+pub fn hand_over_postponed(server: &mut ServerState, client: &mut ClientState, out: &mut BytesMut) {
+    let pushes = &mut server.postponed_pushes;
+    if replies_suppressed(client) {
+        client.pending.unsplit(pushes.split());
+    } else {
+        out.unsplit(pushes.split());
     }
 }
 
@@ -261,12 +274,15 @@ pub fn spublish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
 }
 
 /// Hands a message to one client: the running client itself gets it before its reply (from a
-/// script: before the script's reply); another client gets it in its pending output, unless that
+/// script: before the script's reply), from 7.2 after its command's whole reply; another client gets it in its pending output, unless that
 /// output is over its limit — then the client is scheduled to be closed (as Redis's
 /// `closeClientOnOutputBufferLimitReached`).
 pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if id == ctx.client.id {
-        if ctx.from_script {
+        if ctx.registry.version >= CompatVersion::V7_2 {
+            // After the reply of the client's own command (`call` hands them over).
+            message.write_to(&mut ctx.server.postponed_pushes, ctx.client.resp);
+        } else if ctx.from_script {
             // Not into redis.call's reply, which the script would read as PUBLISH's answer.
             message.write_to(&mut ctx.client.pending, ctx.client.resp);
             ctx.server.pending_writes.push(id);

@@ -64,6 +64,13 @@ pub fn free_in_background<T: Send + 'static>(garbage: T, objects: usize) {
     }
 }
 
+/// Counts `objects` as freed by lazy freeing, for what embedis frees inline where Redis hands it
+/// to its lazy-free thread: a Lua VM, which cannot leave the executor's thread (mlua's `Lua` is
+/// not `Send`). INFO's `lazyfreed_objects` then reads as Redis's does after the same commands.
+pub fn count_as_lazyfreed(objects: usize) {
+    LAZYFREED.fetch_add(objects, Ordering::Relaxed);
+}
+
 /// Waits until the background thread has freed everything handed to it so far (Redis 7.4's
 /// blocking ASYNC flush answers its client only then): a marker sent behind the garbage tells
 /// when it is dropped, the queue being first in, first out.

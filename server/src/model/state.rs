@@ -153,6 +153,10 @@ pub struct ServerState {
     pub pubsub: crate::model::pubsub::PubSub,
     /// Clients with out-of-turn output to hand over at the end of the current command.
     pub pending_writes: Vec<ClientId>,
+    /// From 7.2, the running client's messages to itself (it PUBLISHed to a channel it is
+    /// subscribed to, or a keyspace event it listens to), sent after its command's whole reply —
+    /// after EXEC's or the script's, not amid them (Redis's `pending_push_messages`).
+    pub postponed_pushes: bytes::BytesMut,
     pub shutdown: Option<ShutdownRequest>,
     pub rng: StdRng,
     pub next_client_id: ClientId,
@@ -262,6 +266,7 @@ impl ServerState {
             functions: crate::model::vm_slot::VmSlot::for_version(version),
             pubsub: crate::model::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
+            postponed_pushes: bytes::BytesMut::new(),
             shutdown: None,
             rng,
             next_client_id: 1,

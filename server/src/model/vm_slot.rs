@@ -84,6 +84,11 @@ impl<T> VmSlot<T> {
     pub fn get_mut(&mut self) -> Option<&mut T> {
         self.vm.as_deref_mut()
     }
+
+    /// Takes the VM away for good, if there is one: the next command creates a fresh one.
+    pub fn discard(&mut self) -> Option<Box<T>> {
+        self.vm.take()
+    }
 }
 
 /// What kind of script is running: the BUSY and kill texts name their own KILL command.
