@@ -35,6 +35,7 @@ mod blocking;
 mod client_limits;
 mod notifications;
 mod pubsub;
+mod redis_8_2;
 mod server_commands;
 mod since_7_2;
 mod stream_blocking;

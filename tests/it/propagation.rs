@@ -726,6 +726,76 @@ fn write_stream_matches_redis_replication_stream() {
         .unwrap()
         .start()
         .unwrap();
+    compare_scripts(&redis, &ours, SCRIPTS);
+}
+
+/// What Redis 8.2 added, propagated: BITOP's new operations, XDELEX and XACKDEL (verbatim when
+/// they changed something, not at all otherwise), XADD and XTRIM with KEEPREF, DELREF or ACKED
+/// (an approximate trim rewritten to the exact one, the option kept).
+const SCRIPTS_8_2: &[(&str, &str)] = &[
+    (
+        "bitop 8.2",
+        "SET a abc
+        SET b zz
+        BITOP DIFF r a b
+        BITOP DIFF1 r a b
+        BITOP ANDOR r a b nokey
+        BITOP ONE r a b
+        BITOP ONE r nokey1 nokey2",
+    ),
+    (
+        "stream deletions 8.2",
+        "XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XGROUP CREATE s g 0
+        XGROUP CREATE s h 0
+        XREADGROUP GROUP g c COUNT 3 STREAMS s >
+        XDELEX s ACKED IDS 2 1-0 9-0
+        XDELEX s DELREF IDS 1 9-0
+        XDELEX s KEEPREF IDS 2 1-0 1-0
+        XDELEX s DELREF IDS 1 2-0
+        XACKDEL s g ACKED IDS 1 3-0
+        XACKDEL s g IDS 1 3-0
+        XACKDEL s h IDS 1 3-0
+        XDELEX nokey IDS 1 1-0",
+    ),
+    (
+        "stream trims 8.2",
+        "CONFIG SET stream-node-max-entries 4
+        XADD s 1-0 a 1
+        XADD s 2-0 a 2
+        XADD s 3-0 a 3
+        XADD s 4-0 a 4
+        XADD s 5-0 a 5
+        XADD s 6-0 a 6
+        XGROUP CREATE s g 0
+        XREADGROUP GROUP g c COUNT 2 STREAMS s >
+        XTRIM s MAXLEN ~ 1 ACKED
+        XTRIM s MAXLEN 1 ACKED
+        XADD s MAXLEN ~ 2 DELREF 7-0 a 7
+        XADD s MINID ~ 9-0 ACKED * a 8
+        XTRIM s MINID 5-0 DELREF
+        XADD s KEEPREF MAXLEN ~ 1 9-0 a 9
+        CONFIG SET stream-node-max-entries 100",
+    ),
+];
+
+#[test]
+fn redis_8_2_s_additions_propagate_as_redis_8_2_s() {
+    let Some(redis) = RedisServer::start_redis8(
+        "redis_8_2_s_additions_propagate_as_redis_8_2_s",
+        &["--repl-diskless-sync", "no"],
+    ) else {
+        return;
+    };
+    let ours = support::builder_as("8.2").start().unwrap();
+    compare_scripts(&redis, &ours, SCRIPTS_8_2);
+}
+
+/// Runs each script on both servers and compares what each propagated (see the module
+/// documentation); PROPAGATION_ONLY=<part of a name> runs only matching scripts.
+fn compare_scripts(redis: &RedisServer, ours: &embedis::Server, scripts: &[(&str, &str)]) {
     let mut replica = ReplicaReader::attach(redis.addr());
     ours.tap_write_stream();
     let mut control = (
@@ -734,7 +804,7 @@ fn write_stream_matches_redis_replication_stream() {
     );
     let only = std::env::var("PROPAGATION_ONLY").ok();
     let mut failures = Vec::new();
-    for (i, (name, script)) in SCRIPTS.iter().enumerate() {
+    for (i, (name, script)) in scripts.iter().enumerate() {
         if only.as_deref().is_some_and(|o| !name.contains(o)) {
             continue;
         }

@@ -16,13 +16,16 @@
 
 pub mod group;
 mod node;
+pub mod refs;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
+use std::ops::Bound;
 
 pub use group::{Consumer, ConsumerGroup, PendingEntry, ENTRIES_READ_UNKNOWN};
 pub use node::{EntryRef, FieldIter, Node};
+pub use refs::{Deletion, ReadFloor, Refs};
 
 /// An entry ID: milliseconds and a sequence number, ordered as a 128-bit number.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -169,6 +172,8 @@ pub struct Trim {
     pub approx: bool,
     /// Most entries to remove (0 = unlimited); only with `approx`.
     pub limit: u64,
+    /// Redis 8.2's KEEPREF (the default), DELREF or ACKED.
+    pub refs: Refs,
 }
 
 /// A stream value (see the module documentation).
@@ -345,12 +350,24 @@ impl Stream {
         deleted
     }
 
-    /// Trims as XADD's and XTRIM's options ask, the way Redis does: whole nodes from the front
-    /// while that stays within the target, then (exact mode only) entries of the next node.
-    /// Returns the number of entries removed.
+    /// Trims as XADD's and XTRIM's options ask, the way Redis 8.2.3 does: whole nodes from the
+    /// front while that stays within the target (KEEPREF only: the others look at each entry),
+    /// then, in exact mode only, entries one by one — through every node that lies wholly within
+    /// the target, since DELREF and ACKED may keep some of its entries, and into the first that
+    /// does not. ACKED skips entries a group still references. Returns the entries removed.
     pub fn trim(&mut self, trim: Trim) -> u64 {
+        let floor = ReadFloor::of(&self.groups);
         let mut deleted = 0u64;
-        while let Some((&master, node)) = self.nodes.iter_mut().next() {
+        let mut kept: Option<StreamId> = None; // the last node walked and kept
+        loop {
+            let next = match kept {
+                None => self.nodes.iter_mut().next(),
+                Some(after) => self
+                    .nodes
+                    .range_mut((Bound::Excluded(after), Bound::Unbounded))
+                    .next(),
+            };
+            let Some((&master, node)) = next else { break };
             if let TrimTo::MaxLen(max) = trim.to {
                 if self.length <= max {
                     break;
@@ -364,12 +381,13 @@ impl Stream {
                 TrimTo::MaxLen(max) => self.length - live >= max,
                 TrimTo::MinId(min) => node.last_id(master) < min,
             };
-            if whole {
+            if whole && trim.refs == Refs::KeepRef {
                 self.nodes.remove(&master);
                 self.length -= live;
                 deleted += live;
                 continue;
             }
+            // Redis 8.2.3 stops an approximate trim at the first node it cannot drop whole.
             if trim.approx {
                 break;
             }
@@ -377,6 +395,7 @@ impl Stream {
                 .raw_entries(master)
                 .map(|(at, e)| (at, e.id, e.is_deleted()))
                 .collect();
+            let mut removed = 0;
             for (at, id, was_deleted) in offsets {
                 let stop = match trim.to {
                     TrimTo::MaxLen(max) => self.length <= max,
@@ -385,13 +404,27 @@ impl Stream {
                 if stop {
                     break;
                 }
-                if !was_deleted {
-                    node.mark_deleted(at);
-                    self.length -= 1;
-                    deleted += 1;
+                if was_deleted {
+                    continue;
                 }
+                match trim.refs {
+                    Refs::Acked if floor.references(&self.groups, id) => continue,
+                    Refs::DelRef => refs::drop_references(&mut self.groups, id),
+                    _ => {}
+                }
+                node.mark_deleted(at);
+                self.length -= 1;
+                removed += 1;
             }
-            break;
+            deleted += removed;
+            if whole && removed == live {
+                self.nodes.remove(&master);
+                continue;
+            }
+            if !whole {
+                break;
+            }
+            kept = Some(master);
         }
         if self.length == 0 {
             self.first_id = StreamId::MIN;

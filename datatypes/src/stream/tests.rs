@@ -87,7 +87,7 @@ proptest! {
                 Op::TrimLen(max, approx, limit) => {
                     let before = m.entries.len() as u64;
                     let limit = if approx { limit } else { 0 };
-                    let removed = s.trim(Trim { to: TrimTo::MaxLen(max), approx, limit });
+                    let removed = s.trim(Trim { to: TrimTo::MaxLen(max), approx, limit, refs: Refs::KeepRef });
                     prop_assert_eq!(s.length, before - removed);
                     if !approx {
                         prop_assert_eq!(s.length, before.min(max));
@@ -103,7 +103,7 @@ proptest! {
                         *m.entries.keys().nth(i % m.entries.len()).unwrap()
                     };
                     let before = m.entries.len() as u64;
-                    let removed = s.trim(Trim { to: TrimTo::MinId(min), approx, limit: 0 });
+                    let removed = s.trim(Trim { to: TrimTo::MinId(min), approx, limit: 0, refs: Refs::KeepRef });
                     let below = m.entries.range(..min).count() as u64;
                     if approx { prop_assert!(removed <= below) } else { prop_assert_eq!(removed, below) }
                     let gone: Vec<StreamId> = m.entries.keys().copied().take(removed as usize).collect();
@@ -147,18 +147,21 @@ fn approximate_trim_removes_whole_nodes_only() {
         to: TrimTo::MaxLen(55),
         approx: true,
         limit: 30,
+        refs: Refs::KeepRef,
     });
     assert_eq!((removed, s.length), (30, 70));
     let removed = s.trim(Trim {
         to: TrimTo::MaxLen(55),
         approx: true,
         limit: 0,
+        refs: Refs::KeepRef,
     });
     assert_eq!((removed, s.length), (10, 60));
     let removed = s.trim(Trim {
         to: TrimTo::MaxLen(55),
         approx: false,
         limit: 0,
+        refs: Refs::KeepRef,
     });
     assert_eq!((removed, s.length), (5, 55));
     assert_eq!(s.first_id, StreamId::new(46, 0));
@@ -274,4 +277,91 @@ proptest! {
             }
         }
     }
+}
+
+/// ACKED keeps what a group still needs (unread, or pending) and takes the rest; DELREF takes
+/// the entries and their PEL references; an exact trim walks on through whole nodes for them,
+/// an approximate one removes nothing (Redis 8.2.3).
+#[test]
+fn trims_with_references_keep_or_drop_what_groups_hold() {
+    let limits = NodeLimits {
+        max_bytes: 0,
+        max_entries: 4,
+    };
+    let build = || {
+        let mut s = Stream::new();
+        for i in 1..=30u64 {
+            s.append(StreamId::new(i, 0), &[b"f".as_slice(), b"v"], limits);
+        }
+        let mut g = ConsumerGroup::new(StreamId::new(10, 0), 10);
+        g.consumer_or_create(b"c", 0);
+        for i in [1u64, 3, 4, 6, 7, 8, 9, 10] {
+            g.assign(StreamId::new(i, 0), b"c", 0, 1);
+        }
+        s.groups.insert(b"g".as_slice().into(), g);
+        s
+    };
+    let trim = |to, approx, refs| Trim {
+        to,
+        approx,
+        limit: 0,
+        refs,
+    };
+    let mut s = build();
+    assert_eq!(s.trim(trim(TrimTo::MaxLen(20), false, Refs::Acked)), 2);
+    assert_eq!(s.length, 28);
+    assert!(s.get(StreamId::new(2, 0)).is_none() && s.get(StreamId::new(5, 0)).is_none());
+    assert_eq!(s.groups[b"g".as_slice()].pel.len(), 8);
+    let mut s = build();
+    assert_eq!(
+        s.trim(trim(
+            TrimTo::MinId(StreamId::new(25, 0)),
+            true,
+            Refs::DelRef
+        )),
+        0
+    );
+    assert_eq!(s.trim(trim(TrimTo::MaxLen(10), true, Refs::Acked)), 0);
+    assert_eq!(
+        s.trim(trim(
+            TrimTo::MinId(StreamId::new(25, 0)),
+            false,
+            Refs::DelRef
+        )),
+        24
+    );
+    assert!(s.groups[b"g".as_slice()].pel.is_empty());
+    assert_eq!((s.length, s.first_id), (6, StreamId::new(25, 0)));
+    let mut s = build();
+    let floor = s.read_floor();
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(11, 0), Refs::Acked, floor),
+        Deletion::Referenced
+    );
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(99, 0), Refs::Acked, floor),
+        Deletion::Referenced
+    );
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(2, 0), Refs::Acked, floor),
+        Deletion::Deleted
+    );
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(2, 0), Refs::DelRef, floor),
+        Deletion::Missing
+    );
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(1, 0), Refs::KeepRef, floor),
+        Deletion::Deleted
+    );
+    assert!(s.groups[b"g".as_slice()]
+        .pel
+        .contains_key(&StreamId::new(1, 0)));
+    assert_eq!(
+        s.delete_with_refs(StreamId::new(1, 0), Refs::DelRef, floor),
+        Deletion::Missing
+    );
+    assert!(!s.groups[b"g".as_slice()]
+        .pel
+        .contains_key(&StreamId::new(1, 0)));
 }

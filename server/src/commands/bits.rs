@@ -1,4 +1,5 @@
-//! Bit commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP and BITFIELD.
+//! Bit commands over string values: SETBIT, GETBIT, BITCOUNT, BITPOS, BITOP and BITFIELD
+//! (BITOP with Redis 8.2's DIFF, DIFF1, ANDOR and ONE from compat-version 8.2).
 //!
 //! A string is a bitmap whose bit 0 is the most significant bit of its first byte; bytes past the
 //! end read as zero. BITCOUNT and BITPOS take Redis 7.0's ranges in bytes (the default) or bits,
@@ -304,64 +305,157 @@ enum BitOp {
     Or,
     Xor,
     Not,
+    /// Redis 8.2: the first source without any bit of the others.
+    Diff,
+    /// Redis 8.2: the bits of any other source that the first lacks.
+    Diff1,
+    /// Redis 8.2: the first source's bits that some other source has too.
+    AndOr,
+    /// Redis 8.2: the bits set in exactly one source.
+    One,
 }
 
-fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
-    let args = ctx.args;
-    let op = match &args[1][..] {
-        w if word_is(w, "and") => BitOp::And,
-        w if word_is(w, "or") => BitOp::Or,
-        w if word_is(w, "xor") => BitOp::Xor,
-        w if word_is(w, "not") => BitOp::Not,
-        _ => return Err(Error::Syntax),
-    };
-    if op == BitOp::Not && args.len() != 4 {
-        return Err(Error::msg(
-            "ERR BITOP NOT must be called with a single source key.",
-        ));
+impl BitOp {
+    /// The operation named `word`; the four of Redis 8.2 only from that version on.
+    fn parse(word: &[u8], version: CompatVersion) -> CmdResult<BitOp> {
+        const OPS: [(&str, BitOp); 8] = [
+            ("and", BitOp::And),
+            ("or", BitOp::Or),
+            ("xor", BitOp::Xor),
+            ("not", BitOp::Not),
+            ("diff", BitOp::Diff),
+            ("diff1", BitOp::Diff1),
+            ("andor", BitOp::AndOr),
+            ("one", BitOp::One),
+        ];
+        let known = if version >= CompatVersion::V8_2 { 8 } else { 4 };
+        OPS[..known]
+            .iter()
+            .find(|(name, _)| word_is(word, name))
+            .map(|(_, op)| *op)
+            .ok_or(Error::Syntax)
     }
-    let (db, now, target) = (ctx.client.db, ctx.now_ms, ctx.arg(2));
-    // Sources are folded in one at a time; missing keys and bytes past a source's end are zeros.
-    let mut result: Vec<u8> = Vec::new();
-    for (i, key) in args[3..].iter().enumerate() {
-        let source = match ctx.ks.read(db, key, now) {
-            Some(value) => Some(string_of(value)?),
-            None => None,
-        };
-        let source: &[u8] = source.as_deref().unwrap_or(&[]);
-        if i == 0 {
-            result = match op {
-                BitOp::Not => source.iter().map(|b| !b).collect(),
-                _ => source.to_vec(),
+
+    /// DIFF, DIFF1 and ANDOR combine the first source with the union of the others.
+    fn against_union(self) -> bool {
+        matches!(self, BitOp::Diff | BitOp::Diff1 | BitOp::AndOr)
+    }
+
+    /// Redis's source-count errors: NOT takes one source, the union operations two or more.
+    fn check_sources(self, sources: usize) -> CmdResult<()> {
+        if self == BitOp::Not && sources != 1 {
+            return Err(Error::msg(
+                "ERR BITOP NOT must be called with a single source key.",
+            ));
+        }
+        if self.against_union() && sources < 2 {
+            // Redis names the operation as matched (a C string: nothing past a NUL).
+            let name = match self {
+                BitOp::Diff => "DIFF",
+                BitOp::Diff1 => "DIFF1",
+                _ => "ANDOR",
             };
-            continue;
+            return Err(Error::owned(format!(
+                "ERR BITOP {name} must be called with at least two source keys."
+            )));
         }
-        if result.len() < source.len() {
+        Ok(())
+    }
+}
+
+/// The running result of a BITOP: sources are folded in one at a time, missing keys and bytes
+/// past a source's end being zeros. For DIFF, DIFF1 and ANDOR `acc` is the union of the sources
+/// after the first (kept in `first`); for ONE, `seen_twice` holds the bits already seen in more
+/// than one source.
+struct BitFold {
+    op: BitOp,
+    acc: Vec<u8>,
+    first: Vec<u8>,
+    seen_twice: Vec<u8>,
+}
+
+impl BitFold {
+    fn new(op: BitOp, source: &[u8]) -> BitFold {
+        let (acc, first) = match op {
+            BitOp::Not => (source.iter().map(|b| !b).collect(), Vec::new()),
+            op if op.against_union() => (Vec::new(), source.to_vec()),
+            _ => (source.to_vec(), Vec::new()),
+        };
+        BitFold {
+            op,
+            acc,
+            first,
+            seen_twice: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, source: &[u8]) {
+        if self.acc.len() < source.len() {
             // For AND the new bytes stay 0: an earlier source was shorter (zeros) there.
-            result.resize(source.len(), 0);
+            self.acc.resize(source.len(), 0);
         }
-        match op {
+        if self.op == BitOp::One {
+            self.seen_twice.resize(self.acc.len(), 0);
+        }
+        let pairs = self.acc.iter_mut().zip(source);
+        match self.op {
             BitOp::And => {
-                for (r, s) in result.iter_mut().zip(source) {
-                    *r &= s;
-                }
-                for r in result.iter_mut().skip(source.len()) {
-                    *r = 0;
-                }
+                pairs.for_each(|(r, s)| *r &= s);
+                self.acc[source.len()..].fill(0);
             }
-            BitOp::Or => {
-                for (r, s) in result.iter_mut().zip(source) {
-                    *r |= s;
-                }
+            BitOp::Or | BitOp::Diff | BitOp::Diff1 | BitOp::AndOr => {
+                pairs.for_each(|(r, s)| *r |= s)
             }
-            BitOp::Xor => {
-                for (r, s) in result.iter_mut().zip(source) {
-                    *r ^= s;
+            BitOp::Xor => pairs.for_each(|(r, s)| *r ^= s),
+            BitOp::One => {
+                for ((r, s), twice) in pairs.zip(self.seen_twice.iter_mut()) {
+                    *twice |= *r & s;
+                    *r = (*r ^ s) & !*twice;
                 }
             }
             BitOp::Not => unreachable!("NOT has one source"),
         }
     }
+
+    /// The result, as long as the longest source.
+    fn finish(self) -> Vec<u8> {
+        if !self.op.against_union() {
+            return self.acc;
+        }
+        let (first, union) = (self.first, self.acc);
+        let len = first.len().max(union.len());
+        let byte = |v: &[u8], i: usize| v.get(i).copied().unwrap_or(0);
+        (0..len)
+            .map(|i| {
+                let (x, u) = (byte(&first, i), byte(&union, i));
+                match self.op {
+                    BitOp::Diff => x & !u,
+                    BitOp::Diff1 => !x & u,
+                    _ => x & u,
+                }
+            })
+            .collect()
+    }
+}
+
+fn bitop(ctx: &mut Ctx<'_>) -> CmdResult {
+    let args = ctx.args;
+    let op = BitOp::parse(&args[1], ctx.registry.version)?;
+    op.check_sources(args.len() - 3)?;
+    let (db, now, target) = (ctx.client.db, ctx.now_ms, ctx.arg(2));
+    let mut fold: Option<BitFold> = None;
+    for key in &args[3..] {
+        let source = match ctx.ks.read(db, key, now) {
+            Some(value) => Some(string_of(value)?),
+            None => None,
+        };
+        let source: &[u8] = source.as_deref().unwrap_or(&[]);
+        match fold.as_mut() {
+            None => fold = Some(BitFold::new(op, source)),
+            Some(fold) => fold.add(source),
+        }
+    }
+    let result = fold.expect("arity: one source at least").finish();
     let len = result.len();
     if len == 0 {
         if ctx.ks.delete(db, target, now) {
@@ -698,6 +792,21 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
 
 const RO_ACCESS: u16 = flag::RO | flag::ACCESS;
 
+const BITOP: CommandSpec = CommandSpec::new("bitop", -4, bitop)
+    .flags(Flags::WRITE.union(Flags::DENYOOM))
+    .acl(Acl::BITMAP)
+    .keys(&[
+        KeySpec::single(2, flag::OW | flag::UPDATE),
+        KeySpec::range(3, -1, 1, RO_ACCESS),
+    ])
+    .doc(
+        "bitmap",
+        "2.6.0",
+        "O(N)",
+        "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
+        "operation destkey:key key...",
+    );
+
 pub static COMMANDS: &[CommandSpec] = &[
     CommandSpec::new("setbit", 4, setbit)
         .flags(Flags::WRITE.union(Flags::DENYOOM))
@@ -743,19 +852,16 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Finds the first set or clear bit of a key's string, optionally within a byte or bit range.",
             "key bit:integer index=[start:integer end_index=[end:integer unit=[BYTE|BIT]]]",
         ),
-    CommandSpec::new("bitop", -4, bitop)
-        .flags(Flags::WRITE.union(Flags::DENYOOM))
-        .acl(Acl::BITMAP)
-        .keys(&[
-            KeySpec::single(2, flag::OW | flag::UPDATE),
-            KeySpec::range(3, -1, 1, RO_ACCESS),
-        ])
+    BITOP.until("8.2.0"),
+    // Redis 8.2 adds DIFF, DIFF1, ANDOR and ONE, and documents the operation as a one-of.
+    BITOP
+        .from("8.2.0")
         .doc(
             "bitmap",
             "2.6.0",
             "O(N)",
-            "Stores the AND, OR, XOR or NOT of strings under a destination key; returns its length.",
-            "operation destkey:key key...",
+            "Stores the AND, OR, XOR, NOT, DIFF, DIFF1, ANDOR or ONE of strings under a destination key; returns its length.",
+            "operation=(AND|OR|XOR|NOT|DIFF|DIFF1|ANDOR|ONE) destkey:key key...",
         ),
     CommandSpec::new("bitfield", -2, bitfield)
         .flags(Flags::WRITE.union(Flags::DENYOOM))

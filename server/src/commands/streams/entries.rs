@@ -12,6 +12,7 @@ use crate::base::error::{CmdResult, Error};
 use crate::base::value::Value;
 use crate::kernel::ctx::Ctx;
 
+use super::deletes::refs_word;
 use super::{
     id_bytes, node_limits, parse_bound, parse_id_with, parse_strict_id, read_stream, stream_at,
     stream_of, write_entry, write_id, write_stream, IdRules,
@@ -38,6 +39,7 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
     let mut approx = false;
     let mut limit: Option<i64> = None;
     let mut no_mkstream = false;
+    let mut refs = None;
     let mut id = None;
     let mut trim_at = 0;
     let mut i = 2;
@@ -90,6 +92,9 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
             }
             limit = Some(n);
             i += 1;
+        } else if let Some(r) = refs_word(ctx, opt).filter(|_| refs.is_none()) {
+            // Redis 8.2: a second one falls through, to XADD's ID or XTRIM's syntax error.
+            refs = Some(r);
         } else if xadd && word_is(opt, "nomkstream") {
             no_mkstream = true;
         } else if xadd {
@@ -138,7 +143,12 @@ fn parse_add_or_trim(ctx: &Ctx<'_>, xadd: bool) -> CmdResult<AddOptions> {
         None => 0,
     };
     Ok(AddOptions {
-        trim: to.map(|to| Trim { to, approx, limit }),
+        trim: to.map(|to| Trim {
+            to,
+            approx,
+            limit,
+            refs: refs.unwrap_or_default(),
+        }),
         no_mkstream,
         id_at: i,
         trim_at,

@@ -21,10 +21,14 @@
 //!   A re-run serves only the key that woke it (as Redis does); an XREADGROUP whose key was
 //!   deleted, or whose group was destroyed, is released with Redis's error.
 //!
+//! Redis 8.2's XDELEX and XACKDEL, and the KEEPREF / DELREF / ACKED option of XADD and XTRIM,
+//! exist from `compat-version 8.2` (`deletes`).
+//!
 //! The handlers are in `entries` (XADD, XTRIM, XRANGE…XSETID), `read` (XREAD, XREADGROUP),
 //! `groups` (XGROUP and the pending entries' commands) and `info` (XINFO); this module keeps the IDs,
 //! errors and replies they share, and the command table at its end.
 
+mod deletes;
 mod entries;
 mod groups;
 mod info;
@@ -45,6 +49,7 @@ use crate::kernel::table::keys::{flag, KeySpec};
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::keyspace::Keyspace;
 
+use deletes::{xackdel, xdelex};
 use entries::{xadd, xdel, xlen, xrange, xrevrange, xsetid, xtrim};
 use groups::{xack, xautoclaim, xclaim, xgroup, xpending};
 use info::xinfo;
@@ -341,6 +346,28 @@ const XREADGROUP_KEYS: &[KeySpec] = &[KeySpec {
 const WRITE_FAST: Flags = Flags::WRITE.union(Flags::FAST);
 const TRIM_SYNTAX: &str =
     "key trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])";
+/// XTRIM's arguments from Redis 8.2: the references option after the trim.
+const TRIM_SYNTAX_8_2: &str = "key trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer]) condition=[KEEPREF|DELREF|ACKED]";
+/// XDELEX's and XACKDEL's references option and ID block.
+const DELETE_REFS_SYNTAX: &str =
+    "key condition=[KEEPREF|DELREF|ACKED] IDS ids=(numids:integer id:string...)";
+
+const XADD: CommandSpec = CommandSpec::new("xadd", -5, xadd)
+    .flags(WRITE_FAST.union(Flags::DENYOOM))
+    .acl(Acl::STREAM)
+    .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)
+        .notes("UPDATE instead of INSERT because of the optional trimming feature")])
+    .tips(NONDETERMINISTIC);
+const XADD_COMPLEXITY: &str =
+    "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.";
+const XADD_SUMMARY: &str =
+    "Appends an entry to a stream (creating it unless NOMKSTREAM), optionally trimming it.";
+const XTRIM: CommandSpec = CommandSpec::new("xtrim", -4, xtrim)
+    .flags(Flags::WRITE)
+    .acl(Acl::STREAM)
+    .keys(ONE_RW_DELETE)
+    .tips(NONDETERMINISTIC);
+const XTRIM_COMPLEXITY: &str = "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.";
 
 const XGROUP_SUBCOMMANDS: &[CommandSpec] = &[
     CommandSpec::new("create", -5, xgroup)
@@ -458,19 +485,20 @@ const XINFO_SUBCOMMANDS: &[CommandSpec] = &[
 ];
 
 pub static COMMANDS: &[CommandSpec] = &[
-    CommandSpec::new("xadd", -5, xadd)
-        .flags(WRITE_FAST.union(Flags::DENYOOM))
-        .acl(Acl::STREAM)
-        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE)
-            .notes("UPDATE instead of INSERT because of the optional trimming feature")])
-        .tips(NONDETERMINISTIC)
-        .doc(
-            "stream",
-            "5.0.0",
-            "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
-            "Appends an entry to a stream (creating it unless NOMKSTREAM), optionally trimming it.",
-            "key [NOMKSTREAM] [trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])] id_or_auto=(*|id:string) field_value=(field:string value:string)...",
-        ),
+    XADD.until("8.2.0").doc(
+        "stream",
+        "5.0.0",
+        XADD_COMPLEXITY,
+        XADD_SUMMARY,
+        "key [NOMKSTREAM] [trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])] id_or_auto=(*|id:string) field_value=(field:string value:string)...",
+    ),
+    XADD.from("8.2.0").doc(
+        "stream",
+        "5.0.0",
+        XADD_COMPLEXITY,
+        XADD_SUMMARY,
+        "key [NOMKSTREAM] condition=[KEEPREF|DELREF|ACKED] [trim=(strategy=(MAXLEN|MINID) [operator=(=|~)] threshold:string [LIMIT count:integer])] id_or_auto=(*|id:string) field_value=(field:string value:string)...",
+    ),
     CommandSpec::new("xrange", -4, xrange)
         .flags(Flags::READONLY)
         .acl(Acl::STREAM)
@@ -515,17 +543,41 @@ pub static COMMANDS: &[CommandSpec] = &[
             "Deletes entries from a stream; returns how many existed.",
             "key id:string...",
         ),
-    CommandSpec::new("xtrim", -4, xtrim)
-        .flags(Flags::WRITE)
+    XTRIM.until("8.2.0").doc(
+        "stream",
+        "5.0.0",
+        XTRIM_COMPLEXITY,
+        "Removes the oldest entries of a stream, by count or by ID.",
+        TRIM_SYNTAX,
+    ),
+    XTRIM.from("8.2.0").doc(
+        "stream",
+        "5.0.0",
+        XTRIM_COMPLEXITY,
+        "Removes the oldest entries of a stream, by count or by ID, minding consumer groups' references.",
+        TRIM_SYNTAX_8_2,
+    ),
+    CommandSpec::new("xdelex", -5, xdelex)
+        .flags(WRITE_FAST)
         .acl(Acl::STREAM)
         .keys(ONE_RW_DELETE)
-        .tips(NONDETERMINISTIC)
         .doc(
             "stream",
-            "5.0.0",
-            "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
-            "Removes the oldest entries of a stream, by count or by ID.",
-            TRIM_SYNTAX,
+            "8.2.0",
+            "O(1) for each single item to delete in the stream, regardless of the stream size.",
+            "Deletes entries from a stream, keeping, dropping or minding consumer groups' references; one code per ID.",
+            DELETE_REFS_SYNTAX,
+        ),
+    CommandSpec::new("xackdel", -6, xackdel)
+        .flags(WRITE_FAST)
+        .acl(Acl::STREAM)
+        .keys(&[KeySpec::single(1, flag::RW | flag::UPDATE | flag::DELETE)])
+        .doc(
+            "stream",
+            "8.2.0",
+            "O(1) for each message ID processed.",
+            "Acknowledges entries of a group's pending list and deletes them from the stream; one code per ID.",
+            "key group:string condition=[KEEPREF|DELREF|ACKED] IDS ids=(numids:integer id:string...)",
         ),
     CommandSpec::new("xsetid", -3, xsetid)
         .flags(WRITE_FAST.union(Flags::DENYOOM))
