@@ -314,11 +314,7 @@ impl Program {
                 }
                 Token::Op(op) => {
                     let b = stack.pop().expect("checked at compile time");
-                    let a = if op.info().1 == 2 {
-                        stack.pop()
-                    } else {
-                        None
-                    };
+                    let a = if op.info().1 == 2 { stack.pop() } else { None };
                     stack.push(Token::Num(apply(*op, a.as_ref(), &b)));
                 }
                 value => stack.push(value.clone()),
@@ -472,7 +468,10 @@ mod tests {
         let j = r#"{"x":null,"y":1,"s":"a\"b","arr":[1,"q"],"o":{"z":1},"t":true}"#;
         assert!(run(".x == null", j));
         assert!(run(".y", j));
-        assert!(!run(r#".s == "a\"b""#, j), "expression strings keep their backslashes");
+        assert!(
+            !run(r#".s == "a\"b""#, j),
+            "expression strings keep their backslashes"
+        );
         assert!(run("1 in .arr and 'q' in .arr", j));
         assert!(!run(".o", j));
         assert!(run(".t == 1", j));

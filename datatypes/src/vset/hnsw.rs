@@ -498,7 +498,8 @@ impl<V> Hnsw<V> {
             }
             let mut worst = cl.links[cl.worst_idx as usize];
             let worst_links = self.links_len(worst, layer);
-            if (aggressive == 0 && worst_links <= m / 2) || (aggressive == 1 && worst_links <= m / 4)
+            if (aggressive == 0 && worst_links <= m / 2)
+                || (aggressive == 1 && worst_links <= m / 4)
             {
                 continue;
             }
@@ -582,7 +583,11 @@ impl<V> Hnsw<V> {
         if self.entry == Some(at) {
             self.entry = None;
             self.max_level = 0;
-            let replacement = node.layers.iter().rev().find_map(|l| l.links.first().copied());
+            let replacement = node
+                .layers
+                .iter()
+                .rev()
+                .find_map(|l| l.links.first().copied());
             let replacement = replacement.or_else(|| {
                 let mut best: Option<u32> = None;
                 for n in self.iter() {
@@ -846,7 +851,11 @@ impl<V> Hnsw<V> {
         for at in self.iter() {
             for (layer, l) in self.node(at).layers.iter().enumerate() {
                 for &n in &l.links {
-                    let back = self.node(n).layers.get(layer).is_some_and(|b| b.links.contains(&at));
+                    let back = self
+                        .node(n)
+                        .layers
+                        .get(layer)
+                        .is_some_and(|b| b.links.contains(&at));
                     if !back {
                         return Err(format!("link {at}->{n} at {layer} has no backlink"));
                     }
@@ -857,7 +866,11 @@ impl<V> Hnsw<V> {
             }
         }
         let Some(entry) = self.entry else {
-            return if self.count == 0 { Ok(()) } else { Err("no entry point".into()) };
+            return if self.count == 0 {
+                Ok(())
+            } else {
+                Err("no entry point".into())
+            };
         };
         if self.node(entry).level() != self.max_level {
             return Err("entry point is not at the top level".into());

@@ -255,7 +255,10 @@ mod tests {
     fn reads_the_supported_values() {
         let j = br#" { "a" : 1.5, "b":"x\ty\u0041", "c":[1,"z",true], "d":{"e":1}, "f":false } "#;
         assert_eq!(extract_field(j, b"a"), Some(Token::Num(1.5)));
-        assert_eq!(extract_field(j, b"b"), Some(Token::Str(b"x\tyu0041".to_vec())));
+        assert_eq!(
+            extract_field(j, b"b"),
+            Some(Token::Str(b"x\tyu0041".to_vec()))
+        );
         assert_eq!(
             extract_field(j, b"c"),
             Some(Token::Tuple(vec![

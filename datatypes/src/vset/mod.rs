@@ -16,8 +16,8 @@ pub mod hnsw;
 pub mod json;
 pub mod vector;
 
-use std::collections::HashMap;
 use hnsw::{Found, Hnsw, Layer, LoadedNode};
+use std::collections::HashMap;
 pub use vector::Quant;
 use vector::Stored;
 
@@ -138,7 +138,9 @@ impl VectorSet {
             }
             return false;
         }
-        let attributes = attributes.filter(|a| !a.is_empty()).map(Box::from);
+        // A new element keeps even an empty text as its attributes, as Redis does (an update
+        // with an empty text removes them).
+        let attributes = attributes.map(Box::from);
         self.attributes += attributes.is_some() as u64;
         let element = Element {
             name: name.into(),
@@ -228,8 +230,7 @@ impl VectorSet {
         max_effort: usize,
         exact: bool,
     ) -> Vec<Hit<'_>> {
-        let mut accept =
-            |e: &Element| filter.is_some_and(|p| p.matches(e.attributes.as_deref()));
+        let mut accept = |e: &Element| filter.is_some_and(|p| p.matches(e.attributes.as_deref()));
         let f: Option<&mut dyn FnMut(&Element) -> bool> = match filter {
             Some(_) => Some(&mut accept),
             None => None,
@@ -316,7 +317,10 @@ impl VectorSet {
         }
         let graph = Hnsw::from_loaded(header.dim, header.quant, header.m, seed, loaded)?;
         for at in graph.iter() {
-            if names.insert(graph.node(at).value.name.clone(), at).is_some() {
+            if names
+                .insert(graph.node(at).value.name.clone(), at)
+                .is_some()
+            {
                 return Err("duplicate element");
             }
         }

@@ -44,7 +44,10 @@ fn replay(set: &mut VectorSet, model: &mut BTreeMap<Vec<u8>, Vec<f32>>, ops: &[O
             }
             Op::Attr(n, on) => {
                 let text: &[u8] = if *on { br#"{"n":1}"# } else { b"" };
-                assert_eq!(set.set_attributes(&name(*n), text), model.contains_key(&name(*n)));
+                assert_eq!(
+                    set.set_attributes(&name(*n), text),
+                    model.contains_key(&name(*n))
+                );
             }
         }
         set.check().unwrap();
@@ -160,7 +163,11 @@ fn a_loaded_graph_with_a_one_way_link_is_refused() {
     let mut nodes: Vec<_> = set
         .saved_nodes()
         .map(|n| {
-            let layers: Vec<_> = n.layers.iter().map(|(ids, l)| (ids.clone(), (*l).clone())).collect();
+            let layers: Vec<_> = n
+                .layers
+                .iter()
+                .map(|(ids, l)| (ids.clone(), (*l).clone()))
+                .collect();
             (n.element.clone(), n.id, n.vector.clone(), layers)
         })
         .collect();

@@ -228,10 +228,8 @@ pub fn distance_f32(x: &[f32], y: &[f32]) -> f32 {
     let mut i = 0;
     while i + 7 < x.len() {
         dot0 += x[i] * y[i] + x[i + 1] * y[i + 1] + x[i + 2] * y[i + 2] + x[i + 3] * y[i + 3];
-        dot1 += x[i + 4] * y[i + 4]
-            + x[i + 5] * y[i + 5]
-            + x[i + 6] * y[i + 6]
-            + x[i + 7] * y[i + 7];
+        dot1 +=
+            x[i + 4] * y[i + 4] + x[i + 5] * y[i + 5] + x[i + 6] * y[i + 6] + x[i + 7] * y[i + 7];
         i += 8;
     }
     while i < x.len() {
