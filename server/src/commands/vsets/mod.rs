@@ -80,7 +80,9 @@ fn parse_vector(args: &[Bytes], mut at: usize, allow_reduce: bool) -> Option<Par
     let mut used = 0;
     let mut reduce = 0;
     if allow_reduce && args.len() > at + 2 && args[at].eq_ignore_ascii_case(b"reduce") {
-        reduce = parse_i64(&args[at + 1]).filter(|&d| d > 0)? as usize;
+        // Above the largest dimension Redis would try (and fail) to allocate the matrix: here
+        // it is an invalid specification.
+        reduce = parse_i64(&args[at + 1]).filter(|&d| d > 0 && d <= MAX_DIM as i64)? as usize;
         at += 2;
         used += 2;
     }
@@ -108,9 +110,7 @@ fn parse_vector(args: &[Bytes], mut at: usize, allow_reduce: bool) -> Option<Par
     } else {
         return None;
     };
-    if reduce > vector.len() {
-        return None;
-    }
+    // Redis 8.2.3 accepts a REDUCE dimension above the input's (later versions refuse it).
     Some(Parsed {
         vector,
         reduce,

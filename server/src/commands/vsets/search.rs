@@ -66,11 +66,8 @@ fn options(ctx: &Ctx<'_>, from: usize) -> CmdResult<Options> {
                 j += 1;
             }
             _ if ctx.arg_is(j, "ef") && value.is_some() => {
-                let ef = positive("ERR invalid EF")?;
-                if ef > 1_000_000 {
-                    return Err(Error::msg("ERR invalid EF"));
-                }
-                o.ef = ef as usize;
+                // No upper bound here in 8.2.3 (VADD has one).
+                o.ef = positive("ERR invalid EF")? as usize;
                 j += 1;
             }
             _ if ctx.arg_is(j, "filter-ef") && value.is_some() => {
