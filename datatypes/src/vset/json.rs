@@ -14,7 +14,7 @@
 //! `{"a":1,}` and unquoted garbage after the field Redis stops at, and decodes `\u` escapes),
 //! and FILTER results would differ from Redis's for the same stored attributes.
 
-use super::expr::{strtod_whole, Token};
+use super::token::{strtod_whole, Token};
 
 fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r')

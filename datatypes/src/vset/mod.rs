@@ -9,11 +9,12 @@
 //!
 //! - [`vector`]: normalisation, quantisation, distances, the projection;
 //! - [`hnsw`]: the graph;
-//! - [`expr`] and [`json`]: the FILTER language over the attributes.
+//! - [`expr`], [`token`] and [`json`]: the FILTER language over the attributes.
 
 pub mod expr;
 pub mod hnsw;
 pub mod json;
+pub mod token;
 pub mod vector;
 
 use hnsw::{Found, Hnsw, Layer, LoadedNode};
@@ -198,7 +199,7 @@ impl VectorSet {
     }
 
     /// An element's neighbours per level, top level first, each with its distance.
-    pub fn links(&self, name: &[u8]) -> Option<Vec<Vec<(&[u8], f32)>>> {
+    pub fn links(&self, name: &[u8]) -> Option<Vec<Vec<Neighbour<'_>>>> {
         let &at = self.names.get(name)?;
         let node = self.graph.node(at);
         let dim = self.graph.dim;
@@ -299,7 +300,7 @@ impl VectorSet {
     /// A set from a file's nodes (newest first). `Err` names what is wrong.
     pub fn from_saved(
         header: SavedHeader,
-        nodes: Vec<(Element, u64, Stored, Vec<(Vec<u64>, Layer)>)>,
+        nodes: Vec<LoadedParts>,
         uid: u64,
         seed: u64,
     ) -> Result<VectorSet, &'static str> {
@@ -341,6 +342,12 @@ impl VectorSet {
         self.graph.check()
     }
 }
+
+/// A neighbour in VLINKS: its element and its distance.
+pub type Neighbour<'a> = (&'a [u8], f32);
+
+/// One node read from a file: element, id, vector, and per layer its links (as ids).
+pub type LoadedParts = (Element, u64, Stored, Vec<(Vec<u64>, Layer)>);
 
 /// What a file says about a set before its nodes.
 pub struct SavedHeader {

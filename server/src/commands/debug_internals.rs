@@ -295,19 +295,6 @@ pub fn atoi(bytes: &[u8]) -> i64 {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn c_atoi() {
-        assert_eq!(atoi(b"1"), 1);
-        assert_eq!(atoi(b"x"), 0);
-        assert_eq!(atoi(b"  -12abc"), -12);
-        assert_eq!(atoi(b"+7"), 7);
-    }
-}
-
 /// The vector set type's digest callback as Redis 8.2 runs it: the count and the dimension as
 /// one sequence, then per node its stored vector, its element and its attributes as another,
 /// each sequence folded in by XOR so that node order does not matter.
@@ -327,4 +314,17 @@ fn vset_digest_into(digest: &mut Digest, set: &embedis_datatypes::vset::VectorSe
         xor_in(&mut folded, &seq);
     }
     xor_in(digest, &folded);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_atoi() {
+        assert_eq!(atoi(b"1"), 1);
+        assert_eq!(atoi(b"x"), 0);
+        assert_eq!(atoi(b"  -12abc"), -12);
+        assert_eq!(atoi(b"+7"), 7);
+    }
 }

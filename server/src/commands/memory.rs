@@ -479,6 +479,24 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("memory", SUBCOMM
     "",
 )];
 
+/// A vector set's footprint in our layout: per node its header, vector, links and element
+/// (and attributes), plus the element map's entry. Redis's own figure is an estimate from its
+/// structure sizes (MEMORY USAGE differs between the two servers for this type).
+fn vset_size(set: &embedis_datatypes::vset::VectorSet) -> usize {
+    let mut total = ROBJ + 160 + set.projection_matrix().map_or(0, |m| m.len() * 4);
+    for node in set.saved_nodes() {
+        let links: usize = node
+            .layers
+            .iter()
+            .map(|(_, l)| 32 + 4 * l.max_links as usize)
+            .sum();
+        let name = node.element.name.len();
+        let attributes = node.element.attributes.as_ref().map_or(0, |a| a.len() + 16);
+        total += 96 + set.quant().bytes(set.dim()) + links + 2 * (name + 16) + attributes + 24;
+    }
+    total
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,22 +520,4 @@ mod tests {
         assert_eq!(sds_size(0), 8);
         assert_eq!(sds_size(100), 112);
     }
-}
-
-/// A vector set's footprint in our layout: per node its header, vector, links and element
-/// (and attributes), plus the element map's entry. Redis's own figure is an estimate from its
-/// structure sizes (MEMORY USAGE differs between the two servers for this type).
-fn vset_size(set: &embedis_datatypes::vset::VectorSet) -> usize {
-    let mut total = ROBJ + 160 + set.projection_matrix().map_or(0, |m| m.len() * 4);
-    for node in set.saved_nodes() {
-        let links: usize = node
-            .layers
-            .iter()
-            .map(|(_, l)| 32 + 4 * l.max_links as usize)
-            .sum();
-        let name = node.element.name.len();
-        let attributes = node.element.attributes.as_ref().map_or(0, |a| a.len() + 16);
-        total += 96 + set.quant().bytes(set.dim()) + links + 2 * (name + 16) + attributes + 24;
-    }
-    total
 }

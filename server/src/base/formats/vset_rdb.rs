@@ -171,7 +171,7 @@ pub fn from_module(m: ModuleValue) -> Result<VectorSet, RdbError> {
         .map_err(|why| RdbError::Corrupt(format!("vector set: {why}")))
 }
 
-type LoadedNode = (Element, u64, Stored, Vec<(Vec<u64>, Layer)>);
+use embedis_datatypes::vset::LoadedParts as LoadedNode;
 
 fn read_node(
     it: &mut Items,
@@ -206,7 +206,10 @@ fn read_node(
 }
 
 /// A node's parameters: its id, its layers (links as ids), and the packed l2 and range.
-fn parse_params(p: &[u64]) -> Result<(u64, Vec<(Vec<u64>, Layer)>, u64), RdbError> {
+/// A node's parameters read: id, layers with their links as ids, packed l2 and range.
+type Params = (u64, Vec<(Vec<u64>, Layer)>, u64);
+
+fn parse_params(p: &[u64]) -> Result<Params, RdbError> {
     if p.len() < 2 {
         return bad("parameters");
     }

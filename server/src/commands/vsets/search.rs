@@ -146,7 +146,10 @@ pub fn vsim(ctx: &mut Ctx<'_>) -> CmdResult {
     let kept: Vec<_> = hits
         .into_iter()
         .take(o.count)
-        .take_while(|h| !(h.distance / 2.0 > o.epsilon))
+        // NaN distances are kept, as Redis's `distance/2 > epsilon` test keeps them.
+        .take_while(|h| {
+            (h.distance / 2.0).partial_cmp(&o.epsilon) != Some(std::cmp::Ordering::Greater)
+        })
         .map(|h| {
             (
                 h.name.to_vec(),
