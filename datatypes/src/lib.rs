@@ -11,6 +11,7 @@
 //! - [`hash`], [`set`] (with [`intset`]), [`quicklist`], [`zset`]: the collection values, each in
 //!   Redis's encodings with its conversion thresholds.
 //! - [`stream`]: the stream type (entries in packed nodes, consumer groups and their PELs).
+//! - [`vset`]: the vector set (Redis 8.2): an HNSW graph of quantised vectors, FILTER expressions.
 //! - [`hll`]: Redis's HyperLogLog string, sparse and dense, byte for byte.
 //! - [`lzf`]: the LZF codec of compressed list nodes (and of RDB strings).
 //! - [`long_double`]: an exact model of the x87 80-bit `long double` (parse, add, `%.17Lf`),
@@ -33,6 +34,7 @@ pub mod quicklist;
 pub mod set;
 pub mod small_bytes;
 pub mod stream;
+pub mod vset;
 pub mod zset;
 
 pub use dict::Dict;

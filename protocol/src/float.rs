@@ -170,3 +170,98 @@ mod tests {
         assert_eq!(out, b"1.23e+04");
     }
 }
+
+/// Appends a double as Redis 8 formats replies (`d2string`): an integral value within half
+/// the range of a `long long` as an integer, `0`/`-0`, `nan`, `inf`; otherwise `fpconv_dtoa`'s
+/// shortest digits that read back as the same double, written plainly while the number stays
+/// within a few places of its digits (`0.00001`, `123456789012345680000`) and in `1.5e-7` /
+/// `1e+20` form beyond.
+pub fn push_shortest(out: &mut Vec<u8>, value: f64) {
+    if value.is_nan() {
+        out.extend_from_slice(b"nan");
+        return;
+    }
+    const HALF_RANGE: f64 = (i64::MAX / 2) as f64;
+    if value.fract() == 0.0 && (-HALF_RANGE..=HALF_RANGE).contains(&value) {
+        if value == 0.0 && value.is_sign_negative() {
+            out.extend_from_slice(b"-0");
+        } else {
+            out.extend_from_slice((value as i64).to_string().as_bytes());
+        }
+        return;
+    }
+    if value.is_sign_negative() {
+        out.push(b'-');
+    }
+    let a = value.abs();
+    if a.is_infinite() {
+        out.extend_from_slice(b"inf");
+        return;
+    }
+    let sci = format!("{a:e}");
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
+    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
+    let exp: i32 = exp.parse().expect("integer exponent");
+    let n = digits.len() as i32;
+    let k = exp - (n - 1);
+    let shown_exp = (k + n - 1).abs();
+    if k >= 0 && shown_exp < n + 7 {
+        out.extend_from_slice(&digits);
+        out.extend(std::iter::repeat_n(b'0', k as usize));
+    } else if k < 0 && (k > -7 || shown_exp < 4) {
+        let offset = n + k;
+        if offset <= 0 {
+            out.extend_from_slice(b"0.");
+            out.extend(std::iter::repeat_n(b'0', (-offset) as usize));
+            out.extend_from_slice(&digits);
+        } else {
+            out.extend_from_slice(&digits[..offset as usize]);
+            out.push(b'.');
+            out.extend_from_slice(&digits[offset as usize..]);
+        }
+    } else {
+        out.push(digits[0]);
+        if n > 1 {
+            out.push(b'.');
+            out.extend_from_slice(&digits[1..]);
+        }
+        out.push(b'e');
+        out.push(if exp < 0 { b'-' } else { b'+' });
+        out.extend_from_slice(exp.abs().to_string().as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod shortest_tests {
+    use super::push_shortest;
+
+    #[test]
+    fn formats_as_redis_8_does() {
+        // Each pair: ZADD of the input, then ZSCORE's reply from Redis 8.2.3.
+        for (v, want) in [
+            (0.00001, "0.00001"),
+            (1e20, "1e+20"),
+            (1e15, "1000000000000000"),
+            (123456789012345680000.0, "123456789012345680000"),
+            (1.5e-7, "1.5e-7"),
+            (100.0, "100"),
+            (3.0000000000000004, "3.0000000000000004"),
+            (1e300, "1e+300"),
+            (5e-324, "5e-324"),
+            (1234567.125, "1234567.125"),
+            (0.992125928401947, "0.992125928401947"),
+            (1e18, "1000000000000000000"),
+            (1e19, "1e+19"),
+            (12e18, "1.2e+19"),
+            (1e-6, "0.000001"),
+            (1e-7, "1e-7"),
+            (1.5e-6, "1.5e-6"),
+            (123456e-10, "1.23456e-5"),
+            (1.5e-5, "0.000015"),
+        ] {
+            let mut out = Vec::new();
+            push_shortest(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+}

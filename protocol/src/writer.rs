@@ -148,6 +148,21 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// A double as Redis 8 formats it (shortest round-trip digits, see
+    /// [`crate::float::push_shortest`]): module replies such as VSIM's scores and VEMB.
+    pub fn double_shortest(&mut self, d: f64) {
+        let mut text = Vec::with_capacity(24);
+        crate::float::push_shortest(&mut text, d);
+        match self.version {
+            Version::Resp2 => self.bulk(&text),
+            Version::Resp3 => {
+                self.buf.put_u8(b',');
+                self.buf.extend_from_slice(&text);
+                self.buf.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+
     pub fn boolean(&mut self, b: bool) {
         match self.version {
             Version::Resp2 => self.integer(b as i64),

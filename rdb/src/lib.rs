@@ -20,6 +20,7 @@ pub mod encodings;
 pub mod error;
 pub mod file;
 pub mod hash_ttl;
+pub mod module;
 pub mod primitives;
 pub mod value;
 
@@ -29,6 +30,7 @@ pub use dump::{
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};
 pub use hash_ttl::TtlField;
+pub use module::{module_type_id, ModuleItem, ModuleValue};
 pub use value::{
     ListNode, NodeContainer, RdbStream, RdbValue, StreamConsumer, StreamGroup, StreamId, StreamNack,
 };

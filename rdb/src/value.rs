@@ -128,6 +128,8 @@ pub enum RdbValue {
     },
     /// `RDB_TYPE_STREAM_LISTPACKS_2`.
     Stream(Box<RdbStream>),
+    /// `RDB_TYPE_MODULE_2`: a module type's value (Redis 8.2's vector sets).
+    Module(Box<crate::module::ModuleValue>),
 }
 
 /// Bytes a listpack node built from a legacy linked list may reach (Redis's default node size).
@@ -149,6 +151,7 @@ impl RdbValue {
             RdbValue::HashWithTtls(_) => types::HASH_METADATA,
             RdbValue::HashListpackEx { .. } => types::HASH_LISTPACK_EX,
             RdbValue::Stream(_) => types::STREAM_LISTPACKS_2,
+            RdbValue::Module(_) => types::MODULE_2,
         }
     }
 
@@ -217,6 +220,7 @@ impl RdbValue {
                 listpack,
             } => hash_ttl::write_listpack_ex(w, *min_expire, listpack, compress)?,
             RdbValue::Stream(s) => write_stream(w, s, compress, false)?,
+            RdbValue::Module(m) => crate::module::write_module(w, m, compress)?,
         }
         Ok(())
     }
@@ -345,6 +349,7 @@ impl RdbValue {
                 }
                 RdbValue::List(nodes)
             }
+            types::MODULE_2 => RdbValue::Module(Box::new(crate::module::read_module(r)?)),
             types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => {
                 RdbValue::Stream(Box::new(read_stream(r, ty)?))
             }
@@ -359,9 +364,7 @@ impl RdbValue {
                     listpack,
                 }
             }
-            types::MODULE | types::MODULE_2 => {
-                return Err(RdbError::Unsupported("module value".into()))
-            }
+            types::MODULE => return Err(RdbError::Unsupported("module value".into())),
             t => return corrupt(format!("unknown object type {t}")),
         })
     }

@@ -15,6 +15,8 @@ impl Flags {
     pub const WRITE: Flags = Flags(1 << 0);
     pub const READONLY: Flags = Flags(1 << 1);
     pub const DENYOOM: Flags = Flags(1 << 2);
+    /// A command of a module (in Redis 8.2, the vector set commands of its built-in module).
+    pub const MODULE: Flags = Flags(1 << 3);
     pub const ADMIN: Flags = Flags(1 << 4);
     pub const PUBSUB: Flags = Flags(1 << 5);
     pub const NOSCRIPT: Flags = Flags(1 << 6);
@@ -42,6 +44,7 @@ impl Flags {
         (Flags::WRITE, "write"),
         (Flags::READONLY, "readonly"),
         (Flags::DENYOOM, "denyoom"),
+        (Flags::MODULE, "module"),
         (Flags::ADMIN, "admin"),
         (Flags::PUBSUB, "pubsub"),
         (Flags::NOSCRIPT, "noscript"),

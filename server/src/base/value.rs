@@ -22,6 +22,7 @@ use embedis_datatypes::hll::Hll;
 use embedis_datatypes::quicklist::Quicklist;
 use embedis_datatypes::set::SetValue;
 use embedis_datatypes::stream::Stream;
+use embedis_datatypes::vset::VectorSet;
 use embedis_datatypes::zset::ZSetValue;
 use embedis_datatypes::SmallBytes;
 use embedis_protocol::number::parse_i64;
@@ -52,6 +53,8 @@ pub enum Value {
     ZSet(ZSetValue),
     /// A stream, boxed: its header (counters and groups) is bigger than the other variants.
     Stream(Box<Stream>),
+    /// A vector set (Redis 8.2's `vectorset`, a module type in Redis: OBJECT ENCODING `raw`).
+    VectorSet(Box<VectorSet>),
 }
 
 /// The type names TYPE and SCAN TYPE use.
@@ -63,6 +66,7 @@ pub enum ValueType {
     Set,
     ZSet,
     Stream,
+    VectorSet,
 }
 
 impl ValueType {
@@ -74,6 +78,7 @@ impl ValueType {
             ValueType::Set => "set",
             ValueType::ZSet => "zset",
             ValueType::Stream => "stream",
+            ValueType::VectorSet => "vectorset",
         }
     }
 }
@@ -103,6 +108,7 @@ impl Value {
             Value::Set(_) => ValueType::Set,
             Value::ZSet(_) => ValueType::ZSet,
             Value::Stream(_) => ValueType::Stream,
+            Value::VectorSet(_) => ValueType::VectorSet,
         }
     }
 
@@ -117,6 +123,7 @@ impl Value {
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
             Value::Stream(_) => "stream",
+            Value::VectorSet(_) => "raw",
         }
     }
 

@@ -199,6 +199,8 @@ fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
         ValueType::ZSet => 3,
         ValueType::Hash => 4,
         ValueType::Stream => 6,
+        // A module type's object (Redis's OBJ_MODULE).
+        ValueType::VectorSet => 5,
     };
     mix_in(digest, &type_number.to_be_bytes());
     match value {
@@ -220,6 +222,7 @@ fn value_into(digest: &mut Digest, value: &Value, has_expire: bool) {
             mix_in(&mut element, value);
             xor_in(digest, &element);
         }),
+        Value::VectorSet(set) => vset_digest_into(digest, set),
         Value::Stream(stream) => {
             // Each entry's ID as `ms.seq`, then its fields and values, in order.
             for entry in stream.range(StreamId::MIN, StreamId::MAX) {
@@ -290,6 +293,27 @@ pub fn atoi(bytes: &[u8]) -> i64 {
     } else {
         n
     }
+}
+
+/// The vector set type's digest callback as Redis 8.2 runs it: the count and the dimension as
+/// one sequence, then per node its stored vector, its element and its attributes as another,
+/// each sequence folded in by XOR so that node order does not matter.
+fn vset_digest_into(digest: &mut Digest, set: &embedis_datatypes::vset::VectorSet) {
+    let mut folded = [0u8; 20];
+    let mut seq = [0u8; 20];
+    mix_in(&mut seq, set.len().to_string().as_bytes());
+    mix_in(&mut seq, set.dim().to_string().as_bytes());
+    xor_in(&mut folded, &seq);
+    for node in set.saved_nodes() {
+        let mut seq = [0u8; 20];
+        mix_in(&mut seq, &node.vector.raw_bytes());
+        mix_in(&mut seq, &node.element.name);
+        if let Some(a) = &node.element.attributes {
+            mix_in(&mut seq, a);
+        }
+        xor_in(&mut folded, &seq);
+    }
+    xor_in(digest, &folded);
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use embedis_datatypes::{glob, SmallBytes};
 
 use crate::base::cstr::word_is;
 use crate::base::error::{CmdResult, Error};
-use crate::base::value::{lru_clock, Object};
+use crate::base::value::{lru_clock, Object, Value};
 use crate::commands::common::{db_index, int32_arg, parse_cursor, ScanOptions};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
@@ -249,11 +249,16 @@ fn copy(ctx: &mut Ctx<'_>) -> CmdResult {
     let mut duplicate = ctx.ks.access.object(value, now);
     duplicate.set_private(true);
     let deadline = ctx.ks.expire_of(src_db, from);
-    if ctx.ks.lookup(dst_db, to, now, Access::Write).is_some() {
-        if !replace {
-            ctx.out.integer(0);
-            return Ok(());
-        }
+    let exists = ctx.ks.lookup(dst_db, to, now, Access::Write).is_some();
+    if exists && !replace {
+        ctx.out.integer(0);
+        return Ok(());
+    }
+    // A vector set is a module type in Redis, one without a copy callback.
+    if matches!(duplicate.value, Value::VectorSet(_)) {
+        return Err(Error::msg("ERR not supported for this module key"));
+    }
+    if exists {
         ctx.ks.db(dst_db).remove(to);
     }
     ctx.ks.put(dst_db, SmallBytes::new(to), duplicate, deadline);

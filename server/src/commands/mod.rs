@@ -48,6 +48,7 @@ pub mod sort;
 pub mod streams;
 pub mod strings;
 pub mod transactions;
+pub mod vsets;
 pub mod zsets;
 
 /// Every family's table, in the order COMMAND and the README list them.
@@ -56,6 +57,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     bits::COMMANDS,
     hashes::COMMANDS,
     hash_ttl::COMMANDS,
+    vsets::COMMANDS,
     lists::COMMANDS,
     keys::COMMANDS,
     persistence::COMMANDS,

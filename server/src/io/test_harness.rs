@@ -50,6 +50,14 @@ impl Harness {
         reply
     }
 
+    /// Runs a command given as its arguments (binary ones included) and decodes the reply.
+    pub fn run_args(&mut self, args: &[&[u8]]) -> Reply {
+        let raw = Bytes::from(self.run_args_raw(args));
+        let (reply, used) = decode_value(&raw).unwrap().expect("a whole reply");
+        assert_eq!(used, raw.len(), "exactly one reply");
+        reply
+    }
+
     /// Runs a command and returns the reply bytes as text.
     pub fn run_text(&mut self, line: &str) -> String {
         String::from_utf8_lossy(&self.run_raw(line)).into_owned()

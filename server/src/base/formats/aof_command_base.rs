@@ -175,6 +175,13 @@ impl<W: Write> CommandWriter<W> {
                 self.hash_with_ttls(key, &fields)?;
             }
             RdbValue::Stream(s) => self.stream(key, s)?,
+            // Redis's vector set type has no AOF rewrite callback: a rewrite without the RDB
+            // preamble fails on it, as Redis's does.
+            RdbValue::Module(_) => {
+                return Err(io::Error::other(
+                    "the module type vectorset doesn't implement the aof_rewrite callback",
+                ))
+            }
         }
         if let Some(at) = e.meta.expire_ms {
             self.count(3)?;

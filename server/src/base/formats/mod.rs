@@ -4,3 +4,4 @@
 pub mod aof_command_base;
 pub mod rdb_convert;
 pub mod rdb_file;
+pub mod vset_rdb;

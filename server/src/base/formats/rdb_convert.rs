@@ -97,6 +97,7 @@ pub fn to_rdb(value: &Value) -> RdbValue {
         }
         Value::ZSet(z) => RdbValue::Zset(z.to_vec()),
         Value::Stream(s) => RdbValue::Stream(Box::new(stream_to_rdb(s))),
+        Value::VectorSet(s) => RdbValue::Module(Box::new(super::vset_rdb::to_module(s))),
     }
 }
 
@@ -226,6 +227,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
             Value::ZSet(ZSetValue::from_sorted(&elements, &zset_limits))
         }
         RdbValue::Stream(s) => Value::Stream(Box::new(stream_from_rdb(*s)?)),
+        RdbValue::Module(m) => Value::VectorSet(Box::new(super::vset_rdb::from_module(*m)?)),
     })
 }
 
