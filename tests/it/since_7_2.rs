@@ -599,3 +599,44 @@ fn messages_to_self_follow_the_whole_reply_from_7_2() {
         }
     });
 }
+
+/// SLOWLOG's redactions: `masteruser` is a secret in every version (Redis 7.0.15's config.c
+/// flags it), the TLS key passwords and ACL DELUSER's and GETUSER's user names from 7.4.
+#[test]
+fn slowlog_redacts_the_arguments_of_the_version() {
+    as_versions(&["7.0", "7.4"], |version, c, _| {
+        let new = version == "7.4";
+        c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]);
+        c.cmd(&["SLOWLOG", "RESET"]);
+        c.cmd(&["CONFIG", "SET", "masteruser", ""]);
+        c.cmd(&["CONFIG", "SET", "tls-key-file-pass", ""]);
+        c.cmd(&["ACL", "SETUSER", "u1", "+get"]);
+        c.cmd(&["ACL", "GETUSER", "u1"]);
+        c.cmd(&["ACL", "DELUSER", "u1", "nobody"]);
+        c.cmd(&["CONFIG", "SET", "slowlog-log-slower-than", "-1"]);
+        // The log keeps the words as sent; the comparison ignores their case.
+        let log = c.cmd(&["SLOWLOG", "GET", "-1"]).to_lowercase();
+        let shown = |args: &[&str]| {
+            let mut frame = format!("*{}\r\n", args.len());
+            for a in args {
+                frame.push_str(&format!("${}\r\n{a}\r\n", a.len()));
+            }
+            log.contains(&frame)
+        };
+        let r = "(redacted)";
+        assert!(
+            shown(&["config", "set", "masteruser", r]),
+            "{version}: {log}"
+        );
+        assert!(shown(&["acl", "setuser", r, r]), "{version}: {log}");
+        let tls = if new { r } else { "" };
+        assert!(
+            shown(&["config", "set", "tls-key-file-pass", tls]),
+            "{version}: {log}"
+        );
+        let user = if new { r } else { "u1" };
+        assert!(shown(&["acl", "getuser", user]), "{version}: {log}");
+        let nobody = if new { r } else { "nobody" };
+        assert!(shown(&["acl", "deluser", user, nobody]), "{version}: {log}");
+    });
+}

@@ -9,6 +9,7 @@
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
 
+use crate::base::compat::CompatVersion;
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Command, Flags};
 use crate::model::blocking::Blocked;
@@ -220,7 +221,7 @@ fn log_slow(
     now_us: i64,
     from_script: bool,
 ) {
-    let redacted = redacted_arguments(&command.full_name, args);
+    let redacted = redacted_arguments(&command.full_name, args, server.config.compat_version);
     let (peer, name) = if from_script {
         ("?:0".to_string(), &b""[..])
     } else {
@@ -261,7 +262,8 @@ pub(crate) fn feed_monitors(
         peer => line.push_str(&format!("{}] ", peer.addr())),
     }
     let mut bytes = line.into_bytes();
-    let redacted = redacted_arguments(&command.full_name, args);
+    let version = parts.server.config.compat_version;
+    let redacted = redacted_arguments(&command.full_name, args, version);
     for (i, arg) in args.iter().enumerate() {
         if i > 0 {
             bytes.push(b' ');
@@ -288,9 +290,9 @@ pub(crate) fn feed_monitors(
 
 /// The arguments MONITOR and SLOWLOG show as `(redacted)`: the passwords of AUTH and HELLO …
 /// AUTH, as far as Redis's own parsing of those commands gets before it redacts them, and the
-/// values of sensitive parameters in CONFIG SET (`requirepass`, `masterauth`). `full_name` is
-/// the command's (`config|set`).
-fn redacted_arguments(full_name: &str, args: &[Bytes]) -> Vec<usize> {
+/// values of sensitive parameters in CONFIG SET (`requirepass`, `masterauth`, `masteruser`;
+/// from 7.4 the TLS key passwords). `full_name` is the command's (`config|set`).
+fn redacted_arguments(full_name: &str, args: &[Bytes], version: CompatVersion) -> Vec<usize> {
     match full_name {
         "config|set" => (2..args.len())
             .step_by(2)
@@ -299,13 +301,16 @@ fn redacted_arguments(full_name: &str, args: &[Bytes]) -> Vec<usize> {
                     && std::str::from_utf8(&args[i])
                         .ok()
                         .and_then(crate::base::config::find_param)
-                        .is_some_and(|p| p.sensitive)
+                        .is_some_and(|p| p.sensitive_in(version))
             })
             .map(|i| i + 1)
             .collect(),
         "auth" if args.len() <= 3 => (1..args.len()).collect(),
-        // ACL SETUSER's name and rules, passwords among them.
+        // ACL SETUSER's name and rules, passwords among them; from 7.4 also the user names
+        // of ACL DELUSER and GETUSER.
         "acl|setuser" => (2..args.len()).collect(),
+        "acl|deluser" if version >= CompatVersion::V7_4 => (2..args.len()).collect(),
+        "acl|getuser" if version >= CompatVersion::V7_4 && args.len() == 3 => vec![2],
         "hello" => {
             let mut redacted = Vec::new();
             // An invalid protocol version stops HELLO before it looks at the options.

@@ -40,6 +40,17 @@ pub enum Kind {
     MemoryOrPercentOff,
 }
 
+/// Parameters Redis hides from logs from 7.4 on (`SENSITIVE_CONFIG` in 7.4.1's config.c).
+const SENSITIVE_SINCE_7_4: [&str; 2] = ["tls-key-file-pass", "tls-client-key-file-pass"];
+
+impl Param {
+    /// Hidden from MONITOR and SLOWLOG under `version`.
+    pub fn sensitive_in(&self, version: CompatVersion) -> bool {
+        self.sensitive
+            || (version >= CompatVersion::V7_4 && SENSITIVE_SINCE_7_4.contains(&self.name))
+    }
+}
+
 /// One configuration parameter.
 pub struct Param {
     pub name: &'static str,
@@ -546,8 +557,15 @@ pub static PARAMS: &[Param] = &[
     // Module commands are always refused: embedis loads no modules.
     param!("enable-module-command", Kind::Only(&["no"]), mutable: false,
         get: |_| "no".into(), set: |_, _| {}),
-    param!("masteruser", Kind::Text, mutable: true,
-        get: |c| c.masteruser.clone(), set: |c, v| c.masteruser = v.to_string()),
+    Param {
+        name: "masteruser",
+        aliases: &[],
+        kind: Kind::Text,
+        mutable: true,
+        sensitive: true,
+        get: |c| c.masteruser.clone(),
+        set: |c, v| c.masteruser = v.to_string(),
+    },
     Param {
         name: "masterauth",
         aliases: &[],
