@@ -164,6 +164,12 @@ impl RequestDecoder {
         out
     }
 
+    /// The length of the bulk argument whose header was read and whose payload is awaited.
+    #[inline]
+    pub fn pending_bulk(&self) -> Option<usize> {
+        self.pending_bulk
+    }
+
     /// Bytes of the arguments of the request in progress read so far.
     pub fn partial_len(&self) -> usize {
         self.args.iter().map(|a| a.len()).sum()

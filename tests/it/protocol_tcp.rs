@@ -459,3 +459,47 @@ fn reset_clears_client_state_as_redis_does() {
     assert!(expected[12].contains("NOAUTH"), "{expected:?}");
     assert_eq!(reset_transcript(ours.addr()), expected);
 }
+
+/// `qbuf + qbuf-free` of the client named `name`, from CLIENT LIST over `probe`.
+fn query_buffer_room(probe: &mut Conn, name: &str) -> usize {
+    let list = String::from_utf8_lossy(&probe.command(&["CLIENT", "LIST"])).into_owned();
+    let line = list
+        .lines()
+        .find(|l| l.contains(&format!(" name={name} ")))
+        .expect("the client is listed");
+    let field = |key: &str| -> usize {
+        line.split(' ')
+            .find_map(|f| f.strip_prefix(&format!("{key}=")))
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    field("qbuf") + field("qbuf-free")
+}
+
+/// Once the header of a big argument is read, the query buffer has room for all of it, as
+/// Redis makes room for a bulk of 32 KB or more (Redis 7.4.1's unit/querybuf "query buffer
+/// resized correctly with fat argv"); the value then arrives whole.
+#[test]
+fn room_is_made_for_a_big_argument_once_its_header_is_read() {
+    let server = support::builder().start().unwrap();
+    let mut client = TcpStream::connect(server.addr()).unwrap();
+    client.write_all(b"CLIENT SETNAME fat\r\n").unwrap();
+    let mut ok = [0u8; 5];
+    client.read_exact(&mut ok).unwrap();
+    client
+        .write_all(b"*3\r\n$3\r\nset\r\n$1\r\na\r\n$1000000\r\n")
+        .unwrap();
+    let mut probe = Conn::connect(server.addr()).unwrap();
+    let started = std::time::Instant::now();
+    while query_buffer_room(&mut probe, "fat") < 1_000_000 {
+        assert!(started.elapsed() < Duration::from_secs(10), "no room made");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut value = vec![b'x'; 1_000_000];
+    value.extend_from_slice(b"\r\n");
+    client.write_all(&value).unwrap();
+    client.read_exact(&mut ok).unwrap();
+    assert_eq!(&ok, b"+OK\r\n");
+    assert_eq!(probe.command(&["STRLEN", "a"]), b":1000000\r\n");
+}

@@ -549,9 +549,11 @@ where
             tokio::task::yield_now().await;
             continue;
         }
+        // Before a hand-over, which gives the decoder's request in progress back as bytes.
+        let pending_bulk = decoder.pending_bulk();
         let idle = S::PLAIN_SOCKET && hand_over_if_idle(handle, &mut decoder, &mut input);
         handle.set_idle(idle);
-        give_back_room(handle, &mut input);
+        give_back_room(handle, &mut input, pending_bulk);
         handle.query_buffer.report(input.len(), input.capacity());
         tokio::select! {
             read = stream.read_buf(&mut input) => {
@@ -705,9 +707,11 @@ fn hand_over_if_idle(
 
 /// Makes room to read into. The tick may ask for the buffer's room back (see `query_buffer`):
 /// all of it for an idle client — the next read allocates again — or all but the usual 16 KB
-/// after a big request.
+/// after a big request. A big argument whose header was read (`pending_bulk`, 32 KB or more)
+/// gets room for all of it at once, as Redis makes room for a big bulk: CLIENT LIST shows that
+/// room until the client has been idle for 2 seconds.
 #[inline(always)]
-fn give_back_room(handle: &ClientHandle, input: &mut BytesMut) {
+fn give_back_room(handle: &ClientHandle, input: &mut BytesMut, pending_bulk: Option<usize>) {
     let keep_room = match handle.query_buffer.take_request() {
         None => true,
         Some(resize) => {
@@ -716,10 +720,21 @@ fn give_back_room(handle: &ClientHandle, input: &mut BytesMut) {
             resize == crate::model::query_buffer::Resize::Shrink
         }
     };
-    if keep_room {
+    if !keep_room {
+        return;
+    }
+    match pending_bulk {
+        Some(len) if len >= crate::model::query_buffer::BIG_ARG => {
+            let whole = len + 2;
+            handle.query_buffer.awaiting_bulk(whole);
+            input.reserve(whole.saturating_sub(input.len()));
+        }
         // Reclaims the consumed front of the buffer when nothing else holds it (no copy
         // when it is empty), or moves to a fresh one.
-        input.reserve(READ_CHUNK);
+        _ => {
+            handle.query_buffer.no_bulk();
+            input.reserve(READ_CHUNK);
+        }
     }
 }
 

@@ -19,6 +19,9 @@ const MIN_WASTE: usize = 4 * 1024;
 const RESIZE_THRESHOLD: usize = 32 * 1024;
 /// Seconds without a command after which the whole buffer is freed.
 const IDLE_SECONDS: i64 = 2;
+/// An argument this long gets room for all of it once its header is read (Redis's
+/// PROTO_MBULK_BIG_ARG).
+pub const BIG_ARG: usize = 32 * 1024;
 
 /// What the task is asked to do with its buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +38,9 @@ pub struct QueryBuffer {
     len: AtomicUsize,
     capacity: AtomicUsize,
     peak: AtomicUsize,
+    /// The bytes of the big argument being read (its length and CRLF), 0 when none: the
+    /// buffer is not shrunk below it, as Redis keeps room for the bulk in progress.
+    bulk: AtomicUsize,
     /// 0 none, 1 [`Resize::Free`], 2 [`Resize::Shrink`].
     request: AtomicU8,
 }
@@ -50,6 +56,19 @@ impl QueryBuffer {
         }
     }
 
+    /// The task made room for a big argument of `bytes` (length and CRLF), still arriving.
+    pub fn awaiting_bulk(&self, bytes: usize) {
+        self.bulk.store(bytes, Ordering::Relaxed);
+    }
+
+    /// No big argument is arriving (one load while there was none).
+    #[inline]
+    pub fn no_bulk(&self) {
+        if self.bulk.load(Ordering::Relaxed) != 0 {
+            self.bulk.store(0, Ordering::Relaxed);
+        }
+    }
+
     /// `(qbuf, qbuf-free)` as CLIENT LIST shows them.
     pub fn sizes(&self) -> (usize, usize) {
         let len = self.len.load(Ordering::Relaxed);
@@ -62,7 +81,8 @@ impl QueryBuffer {
     pub fn cron(&self, idle_seconds: i64) -> Option<Resize> {
         let (len, free) = self.sizes();
         let capacity = len + free;
-        let peak = self.peak.load(Ordering::Relaxed);
+        let bulk = self.bulk.load(Ordering::Relaxed);
+        let peak = self.peak.load(Ordering::Relaxed).max(bulk);
         let resize = if free <= MIN_WASTE {
             None
         } else if idle_seconds > IDLE_SECONDS {
@@ -126,5 +146,24 @@ mod tests {
         q.report(0, 30_000);
         q.cron(0);
         assert_eq!(q.cron(0), None);
+    }
+
+    #[test]
+    fn room_made_for_a_big_argument_stays_until_the_client_is_idle() {
+        let q = QueryBuffer::default();
+        // The header of a 1,000,000-byte argument was read; the task made room for it.
+        q.awaiting_bulk(1_000_002);
+        q.report(0, 1_000_002);
+        assert_eq!(q.cron(0), None, "not shrunk below the argument in progress");
+        assert_eq!(q.cron(2), None);
+        assert_eq!(q.cron(3), Some(Resize::Free), "given back once idle");
+        q.no_bulk();
+        q.report(0, 1_000_002);
+        q.cron(0);
+        assert_eq!(
+            q.cron(0),
+            Some(Resize::Shrink),
+            "without it, a big empty buffer shrinks"
+        );
     }
 }
