@@ -57,16 +57,32 @@ pub fn run(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
         ctx.server.disable_deny_scripts = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
         Some(Ok(()))
-    } else if ctx.arg_is(1, "replybuffer")
-        && argc == 4
-        && (ctx.arg_is(2, "peak-reset-time") || ctx.arg_is(2, "resizing"))
-    {
-        // Tuning of Redis's reply-buffer resizing cron, which embedis does not have.
-        ctx.out.ok();
-        Some(Ok(()))
+    } else if ctx.arg_is(1, "replybuffer") && argc == 4 {
+        Some(reply_buffer_tuning(ctx))
     } else {
         None
     }
+}
+
+/// DEBUG REPLYBUFFER PEAK-RESET-TIME <ms|never|reset> | RESIZING <0|1>: the tuning of the
+/// reply-buffer resize (see crate::model::reply_buffer).
+fn reply_buffer_tuning(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.arg_is(2, "peak-reset-time") {
+        let ms = if ctx.arg_is(3, "never") {
+            -1
+        } else if ctx.arg_is(3, "reset") {
+            crate::model::reply_buffer::DEFAULT_PEAK_RESET_MS
+        } else {
+            parse_i64(ctx.arg(3)).ok_or(Error::NotInteger)?
+        };
+        ctx.server.reply_tuning.peak_reset_ms = ms;
+    } else if ctx.arg_is(2, "resizing") {
+        ctx.server.reply_tuning.resizing = atoi(ctx.arg(3)) != 0;
+    } else {
+        return Err(crate::commands::common::subcommand_syntax_error(ctx));
+    }
+    ctx.out.ok();
+    Ok(())
 }
 
 /// An argument that must be a non-negative integer, with Redis's error for anything else.

@@ -658,8 +658,11 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     );
     field!(out, "io_threaded_reads_processed", "0");
     field!(out, "io_threaded_writes_processed", "0");
-    field!(out, "reply_buffer_shrinks", "0");
-    field!(out, "reply_buffer_expands", "0");
+    let resizes = &ctx.server.reply_resizes;
+    let shrinks = resizes.shrinks.load(std::sync::atomic::Ordering::Relaxed);
+    let expands = resizes.expands.load(std::sync::atomic::Ordering::Relaxed);
+    field!(out, "reply_buffer_shrinks", "{shrinks}");
+    field!(out, "reply_buffer_expands", "{expands}");
 }
 
 fn replication(ctx: &Ctx<'_>, out: &mut String) {

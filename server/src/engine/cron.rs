@@ -285,9 +285,12 @@ impl Engine {
     /// Redis's `clientsCron` resize of query buffers: asks idle clients' tasks to free their
     /// read buffers and others to drop room a big request left (see [`crate::model::query_buffer`]).
     fn resize_query_buffers(&mut self, now_ms: i64) {
+        let (tuning, resizes) = (self.server.reply_tuning, &self.server.reply_resizes);
         for c in self.clients.iter() {
             let idle_seconds = (now_ms - c.last_interaction_ms).max(0) / 1000;
-            if c.handle.query_buffer.cron(idle_seconds).is_some() {
+            let query_shrank = c.handle.query_buffer.cron(idle_seconds).is_some();
+            let reply_shrank = c.handle.reply_buffer.cron(now_ms, tuning, resizes);
+            if query_shrank || reply_shrank {
                 c.handle.wake();
             }
         }

@@ -554,6 +554,7 @@ where
         let idle = S::PLAIN_SOCKET && hand_over_if_idle(handle, &mut decoder, &mut input);
         handle.set_idle(idle);
         give_back_room(handle, &mut input, pending_bulk);
+        keep_reply_room(handle, &mut output);
         handle.query_buffer.report(input.len(), input.capacity());
         tokio::select! {
             read = stream.read_buf(&mut input) => {
@@ -669,15 +670,26 @@ fn flush_aof_if_pending(shared: &Shared) {
     }
 }
 
+/// Keeps the (empty) output buffer at the size the tick gave the reply buffer (see
+/// `reply_buffer`): an idle connection gives back all but 1 KB, as Redis's do.
+#[inline(always)]
+fn keep_reply_room(handle: &ClientHandle, output: &mut BytesMut) {
+    let size = handle.reply_buffer.size();
+    if output.capacity() > size && output.is_empty() {
+        *output = BytesMut::with_capacity(size);
+    }
+}
+
 /// Accounts for `output` once written, and empties it.
 #[inline(always)]
 fn written(shared: &Shared, handle: &ClientHandle, output: &mut BytesMut, from_outbox: usize) {
     handle.wrote(from_outbox);
     shared.engine.borrow_mut().count_output(output.len());
+    handle.reply_buffer.used(output.len());
     output.clear();
     if output.capacity() > KEPT_OUTPUT_CAPACITY {
         // A burst (a subscriber catching up, a huge reply) does not stay allocated.
-        *output = BytesMut::with_capacity(16 * 1024);
+        *output = BytesMut::with_capacity(handle.reply_buffer.size());
     }
 }
 

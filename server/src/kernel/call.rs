@@ -95,6 +95,9 @@ pub fn call(
         if no_touch {
             ctx.ks.access.no_touch = true;
         }
+        // While a handler runs, messages to its own client wait for its reply (from 7.2, see
+        // `publish::deliver`); eviction's, before it, and tracking's, after, do not.
+        ctx.server.executing += 1;
         let result = handler(&mut ctx);
         if no_touch {
             ctx.ks.access.no_touch = false;
@@ -109,6 +112,7 @@ pub fn call(
                 crate::kernel::publish::late_keyspace_events(&mut ctx);
             }
         }
+        ctx.server.executing -= 1;
         if propagating {
             let (dirty, db) = (ctx.ks.dirty, ctx.client.db);
             ctx.ks.stream.leave(dirty, db, args);

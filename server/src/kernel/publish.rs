@@ -279,7 +279,7 @@ pub fn spublish(ctx: &mut Ctx<'_>, channel: &[u8], message: &[u8]) -> usize {
 /// `closeClientOnOutputBufferLimitReached`).
 pub fn deliver(ctx: &mut Ctx<'_>, id: ClientId, message: &Encoded) {
     if id == ctx.client.id {
-        if ctx.registry.version >= CompatVersion::V7_2 {
+        if ctx.server.executing > 0 && ctx.registry.version >= CompatVersion::V7_2 {
             // After the reply of the client's own command (`call` hands them over).
             message.write_to(&mut ctx.server.postponed_pushes, ctx.client.resp);
         } else if ctx.from_script {

@@ -68,6 +68,8 @@ pub struct ClientHandle {
     wake_queued: AtomicBool,
     /// The task's read buffer: its sizes for CLIENT LIST, and the tick's resize requests.
     pub query_buffer: crate::model::query_buffer::QueryBuffer,
+    /// The task's reply buffer: its size and peak for CLIENT LIST, set by the tick.
+    pub reply_buffer: crate::model::reply_buffer::ReplyBuffer,
 }
 
 impl ClientHandle {
@@ -86,6 +88,7 @@ impl ClientHandle {
             stolen: Mutex::new(BytesMut::new()),
             wake_queued: AtomicBool::new(false),
             query_buffer: Default::default(),
+            reply_buffer: Default::default(),
         }
     }
 
@@ -553,6 +556,7 @@ impl ClientState {
         let lib_ver = String::from_utf8_lossy(&self.lib_ver);
         let omem = unsent_output(self);
         let (qbuf, qbuf_free) = self.handle.query_buffer.sizes();
+        let (rbs, rbp) = self.handle.reply_buffer.sizes();
         let resp = match self.resp {
             Version::Resp2 => 2,
             Version::Resp3 => 3,
@@ -565,7 +569,7 @@ impl ClientState {
             String::new()
         };
         let mut line = format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={rbs} rbp={rbp} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),

@@ -21,6 +21,7 @@ pub mod notify;
 pub mod pubsub;
 pub mod query_buffer;
 pub mod replication;
+pub mod reply_buffer;
 pub mod slowlog;
 pub mod snapshot;
 pub mod snapshot_capture;

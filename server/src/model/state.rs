@@ -157,6 +157,8 @@ pub struct ServerState {
     /// subscribed to, or a keyspace event it listens to), sent after its command's whole reply —
     /// after EXEC's or the script's, not amid them (Redis's `pending_push_messages`).
     pub postponed_pushes: bytes::BytesMut,
+    /// Handlers running (EXEC's and a script's commands nest): Redis's `executing_client`.
+    pub executing: u32,
     pub shutdown: Option<ShutdownRequest>,
     pub rng: StdRng,
     pub next_client_id: ClientId,
@@ -186,6 +188,10 @@ pub struct ServerState {
     /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
     /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
     pub disable_deny_scripts: bool,
+    /// DEBUG REPLYBUFFER's tuning of the reply-buffer resize (see crate::model::reply_buffer).
+    pub reply_tuning: crate::model::reply_buffer::ReplyTuning,
+    /// INFO's `reply_buffer_shrinks` and `reply_buffer_expands`.
+    pub reply_resizes: crate::model::reply_buffer::ReplyResizes,
     /// Replication as a primary: its ID (random, as a master's is), offset, backlog and
     /// replicas (see [`crate::model::replication`]).
     pub repl: crate::model::replication::Replication,
@@ -267,6 +273,7 @@ impl ServerState {
             pubsub: crate::model::pubsub::PubSub::default(),
             pending_writes: Vec::new(),
             postponed_pushes: bytes::BytesMut::new(),
+            executing: 0,
             shutdown: None,
             rng,
             next_client_id: 1,
@@ -285,6 +292,8 @@ impl ServerState {
             active_expire: true,
             cron_paused: false,
             disable_deny_scripts: false,
+            reply_tuning: Default::default(),
+            reply_resizes: Default::default(),
             repl: crate::model::replication::Replication::new(replid),
             eviction: Default::default(),
             migrate_sockets: Default::default(),
