@@ -260,6 +260,10 @@ pub fn send_own_before_reply(ctx: &mut Ctx<'_>) {
     let running = ctx.client.id;
     process_signals(ctx, Some(running));
     send_own(ctx, running);
+    // From 7.2 they waited for the end of the command (`publish::deliver`), which for Redis is
+    // when the flush blocks: before its `+OK`.
+    let postponed = ctx.server.postponed_pushes.split();
+    crate::kernel::publish::own_pushes(ctx).unsplit(postponed);
 }
 
 /// Sends the running client's own invalidations, deferred until now.
