@@ -147,7 +147,8 @@ const KEY: &[KeySpec] = &[KeySpec::single(1, flag::RW | flag::ACCESS | flag::UPD
 macro_rules! vspec {
     ($name:literal, $handler:expr, $flags:expr, $since:literal, $summary:literal, $syntax:literal) => {
         CommandSpec::new($name, -1, $handler)
-            .flags($flags.union(Flags::MODULE))
+            .flags($flags)
+            .module("vectorset")
             .keys(KEY)
             .doc("module", $since, "", $summary, $syntax)
     };
@@ -277,6 +278,30 @@ mod tests {
         let mut h = Harness::new();
         assert_eq!(int(&h.run("VCARD k")), 0);
         assert_eq!(int(&h.run("VISMEMBER k a")), 0);
+    }
+
+    #[test]
+    fn the_module_shows_from_8_2_only() {
+        let mut old = Harness::as_version(CompatVersion::V7_4);
+        assert_eq!(old.run_text("MODULE LIST"), "*0\r\n");
+        assert!(!old.run_text("INFO modules").contains("module:"));
+        let mut h = Harness::as_version(CompatVersion::V8_2);
+        assert!(h.run_text("MODULE LIST").contains("$9\r\nvectorset\r\n"));
+        assert!(h
+            .run_text("INFO modules")
+            .contains("module:name=vectorset,ver=1,"));
+        assert!(h
+            .run_text("COMMAND INFO vadd")
+            .starts_with("*1\r\n*10\r\n$4\r\nVADD\r\n"));
+        // No category names it: `+@write` does not let a user add to a vector set.
+        assert!(!h.run_text("ACL CAT write").contains("VADD"));
+        h.run("ACL SETUSER w on nopass ~* +@write");
+        assert!(h
+            .run_text("ACL DRYRUN w VADD k VALUES 1 1 e")
+            .contains("'VADD' command"));
+        h.run("ACL SETUSER a on nopass ~* +@all -vrem");
+        assert_eq!(h.run_text("ACL DRYRUN a VADD k VALUES 1 1 e"), "+OK\r\n");
+        assert!(h.run_text("ACL LIST").contains(" +@all -vrem"));
     }
 
     #[test]
