@@ -115,6 +115,10 @@ impl Fixture {
                 &[b"XTRIM", key, b"MAXLEN", b"2"],
                 &[b"XAUTOCLAIM", key, b"g", b"c", b"0", b"0-0"],
             ],
+            b"+vectorset\r\n" => {
+                self.exercise_vector_set(key);
+                &[]
+            }
             _ => &[],
         };
         for cmd in reads {
@@ -122,6 +126,43 @@ impl Fixture {
         }
         self.run(&[b"DEBUG", b"DIGEST-VALUE", key]);
         self.run(&[b"DUMP", key]);
+    }
+}
+
+impl Fixture {
+    /// Every vector set command on `key`, around an element VRANDMEMBER picks: searches walk
+    /// the graph from its entry point, VLINKS reads a node's links, VREM unlinks the node and
+    /// repairs its neighbours, VADD links a new node in.
+    fn exercise_vector_set(&mut self, key: &[u8]) {
+        for cmd in [
+            &[&b"VCARD"[..], key][..],
+            &[b"VDIM", key],
+            &[b"VINFO", key],
+            &[b"VRANDMEMBER", key, b"-7"],
+        ] {
+            self.run(cmd);
+        }
+        let picked = self.run(&[b"VRANDMEMBER", key]);
+        let element = bulk_strings(&[&b"*1\r\n"[..], &picked].concat())
+            .pop()
+            .unwrap_or_default();
+        let e = element.as_slice();
+        for cmd in [
+            &[&b"VSIM"[..], key, b"ELE", e, b"WITHSCORES", b"WITHATTRIBS", b"COUNT", b"50"][..],
+            &[b"VSIM", key, b"ELE", e, b"TRUTH", b"FILTER", b".i > 1"],
+            &[b"VEMB", key, e, b"RAW"],
+            &[b"VLINKS", key, e, b"WITHSCORES"],
+            &[b"VGETATTR", key, e],
+            &[b"VSETATTR", key, e, b"{\"i\":3}"],
+            &[b"VREM", key, e],
+            &[b"VSIM", key, b"VALUES", b"1", b"0.5"],
+            &[b"VADD", key, b"VALUES", b"1", b"0.5", b"new"],
+            &[b"VADD", key, b"VALUES", b"2", b"0.5", b"-1", b"new2"],
+            &[b"VSIM", key, b"ELE", b"new2", b"EF", b"500"],
+            &[b"VISMEMBER", key, b"new2"],
+        ] {
+            self.run(cmd);
+        }
     }
 }
 

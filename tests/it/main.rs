@@ -61,6 +61,7 @@ mod replica_loading;
 mod replication;
 mod sentinel;
 mod tls;
+mod vector_set_replication;
 
 // Scripts and locks.
 mod busy_scripts;

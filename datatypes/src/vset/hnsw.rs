@@ -763,6 +763,9 @@ impl<V> Hnsw<V> {
     // -----------------------------------------------------------------------------------------
 
     /// A graph from nodes read from a file, newest first, their links given as node ids.
+    /// Each node read goes to the head of the list, as Redis's loader adds it, so the loaded
+    /// list is the file's order reversed (a save and a load reverse a set's list order, in
+    /// Redis as here: the order of TRUTH scans, VRANDMEMBER's walk and MEMORY USAGE's sample).
     /// Checks what Redis's loader checks: unique non-zero ids, levels within the cap, no link
     /// to itself, no duplicate link, every target present at that level, every link matched by
     /// its backlink. `Err` names the first problem.
@@ -777,7 +780,6 @@ impl<V> Hnsw<V> {
         let mut h = Hnsw::new(dim, quant, m, seed);
         let mut by_id: HashMap<u64, u32> = HashMap::with_capacity(loaded.len());
         let mut link_ids = Vec::with_capacity(loaded.len());
-        let mut prev: Option<u32> = None;
         for node in loaded {
             if node.id == 0 || node.layers.is_empty() || node.layers.len() as u32 > MAX_LEVEL + 1 {
                 return Err("bad node header");
@@ -786,7 +788,11 @@ impl<V> Hnsw<V> {
             let level = node.layers.len() as u32 - 1;
             let mut layers = Vec::with_capacity(node.layers.len());
             let mut ids = Vec::with_capacity(node.layers.len());
-            for (links, layer) in node.layers {
+            for (l, (links, mut layer)) in node.layers.into_iter().enumerate() {
+                // Redis allocates a loaded node's layers at their usual room and enlarges
+                // them to what the file says only when that is more.
+                let usual = if l == 0 { h.m * 2 } else { h.m };
+                layer.max_links = layer.max_links.max(usual);
                 layers.push(layer);
                 ids.push(links);
             }
@@ -795,16 +801,11 @@ impl<V> Hnsw<V> {
                 vector: node.vector,
                 layers,
                 value: node.value,
-                prev,
+                prev: None,
                 next: None,
                 visited: 0,
             });
-            match prev {
-                Some(p) => h.node_mut(p).next = Some(at),
-                None => h.head = Some(at),
-            }
-            prev = Some(at);
-            h.count += 1;
+            h.link_in_list(at);
             if h.entry.is_none() || level > h.max_level {
                 h.entry = Some(at);
                 h.max_level = level;

@@ -183,7 +183,7 @@ fn hello(ctx: &mut Ctx<'_>) -> CmdResult {
     out.bulk(b"role");
     out.bulk(b"master");
     out.bulk(b"modules");
-    out.array(0);
+    crate::commands::modules::write_module_list(&mut out, ctx.server.config.compat_version);
     Ok(())
 }
 

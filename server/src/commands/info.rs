@@ -130,6 +130,19 @@ macro_rules! field {
     }};
 }
 
+/// The built-in modules (Redis's `genModulesInfoString`): no other module uses them or is used
+/// by them, and none registers a command filter.
+fn modules(ctx: &Ctx<'_>, out: &mut String) {
+    out.push_str("# Modules\r\n");
+    for m in crate::commands::modules::builtin_modules(ctx.server.config.compat_version) {
+        let _ = write!(
+            out,
+            "module:name={},ver={},api=1,filters=0,usedby=[],using=[],options=[{}]\r\n",
+            m.name, m.ver, m.options
+        );
+    }
+}
+
 fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
     match section {
         Section::Server => server(ctx, out),
@@ -139,7 +152,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
         Section::Stats => stats(ctx, out),
         Section::Replication => replication(ctx, out),
         Section::Cpu => cpu(out),
-        Section::Modules => out.push_str("# Modules\r\n"),
+        Section::Modules => modules(ctx, out),
         Section::Commandstats => commandstats(ctx, out),
         Section::Errorstats => errorstats(ctx, out),
         Section::Latencystats => latencystats(ctx, out),

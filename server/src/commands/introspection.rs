@@ -103,8 +103,14 @@ fn list(ctx: &mut Ctx<'_>) -> CmdResult {
         5 if ctx.arg_is(2, "filterby") => {
             let value = ctx.arg(4);
             if ctx.arg_is(3, "module") {
-                // No modules: nothing belongs to one.
-                Vec::new()
+                // The built-in module's commands (Redis finds modules by name in any case).
+                every_name(ctx.registry)
+                    .filter(|c| {
+                        !c.spec.module.is_empty()
+                            && c.spec.module.as_bytes().eq_ignore_ascii_case(value)
+                    })
+                    .map(|c| c.full_name.as_str())
+                    .collect()
             } else if ctx.arg_is(3, "aclcat") {
                 let category = value.to_ascii_lowercase();
                 match Acl::NAMES.iter().position(|n| n.as_bytes() == category) {
@@ -332,7 +338,12 @@ mod tests {
                 spec.syntax
             );
             let docs = docs_of(&command.full_name, Version::Resp3);
-            for field in ["summary", "since", "group"] {
+            let fields: &[&str] = if spec.module.is_empty() {
+                &["summary", "since", "group"]
+            } else {
+                &["group", "module"]
+            };
+            for &field in fields {
                 assert!(
                     map_get(&docs, field).is_some(),
                     "{} lacks {field}",

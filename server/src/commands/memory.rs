@@ -64,8 +64,12 @@ fn memory_usage(ctx: &mut Ctx<'_>) -> CmdResult {
     let usage = ctx
         .ks
         .lookup(db, ctx.arg(2), now, Access::NoTouch)
-        .map(|object| {
-            object_size(object, samples, stream_prealloc) + sds_size(key_len) + DICT_ENTRY
+        .map(|object| match &object.value {
+            // Only Redis 8 has vector sets, and it keeps the key in the object.
+            Value::VectorSet(set) => {
+                crate::commands::vsets::memory::usage(set, key_len, object.has_expire())
+            }
+            _ => object_size(object, samples, stream_prealloc) + sds_size(key_len) + DICT_ENTRY,
         });
     match usage {
         Some(bytes) => ctx.out.integer(bytes as i64),
@@ -176,7 +180,8 @@ fn object_size(object: &Object, samples: usize, stream_prealloc: usize) -> usize
             ROBJ + DICT + 8 * table.buckets() + extrapolate(total, sampled, table.len())
         }
         Value::Stream(stream) => stream_size(stream, samples, stream_prealloc),
-        Value::VectorSet(set) => vset_size(set),
+        // (The caller adds the key as Redis 8 keeps it.)
+        Value::VectorSet(set) => crate::commands::vsets::memory::module_estimate(set),
         Value::Hash(_) => unreachable!("measured above"),
         Value::ZSet(z @ ZSetValue::Packed(_)) => {
             let mut entries = 0;
@@ -478,24 +483,6 @@ pub static COMMANDS: &[CommandSpec] = &[CommandSpec::container("memory", SUBCOMM
     "Container for commands that report on memory.",
     "",
 )];
-
-/// A vector set's footprint in our layout: per node its header, vector, links and element
-/// (and attributes), plus the element map's entry. Redis's own figure is an estimate from its
-/// structure sizes (MEMORY USAGE differs between the two servers for this type).
-fn vset_size(set: &embedis_datatypes::vset::VectorSet) -> usize {
-    let mut total = ROBJ + 160 + set.projection_matrix().map_or(0, |m| m.len() * 4);
-    for node in set.saved_nodes() {
-        let links: usize = node
-            .layers
-            .iter()
-            .map(|(_, l)| 32 + 4 * l.max_links as usize)
-            .sum();
-        let name = node.element.name.len();
-        let attributes = node.element.attributes.as_ref().map_or(0, |a| a.len() + 16);
-        total += 96 + set.quant().bytes(set.dim()) + links + 2 * (name + 16) + attributes + 24;
-    }
-    total
-}
 
 #[cfg(test)]
 mod tests {

@@ -1,19 +1,65 @@
 //! MODULE and LOLWUT: commands that client libraries and tools send on connecting or probing,
-//! answered as a Redis 7.0 server that has no modules loaded and runs with
-//! `enable-module-command no` (its default) answers them.
+//! answered as a Redis server with `enable-module-command no` (its default) answers them.
 //!
 //! embedis cannot load Redis modules (they are C shared objects written against Redis's own
-//! internals), so MODULE LIST is always empty and LOAD, LOADEX and UNLOAD are refused with the
-//! error Redis gives where module commands are not enabled. LOLWUT replies with Redis's version
+//! internals), so LOAD, LOADEX and UNLOAD are refused with the error Redis gives where module
+//! commands are not enabled. MODULE LIST (and HELLO's `modules`, INFO's `modules` section) show
+//! what that Redis has built in: nothing before 8.0, the `vectorset` module from 8.0 on
+//! ([`builtin_modules`]). LOLWUT replies with Redis's version
 //! line, which is all that Redis 7.0 prints by default; Redis's pictures for versions 5 and 6
 //! are art of its own, which embedis does not reproduce.
 
+use embedis_protocol::Writer;
+
+use crate::base::compat::CompatVersion;
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 
+/// A module Redis loads by itself, as MODULE LIST and INFO describe it.
+pub struct BuiltinModule {
+    pub name: &'static str,
+    pub ver: i64,
+    /// INFO's `options=[…]`: the module's declared options.
+    pub options: &'static str,
+}
+
+/// The modules a version's Redis has built in: Redis 8 compiles the vector sets in as the
+/// `vectorset` module (version 1), which declares that it handles I/O errors and asynchronous
+/// replica loading.
+pub fn builtin_modules(version: CompatVersion) -> &'static [BuiltinModule] {
+    const VECTORSET: &[BuiltinModule] = &[BuiltinModule {
+        name: "vectorset",
+        ver: 1,
+        options: "handle-io-errors|handle-repl-async-load",
+    }];
+    if version >= CompatVersion::V8_2 {
+        VECTORSET
+    } else {
+        &[]
+    }
+}
+
+/// MODULE LIST's reply, which HELLO repeats: one map per module (name, version, the path and
+/// arguments it was loaded with, both empty for a built-in module).
+pub fn write_module_list(out: &mut Writer<'_>, version: CompatVersion) {
+    let modules = builtin_modules(version);
+    out.array(modules.len());
+    for module in modules {
+        out.map(4);
+        out.bulk(b"name");
+        out.bulk(module.name.as_bytes());
+        out.bulk(b"ver");
+        out.integer(module.ver);
+        out.bulk(b"path");
+        out.bulk(b"");
+        out.bulk(b"args");
+        out.array(0);
+    }
+}
+
 fn list(ctx: &mut Ctx<'_>) -> CmdResult {
-    ctx.out.array(0);
+    write_module_list(&mut ctx.out, ctx.server.config.compat_version);
     Ok(())
 }
 
@@ -86,7 +132,7 @@ static SUBCOMMANDS: &[CommandSpec] = &[
             "server",
             "4.0.0",
             "O(N) where N is the number of loaded modules.",
-            "Lists the loaded modules: none, for embedis.",
+            "Lists the loaded modules: the built-in ones.",
             "",
         ),
     CommandSpec::new("load", -3, not_allowed)

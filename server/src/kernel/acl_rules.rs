@@ -426,7 +426,9 @@ fn describe_single(
     let allowed = selector.allows_id(command.id);
     if allowed != fake.allows_id(command.id) {
         rules.push(if allowed { b'+' } else { b'-' });
-        rules.extend_from_slice(command.full_name.as_bytes());
+        // A module's command is named in upper case (`VADD`) but its rule, as Redis writes
+        // it, in lower case.
+        rules.extend_from_slice(command.full_name.to_ascii_lowercase().as_bytes());
         rules.push(b' ');
         change_perm(fake, registry, command, allowed);
     }

@@ -134,7 +134,9 @@ pub fn from_module(m: ModuleValue) -> Result<VectorSet, RdbError> {
     let flags = it.uint()?;
     let projection = if flags & FLAG_PROJECTION != 0 {
         let input = it.uint()? as usize;
-        if input == 0 || input > MAX_DIM || dim > input {
+        // A projection may widen (Redis 8.2.3's VADD takes a REDUCE above the input's
+        // dimension, and its loader reads such a set back).
+        if input == 0 || input > MAX_DIM {
             return bad("projection dimensions");
         }
         let blob = it.string()?;

@@ -456,6 +456,16 @@ fn write_arg(w: &mut Writer<'_>, arg: &Arg) {
 /// Writes one COMMAND DOCS value (the map for `command`, subcommands included).
 pub fn write_docs(w: &mut Writer<'_>, registry: &Registry, command: &Command) {
     let spec = command.spec;
+    if !spec.module.is_empty() {
+        // A module command whose module gives no documentation (the vector set commands):
+        // Redis's `addReplyCommandDocs` knows only its group and its module.
+        w.map(2);
+        w.bulk(b"group");
+        w.bulk(spec.group.as_bytes());
+        w.bulk(b"module");
+        w.bulk(spec.module.as_bytes());
+        return;
+    }
     let args = parse(spec.syntax, spec.keys.len()).unwrap_or_default();
     let subs: Vec<&Command> = registry.subcommands_of(command).collect();
     let mut fields = 3;

@@ -68,6 +68,9 @@ pub struct CommandSpec {
     /// be anywhere): the positions and flags of the keys of one command line (Redis's
     /// getkeys procedure), which COMMAND GETKEYS uses instead of the specs.
     pub keys_fn: Option<KeysFn>,
+    /// The module a command belongs to ("" for Redis's own commands): Redis 8's vector set
+    /// commands are the built-in `vectorset` module's, and show it (see [`CommandSpec::module`]).
+    pub module: &'static str,
 }
 
 impl CommandSpec {
@@ -90,6 +93,7 @@ impl CommandSpec {
             handler: Some(handler),
             key_flags: None,
             keys_fn: None,
+            module: "",
         }
     }
 
@@ -113,6 +117,7 @@ impl CommandSpec {
             handler: None,
             key_flags: None,
             keys_fn: None,
+            module: "",
         }
     }
 
@@ -160,6 +165,16 @@ impl CommandSpec {
         self.complexity = complexity;
         self.summary = summary;
         self.syntax = syntax;
+        self
+    }
+
+    /// The command is a module's, as Redis registers a module's commands: flagged `module`,
+    /// named in upper case as the module spelled it (COMMAND INFO, INFO's `cmdstat_VADD`,
+    /// NOPERM errors, ACL LOG), in no ACL category but `@all` (a module that declares none gets
+    /// none, not even those its flags imply), and documented only by group and module.
+    pub const fn module(mut self, module: &'static str) -> Self {
+        self.module = module;
+        self.flags = self.flags.union(Flags::MODULE);
         self
     }
 
@@ -378,7 +393,13 @@ impl Registry {
         let id = self.commands.len();
         let full_name = match parent {
             Some(p) => format!("{}|{}", self.commands[p].spec.name, spec.name),
+            None if !spec.module.is_empty() => spec.name.to_ascii_uppercase(),
             None => spec.name.to_string(),
+        };
+        let acl = if spec.module.is_empty() {
+            spec.acl.with_implicit(spec.flags)
+        } else {
+            spec.acl
         };
         let (legacy_range, movable) = keys::legacy_range(spec.keys);
         let flags = if movable {
@@ -393,7 +414,7 @@ impl Registry {
             parent,
             subcommands: HashMap::new(),
             flags,
-            acl: spec.acl.with_implicit(spec.flags),
+            acl,
             legacy_range,
         });
         for sub in spec.subcommands {
