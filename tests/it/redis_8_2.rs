@@ -513,3 +513,133 @@ fn keysizes_section_exists_from_8_2() {
         );
     }
 }
+
+/// CLUSTER SLOT-STATS (8.2) on a cluster node serving half the slots, against a cluster-enabled
+/// Redis 8.2.3: ranges and rankings of key counts (ties, both orders, limits, slots served or
+/// not), every argument error, RESP2 and RESP3. The tests/diff8 fixtures run on servers
+/// without cluster mode, hence this test.
+#[test]
+fn cluster_slot_stats_answer_as_redis_8_does() {
+    let bus = support::free_port().to_string();
+    let cluster_args = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-port",
+        &bus,
+        "--cluster-require-full-coverage",
+        "no",
+    ];
+    let Some(redis) = RedisServer::start_redis8("cluster slot-stats", &cluster_args) else {
+        return;
+    };
+    let ours = support::builder_as("8.2")
+        .config("cluster-enabled", "yes")
+        .unwrap()
+        .config("cluster-port", &support::free_port().to_string())
+        .unwrap()
+        .config("cluster-require-full-coverage", "no")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
+    let mut ours_conn = Conn::connect(ours.addr()).unwrap();
+    for conn in [&mut theirs_conn, &mut ours_conn] {
+        assert_eq!(
+            conn.command(&["CLUSTER", "ADDSLOTSRANGE", "0", "8000"]),
+            b"+OK\r\n"
+        );
+        // The node takes up its new state in its next cluster tick.
+        for _ in 0..100 {
+            let info = conn.command(&["CLUSTER", "INFO"]);
+            if String::from_utf8_lossy(&info).contains("cluster_state:ok") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut add = |line: &str| lines.push(line.split(' ').map(str::to_string).collect());
+    // Keys in served slots, some sharing one (a slot not served refuses writes).
+    for key in [
+        "b", "{b}x", "{b}y", "c", "f", "{f}1", "g", "j", "k", "n", "o", "bar",
+    ] {
+        add(&format!("SET {key} 1"));
+    }
+    for args in [
+        "",
+        "SLOTSRANGE",
+        "SLOTSRANGE 0",
+        "SLOTSRANGE 0 2 x",
+        "SLOTSRANGE 2 1",
+        "SLOTSRANGE -1 5",
+        "SLOTSRANGE 0 16384",
+        "SLOTSRANGE a 1",
+        "SLOTSRANGE +5 6",
+        "SLOTSRANGE 7990 8010",
+        "slotsrange 3300 3300",
+        "SLOTSRANGE 15495 15496",
+        "SLOTSRANGE 0 16383",
+        "ORDERBY",
+        "ORDERBY cpu-usec",
+        "ORDERBY network-bytes-in LIMIT 1",
+        "ORDERBY network-bytes-out",
+        "ORDERBY bogus LIMIT 0",
+        "ORDERBY key-count LIMIT 0",
+        "ORDERBY key-count LIMIT 16385",
+        "ORDERBY key-count LIMIT abc",
+        "ORDERBY key-count LIMIT +3",
+        "ORDERBY key-count LIMIT",
+        "ORDERBY key-count LIMIT 1 bogus",
+        "ORDERBY key-count LIMIT 1 LIMIT 0",
+        "ORDERBY key-count LIMIT 1 LIMIT 2",
+        "ORDERBY key-count ASC DESC",
+        "ORDERBY key-count DESC LIMIT",
+        "BOGUS x",
+        "ORDERBY key-count LIMIT 6",
+        "orderby KEY-COUNT limit 6 asc",
+        "ORDERBY key-count DESC",
+        "ORDERBY key-count ASC",
+    ] {
+        add(&format!("CLUSTER SLOT-STATS {args}").trim_end().to_string());
+    }
+    add("COMMAND INFO cluster|slot-stats");
+    add("HELLO 3");
+    add("CLUSTER SLOT-STATS ORDERBY key-count LIMIT 4");
+    add("CLUSTER SLOT-STATS SLOTSRANGE 3300 3301");
+    let mut failures = Vec::new();
+    for args in &lines {
+        let expected = theirs_conn.command(args);
+        let got = ours_conn.command(args);
+        if args[0] == "SET" {
+            assert_eq!(expected, b"+OK\r\n", "the node serves {}", args[1]);
+        }
+        // HELLO's client ids and modules differ; its protocol switch is what matters here.
+        if args[0] != "HELLO" && expected != got {
+            failures.push(format!(
+                "{}\n    redis:   {}\n    embedis: {}",
+                args.join(" "),
+                show(&expected[..expected.len().min(400)]),
+                show(&got[..got.len().min(400)])
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn cluster_slot_stats_exists_from_8_2_and_needs_cluster_mode() {
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    let as_8_2 = support::builder_as("8.2").start().unwrap();
+    let mut old = Client::connect(as_7_4.addr());
+    let mut new = Client::connect(as_8_2.addr());
+    assert_eq!(
+        old.text(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
+        "ERR unknown subcommand 'SLOT-STATS'. Try CLUSTER HELP."
+    );
+    assert_eq!(
+        new.text(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
+        "ERR This instance has cluster support disabled"
+    );
+}
