@@ -63,7 +63,9 @@ fn int_len(n: i64) -> usize {
 
 impl KeySizes {
     /// Counts `obj`, a key just stored (whatever its tag said before: a copy's tag is stale).
-    #[inline]
+    // Out of line: the callers' fast paths keep only the branch on whether a histogram is
+    // kept (a server behaving as 7.x has none).
+    #[inline(never)]
     pub fn count(&mut self, obj: &mut Object) {
         let tag = tag_of(&obj.value);
         self.add(tag, 1);
@@ -71,13 +73,17 @@ impl KeySizes {
     }
 
     /// Uncounts `obj`, a key being removed.
-    #[inline]
+    // Out of line: the callers' fast paths keep only the branch on whether a histogram is
+    // kept (a server behaving as 7.x has none).
+    #[inline(never)]
     pub fn uncount(&mut self, obj: &Object) {
         self.add(obj.keysize, -1);
     }
 
     /// Moves `obj` to the bin of its value now, if that changed.
-    #[inline]
+    // Out of line: the callers' fast paths keep only the branch on whether a histogram is
+    // kept (a server behaving as 7.x has none).
+    #[inline(never)]
     pub fn resync(&mut self, obj: &mut Object) {
         let tag = tag_of(&obj.value);
         if tag != obj.keysize {
