@@ -602,7 +602,7 @@ fn cluster_slot_stats_answer_as_redis_8_does() {
         "ORDERBY key-count DESC",
         "ORDERBY key-count ASC",
     ] {
-        add(&format!("CLUSTER SLOT-STATS {args}").trim_end().to_string());
+        add(format!("CLUSTER SLOT-STATS {args}").trim_end());
     }
     add("COMMAND INFO cluster|slot-stats");
     add("HELLO 3");
@@ -642,4 +642,62 @@ fn cluster_slot_stats_exists_from_8_2_and_needs_cluster_mode() {
         new.text(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
         "ERR This instance has cluster support disabled"
     );
+}
+
+/// CONFIG SET's bounds that changed after 7.0, per `compat-version`: `nothing` as a log level
+/// from 7.2 (Redis 7.2.6's config.c), `maxmemory-samples` up to 64 from 7.4 (7.4.1), the sign
+/// check of unsigned parameters from 8.2 (8.2.3). tests/diff8/config.txt compares 8.2's answers
+/// with Redis 8.2.3 line by line, tests/diff/ 7.0's with 7.0.15.
+#[test]
+fn config_set_bounds_follow_the_version() {
+    let prefix =
+        |name: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name}') - ");
+    for (version, nothing, samples_max, unsigned) in [
+        ("7.0", false, "2147483647", false),
+        ("7.2", true, "2147483647", false),
+        ("7.4", true, "64", false),
+        ("8.2", true, "64", true),
+    ] {
+        let server = support::builder_as(version).start().unwrap();
+        let mut c = Client::connect(server.addr());
+        let loglevel = c.text(&["CONFIG", "SET", "loglevel", "nothing"]);
+        assert_eq!(loglevel == "OK", nothing, "{version}: {loglevel}");
+        assert_eq!(
+            c.text(&["CONFIG", "SET", "maxmemory-samples", "0"]),
+            format!(
+                "{}argument must be between 1 and {samples_max} inclusive",
+                prefix("maxmemory-samples")
+            ),
+            "{version}"
+        );
+        let at_65 = c.text(&["CONFIG", "SET", "maxmemory-samples", "65"]);
+        assert_eq!(at_65 == "OK", samples_max != "64", "{version}: {at_65}");
+        let negative = c.text(&["CONFIG", "SET", "hash-max-listpack-entries", "-1"]);
+        let expected = if unsigned {
+            "argument must be greater or equal to 0"
+        } else {
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        };
+        assert_eq!(
+            negative,
+            format!("{}{expected}", prefix("hash-max-listpack-entries"))
+        );
+        let huge = c.text(&["CONFIG", "SET", "maxmemory", "9223372036854775808"]);
+        if unsigned {
+            assert_eq!(
+                huge,
+                format!(
+                    "{}argument must be greater or equal to 0",
+                    prefix("maxmemory")
+                )
+            );
+        } else {
+            assert_eq!(
+                huge, "OK",
+                "{version}: maxmemory is unsigned up to 2^64 - 1"
+            );
+            let got = c.cmd(&["CONFIG", "GET", "maxmemory"]);
+            assert!(got.contains("9223372036854775808"), "{version}: {got}");
+        }
+    }
 }
