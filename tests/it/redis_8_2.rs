@@ -252,3 +252,452 @@ fn random_stream_deletions_answer_as_redis_8_does() {
         },
     );
 }
+
+/// One random write (or read) for the INFO keysizes comparison: every counted type, the
+/// commands that grow, shrink, empty, move, copy, rename, expire and restore keys, and the
+/// SETBIT/BITFIELD growth of empty strings that Redis 8.2.3 leaves uncounted. `next_id` keeps
+/// XADD's replies deterministic; TTLs are 1 ms (then waited out) or long.
+fn keysizes_line(rng: &mut StdRng, next_id: &mut u64) -> Vec<String> {
+    let keys = ["k0", "k1", "k2", "k3", "k4", "k5"];
+    let k = pick(rng, &keys).to_string();
+    let k2 = pick(rng, &keys).to_string();
+    let members: Vec<String> = (0..rng.gen_range(1..6))
+        .map(|_| rng.gen_range(0..20).to_string())
+        .collect();
+    let pairs: Vec<String> = members
+        .iter()
+        .flat_map(|m| [m.clone(), m.clone()])
+        .collect();
+    let value = "x".repeat(*[0usize, 1, 3, 4, 9, 17, 40].choose(rng).unwrap());
+    let ttl = pick(rng, &["1", "100000"]).to_string();
+    let m0 = members[0].clone();
+    let s = |words: &[&str]| words.iter().map(|w| w.to_string()).collect::<Vec<_>>();
+    let with = |mut head: Vec<String>, tail: &[String]| {
+        head.extend_from_slice(tail);
+        head
+    };
+    match rng.gen_range(0..36) {
+        0 => s(&["SET", &k, &value]),
+        1 => s(&["APPEND", &k, &value]),
+        2 => s(&["SETRANGE", &k, &rng.gen_range(0..40).to_string(), &value]),
+        3 => s(&["INCRBY", &k, &rng.gen_range(-2000..2000).to_string()]),
+        4 => s(&["SETBIT", &k, &rng.gen_range(0..400).to_string(), "1"]),
+        5 => s(&["BITFIELD", &k, "OVERFLOW", "FAIL", "INCRBY", "u8", &rng.gen_range(0..900).to_string(), "300"]),
+        6 => s(&["BITFIELD", &k, "SET", "u8", &rng.gen_range(0..900).to_string(), "1"]),
+        7 => with(s(&["RPUSH", &k]), &members),
+        8 => s(&["LPOP", &k, &rng.gen_range(1..4).to_string()]),
+        9 => s(&["LTRIM", &k, "1", "-1"]),
+        10 => s(&["LMOVE", &k, &k2, "LEFT", "RIGHT"]),
+        11 => with(s(&["SADD", &k]), &members),
+        12 => with(s(&["SREM", &k]), &members),
+        13 => s(&["SINTERSTORE", &k, &k2, &k]),
+        14 => with(s(&["ZADD", &k]), &pairs),
+        15 => s(&["ZPOPMIN", &k, "2"]),
+        16 => s(&["ZUNIONSTORE", &k, "2", &k, &k2]),
+        17 => with(s(&["HSET", &k]), &pairs),
+        18 => with(s(&["HDEL", &k]), &members),
+        19 => s(&["HPEXPIRE", &k, &ttl, "FIELDS", "1", &m0]),
+        20 => s(&["HSETEX", &k, "PX", &ttl, "FIELDS", "1", &m0, "v"]),
+        21 => s(&["PEXPIRE", &k, &ttl]),
+        22 => s(&["DEL", &k]),
+        23 => s(&["RENAME", &k, &k2]),
+        24 => s(&["COPY", &k, &k2, "DB", "1", "REPLACE"]),
+        25 => s(&["MOVE", &k, "1"]),
+        26 => s(&["SWAPDB", "0", "1"]),
+        27 => s(&["SELECT", pick(rng, &["0", "1"])]),
+        28 => with(s(&["PFADD", &k]), &members),
+        29 => {
+            *next_id += 1;
+            s(&["XADD", &k, &format!("{next_id}-1"), "f", "v"])
+        }
+        30 => s(&["SORT", &k2, "STORE", &k]),
+        31 => s(&["GETDEL", &k]),
+        32 => s(&["EVAL", "redis.call('rpush', KEYS[1], 'a', 'b', 'c') return redis.call('set', KEYS[2], 'abcdefghij')", "2", &k, &k2]),
+        33 if rng.gen_bool(0.1) => s(&["DEBUG", "RELOAD"]),
+        34 if rng.gen_bool(0.1) => s(&["FLUSHDB"]),
+        35 => s(&["GET", &k]),
+        _ => s(&["EXISTS", &k, &k2]),
+    }
+}
+
+/// Random writes across every type, with INFO keysizes compared with Redis 8.2.3's after each
+/// one (and the replies with its replies). Active expiry is off on both, so that keys and fields
+/// whose TTL has passed go when a command touches them, at the same moment in both.
+#[test]
+fn random_writes_keep_info_keysizes_as_redis_8_does() {
+    let Some(redis) =
+        RedisServer::start_redis8("keysizes random", &["--enable-debug-command", "yes"])
+    else {
+        return;
+    };
+    let ours = support::builder_as("8.2")
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
+    let mut ours_conn = Conn::connect(ours.addr()).unwrap();
+    for conn in [&mut theirs_conn, &mut ours_conn] {
+        assert_eq!(
+            conn.command(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]),
+            b"+OK\r\n"
+        );
+    }
+    let mut rng = StdRng::seed_from_u64(8023);
+    let mut next_id = 0;
+    let mut failures = Vec::new();
+    let mut seen_lines = std::collections::BTreeSet::new();
+    for _ in 0..4000 {
+        let args = keysizes_line(&mut rng, &mut next_id);
+        let expected = theirs_conn.command(&args);
+        let got = ours_conn.command(&args);
+        // A 1 ms TTL has passed before the next command, in both servers.
+        if ["PEXPIRE", "HPEXPIRE", "HSETEX"].contains(&args[0].as_str()) {
+            std::thread::sleep(std::time::Duration::from_millis(3));
+        }
+        let theirs_info = theirs_conn.command(&["INFO", "keysizes"]);
+        let ours_info = ours_conn.command(&["INFO", "keysizes"]);
+        for line in String::from_utf8_lossy(&theirs_info).lines() {
+            seen_lines.insert(line.split(':').next().unwrap_or("").to_string());
+        }
+        if expected != got || theirs_info != ours_info {
+            failures.push(format!(
+                "{}\n    redis:   {} {}\n    embedis: {} {}",
+                args.join(" "),
+                show(&expected),
+                show(&theirs_info),
+                show(&got),
+                show(&ours_info)
+            ));
+            break;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // The run reached every counted type in both databases (else it proves less than it says).
+    for db in ["db0", "db1"] {
+        for kind in [
+            "strings_sizes",
+            "lists_items",
+            "sets_items",
+            "zsets_items",
+            "hashes_items",
+        ] {
+            let name = format!("{db}_distrib_{kind}");
+            assert!(seen_lines.contains(&name), "{name} never shown");
+        }
+    }
+}
+
+/// INFO keysizes's lines recomputed from what the server holds (SCAN, then each key's length),
+/// for the paths no command drives: eviction and the active expiry of hash fields.
+fn recount_keysizes(c: &mut Client) -> String {
+    let mut lines = String::from("# Keysizes\r\n");
+    for db in 0..16 {
+        c.cmd(&["SELECT", &db.to_string()]);
+        let mut bins = std::collections::BTreeMap::<(usize, u32), u64>::new();
+        let listing = c.cmd(&["KEYS", "*"]);
+        let keys = listing.lines().filter(|l| !l.starts_with(['*', '$']));
+        for key in keys {
+            let (kind, length) = match c.text(&["TYPE", key]).as_str() {
+                "string" => (0, "STRLEN"),
+                "list" => (1, "LLEN"),
+                "set" => (2, "SCARD"),
+                "zset" => (3, "ZCARD"),
+                "hash" => (4, "HLEN"),
+                _ => continue,
+            };
+            let reply = c.cmd(&[length, key]);
+            let len: u64 = reply.trim_start_matches(':').trim_end().parse().unwrap();
+            *bins
+                .entry((kind, u64::BITS - len.leading_zeros()))
+                .or_default() += 1;
+        }
+        let names = [
+            "strings_sizes",
+            "lists_items",
+            "sets_items",
+            "zsets_items",
+            "hashes_items",
+        ];
+        for (kind, name) in names.iter().enumerate() {
+            let entries: Vec<String> = bins
+                .iter()
+                .filter(|((k, _), _)| *k == kind)
+                .map(|((_, bin), n)| match bin {
+                    0 => format!("0={n}"),
+                    b if b - 1 < 10 => format!("{}={n}", 1u64 << (b - 1)),
+                    b => format!("{}K={n}", 1u64 << (b - 11)),
+                })
+                .collect();
+            if !entries.is_empty() {
+                lines.push_str(&format!("db{db}_distrib_{name}:{}\r\n", entries.join(",")));
+            }
+        }
+    }
+    c.cmd(&["SELECT", "0"]);
+    lines
+}
+
+#[test]
+fn keysizes_follow_eviction_and_active_field_expiry() {
+    let server = support::builder_as("8.2").start().unwrap();
+    let mut c = Client::connect(server.addr());
+    let mut rng = StdRng::seed_from_u64(7);
+    for i in 0..300 {
+        let key = format!("k{i}");
+        match i % 3 {
+            0 => c.cmd(&["SET", &key, &"v".repeat(rng.gen_range(0..3000))]),
+            1 => c.cmd(&["RPUSH", &key, "a", "b", "c"]),
+            _ => c.cmd(&["HSET", &key, "a", "1", "b", "2", "c", "3", "d", "4"]),
+        };
+        if i % 3 == 2 && i % 2 == 0 {
+            c.cmd(&["HPEXPIRE", &key, "1", "FIELDS", "2", "a", "b"]);
+        }
+    }
+    assert_eq!(c.text(&["INFO", "keysizes"]), recount_keysizes(&mut c));
+    // The active cycle removes the due fields: the hashes of 4 fields move to the bin of 2.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let after_expiry = c.text(&["INFO", "keysizes"]);
+    assert!(
+        after_expiry.contains("hashes_items:2=50,4=50"),
+        "{after_expiry}"
+    );
+    assert_eq!(after_expiry, recount_keysizes(&mut c));
+    // Eviction removes keys behind every command's back.
+    c.cmd(&["CONFIG", "SET", "maxmemory-policy", "allkeys-random"]);
+    let info = c.text(&["INFO", "memory"]);
+    let used_memory: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory:"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    c.cmd(&[
+        "CONFIG",
+        "SET",
+        "maxmemory",
+        &(used_memory - 200_000).to_string(),
+    ]);
+    c.cmd(&["SET", "trigger", "x"]);
+    // Every command evicts while memory is over the limit: lift it before counting.
+    c.cmd(&["CONFIG", "SET", "maxmemory", "0"]);
+    let left = c.cmd(&["DBSIZE"]);
+    let left: u64 = left.trim_start_matches(':').trim_end().parse().unwrap();
+    assert!(left < 300, "eviction ran ({left} keys left)");
+    assert_eq!(c.text(&["INFO", "keysizes"]), recount_keysizes(&mut c));
+    // FLUSHALL empties every histogram.
+    c.cmd(&["FLUSHALL"]);
+    assert_eq!(c.text(&["INFO", "keysizes"]), "# Keysizes\r\n");
+}
+
+#[test]
+fn keysizes_section_exists_from_8_2() {
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    let as_8_2 = support::builder_as("8.2").start().unwrap();
+    let mut old = Client::connect(as_7_4.addr());
+    let mut new = Client::connect(as_8_2.addr());
+    for c in [&mut old, &mut new] {
+        c.cmd(&["SET", "s", "abc"]);
+    }
+    assert_eq!(old.text(&["INFO", "keysizes"]), "");
+    assert!(!old.text(&["INFO", "everything"]).contains("Keysizes"));
+    let expected = "# Keysizes\r\ndb0_distrib_strings_sizes:2=1\r\n";
+    assert_eq!(new.text(&["INFO", "keysizes"]), expected);
+    for section in [&[][..], &["everything"], &["all"], &["default"]] {
+        let mut args = vec!["INFO"];
+        args.extend_from_slice(section);
+        let info = new.text(&args);
+        assert!(
+            info.ends_with(&format!("\r\n\r\n{expected}")),
+            "INFO {section:?}: {info}"
+        );
+    }
+}
+
+/// CLUSTER SLOT-STATS (8.2) on a cluster node serving half the slots, against a cluster-enabled
+/// Redis 8.2.3: ranges and rankings of key counts (ties, both orders, limits, slots served or
+/// not), every argument error, RESP2 and RESP3. The tests/diff8 fixtures run on servers
+/// without cluster mode, hence this test.
+#[test]
+fn cluster_slot_stats_answer_as_redis_8_does() {
+    let bus = support::free_port().to_string();
+    let cluster_args = [
+        "--cluster-enabled",
+        "yes",
+        "--cluster-config-file",
+        "nodes.conf",
+        "--cluster-port",
+        &bus,
+        "--cluster-require-full-coverage",
+        "no",
+    ];
+    let Some(redis) = RedisServer::start_redis8("cluster slot-stats", &cluster_args) else {
+        return;
+    };
+    let ours = support::builder_as("8.2")
+        .config("cluster-enabled", "yes")
+        .unwrap()
+        .config("cluster-port", &support::free_port().to_string())
+        .unwrap()
+        .config("cluster-require-full-coverage", "no")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut theirs_conn = Conn::connect(redis.addr()).unwrap();
+    let mut ours_conn = Conn::connect(ours.addr()).unwrap();
+    for conn in [&mut theirs_conn, &mut ours_conn] {
+        assert_eq!(
+            conn.command(&["CLUSTER", "ADDSLOTSRANGE", "0", "8000"]),
+            b"+OK\r\n"
+        );
+        // The node takes up its new state in its next cluster tick.
+        for _ in 0..100 {
+            let info = conn.command(&["CLUSTER", "INFO"]);
+            if String::from_utf8_lossy(&info).contains("cluster_state:ok") {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut add = |line: &str| lines.push(line.split(' ').map(str::to_string).collect());
+    // Keys in served slots, some sharing one (a slot not served refuses writes).
+    for key in [
+        "b", "{b}x", "{b}y", "c", "f", "{f}1", "g", "j", "k", "n", "o", "bar",
+    ] {
+        add(&format!("SET {key} 1"));
+    }
+    for args in [
+        "",
+        "SLOTSRANGE",
+        "SLOTSRANGE 0",
+        "SLOTSRANGE 0 2 x",
+        "SLOTSRANGE 2 1",
+        "SLOTSRANGE -1 5",
+        "SLOTSRANGE 0 16384",
+        "SLOTSRANGE a 1",
+        "SLOTSRANGE +5 6",
+        "SLOTSRANGE 7990 8010",
+        "slotsrange 3300 3300",
+        "SLOTSRANGE 15495 15496",
+        "SLOTSRANGE 0 16383",
+        "ORDERBY",
+        "ORDERBY cpu-usec",
+        "ORDERBY network-bytes-in LIMIT 1",
+        "ORDERBY network-bytes-out",
+        "ORDERBY bogus LIMIT 0",
+        "ORDERBY key-count LIMIT 0",
+        "ORDERBY key-count LIMIT 16385",
+        "ORDERBY key-count LIMIT abc",
+        "ORDERBY key-count LIMIT +3",
+        "ORDERBY key-count LIMIT",
+        "ORDERBY key-count LIMIT 1 bogus",
+        "ORDERBY key-count LIMIT 1 LIMIT 0",
+        "ORDERBY key-count LIMIT 1 LIMIT 2",
+        "ORDERBY key-count ASC DESC",
+        "ORDERBY key-count DESC LIMIT",
+        "BOGUS x",
+        "ORDERBY key-count LIMIT 6",
+        "orderby KEY-COUNT limit 6 asc",
+        "ORDERBY key-count DESC",
+        "ORDERBY key-count ASC",
+    ] {
+        add(format!("CLUSTER SLOT-STATS {args}").trim_end());
+    }
+    add("COMMAND INFO cluster|slot-stats");
+    add("HELLO 3");
+    add("CLUSTER SLOT-STATS ORDERBY key-count LIMIT 4");
+    add("CLUSTER SLOT-STATS SLOTSRANGE 3300 3301");
+    let mut failures = Vec::new();
+    for args in &lines {
+        let expected = theirs_conn.command(args);
+        let got = ours_conn.command(args);
+        if args[0] == "SET" {
+            assert_eq!(expected, b"+OK\r\n", "the node serves {}", args[1]);
+        }
+        // HELLO's client ids and modules differ; its protocol switch is what matters here.
+        if args[0] != "HELLO" && expected != got {
+            failures.push(format!(
+                "{}\n    redis:   {}\n    embedis: {}",
+                args.join(" "),
+                show(&expected[..expected.len().min(400)]),
+                show(&got[..got.len().min(400)])
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn cluster_slot_stats_exists_from_8_2_and_needs_cluster_mode() {
+    let as_7_4 = support::builder_as("7.4").start().unwrap();
+    let as_8_2 = support::builder_as("8.2").start().unwrap();
+    let mut old = Client::connect(as_7_4.addr());
+    let mut new = Client::connect(as_8_2.addr());
+    assert_eq!(
+        old.text(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
+        "ERR unknown subcommand 'SLOT-STATS'. Try CLUSTER HELP."
+    );
+    assert_eq!(
+        new.text(&["CLUSTER", "SLOT-STATS", "SLOTSRANGE", "0", "1"]),
+        "ERR This instance has cluster support disabled"
+    );
+}
+
+/// CONFIG SET's bounds that changed after 7.0, per `compat-version`: `nothing` as a log level
+/// from 7.2 (Redis 7.2.6's config.c), `maxmemory-samples` up to 64 from 7.4 (7.4.1), the sign
+/// check of unsigned parameters from 8.2 (8.2.3). tests/diff8/config.txt compares 8.2's answers
+/// with Redis 8.2.3 line by line, tests/diff/ 7.0's with 7.0.15.
+#[test]
+fn config_set_bounds_follow_the_version() {
+    let prefix =
+        |name: &str| format!("ERR CONFIG SET failed (possibly related to argument '{name}') - ");
+    for (version, nothing, samples_max, unsigned) in [
+        ("7.0", false, "2147483647", false),
+        ("7.2", true, "2147483647", false),
+        ("7.4", true, "64", false),
+        ("8.2", true, "64", true),
+    ] {
+        let server = support::builder_as(version).start().unwrap();
+        let mut c = Client::connect(server.addr());
+        let loglevel = c.text(&["CONFIG", "SET", "loglevel", "nothing"]);
+        assert_eq!(loglevel == "OK", nothing, "{version}: {loglevel}");
+        assert_eq!(
+            c.text(&["CONFIG", "SET", "maxmemory-samples", "0"]),
+            format!(
+                "{}argument must be between 1 and {samples_max} inclusive",
+                prefix("maxmemory-samples")
+            ),
+            "{version}"
+        );
+        let at_65 = c.text(&["CONFIG", "SET", "maxmemory-samples", "65"]);
+        assert_eq!(at_65 == "OK", samples_max != "64", "{version}: {at_65}");
+        let negative = c.text(&["CONFIG", "SET", "hash-max-listpack-entries", "-1"]);
+        let expected = if unsigned {
+            "argument must be greater or equal to 0"
+        } else {
+            "argument must be between 0 and 9223372036854775807 inclusive"
+        };
+        assert_eq!(
+            negative,
+            format!("{}{expected}", prefix("hash-max-listpack-entries"))
+        );
+        let huge = c.text(&["CONFIG", "SET", "maxmemory", "9223372036854775808"]);
+        if unsigned {
+            assert_eq!(
+                huge,
+                format!(
+                    "{}argument must be greater or equal to 0",
+                    prefix("maxmemory")
+                )
+            );
+        } else {
+            assert_eq!(
+                huge, "OK",
+                "{version}: maxmemory is unsigned up to 2^64 - 1"
+            );
+            let got = c.cmd(&["CONFIG", "GET", "maxmemory"]);
+            assert!(got.contains("9223372036854775808"), "{version}: {got}");
+        }
+    }
+}

@@ -86,7 +86,7 @@ impl Logger {
             LogLevel::Debug => '.',
             LogLevel::Verbose => '-',
             LogLevel::Notice => '*',
-            LogLevel::Warning => '#',
+            LogLevel::Warning | LogLevel::Nothing => '#',
         };
         let line = format!(
             "{}:{} {} {} {}\n",

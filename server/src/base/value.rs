@@ -197,6 +197,10 @@ pub struct Object {
     /// Bits 0..24: LRU clock of the last access; bit 30: private small integer; bit 31: the key
     /// has a TTL.
     meta: u32,
+    /// Where INFO keysizes counts the object (`crate::model::keysizes`): its type and size
+    /// bin when last counted, 0 if uncounted. In the header's padding: the object stays 32
+    /// bytes.
+    pub(crate) keysize: u16,
 }
 
 impl Object {
@@ -204,6 +208,7 @@ impl Object {
         Object {
             value,
             meta: lru & LRU_CLOCK_MAX,
+            keysize: 0,
         }
     }
 

@@ -54,7 +54,7 @@ fn setbit(ctx: &mut Ctx<'_>) -> CmdResult {
     let shift = 7 - (offset & 7) as u32;
     let previous = match ctx.ks.write(db, key, now) {
         Some(value) => {
-            string_len(value)?;
+            let old_len = string_len(value)?;
             let buffer = value.make_raw().expect("a string");
             let grew = buffer.len() <= byte;
             if grew {
@@ -62,6 +62,10 @@ fn setbit(ctx: &mut Ctx<'_>) -> CmdResult {
             }
             let previous = (buffer[byte] >> shift) & 1;
             buffer[byte] = (buffer[byte] & !(1 << shift)) | (on << shift);
+            if grew && old_len == 0 {
+                // Redis 8.2.3 counts the growth of an existing empty string nowhere.
+                ctx.ks.keysize_uncounted(db, key);
+            }
             if grew || previous != on {
                 ctx.ks.dirty += 1;
                 ctx.notify(STRING, "setbit", key);
@@ -725,9 +729,10 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
     let needed = (highest >> 3) as usize + 1;
     let mut created = false;
     let mut grew = false;
+    let mut old_len = 0;
     match ctx.ks.write(db, key, now) {
         Some(value) => {
-            string_len(value)?;
+            old_len = string_len(value)?;
             let buffer = value.make_raw().expect("a string");
             if buffer.len() < needed {
                 buffer.resize(needed, 0);
@@ -775,6 +780,10 @@ fn bitfield_generic(ctx: &mut Ctx<'_>, read_only_command: bool) -> CmdResult {
         }
     }
     ctx.ks.dirty += changes;
+    if grew && (old_len == 0 || changes == 0) {
+        // Redis 8.2.3 counts a string's growth only when it was not empty and a field changed.
+        ctx.ks.keysize_uncounted(db, key);
+    }
     // A new key's event before the reply, `setbit` after it, as in Redis.
     ctx.publish_events();
     ctx.out.array(replies.len());

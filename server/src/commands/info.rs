@@ -36,9 +36,11 @@ enum Section {
     Latencystats,
     Cluster,
     Keyspace,
+    /// Redis 8.0 and later (see [`crate::model::keysizes`]).
+    Keysizes,
 }
 
-const ORDER: [(Section, &str); 13] = [
+const ORDER: [(Section, &str); 14] = [
     (Section::Server, "server"),
     (Section::Clients, "clients"),
     (Section::Memory, "memory"),
@@ -52,10 +54,11 @@ const ORDER: [(Section, &str); 13] = [
     (Section::Latencystats, "latencystats"),
     (Section::Cluster, "cluster"),
     (Section::Keyspace, "keyspace"),
+    (Section::Keysizes, "keysizes"),
 ];
 
-/// What `INFO` and `INFO default` show.
-const DEFAULT: [Section; 11] = [
+/// What `INFO` and `INFO default` show (Keysizes only where the version has it).
+const DEFAULT: [Section; 12] = [
     Section::Server,
     Section::Clients,
     Section::Memory,
@@ -67,12 +70,13 @@ const DEFAULT: [Section; 11] = [
     Section::Errorstats,
     Section::Cluster,
     Section::Keyspace,
+    Section::Keysizes,
 ];
 
 /// The sections the arguments ask for: names are case-insensitive, unknown ones are ignored,
 /// `default`, `all` and `everything` stand for groups.
-fn selected(args: &[bytes::Bytes]) -> [bool; 13] {
-    let mut on = [false; 13];
+fn selected(args: &[bytes::Bytes]) -> [bool; 14] {
+    let mut on = [false; 14];
     let index = |s: Section| ORDER.iter().position(|(x, _)| *x == s).expect("listed");
     if args.is_empty() {
         for s in DEFAULT {
@@ -83,7 +87,7 @@ fn selected(args: &[bytes::Bytes]) -> [bool; 13] {
     for arg in args {
         let name = arg.to_ascii_lowercase();
         match name.as_slice() {
-            b"all" | b"everything" => on = [true; 13],
+            b"all" | b"everything" => on = [true; 14],
             b"default" => {
                 for s in DEFAULT {
                     on[index(s)] = true;
@@ -107,7 +111,9 @@ fn info(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// The INFO text for `sections` (INFO's arguments).
 pub fn report(ctx: &mut Ctx<'_>, sections: &[bytes::Bytes]) -> String {
-    let on = selected(sections);
+    let mut on = selected(sections);
+    // Before 8.0 there is no Keysizes section, asked for or not.
+    on[ORDER.len() - 1] &= ctx.server.config.compat_version >= CompatVersion::V8_2;
     let mut text = String::with_capacity(4096);
     for (i, (section, _)) in ORDER.iter().enumerate() {
         if !on[i] {
@@ -166,6 +172,10 @@ fn write_section(ctx: &mut Ctx<'_>, section: Section, out: &mut String) {
             );
         }
         Section::Keyspace => keyspace(ctx, out),
+        Section::Keysizes => {
+            out.push_str("# Keysizes\r\n");
+            ctx.ks.render_keysizes(out);
+        }
     }
 }
 
@@ -974,7 +984,7 @@ mod tests {
                 .map(|w| Bytes::copy_from_slice(w.as_bytes()))
                 .collect()
         };
-        let names = |on: [bool; 13]| -> Vec<&str> {
+        let names = |on: [bool; 14]| -> Vec<&str> {
             ORDER
                 .iter()
                 .zip(on)
@@ -995,14 +1005,16 @@ mod tests {
                 "modules",
                 "errorstats",
                 "cluster",
-                "keyspace"
+                "keyspace",
+                // Dropped by `report` for versions before 8.0.
+                "keysizes"
             ]
         );
         assert_eq!(
             names(selected(&args(&["CPU", "server", "foo"]))),
             ["server", "cpu"]
         );
-        assert_eq!(names(selected(&args(&["all"]))).len(), 13);
+        assert_eq!(names(selected(&args(&["all"]))).len(), 14);
         assert!(names(selected(&args(&["nothing"]))).is_empty());
         assert_eq!(
             names(selected(&args(&["keyspace", "keyspace"]))),

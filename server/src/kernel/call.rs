@@ -107,6 +107,7 @@ pub fn call(
             // WATCH: the keys it looked up for writing changed if it counted a change.
             let changed = ctx.ks.dirty != dirty_before;
             ctx.ks.settle_noted_writes(changed);
+            ctx.ks.settle_keysizes();
             // Keyspace events the keyspace noted after the last one the handler named.
             if ctx.ks.notify.has_pending() {
                 crate::kernel::publish::late_keyspace_events(&mut ctx);

@@ -33,6 +33,7 @@ use std::collections::{HashSet, VecDeque};
 
 use crate::base::config::event_class;
 use crate::base::value::{AccessClock, Object, Value};
+use crate::model::keysizes::KeySizes;
 use crate::model::lazyfree::{dispose, free_effort, free_in_background, LAZYFREE_THRESHOLD};
 use crate::model::notify::Notifications;
 use crate::model::snapshot_capture::{expire_of, saved_entry};
@@ -53,6 +54,8 @@ pub struct Db {
     pub field_expires: DeadlineIndex,
     /// The background snapshot's parity and pre-images (see [`crate::model::snapshot`]).
     pub snapshot: crate::model::snapshot_capture::DbSnapshot,
+    /// INFO keysizes's histogram, from `compat-version` 8.2 (see [`crate::model::keysizes`]).
+    pub keysizes: Option<Box<KeySizes>>,
 }
 
 impl Db {
@@ -65,6 +68,7 @@ impl Db {
             expires_cursor: 0,
             field_expires: DeadlineIndex::new(),
             snapshot: Default::default(),
+            keysizes: None,
         }
     }
 
@@ -97,7 +101,62 @@ impl Db {
             self.expires.remove(key);
         }
         self.unindex_hash_fields(key);
+        self.uncount(&obj);
         Some(obj)
+    }
+
+    /// Counts a key just stored in INFO keysizes's histogram, if it is kept.
+    #[inline(always)]
+    fn count(&mut self, obj: &mut Object) {
+        if let Some(h) = &mut self.keysizes {
+            h.count(obj);
+        }
+    }
+
+    /// Uncounts a key being removed from INFO keysizes's histogram, if it is kept.
+    #[inline(always)]
+    fn uncount(&mut self, obj: &Object) {
+        if let Some(h) = &mut self.keysizes {
+            h.uncount(obj);
+        }
+    }
+
+    /// Re-bins the object under `key` in INFO keysizes's histogram, if it is kept: for the
+    /// paths that change a value in place.
+    #[inline]
+    pub fn resync_keysize(&mut self, key: &[u8]) {
+        if let Some(h) = &mut self.keysizes {
+            if let Some(obj) = self.main.get_mut(key) {
+                h.resync(obj);
+            }
+        }
+    }
+
+    /// Starts (or stops) keeping INFO keysizes's histogram, counting the keys present.
+    fn keep_keysizes(&mut self, keep: bool) {
+        if keep == self.keysizes.is_some() {
+            return;
+        }
+        if !keep {
+            self.keysizes = None;
+            return;
+        }
+        let mut h = Box::<KeySizes>::default();
+        let mut cursor = 0;
+        loop {
+            cursor = self.main.scan_mut(cursor, |_, obj| h.count(obj));
+            if cursor == 0 {
+                break;
+            }
+        }
+        self.keysizes = Some(h);
+    }
+
+    /// Empties INFO keysizes's histogram along with the database.
+    fn reset_keysizes(&mut self) {
+        if let Some(h) = &mut self.keysizes {
+            **h = KeySizes::default();
+        }
     }
 
     /// Lists `key` in `field_expires` with `deadline`, the earliest field deadline of the hash
@@ -124,6 +183,7 @@ impl Db {
         self.field_expires.clear();
         self.avg_ttl = 0;
         self.expires_cursor = 0;
+        self.reset_keysizes();
     }
 
     /// Exchanges everything but the database number with `other`.
@@ -133,6 +193,7 @@ impl Db {
         std::mem::swap(&mut self.avg_ttl, &mut other.avg_ttl);
         std::mem::swap(&mut self.expires_cursor, &mut other.expires_cursor);
         std::mem::swap(&mut self.field_expires, &mut other.field_expires);
+        std::mem::swap(&mut self.keysizes, &mut other.keysizes);
     }
 
     /// Empties the database and returns the old tables, for the caller to drop where it likes.
@@ -140,6 +201,7 @@ impl Db {
         self.avg_ttl = 0;
         self.expires_cursor = 0;
         self.field_expires.clear();
+        self.reset_keysizes();
         (self.main.take(), self.expires.take())
     }
 }
@@ -385,6 +447,11 @@ pub struct Keyspace {
     /// `maxmemory` is set or the policy is LFU: a new key takes the slow path of
     /// [`new_object`], so that without them adding a key costs one branch more.
     limits: bool,
+    /// The databases keep INFO keysizes's histogram (`compat-version` 8.2 and later).
+    keysizes: bool,
+    /// Keys lent for writing during the running command, re-binned in the histogram after it
+    /// ([`Keyspace::settle_keysizes`]): a handler changes a value in place, out of sight.
+    keysizes_pending: Vec<(usize, SmallBytes)>,
 }
 
 /// Which events a read that finds hash fields expired sends (see
@@ -414,6 +481,8 @@ impl Keyspace {
             access: AccessClock::default(),
             maxmemory: 0,
             limits: false,
+            keysizes: false,
+            keysizes_pending: Vec::new(),
         }
     }
 
@@ -442,6 +511,9 @@ impl Keyspace {
         self.limits = self.maxmemory != 0 || self.access.lfu;
         self.stream.lazy_expire = config.lazyfree_lazy_expire;
         self.stream.bare_multi = config.compat_version >= crate::base::compat::CompatVersion::V7_2;
+        let keysizes = config.compat_version >= crate::base::compat::CompatVersion::V8_2;
+        self.dbs.iter_mut().for_each(|d| d.keep_keysizes(keysizes));
+        self.keysizes = keysizes;
     }
 
     pub fn db(&mut self, db: usize) -> &mut Db {
@@ -544,7 +616,48 @@ impl Keyspace {
     /// nothing for notifications.
     #[inline]
     pub fn has_after_command_work(&self) -> bool {
-        self.watches.has_noted() | self.tracking.has_noted() | self.notify.has_pending()
+        self.watches.has_noted()
+            | self.tracking.has_noted()
+            | self.notify.has_pending()
+            | !self.keysizes_pending.is_empty()
+    }
+
+    /// Notes that `key` of `db` is lent for writing, for [`Keyspace::settle_keysizes`].
+    #[inline(always)]
+    fn note_keysize_write(&mut self, db: usize, key: &[u8]) {
+        if self.keysizes {
+            self.keysizes_pending.push((db, SmallBytes::new(key)));
+        }
+    }
+
+    /// Re-bins in INFO keysizes's histogram the keys lent for writing since the last call (the
+    /// end of a command, and INFO before it renders them).
+    pub fn settle_keysizes(&mut self) {
+        // Drained in place: the list keeps its allocation from one command to the next.
+        for (db, key) in self.keysizes_pending.drain(..) {
+            self.dbs[db].resync_keysize(&key);
+        }
+    }
+
+    /// Redis 8.2.3 leaves some size changes uncounted (SETBIT growing an empty string): the
+    /// object's tag follows its value while the counts stay, so that what later changes and
+    /// deletions move is what Redis's would.
+    pub fn keysize_uncounted(&mut self, db: usize, key: &[u8]) {
+        if self.keysizes {
+            if let Some(obj) = self.dbs[db].main.get_mut(key) {
+                obj.keysize = crate::model::keysizes::tag_of(&obj.value);
+            }
+        }
+    }
+
+    /// INFO keysizes's lines for every database, empty while no histogram is kept.
+    pub fn render_keysizes(&mut self, out: &mut String) {
+        self.settle_keysizes();
+        for d in &self.dbs {
+            if let Some(h) = &d.keysizes {
+                h.render(d.id, out);
+            }
+        }
     }
 
     /// After a command: the watched keys it looked up for writing count as modified if it
@@ -621,6 +734,7 @@ impl Keyspace {
         if access == Access::Write {
             self.ready.signal(db, key);
             self.note_write(db, key);
+            self.note_keysize_write(db, key);
         }
         let found = if expired {
             None
@@ -691,6 +805,9 @@ impl Keyspace {
                     obj.set_has_expire(false);
                     d.expires.remove(key);
                 }
+                if let Some(h) = &mut d.keysizes {
+                    h.resync(obj);
+                }
                 d.unindex_hash_fields(key);
                 d.index_hash_fields(key, fields_deadline);
             }
@@ -738,6 +855,9 @@ impl Keyspace {
                 obj.value = make();
                 clock.touch(obj, now);
                 obj.set_private(clock.private_ints);
+                if let Some(h) = &mut d.keysizes {
+                    h.resync(obj);
+                }
                 match ttl {
                     Ttl::Keep => {}
                     Ttl::Clear => {
@@ -948,6 +1068,8 @@ impl Keyspace {
             if announce_del {
                 self.notify.note(event_class::GENERIC, "del", db, key);
             }
+        } else {
+            d.resync_keysize(key);
         }
         self.dirty += expired as u64;
         self.touched_by_expiry(db, key);
@@ -1036,6 +1158,7 @@ impl Keyspace {
         let d = &mut self.dbs[db];
         d.before_change(key);
         let (name, mut obj) = d.main.remove_entry(key)?;
+        d.uncount(&obj);
         let deadline = if obj.has_expire() {
             d.expires.remove(key)
         } else {
@@ -1056,6 +1179,7 @@ impl Keyspace {
         d.index_hash_fields(&key, fields_deadline(&obj.value));
         obj.set_has_expire(expire_at.is_some());
         d.born(&mut obj);
+        d.count(&mut obj);
         match expire_at {
             Some(when) => {
                 d.main.insert_new(key.clone(), obj);
@@ -1092,7 +1216,9 @@ impl Keyspace {
         obj.set_has_expire(expire_at.is_some());
         // One probe: a duplicate (a corrupt file) is put back as it was and reported.
         if let Some(old) = d.main.insert(key.clone(), obj) {
-            d.main.insert(key, old);
+            if let Some(new) = d.main.insert(key, old) {
+                d.uncount(&new);
+            }
             release_growth(d, held);
             return false;
         }
@@ -1262,11 +1388,13 @@ fn new_object(
     if !limits {
         let mut obj = Object::new(value, crate::base::value::lru_clock(now));
         d.born(&mut obj);
+        d.count(&mut obj);
         return (obj, false);
     }
     let held = maxmemory != 0 && hold_growth(d, maxmemory);
     let mut obj = clock.object(value, now);
     d.born(&mut obj);
+    d.count(&mut obj);
     (obj, held)
 }
 

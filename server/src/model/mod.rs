@@ -12,6 +12,7 @@ pub mod cluster_bus_state;
 pub mod cluster_view;
 pub mod evict;
 pub mod fault_rules;
+pub mod keysizes;
 pub mod keyspace;
 pub mod latency;
 pub mod lazyfree;

@@ -56,8 +56,11 @@ pub fn expire_hash_fields(ks: &mut Keyspace, db: usize, now_ms: i64) -> usize {
         let next = hash.min_deadline();
         if emptied {
             d.remove(&key);
-        } else if let Some(next) = next {
-            d.field_expires.set(&key, next);
+        } else {
+            d.resync_keysize(&key);
+            if let Some(next) = next {
+                d.field_expires.set(&key, next);
+            }
         }
         if due.is_empty() {
             continue;

@@ -69,11 +69,13 @@ impl Config {
             return Ok(());
         };
         let param = find_param("compat-version").expect("in the table");
-        param.validate(value).map_err(|e| ConfigError {
-            line_number: index + 1,
-            line: line.trim().to_string(),
-            reason: e.to_string(),
-        })?;
+        param
+            .validate(value, Default::default())
+            .map_err(|e| ConfigError {
+                line_number: index + 1,
+                line: line.trim().to_string(),
+                reason: e.to_string(),
+            })?;
         (param.set)(self, value);
         Ok(())
     }
@@ -144,7 +146,9 @@ impl Config {
                 (_, [one]) => one.clone(),
                 _ => return Err(error("wrong number of arguments".into())),
             };
-            param.validate(&value).map_err(|e| error(e.to_string()))?;
+            param
+                .validate(&value, self.compat_version)
+                .map_err(|e| error(e.to_string()))?;
             // Several `save` lines add up (the first replaces the defaults), as in Redis.
             if param.name == "save" && save_seen && !value.trim().is_empty() {
                 let more = parse_save_points(&value).unwrap_or_default();

@@ -106,7 +106,9 @@ impl Config {
             return Err(error);
         }
         for (param, own_name, value) in &resolved {
-            param.validate(value).map_err(|e| fail(own_name, &e))?;
+            param
+                .validate(value, self.compat_version)
+                .map_err(|e| fail(own_name, &e))?;
         }
         for (param, _, value) in resolved {
             (param.set)(self, value);

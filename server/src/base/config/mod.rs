@@ -374,6 +374,8 @@ pub enum LogLevel {
     Verbose,
     Notice,
     Warning,
+    /// Redis 7.2's level above every message: nothing is logged.
+    Nothing,
 }
 
 /// Redis's no / yes / local setting for protected commands such as DEBUG.

@@ -196,6 +196,7 @@ pub static PARAMS: &[Param] = &[
         LogLevel::Verbose => "verbose",
         LogLevel::Notice => "notice",
         LogLevel::Warning => "warning",
+        LogLevel::Nothing => "nothing",
     }
     .to_string(),
     set: |c, v| {
@@ -203,6 +204,7 @@ pub static PARAMS: &[Param] = &[
             "debug" => LogLevel::Debug,
             "verbose" => LogLevel::Verbose,
             "warning" => LogLevel::Warning,
+            "nothing" => LogLevel::Nothing,
             _ => LogLevel::Notice,
         }
     }),
@@ -415,9 +417,10 @@ pub static PARAMS: &[Param] = &[
         get: |c| event_class::to_letters(c.notify_keyspace_events),
         set: |c, v| c.notify_keyspace_events = event_class::from_letters(v).unwrap_or(0)),
     param!("daemonize", Kind::Only(&["no"]), mutable: false, get: |_| "no".into(), set: |_, _| {}),
-    param!("maxmemory", Kind::Memory { min: 0, max: i64::MAX }, mutable: true,
+    // Unsigned, as Redis reads it: up to 2^64 - 1 (8.2 refuses 2^63 and more, see UNSIGNED_SINCE_8_2).
+    param!("maxmemory", Kind::UnsignedMemory, mutable: true,
         get: |c| c.maxmemory.to_string(),
-        set: |c, v| c.maxmemory = parse_memory(v).unwrap_or(0) as u64),
+        set: |c, v| c.maxmemory = parse_memory_u64(v).unwrap_or(0)),
     // embedis's own: which Redis to be (base::compat). Fixed at start: the command table is
     // chosen by it.
     param!("compat-version", Kind::Choice(&CompatVersion::NAMES), mutable: false,
@@ -755,7 +758,57 @@ const SINCE: &[(&str, CompatVersion)] = &[
     ("set-max-listpack-value", CompatVersion::V7_2),
 ];
 
+/// Bounds and choices a later Redis changed, with the first version that has them: under an
+/// older `compat-version` the table's own [`Param::kind`] holds. 7.2 added `nothing` to the log
+/// levels; 7.4 bounded `maxmemory-samples` to 64.
+const KIND_SINCE: &[(&str, CompatVersion, Kind)] = &[
+    (
+        "loglevel",
+        CompatVersion::V7_2,
+        Kind::Choice(&["debug", "verbose", "notice", "warning", "nothing"]),
+    ),
+    (
+        "maxmemory-samples",
+        CompatVersion::V7_4,
+        Kind::Int { min: 1, max: 64 },
+    ),
+];
+
+/// The parameters Redis 8.2 keeps as unsigned numbers and checks for a sign first (see
+/// `values::check_unsigned`): a negative value is "greater or equal to 0" there, not out of
+/// the range 7.x names.
+const UNSIGNED_SINCE_8_2: &[&str] = &[
+    "maxclients",
+    "maxmemory",
+    "client-query-buffer-limit",
+    "cluster-link-sendbuf-limit",
+    "tracking-table-max-keys",
+    "hash-max-listpack-entries",
+    "hash-max-listpack-value",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+    "set-max-intset-entries",
+    "set-max-listpack-entries",
+    "set-max-listpack-value",
+    "hll-sparse-max-bytes",
+    "stream-node-max-bytes",
+];
+
 impl Param {
+    /// The kind and bounds of this parameter in the Redis `version` names.
+    pub fn kind_in(&self, version: CompatVersion) -> Kind {
+        KIND_SINCE
+            .iter()
+            .rev()
+            .find(|(name, since, _)| *name == self.name && version >= *since)
+            .map_or(self.kind, |&(_, _, kind)| kind)
+    }
+
+    /// Whether the Redis `version` names checks this parameter's sign first.
+    pub fn unsigned_in(&self, version: CompatVersion) -> bool {
+        version >= CompatVersion::V8_2 && UNSIGNED_SINCE_8_2.contains(&self.name)
+    }
+
     /// Whether the Redis that `version` names has this parameter.
     pub fn exists_in(&self, version: CompatVersion) -> bool {
         SINCE

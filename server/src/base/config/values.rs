@@ -5,6 +5,7 @@
 //! check values here, before the table's setters store them.
 
 use super::{event_class, Kind, ObufLimit, Param};
+use crate::base::compat::CompatVersion;
 
 /// Parses a `save` value: "" (none) or pairs of seconds (>= 1) and changes (>= 0).
 pub fn parse_save_points(value: &str) -> Option<Vec<(u64, u64)>> {
@@ -195,6 +196,22 @@ fn parse_int(s: &str) -> Option<i64> {
     embedis_protocol::number::parse_i64(s.as_bytes())
 }
 
+/// Redis 8.2's first check of its unsigned parameters: a negative integer, or a memory size
+/// too big for a signed 64-bit number, is refused as below zero (8.2 reads both as signed).
+fn check_unsigned(kind: Kind, value: &str) -> Result<(), ValueError> {
+    let below_zero = match kind {
+        Kind::Int { .. } => parse_int(value).is_some_and(|n| n < 0),
+        Kind::Memory { .. } | Kind::UnsignedMemory => {
+            is_memory_syntax(value) && parse_memory(value).is_none()
+        }
+        _ => false,
+    };
+    if below_zero {
+        return Err(ValueError::Custom("argument must be greater or equal to 0"));
+    }
+    Ok(())
+}
+
 /// Why a value was refused; `Display` gives Redis's text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ValueError {
@@ -239,9 +256,18 @@ impl std::fmt::Display for ValueError {
 }
 
 impl Param {
-    /// Checks `value` against the parameter's kind and bounds.
-    pub fn validate(&self, value: &str) -> Result<(), ValueError> {
-        match self.kind {
+    /// Checks `value` against the parameter's kind and bounds in the Redis `version` names
+    /// (see [`Param::kind_in`] and [`Param::unsigned_in`]).
+    pub fn validate(&self, value: &str, version: CompatVersion) -> Result<(), ValueError> {
+        let kind = self.kind_in(version);
+        if self.unsigned_in(version) {
+            check_unsigned(kind, value)?;
+        }
+        self.validate_kind(kind, value)
+    }
+
+    fn validate_kind(&self, kind: Kind, value: &str) -> Result<(), ValueError> {
+        match kind {
             Kind::Int { min, max } => {
                 let n = parse_int(value).ok_or(ValueError::NotInteger)?;
                 if n < min || n > max {

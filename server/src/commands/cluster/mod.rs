@@ -22,6 +22,7 @@
 
 mod node_commands;
 mod slot_commands;
+mod slot_stats;
 mod topology;
 
 use crate::base::error::{CmdResult, Error};
@@ -38,6 +39,7 @@ use slot_commands::{
     addslots, addslotsrange, countkeysinslot, delslots, delslotsrange, flushslots, getkeysinslot,
     keyslot, setslot,
 };
+use slot_stats::slot_stats;
 use topology::{info, links, nodes, shards, slots};
 
 const DISABLED: &str = "ERR This instance has cluster support disabled";
@@ -262,6 +264,11 @@ static SUBCOMMANDS: &[CommandSpec] = &[
     sub!("slaves", 3, replicas, ADMIN_READ, ADMIN_ACL, "3.0.0", "O(1)",
         "Lists the replicas of a primary node (old name of REPLICAS).", "node-id")
         .tips(NONDETERMINISTIC),
+    sub!("slot-stats", -4, slot_stats, Flags::LOADING.union(Flags::STALE), Acl::SLOW, "8.2.0",
+        "O(N) where N is the total number of slots based on arguments. O(N*log(N)) with ORDERBY subcommand.",
+        "Returns per-slot statistics of the slots this node serves.",
+        "filter=(SLOTSRANGE (start-slot:integer end-slot:integer)|ORDERBY (metric [LIMIT limit:integer] [order=(ASC|DESC)]))")
+        .tips(&["nondeterministic_output", "request_policy:all_shards"]),
     sub!("slots", 2, slots, Flags::STALE, Acl::SLOW, "3.0.0", "O(N) where N is the total number of Cluster nodes",
         "Returns the slot ranges and the nodes serving them.", "")
         .tips(NONDETERMINISTIC),
