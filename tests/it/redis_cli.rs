@@ -594,6 +594,13 @@ fn interactive_help_of_commands_newer_than_7_0_matches_redis_8() {
             comparable_help(&ours, &newer),
             comparable_help(&theirs, &newer),
         );
+        // Vector sets are Redis 8's built-in module: their COMMAND DOCS has no summary or
+        // syntax, so redis-cli renders no help for them from either server.
+        if command.chars().all(|c| c.is_ascii_uppercase()) {
+            assert!(theirs_blocks.is_empty(), "help {command}: {theirs:?}");
+            assert!(ours_blocks.is_empty(), "help {command}: {ours:?}");
+            continue;
+        }
         assert_eq!(theirs_blocks.len(), 1, "help {command}: {theirs:?}");
         assert_eq!(
             ours_blocks

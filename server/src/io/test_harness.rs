@@ -18,6 +18,24 @@ pub struct Harness {
     pub engine: Engine,
     pub clock: Clock,
     id: ClientId,
+    /// The harness's own `dir`, so that SAVE or DEBUG RELOAD in a test never writes into the
+    /// working directory (the repository); removed with the harness.
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A fresh directory under the system's temporary one, unique to this process and harness.
+fn own_dir() -> std::path::PathBuf {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("embedis-harness-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    dir
 }
 
 impl Harness {
@@ -29,15 +47,22 @@ impl Harness {
     /// An engine that is the Redis `version` names, on a manual clock.
     pub fn as_version(version: crate::base::compat::CompatVersion) -> Harness {
         let clock = Clock::manual();
+        let dir = own_dir();
         let config = Config {
             compat_version: version,
+            dir: dir.display().to_string(),
             ..Config::default()
         };
         let mut engine = Engine::new(config, clock.clone(), Logger::silent(), Some(7));
         let addr = "127.0.0.1:40000".parse().unwrap();
         let local = "127.0.0.1:6379".parse().unwrap();
         let id = engine.connect(Peer::Tcp { addr, local }, -1).unwrap().id;
-        Harness { engine, clock, id }
+        Harness {
+            engine,
+            clock,
+            id,
+            dir,
+        }
     }
 
     /// Runs a command given as space-separated words (`""` for an empty word) and decodes the
