@@ -30,7 +30,7 @@ test('embedis-server serves until killed', async () => {
     assert.ok(port, 'the server printed its port');
     const client = new Redis(port);
     assert.equal(await client.ping(), 'PONG');
-    assert.match(await client.info('server'), /redis_version:7\.0\.15/);
+    assert.match(await client.info('server'), /redis_version:7\.4\.1/);
     client.disconnect();
   } finally {
     const ended = new Promise((resolve) => server.on('exit', (code, signal) => resolve(signal)));

@@ -11,7 +11,7 @@ test('a server answers ioredis at its url and stops on shutdown', async () => {
   assert.match(server.url, /^redis:\/\/127\.0\.0\.1:\d+\/$/);
   const client = server.client();
   assert.equal(await client.ping(), 'PONG');
-  assert.equal((await client.info('server')).match(/redis_version:(\S+)/)[1], '7.0.15');
+  assert.equal((await client.info('server')).match(/redis_version:(\S+)/)[1], '7.4.1');
   client.disconnect();
   await server.shutdown();
   assert.throws(() => server.url, EmbedisError);

@@ -40,6 +40,8 @@ impl Embedis {
             let child = Command::new(EMBEDIS)
                 .args(["--port", &port.to_string(), "--dir", dir.to_str().unwrap()])
                 .args(["--save", "", "--enable-debug-command", "yes"])
+                // As Redis 7.0, the redis-server whose files these tests exchange.
+                .args(["--compat-version", "7.0"])
                 .args(extra)
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())

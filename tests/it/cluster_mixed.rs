@@ -77,15 +77,13 @@ fn start(kind: Kind, test: &str) -> Option<Node> {
             "--logfile".into(),
             "log.txt".into(),
         ];
-        let threads: &[&str] = match kind {
-            Kind::EmbedisThreaded => &["--io-threads", "2"],
-            _ => &[],
+        // embedis as Redis 7.0, so that a redis-server 7.0 replica loads its RDB (version 10).
+        let own: &[&str] = match kind {
+            Kind::EmbedisThreaded => &["--io-threads", "2", "--compat-version", "7.0"],
+            Kind::Embedis => &["--compat-version", "7.0"],
+            Kind::Redis => &[],
         };
-        let child = Command::new(&binary)
-            .args(&args)
-            .args(threads)
-            .spawn()
-            .unwrap();
+        let child = Command::new(&binary).args(&args).args(own).spawn().unwrap();
         let node = Node { child, port, dir };
         let up = Instant::now();
         while up.elapsed() < Duration::from_secs(5) {

@@ -163,9 +163,13 @@ fn newer_parameters_exist_only_in_their_versions() {
         c.cmd(&["CONFIG", "SET", "set-max-listpack-value", "10"]),
         "-ERR Unknown option or number of arguments for CONFIG SET - 'set-max-listpack-value'\r\n"
     );
-    assert!(embedis::Server::builder()
+    assert!(support::builder()
         .config("set-max-listpack-entries", "3")
         .is_err());
+    // The default is 7.4, which has it.
+    assert!(embedis::Server::builder()
+        .config("set-max-listpack-entries", "3")
+        .is_ok());
     let new = support::builder_as("7.2").start().unwrap();
     let mut c = Client::connect(new.addr());
     assert_eq!(
@@ -179,7 +183,7 @@ fn newer_parameters_exist_only_in_their_versions() {
         .unwrap();
     assert_eq!(config.encodings.set_max_listpack_entries, 7);
     assert!(embedis_core::base::config::Config::default()
-        .load_text("set-max-listpack-entries 7\n")
+        .load_text("compat-version 7.0\nset-max-listpack-entries 7\n")
         .is_err());
 }
 

@@ -88,7 +88,8 @@ fn fill(c: &mut Conn) {
 }
 
 fn start_embedis(test: &str, extra: &[&str]) -> RedisServer {
-    let mut args = vec!["--enable-debug-command", "yes"];
+    // As Redis 7.0, the redis-server these tests exchange files and keys with.
+    let mut args = vec!["--enable-debug-command", "yes", "--compat-version", "7.0"];
     args.extend_from_slice(extra);
     RedisServer::start_binary(EMBEDIS, test, &args)
 }

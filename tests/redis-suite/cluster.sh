@@ -36,14 +36,17 @@ cp "$REDIS_SRC/runtest-cluster" "$STAGE/"
 EMBEDIS="$ROOT/target/release/embedis-server"
 REDIS="$(command -v redis-server)"
 case $MODE in
-  embedis) ln -s "$EMBEDIS" "$STAGE/src/redis-server" ;;
+  embedis)
+    # As Redis 7.0, whose cluster suite this is (the server's default is newer).
+    printf '#!/bin/sh\nexec "%s" "$@" --compat-version 7.0\n' "$EMBEDIS" > "$STAGE/src/redis-server"
+    chmod +x "$STAGE/src/redis-server" ;;
   redis) ln -s "$REDIS" "$STAGE/src/redis-server" ;;
   mixed)
     cat > "$STAGE/src/redis-server" <<WRAPPER
 #!/bin/sh
 # The instance's port decides: even, embedis; odd, redis-server.
 port=\$(awk '\$1 == "port" { print \$2; exit }' "\$1")
-if [ \$((port % 2)) -eq 0 ]; then exec "$EMBEDIS" "\$@"; else exec "$REDIS" "\$@"; fi
+if [ \$((port % 2)) -eq 0 ]; then exec "$EMBEDIS" "\$@" --compat-version 7.0; else exec "$REDIS" "\$@"; fi
 WRAPPER
     chmod +x "$STAGE/src/redis-server" ;;
 esac

@@ -27,7 +27,16 @@ mkdir -p "$STAGE/src"
 cp -r "$REDIS_SRC/tests" "$STAGE/"
 cp "$REDIS_SRC/runtest" "$STAGE/"
 sed -i '/^enable-module-command/d' "$STAGE/tests/assets/default.conf"
-ln -s "$ROOT/target/release/embedis-server" "$STAGE/src/redis-server"
+# embedis as the Redis whose tests these are (7.0 unless VERSION says otherwise; the server's
+# default is newer): the option follows the config file the harness names first.
+cat > "$STAGE/src/redis-server" <<WRAPPER
+#!/bin/sh
+case "\$1" in
+  -*|"") exec "$ROOT/target/release/embedis-server" "\$@" ;;
+  *) config=\$1; shift; exec "$ROOT/target/release/embedis-server" "\$config" --compat-version ${VERSION:-7.0} "\$@" ;;
+esac
+WRAPPER
+chmod +x "$STAGE/src/redis-server"
 for tool in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
   ln -s "$(command -v $tool)" "$STAGE/src/$tool"
 done

@@ -37,6 +37,11 @@ impl CompatVersion {
     /// The newest version: every command embedis has.
     pub const NEWEST: CompatVersion = CompatVersion::V8_4;
 
+    /// What a server is without a `compat-version` line: Redis 7.4, the newest Redis whose own
+    /// test suite embedis passes whole (as Redis 7.4.1 passes it), the last BSD-licensed release
+    /// and the base Valkey forked from. 7.0 stays one line away for its exactness.
+    pub const DEFAULT: CompatVersion = CompatVersion::V7_4;
+
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }

@@ -376,7 +376,11 @@ mod tests {
     }
 
     fn config(policy: &str, max_keys: u64, samples: &str) -> Config {
-        let mut c = Config::default();
+        // The sizes these tests' limits were chosen for are 7.0's encodings.
+        let mut c = Config {
+            compat_version: crate::base::compat::CompatVersion::V7_0,
+            ..Config::default()
+        };
         c.set_many(&[
             ("maxmemory-policy", policy),
             ("maxmemory-samples", samples),

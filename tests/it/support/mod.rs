@@ -575,12 +575,16 @@ pub fn server_dir() -> PathBuf {
     dir
 }
 
-/// `Server::builder()` with a directory of its own ([`server_dir`]): how the tests start an
-/// in-process embedis. (`.dir(…)` or `.config("dir", …)` after it still choose another.)
+/// `Server::builder()` with a directory of its own ([`server_dir`]), behaving as Redis 7.0 —
+/// the version of the redis-server 7.0.15 most tests compare with (the default is newer): how
+/// the tests start an in-process embedis. (`.dir(…)`, `.config("dir", …)` or another
+/// `compat-version` after it still choose otherwise.)
 pub fn builder() -> embedis::ServerBuilder {
     Server::builder()
         .config("dir", &server_dir().display().to_string())
         .expect("dir accepted")
+        .config("compat-version", "7.0")
+        .expect("a compat-version")
 }
 
 /// [`builder`] for a server behaving as Redis `version` (`compat-version`: "7.2", "8.2", …),

@@ -445,7 +445,7 @@ impl Default for Config {
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
-            compat_version: crate::base::compat::CompatVersion::V7_0,
+            compat_version: crate::base::compat::CompatVersion::DEFAULT,
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,
             notify_keyspace_events: 0,
@@ -650,7 +650,11 @@ mod tests {
 
     #[test]
     fn config_set_is_all_or_nothing_with_redis_errors() {
-        let mut c = Config::default();
+        // 7.0's texts (loglevel `nothing` is 7.2's).
+        let mut c = Config {
+            compat_version: crate::base::compat::CompatVersion::V7_0,
+            ..Config::default()
+        };
         assert_eq!(
             c.set_many(&[("hz", "20"), ("timeout", "x")]).unwrap_err(),
             "ERR CONFIG SET failed (possibly related to argument 'timeout') - argument couldn't be parsed into an integer"
