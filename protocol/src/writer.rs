@@ -19,6 +19,20 @@ pub enum Version {
     Resp3,
 }
 
+/// The text of an error as Redis's `addReplyErrorFormat` cleans it before writing: CR and LF cut
+/// from both ends (`sdstrim(s, "\r\n")`), so an argument quoted last ends the line without the
+/// spaces its line break would otherwise become (`EXPIRE k 10 "x\r\n"`: `ERR Unsupported option
+/// x`). Those left inside become spaces when [`Writer::error_line`] writes the text.
+pub fn trim_line_breaks(text: &[u8]) -> &[u8] {
+    let is_break = |b: &u8| *b == b'\r' || *b == b'\n';
+    let start = text.iter().position(|b| !is_break(b)).unwrap_or(text.len());
+    let end = text
+        .iter()
+        .rposition(|b| !is_break(b))
+        .map_or(start, |i| i + 1);
+    &text[start..end]
+}
+
 /// Appends replies to `buf` in the connection's protocol version.
 pub struct Writer<'a> {
     buf: &'a mut BytesMut,
@@ -57,7 +71,9 @@ impl<'a> Writer<'a> {
     }
 
     /// An error line: `text` is everything after `-` (`ERR …`, `WRONGTYPE …`). CR and LF inside
-    /// are replaced by spaces, as Redis does, so that an error can never break the framing.
+    /// are replaced by spaces, as Redis does, so that an error can never break the framing. Those
+    /// at the ends are kept (as spaces) too, as Redis's `addReplyErrorSdsSafe` keeps them: text
+    /// Redis formats with `addReplyErrorFormat` goes through [`trim_line_breaks`] first.
     pub fn error_line(&mut self, text: &[u8]) {
         self.buf.reserve(text.len() + 3);
         self.buf.put_u8(b'-');
@@ -280,5 +296,18 @@ mod tests {
             written(v, |w| w.error_line(b"ERR a\r\nb")),
             b"-ERR a  b\r\n"
         );
+        assert_eq!(written(v, |w| w.error_line(b"ERR a\r\n")), b"-ERR a  \r\n");
+    }
+
+    #[test]
+    fn line_breaks_are_trimmed_from_both_ends_only() {
+        assert_eq!(trim_line_breaks(b"ERR x\r\n"), b"ERR x");
+        assert_eq!(trim_line_breaks(b"ERR x\n\r\r\n"), b"ERR x");
+        assert_eq!(trim_line_breaks(b"\r\nERR x"), b"ERR x");
+        assert_eq!(trim_line_breaks(b"ERR a\r\nb"), b"ERR a\r\nb");
+        // A space ends the text: what comes before it stays.
+        assert_eq!(trim_line_breaks(b"ERR x\r\n "), b"ERR x\r\n ");
+        assert_eq!(trim_line_breaks(b"\r\n\r\n"), b"");
+        assert_eq!(trim_line_breaks(b""), b"");
     }
 }

@@ -17,7 +17,7 @@ use embedis_protocol::Version;
 use mlua::{ffi, Function, Lua, MultiValue, Table, Value};
 use std::os::raw::c_int;
 
-use crate::convert::{error_table, resp_to_lua};
+use crate::convert::{error_table, pushed_error_table, pushed_error_text, resp_to_lua};
 use crate::errors::{counted_error_table, Raise};
 use crate::memory_limit::unlimited;
 
@@ -122,23 +122,12 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     Ok(redis)
 }
 
-/// `redis.error_reply(text)`: the error table Redis makes of `text`.
+/// `redis.error_reply(text)`: the error table Redis makes of `text`. Redis puts a dash first if
+/// there is none, so the code is read the same either way.
 fn lua_error_reply(lua: &Lua, args: MultiValue) -> mlua::Result<Value> {
     reply_helper(lua, args, |lua, text| {
-        let mut line = text.to_vec();
-        if line.first() == Some(&b'-') {
-            line.remove(0);
-            Ok(Value::Table(error_table(
-                lua,
-                &with_default_code(&line, true),
-            )?))
-        } else {
-            // Redis puts the dash back first: the code is read the same either way.
-            Ok(Value::Table(error_table(
-                lua,
-                &with_default_code(&line, true),
-            )?))
-        }
+        let line = text.strip_prefix(b"-").unwrap_or(text);
+        Ok(Value::Table(pushed_error_table(lua, line)?))
     })
 }
 
@@ -542,6 +531,8 @@ fn finish_call(lua: &Lua, text: &[u8], how: i64) -> mlua::Result<Value> {
             _ => b"ERR the command's reply could not be read".to_vec(),
         }
     };
+    // Redis pushes every error it hands the script through `luaPushErrorBuff`.
+    let line = pushed_error_text(&line);
     // A line of our own (bad arguments) is no command's failure: nothing counted it yet.
     let counted = how & HOW_LINE == 0;
     if how & HOW_ALWAYS_RAISE != 0 {
@@ -574,16 +565,6 @@ fn reply_helper(
             b"ERR wrong number or type of arguments",
         )?)),
     }
-}
-
-/// An error line with a code: `-CODE msg` keeps its code, anything else gets `ERR`.
-fn with_default_code(text: &[u8], had_dash: bool) -> Vec<u8> {
-    if had_dash && text.contains(&b' ') {
-        return text.to_vec();
-    }
-    let mut line = b"ERR ".to_vec();
-    line.extend_from_slice(text);
-    line
 }
 
 /// Lua's `lua_tolstring`: strings, and numbers in Lua's own `%.14g`.

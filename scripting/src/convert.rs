@@ -14,6 +14,7 @@
 //! would write it, so integral numbers arrive as integers and binary strings arrive unchanged.
 
 use bytes::Bytes;
+use embedis_protocol::writer::trim_line_breaks;
 use embedis_protocol::{Value as Resp, Version, Writer};
 use mlua::{Lua, Table, Value};
 
@@ -30,7 +31,7 @@ pub fn resp_to_lua(lua: &Lua, reply: Resp, resp3: bool) -> mlua::Result<Value> {
             t.raw_set("ok", lua.create_string(&s)?)?;
             Value::Table(t)
         }
-        Resp::Error(e) | Resp::BlobError(e) => Value::Table(error_table(lua, &e)?),
+        Resp::Error(e) | Resp::BlobError(e) => Value::Table(pushed_error_table(lua, &e)?),
         Resp::Integer(n) => Value::Number(n as f64),
         Resp::Bulk(b) => Value::String(lua.create_string(&b)?),
         Resp::Null if resp3 => Value::Nil,
@@ -91,6 +92,34 @@ pub fn error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
     Ok(t)
 }
 
+/// The `err` Redis's `luaPushErrorBuff` makes of an error line given without its dash (a failed
+/// command's reply, `redis.error_reply`): read as a C string, its first word is the code (`ERR`
+/// when there is no space) and CR and LF are trimmed from both ends of the rest, so that a
+/// command's error ending in a line break does not end in spaces inside the script either.
+pub fn pushed_error_text(line: &[u8]) -> Vec<u8> {
+    let line = c_str(line);
+    let (code, message) = match line.iter().position(|&b| b == b' ') {
+        Some(space) => (&line[..space], &line[space + 1..]),
+        None => (&b"ERR"[..], line),
+    };
+    let mut text = code.to_vec();
+    text.push(b' ');
+    text.extend_from_slice(trim_line_breaks(message));
+    text
+}
+
+/// [`error_table`] of [`pushed_error_text`].
+pub fn pushed_error_table(lua: &Lua, line: &[u8]) -> mlua::Result<Table> {
+    error_table(lua, &pushed_error_text(line))
+}
+
+/// The bytes before the first NUL: what Redis reads of a Lua string it takes as a C string
+/// (`lua_tostring` into `%s` or `sdsnew`).
+pub fn c_str(text: &[u8]) -> &[u8] {
+    let end = text.iter().position(|&b| b == 0).unwrap_or(text.len());
+    &text[..end]
+}
+
 /// A `redis.call` argument as the bytes of a command argument; None for a type Redis refuses.
 pub fn lua_to_arg(value: &Value) -> Option<Bytes> {
     match value {
@@ -143,11 +172,11 @@ fn write_value(out: &mut Writer<'_>, value: &Value, script_resp3: bool, depth: u
 
 fn write_table(out: &mut Writer<'_>, t: &Table, script_resp3: bool, depth: usize) {
     if let Ok(Value::String(e)) = t.raw_get::<Value>("err") {
-        out.error_line(&error_text(&e.as_bytes()));
+        out.error_line(&returned_error_text(&e.as_bytes()));
         return;
     }
     if let Ok(Value::String(s)) = t.raw_get::<Value>("ok") {
-        out.simple(&status_text(&s.as_bytes()));
+        out.simple(&status_text(c_str(&s.as_bytes())));
         return;
     }
     match t.raw_get::<Value>("double") {
@@ -208,6 +237,18 @@ fn write_table(out: &mut Writer<'_>, t: &Table, script_resp3: bool, depth: usize
 /// An error reply's text: Redis turns line breaks into spaces so the reply stays one line.
 pub fn error_text(text: &[u8]) -> Vec<u8> {
     status_text(text)
+}
+
+/// The text of an error table a script returns, as Redis writes it
+/// (`addReplyErrorFormat(c, "-%s", err)`): up to a NUL, CR and LF trimmed from its end (the dash
+/// shields its start), those inside turned into spaces.
+pub fn returned_error_text(err: &[u8]) -> Vec<u8> {
+    let text = c_str(err);
+    let end = text
+        .iter()
+        .rposition(|&b| b != b'\r' && b != b'\n')
+        .map_or(0, |i| i + 1);
+    error_text(&text[..end])
 }
 
 /// A status reply's text, line breaks turned into spaces.
@@ -301,5 +342,29 @@ mod tests {
         let t = v.as_table().unwrap();
         assert_eq!(t.get::<f64>(1).unwrap(), 7.0);
         assert_eq!(t.get::<Value>(2).unwrap(), Value::Boolean(false));
+    }
+
+    #[test]
+    fn error_tables_are_trimmed_as_lua_push_error_buff_trims_them() {
+        let pushed = |line: &[u8]| String::from_utf8(pushed_error_text(line)).unwrap();
+        assert_eq!(pushed(b"ERR Unsupported option \r\n"), "ERR Unsupported option ");
+        assert_eq!(pushed(b"MY \r\nfoo\r\n"), "MY foo");
+        assert_eq!(pushed(b"MY x\r\ny\r\n"), "MY x\r\ny");
+        // No space: the whole line is the message, under ERR.
+        assert_eq!(pushed(b"Myerror\r\n"), "ERR Myerror");
+        assert_eq!(pushed(b"\r\n"), "ERR ");
+        // The code is everything before the first space, line breaks included.
+        assert_eq!(pushed(b"MY\r\n x"), "MY\r\n x");
+        assert_eq!(pushed(b"MY a\0b"), "MY a");
+    }
+
+    #[test]
+    fn returned_errors_lose_line_breaks_at_their_end_only() {
+        let returned = |err: &[u8]| String::from_utf8(returned_error_text(err)).unwrap();
+        assert_eq!(returned(b"ERR x\r\n\r\n"), "ERR x");
+        assert_eq!(returned(b"\r\nx"), "  x");
+        assert_eq!(returned(b"x\r\ny\n"), "x  y");
+        assert_eq!(returned(b"x\r\n "), "x   ");
+        assert_eq!(returned(b"x\0y\r\n"), "x");
     }
 }

@@ -181,8 +181,10 @@ pub fn failure_line(lua: &Lua, err: Value, name: &str) -> Vec<u8> {
         }
         _ => return b"ERR unknown error".to_vec(),
     };
+    // Redis reads the message as a C string, and turns its line breaks into spaces without
+    // trimming any (`addReplyErrorSdsExSafe`): the suffix follows them.
     let mut line = match table.raw_get::<Value>("err") {
-        Ok(Value::String(s)) => s.as_bytes().to_vec(),
+        Ok(Value::String(s)) => crate::convert::c_str(&s.as_bytes()).to_vec(),
         Ok(v @ (Value::Integer(_) | Value::Number(_))) => {
             tostring(lua, v).unwrap_or_else(|_| b"ERR unknown error".to_vec())
         }

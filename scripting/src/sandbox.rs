@@ -438,7 +438,10 @@ impl ScriptVm {
 fn returned_error(value: &Value) -> Option<(Vec<u8>, bool)> {
     let Value::Table(t) = value else { return None };
     match t.raw_get::<Value>("err") {
-        Ok(Value::String(e)) => Some((crate::convert::error_text(&e.as_bytes()), is_counted(t))),
+        Ok(Value::String(e)) => Some((
+            crate::convert::returned_error_text(&e.as_bytes()),
+            is_counted(t),
+        )),
         _ => None,
     }
 }

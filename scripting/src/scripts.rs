@@ -6,6 +6,8 @@
 //! code before compiling but its line feed is kept, so Lua's line numbers still match the text
 //! the user sent.
 
+use crate::convert::c_str;
+
 /// Flags a script declares in its shebang (or a function in `register_function`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ScriptFlags {
@@ -65,40 +67,47 @@ impl ScriptFlags {
 pub struct ShebangError(pub Vec<u8>);
 
 /// Splits `body` into its flags and the code to compile (the shebang line cut, its line feed
-/// kept).
+/// kept), as Redis's `evalExtractShebangFlags`: the line up to its line feed is split as
+/// arguments are (`sdssplitargs`: any whitespace, a CR too, separates; quotes group), and each
+/// word is read as a C string.
 pub fn parse_shebang(body: &[u8]) -> Result<(ScriptFlags, &[u8]), ShebangError> {
     if !body.starts_with(b"#!") {
         return Ok((ScriptFlags::default(), body));
     }
-    let end = body.iter().position(|&b| b == b'\n').unwrap_or(body.len());
-    let line = &body[..end];
+    // `strchr`: a NUL before the line feed hides it.
+    let Some(end) = c_str(body).iter().position(|&b| b == b'\n') else {
+        return Err(refusal("Invalid script shebang", b""));
+    };
+    let parts = match embedis_protocol::inline::split_args(&body[..end]) {
+        Ok(parts) if !parts.is_empty() => parts,
+        _ => return Err(refusal("Invalid engine in script shebang", b"")),
+    };
+    if c_str(&parts[0]) != b"#!lua" {
+        return Err(refusal("Unexpected engine in script shebang: ", &parts[0]));
+    }
     let mut flags = ScriptFlags {
         declared: true,
         ..ScriptFlags::default()
     };
-    let mut parts = line.split(|&b| b == b' ').filter(|p| !p.is_empty());
-    let engine = parts.next().unwrap_or_default();
-    if engine != b"#!lua" {
-        let mut msg = b"ERR Unexpected engine in script shebang: ".to_vec();
-        msg.extend_from_slice(engine);
-        return Err(ShebangError(msg));
-    }
-    for part in parts {
-        if let Some(list) = part.strip_prefix(b"flags=") {
-            for name in list.split(|&b| b == b',').filter(|n| !n.is_empty()) {
-                if !flags.set(name) {
-                    let mut msg = b"ERR Unexpected flag in script shebang: ".to_vec();
-                    msg.extend_from_slice(name);
-                    return Err(ShebangError(msg));
-                }
+    for part in &parts[1..] {
+        let Some(list) = part.strip_prefix(b"flags=") else {
+            return Err(refusal("Unknown lua shebang option: ", part));
+        };
+        // `sdssplitlen`: nothing in an empty list, an empty name between two commas.
+        for name in list.split(|&b| b == b',').filter(|_| !list.is_empty()) {
+            if !flags.set(c_str(name)) {
+                return Err(refusal("Unexpected flag in script shebang: ", name));
             }
-        } else {
-            let mut msg = b"ERR Unknown lua shebang option: ".to_vec();
-            msg.extend_from_slice(part);
-            return Err(ShebangError(msg));
         }
     }
     Ok((flags, &body[end..]))
+}
+
+/// `ERR <message><quoted>`, the quoted word read as a C string.
+fn refusal(message: &str, quoted: &[u8]) -> ShebangError {
+    let mut line = format!("ERR {message}").into_bytes();
+    line.extend_from_slice(c_str(quoted));
+    ShebangError(line)
 }
 
 #[cfg(test)]
@@ -135,5 +144,28 @@ mod tests {
             err(b"#!lua name=x\n"),
             "ERR Unknown lua shebang option: name=x"
         );
+        assert_eq!(err(b"#!lua"), "ERR Invalid script shebang");
+        assert_eq!(err(b"#!lua \0\nreturn 1"), "ERR Invalid script shebang");
+        assert_eq!(err(b"#!lua \"x\n"), "ERR Invalid engine in script shebang");
+        assert_eq!(
+            err(b"#!lua flags=no-writes,,allow-oom\n"),
+            "ERR Unexpected flag in script shebang: "
+        );
+    }
+
+    #[test]
+    fn the_line_is_split_as_arguments_are() {
+        // A CR before the line feed separates words, as a tab does; quotes group.
+        for body in [
+            &b"#!lua flags=no-writes\r\nreturn 1"[..],
+            b"#!lua\tflags=no-writes\n",
+            b"#!lua \"flags=no-writes\"\n",
+        ] {
+            let (flags, _) = parse_shebang(body).unwrap();
+            assert!(flags.declared && flags.no_writes, "{body:?}");
+        }
+        let (flags, code) = parse_shebang(b"#!lua flags=\nreturn 1").unwrap();
+        assert!(flags.declared && !flags.no_writes);
+        assert_eq!(code, b"\nreturn 1");
     }
 }

@@ -34,14 +34,31 @@ impl Error {
         Error::Msg(Cow::Borrowed(line.as_bytes()))
     }
 
-    /// An error from a formatted line.
+    /// An error from a formatted line, cleaned as [`Error::bytes`] cleans it.
     pub fn owned(line: impl Into<String>) -> Self {
-        Error::Msg(Cow::Owned(line.into().into_bytes()))
+        Error::bytes(line.into().into_bytes())
     }
 
-    /// An error from raw bytes (for messages that quote client data).
-    pub fn bytes(line: Vec<u8>) -> Self {
+    /// An error from raw bytes (for messages that quote client data). Redis formats such errors
+    /// with `addReplyErrorFormat`, which cuts CR and LF from both ends of the text: an argument
+    /// quoted last (`ERR Unsupported option x\r\n`) ends the line without trailing spaces.
+    /// Those inside become spaces when the line is written.
+    pub fn bytes(mut line: Vec<u8>) -> Self {
+        let trimmed = embedis_protocol::writer::trim_line_breaks(&line);
+        if trimmed.len() != line.len() {
+            line = trimmed.to_vec();
+        }
         Error::Msg(Cow::Owned(line))
+    }
+
+    /// An error whose line breaks all become spaces, those at its ends too: Redis's
+    /// `addReplyErrorSdsSafe`, which FUNCTION LIST's `Unknown argument` goes through.
+    pub fn untrimmed(line: Vec<u8>) -> Self {
+        let spaced = line
+            .into_iter()
+            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b })
+            .collect();
+        Error::Msg(Cow::Owned(spaced))
     }
 
     /// The error line without the leading `-` and without CRLF.
@@ -96,5 +113,19 @@ mod tests {
         assert_eq!(Error::WrongType.code(), "WRONGTYPE");
         assert_eq!(Error::msg("ERR x y").code(), "ERR");
         assert_eq!(Error::NoAuth.code(), "NOAUTH");
+    }
+
+    #[test]
+    fn quoted_line_breaks_are_trimmed_unless_redis_keeps_them() {
+        let line = |e: Error| e.line().into_owned();
+        assert_eq!(
+            line(Error::bytes(b"ERR Unsupported option x\r\n".to_vec())),
+            b"ERR Unsupported option x"
+        );
+        assert_eq!(line(Error::owned("ERR a\r\nb\n")), b"ERR a\r\nb");
+        assert_eq!(
+            line(Error::untrimmed(b"ERR Unknown argument x\r\n".to_vec())),
+            b"ERR Unknown argument x  "
+        );
     }
 }

@@ -236,9 +236,11 @@ fn function_list(ctx: &mut Ctx<'_>) -> CmdResult {
             i += 1;
             pattern = Some(ctx.args[i].clone());
         } else {
+            // Redis writes this one unformatted (`addReplyErrorSdsSafe`): a line break at the
+            // end stays, as spaces.
             let mut line = b"ERR Unknown argument ".to_vec();
             line.extend_from_slice(c_str(ctx.arg(i)));
-            return Err(Error::bytes(line));
+            return Err(Error::untrimmed(line));
         }
         i += 1;
     }

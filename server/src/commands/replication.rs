@@ -361,10 +361,10 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
             // Only a primary's request to its replica; a primary ignores it.
             return Ok(());
         } else {
-            return Err(Error::owned(format!(
-                "ERR Unrecognized REPLCONF option: {}",
-                String::from_utf8_lossy(ctx.arg(i))
-            )));
+            // The option as `%s` prints it: up to a NUL, any bytes.
+            let mut line = b"ERR Unrecognized REPLCONF option: ".to_vec();
+            line.extend_from_slice(crate::base::cstr::c_str(ctx.arg(i)));
+            return Err(Error::bytes(line));
         }
         i += 2;
     }

@@ -47,6 +47,11 @@ const NO_SCRIPT: Error = Error::msg("NOSCRIPT No matching script. Please use EVA
 pub(crate) const NO_CLUSTER: &str = "ERR Can not run script on cluster, 'no-cluster' flag is set.";
 
 fn run_script(ctx: &mut Ctx<'_>, source: Source, ro_command: bool) -> CmdResult {
+    // No script has a name of another length: Redis's `evalShaCommand` answers so before it
+    // reads the number of keys.
+    if source == Source::Sha && ctx.args[1].len() != 40 {
+        return Err(NO_SCRIPT);
+    }
     // The arguments outlive the command (`ctx.args` is a shared slice): KEYS and ARGV are
     // slices of the request, no copies.
     let (keys, argv) = split_keys(ctx.args, ctx.int_arg(2)?)?;

@@ -2,7 +2,7 @@
 //! ZRANGEBYSCORE, ZRANGEBYLEX, ZREVRANGE…, and the ZREMRANGEBY* commands that delete a range.
 
 use bytes::Bytes;
-use embedis_datatypes::zset::{LexRange, ScoreRange, ZSetValue};
+use embedis_datatypes::zset::{LexRange, Limits, ScoreRange, ZSetValue};
 
 use crate::base::config::event_class::ZSET;
 use crate::base::cstr::word_is;
@@ -119,6 +119,7 @@ fn range_generic(
     }
     match dst {
         Some(dst) => {
+            zero_signs_stored_packed(&mut items, by == RangeBy::Rank, &limits);
             if reverse {
                 items.reverse();
             }
@@ -129,6 +130,26 @@ fn range_generic(
         None => reply_elements(&mut ctx.out, &items, withscores, false),
     }
     Ok(())
+}
+
+/// ZRANGESTORE's -0 scores as Redis stores them. Redis adds the results one by one, in the
+/// order they were selected (`items`), to a destination that starts as a listpack — unless a
+/// rank range already knows it has too many results — and converts it to a skiplist at the first
+/// result past `max_entries` or longer than `max_value`. A listpack writes a score as an integer
+/// where it can, so -0 comes back as 0; the skiplist keeps -0. Only the results added before
+/// the conversion lose their sign, then.
+fn zero_signs_stored_packed(items: &mut [(&[u8], f64)], counted: bool, limits: &Limits) {
+    if counted && items.len() > limits.max_entries {
+        return;
+    }
+    let long = items.iter().position(|(m, _)| m.len() > limits.max_value);
+    let packed = long.unwrap_or(items.len()).min(limits.max_entries);
+    for (_, score) in &mut items[..packed] {
+        // -0 == 0: both become 0.
+        if *score == 0.0 {
+            *score = 0.0;
+        }
+    }
 }
 
 pub(super) fn zrange(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -205,4 +226,33 @@ fn remrange_generic(
     delete_if_empty(ctx, key, empty);
     ctx.out.integer(removed as i64);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn signs(items: &[(&[u8], f64)]) -> Vec<bool> {
+        items.iter().map(|(_, s)| s.is_sign_negative()).collect()
+    }
+
+    #[test]
+    fn only_results_added_to_the_listpack_lose_the_sign_of_zero() {
+        let limits = Limits {
+            max_entries: 2,
+            max_value: 3,
+        };
+        // A score or lex range: the first two go into the listpack, the third converts it.
+        let mut items: Vec<(&[u8], f64)> = vec![(b"a", -0.0), (b"b", -0.0), (b"c", -0.0)];
+        zero_signs_stored_packed(&mut items, false, &limits);
+        assert_eq!(signs(&items), [false, false, true]);
+        // A rank range that knows it has too many results starts as a skiplist.
+        let mut items: Vec<(&[u8], f64)> = vec![(b"a", -0.0), (b"b", -0.0), (b"c", -0.0)];
+        zero_signs_stored_packed(&mut items, true, &limits);
+        assert_eq!(signs(&items), [true, true, true]);
+        // A long member converts the listpack before it is added.
+        let mut items: Vec<(&[u8], f64)> = vec![(b"a", -0.0), (b"long", -0.0)];
+        zero_signs_stored_packed(&mut items, true, &limits);
+        assert_eq!(signs(&items), [false, true]);
+    }
 }
