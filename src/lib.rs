@@ -363,7 +363,7 @@ impl Server {
         let _held: Vec<_> = [tcp, tls]
             .into_iter()
             .flatten()
-            .filter_map(|addr| ports::hold(addr.port()))
+            .filter_map(|addr| ports::hold_once_closed(addr.port()))
             .collect();
         let mut options = (*self.options).clone();
         // With persistence on, what survives is what the server saved, as for Redis.

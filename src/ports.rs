@@ -18,6 +18,20 @@ pub(crate) fn hold(port: u16) -> Option<socket2::Socket> {
     Some(socket)
 }
 
+/// [`hold`], waiting up to two seconds for the port's old listener to close: a stopped
+/// server's listener is dropped on its own runtime, which may be a moment after `stop`
+/// returns, and while it still listens nothing else can bind the port (a restart then failed
+/// with `AddrInUse` on a loaded machine).
+pub(crate) fn hold_once_closed(port: u16) -> Option<socket2::Socket> {
+    for _ in 0..200 {
+        if let Some(socket) = hold(port) {
+            return Some(socket);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::hold;

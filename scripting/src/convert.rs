@@ -347,7 +347,10 @@ mod tests {
     #[test]
     fn error_tables_are_trimmed_as_lua_push_error_buff_trims_them() {
         let pushed = |line: &[u8]| String::from_utf8(pushed_error_text(line)).unwrap();
-        assert_eq!(pushed(b"ERR Unsupported option \r\n"), "ERR Unsupported option ");
+        assert_eq!(
+            pushed(b"ERR Unsupported option \r\n"),
+            "ERR Unsupported option "
+        );
         assert_eq!(pushed(b"MY \r\nfoo\r\n"), "MY foo");
         assert_eq!(pushed(b"MY x\r\ny\r\n"), "MY x\r\ny");
         // No space: the whole line is the message, under ERR.
