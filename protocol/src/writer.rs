@@ -37,11 +37,39 @@ pub fn trim_line_breaks(text: &[u8]) -> &[u8] {
 pub struct Writer<'a> {
     buf: &'a mut BytesMut,
     version: Version,
+    /// Doubles as Redis 7.2 and later reply them (`d2string`: shortest digits), not 7.0's
+    /// `%.17g`.
+    shortest_doubles: bool,
 }
 
 impl<'a> Writer<'a> {
     pub fn new(buf: &'a mut BytesMut, version: Version) -> Self {
-        Writer { buf, version }
+        Writer {
+            buf,
+            version,
+            shortest_doubles: false,
+        }
+    }
+
+    /// The writer with doubles in shortest form ([`Writer::double`]) when `on`: how Redis 7.2
+    /// and later reply them.
+    pub fn shortest_doubles(mut self, on: bool) -> Self {
+        self.shortest_doubles = on;
+        self
+    }
+
+    /// Whether [`Writer::double`] writes the shortest form (Redis 7.2 and later).
+    pub fn doubles_are_shortest(&self) -> bool {
+        self.shortest_doubles
+    }
+
+    /// A double's text as this writer replies it: 7.0's `%.17g`, or 7.2's shortest digits.
+    pub fn push_double_text(&self, text: &mut Vec<u8>, d: f64) {
+        if self.shortest_doubles {
+            crate::float::push_shortest(text, d);
+        } else {
+            push_g17(text, d);
+        }
     }
 
     pub fn version(&self) -> Version {
@@ -150,10 +178,11 @@ impl<'a> Writer<'a> {
         self.prefixed(b'|', len as i64);
     }
 
-    /// A double, formatted as Redis 7.0 does (`%.17g`, `inf`, `-inf`).
+    /// A double, formatted as Redis 7.0 does (`%.17g`, `inf`, `-inf`), or as 7.2 and later do
+    /// when the writer says so ([`Writer::shortest_doubles`]).
     pub fn double(&mut self, d: f64) {
         let mut text = Vec::with_capacity(24);
-        push_g17(&mut text, d);
+        self.push_double_text(&mut text, d);
         match self.version {
             Version::Resp2 => self.bulk(&text),
             Version::Resp3 => {

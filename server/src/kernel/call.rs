@@ -74,7 +74,8 @@ pub fn call(
     let (result, block) = {
         let mut ctx = Ctx {
             args,
-            out: Writer::new(out, version),
+            out: Writer::new(out, version)
+                .shortest_doubles(parts.registry.version >= CompatVersion::V7_2),
             ks: &mut *parts.ks,
             server: &mut *parts.server,
             client: &mut *client,

@@ -170,6 +170,7 @@ pub fn run_script(
     let caller_db = ctx.client.db;
     let now_us = ctx.now_us;
     let version = ctx.out.version();
+    let shortest = ctx.out.doubles_are_shortest();
     let own_output_mark = ctx.client.pending.len();
     let threshold = ctx.server.config.busy_reply_threshold;
     // The reply goes straight into the caller's buffer after what it holds (no buffer of its
@@ -196,7 +197,10 @@ pub fn run_script(
             error: None,
             oom_at_start,
         };
-        let outcome = run(&mut host, &mut Writer::new(out, version));
+        let outcome = run(
+            &mut host,
+            &mut Writer::new(out, version).shortest_doubles(shortest),
+        );
         (outcome, host.busy.kill, host.error)
     };
     let (outcome, killed, script_error) = outcome;

@@ -5,7 +5,6 @@
 use bytes::Bytes;
 use embedis_datatypes::glob;
 use embedis_datatypes::zset::{AddFlags, AddOutcome, ZSetValue};
-use embedis_protocol::float::push_g17;
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 use rand::Rng;
@@ -395,6 +394,9 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
     let count = count as u64;
     let mut found: Vec<(&[u8], f64)> = Vec::new();
     let set: &ZSetValue = set;
+    // A listpack holds each score as the text Redis wrote it (d2string: the reply's form); a
+    // skiplist's scores are printed by ZSCAN itself as `%.17Lg`, in every version.
+    let listpack = set.encoding_name() == "listpack";
     let next = set.scan(cursor, count.min(usize::MAX as u64) as usize, |m, s| {
         found.push((m, s))
     });
@@ -407,7 +409,11 @@ pub(super) fn zscan(ctx: &mut Ctx<'_>) -> CmdResult {
     for (m, s) in found {
         out.bulk(m);
         text.clear();
-        push_g17(&mut text, s);
+        if listpack {
+            out.push_double_text(&mut text, s);
+        } else {
+            embedis_protocol::float::push_g17(&mut text, s);
+        }
         out.bulk(&text);
     }
     Ok(())

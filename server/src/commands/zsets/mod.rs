@@ -32,7 +32,6 @@ mod pops;
 mod ranges;
 
 use embedis_datatypes::zset::{LexBound, LexRange, Limits, ScoreRange, ZSetValue};
-use embedis_protocol::float::push_g17;
 use embedis_protocol::number::parse_i64;
 use embedis_protocol::Writer;
 
@@ -191,7 +190,8 @@ fn resolve_ranks(start: i64, end: i64, len: usize) -> Option<(usize, usize)> {
 // Replies
 // ---------------------------------------------------------------------------------------------
 
-/// Writes scores without allocating for each: `%.17g` into a reused buffer.
+/// Writes scores without allocating for each: the writer's double text (`%.17g` as 7.0, the
+/// shortest digits from 7.2) into a reused buffer.
 struct ScoreWriter {
     text: Vec<u8>,
 }
@@ -205,7 +205,7 @@ impl ScoreWriter {
 
     fn write(&mut self, out: &mut Writer<'_>, score: f64) {
         self.text.clear();
-        push_g17(&mut self.text, score);
+        out.push_double_text(&mut self.text, score);
         if out.is_resp3() {
             out.raw(b",");
             out.raw(&self.text);
