@@ -301,13 +301,24 @@ impl RdbValue {
                     RdbValue::ZsetListpack(blob)
                 }
             }
-            types::HASH_ZIPLIST | types::ZSET_ZIPLIST | types::HASH_ZIPMAP => {
+            types::HASH_ZIPMAP => {
+                // As field/value pairs, not a listpack: Redis converts a zipmap hash to a hash
+                // table when a field or value is longer than `hash-max-listpack-value`, which it
+                // does not check for the other packed types.
+                let items = zipmap_decode(&read_string(r)?)?;
+                if items.len() % 2 != 0 {
+                    return corrupt("zipmap with an odd number of elements");
+                }
+                let mut items = items.into_iter();
+                let mut pairs = Vec::new();
+                while let (Some(field), Some(value)) = (items.next(), items.next()) {
+                    pairs.push((field, value));
+                }
+                RdbValue::Hash(pairs)
+            }
+            types::HASH_ZIPLIST | types::ZSET_ZIPLIST => {
                 let blob = read_string(r)?;
-                let items = if ty == types::HASH_ZIPMAP {
-                    zipmap_decode(&blob)?
-                } else {
-                    ziplist_decode(&blob)?
-                };
+                let items = ziplist_decode(&blob)?;
                 if items.len() % 2 != 0 {
                     return corrupt("ziplist with an odd number of elements");
                 }

@@ -942,6 +942,20 @@ mod tests {
         }
     }
 
+    /// A zipmap hash is read as pairs, which become a hash table when a field or value is
+    /// longer than `hash-max-listpack-value` (Redis's zipmap loader, and 7.0.15's
+    /// integration/convert-zipmap-hash-on-load).
+    #[test]
+    fn pairs_longer_than_the_listpack_value_limit_load_as_a_table() {
+        let pairs = || RdbValue::Hash(vec![(b"f1".to_vec(), b"v1".to_vec())]);
+        let mut config = Config::default();
+        let loaded = from_rdb(pairs(), &config).unwrap();
+        assert_eq!(loaded.encoding_name(), "listpack");
+        config.encodings.hash_max_listpack_value = 1;
+        let loaded = from_rdb(pairs(), &config).unwrap();
+        assert_eq!(loaded.encoding_name(), "hashtable");
+    }
+
     #[test]
     fn hll_and_int_strings() {
         let config = Config::default();
