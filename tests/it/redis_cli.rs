@@ -626,3 +626,57 @@ fn interactive_help_of_commands_newer_than_7_0_matches_redis_8() {
         );
     }
 }
+
+/// The functions and keys in an RDB file redis-cli dumped: (libraries, keys).
+fn rdb_contents(path: &std::path::Path) -> (usize, usize) {
+    use embedis_rdb::file::{Event, RdbReader};
+    let file = std::fs::File::open(path).expect("redis-cli wrote the file");
+    let mut reader = RdbReader::new_upto(std::io::BufReader::new(file), 12).expect("an RDB file");
+    let (mut functions, mut keys) = (0, 0);
+    loop {
+        match reader.next_event().expect("a well-formed RDB file") {
+            Event::Function(_) => functions += 1,
+            Event::Entry { .. } => keys += 1,
+            Event::Eof { .. } => return (functions, keys),
+            _ => {}
+        }
+    }
+}
+
+/// `redis-cli --rdb` dumps keys and functions; `--functions-rdb` (REPLCONF rdb-filter-only
+/// functions) the functions alone, from embedis as from redis-server; an rdb-filter-only
+/// filter other than `functions` is refused with Redis's error.
+#[test]
+fn functions_rdb_dumps_only_the_functions() {
+    let Some(s) = Servers::start("redis_cli functions-rdb", None) else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("embedis-cli-rdb-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let library = "#!lua name=lib\nredis.register_function('f', function() return 1 end)";
+    for (name, port) in [
+        ("redis", s.redis.port),
+        ("embedis", s.embedis.addr().port()),
+    ] {
+        let mut c = Conn::connect(([127, 0, 0, 1], port).into()).unwrap();
+        c.command(&["SET", "k", "v"]);
+        c.command(&["FUNCTION", "LOAD", library]);
+        let whole = dir.join(format!("{name}-whole.rdb"));
+        let functions = dir.join(format!("{name}-functions.rdb"));
+        cli(&s.cli, port, &["--rdb", whole.to_str().unwrap()], b"");
+        cli(
+            &s.cli,
+            port,
+            &["--functions-rdb", functions.to_str().unwrap()],
+            b"",
+        );
+        assert_eq!(rdb_contents(&whole), (1, 1), "{name} --rdb");
+        assert_eq!(rdb_contents(&functions), (1, 0), "{name} --functions-rdb");
+        assert_eq!(
+            show(&c.command(&["REPLCONF", "rdb-filter-only", "keys"])),
+            "-ERR Unsupported rdb-filter-only option: keys\\r\\n",
+            "{name}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -166,6 +166,11 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
             "NOMASTERLINK Can't SYNC while not connected with my master",
         ));
     }
+    if ctx.client.rdb_filter.is_on() && !ctx.client.replica_eof {
+        // A filtered image is sent only over the socket framing (Redis never writes one to
+        // disk, where it could be taken for the dataset's).
+        return Err(Error::msg("ERR Filtered replica requires EOF capability"));
+    }
     // What earlier commands of this turn propagated belongs before the point the replica starts
     // from: hand it to the backlog and the replicas attached so far.
     let server = &mut *ctx.server;
@@ -217,7 +222,10 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         ctx.out.buffer().extend_from_slice(line.as_bytes());
     }
     let mut body = image;
-    if ctx.server.config.repl_diskless_sync && ctx.client.replica_eof {
+    // A filtered image always goes with the socket framing, as Redis sends it.
+    if (ctx.server.config.repl_diskless_sync || ctx.client.rdb_filter.is_on())
+        && ctx.client.replica_eof
+    {
         // Redis's diskless framing: a random 40-byte mark, the image, the mark again (a
         // replica that streams the image to its loader learns its end without a length).
         let mark = ctx.server.random_id();
@@ -294,18 +302,22 @@ fn send_image(ctx: &mut Ctx<'_>, body: Vec<u8>) {
 fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, String> {
     let options = crate::services::rdb_saving::writer_options(ctx.server);
     let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options).map_err(|e| e.to_string())?;
+    let filter = ctx.client.rdb_filter;
     crate::services::rdb_saving::write_preamble_for_replica(
         ctx.server,
         &mut writer,
         (ctx.client.db as i64, ctx.server.repl.offset as i64),
+        !filter.exclude_functions,
     )
     .map_err(|e| e.to_string())?;
-    crate::model::snapshot::write_keyspace(
-        ctx.ks,
-        &mut writer,
-        crate::services::rdb_saving::clock_in_file(ctx.ks, ctx.server),
-    )
-    .map_err(|e| e.error.to_string())?;
+    if !filter.exclude_data {
+        crate::model::snapshot::write_keyspace(
+            ctx.ks,
+            &mut writer,
+            crate::services::rdb_saving::clock_in_file(ctx.ks, ctx.server),
+        )
+        .map_err(|e| e.error.to_string())?;
+    }
     writer.finish().map_err(|e| e.to_string())
 }
 
@@ -337,6 +349,8 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
             }
         } else if ctx.arg_is(i, "rdb-only") {
             // A replica that wants only the image (redis-cli --rdb): it gets the same here.
+        } else if ctx.arg_is(i, "rdb-filter-only") {
+            ctx.client.rdb_filter = rdb_filter(value)?;
         } else if ctx.arg_is(i, "ack") || ctx.arg_is(i, "fack") {
             // An acknowledgement gets no reply (nothing is written).
             let offset = std::str::from_utf8(value)
@@ -370,6 +384,27 @@ fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     ctx.out.ok();
     Ok(())
+}
+
+/// `REPLCONF rdb-filter-only <filters>`: the filters, split as Redis splits arguments, name
+/// what the image keeps — everything else is left out; `functions` is the only filter there
+/// is, and "" asks for an empty image.
+fn rdb_filter(value: &[u8]) -> Result<crate::model::client::RdbFilter, Error> {
+    let filters = embedis_protocol::inline::split_args(value)
+        .map_err(|_| Error::msg("ERR Missing rdb-filter-only values"))?;
+    let mut filter = crate::model::client::RdbFilter {
+        exclude_data: true,
+        exclude_functions: true,
+    };
+    for word in filters {
+        if !word.eq_ignore_ascii_case(b"functions") {
+            let mut line = b"ERR Unsupported rdb-filter-only option: ".to_vec();
+            line.extend_from_slice(crate::base::cstr::c_str(&word));
+            return Err(Error::bytes(line));
+        }
+        filter.exclude_functions = false;
+    }
+    Ok(filter)
 }
 
 const ADMIN: Flags = Flags::ADMIN

@@ -422,6 +422,9 @@ pub struct ClientState {
     pub replica_port: u16,
     /// The replica said it can take a diskless transfer (REPLCONF capa eof).
     pub replica_eof: bool,
+    /// `REPLCONF rdb-filter-only`: what its full sync's image leaves out (redis-cli
+    /// --functions-rdb asks for the functions alone).
+    pub rdb_filter: RdbFilter,
     /// This server's primary, applying its stream (`flags=M`): its writes pass the replica's
     /// READONLY gate and its replies are dropped.
     pub master: bool,
@@ -480,6 +483,7 @@ impl ClientState {
             replica_port: 0,
             master: false,
             replica_eof: false,
+            rdb_filter: RdbFilter::default(),
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             pending: BytesMut::new(),
@@ -782,5 +786,20 @@ mod tests {
             soft_seconds: 0,
         };
         assert!(!over_limit(&mut c, &none, 1_000_000));
+    }
+}
+
+/// The parts of a full sync's image a replica asked to leave out (Redis's
+/// `SLAVE_REQ_RDB_EXCLUDE_DATA` / `_FUNCTIONS`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RdbFilter {
+    pub exclude_data: bool,
+    pub exclude_functions: bool,
+}
+
+impl RdbFilter {
+    /// Whether anything is left out: such an image goes only over the socket framing.
+    pub fn is_on(self) -> bool {
+        self.exclude_data || self.exclude_functions
     }
 }

@@ -54,7 +54,7 @@ pub fn write_preamble<W: std::io::Write>(
     // restarted replica continues with a partial resync and a restarted primary's replicas
     // can; an AOF's base does not.
     let repl = (!aof_base).then(|| saved_history(server)).flatten();
-    write_preamble_with(server, writer, aof_base, repl)
+    write_preamble_with(server, writer, aof_base, repl, true)
 }
 
 /// The history a file saved now records: a primary's once it has a backlog (replicas have
@@ -71,14 +71,16 @@ fn saved_history(server: &ServerState) -> Option<(i64, String, i64)> {
 }
 
 /// [`write_preamble`] for the image a replica's full resync sends: with Redis's replication AUX
-/// fields (`repl-stream-db`, `repl-id`, `repl-offset`) for the client's database and `offset`.
+/// fields (`repl-stream-db`, `repl-id`, `repl-offset`) for the client's database and `offset`,
+/// and the functions unless the replica filtered them out (`REPLCONF rdb-filter-only`).
 pub fn write_preamble_for_replica<W: std::io::Write>(
     server: &ServerState,
     writer: &mut RdbWriter<W>,
     (db, offset): (i64, i64),
+    functions: bool,
 ) -> Result<(), RdbError> {
     let repl = (db, server.repl.replid.clone(), offset);
-    write_preamble_with(server, writer, false, Some(repl))
+    write_preamble_with(server, writer, false, Some(repl), functions)
 }
 
 fn write_preamble_with<W: std::io::Write>(
@@ -86,6 +88,7 @@ fn write_preamble_with<W: std::io::Write>(
     writer: &mut RdbWriter<W>,
     aof_base: bool,
     repl: Option<(i64, String, i64)>,
+    functions: bool,
 ) -> Result<(), RdbError> {
     writer.standard_aux(&AuxInfo {
         redis_ver: server.config.compat_version.redis_version().into(),
@@ -94,7 +97,7 @@ fn write_preamble_with<W: std::io::Write>(
         aof_base,
         repl,
     })?;
-    if let Some(functions) = server.functions.get() {
+    if let Some(functions) = server.functions.get().filter(|_| functions) {
         for library in functions.libraries() {
             writer.function(&library.code)?;
         }
