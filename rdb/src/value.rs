@@ -301,21 +301,10 @@ impl RdbValue {
                     RdbValue::ZsetListpack(blob)
                 }
             }
-            types::HASH_ZIPMAP => {
-                // As field/value pairs, not a listpack: Redis converts a zipmap hash to a hash
-                // table when a field or value is longer than `hash-max-listpack-value`, which it
-                // does not check for the other packed types.
-                let items = zipmap_decode(&read_string(r)?)?;
-                if items.len() % 2 != 0 {
-                    return corrupt("zipmap with an odd number of elements");
-                }
-                let mut items = items.into_iter();
-                let mut pairs = Vec::new();
-                while let (Some(field), Some(value)) = (items.next(), items.next()) {
-                    pairs.push((field, value));
-                }
-                RdbValue::Hash(pairs)
-            }
+            // As field/value pairs, not a listpack: Redis converts a zipmap hash to a hash table
+            // when a field or value is longer than `hash-max-listpack-value`, which it does not
+            // check for the other packed types.
+            types::HASH_ZIPMAP => RdbValue::Hash(zipmap_pairs(&read_string(r)?)?),
             types::HASH_ZIPLIST | types::ZSET_ZIPLIST => {
                 let blob = read_string(r)?;
                 let items = ziplist_decode(&blob)?;
@@ -547,4 +536,21 @@ fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
         entries_added,
         groups,
     })
+}
+
+/// Field/value pairs, as [`RdbValue::Hash`] holds them.
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
+/// A legacy zipmap's field/value pairs.
+fn zipmap_pairs(blob: &[u8]) -> Result<Pairs, RdbError> {
+    let items = zipmap_decode(blob)?;
+    if items.len() % 2 != 0 {
+        return corrupt("zipmap with an odd number of elements");
+    }
+    let mut items = items.into_iter();
+    let mut pairs = Vec::new();
+    while let (Some(field), Some(value)) = (items.next(), items.next()) {
+        pairs.push((field, value));
+    }
+    Ok(pairs)
 }
