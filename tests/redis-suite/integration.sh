@@ -8,6 +8,12 @@
 #
 #   tests/redis-suite/integration.sh integration/replication-psync
 #   tests/redis-suite/integration.sh integration/replication-4 integration/block-repl
+#   tests/redis-suite/integration.sh --all           # every unit external mode cannot run
+#
+# REFERENCE=/usr/bin/redis-server stages that server instead of embedis, for the baseline in the
+# same harness on the same machine. TABLE=<file> appends one line per unit: unit, passed, failed,
+# exceptions, seconds, and the log of each unit goes beside it (<file>.logs/). unit/tls runs with
+# `--tls` (certificates made by Redis's utils/gen-test-certs.sh; needs the tcl-tls package).
 #
 # Needs tclsh, the real Redis tools on PATH, and Redis's source at tag 7.0.15 in REDIS_SRC
 # (default /tmp/redis-src; see run.sh's header for staging it). The copy goes to STAGE (default
@@ -20,8 +26,13 @@ REDIS_SRC=${REDIS_SRC:-/tmp/redis-src}
 STAGE=${STAGE:-/tmp/embedis-integration}
 BASEPORT=${BASEPORT:-25000}
 [ -f "$REDIS_SRC/tests/test_helper.tcl" ] || { echo "no Redis test sources in $REDIS_SRC" >&2; exit 2; }
-[ $# -gt 0 ] || { echo "usage: $0 integration/<unit>..." >&2; exit 2; }
-cargo build --release --bin embedis-server
+[ $# -gt 0 ] || { echo "usage: $0 integration/<unit>... | --all" >&2; exit 2; }
+if [ "$1" = "--all" ]; then
+  # test_helper.tcl's units that start servers of their own, which run.sh's external mode skips.
+  set -- $(cd "$REDIS_SRC/tests" && ls integration/*.tcl unit/cluster/*.tcl | sed 's/\.tcl$//') \
+    unit/maxmemory unit/client-eviction unit/shutdown unit/networking unit/oom-score-adj unit/tls
+fi
+[ -n "${REFERENCE:-}" ] || cargo build --release --bin embedis-server
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
 cp -r "$REDIS_SRC/tests" "$STAGE/"
@@ -29,6 +40,9 @@ cp "$REDIS_SRC/runtest" "$STAGE/"
 sed -i '/^enable-module-command/d' "$STAGE/tests/assets/default.conf"
 # embedis as the Redis whose tests these are (7.0 unless VERSION says otherwise; the server's
 # default is newer): the option follows the config file the harness names first.
+if [ -n "${REFERENCE:-}" ]; then
+  ln -s "$REFERENCE" "$STAGE/src/redis-server"
+else
 cat > "$STAGE/src/redis-server" <<WRAPPER
 #!/bin/sh
 case "\$1" in
@@ -37,12 +51,31 @@ case "\$1" in
 esac
 WRAPPER
 chmod +x "$STAGE/src/redis-server"
+fi
 for tool in redis-cli redis-benchmark redis-check-aof redis-check-rdb; do
   ln -s "$(command -v $tool)" "$STAGE/src/$tool"
 done
+if [ -f "$REDIS_SRC/utils/gen-test-certs.sh" ]; then
+  mkdir -p "$STAGE/utils" && cp "$REDIS_SRC/utils/gen-test-certs.sh" "$STAGE/utils/"
+fi
+[ -z "${TABLE:-}" ] || { TABLE=$(realpath -m "$TABLE"); mkdir -p "$TABLE.logs"; }
 cd "$STAGE"
 status=0
 for unit in "$@"; do
-  ./runtest --single "$unit" --clients 1 --baseport "$BASEPORT" --timeout 1200 || status=$?
+  args=(--single "$unit" --clients 1 --baseport "$BASEPORT" --timeout 1200)
+  if [ "$unit" = unit/tls ]; then
+    [ -f tests/tls/ca.crt ] || ./utils/gen-test-certs.sh >/dev/null 2>&1
+    args+=(--tls)
+  fi
+  start=$(date +%s)
+  if [ -z "${TABLE:-}" ]; then
+    ./runtest "${args[@]}" || status=$?
+    continue
+  fi
+  log="$TABLE.logs/${unit//\//_}.log"
+  TERM=dumb timeout "${UNIT_TIMEOUT:-1800}" ./runtest "${args[@]}" > "$log" 2>&1 || status=$?
+  printf '%s\t%s\t%s\t%s\t%s\n' "$unit" "$(grep -c '^\[ok\]' "$log")" \
+    "$(grep -c '^\[err\]' "$log")" "$(grep -c '^\[exception\]' "$log")" \
+    "$(( $(date +%s) - start ))" >> "$TABLE"
 done
 exit $status
