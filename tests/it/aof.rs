@@ -920,3 +920,151 @@ fn a_replica_loading_its_aof_keeps_keys_whose_ttl_passed() {
     assert_eq!(text(&mut c, &["GET", "v1"]), "$-1\r\n");
     assert_eq!(text(&mut c, &["GET", "kept"]), "$1\r\n1\r\n");
 }
+
+/// Writes an AOF directory of one incremental file holding `commands` (no base), as Redis's
+/// tests make one by hand.
+fn write_incr_only_aof(dir: &Path, commands: &[&[&str]]) {
+    let aof_dir = dir.join("appendonlydir");
+    std::fs::create_dir_all(&aof_dir).unwrap();
+    std::fs::write(
+        aof_dir.join("appendonly.aof.manifest"),
+        "file appendonly.aof.1.incr.aof seq 1 type i\n",
+    )
+    .unwrap();
+    let mut file = Vec::new();
+    for args in commands {
+        file.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+        for arg in *args {
+            file.extend_from_slice(format!("${}\r\n{arg}\r\n", arg.len()).as_bytes());
+        }
+    }
+    std::fs::write(aof_dir.join("appendonly.aof.1.incr.aof"), file).unwrap();
+}
+
+/// What Redis 7.0.15's integration/aof checks of a replayed file: a PEXPIREAT in the past does
+/// not delete while loading (the key keeps the old deadline, and a later RPUSH appends to it),
+/// so the list is gone once loaded, not a fresh one-element list; and a read-only replica obeys
+/// the writes of its own AOF's scripts.
+#[test]
+fn an_aof_replays_past_deadlines_and_a_read_only_replicas_scripts_as_redis() {
+    let dir = temp_dir("aof-past-deadline");
+    let list: &[&[&str]] = &[
+        &["RPUSH", "list", "foo"],
+        &["PEXPIREAT", "list", "1000"],
+        &["RPUSH", "list", "bar"],
+    ];
+    write_incr_only_aof(&dir, list);
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["LLEN", "list"]), ":0\r\n");
+    drop(server);
+
+    let dir = temp_dir("aof-replica-scripts");
+    let scripts: &[&[&str]] = &[
+        &["SELECT", "9"],
+        &["EVAL", "redis.call('set',KEYS[1],'100')", "1", "foo"],
+        &["EVAL", "redis.call('incr',KEYS[1])", "1", "foo"],
+        &["EVAL", "redis.call('incr',KEYS[1])", "1", "foo"],
+    ];
+    write_incr_only_aof(&dir, scripts);
+    let extra = [
+        "--appendonly",
+        "yes",
+        "--replica-read-only",
+        "yes",
+        "--replicaof",
+        "127.0.0.1 1",
+    ];
+    let replica = Embedis::start(&dir, &extra);
+    let mut c = Conn::connect(replica.addr()).unwrap();
+    text(&mut c, &["SELECT", "9"]);
+    assert_eq!(text(&mut c, &["GET", "foo"]), "$3\r\n102\r\n");
+    // Its clients' writes are still refused.
+    assert!(text(&mut c, &["EVAL", "redis.call('incr','foo')", "0"]).contains("READONLY"));
+}
+
+/// A script from the AOF that runs past `busy-reply-threshold` during DEBUG LOADAOF: other
+/// clients are answered LOADING (Redis's loading gate comes before its busy one), and the
+/// script's write is there afterwards.
+#[test]
+fn a_slow_script_in_a_loading_aof_answers_loading() {
+    let dir = temp_dir("aof-slow-script");
+    let extra = ["--appendonly", "yes", "--lua-time-limit", "1"];
+    let server = Embedis::start(
+        &dir,
+        &[&extra[..], &["--aof-use-rdb-preamble", "no"]].concat(),
+    );
+    let slow =
+        "redis.call('set',KEYS[1],'y') for i=1,3000000 do redis.call('ping') end return 'ok'";
+    let incr = dir.join("appendonlydir/appendonly.aof.1.incr.aof");
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&incr)
+        .unwrap();
+    write!(file, "*2\r\n$6\r\nSELECT\r\n$1\r\n9\r\n").unwrap();
+    write!(
+        file,
+        "*4\r\n$4\r\nEVAL\r\n${}\r\n{slow}\r\n$1\r\n1\r\n$1\r\nx\r\n",
+        slow.len()
+    )
+    .unwrap();
+    drop(file);
+    let addr = server.addr();
+    let loader = std::thread::spawn(move || {
+        let mut c = Conn::connect(addr).unwrap();
+        text(&mut c, &["DEBUG", "LOADAOF"])
+    });
+    let mut c = Conn::connect(addr).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let refused = loop {
+        let reply = text(&mut c, &["PING"]);
+        if reply != "+PONG\r\n" || Instant::now() > deadline {
+            break reply;
+        }
+    };
+    assert_eq!(
+        refused,
+        "-LOADING Redis is loading the dataset in memory\r\n"
+    );
+    assert_eq!(loader.join().unwrap(), "+OK\r\n");
+    text(&mut c, &["SELECT", "9"]);
+    assert_eq!(text(&mut c, &["GET", "x"]), "$1\r\ny\r\n");
+}
+
+/// DEBUG AOF-FLUSH-SLEEP makes each write to the AOF wait (a reply leaves only after its write,
+/// so the write's own reply waits); DEBUG REPLICATE sends a command to the replicas alone.
+#[test]
+fn debug_aof_flush_sleep_and_replicate() {
+    let dir = temp_dir("aof-flush-sleep");
+    let primary = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(primary.addr()).unwrap();
+    assert_eq!(
+        text(&mut c, &["DEBUG", "AOF-FLUSH-SLEEP", "300000"]),
+        "+OK\r\n"
+    );
+    let started = Instant::now();
+    assert_eq!(text(&mut c, &["SET", "k", "v"]), "+OK\r\n");
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    assert_eq!(text(&mut c, &["DEBUG", "AOF-FLUSH-SLEEP", "0"]), "+OK\r\n");
+
+    let replica_dir = temp_dir("debug-replicate");
+    let primary_at = format!("127.0.0.1 {}", primary.port);
+    let replica = Embedis::start(&replica_dir, &["--replicaof", &primary_at]);
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    let synced = |r: &mut Conn| text(r, &["GET", "k"]) == "$1\r\nv\r\n";
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !synced(&mut r) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(synced(&mut r), "the replica never synced");
+    assert_eq!(
+        text(&mut c, &["DEBUG", "REPLICATE", "SET", "only-there", "1"]),
+        "+OK\r\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while text(&mut r, &["GET", "only-there"]) != "$1\r\n1\r\n" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(text(&mut r, &["GET", "only-there"]), "$1\r\n1\r\n");
+    assert_eq!(text(&mut c, &["GET", "only-there"]), "$-1\r\n");
+}

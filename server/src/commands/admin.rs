@@ -236,6 +236,8 @@ fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
 
 const DEBUG_HELP: &[&str] = &[
     "DEBUG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+    "AOF-FLUSH-SLEEP <microsec>",
+    "    The server sleeps before each write to the AOF (for tests).",
     "DIGEST",
     "    A hex signature of the whole dataset (Redis's, for the same data).",
     "DIGEST-VALUE <key> [<key> ...]",
@@ -258,6 +260,8 @@ const DEBUG_HELP: &[&str] = &[
     "POPULATE <count> [<prefix>] [<size>]",
     "    Creates <count> string keys <prefix>:<n> (prefix 'key') holding value:<n>, cut or",
     "    zero-padded to <size> bytes if given. Existing keys are kept.",
+    "REPLICATE <command> [<arg> ...]",
+    "    Sends the command to the replicas alone (not run here, not in the AOF).",
     "PROTOCOL <type>",
     "    Replies with a sample of a reply type: string, integer, double, bignum, null,",
     "    array, set, map, attrib, push, verbatim, true or false.",
@@ -315,6 +319,16 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         return debug_loadaof(ctx);
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "aof-flush-sleep") && argc == 3 {
+        // Redis's atoi: garbage is 0 (off), a negative value would be a huge usleep there.
+        ctx.server.aof.flush_sleep_us = atoi(ctx.arg(2)).max(0) as u64;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "replicate") && argc >= 3 {
+        // Redis's replicationFeedSlaves of the arguments as they are: how its tests make a
+        // primary send a replica something it would never propagate itself.
+        let args = ctx.args[2..].to_vec();
+        ctx.ks.stream.to_replicas_only(&args);
         ctx.out.ok();
     } else if ctx.arg_is(1, "pause-cron") && argc == 3 {
         ctx.server.cron_paused = atoi(ctx.arg(2)) != 0;

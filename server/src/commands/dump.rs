@@ -120,7 +120,7 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
         t if absttl => Some(t),
         t => Some(t.wrapping_add(now)),
     };
-    if deadline.is_some_and(|when| when <= now) {
+    if deadline.is_some_and(|when| when <= now) && ctx.ks.deletes_past_deadlines() {
         if deleted {
             ctx.ks.touched(db, key);
             ctx.notify(GENERIC, "del", key);

@@ -133,7 +133,7 @@ fn expire_generic(ctx: &mut Ctx<'_>, base: i64, unit_seconds: bool) -> CmdResult
         ctx.out.integer(0);
         return Ok(());
     }
-    if when <= now {
+    if when <= now && ctx.ks.deletes_past_deadlines() {
         // Already in the past: Redis deletes the key (an explicit DEL, not an expiry).
         ctx.ks.delete(db, key, now);
         let lazy = ctx.ks.stream.lazy_expire;

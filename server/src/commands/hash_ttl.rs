@@ -162,6 +162,8 @@ fn expire_generic(ctx: &mut Ctx<'_>, unit: Unit, absolute: bool) -> CmdResult {
     let at = if condition == Condition::Always { 3 } else { 4 };
     let fields = fields_block(ctx, at, NUMFIELDS_HEXPIRE)?;
     ctx.out.array(fields.len());
+    // A deadline that is not in the future deletes the fields (Redis's "already expired").
+    let past = deadline <= now && ctx.ks.deletes_past_deadlines();
     let hash = match exists {
         true => write(ctx.ks, db, key, now)?,
         false => None,
@@ -172,8 +174,6 @@ fn expire_generic(ctx: &mut Ctx<'_>, unit: Unit, absolute: bool) -> CmdResult {
         }
         return Ok(());
     };
-    // A deadline that is not in the future deletes the fields (Redis's "already expired").
-    let past = deadline <= now;
     let (mut set, mut deleted) = (0u64, 0u64);
     for field in fields {
         // A field that has expired but is still stored counts as present here, as in Redis.
@@ -676,8 +676,8 @@ fn hsetex_write(
         }
         return Ok(());
     };
+    let past = deadline <= now && ctx.ks.deletes_past_deadlines();
     let hash = write(ctx.ks, db, key, now)?.expect("just written");
-    let past = deadline <= now;
     for field in pairs.iter().step_by(2) {
         if past {
             hash.remove(field);

@@ -322,6 +322,9 @@ fn writes(client: &ClientState, command: &Command, flags: Flags) -> bool {
                 .is_some_and(|m| m.flags.contains(Flags::WRITE)))
 }
 
+/// Redis's reply to a command without the `loading` flag while the dataset loads.
+pub const LOADING_ERROR: &str = "LOADING Redis is loading the dataset in memory";
+
 /// Redis's reply to a write sent to a read-only replica.
 pub const READONLY_ERROR: &str = "READONLY You can't write against a read only replica.";
 
@@ -823,12 +826,12 @@ fn server_state_gates(
     let server = &*parts.server;
     // While the dataset loads only the commands flagged `loading` run.
     if server.persistence.loading && !command.spec.flags.contains(Flags::LOADING) {
-        return Some(Error::msg("LOADING Redis is loading the dataset in memory"));
+        return Some(Error::msg(LOADING_ERROR));
     }
     // While a replica takes in the history it already had, the old data is served; only
     // what would see or disturb the exchange waits.
     if server.persistence.async_loading && command.spec.flags.contains(Flags::NO_ASYNC_LOADING) {
-        return Some(Error::msg("LOADING Redis is loading the dataset in memory"));
+        return Some(Error::msg(LOADING_ERROR));
     }
     if !fresh {
         return None;
@@ -929,7 +932,7 @@ fn subscribe_context_error(command: &Command) -> Error {
 }
 
 /// `processCommand` while a script runs too long: authentication, ACL (SCRIPT KILL needs the
-/// right to run it too), then only commands flagged `allow-busy`.
+/// right to run it too), loading, then only commands flagged `allow-busy`.
 fn busy_order(
     parts: &mut Parts<'_>,
     client: &ClientState,
@@ -945,6 +948,10 @@ fn busy_order(
     if let Some(denied) = acl_check(parts.server, client, (command, args), context) {
         let error = crate::kernel::acl_rules::toplevel_error(denied, command);
         return refuse(Error::owned(error));
+    }
+    // A script replayed from a loading AOF: Redis's loading gate comes before its busy one.
+    if parts.server.persistence.loading && !command.spec.flags.contains(Flags::LOADING) {
+        return refuse(Error::msg(LOADING_ERROR));
     }
     if !command.spec.flags.contains(Flags::ALLOW_BUSY) {
         return refuse(busy_error(kind));
@@ -988,7 +995,7 @@ fn script_call_order(
     if write && disk_error(server) {
         return refuse(Error::msg(MISCONF_ERROR));
     }
-    if write && !client.master && read_only_replica(server) {
+    if write && !client.must_obey() && read_only_replica(server) {
         return refuse(Error::msg(READONLY_ERROR));
     }
     if write && !client.master && too_few_replicas(server) {

@@ -308,6 +308,10 @@ pub struct AppendOnly {
     pub current_size: u64,
     pub base_size: u64,
     pub last_write_ok: bool,
+    /// DEBUG AOF-FLUSH-SLEEP: microseconds to sleep before each write of a non-empty buffer
+    /// (Redis's `aof_flush_sleep`, which its tests use to widen the window between a write and
+    /// its reply).
+    pub flush_sleep_us: u64,
     pub rewrite_scheduled: bool,
     pub rewrites: u64,
     pub rewrite_failures: u64,
@@ -321,6 +325,7 @@ impl AppendOnly {
     pub fn new() -> Self {
         AppendOnly {
             last_write_ok: true,
+            flush_sleep_us: 0,
             last_rewrite_ok: true,
             last_rewrite_time_sec: -1,
             ..Default::default()

@@ -451,6 +451,13 @@ pub struct ClientState {
 pub const AOF_CLIENT_ID: ClientId = u64::MAX;
 
 impl ClientState {
+    /// Whether this client's commands are obeyed whatever this server's state: its primary's
+    /// link and the AOF being loaded (Redis's `mustObeyClient`). A read-only replica refuses
+    /// other clients' writes, but replays its own AOF's scripts.
+    pub fn must_obey(&self) -> bool {
+        self.master || self.id == AOF_CLIENT_ID
+    }
+
     pub fn new(
         handle: Arc<ClientHandle>,
         peer: Peer,

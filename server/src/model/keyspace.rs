@@ -520,6 +520,14 @@ impl Keyspace {
         &mut self.dbs[db]
     }
 
+    /// Whether a deadline already past deletes at once (EXPIRE -1, GETEX EXAT 1, RESTORE with
+    /// an old ABSTTL, HEXPIRE 0): only where keys expire here. While a file loads and on a
+    /// replica the key keeps the past deadline and waits for its primary's DEL, as Redis's
+    /// `checkAlreadyExpired` answers false under `server.loading` or `server.masterhost`.
+    pub fn deletes_past_deadlines(&self) -> bool {
+        self.expiry_rule == ExpiryRule::Delete
+    }
+
     /// Deletes `key` if its TTL has passed at `now`; true if it has expired (deleted, or only
     /// hidden while a CLIENT PAUSE holds expired keys in place).
     #[inline]

@@ -485,6 +485,9 @@ pub fn flush(ks: &mut Keyspace, server: &mut ServerState) {
     let Some(appender) = aof.appender.as_ref() else {
         return;
     };
+    if aof.flush_sleep_us > 0 {
+        std::thread::sleep(Duration::from_micros(aof.flush_sleep_us));
+    }
     let policy = server.config.appendfsync;
     let result = appender.append(
         &aof.buf,

@@ -513,7 +513,9 @@ pub(super) fn getex(ctx: &mut Ctx<'_>) -> CmdResult {
     reply_string(&mut ctx.out, value)?;
     match expire {
         // An absolute deadline already past deletes the key (it is not an expiry event).
-        Some((Expiry::ExAt | Expiry::PxAt, when)) if when <= now => {
+        Some((Expiry::ExAt | Expiry::PxAt, when))
+            if when <= now && ctx.ks.deletes_past_deadlines() =>
+        {
             ctx.ks.delete(db, key, now);
             let lazy = ctx.ks.stream.lazy_expire;
             ctx.propagate_as(|| vec![del_verb(lazy), args[1].clone()]);
