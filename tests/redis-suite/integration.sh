@@ -10,7 +10,8 @@
 #   tests/redis-suite/integration.sh integration/replication-4 integration/block-repl
 #   tests/redis-suite/integration.sh --all           # every unit external mode cannot run
 #
-# REFERENCE=/usr/bin/redis-server stages that server instead of embedis, for the baseline in the
+# EMBEDIS_BIN=<path> stages that embedis-server binary (a copy, so that rebuilding during a long
+# run does not change the server under test). REFERENCE=/usr/bin/redis-server stages that server instead of embedis, for the baseline in the
 # same harness on the same machine. TABLE=<file> appends one line per unit: unit, passed, failed,
 # exceptions, seconds, and the log of each unit goes beside it (<file>.logs/). unit/tls runs with
 # `--tls` (certificates made by Redis's utils/gen-test-certs.sh; needs the tcl-tls package).
@@ -32,7 +33,8 @@ if [ "$1" = "--all" ]; then
   set -- $(cd "$REDIS_SRC/tests" && ls integration/*.tcl unit/cluster/*.tcl | sed 's/\.tcl$//') \
     unit/maxmemory unit/client-eviction unit/shutdown unit/networking unit/oom-score-adj unit/tls
 fi
-[ -n "${REFERENCE:-}" ] || cargo build --release --bin embedis-server
+[ -n "${REFERENCE:-}${EMBEDIS_BIN:-}" ] || cargo build --release --bin embedis-server
+EMBEDIS_BIN=${EMBEDIS_BIN:-$ROOT/target/release/embedis-server}
 rm -rf "$STAGE"
 mkdir -p "$STAGE/src"
 cp -r "$REDIS_SRC/tests" "$STAGE/"
@@ -46,8 +48,8 @@ else
 cat > "$STAGE/src/redis-server" <<WRAPPER
 #!/bin/sh
 case "\$1" in
-  -*|"") exec "$ROOT/target/release/embedis-server" "\$@" ;;
-  *) config=\$1; shift; exec "$ROOT/target/release/embedis-server" "\$config" --compat-version ${VERSION:-7.0} "\$@" ;;
+  -*|"") exec "$EMBEDIS_BIN" "\$@" ;;
+  *) config=\$1; shift; exec "$EMBEDIS_BIN" "\$config" --compat-version ${VERSION:-7.0} "\$@" ;;
 esac
 WRAPPER
 chmod +x "$STAGE/src/redis-server"

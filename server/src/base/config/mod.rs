@@ -191,6 +191,11 @@ pub struct Config {
     /// `propagation-error-behavior`: what a command that fails to propagate does (only module
     /// commands can, and embedis has no modules; kept for CONFIG GET / SET).
     pub propagation_error_behavior: String,
+    /// `sanitize-dump-payload` (no, yes, clients). Kept for CONFIG GET / SET: embedis checks
+    /// every RESTORE payload and RDB value whole whatever it says (its loaders build their own
+    /// structures from the bytes, so a corrupt encoding is refused at load time, which is what
+    /// Redis's deep sanitization gives).
+    pub sanitize_dump_payload: String,
     pub aof_rewrite_incremental_fsync: bool,
     /// `aof-use-rdb-preamble`: an AOF base is an RDB (yes) or commands (no, `.base.aof`).
     pub aof_use_rdb_preamble: bool,
@@ -468,6 +473,7 @@ impl Default for Config {
             activerehashing: true,
             always_show_logo: false,
             propagation_error_behavior: "ignore".into(),
+            sanitize_dump_payload: "no".into(),
             replicaof: None,
             masteruser: String::new(),
             masterauth: String::new(),

@@ -557,6 +557,9 @@ pub static PARAMS: &[Param] = &[
         Kind::Choice(&["ignore", "panic", "panic-on-replicas"]), mutable: true,
         get: |c| c.propagation_error_behavior.clone(),
         set: |c, v| c.propagation_error_behavior = v.to_ascii_lowercase()),
+    param!("sanitize-dump-payload", Kind::Choice(&["no", "yes", "clients"]), mutable: true,
+        get: |c| c.sanitize_dump_payload.clone(),
+        set: |c, v| c.sanitize_dump_payload = v.to_ascii_lowercase()),
     // Module commands are always refused: embedis loads no modules.
     param!("enable-module-command", Kind::Only(&["no"]), mutable: false,
         get: |_| "no".into(), set: |_, _| {}),
