@@ -88,14 +88,15 @@ impl Logger {
             LogLevel::Notice => '*',
             LogLevel::Warning | LogLevel::Nothing => '#',
         };
-        let line = format!(
-            "{}:{} {} {} {}\n",
-            std::process::id(),
-            inner.role,
-            timestamp(),
-            mark,
-            message
-        );
+        // Each line of a message gets its own prefix, so a report of several lines reads (and
+        // greps) as Redis's consecutive log lines do.
+        let prefix = format!("{}:{} {} {} ", std::process::id(), inner.role, timestamp(), mark);
+        let mut line = String::with_capacity(prefix.len() + message.len() + 1);
+        for part in message.split('\n') {
+            line.push_str(&prefix);
+            line.push_str(part);
+            line.push('\n');
+        }
         match &mut inner.sink {
             Sink::Stdout => {
                 let mut out = std::io::stdout().lock();

@@ -302,6 +302,9 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
             .map_or(std::net::Ipv4Addr::LOCALHOST.into(), |a| a.ip());
         tokio::task::spawn_local(crate::io::cluster_bus::run(shared.clone(), ip));
     }
+    // Connections are taken while the file loads (answered LOADING), as Redis serves events
+    // during a load; "Ready to accept connections" is logged once it is done, as Redis logs it.
+    let mut loading_in_background = false;
     if options.load_at_start && options.load_in_background && !config.appendonly {
         let opened = crate::services::rdb_saving::open_for_background_load(
             &mut shared.engine.borrow_mut().server,
@@ -309,6 +312,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         match opened {
             Ok(Some((loading, count))) => {
                 tokio::task::spawn_local(run_loading(shared.clone(), loading, count));
+                loading_in_background = true;
             }
             Ok(None) => {}
             Err(e) => {
@@ -317,7 +321,9 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
             }
         }
     }
-    log.notice("Ready to accept connections");
+    if !loading_in_background {
+        log.notice("Ready to accept connections");
+    }
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
     }
@@ -390,6 +396,7 @@ async fn run_loading(
             server.persistence.loading_loaded_bytes = count.get();
             if let Ok(true) = step {
                 crate::services::rdb_saving::finish_load(ks, server, loading.stats(), started);
+                server.log.notice("Ready to accept connections");
             }
             step
         };

@@ -378,7 +378,11 @@ pub struct LoadError(pub String);
 fn load_error(e: RdbError) -> LoadError {
     LoadError(match e {
         RdbError::BadChecksum { expected, got } => {
-            format!("Wrong RDB checksum expected: ({expected:x}) got: ({got:x}). Aborting now.")
+            // Redis's two lines: the checksums, then its report of a corrupt file.
+            format!(
+                "Wrong RDB checksum expected: ({expected:x}) but got ({got:x}). Aborting now.\n\
+                 Internal error in RDB reading offset 0, function at rdb_saving -> RDB CRC error"
+            )
         }
         other => {
             format!("Short read or OOM loading DB. Unrecoverable error, aborting now. ({other})")
