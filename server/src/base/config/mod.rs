@@ -196,6 +196,8 @@ pub struct Config {
     /// structures from the bytes, so a corrupt encoding is refused at load time, which is what
     /// Redis's deep sanitization gives).
     pub sanitize_dump_payload: String,
+    /// `use-exit-on-panic` (hidden; see its entry in the parameter table).
+    pub use_exit_on_panic: bool,
     pub aof_rewrite_incremental_fsync: bool,
     /// `aof-use-rdb-preamble`: an AOF base is an RDB (yes) or commands (no, `.base.aof`).
     pub aof_use_rdb_preamble: bool,
@@ -474,6 +476,7 @@ impl Default for Config {
             always_show_logo: false,
             propagation_error_behavior: "ignore".into(),
             sanitize_dump_payload: "no".into(),
+            use_exit_on_panic: false,
             replicaof: None,
             masteruser: String::new(),
             masterauth: String::new(),

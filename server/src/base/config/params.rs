@@ -557,6 +557,10 @@ pub static PARAMS: &[Param] = &[
         Kind::Choice(&["ignore", "panic", "panic-on-replicas"]), mutable: true,
         get: |c| c.propagation_error_behavior.clone(),
         set: |c, v| c.propagation_error_behavior = v.to_ascii_lowercase()),
+    // Redis's tests ask for a panic to exit(1) rather than abort (hidden). A panic in embedis
+    // unwinds and the process exits with a status, never by a signal, so this is only kept.
+    param!("use-exit-on-panic", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.use_exit_on_panic), set: |c, v| c.use_exit_on_panic = parse_yes_no(v)),
     param!("sanitize-dump-payload", Kind::Choice(&["no", "yes", "clients"]), mutable: true,
         get: |c| c.sanitize_dump_payload.clone(),
         set: |c, v| c.sanitize_dump_payload = v.to_ascii_lowercase()),
@@ -750,6 +754,7 @@ pub static PARAMS: &[Param] = &[
 pub const HIDDEN: &[&str] = &[
     "key-load-delay",
     "loading-process-events-interval-bytes",
+    "use-exit-on-panic",
     "compat-version",
 ];
 
