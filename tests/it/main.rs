@@ -56,6 +56,7 @@ mod propagation;
 mod cluster;
 mod cluster_bus_format;
 mod cluster_mixed;
+mod failover;
 mod io_uring;
 mod replica_loading;
 mod replication;

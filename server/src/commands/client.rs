@@ -24,7 +24,7 @@ use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::blocking::BlockReason;
 use crate::model::client::{ClientId, ClientState, ReplyMode};
-use crate::model::state::{EngineRequest, Pause};
+use crate::model::state::EngineRequest;
 use crate::model::tracking::{Options as TrackingOptions, Tracking};
 
 /// Writes CLIENT LIST / CLIENT INFO text: a bulk string, or a verbatim `txt` string in RESP3.
@@ -534,20 +534,9 @@ fn pause(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let until_ms = deadline_from_ms(ctx, 2)?;
     // A new pause never weakens an active one: the later end and the stricter mode win.
-    let pause = match ctx.server.pause {
-        Some(active) => Pause {
-            until_ms: active.until_ms.max(until_ms),
-            writes_only: active.writes_only && writes_only,
-        },
-        None => Pause {
-            until_ms,
-            writes_only,
-        },
-    };
-    ctx.server.pause = Some(pause);
+    let pause = ctx.server.pause_until(until_ms, writes_only);
     // Expired keys stay in place (reading as absent) for as long as the pause lasts.
     ctx.ks.expiry_held_until = pause.until_ms;
-    ctx.server.timers_changed = true;
     ctx.out.ok();
     Ok(())
 }

@@ -776,7 +776,12 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
             lag
         );
     }
-    field!(out, "master_failover_state", "no-failover");
+    field!(
+        out,
+        "master_failover_state",
+        "{}",
+        repl.failover.state.name()
+    );
     field!(out, "master_replid", "{}", repl.replid);
     field!(out, "master_replid2", "{}", repl.replid2);
     field!(out, "master_repl_offset", "{}", repl.offset);

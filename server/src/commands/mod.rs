@@ -26,6 +26,7 @@ pub mod debug_controls;
 pub mod debug_internals;
 pub mod dump;
 pub mod expiry;
+pub mod failover;
 pub mod functions;
 pub mod geo;
 pub mod hash_ttl;
@@ -62,6 +63,7 @@ pub static FAMILIES: &[&[CommandSpec]] = &[
     keys::COMMANDS,
     persistence::COMMANDS,
     replication::COMMANDS,
+    failover::COMMANDS,
     dump::COMMANDS,
     expiry::COMMANDS,
     databases::COMMANDS,

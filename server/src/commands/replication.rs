@@ -26,6 +26,10 @@ use crate::model::replication::{Backlog, PacedImage, Replica};
 /// yes`); NO ONE makes it a primary again under a new replication ID, the old one kept as the
 /// previous ID. The link to the primary is the I/O layer's (`primary_link`), woken here.
 fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.server.repl.failover.is_on() {
+        // FAILOVER ABORT is the way out of a failover.
+        return Err(Error::msg("ERR REPLICAOF not allowed while failing over."));
+    }
     if ctx.arg_is(1, "no") && ctx.arg_is(2, "one") {
         if stop_following(&mut parts_of(ctx)) {
             ctx.server.log.notice(&format!(
@@ -101,6 +105,10 @@ pub(crate) fn stop_following(ctx: &mut Parts<'_>) -> bool {
 /// mode): the previous link goes, our replicas are disconnected, the link task is woken.
 pub(crate) fn follow_primary(ctx: &mut Parts<'_>, host: String, port: u16) {
     disconnect_replicas(ctx);
+    // Clients blocked on a primary cannot be served by a replica.
+    ctx.server
+        .requests
+        .push(crate::model::state::EngineRequest::UnblockAll);
     if let Some(primary) = ctx.server.repl.primary.take() {
         drop_link(ctx, primary.client);
     }
@@ -145,6 +153,9 @@ fn sync(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn psync(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.argc() > 3 && ctx.arg_is(3, "failover") && !ctx.client.replica {
+        take_over(ctx)?;
+    }
     let replid = ctx.arg(1).to_vec();
     // Redis reads the offset with strtoll semantics through getLongLongFromObjectOrReply.
     let offset = std::str::from_utf8(ctx.arg(2))
@@ -154,11 +165,43 @@ fn psync(ctx: &mut Ctx<'_>) -> CmdResult {
     attach(ctx, Some((replid, offset)))
 }
 
+/// `PSYNC <replid> <offset> FAILOVER`: our primary, failing over to us, asks us to take its
+/// role (Redis's `syncCommand`). We do if we still share its history (the same replication
+/// ID): a primary under a new ID, the old one kept as the previous ID, from which the old
+/// primary then continues as our replica.
+fn take_over(ctx: &mut Ctx<'_>) -> CmdResult {
+    ctx.server.log.warning(&format!(
+        "Failover request received for replid {}.",
+        String::from_utf8_lossy(crate::base::cstr::c_str(ctx.arg(1)))
+    ));
+    if ctx.server.repl.primary.is_none() {
+        return Err(Error::msg("ERR PSYNC FAILOVER can't be sent to a master."));
+    }
+    if !ctx
+        .arg(1)
+        .eq_ignore_ascii_case(ctx.server.repl.replid.as_bytes())
+    {
+        return Err(Error::msg(
+            "ERR PSYNC FAILOVER replid must match my replid.",
+        ));
+    }
+    stop_following(&mut parts_of(ctx));
+    ctx.server.log.notice(&format!(
+        "MASTER MODE enabled (failover request from 'id={} addr={}')",
+        ctx.client.id,
+        ctx.client.peer.addr()
+    ));
+    Ok(())
+}
+
 /// SYNC (`request: None`) and PSYNC: attaches the running client as a replica.
 fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     if ctx.client.replica {
         // Redis ignores SYNC from a connection already attached.
         return Ok(());
+    }
+    if ctx.server.repl.failover.is_on() {
+        return Err(Error::msg("NOMASTERLINK Can't SYNC while failing over"));
     }
     if ctx.server.repl.link_down() {
         // A replica serves sub-replicas only once linked to its own primary.

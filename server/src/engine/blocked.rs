@@ -21,6 +21,8 @@ impl Engine {
         for request in std::mem::take(&mut self.server.requests) {
             match request {
                 EngineRequest::Unpause => self.unpause(),
+                EngineRequest::ReleasePostponed => self.rerun_postponed(),
+                EngineRequest::UnblockAll => self.unblock_all(),
                 EngineRequest::ReleaseAcknowledged => self.release_acknowledged(),
                 EngineRequest::ClusterBus => self.apply_cluster_effects(),
                 EngineRequest::Kill { id } => {
@@ -40,6 +42,27 @@ impl Engine {
                     }
                 }
             }
+        }
+    }
+
+    /// Releases every blocked client but those CLIENT PAUSE postponed (they run again from
+    /// scratch) with Redis's error for a server that stopped being a primary.
+    fn unblock_all(&mut self) {
+        let blocked: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|c| {
+                c.blocked.as_ref().is_some_and(|b| {
+                    !matches!(b.reason, BlockReason::Postponed | BlockReason::Delayed(_))
+                })
+            })
+            .map(|c| c.id)
+            .collect();
+        for id in blocked {
+            self.release_with_error(
+                id,
+                b"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+            );
         }
     }
 
@@ -281,13 +304,26 @@ impl Engine {
 
     /// Ends CLIENT PAUSE and re-runs the postponed commands in arrival order.
     pub fn unpause(&mut self) {
-        self.server.pause = None;
-        self.ks.expiry_held_until = i64::MIN;
+        self.server.end_timed_pause();
+        self.rerun_postponed();
+    }
+
+    /// Re-runs the postponed commands in arrival order, after a pause ended (a pause still in
+    /// force holds back again those it covers).
+    fn rerun_postponed(&mut self) {
+        self.ks.expiry_held_until = self.server.pause.map_or(i64::MIN, |p| p.until_ms);
         // The commands a server pause (a fault) holds wait for its end.
         let fault_paused = |engine: &Engine| {
             engine.server.faults.active() && engine.server.faults.paused_until().is_some()
         };
         if fault_paused(self) {
+            return;
+        }
+        if self.server.pause.is_some() {
+            let queued: Vec<_> = self.server.blocked.postponed.iter().copied().collect();
+            for id in queued {
+                self.release(id, true);
+            }
             return;
         }
         while let Some(id) = self.server.blocked.postponed.front().copied() {

@@ -9,7 +9,6 @@ use embedis_bus::Message;
 use super::Engine;
 use crate::model::cluster_bus_state::{BusAction, BusEffect};
 use crate::model::cluster_view::LinkId;
-use crate::model::state::Pause;
 use crate::services::cluster as bus;
 
 impl Engine {
@@ -104,19 +103,8 @@ impl Engine {
                 );
             }
             BusEffect::PauseWrites { until } => {
-                let pause = match self.server.pause {
-                    Some(active) => Pause {
-                        until_ms: active.until_ms.max(until),
-                        writes_only: active.writes_only,
-                    },
-                    None => Pause {
-                        until_ms: until,
-                        writes_only: true,
-                    },
-                };
-                self.server.pause = Some(pause);
+                let pause = self.server.pause_until(until, true);
                 self.ks.expiry_held_until = pause.until_ms;
-                self.server.timers_changed = true;
             }
             BusEffect::Unpause => self.unpause(),
             BusEffect::DeleteKeysInSlots(slots) => {

@@ -19,7 +19,7 @@ impl Engine {
             return;
         }
         let now = self.server.clock.now_ms();
-        if let Some(pause) = self.server.pause {
+        if let Some(pause) = self.server.timed_pause {
             if now >= pause.until_ms {
                 self.unpause();
             }
@@ -61,6 +61,12 @@ impl Engine {
         }
         let now = self.server.clock.now_ms();
         self.process_timeouts();
+        // A FAILOVER waiting for its replica (Redis checks it in `beforeSleep` and its
+        // replication cron, which runs every 100 ms while a failover is on).
+        if self.server.repl.failover.is_on() {
+            crate::commands::failover::update_failover_status(&mut self.parts(), now);
+            self.carry_out_requests();
+        }
         if self.server.cluster.enabled {
             self.redirect_blocked_clients();
         }
@@ -157,7 +163,10 @@ impl Engine {
             self.disconnect(id);
         }
         let period_ms = i64::from(self.server.config.repl_ping_replica_period) * 1000;
-        if now_ms - self.server.repl.last_ping_ms >= period_ms {
+        // No PING while a failover waits for a replica to acknowledge our offset: it would
+        // move the offset it waits for (Redis holds it during a paused failover too).
+        let failing_over = self.server.repl.failover.is_on();
+        if now_ms - self.server.repl.last_ping_ms >= period_ms && !failing_over {
             self.server.repl.last_ping_ms = now_ms;
             self.ks
                 .stream
@@ -312,7 +321,7 @@ impl Engine {
             // Evicting goes on as soon as the event loop is free.
             return Some(self.server.clock.now_ms());
         }
-        let pause = self.server.pause.map(|p| p.until_ms);
+        let pause = self.server.timed_pause.map(|p| p.until_ms);
         let fault_pause = if self.server.faults.active() {
             self.server.faults.paused_until()
         } else {

@@ -46,6 +46,8 @@ pub struct LinkTarget {
     pub timeout_s: u64,
     /// `tls-replication`: connect over TLS.
     pub tls: bool,
+    /// A FAILOVER hands our role to this primary: PSYNC says `FAILOVER`.
+    pub failover: bool,
 }
 
 impl Engine {
@@ -77,7 +79,26 @@ impl Engine {
             masterauth: config.masterauth.clone(),
             timeout_s: u64::from(config.repl_timeout.max(1)),
             tls: config.tls.replication,
+            failover: self.server.repl.failover.state
+                == crate::model::replication::FailoverState::InProgress,
         })
+    }
+
+    /// The answer to a `PSYNC … FAILOVER` (`accepted`: `+CONTINUE` or `+FULLRESYNC`; false
+    /// also when the PSYNC could not be written): the failover ends, done or given up.
+    pub fn link_failover_answered(&mut self, generation: u64, accepted: bool, write_error: bool) {
+        if !self.link_current(generation) {
+            return;
+        }
+        if write_error {
+            crate::commands::failover::abort_failover(
+                &mut self.parts(),
+                "Write error to failover target",
+            );
+        } else {
+            crate::commands::failover::psync_answered(&mut self.parts(), accepted);
+        }
+        self.carry_out_requests();
     }
 
     /// True while `generation` is still the link wanted (no REPLICAOF since).

@@ -263,8 +263,32 @@ async fn link<S: EngineCell>(
         .await?;
     conn.reply().await?;
     let from = (target.offset + 1).to_string();
-    conn.send(&["PSYNC", &target.replid, &from]).await?;
+    if target.failover {
+        // A FAILOVER hands our role to this primary: it takes it, and continues our history.
+        let sent = conn
+            .send(&["PSYNC", &target.replid, &from, "FAILOVER"])
+            .await;
+        if let Err(e) = sent {
+            let mut engine = shared.engine();
+            engine.link_failover_answered(generation, false, true);
+            shared.after_work(&mut engine);
+            return Err(e);
+        }
+    } else {
+        conn.send(&["PSYNC", &target.replid, &from]).await?;
+    }
     let answer = conn.reply().await?;
+    if target.failover {
+        let accepted = answer.starts_with("+FULLRESYNC") || answer.starts_with("+CONTINUE");
+        let mut engine = shared.engine();
+        engine.link_failover_answered(generation, accepted, false);
+        shared.after_work(&mut engine);
+        if !accepted {
+            return Err(fail(format!(
+                "Unexpected reply to PSYNC from master: {answer}"
+            )));
+        }
+    }
     let id = if let Some(rest) = answer.strip_prefix("+FULLRESYNC ") {
         let mut words = rest.split_whitespace();
         let replid = words.next().unwrap_or_default().to_string();

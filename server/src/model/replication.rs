@@ -23,6 +23,9 @@
 //! handshake, transfer) is the I/O layer's `primary_link`, the applying of the stream the
 //! executor's. WAIT's bookkeeping is here too: the clients waiting for acknowledgements and
 //! whether the turn's end must ask the replicas for them (`REPLCONF GETACK`).
+//!
+//! So is a coordinated failover's ([`Failover`], Redis's `failover_state` and its target): the
+//! FAILOVER command starts it, the engine's tick moves it on, the link's PSYNC ends it.
 
 use std::sync::Arc;
 
@@ -282,6 +285,55 @@ impl Primary {
     }
 }
 
+/// Where a coordinated failover stands (FAILOVER; Redis's `failover_state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FailoverState {
+    /// None under way.
+    #[default]
+    None,
+    /// Writes are paused; waiting for a replica (the target, or any) to acknowledge our offset.
+    WaitForSync,
+    /// This server follows the target and asks it, with `PSYNC … FAILOVER`, to take over.
+    InProgress,
+}
+
+impl FailoverState {
+    /// INFO replication's `master_failover_state`.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailoverState::None => "no-failover",
+            FailoverState::WaitForSync => "waiting-for-sync",
+            FailoverState::InProgress => "failover-in-progress",
+        }
+    }
+}
+
+/// A coordinated failover (FAILOVER [TO host port [FORCE]] [TIMEOUT ms]).
+#[derive(Debug, Clone, Default)]
+pub struct Failover {
+    pub state: FailoverState,
+    /// When waiting for the sync gives up (server clock, ms); `None`: it waits until aborted.
+    pub end_ms: Option<i64>,
+    /// FORCE: at `end_ms`, fail over to the target even though it has not caught up.
+    pub force: bool,
+    /// The replica to hand over to: named by TO, or the first found caught up.
+    pub target: Option<(String, i64)>,
+}
+
+impl Failover {
+    pub fn is_on(&self) -> bool {
+        self.state != FailoverState::None
+    }
+
+    /// "host:port" of the target, as Redis's log lines print it.
+    pub fn target_name(&self) -> String {
+        match &self.target {
+            Some((host, port)) => format!("{host}:{port}"),
+            None => "(null):0".to_string(),
+        }
+    }
+}
+
 /// A replica attached to this server.
 #[derive(Debug, Clone)]
 pub struct Replica {
@@ -336,6 +388,8 @@ pub struct Replication {
     /// as Redis's replica updates `reploff` only outside MULTI: a link broken mid-transaction
     /// resumes before its MULTI.
     pub open_transaction: Vec<u8>,
+    /// A coordinated failover under way, if any.
+    pub failover: Failover,
 }
 
 impl Replication {
@@ -359,6 +413,7 @@ impl Replication {
             alone_since_ms: None,
             stream_db: 0,
             open_transaction: Vec::new(),
+            failover: Failover::default(),
         }
     }
 
@@ -428,6 +483,14 @@ impl Replication {
     /// Forgets a replica (its connection closed).
     pub fn remove(&mut self, id: ClientId) {
         self.replicas.retain(|r| r.id != id);
+    }
+
+    /// The replica that announced `host` (or connects from it) and listens on `port`
+    /// (Redis's `findReplica`: the host compared without case).
+    pub fn find_replica(&self, host: &str, port: i64) -> Option<&Replica> {
+        self.replicas
+            .iter()
+            .find(|r| r.ip.eq_ignore_ascii_case(host) && i64::from(r.listening_port) == port)
     }
 
     pub fn replica_mut(&mut self, id: ClientId) -> Option<&mut Replica> {

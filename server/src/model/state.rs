@@ -92,6 +92,11 @@ pub enum EngineRequest {
     /// CLIENT KILL of another client: close its connection and forget it at once, so that the
     /// next command (CLIENT LIST…) no longer sees it.
     Kill { id: ClientId },
+    /// A pause ended or weakened (FAILOVER's): re-run the commands it postponed.
+    ReleasePostponed,
+    /// This server became a replica (REPLICAOF, a failover): its blocked clients are released
+    /// with `-UNBLOCKED` (Redis's `disconnectAllBlockedClients`).
+    UnblockAll,
     /// A replica's REPLCONF ACK: release the WAITs it satisfies.
     ReleaseAcknowledged,
     /// A CLUSTER command changed the view: recompute the cluster's state and do what the bus
@@ -140,7 +145,14 @@ pub struct ServerState {
     pub command_stats: Vec<CommandStats>,
     /// Error replies by code (INFO errorstats).
     pub error_stats: BTreeMap<String, u64>,
+    /// The pause in force, what the gates read: the timed one (CLIENT PAUSE, a cluster manual
+    /// failover) and FAILOVER's combined, the stricter mode and the later end winning.
     pub pause: Option<Pause>,
+    /// CLIENT PAUSE's (and a cluster manual failover's): it ends at its time or at CLIENT UNPAUSE.
+    pub timed_pause: Option<Pause>,
+    /// FAILOVER pauses writes until the failover ends, whatever CLIENT UNPAUSE says (Redis's
+    /// `PAUSE_DURING_FAILOVER` purpose).
+    pub failover_pause: bool,
     pub blocked: BlockedIndex,
     pub monitors: Vec<ClientId>,
     /// The Lua VM and its script cache.
@@ -265,6 +277,8 @@ impl ServerState {
             error_stats: BTreeMap::new(),
             clock_changed: Default::default(),
             pause: None,
+            timed_pause: None,
+            failover_pause: false,
             blocked: BlockedIndex::default(),
             monitors: Vec::new(),
             scripting: crate::model::vm_slot::VmSlot::for_version(version),
@@ -306,6 +320,52 @@ impl ServerState {
             aof: crate::model::aof_state::AppendOnly::new(),
             cluster: crate::model::cluster_view::Cluster::new(config_cluster_enabled, node_id),
         }
+    }
+
+    /// Adds a timed pause (CLIENT PAUSE): one already in force is never weakened, the later end
+    /// and the stricter mode win. Returns the pause now in force.
+    pub fn pause_until(&mut self, until_ms: i64, writes_only: bool) -> Pause {
+        let timed = match self.timed_pause {
+            Some(active) => Pause {
+                until_ms: active.until_ms.max(until_ms),
+                writes_only: active.writes_only && writes_only,
+            },
+            None => Pause {
+                until_ms,
+                writes_only,
+            },
+        };
+        self.timed_pause = Some(timed);
+        self.timers_changed = true;
+        self.combine_pauses().unwrap_or(timed)
+    }
+
+    /// Ends the timed pause (its time came, or CLIENT UNPAUSE); FAILOVER's stays.
+    pub fn end_timed_pause(&mut self) -> Option<Pause> {
+        self.timed_pause = None;
+        self.combine_pauses()
+    }
+
+    /// Starts or ends FAILOVER's pause of writes.
+    pub fn set_failover_pause(&mut self, on: bool) -> Option<Pause> {
+        self.failover_pause = on;
+        self.combine_pauses()
+    }
+
+    /// Recomputes [`ServerState::pause`] from its purposes.
+    fn combine_pauses(&mut self) -> Option<Pause> {
+        let failover = self.failover_pause.then_some(Pause {
+            until_ms: i64::MAX,
+            writes_only: true,
+        });
+        self.pause = match (self.timed_pause, failover) {
+            (Some(a), Some(b)) => Some(Pause {
+                until_ms: a.until_ms.max(b.until_ms),
+                writes_only: a.writes_only && b.writes_only,
+            }),
+            (a, b) => a.or(b),
+        };
+        self.pause
     }
 
     /// Counts an error reply for INFO errorstats / stats.
