@@ -129,3 +129,13 @@ mod tests {
         );
     }
 }
+
+/// An OS error as C's `strerror` words it (without Rust's " (os error N)" suffix), for log
+/// lines and replies that quote Redis's.
+pub fn os_error_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
+}

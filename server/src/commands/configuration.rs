@@ -246,14 +246,7 @@ fn apply_tls(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdRes
     Ok(())
 }
 
-/// An OS error as C's `strerror` words it (without Rust's " (os error N)" suffix).
-pub fn os_error_text(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
-    }
-}
+pub use crate::base::error::os_error_text;
 
 /// Zeroes every statistic CONFIG RESETSTAT covers in Redis: server, command and error
 /// statistics, the keyspace's hits, misses and expiry counters, full and partial syncs, saves

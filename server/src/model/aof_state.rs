@@ -39,20 +39,43 @@ pub struct Manifest {
     pub incr_seq: i64,
 }
 
+/// Redis reads a manifest with `fgets` into a buffer of [`MANIFEST_MAX_LINE`] bytes: each piece
+/// ends after a newline or when the buffer is full, so a longer line arrives in pieces, the
+/// first without its newline (refused as too long), as does a last line without one.
+const MANIFEST_MAX_LINE: usize = 1024;
+
+fn manifest_lines(text: &str) -> impl Iterator<Item = &[u8]> {
+    let mut rest = text.as_bytes();
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let window = &rest[..rest.len().min(MANIFEST_MAX_LINE)];
+        let end = window
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(window.len(), |at| at + 1);
+        let (piece, tail) = rest.split_at(end);
+        rest = tail;
+        Some(piece)
+    })
+}
+
 impl Manifest {
     /// Parses a manifest's text with Redis's checks; the error is Redis's message for it.
     pub fn parse(text: &str) -> Result<Manifest, String> {
         let mut m = Manifest::default();
         let mut lines = 0;
         let mut max_seq = 0;
-        for raw in text.split_inclusive('\n') {
+        for raw in manifest_lines(text) {
             lines += 1;
-            if raw.starts_with('#') {
+            if raw.starts_with(b"#") {
                 continue;
             }
-            if !raw.ends_with('\n') {
-                return Err("Invalid AOF manifest file format".into());
+            if !raw.ends_with(b"\n") {
+                return Err("The AOF manifest file contains too long line".into());
             }
+            let raw = std::str::from_utf8(raw).map_err(|_| "Invalid AOF manifest file format")?;
             let line = raw.trim_matches([' ', '\t', '\r', '\n']);
             if line.is_empty() {
                 return Err("Invalid AOF manifest file format".into());

@@ -86,17 +86,22 @@ pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
     let dir = dir_of(config);
     let filename = config.appendfilename.clone();
     let manifest_path = dir.join(format!("{filename}.manifest"));
-    if !manifest_path.exists() {
+    let manifest = if manifest_path.exists() {
+        let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
+            AofError(format!(
+                "Fatal error: can't open the AOF manifest file {} for reading: {e}",
+                manifest_path.display()
+            ))
+        })?;
+        let parsed = crate::model::aof_state::Manifest::parse(&text)
+            .map_err(|e| AofError(format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}")))?;
+        Some(parsed)
+    } else {
+        None
+    };
+    let Some(manifest) = upgrade_old_aof(parts, &dir, manifest)? else {
         return Ok(false);
-    }
-    let text = std::fs::read_to_string(&manifest_path).map_err(|e| {
-        AofError(format!(
-            "Fatal error: can't open the AOF manifest file {} for reading: {e}",
-            manifest_path.display()
-        ))
-    })?;
-    let manifest = crate::model::aof_state::Manifest::parse(&text)
-        .map_err(|e| AofError(format!("*** FATAL AOF MANIFEST FILE ERROR *** {e}")))?;
+    };
     let files: Vec<String> = manifest
         .base
         .iter()
@@ -110,7 +115,8 @@ pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
             Ok(m) => total += m.len(),
             Err(e) => {
                 return Err(AofError(format!(
-                    "Fatal error: can't open the append log file {name} for reading: {e}"
+                    "Unable to obtain the AOF file {name} length. stat: {}",
+                    crate::base::error::os_error_text(&e)
                 )))
             }
         }
@@ -182,6 +188,71 @@ pub fn load_at_start(parts: &mut Parts<'_>) -> Result<bool, AofError> {
         parts.ks.dirty = 0;
     }
     result
+}
+
+/// A single-file AOF of Redis before 7 (`appendfilename` in `dir`) becomes the base of a new
+/// AOF directory, as Redis's `aofUpgradePrepare` does: when there is no directory, no manifest,
+/// or a manifest left by an upgrade interrupted before the file was moved (only that base,
+/// not in the directory yet). The manifest is written before the file moves, so a crash in
+/// between is finished at the next start. Returns the manifest to load, if any.
+fn upgrade_old_aof(
+    parts: &mut Parts<'_>,
+    dir: &Path,
+    manifest: Option<crate::model::aof_state::Manifest>,
+) -> Result<Option<crate::model::aof_state::Manifest>, AofError> {
+    let config = &parts.server.config;
+    let filename = config.appendfilename.clone();
+    let old = Path::new(if config.dir.is_empty() {
+        "."
+    } else {
+        &config.dir
+    })
+    .join(&filename);
+    let interrupted = |m: &crate::model::aof_state::Manifest| {
+        m.incr.is_empty()
+            && m.base.as_ref().is_some_and(|b| b.name == filename)
+            && !dir.join(&filename).exists()
+    };
+    let upgrade = old.is_file() && (!dir.is_dir() || manifest.as_ref().is_none_or(interrupted));
+    if !upgrade {
+        return Ok(manifest);
+    }
+    let fatal = |what: String| AofError(what);
+    std::fs::create_dir_all(dir).map_err(|e| {
+        fatal(format!(
+            "Can't open or create append-only dir {}: {}",
+            dir.display(),
+            crate::base::error::os_error_text(&e)
+        ))
+    })?;
+    let aof = &mut parts.server.aof;
+    aof.manifest = crate::model::aof_state::Manifest {
+        base: Some(crate::model::aof_state::AofFile {
+            name: filename.clone(),
+            seq: 1,
+            kind: b'b',
+        }),
+        base_seq: 1,
+        ..Default::default()
+    };
+    aof.persist_manifest(dir, &filename).map_err(|e| {
+        fatal(format!(
+            "Can't persist the AOF manifest file {filename}.manifest: {}",
+            crate::base::error::os_error_text(&e)
+        ))
+    })?;
+    std::fs::rename(&old, dir.join(&filename)).map_err(|e| {
+        fatal(format!(
+            "Error trying to move the old AOF file {filename} into dir {}: {}",
+            dir.display(),
+            crate::base::error::os_error_text(&e)
+        ))
+    })?;
+    parts.server.log.notice(&format!(
+        "Successfully migrated an old-style AOF file ({filename}) into the AOF directory ({}).",
+        parts.server.config.appenddirname
+    ));
+    Ok(Some(parts.server.aof.manifest.clone()))
 }
 
 /// Loads one file of the AOF: an RDB (a base) followed by commands, or only commands.
@@ -893,6 +964,19 @@ mod tests {
         assert_eq!(
             Manifest::parse("file a seq 1 type x\n").unwrap_err(),
             "Unknown AOF file type"
+        );
+        // Redis reads lines with fgets into 1024 bytes: a longer line, or a last line without
+        // its newline, is "too long"; a comment of any length is skipped whole.
+        let long = format!("file {} seq 1 type b\n", "a".repeat(1010));
+        assert_eq!(
+            Manifest::parse(&long).unwrap_err(),
+            "The AOF manifest file contains too long line"
+        );
+        let fits = format!("file {} seq 1 type b\n", "a".repeat(1000));
+        assert!(Manifest::parse(&fits).is_ok());
+        assert_eq!(
+            Manifest::parse("file a seq 1 type b").unwrap_err(),
+            "The AOF manifest file contains too long line"
         );
         let mut m = m;
         assert_eq!(
