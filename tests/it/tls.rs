@@ -697,7 +697,9 @@ fn tls_unit_not_accepting_plain_connections_on_the_tls_port() {
     let mut plain = Conn::connect(server.tls_addr().unwrap()).unwrap();
     plain.send_raw(b"PING\r\n");
     let answer = plain.read_to_close();
-    assert!(!answer.starts_with(b"+PONG"), "{answer:?}");
+    // Closed without a byte, as Redis's OpenSSL closes it (not a TLS alert record, which
+    // Redis's test client reads as a bad reply instead of an I/O error).
+    assert!(answer.is_empty(), "{answer:?}");
 }
 
 #[test]

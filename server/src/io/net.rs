@@ -246,6 +246,10 @@ fn start_plain_connection<S: Transport>(
     }
 }
 
+/// The content type of a TLS record that carries a handshake message: every TLS connection
+/// opens with one (the ClientHello).
+const TLS_HANDSHAKE: u8 = 0x16;
+
 /// Accepts TLS connections forever: each handshake runs in its own task, and the client is
 /// registered once it succeeds. A busy script does not accept here (it cannot run a handshake
 /// between two steps of a script); such clients wait in the backlog until it ends.
@@ -264,6 +268,13 @@ pub async fn accept_tls(
         };
         let shared = shared.clone();
         tokio::task::spawn_local(async move {
+            // Bytes that cannot open a TLS handshake (a plain-text client on the TLS port)
+            // close the connection without a word, as Redis's OpenSSL does; rustls would
+            // answer with an alert record, which a RESP client reads as a bad reply.
+            let mut first = [0u8; 1];
+            if !matches!(stream.peek(&mut first).await, Ok(1) if first[0] == TLS_HANDSHAKE) {
+                return;
+            }
             match acceptor.accept(stream).await {
                 Ok(stream) => start_connection(stream, &shared, Peer::Tcp { addr, local }, fd),
                 Err(e) => shared.engine.borrow().server.log.verbose(&format!(
