@@ -80,7 +80,8 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         Access::No => false,
     };
     let mut next = ctx.server.config.clone();
-    next.set_many_with(&pairs, allow_protected)
+    let loading = ctx.server.persistence.loading || ctx.server.persistence.async_loading;
+    next.set_many_with(&pairs, allow_protected, loading)
         .map_err(Error::owned)?;
     // Side effects, before anything is committed so that a failure changes nothing.
     if next.dir != ctx.server.config.dir {

@@ -4,7 +4,7 @@
 
 use embedis_datatypes::glob;
 
-use super::{find_param_named, Config, Param, HIDDEN, PARAMS, PROTECTED};
+use super::{find_param_named, Config, Param, DENY_LOADING, HIDDEN, PARAMS, PROTECTED};
 
 impl Config {
     /// [`find_param_named`] among the parameters this config's `compat-version` has.
@@ -52,7 +52,7 @@ impl Config {
     /// Applies name/value pairs all-or-nothing, as CONFIG SET does, refusing protected
     /// parameters. Errors carry Redis's text.
     pub fn set_many(&mut self, pairs: &[(&str, &str)]) -> Result<(), String> {
-        self.set_many_with(pairs, false)
+        self.set_many_with(pairs, false, false)
     }
 
     /// CONFIG SET's all-or-nothing update, in Redis's two phases: first the names (an unknown
@@ -61,11 +61,13 @@ impl Config {
     /// (reported under the lower-case name or alias that was typed). Nothing changes unless all
     /// pass.
     /// `allow_protected` says whether `enable-protected-configs` lets this client change
-    /// protected parameters such as `dir`.
+    /// protected parameters such as `dir`; while `loading` (a replica's async load too), the
+    /// parameters a load depends on ([`DENY_LOADING`]) answer Redis's LOADING error.
     pub fn set_many_with(
         &mut self,
         pairs: &[(&str, &str)],
         allow_protected: bool,
+        loading: bool,
     ) -> Result<(), String> {
         // Names are quoted as C prints them: up to a NUL byte.
         let c_name = |name: &str| name.split('\0').next().unwrap_or("").to_string();
@@ -94,6 +96,9 @@ impl Config {
                 first_error = Some(fail(name, &"can't set immutable config"));
             } else if PROTECTED.contains(&param.name) && !allow_protected {
                 first_error = Some(fail(name, &"can't set protected config"));
+            } else if loading && DENY_LOADING.contains(&param.name) {
+                first_error = Some("LOADING Redis is loading the dataset in memory".into());
+                continue;
             }
             // Redis 7.0 keys an alias as a name of its own: `min-replicas-to-write 1
             // min-slaves-to-write 2` is no duplicate (the last one wins), `hz 1 HZ 2` is.

@@ -24,7 +24,9 @@ mod params;
 mod values;
 
 pub use file::ConfigError;
-pub use params::{find_param, find_param_named, Kind, Param, HIDDEN, PARAMS, PROTECTED};
+pub use params::{
+    find_param, find_param_named, Kind, Param, DENY_LOADING, HIDDEN, PARAMS, PROTECTED,
+};
 pub use values::{
     parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles, parse_save_points,
     percentile_text, ValueError,
@@ -645,6 +647,30 @@ mod tests {
         let mut c = Config::default();
         c.load_text("\t port 6380 \r\n").unwrap();
         assert_eq!(c.port, 6380);
+    }
+
+    /// Redis 7.0.15 answers LOADING for its DENY_LOADING_CONFIG parameters while loading (a
+    /// replica's async load included; integration/replication checks `appendonly`), and an
+    /// unknown name earlier in the same CONFIG SET still wins.
+    #[test]
+    fn load_dependent_parameters_wait_for_the_load() {
+        let mut c = Config::default();
+        for name in ["appendonly", "APPENDONLY", "repl-diskless-load", "dir"] {
+            let value = if name == "dir" { "/tmp" } else { "no" };
+            assert_eq!(
+                c.set_many_with(&[(name, value)], true, true).unwrap_err(),
+                "LOADING Redis is loading the dataset in memory"
+            );
+        }
+        assert!(c.set_many_with(&[("hz", "20")], true, true).is_ok());
+        assert_eq!(
+            c.set_many_with(&[("foo", "1"), ("appendonly", "no")], true, true)
+                .unwrap_err(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'foo'"
+        );
+        assert!(c
+            .set_many_with(&[("appendonly", "no")], true, false)
+            .is_ok());
     }
 
     #[test]

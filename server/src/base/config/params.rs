@@ -837,6 +837,10 @@ pub fn find_param(name: &str) -> Option<&'static Param> {
 /// PROTECTED_CONFIG).
 pub const PROTECTED: &[&str] = &["dir"];
 
+/// Parameters CONFIG SET refuses while a dataset loads (Redis 7.0's DENY_LOADING_CONFIG): the
+/// AOF switch, the replica's load mode and the directory the files are in.
+pub const DENY_LOADING: &[&str] = &["appendonly", "repl-diskless-load", "dir"];
+
 /// Finds a parameter by name or alias, case-insensitively, with the lower-case name that matched.
 pub fn find_param_named(name: &str) -> Option<(&'static Param, &'static str)> {
     PARAMS.iter().find_map(|p| {
