@@ -752,3 +752,55 @@ fn a_writable_replica_expires_its_own_keys_and_writes_over_expired_ones() {
     // key2 is the primary's: still there, hidden, until the primary's DEL.
     assert_eq!(text(&mut cb, &["EXISTS", "key2"]), ":0\r\n");
 }
+
+/// A command of the primary's stream that fails on the replica (DEBUG REPLICATE of an unknown
+/// command; an INCRBY of a value a writable replica changed) is logged as Redis 7.0.15 logs it,
+/// with the stream's latest bytes, and counted in `unexpected_error_replies`
+/// (integration/replication-4's data-divergence tests).
+#[test]
+fn an_error_applying_the_primary_stream_is_logged_as_critical() {
+    let primary = support::builder()
+        .config("enable-debug-command", "yes")
+        .unwrap()
+        .start()
+        .unwrap();
+    let dir = support::temp_dir("replica-critical-log");
+    let log = dir.join("replica.log");
+    let replica = support::builder()
+        .config("replicaof", &format!("127.0.0.1 {}", primary.addr().port()))
+        .unwrap()
+        .config("logfile", log.to_str().unwrap())
+        .unwrap()
+        .verbose()
+        .start()
+        .unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    eventually("the link to come up", || link_up(&mut r));
+    assert_eq!(
+        text(&mut p, &["DEBUG", "REPLICATE", "fake-command-1"]),
+        "+OK\r\n"
+    );
+    text(&mut p, &["SET", "foo", "bar2"]);
+    assert_eq!(text(&mut p, &["WAIT", "1", "2000"]), ":1\r\n");
+    text(&mut r, &["CONFIG", "SET", "replica-read-only", "no"]);
+    text(&mut r, &["SET", "number2", "foo"]);
+    assert_eq!(text(&mut p, &["INCRBY", "number2", "1"]), ":1\r\n");
+    assert_eq!(text(&mut p, &["WAIT", "1", "2000"]), ":1\r\n");
+    assert_eq!(text(&mut r, &["GET", "number2"]), "$3\r\nfoo\r\n");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = logged.lines().collect();
+    let unknown = "# == CRITICAL == This replica is sending an error to its master: 'unknown command 'fake-command-1', with args beginning with: ' after processing the command '<unknown>'";
+    let incrby = "# == CRITICAL == This replica is sending an error to its master: 'value is not an integer or out of range' after processing the command 'incrby'";
+    assert!(lines.iter().any(|l| l.ends_with(unknown)), "{logged}");
+    assert!(lines.iter().any(|l| l.ends_with(incrby)), "{logged}");
+    let backlog = r#"# Latest backlog is: '"*1\r\n$14\r\nfake-command-1\r\n"#;
+    assert!(lines.iter().any(|l| l.contains(backlog)), "{logged}");
+    assert_eq!(
+        field(
+            &text(&mut r, &["INFO", "stats"]),
+            "unexpected_error_replies"
+        ),
+        "2"
+    );
+}

@@ -219,7 +219,12 @@ impl Engine {
         if !getack {
             let mut scratch = BytesMut::new();
             self.ks.expiry_rule = ExpiryRule::Keep;
+            let name = crate::kernel::gates::resolve(self.registry, &args)
+                .map_or("<unknown>", |c| c.full_name.as_str());
             self.execute(id, args, &mut scratch);
+            if scratch.first() == Some(&b'-') {
+                report_error_to_primary(&mut self.server, name, &scratch);
+            }
             if self.server.repl.primary.is_some() {
                 self.ks.expiry_rule = ExpiryRule::Hide;
             } else {
@@ -306,4 +311,34 @@ impl Engine {
             self.disconnect(replica.id);
         }
     }
+}
+
+/// A command of the primary's stream failed here: the data may now differ from the primary's.
+/// Redis logs it (and the stream's latest bytes) as its `afterErrorReply` does for a master
+/// client, and counts it in INFO's `unexpected_error_replies`; the reply itself is dropped.
+fn report_error_to_primary(
+    server: &mut crate::model::state::ServerState,
+    name: &str,
+    reply: &[u8],
+) {
+    // As Redis's addReplyError passes it on: a plain `ERR` text without its code, an error
+    // with a code of its own whole, dash included.
+    let line = reply.strip_suffix(b"\r\n").unwrap_or(reply);
+    let text = line.strip_prefix(b"-ERR ").unwrap_or(line);
+    let text = &text[..text.len().min(4096)];
+    server.log.warning(&format!(
+        "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{name}'",
+        String::from_utf8_lossy(text)
+    ));
+    if let Some(backlog) = server.repl.backlog.as_ref().filter(|b| !b.is_empty()) {
+        let shown = backlog.len().min(256);
+        let from = backlog.first_offset + (backlog.len() - shown) as u64;
+        let mut dump = Vec::new();
+        crate::base::cstr::push_repr(&mut dump, &backlog.since(from).unwrap_or_default());
+        server.log.warning(&format!(
+            "Latest backlog is: '{}'",
+            String::from_utf8_lossy(&dump)
+        ));
+    }
+    server.stats.unexpected_error_replies += 1;
 }
