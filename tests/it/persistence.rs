@@ -475,6 +475,34 @@ fn clients_get_loading_while_the_binary_loads_its_file() {
     }
     assert_eq!(text(&mut c, &["DBSIZE"]), ":20000\r\n");
     assert_eq!(text(&mut c, &["GET", "key:1"]), "$1\r\nv\r\n");
+    drop(loader);
+    // Under a slow load (1.5 ms a key, as Redis's Sentinel suite reboots a primary) the server
+    // still answers every `loading-process-events-interval-bytes` of the file, as Redis does:
+    // a reply takes a fraction of a second, not the 1,024 keys (1.5 s) of a whole turn.
+    let loader = RedisServer::start_binary(
+        EMBEDIS,
+        "persistence-loading-slow",
+        &[
+            "--dir",
+            dir.to_str().unwrap(),
+            "--key-load-delay",
+            "1500",
+            "--loading-process-events-interval-bytes",
+            "1024",
+        ],
+    );
+    let mut c = Conn::connect(loader.addr()).unwrap();
+    for _ in 0..5 {
+        let asked = Instant::now();
+        let reply = text(&mut c, &["PING"]);
+        assert_eq!(reply, "-LOADING Redis is loading the dataset in memory\r\n");
+        assert!(
+            asked.elapsed() < Duration::from_millis(750),
+            "{:?}",
+            asked.elapsed()
+        );
+    }
+    drop(loader);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

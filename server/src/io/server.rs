@@ -377,6 +377,11 @@ async fn timer_task(shared: Rc<Shared>, clock_changed: Arc<AtomicBool>) {
 /// Loads the RDB file in slices of 1,024 keys between the event loop's turns, as Redis serves
 /// clients (with `-LOADING`) every so often while it loads. A file found corrupt half-way stops
 /// the process, as Redis exits.
+/// A background load's turn is made of steps of this many keys, up to
+/// [`LOADING_STEPS_PER_TURN`] of them (1024 keys) when the interval in bytes is not reached first.
+const KEYS_PER_LOADING_STEP: usize = 8;
+const LOADING_STEPS_PER_TURN: usize = 128;
+
 async fn run_loading(
     shared: Rc<Shared>,
     mut loading: crate::services::rdb_saving::Loading<crate::services::rdb_saving::CountingFile>,
@@ -392,7 +397,18 @@ async fn run_loading(
                 registry,
                 ..
             } = &mut *engine;
-            let step = loading.step(ks, server, registry, 1024);
+            // A turn loads until `loading-process-events-interval-bytes` more of the file are
+            // in (Redis serves events that often while it loads) or 1024 keys, in small steps,
+            // so that clients get their LOADING replies promptly even under key-load-delay.
+            let interval = server.config.loading_process_events_interval_bytes.max(1) as u64;
+            let turn_start = count.get();
+            let mut step = Ok(false);
+            for _ in 0..LOADING_STEPS_PER_TURN {
+                step = loading.step(ks, server, registry, KEYS_PER_LOADING_STEP);
+                if !matches!(step, Ok(false)) || count.get() - turn_start >= interval {
+                    break;
+                }
+            }
             server.persistence.loading_loaded_bytes = count.get();
             if let Ok(true) = step {
                 crate::services::rdb_saving::finish_load(ks, server, loading.stats(), started);
