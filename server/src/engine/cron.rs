@@ -1,4 +1,5 @@
-//! The periodic tick and what the clock drives: blocked-client and CLIENT PAUSE timeouts, idle
+//! The periodic tick and what the clock drives: a signal's shutdown and the end of a shutdown's
+//! wait for replicas, blocked-client and CLIENT PAUSE timeouts, idle
 //! clients, active expiry, incremental rehashing, and eviction left over by a pass that ran out
 //! of time. It runs `hz` times a second from the timer
 //! task, and at once before the next command when a test moves the clock.
@@ -60,6 +61,10 @@ impl Engine {
             return;
         }
         let now = self.server.clock.now_ms();
+        // A signal's shutdown begins here, and one waiting for replicas ends here.
+        if crate::services::shutdown::cron(&mut self.ks, &mut self.server).is_some() {
+            self.carry_out_requests();
+        }
         self.process_timeouts();
         if self.server.cluster.enabled {
             self.redirect_blocked_clients();

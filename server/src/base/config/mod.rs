@@ -21,6 +21,7 @@ pub mod event_class;
 mod file;
 mod get_set;
 mod params;
+pub mod process;
 mod values;
 
 pub use file::ConfigError;
@@ -200,6 +201,8 @@ pub struct Config {
     pub cluster: ClusterConfig,
     /// The `tls-*` parameters (see [`crate::base::tls`]).
     pub tls: crate::base::tls::TlsConfig,
+    /// How the process stops, its OOM score, crash report and watchdog (see [`process`]).
+    pub process: process::ProcessConfig,
 }
 
 /// The `cluster-*` parameters. Redis's defaults are those of [`Config::default`] (the derived
@@ -405,6 +408,7 @@ impl Default for Config {
                 ..ClusterConfig::default()
             },
             tls: crate::base::tls::TlsConfig::default(),
+            process: process::ProcessConfig::default(),
             port: 6379,
             bind: vec!["127.0.0.1".into(), "-::1".into()],
             unixsocket: String::new(),
