@@ -68,8 +68,12 @@ fn run_command_line(mut args: Vec<String>, save_child: Option<std::path::PathBuf
         eprintln!("{e}");
         return ExitCode::FAILURE;
     }
-    // The binary saves as Redis does out of the box (a server inside a test process does not).
+    // The binary saves and listens as Redis does out of the box (a server inside a test process
+    // saves nothing and listens on the loopback).
     config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
+    config.bind = embedis_core::base::config::REDIS_DEFAULT_BIND
+        .map(String::from)
+        .to_vec();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {

@@ -46,6 +46,8 @@ pub struct LinkTarget {
     pub timeout_s: u64,
     /// `tls-replication`: connect over TLS.
     pub tls: bool,
+    /// `bind-source-addr`: the local address the connection binds first (empty: any).
+    pub source_addr: String,
 }
 
 impl Engine {
@@ -77,6 +79,7 @@ impl Engine {
             masterauth: config.masterauth.clone(),
             timeout_s: u64::from(config.repl_timeout.max(1)),
             tls: config.tls.replication,
+            source_addr: config.process.bind_source_addr.clone(),
         })
     }
 

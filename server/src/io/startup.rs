@@ -163,7 +163,8 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     } else {
         Vec::new()
     };
-    if listen_tcp && tcp.is_empty() {
+    // `bind ""` listens on no address (the unix socket may be the way in), as in Redis.
+    if listen_tcp && tcp.is_empty() && !config.bind.is_empty() {
         let e = io::Error::new(
             io::ErrorKind::AddrNotAvailable,
             "Failed listening on any bind address",
@@ -272,7 +273,12 @@ pub(crate) fn new_engine(
         prepared.log.clone(),
         options.seed,
     );
-    let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
+    // The port bound (`--port auto` chose it), or the configured one when no address is bound
+    // (`bind ""`: CONFIG SET bind listens on it later).
+    let port = prepared
+        .bound
+        .tcp_addr
+        .map_or(options.config.port, |a| a.port());
     engine.server.faults = options.faults.clone();
     engine.server.tcp_port = port;
     engine.server.config.port = port;

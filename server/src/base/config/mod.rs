@@ -275,6 +275,11 @@ impl AppendFsync {
 }
 
 /// Redis's default `save` points.
+/// Redis's default `bind` (every IPv4 address, and every IPv6 one where there are any), which
+/// `embedis-server` starts from, as redis-server does; protected mode keeps other hosts out
+/// until a password is set. A server inside a test process listens on the loopback only.
+pub const REDIS_DEFAULT_BIND: [&str; 2] = ["*", "-::*"];
+
 pub const DEFAULT_SAVE_POINTS: [(u64, u64); 3] = [(3600, 1), (300, 100), (60, 10000)];
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
