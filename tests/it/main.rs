@@ -60,6 +60,7 @@ mod io_uring;
 mod replica_loading;
 mod replication;
 mod sentinel;
+mod shutdown;
 mod tls;
 mod vector_set_replication;
 
@@ -80,6 +81,7 @@ mod examples;
 mod faults;
 mod in_process;
 mod language_apis;
+mod process;
 mod readme;
 mod redis_cli;
 mod repository;
