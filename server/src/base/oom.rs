@@ -11,12 +11,16 @@ use crate::base::log::Logger;
 
 const PATH: &str = "/proc/self/oom_score_adj";
 
+/// The score could not be read or written (the log says why).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OomFailed;
+
 /// The score the process had before the server changed it, while the server controls it.
 static BASE: Mutex<Option<i32>> = Mutex::new(None);
 
 /// Sets the score for `class` as `config` says (nothing when off and never changed). Errors are
 /// logged as Redis logs them; `Err` makes CONFIG SET fail.
-pub fn apply(config: &ProcessConfig, class: OomClass, log: &Logger) -> Result<(), ()> {
+pub fn apply(config: &ProcessConfig, class: OomClass, log: &Logger) -> Result<(), OomFailed> {
     let mut base = BASE.lock();
     let value = match (config.oom_score_adj, *base) {
         (OomScoreAdj::No, None) => return Ok(()),
@@ -30,6 +34,7 @@ pub fn apply(config: &ProcessConfig, class: OomClass, log: &Logger) -> Result<()
                 None => {
                     let text = std::fs::read_to_string(PATH).map_err(|e| {
                         log.warning(&format!("Unable to read oom_score_adj: {}", os_text(&e)));
+                        OomFailed
                     })?;
                     // atoi: what does not parse is 0.
                     let start = text.trim().parse().unwrap_or(0);
@@ -48,6 +53,7 @@ pub fn apply(config: &ProcessConfig, class: OomClass, log: &Logger) -> Result<()
     };
     std::fs::write(PATH, format!("{value}\n")).map_err(|e| {
         log.warning(&format!("Unable to write oom_score_adj: {}", os_text(&e)));
+        OomFailed
     })
 }
 

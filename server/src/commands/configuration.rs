@@ -418,10 +418,12 @@ fn config_line(param: &Param, value: &str) -> String {
 /// that replace the file's own.
 pub fn rewritten(old: &str, config: &Config, users: &[String]) -> String {
     // The file is read by a binary, which starts from Redis's `bind`.
-    let mut defaults = Config::default();
-    defaults.bind = crate::base::config::REDIS_DEFAULT_BIND
-        .map(String::from)
-        .to_vec();
+    let defaults = Config {
+        bind: crate::base::config::REDIS_DEFAULT_BIND
+            .map(String::from)
+            .to_vec(),
+        ..Config::default()
+    };
     let mut written: Vec<&'static str> = Vec::new();
     let mut lines: Vec<String> = Vec::new();
     // A file rewritten before keeps its signature line; new parameters go at its end.
