@@ -2,7 +2,7 @@
 //! logging units see it: SIGTERM and SIGINT taken up by the tick with `shutdown-on-sig*`'s
 //! flags, a failed save on a signal that leaves the server running, SHUTDOWN ABORT of a signal's
 //! request, a second SIGINT that exits at once, BGSAVE's child process (its OOM score, its
-//! temporary file), the OOM score of primaries and replicas, and the crash report.
+//! temporary file), the OOM score of primaries and replicas, the crash report and the watchdog.
 
 use crate::support;
 
@@ -312,4 +312,31 @@ fn a_crash_writes_a_report_to_the_log_unless_turned_off() {
     p.signal(libc::SIGABRT);
     assert_eq!(p.wait().signal(), Some(libc::SIGABRT));
     assert!(!p.log().contains("crashed by signal"), "{}", p.log());
+}
+
+#[test]
+fn the_watchdog_logs_the_engines_stack_when_a_command_holds_the_loop() {
+    let p = Proc::start(&["--enable-debug-command", "yes"]);
+    let mut c = p.conn();
+    // Shorter than two ticks (hz 10) is raised to 200 ms, as Redis raises it.
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "SET", "watchdog-period", "1"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "GET", "watchdog-period"]),
+        "*2\r\n$15\r\nwatchdog-period\r\n$3\r\n200\r\n"
+    );
+    // The stall itself: a second in which no tick can run.
+    assert_eq!(reply(&mut c, &["DEBUG", "SLEEP", "1"]), "+OK\r\n");
+    p.wait_for_log("--- WATCHDOG TIMER EXPIRED ---");
+    let log = p.log();
+    let report = &log[log.find("--- WATCHDOG TIMER EXPIRED ---").unwrap()..];
+    // The engine's own stack, in DEBUG's handler (embedis's name for it, not Redis's).
+    assert!(report.contains("commands::admin::debug"), "{report}");
+    assert_eq!(
+        log.matches("WATCHDOG TIMER EXPIRED").count(),
+        1,
+        "once per stall"
+    );
 }

@@ -17,3 +17,4 @@ pub mod oom;
 pub mod signals;
 pub mod tls;
 pub mod value;
+pub mod watchdog;

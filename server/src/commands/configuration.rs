@@ -99,6 +99,12 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         rebind(ctx, &next)?;
     }
     apply_tls(ctx, &next, &pairs)?;
+    // A watchdog shorter than two ticks cannot tell a stall from a wait for the next tick:
+    // Redis raises it to that (`applyWatchdogPeriod`).
+    let period = &mut next.process.watchdog_period;
+    if *period != 0 && *period != ctx.server.config.process.watchdog_period {
+        *period = (*period).max(1000 / next.hz.max(1) * 2);
+    }
     apply_process(ctx, &next, &pairs)?;
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {

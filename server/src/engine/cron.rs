@@ -57,6 +57,13 @@ impl Engine {
 
     /// The periodic tick.
     pub fn cron(&mut self) {
+        // The watchdog is re-armed by every tick (only the binary has one).
+        if self.server.owns_process {
+            crate::base::watchdog::tick(
+                self.server.config.process.watchdog_period,
+                &self.server.log,
+            );
+        }
         if self.server.cron_paused {
             return;
         }
