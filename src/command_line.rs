@@ -17,7 +17,22 @@ use embedis_core::{Clock, Config, ServerOptions};
 
 /// Runs a server as redis-server would with these arguments (without the program's name), until
 /// it is shut down; returns the process's exit code.
-pub fn command_line(mut args: Vec<String>) -> ExitCode {
+pub fn command_line(args: Vec<String>) -> ExitCode {
+    run_command_line(args, None)
+}
+
+/// The `embedis-server` binary's entry: [`command_line`], with background saves written through
+/// a child process that is this program again (started with
+/// [`CHILD_FLAG`](embedis_core::base::formats::rdb_child::CHILD_FLAG), which this entry serves).
+pub fn server_binary(args: Vec<String>) -> ExitCode {
+    use embedis_core::base::formats::rdb_child;
+    if args.first().map(String::as_str) == Some(rdb_child::CHILD_FLAG) {
+        return ExitCode::from(rdb_child::child_main(&args[1..]) as u8);
+    }
+    run_command_line(args, std::env::current_exe().ok())
+}
+
+fn run_command_line(mut args: Vec<String>, save_child: Option<std::path::PathBuf>) -> ExitCode {
     if args.iter().any(|a| a == "-v" || a == "--version") {
         println!(
             "embedis-server v={} (Redis 7.0.15 compatible)",
@@ -53,8 +68,12 @@ pub fn command_line(mut args: Vec<String>) -> ExitCode {
         eprintln!("{e}");
         return ExitCode::FAILURE;
     }
-    // The binary saves as Redis does out of the box (a server inside a test process does not).
+    // The binary saves and listens as Redis does out of the box (a server inside a test process
+    // saves nothing and listens on the loopback).
     config.save_points = embedis_core::base::config::DEFAULT_SAVE_POINTS.to_vec();
+    config.bind = embedis_core::base::config::REDIS_DEFAULT_BIND
+        .map(String::from)
+        .to_vec();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {
@@ -86,6 +105,7 @@ pub fn command_line(mut args: Vec<String>) -> ExitCode {
         ephemeral_port,
         config_file: file,
         handle_signals: true,
+        save_child,
         load_at_start: true,
         load_in_background: true,
         ..ServerOptions::default()

@@ -25,7 +25,7 @@ mod ports;
 mod replica_set;
 
 pub use cluster::Cluster;
-pub use command_line::command_line;
+pub use command_line::{command_line, server_binary};
 pub use direct::Reply;
 pub use embedis_core::base::config::AppendFsync;
 pub use embedis_core::{Clock, Config};

@@ -19,5 +19,5 @@ static ALLOCATOR: CountingAllocator<tikv_jemallocator::Jemalloc> =
 static ALLOCATOR: CountingAllocator<std::alloc::System> = CountingAllocator(std::alloc::System);
 
 fn main() -> ExitCode {
-    embedis::command_line(std::env::args().skip(1).collect())
+    embedis::server_binary(std::env::args().skip(1).collect())
 }

@@ -61,6 +61,7 @@ mod io_uring;
 mod replica_loading;
 mod replication;
 mod sentinel;
+mod shutdown;
 mod tls;
 mod vector_set_replication;
 
@@ -81,6 +82,7 @@ mod examples;
 mod faults;
 mod in_process;
 mod language_apis;
+mod process;
 mod readme;
 mod redis_cli;
 mod repository;

@@ -116,6 +116,17 @@ impl Logger {
         }
     }
 
+    /// The descriptor lines go to (standard output, the log file, or -1 when silent), for a
+    /// crash report written where no lock may be taken (see `crate::base::signals`).
+    pub fn raw_fd(&self) -> i32 {
+        use std::os::fd::AsRawFd;
+        match &self.inner.lock().sink {
+            Sink::Stdout => 1,
+            Sink::File(f) => f.as_raw_fd(),
+            Sink::Silent => -1,
+        }
+    }
+
     pub fn notice(&self, message: &str) {
         self.log(LogLevel::Notice, message)
     }

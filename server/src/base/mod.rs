@@ -13,5 +13,8 @@ pub mod flags;
 pub mod formats;
 pub mod listeners;
 pub mod log;
+pub mod oom;
+pub mod signals;
 pub mod tls;
 pub mod value;
+pub mod watchdog;

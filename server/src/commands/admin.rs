@@ -3,8 +3,9 @@
 //! ROLE reports the replication role as Redis does: a master with its replicas and the offsets
 //! they acknowledged, or a replica with its link's state. WAIT blocks until enough replicas
 //! acknowledge what was written so far, or its timeout passes; WAITAOF's replicas never
-//! acknowledge an fsync here, so asking for any waits out the timeout. SHUTDOWN saves the RDB
-//! file first when save points are set (or SAVE is given), as Redis's `prepareForShutdown` does.
+//! acknowledge an fsync here, so asking for any waits out the timeout. SHUTDOWN reads its flags
+//! and runs the shutdown sequence of [`crate::services::shutdown`], blocking its client while the
+//! sequence waits for lagging replicas.
 //!
 //! DEBUG is one command with its subcommands parsed by the handler, as in Redis; the engine lets
 //! it run only where `enable-debug-command` allows. Of Redis's many DEBUG subcommands embedis has
@@ -13,6 +14,7 @@
 //! switches in [`crate::commands::debug_internals`] — plus embedis's own test controls (CLOCK, FAULT, PAUSE,
 //! DROP-CONNECTIONS), which live in [`crate::commands::debug_controls`].
 
+use crate::base::config::process::ShutdownFlags;
 use crate::base::cstr::c_str;
 use crate::base::error::{CmdResult, Error};
 use crate::base::value::{lru_clock, Value};
@@ -22,7 +24,7 @@ use crate::commands::debug_internals::{self, atoi};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
 use crate::model::blocking::{BlockReason, Blocked, TimeoutReply};
-use crate::model::state::ShutdownRequest;
+use crate::services::shutdown::Step;
 
 const LSF: Flags = Flags::LOADING.union(Flags::STALE).union(Flags::FAST);
 const ADMIN: Flags = Flags::ADMIN
@@ -165,72 +167,61 @@ fn monitor(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn shutdown(ctx: &mut Ctx<'_>) -> CmdResult {
-    let (mut nosave, mut save, mut abort, mut force) = (false, false, false, false);
-    let mut now = false;
+    let mut flags = 0;
+    let mut abort = false;
     for i in 1..ctx.argc() {
         if ctx.arg_is(i, "nosave") {
-            nosave = true;
+            flags |= ShutdownFlags::NOSAVE;
         } else if ctx.arg_is(i, "save") {
-            save = true;
+            flags |= ShutdownFlags::SAVE;
         } else if ctx.arg_is(i, "now") {
-            now = true;
+            flags |= ShutdownFlags::NOW;
         } else if ctx.arg_is(i, "force") {
-            force = true;
+            flags |= ShutdownFlags::FORCE;
         } else if ctx.arg_is(i, "abort") {
             abort = true;
         } else {
             return Err(Error::Syntax);
         }
     }
-    if (abort && (nosave || save || now || force)) || (nosave && save) {
+    let flags = ShutdownFlags(flags);
+    if (abort && flags.0 != 0)
+        || (flags.has(ShutdownFlags::NOSAVE) && flags.has(ShutdownFlags::SAVE))
+    {
         return Err(Error::Syntax);
     }
     if abort {
-        // Shutting down never waits for replicas to catch up (Redis's `shutdown-timeout` pause
-        // is not implemented), so there is never one to abort.
-        return Err(Error::msg("ERR No shutdown in progress."));
+        if !crate::services::shutdown::abort(ctx.server) {
+            return Err(Error::msg("ERR No shutdown in progress."));
+        }
+        ctx.out.ok();
+        return Ok(());
+    }
+    if !flags.has(ShutdownFlags::NOW) && !ctx.may_block {
+        return Err(Error::msg(
+            "ERR SHUTDOWN without NOW or ABORT isn't allowed for DENY BLOCKING client",
+        ));
     }
     // While a script is busy only SHUTDOWN NOSAVE may stop the server (see crate::services::busy).
     if let Some(running) = &ctx.server.running_script {
-        if !nosave {
+        if !flags.has(ShutdownFlags::NOSAVE) {
             return Err(crate::kernel::gates::busy_error(running.kind));
         }
     }
-    if crate::services::rdb_saving::bgsave_in_progress(ctx.server) {
-        ctx.server
-            .log
-            .warning("There is a child saving an .rdb. Killing it!");
-        crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
-    }
-    if ctx.server.aof.status != crate::model::aof_state::AofStatus::Off {
-        crate::services::aof::rewrite_kill(ctx.ks, ctx.server);
-        ctx.server.log.notice("Calling fsync() on the AOF file.");
-        crate::services::aof::fsync_now(ctx.ks, ctx.server);
-    }
-    if (!ctx.server.config.save_points.is_empty() && !nosave) || save {
-        ctx.server
-            .log
-            .notice("Saving the final RDB snapshot before exiting.");
-        if crate::services::rdb_saving::save(ctx.ks, ctx.server).is_err() {
-            if force {
-                ctx.server
-                    .log
-                    .warning("Error trying to save the DB. Exit anyway.");
-            } else {
-                ctx.server
-                    .log
-                    .warning("Error trying to save the DB, can't exit.");
-                ctx.server.log.warning(
-                    "Errors trying to shut down the server. Check the logs for more information.",
-                );
-                return Err(Error::msg("ERR Errors trying to SHUTDOWN. Check logs."));
-            }
+    match crate::services::shutdown::prepare(ctx.ks, ctx.server, flags) {
+        // As in Redis, the caller gets no reply: the connection closes as the server stops.
+        Step::Done => ctx.client.close_after_reply = true,
+        // The client waits with the shutdown: the process ends, or the shutdown fails and it
+        // gets the error the others blocked in SHUTDOWN get.
+        Step::Waiting => {
+            ctx.block = Some(Blocked {
+                args: ctx.args.to_vec(),
+                reason: BlockReason::Shutdown,
+                deadline_ms: None,
+            })
         }
+        Step::Failed => return Err(Error::msg("ERR Errors trying to SHUTDOWN. Check logs.")),
     }
-    ctx.server.persistence.shutdown_handled = true;
-    // As in Redis, the caller gets no reply: the connection closes as the server stops.
-    ctx.server.shutdown = Some(ShutdownRequest::Shutdown);
-    ctx.client.close_after_reply = true;
     Ok(())
 }
 
@@ -246,6 +237,8 @@ const DEBUG_HELP: &[&str] = &[
     "    Replies with <string> as an error line, for testing clients.",
     "LOG <message>",
     "    Writes <message> to the server log.",
+    "SEGFAULT",
+    "    Crashes the server with signal 11 (SIGSEGV): a crash report goes to the log.",
     "OBJECT <key>",
     "    Shows how the value of <key> is stored.",
     "LOADAOF",
@@ -311,6 +304,14 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         let micros = strtod(ctx.arg(2)) * 1e6;
         if micros.is_finite() && micros >= 1.0 && micros < i64::MAX as f64 {
             std::thread::sleep(std::time::Duration::from_micros(micros as u64));
+        }
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "segfault") {
+        // The crash Redis's DEBUG SEGFAULT causes, by the signal itself rather than a write to
+        // an invalid address (which Rust leaves undefined).
+        // SAFETY: raise only sends the signal to this thread.
+        unsafe {
+            libc::raise(libc::SIGSEGV);
         }
         ctx.out.ok();
     } else if ctx.arg_is(1, "reload") {

@@ -100,6 +100,13 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         rebind(ctx, &next)?;
     }
     apply_tls(ctx, &next, &pairs)?;
+    // A watchdog shorter than two ticks cannot tell a stall from a wait for the next tick:
+    // Redis raises it to that (`applyWatchdogPeriod`).
+    let period = &mut next.process.watchdog_period;
+    if *period != 0 && *period != ctx.server.config.process.watchdog_period {
+        *period = (*period).max(1000 / next.hz.max(1) * 2);
+    }
+    apply_process(ctx, &next, &pairs)?;
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
@@ -149,6 +156,51 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;
     ctx.out.ok();
+    Ok(())
+}
+
+/// CONFIG SET of the process's parameters (`crate::base::config::process`): a new OOM score is
+/// written at once (on failure the old one is put back and the command fails, as Redis's
+/// `updateOOMScoreAdj`), and `crash-log-enabled` installs or removes the crash report's
+/// handlers in the binary.
+fn apply_process(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdResult {
+    let (old, new) = (&ctx.server.config.process, &next.process);
+    if new.oom_score_adj_values != old.oom_score_adj_values {
+        let [primary, replica, child] = new.oom_score_adj_values;
+        if replica < primary || child < replica {
+            ctx.server.log.warning("The oom-score-adj-values configuration may not work for non-privileged processes! Please consult the documentation.");
+        }
+    }
+    if new.oom_score_adj != old.oom_score_adj
+        || new.oom_score_adj_values != old.oom_score_adj_values
+    {
+        use crate::base::config::process::OomClass;
+        let class = if ctx.server.repl.primary.is_some() {
+            OomClass::Replica
+        } else {
+            OomClass::Primary
+        };
+        if crate::base::oom::apply(new, class, &ctx.server.log).is_err() {
+            let _ = crate::base::oom::apply(old, class, &ctx.server.log);
+            // Named as Redis names it: the first of the two parameters in the request.
+            let name = pairs
+                .iter()
+                .find_map(|(name, _)| {
+                    let (param, _) = find_param_named(name)?;
+                    param
+                        .name
+                        .starts_with("oom-score-adj")
+                        .then_some(param.name)
+                })
+                .unwrap_or("oom-score-adj");
+            return Err(Error::owned(format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - Failed to set current oom_score_adj. Check server logs."
+            )));
+        }
+    }
+    if new.crash_log_enabled != old.crash_log_enabled && ctx.server.owns_process {
+        crate::base::signals::set_crash_log(&ctx.server.log, new.crash_log_enabled);
+    }
     Ok(())
 }
 
@@ -365,7 +417,13 @@ fn config_line(param: &Param, value: &str) -> String {
 /// The new text of a configuration file whose old text is `old`; `users` are the `user` lines
 /// that replace the file's own.
 pub fn rewritten(old: &str, config: &Config, users: &[String]) -> String {
-    let defaults = Config::default();
+    // The file is read by a binary, which starts from Redis's `bind`.
+    let defaults = Config {
+        bind: crate::base::config::REDIS_DEFAULT_BIND
+            .map(String::from)
+            .to_vec(),
+        ..Config::default()
+    };
     let mut written: Vec<&'static str> = Vec::new();
     let mut lines: Vec<String> = Vec::new();
     // A file rewritten before keeps its signature line; new parameters go at its end.

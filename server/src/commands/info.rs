@@ -227,6 +227,9 @@ fn server(ctx: &Ctx<'_>, out: &mut String) {
     field!(out, "executable", "{}", s.executable);
     field!(out, "config_file", "{}", s.config_file);
     field!(out, "io_threads_active", "0");
+    if let Some(ms) = crate::services::shutdown::remaining_ms(s, ctx.now_ms) {
+        field!(out, "shutdown_in_milliseconds", "{ms}");
+    }
 }
 
 fn clients(ctx: &Ctx<'_>, out: &mut String) {
@@ -238,7 +241,14 @@ fn clients(ctx: &Ctx<'_>, out: &mut String) {
     }
     let blocked = &ctx.server.blocked;
     out.push_str("# Clients\r\n");
-    field!(out, "connected_clients", "{}", ctx.clients.len() + 1);
+    // Replicas are not counted (Redis: clients minus replicas).
+    let replicas = ctx.server.repl.replicas.len();
+    field!(
+        out,
+        "connected_clients",
+        "{}",
+        (ctx.clients.len() + 1).saturating_sub(replicas)
+    );
     field!(out, "cluster_connections", "0");
     field!(out, "maxclients", "{}", ctx.server.config.maxclients);
     field!(out, "client_recent_max_input_buffer", "{max_in}");
@@ -284,6 +294,29 @@ pub fn bytes_to_human(n: u64) -> String {
         }
     }
     format!("{n}B")
+}
+
+/// Redis 7.0's replication buffer figures: the backlog and the replicas share one buffer, whose
+/// size is what the backlog holds or, if more, what the slowest replica has not been sent yet;
+/// what passes `repl-backlog-size` is counted as the replicas' (`mem_clients_slaves`), the rest
+/// as the backlog's. Returns (backlog, replicas, whole buffer).
+fn replication_buffers(ctx: &Ctx<'_>) -> (u64, u64, u64) {
+    let repl = &ctx.server.repl;
+    let held = repl.backlog.as_ref().map_or(0, |b| b.len()) as u64;
+    let unsent = repl
+        .replicas
+        .iter()
+        .filter_map(|r| ctx.clients.get(r.id))
+        .map(|c| crate::model::client::unsent_output(c) as u64)
+        .max()
+        .unwrap_or(0);
+    let total = held.max(unsent);
+    let backlog_size = ctx.server.config.repl_backlog_size;
+    if !repl.replicas.is_empty() && total > backlog_size {
+        (backlog_size, total - backlog_size, total)
+    } else {
+        (total, 0, total)
+    }
 }
 
 fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
@@ -402,14 +435,11 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         "{}",
         rss as i64 - used as i64
     );
-    for name in [
-        "mem_not_counted_for_evict",
-        "mem_replication_backlog",
-        "mem_total_replication_buffers",
-        "mem_clients_slaves",
-    ] {
-        field!(out, name, "0");
-    }
+    field!(out, "mem_not_counted_for_evict", "0");
+    let (backlog, replicas, total) = replication_buffers(ctx);
+    field!(out, "mem_replication_backlog", "{backlog}");
+    field!(out, "mem_total_replication_buffers", "{total}");
+    field!(out, "mem_clients_slaves", "{replicas}");
     field!(out, "mem_clients_normal", "{clients_mem}");
     field!(out, "mem_cluster_links", "0");
     field!(out, "mem_aof_buffer", "0");

@@ -98,6 +98,11 @@ pub(crate) fn stop_following(ctx: &mut Parts<'_>) -> bool {
     ctx.ks.replica_keys_with_expire.clear();
     // Our replicas get our own stream from now on: its first command names its database.
     ctx.ks.stream.reselect();
+    let _ = crate::base::oom::apply(
+        &ctx.server.config.process,
+        crate::base::config::process::OomClass::Primary,
+        &ctx.server.log,
+    );
     true
 }
 
@@ -115,6 +120,12 @@ pub(crate) fn follow_primary(ctx: &mut Parts<'_>, host: String, port: u16) {
     ctx.server.repl.follow(host, port);
     ctx.server.log.set_replica(true);
     ctx.ks.expiry_rule = crate::model::keyspace::ExpiryRule::Hide;
+    // A replica's OOM score (Redis's `replicationSetMaster`).
+    let _ = crate::base::oom::apply(
+        &ctx.server.config.process,
+        crate::base::config::process::OomClass::Replica,
+        &ctx.server.log,
+    );
 }
 
 /// Our replicas must learn of the change of history (Redis's `disconnectSlaves`): they are

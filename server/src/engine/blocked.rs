@@ -25,6 +25,7 @@ impl Engine {
                 EngineRequest::UnblockAll => self.unblock_all(),
                 EngineRequest::ReleaseAcknowledged => self.release_acknowledged(),
                 EngineRequest::ClusterBus => self.apply_cluster_effects(),
+                EngineRequest::ShutdownCancelled => self.shutdown_cancelled(),
                 EngineRequest::Kill { id } => {
                     if let Some(client) = self.clients.get(id) {
                         client.handle.kill();
@@ -63,6 +64,27 @@ impl Engine {
                 id,
                 b"UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
             );
+        }
+    }
+
+    /// A shutdown was cancelled (Redis's `replyToClientsBlockedOnShutdown` and the end of its
+    /// pause): the clients blocked in SHUTDOWN get the error, the paused writes run.
+    fn shutdown_cancelled(&mut self) {
+        let waiting: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|c| {
+                c.blocked
+                    .as_ref()
+                    .is_some_and(|b| matches!(b.reason, BlockReason::Shutdown))
+            })
+            .map(|c| c.id)
+            .collect();
+        for id in waiting {
+            self.release_with_error(id, b"ERR Errors trying to SHUTDOWN. Check logs.");
+        }
+        if std::mem::take(&mut self.server.stopping.paused_writes) {
+            self.unpause();
         }
     }
 

@@ -1,4 +1,5 @@
-//! The periodic tick and what the clock drives: blocked-client and CLIENT PAUSE timeouts, idle
+//! The periodic tick and what the clock drives: a signal's shutdown and the end of a shutdown's
+//! wait for replicas, blocked-client and CLIENT PAUSE timeouts, idle
 //! clients, active expiry, incremental rehashing, and eviction left over by a pass that ran out
 //! of time. It runs `hz` times a second from the timer
 //! task, and at once before the next command when a test moves the clock.
@@ -56,10 +57,21 @@ impl Engine {
 
     /// The periodic tick.
     pub fn cron(&mut self) {
+        // The watchdog is re-armed by every tick (only the binary has one).
+        if self.server.owns_process {
+            crate::base::watchdog::tick(
+                self.server.config.process.watchdog_period,
+                &self.server.log,
+            );
+        }
         if self.server.cron_paused {
             return;
         }
         let now = self.server.clock.now_ms();
+        // A signal's shutdown begins here, and one waiting for replicas ends here.
+        if crate::services::shutdown::cron(&mut self.ks, &mut self.server).is_some() {
+            self.carry_out_requests();
+        }
         self.process_timeouts();
         // A FAILOVER waiting for its replica (Redis checks it in `beforeSleep` and its
         // replication cron, which runs every 100 ms while a failover is on).

@@ -48,6 +48,8 @@ pub struct LinkTarget {
     pub tls: bool,
     /// A FAILOVER hands our role to this primary: PSYNC says `FAILOVER`.
     pub failover: bool,
+    /// `bind-source-addr`: the local address the connection binds first (empty: any).
+    pub source_addr: String,
 }
 
 impl Engine {
@@ -81,6 +83,7 @@ impl Engine {
             tls: config.tls.replication,
             failover: self.server.repl.failover.state
                 == crate::model::replication::FailoverState::InProgress,
+            source_addr: config.process.bind_source_addr.clone(),
         })
     }
 

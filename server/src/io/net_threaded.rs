@@ -201,7 +201,7 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
     }
-    wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
+    wait_for_shutdown(&shutdown).await;
     let _ = tx.send(ToExecutor::Stop);
     let data = tokio::task::spawn_blocking(move || executor.join()).await;
     let data = match data {

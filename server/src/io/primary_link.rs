@@ -1,7 +1,7 @@
 //! A replica's link to its primary, as Redis 7.0 makes it (`connectWithMaster`,
 //! `syncWithMaster`, `readSyncBulkPayload` in replication.c): one task on the engine's thread
-//! that connects, introduces itself (PING, AUTH with `masterauth`, REPLCONF listening-port and
-//! capa eof/psync2), asks to continue its history (PSYNC replid offset+1), receives the RDB
+//! that connects (from `bind-source-addr` when set), introduces itself (PING, AUTH with
+//! `masterauth`, REPLCONF listening-port and capa eof/psync2), asks to continue its history (PSYNC replid offset+1), receives the RDB
 //! image of a full sync — `$<len>` or the diskless `$EOF:<mark>` framing, with the newlines a
 //! primary sends while it prepares it — and then reads the stream, handing each command to the
 //! engine ([`Engine::link_apply`]). It acknowledges its offset every second (REPLCONF ACK),
@@ -178,6 +178,41 @@ impl Conn {
     }
 }
 
+/// Connects to the primary; with `bind-source-addr` from that address first, as Redis's
+/// `anetTcpNonBlockBestEffortBindConnect`: an address that cannot be bound (or connected from) is
+/// given up for a connection from any address.
+async fn connect(target: &LinkTarget) -> io::Result<TcpStream> {
+    let addresses = tokio::net::lookup_host((target.host.as_str(), target.port)).await?;
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address for the master");
+    for address in addresses {
+        if !target.source_addr.is_empty() {
+            if let Ok(stream) = connect_from(&target.source_addr, address).await {
+                return Ok(stream);
+            }
+        }
+        match TcpStream::connect(address).await {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// A connection to `to` from the address `source` names (of the same family).
+async fn connect_from(source: &str, to: std::net::SocketAddr) -> io::Result<TcpStream> {
+    let local = tokio::net::lookup_host((source, 0))
+        .await?
+        .find(|a| a.is_ipv4() == to.is_ipv4())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no source address"))?;
+    let socket = if to.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.bind(local)?;
+    socket.connect(to).await
+}
+
 async fn link<S: EngineCell>(
     shared: &Rc<S>,
     target: &LinkTarget,
@@ -193,12 +228,9 @@ async fn link<S: EngineCell>(
     };
     progress(LinkState::Connecting)?;
     let timeout = Duration::from_secs(target.timeout_s);
-    let stream = tokio::time::timeout(
-        timeout,
-        TcpStream::connect((target.host.as_str(), target.port)),
-    )
-    .await
-    .map_err(|_| fail("timeout connecting to the master"))??;
+    let stream = tokio::time::timeout(timeout, connect(target))
+        .await
+        .map_err(|_| fail("timeout connecting to the master"))??;
     let _ = stream.set_nodelay(true);
     let peer = Peer::Tcp {
         addr: stream.peer_addr()?,

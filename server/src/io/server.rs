@@ -327,7 +327,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     if let Some(ready) = ready {
         let _ = ready.send(Ok(bound));
     }
-    wait_for_shutdown(&shutdown, options.handle_signals, &log).await;
+    wait_for_shutdown(&shutdown).await;
     // Nothing else runs on this thread now: the engine is free to give its data up.
     save_on_stop(&mut shared.engine.borrow_mut());
     let data = Dataset::take(&mut shared.engine.borrow_mut());

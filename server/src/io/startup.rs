@@ -36,6 +36,9 @@ pub struct ServerOptions {
     pub config_file: Option<String>,
     /// Stop on SIGINT / SIGTERM (the binary; not servers inside a test process).
     pub handle_signals: bool,
+    /// The program a background save writes its file through, as a child process (the
+    /// binary itself: see `crate::base::formats::rdb_child`).
+    pub save_child: Option<std::path::PathBuf>,
     /// Fault rules (see [`crate::model::fault_rules`]); the handle shares them.
     pub faults: Faults,
     /// Load `dir/dbfilename` before serving, if it exists (the binary, as Redis; an in-process
@@ -160,7 +163,8 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     } else {
         Vec::new()
     };
-    if listen_tcp && tcp.is_empty() {
+    // `bind ""` listens on no address (the unix socket may be the way in), as in Redis.
+    if listen_tcp && tcp.is_empty() && !config.bind.is_empty() {
         let e = io::Error::new(
             io::ErrorKind::AddrNotAvailable,
             "Failed listening on any bind address",
@@ -219,6 +223,9 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
     if !config.pidfile.is_empty() {
         let _ = std::fs::write(&config.pidfile, format!("{}\n", std::process::id()));
     }
+    if options.handle_signals {
+        install_signal_handlers(config, &log).map_err(|e| report(ready, e))?;
+    }
     let port = tcp_addr.map_or(0, |a| a.port());
     let mode = if config.cluster.enabled {
         "cluster"
@@ -266,11 +273,25 @@ pub(crate) fn new_engine(
         prepared.log.clone(),
         options.seed,
     );
-    let port = prepared.bound.tcp_addr.map_or(0, |a| a.port());
+    // The port bound (`--port auto` chose it), or the configured one when no address is bound
+    // (`bind ""`: CONFIG SET bind listens on it later).
+    let port = prepared
+        .bound
+        .tcp_addr
+        .map_or(options.config.port, |a| a.port());
     engine.server.faults = options.faults.clone();
     engine.server.tcp_port = port;
     engine.server.config.port = port;
     engine.server.config_file = prepared.config_file.clone();
+    engine.server.save_child = options.save_child.clone();
+    engine.server.owns_process = options.handle_signals;
+    // The score of a primary or a replica by `replicaof` (Redis sets it once configured).
+    let class = if engine.server.config.replicaof.is_some() {
+        crate::base::config::process::OomClass::Replica
+    } else {
+        crate::base::config::process::OomClass::Primary
+    };
+    let _ = crate::base::oom::apply(&engine.server.config.process, class, &prepared.log);
     {
         let Engine {
             server, registry, ..
@@ -338,8 +359,8 @@ pub(crate) fn new_engine(
     Ok(engine)
 }
 
-/// The save Redis makes when it stops (SIGTERM, or the embedding process stopping the server)
-/// with save points set, unless SHUTDOWN already decided.
+/// The save Redis makes when it stops with save points set, for the embedding process stopping
+/// the server (SHUTDOWN and signals went through `crate::services::shutdown`, which decided).
 pub(crate) fn save_on_stop(engine: &mut Engine) {
     let server = &mut engine.server;
     // The AOF's last writes reach the disk before anything else.
@@ -350,9 +371,12 @@ pub(crate) fn save_on_stop(engine: &mut Engine) {
             let _ = appender.sync();
         }
     }
+    // The engine's shutdown sequence ran (and logged its start) or the embedding process is
+    // stopping the server.
     if server.persistence.shutdown_handled {
         return;
     }
+    server.log.warning("User requested shutdown...");
     // A running BGSAVE stops (and removes its temporary file) whether or not a save follows.
     if crate::services::rdb_saving::bgsave_in_progress(server) {
         server
@@ -373,9 +397,8 @@ pub(crate) fn save_on_stop(engine: &mut Engine) {
     }
 }
 
-/// Logs the shutdown and removes the pid and socket files.
+/// Removes the pid and socket files and logs the end.
 pub(crate) fn finish(config: &Config, log: &Logger) {
-    log.warning("User requested shutdown...");
     if !config.pidfile.is_empty() {
         log.notice("Removing the pid file.");
         let _ = std::fs::remove_file(&config.pidfile);
@@ -387,22 +410,20 @@ pub(crate) fn finish(config: &Config, log: &Logger) {
     log.warning("embedis is now ready to exit, bye bye...");
 }
 
-pub(crate) async fn wait_for_shutdown(shutdown: &Notify, handle_signals: bool, log: &Logger) {
-    if !handle_signals {
-        shutdown.notified().await;
-        return;
+/// Waits until the engine has finished a shutdown (SHUTDOWN, or a signal's request that its tick
+/// took up: see `crate::services::shutdown`) or the embedding process stops the server.
+pub(crate) async fn wait_for_shutdown(shutdown: &Notify) {
+    shutdown.notified().await;
+}
+
+/// The binary's signal handlers (see `crate::base::signals`): SIGINT and SIGTERM ask the engine
+/// for a shutdown, fatal signals write a crash report while `crash-log-enabled` is on.
+fn install_signal_handlers(config: &Config, log: &Logger) -> io::Result<()> {
+    // The temporary file of a save by this process, in the working directory (`dir`).
+    let temp_rdb = std::path::PathBuf::from(format!("temp-{}.rdb", std::process::id()));
+    crate::base::signals::install_shutdown_handlers(log.clone(), temp_rdb)?;
+    if config.process.crash_log_enabled {
+        crate::base::signals::set_crash_log(log, true);
     }
-    use tokio::signal::unix::{signal, SignalKind};
-    let (Ok(mut term), Ok(mut int)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-    ) else {
-        shutdown.notified().await;
-        return;
-    };
-    tokio::select! {
-        _ = shutdown.notified() => {}
-        _ = term.recv() => log.warning("Received SIGTERM scheduling shutdown..."),
-        _ = int.recv() => log.warning("Received SIGINT scheduling shutdown..."),
-    }
+    Ok(())
 }

@@ -70,6 +70,9 @@ pub enum BlockReason {
     Replicas { offset: u64, wanted: usize },
     /// Waiting for one of some keys to be able to serve it.
     Keys(KeyWait),
+    /// SHUTDOWN waiting for lagging replicas: the process ends, or the shutdown fails and the
+    /// client gets its error.
+    Shutdown,
     /// Its command ran; the reply is held until the deadline (an injected latency fault, see
     /// [`crate::model::fault_rules`]).
     Delayed(Bytes),
@@ -90,7 +93,9 @@ impl Blocked {
         match &self.reason {
             BlockReason::Wait(reply) => *reply,
             // Never asked for: a postponed command re-runs, a delayed one sends what it holds.
-            BlockReason::Postponed | BlockReason::Delayed(_) => TimeoutReply::NullArray,
+            BlockReason::Postponed | BlockReason::Delayed(_) | BlockReason::Shutdown => {
+                TimeoutReply::NullArray
+            }
             // Counted at release time by the executor.
             BlockReason::Replicas { .. } => TimeoutReply::Integer(0),
             BlockReason::Keys(wait) => wait.on_timeout,
@@ -134,7 +139,10 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) | BlockReason::Delayed(_) | BlockReason::Replicas { .. } => {}
+            BlockReason::Wait(_)
+            | BlockReason::Delayed(_)
+            | BlockReason::Replicas { .. }
+            | BlockReason::Shutdown => {}
         }
     }
 
@@ -165,7 +173,10 @@ impl BlockedIndex {
                     }
                 }
             }
-            BlockReason::Wait(_) | BlockReason::Delayed(_) | BlockReason::Replicas { .. } => {}
+            BlockReason::Wait(_)
+            | BlockReason::Delayed(_)
+            | BlockReason::Replicas { .. }
+            | BlockReason::Shutdown => {}
         }
         emptied
     }

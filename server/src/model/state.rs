@@ -102,12 +102,27 @@ pub enum EngineRequest {
     /// A CLUSTER command changed the view: recompute the cluster's state and do what the bus
     /// asks of the engine (`crate::model::cluster_bus_state::BusEffect`).
     ClusterBus,
+    /// A shutdown was cancelled (it failed, or SHUTDOWN ABORT): the clients blocked in SHUTDOWN
+    /// get its error, and the writes it paused resume.
+    ShutdownCancelled,
 }
 
 /// How SHUTDOWN asked the server to stop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ShutdownRequest {
     Shutdown,
+}
+
+/// A shutdown under way (Redis's `shutdown_flags` and `shutdown_mstime`): SHUTDOWN, or a
+/// signal's request taken up by the tick, waits here for lagging replicas until they catch up or
+/// `shutdown-timeout` passes (see `crate::services::shutdown`).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stopping {
+    pub flags: crate::base::config::process::ShutdownFlags,
+    /// When the wait ends (ms of the server's clock); `Some` while a shutdown is initiated.
+    pub deadline_ms: Option<i64>,
+    /// The wait paused writes (no CLIENT PAUSE was in effect): its end unpauses them.
+    pub paused_writes: bool,
 }
 
 /// The executor's state apart from keys and clients.
@@ -172,6 +187,8 @@ pub struct ServerState {
     /// Handlers running (EXEC's and a script's commands nest): Redis's `executing_client`.
     pub executing: u32,
     pub shutdown: Option<ShutdownRequest>,
+    /// A shutdown waiting for replicas (see [`Stopping`]).
+    pub stopping: Stopping,
     pub rng: StdRng,
     pub next_client_id: ClientId,
     /// UNIX time (s) of the last successful save: the start time, as we never save.
@@ -179,6 +196,12 @@ pub struct ServerState {
     /// TCP port actually bound (INFO tcp_port, HELLO).
     pub tcp_port: u16,
     pub executable: String,
+    /// The program a background save writes through as a child process (the binary itself,
+    /// see `crate::base::formats::rdb_child`); None: the save's thread writes the file.
+    pub save_child: Option<std::path::PathBuf>,
+    /// The server is its process's (the binary): it handles the signals and may install the
+    /// crash report's handlers.
+    pub owns_process: bool,
     pub config_file: String,
     /// Set when the active expiry cycle stopped on its time limit: run a fast cycle soon.
     pub expire_cycle_timed_out: bool,
@@ -289,6 +312,7 @@ impl ServerState {
             postponed_pushes: bytes::BytesMut::new(),
             executing: 0,
             shutdown: None,
+            stopping: Stopping::default(),
             rng,
             next_client_id: 1,
             lastsave: now_ms / 1000,
@@ -296,6 +320,8 @@ impl ServerState {
             executable: std::env::current_exe()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
+            save_child: None,
+            owns_process: false,
             config_file: String::new(),
             expire_cycle_timed_out: false,
             timers_changed: false,

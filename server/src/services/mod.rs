@@ -1,6 +1,6 @@
 //! Layer 4, services: what runs on the kernel beside the handlers — the hosts a script's
 //! `redis.call` and a function library's load reach, busy scripts, active expiry, RDB saving and
-//! loading, and the AOF.
+//! loading, the AOF, and the shutdown sequence.
 
 pub mod aof;
 pub mod busy;
@@ -9,3 +9,4 @@ pub mod expire;
 pub mod function_host;
 pub mod rdb_saving;
 pub mod script_host;
+pub mod shutdown;

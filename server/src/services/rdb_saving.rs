@@ -129,8 +129,33 @@ pub fn write_file_now(
 ) -> Result<u64, rdb_file::SaveError> {
     let mut writer = rdb_file::create(target, writer_options(server))?;
     write_preamble(server, &mut writer, aof_base).map_err(rdb_file::SaveError::rdb)?;
-    crate::model::snapshot::write_keyspace(ks, &mut writer, clock_in_file(ks, server))?;
-    rdb_file::commit(target, writer)
+    let mut sink = Paced {
+        inner: writer,
+        delay_us: server.config.rdb_key_save_delay,
+    };
+    crate::model::snapshot::write_keyspace(ks, &mut sink, clock_in_file(ks, server))?;
+    rdb_file::commit(target, sink.inner)
+}
+
+/// A synchronous save's sink with `rdb-key-save-delay`'s pause after each key, as Redis's
+/// `rdbSaveRio` pauses in every save (its tests keep a SHUTDOWN's save running with it).
+struct Paced<S> {
+    inner: S,
+    delay_us: i64,
+}
+
+impl<S: rdb_file::KeyspaceSink> rdb_file::KeyspaceSink for Paced<S> {
+    fn select_db(&mut self, db: u64, keys: u64, expires: u64) -> Result<(), rdb_file::SaveError> {
+        self.inner.select_db(db, keys, expires)
+    }
+
+    fn entry(&mut self, entry: &rdb_file::SavedEntry) -> Result<(), rdb_file::SaveError> {
+        self.inner.entry(entry)?;
+        if self.delay_us > 0 {
+            std::thread::sleep(Duration::from_micros(self.delay_us as u64));
+        }
+        Ok(())
+    }
 }
 
 /// Opens `target` with its preamble written and hands it to a writer thread, for a
@@ -194,8 +219,8 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
     let now_s = server.clock.now_ms().div_euclid(1000);
     server.persistence.last_bgsave_try = now_s;
     let target = target(server);
-    let writer = match start_writer(server, &target, false) {
-        Ok(writer) => writer,
+    let (writer, child) = match start_bgsave_writer(server, &target) {
+        Ok(started) => started,
         Err(e) => {
             server.persistence.last_bgsave_ok = false;
             server.persistence.last_bgsave_time_sec = 0;
@@ -210,9 +235,41 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
         started: Instant::now(),
         dirty_before: ks.dirty,
     });
-    server
-        .log
-        .notice("Background saving started (forkless snapshot)");
+    match child {
+        Some(pid) => server
+            .log
+            .notice(&format!("Background saving started by pid {pid}")),
+        None => server
+            .log
+            .notice("Background saving started (forkless snapshot)"),
+    }
+}
+
+/// A BGSAVE's writer: through a child process where the server has the program for one (the
+/// binary, see [`rdb_file::create_in_child`]), else on a thread writing the file itself. With
+/// the child's pid.
+fn start_bgsave_writer(
+    server: &ServerState,
+    target: &Target,
+) -> Result<(WriterThread, Option<u32>), rdb_file::SaveError> {
+    let Some(program) = server.save_child.as_deref() else {
+        return start_writer(server, target, false).map(|writer| (writer, None));
+    };
+    let oom = crate::base::oom::score_for(
+        &server.config.process,
+        crate::base::config::process::OomClass::BackgroundChild,
+    );
+    let (target, mut writer, pid) =
+        rdb_file::create_in_child(program, &target.path, oom, writer_options(server))?;
+    write_preamble(server, &mut writer, false).map_err(rdb_file::SaveError::rdb)?;
+    let thread =
+        WriterThread::spawn(target, writer, server.config.rdb_key_save_delay).map_err(|error| {
+            rdb_file::SaveError {
+                step: "thread",
+                error,
+            }
+        })?;
+    Ok((thread, Some(pid)))
 }
 
 /// Advances a running background save by about `budget` of walking, and finishes it if its

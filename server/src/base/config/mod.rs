@@ -21,6 +21,7 @@ pub mod event_class;
 mod file;
 mod get_set;
 mod params;
+pub mod process;
 mod values;
 
 pub use file::ConfigError;
@@ -209,6 +210,8 @@ pub struct Config {
     pub cluster: ClusterConfig,
     /// The `tls-*` parameters (see [`crate::base::tls`]).
     pub tls: crate::base::tls::TlsConfig,
+    /// How the process stops, its OOM score, crash report and watchdog (see [`process`]).
+    pub process: process::ProcessConfig,
 }
 
 /// The `cluster-*` parameters. Redis's defaults are those of [`Config::default`] (the derived
@@ -281,6 +284,11 @@ impl AppendFsync {
 }
 
 /// Redis's default `save` points.
+/// Redis's default `bind` (every IPv4 address, and every IPv6 one where there are any), which
+/// `embedis-server` starts from, as redis-server does; protected mode keeps other hosts out
+/// until a password is set. A server inside a test process listens on the loopback only.
+pub const REDIS_DEFAULT_BIND: [&str; 2] = ["*", "-::*"];
+
 pub const DEFAULT_SAVE_POINTS: [(u64, u64); 3] = [(3600, 1), (300, 100), (60, 10000)];
 
 /// When collections leave their compact encodings, as Redis's `*-max-listpack-*` and
@@ -414,6 +422,7 @@ impl Default for Config {
                 ..ClusterConfig::default()
             },
             tls: crate::base::tls::TlsConfig::default(),
+            process: process::ProcessConfig::default(),
             port: 6379,
             bind: vec!["127.0.0.1".into(), "-::1".into()],
             unixsocket: String::new(),

@@ -5,6 +5,7 @@
 
 use crate::base::compat::CompatVersion;
 
+use super::process::{parse_oom_values, OomScoreAdj, ShutdownFlags};
 use super::{
     event_class, parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles,
     parse_save_points, percentile_text, Access, AppendFsync, Config, LogLevel, MaxmemoryPolicy,
@@ -745,6 +746,39 @@ pub static PARAMS: &[Param] = &[
     param!("cluster-announce-tls-port", Kind::Int { min: 0, max: 65535 }, mutable: true,
         get: |c| c.tls.cluster_announce_tls_port.to_string(),
         set: |c, v| c.tls.cluster_announce_tls_port = v.parse().unwrap_or(0)),
+    // The process's own parameters (see `super::process`).
+    param!("shutdown-timeout", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.process.shutdown_timeout.to_string(),
+        set: |c, v| c.process.shutdown_timeout = v.parse().unwrap_or(10)),
+    param!("shutdown-on-sigint", Kind::Text, mutable: true,
+        get: |c| c.process.shutdown_on_sigint.text(),
+        set: |c, v| c.process.shutdown_on_sigint = ShutdownFlags::parse(v).unwrap_or_default()),
+    param!("shutdown-on-sigterm", Kind::Text, mutable: true,
+        get: |c| c.process.shutdown_on_sigterm.text(),
+        set: |c, v| c.process.shutdown_on_sigterm = ShutdownFlags::parse(v).unwrap_or_default()),
+    param!("oom-score-adj", Kind::Choice(OomScoreAdj::NAMES), mutable: true,
+        get: |c| c.process.oom_score_adj.name().to_string(),
+        set: |c, v| c.process.oom_score_adj = OomScoreAdj::parse(v)),
+    param!("oom-score-adj-values", Kind::Text, mutable: true,
+    get: |c| {
+        let [a, b, d] = c.process.oom_score_adj_values;
+        format!("{a} {b} {d}")
+    },
+    set: |c, v| if let Ok(values) = parse_oom_values(v) {
+        c.process.oom_score_adj_values = values;
+    }),
+    param!("bind-source-addr", Kind::Text, mutable: true,
+        get: |c| c.process.bind_source_addr.clone(),
+        set: |c, v| c.process.bind_source_addr = v.to_string()),
+    param!("watchdog-period", Kind::Int { min: 0, max: INT_MAX }, mutable: true,
+        get: |c| c.process.watchdog_period.to_string(),
+        set: |c, v| c.process.watchdog_period = v.parse().unwrap_or(0)),
+    param!("crash-log-enabled", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.process.crash_log_enabled),
+        set: |c, v| c.process.crash_log_enabled = parse_yes_no(v)),
+    param!("crash-memcheck-enabled", Kind::Bool, mutable: true,
+        get: |c| yes_no(c.process.crash_memcheck_enabled),
+        set: |c, v| c.process.crash_memcheck_enabled = parse_yes_no(v)),
 ];
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only
@@ -756,6 +790,7 @@ pub const HIDDEN: &[&str] = &[
     "loading-process-events-interval-bytes",
     "use-exit-on-panic",
     "compat-version",
+    "watchdog-period",
 ];
 
 /// Parameters that a later Redis added, with the first version that has them: under an older

@@ -331,6 +331,12 @@ impl Param {
                 if self.name == "cluster-announce-hostname" {
                     check_hostname(value)?;
                 }
+                if self.name.starts_with("shutdown-on-sig") {
+                    super::process::ShutdownFlags::parse(value)?;
+                }
+                if self.name == "oom-score-adj-values" {
+                    super::process::parse_oom_values(value)?;
+                }
             }
             Kind::PartialChoice {
                 choices,

@@ -14,6 +14,8 @@
 //! ([`crate::base::formats::aof_command_base`]), fed by the same walk.
 
 use embedis_rdb::{EntryMeta, RdbError, RdbValue, RdbWriter, WriterOptions};
+
+use crate::base::formats::rdb_child::ChildFile;
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
@@ -199,6 +201,62 @@ pub trait SnapshotSink: KeyspaceSink + Send + 'static {
 impl SnapshotSink for RdbWriter<BufWriter<File>> {
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
         commit(target, self)
+    }
+}
+
+/// Starts a save's child process (see [`crate::base::formats::rdb_child`]) writing into the
+/// directory of `path`, the header written; the target's temporary file is the child's. With
+/// the child's pid.
+pub fn create_in_child(
+    program: &Path,
+    path: &Path,
+    oom_score: Option<i32>,
+    opts: WriterOptions,
+) -> Result<(Target, RdbWriter<BufWriter<ChildFile>>, u32), SaveError> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let child = ChildFile::spawn(program, dir, oom_score).map_err(|error| SaveError {
+        step: "fork",
+        error,
+    })?;
+    let target = Target {
+        path: path.to_path_buf(),
+        temp: child.temp.clone(),
+    };
+    let pid = child.pid();
+    let writer =
+        RdbWriter::new(BufWriter::with_capacity(1 << 16, child), opts).map_err(SaveError::rdb)?;
+    Ok((target, writer, pid))
+}
+
+impl SnapshotSink for RdbWriter<BufWriter<ChildFile>> {
+    /// EOF and checksum down the pipe, the child's sync and exit, then the rename.
+    fn commit(self, target: &Target) -> Result<u64, SaveError> {
+        let result = (|| {
+            let buffered = self.finish().map_err(SaveError::rdb)?;
+            let child = buffered.into_inner().map_err(|e| SaveError {
+                step: "fflush",
+                error: e.into_error(),
+            })?;
+            child.finish().map_err(|error| SaveError {
+                step: "child",
+                error,
+            })?;
+            let size = std::fs::metadata(&target.temp)
+                .map(|m| m.len())
+                .unwrap_or(0);
+            std::fs::rename(&target.temp, &target.path).map_err(|error| SaveError {
+                step: "rename",
+                error,
+            })?;
+            Ok(size)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&target.temp);
+        }
+        result
     }
 }
 

@@ -1,0 +1,211 @@
+//! The parameters about the process rather than the data: how it stops on a signal and how long
+//! it waits for its replicas (`shutdown-on-sigint`, `shutdown-on-sigterm`, `shutdown-timeout`),
+//! what it asks of the kernel's OOM killer (`oom-score-adj`, `oom-score-adj-values`), the
+//! address its outgoing connections leave from (`bind-source-addr`), and its crash report and
+//! watchdog (`crash-log-enabled`, `crash-memcheck-enabled`, `watchdog-period`). They are kept
+//! together, apart from [`super::Config`]'s data parameters, because the I/O layer and the
+//! shutdown sequence read them, not the commands.
+//!
+//! The two multi-word values are read as Redis's CONFIG SET reads them: the words are cut at
+//! every single space (so two spaces make an empty word, which `oom-score-adj-values` reads as
+//! 0, as `strtoll` does, and the flags refuse).
+
+use super::ValueError;
+
+/// SHUTDOWN's flags, as `shutdown-on-sig*` and the SHUTDOWN command combine them (Redis's bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ShutdownFlags(pub u8);
+
+impl ShutdownFlags {
+    pub const SAVE: u8 = 1;
+    pub const NOSAVE: u8 = 2;
+    pub const NOW: u8 = 4;
+    pub const FORCE: u8 = 8;
+    /// The names in Redis's order (its enum's), `default` standing for no flag.
+    pub const NAMES: &'static [&'static str] = &["default", "save", "nosave", "now", "force"];
+    const BITS: [u8; 5] = [0, Self::SAVE, Self::NOSAVE, Self::NOW, Self::FORCE];
+
+    pub fn has(self, flag: u8) -> bool {
+        self.0 & flag != 0
+    }
+
+    /// Reads a value as CONFIG SET does: each word one of the names, SAVE and NOSAVE not both.
+    pub fn parse(value: &str) -> Result<ShutdownFlags, ValueError> {
+        let mut bits = 0;
+        for word in value.split(' ') {
+            let found = Self::NAMES
+                .iter()
+                .position(|name| name.eq_ignore_ascii_case(word))
+                .ok_or(ValueError::NotOneOf(Self::NAMES))?;
+            bits |= Self::BITS[found];
+        }
+        if bits & Self::SAVE != 0 && bits & Self::NOSAVE != 0 {
+            return Err(ValueError::Custom(
+                "shutdown options SAVE and NOSAVE can't be used simultaneously",
+            ));
+        }
+        Ok(ShutdownFlags(bits))
+    }
+
+    /// The names of the flags set, in Redis's order (`default` for none).
+    pub fn text(self) -> String {
+        if self.0 == 0 {
+            return "default".into();
+        }
+        let names: Vec<&str> = Self::BITS
+            .iter()
+            .zip(Self::NAMES)
+            .filter(|(bit, _)| **bit != 0 && self.0 & **bit != 0)
+            .map(|(_, name)| *name)
+            .collect();
+        names.join(" ")
+    }
+}
+
+/// `oom-score-adj`: whether and how the server sets its own `/proc/self/oom_score_adj`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OomScoreAdj {
+    /// Leave it alone (and put back what was there before the server changed it).
+    #[default]
+    No,
+    /// The value of the process's class added to what the process started with (`yes` too).
+    Relative,
+    /// The value of the process's class as it is.
+    Absolute,
+}
+
+impl OomScoreAdj {
+    pub const NAMES: &'static [&'static str] = &["no", "yes", "relative", "absolute"];
+
+    pub fn parse(value: &str) -> OomScoreAdj {
+        match value.to_ascii_lowercase().as_str() {
+            "yes" | "relative" => OomScoreAdj::Relative,
+            "absolute" => OomScoreAdj::Absolute,
+            _ => OomScoreAdj::No,
+        }
+    }
+
+    /// The name CONFIG GET gives: `yes` for relative, as Redis names the value by its first
+    /// entry.
+    pub fn name(self) -> &'static str {
+        match self {
+            OomScoreAdj::No => "no",
+            OomScoreAdj::Relative => "yes",
+            OomScoreAdj::Absolute => "absolute",
+        }
+    }
+}
+
+/// Which of `oom-score-adj-values`'s three a process takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OomClass {
+    Primary = 0,
+    Replica = 1,
+    BackgroundChild = 2,
+}
+
+/// Reads `oom-score-adj-values` as Redis does: three words, each an integer from -2000 to 2000
+/// (an empty word is 0).
+pub fn parse_oom_values(value: &str) -> Result<[i32; 3], ValueError> {
+    let words: Vec<&str> = value.split(' ').collect();
+    if value.is_empty() || words.len() != 3 {
+        return Err(ValueError::Custom("wrong number of arguments"));
+    }
+    let mut out = [0; 3];
+    for (slot, word) in out.iter_mut().zip(words) {
+        *slot = strtoll_whole(word)
+            .filter(|n| (-2000..=2000).contains(n))
+            .ok_or(ValueError::Custom(
+                "Invalid oom-score-adj-values, elements must be between -2000 and 2000.",
+            ))? as i32;
+    }
+    Ok(out)
+}
+
+/// C's `strtoll(word, &end, 10)` with `*end == '\0'` required: leading white space and a sign
+/// allowed, leading zeros too, an empty word is 0; a number too big saturates (out of any range).
+fn strtoll_whole(word: &str) -> Option<i64> {
+    if word.is_empty() {
+        return Some(0);
+    }
+    let body = word.trim_start_matches([' ', '\t', '\n', '\x0b', '\x0c', '\r']);
+    let (negative, digits) = match body.as_bytes().first() {
+        Some(b'-') => (true, &body[1..]),
+        Some(b'+') => (false, &body[1..]),
+        _ => (false, body),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude = digits.bytes().fold(0i64, |n, b| {
+        n.saturating_mul(10).saturating_add((b - b'0') as i64)
+    });
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// The process parameters' values (see the module's documentation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessConfig {
+    /// Seconds SHUTDOWN (and a signal) waits for lagging replicas (0: not at all).
+    pub shutdown_timeout: u32,
+    pub shutdown_on_sigint: ShutdownFlags,
+    pub shutdown_on_sigterm: ShutdownFlags,
+    pub oom_score_adj: OomScoreAdj,
+    /// By [`OomClass`]: primary, replica, background child.
+    pub oom_score_adj_values: [i32; 3],
+    /// The local address the replica's link to its primary binds before connecting (empty: any).
+    pub bind_source_addr: String,
+    /// Milliseconds the event loop may stay in one turn before the watchdog logs where it is
+    /// (0: off).
+    pub watchdog_period: u32,
+    /// A fatal signal writes a crash report to the log.
+    pub crash_log_enabled: bool,
+    /// Kept for CONFIG GET / SET: embedis's crash report runs no memory test.
+    pub crash_memcheck_enabled: bool,
+}
+
+impl Default for ProcessConfig {
+    fn default() -> Self {
+        ProcessConfig {
+            shutdown_timeout: 10,
+            shutdown_on_sigint: ShutdownFlags::default(),
+            shutdown_on_sigterm: ShutdownFlags::default(),
+            oom_score_adj: OomScoreAdj::No,
+            oom_score_adj_values: [0, 200, 800],
+            bind_source_addr: String::new(),
+            watchdog_period: 0,
+            crash_log_enabled: true,
+            crash_memcheck_enabled: true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_read_and_print_as_redis_does() {
+        assert_eq!(ShutdownFlags::parse("now save").unwrap().text(), "save now");
+        assert_eq!(ShutdownFlags::parse("default now").unwrap().text(), "now");
+        assert_eq!(ShutdownFlags::parse("DEFAULT").unwrap().text(), "default");
+        assert_eq!(
+            ShutdownFlags::parse("force now nosave").unwrap().text(),
+            "nosave now force"
+        );
+        assert!(ShutdownFlags::parse("save nosave").is_err());
+        assert!(ShutdownFlags::parse("").is_err());
+        assert!(ShutdownFlags::parse(" now").is_err());
+    }
+
+    #[test]
+    fn oom_values_read_as_redis_does() {
+        assert_eq!(parse_oom_values("1  2").unwrap(), [1, 0, 2]);
+        assert_eq!(parse_oom_values(" 5 6").unwrap(), [0, 5, 6]);
+        assert_eq!(parse_oom_values("+1 -2 3").unwrap(), [1, -2, 3]);
+        assert!(parse_oom_values("1 2").is_err());
+        assert!(parse_oom_values("").is_err());
+        assert!(parse_oom_values("0x1 2 3").is_err());
+        assert!(parse_oom_values("1 2 2001").is_err());
+    }
+}

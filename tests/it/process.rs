@@ -1,0 +1,342 @@
+//! The `embedis-server` binary as a process, as Redis 7.0.15's shutdown, oom-score-adj and
+//! logging units see it: SIGTERM and SIGINT taken up by the tick with `shutdown-on-sig*`'s
+//! flags, a failed save on a signal that leaves the server running, SHUTDOWN ABORT of a signal's
+//! request, a second SIGINT that exits at once, BGSAVE's child process (its OOM score, its
+//! temporary file), the OOM score of primaries and replicas, the crash report and the watchdog.
+
+use crate::support;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use support::Conn;
+
+const BIN: &str = env!("CARGO_BIN_EXE_embedis-server");
+
+/// A running binary, its port and the log lines it printed so far.
+struct Proc {
+    child: Child,
+    port: u16,
+    lines: Arc<Mutex<Vec<String>>>,
+    dir: PathBuf,
+}
+
+impl Proc {
+    /// Starts the binary in a fresh directory with `--port auto` and `extra`.
+    fn start(extra: &[&str]) -> Proc {
+        Proc::start_in(&support::server_dir(), extra)
+    }
+
+    fn start_in(dir: &Path, extra: &[&str]) -> Proc {
+        let mut child = Command::new(BIN)
+            .current_dir(dir)
+            .args(["--port", "auto"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let (port_tx, port_rx) = std::sync::mpsc::channel();
+        let sink = lines.clone();
+        std::thread::spawn(move || {
+            for line in stdout.lines().map_while(Result::ok) {
+                if let Some(port) = line.strip_prefix("port=") {
+                    let _ = port_tx.send(port.parse::<u16>().unwrap());
+                }
+                sink.lock().unwrap().push(line);
+            }
+        });
+        let port = port_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the server prints its port");
+        Proc {
+            child,
+            port,
+            lines,
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    fn conn(&self) -> Conn {
+        Conn::connect(([127, 0, 0, 1], self.port).into()).unwrap()
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: a signal to our own child process.
+        unsafe { libc::kill(self.pid(), signal) };
+    }
+
+    fn log(&self) -> String {
+        self.lines.lock().unwrap().join("\n")
+    }
+
+    /// Waits (10 s at most) for the server to log a line containing `text`.
+    #[track_caller]
+    fn wait_for_log(&self, text: &str) {
+        support::eventually(&format!("the log line {text:?}"), || {
+            self.log().contains(text)
+        });
+    }
+
+    /// Waits (10 s at most) for the process to end.
+    fn wait(&mut self) -> ExitStatus {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(10),
+                "still running:\n{}",
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The pids whose parent is `pid` (what Redis's tests find with `pgrep -P`).
+fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`: the command may hold spaces, the part after ')' does not.
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: i32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        if ppid == pid {
+            out.push(child);
+        }
+    }
+    out
+}
+
+fn oom_score_adj(pid: i32) -> i32 {
+    std::fs::read_to_string(format!("/proc/{pid}/oom_score_adj"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn reply(conn: &mut Conn, args: &[&str]) -> String {
+    support::lossy(&conn.command(args))
+}
+
+#[test]
+fn a_failed_save_on_sigterm_leaves_the_server_running() {
+    let p = Proc::start(&[]);
+    let mut c = p.conn();
+    assert_eq!(reply(&mut c, &["SET", "k", "v"]), "+OK\r\n");
+    // A directory where the file goes: the rename of the save fails.
+    std::fs::create_dir(p.dir.join("dump.rdb")).unwrap();
+    p.signal(libc::SIGTERM);
+    p.wait_for_log("Received SIGTERM scheduling shutdown...");
+    p.wait_for_log("Error trying to save the DB, can't exit.");
+    p.wait_for_log("Errors trying to shut down the server.");
+    assert_eq!(reply(&mut c, &["PING"]), "+PONG\r\n");
+    // SHUTDOWN fails the same way, and NOSAVE stops it.
+    assert_eq!(
+        reply(&mut c, &["SHUTDOWN"]),
+        "-ERR Errors trying to SHUTDOWN. Check logs.\r\n"
+    );
+    c.send_raw(&Conn::encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    let mut p = p;
+    assert!(p.wait().success());
+    assert!(p.log().contains("ready to exit, bye bye"));
+}
+
+#[test]
+fn shutdown_abort_cancels_a_signal_the_tick_has_not_taken_up() {
+    let p = Proc::start(&["--enable-debug-command", "yes"]);
+    let mut c = p.conn();
+    assert_eq!(reply(&mut c, &["DEBUG", "PAUSE-CRON", "1"]), "+OK\r\n");
+    p.signal(libc::SIGTERM);
+    p.wait_for_log("Received SIGTERM scheduling shutdown...");
+    assert_eq!(reply(&mut c, &["SHUTDOWN", "ABORT"]), "+OK\r\n");
+    p.wait_for_log("Shutdown manually aborted.");
+    assert_eq!(reply(&mut c, &["DEBUG", "PAUSE-CRON", "0"]), "+OK\r\n");
+    assert_eq!(
+        reply(&mut c, &["SHUTDOWN", "ABORT"]),
+        "-ERR No shutdown in progress.\r\n"
+    );
+    assert_eq!(reply(&mut c, &["PING"]), "+PONG\r\n");
+    assert!(!p.log().contains("User requested shutdown"), "{}", p.log());
+}
+
+#[test]
+fn shutdown_on_signal_flags_decide_the_save() {
+    // NOSAVE on SIGTERM: dirty data and save points, and no file.
+    let mut p = Proc::start(&["--shutdown-on-sigterm", "nosave"]);
+    assert_eq!(reply(&mut p.conn(), &["SET", "k", "v"]), "+OK\r\n");
+    p.signal(libc::SIGTERM);
+    assert!(p.wait().success());
+    assert!(!p.dir.join("dump.rdb").exists(), "{}", p.log());
+    // SAVE on SIGINT: no save points, and a file.
+    let mut p = Proc::start(&["--save", "", "--shutdown-on-sigint", "save"]);
+    assert_eq!(reply(&mut p.conn(), &["SET", "k", "v"]), "+OK\r\n");
+    p.signal(libc::SIGINT);
+    assert!(p.wait().success());
+    assert!(p.dir.join("dump.rdb").exists(), "{}", p.log());
+    assert!(p.log().contains("Received SIGINT scheduling shutdown..."));
+}
+
+#[test]
+fn a_second_sigint_during_the_shutdown_save_exits_at_once() {
+    let mut p = Proc::start(&["--rdb-key-save-delay", "1000000"]);
+    let mut c = p.conn();
+    for key in ["a", "b", "c"] {
+        assert_eq!(reply(&mut c, &["SET", key, "v"]), "+OK\r\n");
+    }
+    p.signal(libc::SIGINT);
+    // A second a key: the save is still writing its temporary file when the second comes.
+    let temp = p.dir.join(format!("temp-{}.rdb", p.pid()));
+    support::eventually("the shutdown's save begins", || temp.exists());
+    p.signal(libc::SIGINT);
+    let status = p.wait();
+    assert_eq!(status.code(), Some(1), "{}", p.log());
+    assert!(p.log().contains("You insist... exiting now."));
+    assert!(!temp.exists());
+    assert!(!p.dir.join("dump.rdb").exists());
+}
+
+#[test]
+fn bgsave_writes_through_a_child_process_with_the_background_class_score() {
+    let mut p = Proc::start(&[
+        "--oom-score-adj",
+        "absolute",
+        "--oom-score-adj-values",
+        "0 200 800",
+        "--rdb-key-save-delay",
+        "1000000",
+    ]);
+    let mut c = p.conn();
+    assert_eq!(oom_score_adj(p.pid()), 0);
+    assert_eq!(reply(&mut c, &["SET", "k", "v"]), "+OK\r\n");
+    assert_eq!(reply(&mut c, &["BGSAVE"]), "+Background saving started\r\n");
+    let children = children_of(p.pid());
+    assert_eq!(children.len(), 1, "one child saves");
+    let child = children[0];
+    support::eventually("the child takes its score", || oom_score_adj(child) == 800);
+    let temp = p.dir.join(format!("temp-{child}.rdb"));
+    support::eventually("the child's file", || temp.exists());
+    p.wait_for_log(&format!("Background saving started by pid {child}"));
+    // SHUTDOWN abandons the save: the child is killed, its file removed.
+    c.send_raw(&Conn::encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert!(p.wait().success());
+    assert!(!temp.exists());
+    assert!(!Path::new(&format!("/proc/{child}")).exists());
+}
+
+#[test]
+fn a_bgsave_through_its_child_is_loaded_by_the_next_start() {
+    let dir = support::server_dir();
+    let mut p = Proc::start_in(&dir, &["--save", ""]);
+    let mut c = p.conn();
+    assert_eq!(reply(&mut c, &["SET", "k", "saved"]), "+OK\r\n");
+    assert_eq!(reply(&mut c, &["BGSAVE"]), "+Background saving started\r\n");
+    p.wait_for_log("Background saving terminated with success");
+    assert!(children_of(p.pid()).is_empty());
+    c.send_raw(&Conn::encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert!(p.wait().success());
+    let p = Proc::start_in(&dir, &["--save", ""]);
+    assert_eq!(reply(&mut p.conn(), &["GET", "k"]), "$5\r\nsaved\r\n");
+}
+
+#[test]
+fn oom_score_adj_follows_the_role_and_comes_back_when_turned_off() {
+    let p = Proc::start(&[]);
+    let mut c = p.conn();
+    let base = oom_score_adj(p.pid());
+    let set = |c: &mut Conn, args: &[&str]| reply(c, &[&["CONFIG", "SET"], args].concat());
+    assert_eq!(
+        set(&mut c, &["oom-score-adj-values", "10 20 30"]),
+        "+OK\r\n"
+    );
+    // Off: the values do not touch the score.
+    assert_eq!(oom_score_adj(p.pid()), base);
+    assert_eq!(set(&mut c, &["oom-score-adj", "yes"]), "+OK\r\n");
+    assert_eq!(oom_score_adj(p.pid()), base + 10);
+    assert_eq!(
+        set(&mut c, &["oom-score-adj-values", "15 20 30"]),
+        "+OK\r\n"
+    );
+    assert_eq!(oom_score_adj(p.pid()), base + 15);
+    assert_eq!(reply(&mut c, &["REPLICAOF", "127.0.0.1", "1"]), "+OK\r\n");
+    assert_eq!(oom_score_adj(p.pid()), base + 20);
+    assert_eq!(reply(&mut c, &["REPLICAOF", "NO", "ONE"]), "+OK\r\n");
+    assert_eq!(oom_score_adj(p.pid()), base + 15);
+    assert_eq!(set(&mut c, &["oom-score-adj", "absolute"]), "+OK\r\n");
+    assert_eq!(oom_score_adj(p.pid()), 15);
+    assert_eq!(set(&mut c, &["oom-score-adj", "no"]), "+OK\r\n");
+    assert_eq!(oom_score_adj(p.pid()), base);
+}
+
+#[test]
+fn a_crash_writes_a_report_to_the_log_unless_turned_off() {
+    let mut p = Proc::start(&["--enable-debug-command", "yes"]);
+    p.conn().send_raw(&Conn::encode(&[b"DEBUG", b"SEGFAULT"]));
+    let status = p.wait();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(status.signal(), Some(libc::SIGSEGV));
+    let log = p.log();
+    assert!(log.contains("crashed by signal: 11"), "{log}");
+    assert!(log.contains("------ STACK TRACE ------"), "{log}");
+    assert!(log.contains("=== REDIS BUG REPORT END."), "{log}");
+
+    let mut p = Proc::start(&[]);
+    p.signal(libc::SIGABRT);
+    assert_eq!(p.wait().signal(), Some(libc::SIGABRT));
+    assert!(p.log().contains("crashed by signal: 6"), "{}", p.log());
+
+    let mut p = Proc::start(&["--crash-log-enabled", "no"]);
+    p.signal(libc::SIGABRT);
+    assert_eq!(p.wait().signal(), Some(libc::SIGABRT));
+    assert!(!p.log().contains("crashed by signal"), "{}", p.log());
+}
+
+#[test]
+fn the_watchdog_logs_the_engines_stack_when_a_command_holds_the_loop() {
+    let p = Proc::start(&["--enable-debug-command", "yes"]);
+    let mut c = p.conn();
+    // Shorter than two ticks (hz 10) is raised to 200 ms, as Redis raises it.
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "SET", "watchdog-period", "1"]),
+        "+OK\r\n"
+    );
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "GET", "watchdog-period"]),
+        "*2\r\n$15\r\nwatchdog-period\r\n$3\r\n200\r\n"
+    );
+    // The stall itself: a second in which no tick can run.
+    assert_eq!(reply(&mut c, &["DEBUG", "SLEEP", "1"]), "+OK\r\n");
+    p.wait_for_log("--- WATCHDOG TIMER EXPIRED ---");
+    let log = p.log();
+    let report = &log[log.find("--- WATCHDOG TIMER EXPIRED ---").unwrap()..];
+    // The engine's own stack, in DEBUG's handler (embedis's name for it, not Redis's).
+    assert!(report.contains("commands::admin::debug"), "{report}");
+    assert_eq!(
+        log.matches("WATCHDOG TIMER EXPIRED").count(),
+        1,
+        "once per stall"
+    );
+}
