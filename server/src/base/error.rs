@@ -100,6 +100,16 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// An OS error as C's `strerror` words it (without Rust's " (os error N)" suffix), for log
+/// lines and replies that quote Redis's.
+pub fn os_error_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(cut) => text[..cut].to_string(),
+        None => text,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,15 +137,5 @@ mod tests {
             line(Error::untrimmed(b"ERR Unknown argument x\r\n".to_vec())),
             b"ERR Unknown argument x  "
         );
-    }
-}
-
-/// An OS error as C's `strerror` words it (without Rust's " (os error N)" suffix), for log
-/// lines and replies that quote Redis's.
-pub fn os_error_text(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match text.find(" (os error") {
-        Some(cut) => text[..cut].to_string(),
-        None => text,
     }
 }
