@@ -85,16 +85,12 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         .map_err(Error::owned)?;
     // Side effects, before anything is committed so that a failure changes nothing.
     if next.dir != ctx.server.config.dir {
-        if let Err(e) = std::env::set_current_dir(&next.dir) {
-            return Err(Error::owned(format!(
+        next.dir = change_dir(&next.dir, ctx.server.owns_process).map_err(|e| {
+            Error::owned(format!(
                 "ERR CONFIG SET failed (possibly related to argument 'dir') - {}",
                 os_error_text(&e)
-            )));
-        }
-        // Like Redis, `dir` reads back as the absolute working directory.
-        if let Ok(cwd) = std::env::current_dir() {
-            next.dir = cwd.to_string_lossy().into_owned();
-        }
+            ))
+        })?;
     }
     if next.port != ctx.server.config.port || next.bind != ctx.server.config.bind {
         rebind(ctx, &next)?;
@@ -300,6 +296,21 @@ fn apply_tls(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> CmdRes
 }
 
 pub use crate::base::error::os_error_text;
+
+/// CONFIG SET dir: the binary moves its process there, as Redis chdirs; a server inside another
+/// process (a test's) leaves that process's directory alone and keeps the path, absolute. Either
+/// way `dir` reads back as the absolute directory, as Redis's getcwd gives it.
+fn change_dir(dir: &str, owns_process: bool) -> std::io::Result<String> {
+    if owns_process {
+        std::env::set_current_dir(dir)?;
+        return Ok(std::env::current_dir()?.to_string_lossy().into_owned());
+    }
+    let path = std::fs::canonicalize(dir)?;
+    if !path.is_dir() {
+        return Err(std::io::Error::from_raw_os_error(libc::ENOTDIR));
+    }
+    Ok(path.to_string_lossy().into_owned())
+}
 
 /// Zeroes every statistic CONFIG RESETSTAT covers in Redis: server, command and error
 /// statistics, the keyspace's hits, misses and expiry counters, full and partial syncs, saves
