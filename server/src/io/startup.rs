@@ -157,7 +157,11 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
             config.tcp_backlog,
         )
         .map_err(|e| {
-            log.warning(&e.to_string());
+            // Redis's second line is what its test harness looks for to retry on another port.
+            log.warning(&format!(
+                "{e}\nFailed listening on port {} (TCP), aborting.",
+                config.port
+            ));
             report(ready, e)
         })?
     } else {
@@ -195,7 +199,11 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
             config.tcp_backlog,
         )
         .map_err(|e| {
-            log.warning(&e.to_string());
+            // Redis's second line is what its test harness looks for to retry on another port.
+            log.warning(&format!(
+                "{e}\nFailed listening on port {} (TLS), aborting.",
+                config.tls.port
+            ));
             report(ready, e)
         })?
     } else {
