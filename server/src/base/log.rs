@@ -90,7 +90,13 @@ impl Logger {
         };
         // Each line of a message gets its own prefix, so a report of several lines reads (and
         // greps) as Redis's consecutive log lines do.
-        let prefix = format!("{}:{} {} {} ", std::process::id(), inner.role, timestamp(), mark);
+        let prefix = format!(
+            "{}:{} {} {} ",
+            std::process::id(),
+            inner.role,
+            timestamp(),
+            mark
+        );
         let mut line = String::with_capacity(prefix.len() + message.len() + 1);
         for part in message.split('\n') {
             line.push_str(&prefix);
