@@ -14,11 +14,12 @@ use crate::kernel::client_eviction::{evict, update};
 use crate::model::client::{ClientId, ClientState};
 
 impl Engine {
-    /// After `client`'s command, with its turn's replies so far in `out`: counts it (eviction,
-    /// if due, comes at the turn's end).
+    /// After `client`'s command, with its turn's replies so far in `out`: counts it, with the
+    /// room `out` takes (the allocator's figure, which `maxmemory` sees too); eviction, if due,
+    /// comes before the next command or at the turn's end.
     #[cold]
     pub(super) fn client_memory_after_command(&mut self, client: &mut ClientState, out: &BytesMut) {
-        update(&mut self.server, &self.ks, client, out.len());
+        update(&mut self.server, &self.ks, client, out.capacity());
     }
 
     /// After a read of client `id` (its query buffer grew): counts it.

@@ -167,6 +167,11 @@ impl Engine {
     /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
         self.catch_up_with_clock();
+        // Clients over `maxmemory-clients` go before the next command, as Redis's
+        // `processCommand` evicts them (before it evicts keys): one branch while it is off.
+        if self.server.client_memory.due {
+            self.evict_clients_now();
+        }
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
@@ -175,8 +180,10 @@ impl Engine {
         // `client-output-buffer-limit`: one branch for the usual small reply. A replica's own
         // output (the image of a full sync) is not its replication stream and is not limited.
         if out.len() > REPLY_BUFFER_BYTES && !client.replica {
-            let used =
-                out.len() - REPLY_BUFFER_BYTES + crate::model::client::unsent_output(&client);
+            // `out` holds the replies the connection held before (see `ClientHandle::held`).
+            let used = out.len() - REPLY_BUFFER_BYTES
+                + crate::model::client::unsent_output(&client)
+                - client.handle.held();
             let watching = self.ks.watches.watching(id);
             let now_ms = self.server.clock.now_ms();
             if crate::kernel::publish::close_if_over_output_limit(

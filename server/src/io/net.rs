@@ -645,7 +645,16 @@ fn run_requests(
                     break;
                 }
             }
-            Ok(None) => break,
+            Ok(None) => {
+                // Arguments of an unfinished request are memory the client uses.
+                let partial = if decoder.in_progress() {
+                    decoder.partial_len()
+                } else {
+                    0
+                };
+                handle.query_buffer.partial_args(partial);
+                break;
+            }
             Err(error) => {
                 engine
                     .server

@@ -545,11 +545,13 @@ impl ClientState {
         let handle: &ClientHandle = &client.handle;
         let (qbuf, qbuf_free) = handle.query_buffer.sizes();
         let reply_buffer = handle.reply_buffer.size();
-        let mut mem = (qbuf + qbuf_free + reply_buffer) as u64;
+        let argv = handle.query_buffer.argv_mem();
+        let mut mem = (qbuf + qbuf_free + argv + reply_buffer) as u64;
         // What the reply buffer cannot hold is a reply list in Redis: counted on top.
         // During a command the turn's replies so far are `output`, held ones among them.
         let output = output.max(handle.held());
-        mem += (output.saturating_sub(reply_buffer) + unsent_output(client)) as u64;
+        let out_of_turn = client.pending.len() + handle.unsent();
+        mem += (output.saturating_sub(reply_buffer) + out_of_turn) as u64;
         mem += (std::mem::size_of::<ClientState>() + std::mem::size_of::<ClientHandle>()) as u64;
         mem += client.argv_usage();
         mem += watched as u64 * WATCHED_KEY;
@@ -657,7 +659,7 @@ impl ClientState {
         let name = String::from_utf8_lossy(&self.name);
         let lib_name = String::from_utf8_lossy(&self.lib_name);
         let lib_ver = String::from_utf8_lossy(&self.lib_ver);
-        let omem = unsent_output(self) + self.handle.held();
+        let omem = unsent_output(self);
         let (qbuf, qbuf_free) = self.handle.query_buffer.sizes();
         let (rbs, rbp) = self.handle.reply_buffer.sizes();
         let resp = match self.resp {
@@ -672,7 +674,7 @@ impl ClientState {
             String::new()
         };
         let mut line = format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={rbs} rbp={rbp} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={rbs} rbp={rbp} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -688,6 +690,7 @@ impl ClientState {
             self.multi.as_ref().map_or(-1, |m| m.commands.len() as i64),
             qbuf,
             qbuf_free,
+            self.handle.query_buffer.argv_mem(),
             omem,
             self.memory_usage(watching.keys, 0),
             self.last_command,
@@ -810,9 +813,10 @@ pub fn unsubscribe_all(pubsub: &mut PubSub, client: &mut ClientState) {
 }
 
 /// Output a client has been given but has not yet taken off the socket: what is still in the
-/// engine (`pending`) and what the connection task has not written yet.
+/// engine (`pending`), what the connection task has not written yet, and the replies it holds
+/// while its peer does not read.
 pub fn unsent_output(client: &ClientState) -> usize {
-    client.pending.len() + client.handle.unsent()
+    client.pending.len() + client.handle.unsent() + client.handle.held()
 }
 
 /// Redis's output-buffer limit check: true if `client` must be closed — its unsent output
