@@ -32,6 +32,7 @@ mod scripting_debug;
 
 // Several connections at once: blocking, pub/sub, tracking, transactions, clients.
 mod blocking;
+mod client_eviction;
 mod client_limits;
 mod notifications;
 mod pubsub;

@@ -1071,10 +1071,13 @@ fn maxmemory_parameters() {
         "{info}"
     );
     a.raw(&["CONFIG", "SET", "maxmemory", "0"]);
+    // maxmemory-clients: a percentage of maxmemory, shown as it was given.
+    assert_eq!(a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]), "OK");
     assert_eq!(
-        a.text(&["CONFIG", "SET", "maxmemory-clients", "10%"]),
-        "ERR CONFIG SET failed (possibly related to argument 'maxmemory-clients') - embedis does not implement the value '10%' for this parameter yet"
+        a.raw(&["CONFIG", "GET", "maxmemory-clients"]),
+        b"*2\r\n$17\r\nmaxmemory-clients\r\n$3\r\n10%\r\n"
     );
+    a.raw(&["CONFIG", "SET", "maxmemory-clients", "0"]);
     assert_eq!(a.text(&["CONFIG", "SET", "key-load-delay", "10"]), "OK");
 }
 

@@ -508,6 +508,7 @@ fn on_off(ctx: &Ctx<'_>) -> CmdResult<bool> {
 
 fn no_evict(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.client.no_evict = on_off(ctx)?;
+    crate::kernel::client_eviction::update(ctx.server, ctx.ks, ctx.client, 0);
     ctx.out.ok();
     Ok(())
 }

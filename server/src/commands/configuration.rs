@@ -130,6 +130,20 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.server.tls.set_auth_clients(next.tls.auth_clients);
     ctx.server.config = next;
     resize_backlog(ctx.server);
+    // `maxmemory-clients` (or the `maxmemory` it may be a percentage of): turned on, every
+    // client is counted; a lower limit evicts at once.
+    if ctx.server.client_memory.configure(&ctx.server.config) {
+        crate::kernel::client_eviction::recount_all(ctx.server, ctx.clients, ctx.ks, ctx.client);
+    }
+    // The running client as it is now, not with its last command's reply, written since.
+    crate::kernel::client_eviction::update(ctx.server, ctx.ks, ctx.client, 0);
+    crate::kernel::client_eviction::evict(
+        ctx.server,
+        ctx.clients,
+        ctx.ks,
+        Some(&mut *ctx.client),
+        ctx.now_ms,
+    );
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
     crate::services::aof::configure(ctx.ks, ctx.server);
@@ -323,6 +337,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.error_stats.clear();
     ctx.ks.stats = KeyspaceStats::default();
     ctx.server.eviction.reset_stats();
+    ctx.server.client_memory.evicted = 0;
     // Redis's resetServerStats covers replication's and persistence's counters too.
     let repl = &mut ctx.server.repl;
     (repl.sync_full, repl.sync_partial_ok, repl.sync_partial_err) = (0, 0, 0);

@@ -326,13 +326,18 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     server.memory_peak = server.memory_peak.max(used);
     let peak = server.memory_peak;
     let startup = server.memory_startup.min(used);
-    let clients_mem: u64 = ctx
-        .clients
-        .iter()
-        .chain(std::iter::once(&*ctx.client))
-        .map(|c| (c.pending.len() + c.query_buffer + std::mem::size_of_val(c)) as u64)
-        .sum();
-    let overhead = (startup + clients_mem).min(used);
+    // Each client as CLIENT LIST's `tot-mem` counts it: normal and pub/sub clients, and
+    // replicas (their output is the replication stream they have not taken yet).
+    let (mut clients_mem, mut replicas_mem) = (0u64, 0u64);
+    for c in ctx.clients.iter().chain(std::iter::once(&*ctx.client)) {
+        let mem = c.memory_usage(ctx.ks.watches.watching(c.id).keys, 0);
+        if c.replica {
+            replicas_mem += mem;
+        } else if !c.master {
+            clients_mem += mem;
+        }
+    }
+    let overhead = (startup + clients_mem + replicas_mem).min(used);
     let dataset = used - overhead;
     let net = used - startup;
     let percent = |part: u64, whole: u64| {
@@ -655,8 +660,12 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         k.expire_cycle_cpu_milliseconds
     );
     field!(out, "evicted_keys", "{}", k.evicted_keys);
-    // embedis never evicts clients (maxmemory-clients is off).
-    field!(out, "evicted_clients", "0");
+    field!(
+        out,
+        "evicted_clients",
+        "{}",
+        ctx.server.client_memory.evicted
+    );
     let (current, total) = ctx.server.eviction.exceeded_ms();
     field!(out, "total_eviction_exceeded_time", "{total}");
     field!(out, "current_eviction_exceeded_time", "{current}");

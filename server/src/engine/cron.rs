@@ -84,6 +84,9 @@ impl Engine {
         }
         self.close_idle_clients(now);
         self.resize_query_buffers(now);
+        if self.server.client_memory.on() {
+            self.client_memory_cron();
+        }
         self.server.stats.sample(now);
         let hz = self.server.config.hz.max(1) as u64;
         // Redis gives the slow expiry cycle 25% of each tick.

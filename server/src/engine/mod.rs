@@ -15,6 +15,7 @@
 //! - `blocked.rs`: the blocked-client life cycle — parking, serving clients woken by a key,
 //!   releasing on timeout or CLIENT UNBLOCK, the end of CLIENT PAUSE — and the hand-over of
 //!   out-of-turn output ([`Engine::flush_pending`]);
+//! - `client_memory.rs`: client eviction's accounting of clients' memory (`maxmemory-clients`);
 //! - `cron.rs`: the periodic tick ([`Engine::cron`], `hz` times a second): timeouts, active
 //!   expiry, incremental rehashing, idle clients;
 //! - `fault_gate.rs`: applying the test-controlled fault rules ([`crate::model::fault_rules`]) to
@@ -23,6 +24,7 @@
 //!   its stream.
 
 mod blocked;
+mod client_memory;
 mod cluster_effects;
 mod cron;
 mod fault_gate;
@@ -93,6 +95,7 @@ impl Engine {
         ks.apply_config(&config);
         let registry = crate::commands::registry_for(config.compat_version);
         let mut server = ServerState::new(config, clock, log, seed, registry.commands.len());
+        server.client_memory.configure(&server.config);
         crate::services::aof::configure(&mut ks, &server);
         // `replicaof host port` at start-up: a replica from the first moment.
         if let Some((host, port)) = server.config.replicaof.clone() {
@@ -138,15 +141,21 @@ impl Engine {
             crate::model::client::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);
             self.ks.tracking.disable(id, &mut client.tracking);
+            self.server.client_memory.forget(&mut client);
         }
     }
 
-    /// Adds `n` bytes to the network input counter (the connection read them).
+    /// Adds `n` bytes to the network input counter (the connection read them). Under
+    /// `maxmemory-clients` the client is counted afresh and may be evicted: its handle is then
+    /// killed.
     pub fn count_input(&mut self, id: ClientId, n: usize, query_buffer: usize) {
         self.server.stats.net_input_bytes += n as u64;
         self.server.stats.total_reads_processed += 1;
         if let Some(c) = self.clients.get_mut(id) {
             c.query_buffer = query_buffer;
+        }
+        if self.server.client_memory.on() {
+            self.client_memory_after_read(id);
         }
     }
 
@@ -158,6 +167,11 @@ impl Engine {
     /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
         self.catch_up_with_clock();
+        // Clients over `maxmemory-clients` go before the next command, as Redis's
+        // `processCommand` evicts them (before it evicts keys): one branch while it is off.
+        if self.server.client_memory.due {
+            self.evict_clients_now();
+        }
         let Some(mut client) = self.clients.remove(id) else {
             return Outcome::Close;
         };
@@ -166,8 +180,10 @@ impl Engine {
         // `client-output-buffer-limit`: one branch for the usual small reply. A replica's own
         // output (the image of a full sync) is not its replication stream and is not limited.
         if out.len() > REPLY_BUFFER_BYTES && !client.replica {
-            let used =
-                out.len() - REPLY_BUFFER_BYTES + crate::model::client::unsent_output(&client);
+            // `out` holds the replies the connection held before (see `ClientHandle::held`).
+            let used = out.len() - REPLY_BUFFER_BYTES
+                + crate::model::client::unsent_output(&client)
+                - client.handle.held();
             let watching = self.ks.watches.watching(id);
             let now_ms = self.server.clock.now_ms();
             if crate::kernel::publish::close_if_over_output_limit(
@@ -181,6 +197,10 @@ impl Engine {
                 out.clear();
                 outcome = Outcome::Close;
             }
+        }
+        // `maxmemory-clients`: one branch while it is off.
+        if self.server.client_memory.on() {
+            self.client_memory_after_command(&mut client, out);
         }
         client
             .handle

@@ -124,7 +124,9 @@ impl Shared {
         let mut wakes = self.turn_end_wakes.borrow_mut();
         let had_wakes = !wakes.is_empty();
         engine.flush_pending_later(&mut wakes);
-        if !had_wakes && !wakes.is_empty() {
+        // Client eviction (`maxmemory-clients`) waits for the turn's end too; one branch
+        // while it is off.
+        if (!had_wakes && !wakes.is_empty()) || engine.server.client_memory.due {
             self.turn_end.notify_one();
         }
         drop(wakes);
@@ -141,13 +143,24 @@ impl Shared {
     }
 }
 
-/// Wakes the connections that were handed out-of-turn output, once per turn of the event loop,
+/// Wakes the connections that were handed out-of-turn output, and evicts clients over
+/// `maxmemory-clients` (see `crate::model::client_memory`), once per turn of the event loop,
 /// after every ready task has run: as Redis writes in `beforeSleep`, a subscriber then writes
 /// the messages of every PUBLISH of the turn at once, and its task is polled once for them
 /// (woken at each PUBLISH, it would be polled again to wait for the turn's end).
 pub async fn wake_at_turn_end(shared: Rc<Shared>) {
     loop {
         shared.turn_end.notified().await;
+        // Clients over `maxmemory-clients` go after the tasks that were ready (a client that
+        // closed meanwhile is gone, and no other pays for it) but before any new request is
+        // read, as Redis evicts before the next command.
+        {
+            let mut engine = shared.engine.borrow_mut();
+            if engine.server.client_memory.due {
+                engine.evict_clients_now();
+                shared.after_work(&mut engine);
+            }
+        }
         // Resumes after the scheduler has run out of ready tasks and polled the I/O driver.
         tokio::task::yield_now().await;
         let wakes = std::mem::take(&mut *shared.turn_end_wakes.borrow_mut());
@@ -538,7 +551,14 @@ where
                 tokio::task::yield_now().await;
                 flush_aof_if_pending(shared);
             }
-            match write_unless_killed(stream, &output, handle).await? {
+            let mut reading = Reading {
+                decoder: &mut decoder,
+                input: &mut input,
+                query_limit: &mut query_limit,
+                turn: &mut turn,
+            };
+            match write_reading_meanwhile(stream, shared, handle, &mut output, &mut reading).await?
+            {
                 Wrote::Killed => return Ok(()),
                 Wrote::All { woken: w } => woken = w,
             }
@@ -636,7 +656,16 @@ fn run_requests(
                     break;
                 }
             }
-            Ok(None) => break,
+            Ok(None) => {
+                // Arguments of an unfinished request are memory the client uses.
+                let partial = if decoder.in_progress() {
+                    decoder.partial_len()
+                } else {
+                    0
+                };
+                handle.query_buffer.partial_args(partial);
+                break;
+            }
             Err(error) => {
                 engine
                     .server
@@ -750,7 +779,16 @@ fn give_back_room(handle: &ClientHandle, input: &mut BytesMut, pending_bulk: Opt
         Some(len) if len >= crate::model::query_buffer::BIG_ARG => {
             let whole = len + 2;
             handle.query_buffer.awaiting_bulk(whole);
-            input.reserve(whole.saturating_sub(input.len()));
+            // Exactly the room it needs, as Redis's non-greedy allocation for a big argument:
+            // clients sending the same argument use the same memory (`maxmemory-clients`
+            // evicts by it), however their bytes were cut into reads (a first read that took
+            // much of it into a grown buffer is copied once into the exact one).
+            let exact_room = whole.max(input.len());
+            if input.capacity() != exact_room {
+                let mut exact = BytesMut::with_capacity(exact_room);
+                exact.extend_from_slice(input);
+                *input = exact;
+            }
         }
         // Reclaims the consumed front of the buffer when nothing else holds it (no copy
         // when it is empty), or moves to a fresh one.
@@ -774,6 +812,10 @@ fn took_input(
     let id = handle.id;
     handle.query_buffer.report(input.len(), input.capacity());
     shared.engine.borrow_mut().count_input(id, n, input.len());
+    // Evicted for `maxmemory-clients` by this read.
+    if handle.is_killed() {
+        return false;
+    }
     if input.len() > query_limit {
         let mut engine = shared.engine.borrow_mut();
         close_over_query_limit(&mut engine, id, input);
@@ -801,6 +843,175 @@ fn close_over_query_limit(engine: &mut Engine, id: ClientId, input: &[u8]) {
         "Closing client that reached max query buffer length: {info} (qbuf initial bytes: {})",
         String::from_utf8_lossy(&initial)
     ));
+}
+
+/// What a connection reads with, lent to [`write_reading_meanwhile`].
+struct Reading<'a> {
+    decoder: &'a mut RequestDecoder,
+    input: &'a mut BytesMut,
+    query_limit: &'a mut usize,
+    turn: &'a mut Turn,
+}
+
+/// What woke [`write_reading_meanwhile`].
+enum Event {
+    Wrote(usize),
+    Read(usize),
+    Woken,
+}
+
+/// Written replies kept at the front of a stuck output buffer before they are dropped.
+const WRITTEN_KEPT: usize = 64 * 1024;
+
+/// Writes `output`, unless the client is killed first. While the peer does not take it all
+/// (its socket is full: it stopped reading, or reads slowly), the connection goes on reading
+/// and running the peer's requests, their replies appended to `output`, as Redis goes on
+/// reading a client whose replies pile up: what piles up is memory the client uses (CLIENT
+/// LIST's `omem` and `tot-mem`, through [`ClientHandle::set_held`]), which the output-buffer
+/// limits and `maxmemory-clients` act on. A write the socket takes at once costs what a plain
+/// write does: the reading starts only once the socket said it is full.
+async fn write_reading_meanwhile<S: Transport>(
+    stream: &mut S,
+    shared: &Shared,
+    handle: &ClientHandle,
+    output: &mut BytesMut,
+    reading: &mut Reading<'_>,
+) -> io::Result<Wrote> {
+    let mut woken = false;
+    let mut pos = 0;
+    let mut stuck = false;
+    while pos < output.len() {
+        if handle.is_killed() {
+            handle.set_held(0);
+            return Ok(Wrote::Killed);
+        }
+        let may_read =
+            stuck && !reading.turn.closing && !handle.is_blocked() && !handle.is_closing();
+        if may_read {
+            give_back_room(handle, reading.input, reading.decoder.pending_bulk());
+        }
+        let input = &mut *reading.input;
+        let event = std::future::poll_fn(|cx| {
+            use std::task::Poll;
+            let unwritten = &output[pos..];
+            if let Poll::Ready(written) = std::pin::Pin::new(&mut *stream).poll_write(cx, unwritten)
+            {
+                return Poll::Ready(written.map(Event::Wrote));
+            }
+            if may_read {
+                if let Poll::Ready(read) = poll_read_into(stream, cx, input) {
+                    return Poll::Ready(read.map(Event::Read));
+                }
+            }
+            if handle.poll_notified(cx).is_ready() {
+                return Poll::Ready(Ok(Event::Woken));
+            }
+            Poll::Pending
+        })
+        .await?;
+        match event {
+            Event::Wrote(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Event::Wrote(n) => pos += n,
+            Event::Read(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Event::Read(n) => {
+                if !took_input(shared, handle, reading.input, n, *reading.query_limit) {
+                    handle.set_held(0);
+                    return Ok(Wrote::Killed);
+                }
+                run_more_requests(shared, handle, output, reading);
+            }
+            Event::Woken => {
+                woken = true;
+                if stuck {
+                    take_outbox_held(handle, output);
+                    // A released client runs the requests it read meanwhile.
+                    run_more_requests(shared, handle, output, reading);
+                }
+            }
+        }
+        // A command that closed the client (output-buffer limits, eviction) dropped its output.
+        pos = pos.min(output.len());
+        if !stuck && pos < output.len() {
+            // The socket is full: from now on the output is held here, the outbox's part of
+            // it too, and the peer's requests are read meanwhile.
+            stuck = true;
+            handle.wrote(std::mem::take(&mut reading.turn.from_outbox));
+        }
+        if stuck {
+            if pos >= WRITTEN_KEPT {
+                shared.engine.borrow_mut().count_output(pos);
+                let _ = output.split_to(pos);
+                pos = 0;
+            }
+            handle.set_held(output.len() - pos);
+        }
+    }
+    if stuck {
+        handle.set_held(0);
+        // Requests read meanwhile and not run yet: the caller's next turn runs them.
+        reading.turn.more_waiting = true;
+    }
+    Ok(Wrote::All { woken })
+}
+
+/// The requests a connection with held output read, run (see [`write_reading_meanwhile`]).
+fn run_more_requests(
+    shared: &Shared,
+    handle: &ClientHandle,
+    output: &mut BytesMut,
+    reading: &mut Reading<'_>,
+) {
+    if handle.is_blocked() || reading.turn.closing {
+        return;
+    }
+    let mut engine = shared.engine.borrow_mut();
+    let mut turn = Turn::default();
+    // Its outbox's output is taken into `output` by the requests' run: held from now on.
+    run_requests(
+        &mut engine,
+        handle,
+        reading.decoder,
+        reading.input,
+        output,
+        reading.query_limit,
+        &mut turn,
+    );
+    handle.wrote(turn.from_outbox);
+    reading.turn.ran += turn.ran;
+    reading.turn.closing |= turn.closing;
+    shared.after_work(&mut engine);
+}
+
+/// Moves out-of-turn output to a stuck connection's held output.
+fn take_outbox_held(handle: &ClientHandle, output: &mut BytesMut) {
+    if handle.has_outbox() {
+        let n = handle.take_outbox_into(output);
+        handle.wrote(n);
+    }
+}
+
+/// Reads what `stream` has into `input`'s spare room (tokio's `read_buf` as a poll).
+fn poll_read_into<S: AsyncRead + Unpin>(
+    stream: &mut S,
+    cx: &mut std::task::Context<'_>,
+    input: &mut BytesMut,
+) -> std::task::Poll<io::Result<usize>> {
+    use bytes::BufMut;
+    if !input.has_remaining_mut() || input.capacity() == input.len() {
+        input.reserve(READ_CHUNK);
+    }
+    let spare = input.spare_capacity_mut();
+    let mut buf = tokio::io::ReadBuf::uninit(spare);
+    match std::pin::Pin::new(stream).poll_read(cx, &mut buf) {
+        std::task::Poll::Ready(Ok(())) => {
+            let n = buf.filled().len();
+            // SAFETY: `poll_read` initialised the first `n` bytes of the spare room.
+            unsafe { input.set_len(input.len() + n) };
+            std::task::Poll::Ready(Ok(n))
+        }
+        std::task::Poll::Ready(Err(e)) => std::task::Poll::Ready(Err(e)),
+        std::task::Poll::Pending => std::task::Poll::Pending,
+    }
 }
 
 /// How [`write_unless_killed`] ended.

@@ -4,6 +4,7 @@
 
 pub mod acl_rules;
 pub mod call;
+pub mod client_eviction;
 pub mod ctx;
 pub mod gates;
 pub mod invalidation;

@@ -317,6 +317,8 @@ pub fn deliver_to_other(
     server.pending_writes.push(id);
     let used = crate::model::client::unsent_output(client);
     close_if_over_output_limit(server, client, ks.watches.watching(id), used, now_ms);
+    // Its memory grew: evicted, if need be, once the running command is done.
+    crate::kernel::client_eviction::update(server, ks, client, 0);
 }
 
 /// Redis's `closeClientOnOutputBufferLimitReached`, asynchronous form: if `used` bytes of

@@ -66,6 +66,10 @@ pub struct ClientHandle {
     /// Out-of-turn output was handed over with its wake-up left for the end of the event loop's
     /// turn (see [`ClientHandle::deliver_from_later`]), which has not come yet.
     wake_queued: AtomicBool,
+    /// Replies the task holds unwritten because the peer stopped reading, while it goes on
+    /// reading and running the peer's requests (see `io/net.rs`): output the client uses
+    /// memory for, as Redis's reply list. Stored only while a write is stuck.
+    held: AtomicUsize,
     /// The task's read buffer: its sizes for CLIENT LIST, and the tick's resize requests.
     pub query_buffer: crate::model::query_buffer::QueryBuffer,
     /// The task's reply buffer: its size and peak for CLIENT LIST, set by the tick.
@@ -84,6 +88,7 @@ impl ClientHandle {
             authenticated: AtomicBool::new(false),
             completed: AtomicU64::new(0),
             unsent: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
             idle: AtomicBool::new(false),
             stolen: Mutex::new(BytesMut::new()),
             wake_queued: AtomicBool::new(false),
@@ -233,6 +238,21 @@ impl ClientHandle {
 
     pub fn is_blocked(&self) -> bool {
         self.blocked.load(Ordering::Acquire)
+    }
+
+    /// The task holds `bytes` of replies unwritten (see the field).
+    pub fn set_held(&self, bytes: usize) {
+        self.held.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Replies the task holds unwritten while its peer does not read.
+    pub fn held(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// [`ClientHandle::notified`] as a poll, for a task waiting on several things at once.
+    pub fn poll_notified(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.notify.poll_wait(cx)
     }
 
     /// Resolves when the executor has something for this connection. Only the connection's
@@ -411,8 +431,11 @@ pub struct ClientState {
     /// and READONLY (reads of a replica's primary's slots are served here).
     pub asking: bool,
     pub cluster_readonly: bool,
-    /// CLIENT NO-EVICT ON (shown as flag `e`; embedis never evicts clients).
+    /// CLIENT NO-EVICT ON (shown as flag `e`): never evicted for `maxmemory-clients`.
     pub no_evict: bool,
+    /// What this client last added to the clients' memory ledger (see
+    /// [`crate::model::client_memory`]); 0 while client eviction is off.
+    pub mem_usage: u64,
     /// CLIENT NO-TOUCH ON: its commands leave the keys' access clocks alone (but TOUCH).
     pub no_touch: bool,
     pub monitor: bool,
@@ -445,6 +468,17 @@ pub struct ClientState {
     /// CLIENT TRACKING's options while tracking is on (see [`crate::model::tracking`]).
     pub tracking: Option<Box<ClientTracking>>,
 }
+
+/// Client memory accounting (see [`ClientState::memory_usage`]): what one watched key costs
+/// its client, its entry in the client's list and the key's list of watchers.
+const WATCHED_KEY: u64 = 56;
+/// What one subscription costs beyond its name: the client's set entry and the channel's entry
+/// in the server's index.
+const SUBSCRIPTION: u64 = 48;
+/// What one queued or kept argument costs beyond its bytes (a `Bytes`).
+const ARGUMENT: u64 = std::mem::size_of::<bytes::Bytes>() as u64;
+/// What one tracking prefix costs beyond its bytes (a node of the client's ordered set).
+const PREFIX: u64 = 48;
 
 /// The id of the fake client the AOF's commands run as when it loads (Redis's
 /// `CLIENT_ID_AOF`): commands check it where Redis's `mustObeyClient` relaxes a rule.
@@ -484,6 +518,7 @@ impl ClientState {
             asking: false,
             cluster_readonly: false,
             no_evict: false,
+            mem_usage: 0,
             no_touch: false,
             monitor: false,
             replica: false,
@@ -501,6 +536,65 @@ impl ClientState {
             multi: None,
             tracking: None,
         }
+    }
+
+    /// What this client uses now (CLIENT LIST's `tot-mem`, see [`crate::model::client_memory`]): `watched` keys, and `output` bytes of its
+    /// running turn's replies that it does not hold yet (the connection's buffer being filled).
+    pub fn memory_usage(&self, watched: usize, output: usize) -> u64 {
+        let client = self;
+        let handle: &ClientHandle = &client.handle;
+        let (qbuf, qbuf_free) = handle.query_buffer.sizes();
+        let reply_buffer = handle.reply_buffer.size();
+        let argv = handle.query_buffer.argv_mem();
+        let mut mem = (qbuf + qbuf_free + argv + reply_buffer) as u64;
+        // What the reply buffer cannot hold is a reply list in Redis: counted on top.
+        // During a command the turn's replies so far are `output`, held ones among them.
+        let output = output.max(handle.held());
+        let out_of_turn = client.pending.len() + handle.unsent();
+        mem += (output.saturating_sub(reply_buffer) + out_of_turn) as u64;
+        mem += (std::mem::size_of::<ClientState>() + std::mem::size_of::<ClientHandle>()) as u64;
+        mem += client.argv_usage();
+        mem += watched as u64 * WATCHED_KEY;
+        for names in [
+            &client.subs.channels,
+            &client.subs.patterns,
+            &client.subs.shard,
+        ] {
+            mem += names
+                .iter()
+                .map(|name| name.len() as u64 + SUBSCRIPTION)
+                .sum::<u64>();
+        }
+        if let Some(tracking) = &client.tracking {
+            mem += tracking
+                .prefixes
+                .iter()
+                .map(|p| p.len() as u64 + PREFIX)
+                .sum::<u64>();
+        }
+        mem
+    }
+
+    /// The arguments the client keeps between commands: a transaction's queue (`multi-mem`) and a
+    /// blocked command's arguments.
+    fn argv_usage(&self) -> u64 {
+        let client = self;
+        let sum =
+            |args: &[bytes::Bytes]| args.iter().map(|a| a.len() as u64 + ARGUMENT).sum::<u64>();
+        let mut mem = 0;
+        if let Some(multi) = &client.multi {
+            mem += multi
+                .commands
+                .iter()
+                .map(|(_, args)| {
+                    sum(args) + std::mem::size_of::<(usize, Vec<bytes::Bytes>)>() as u64
+                })
+                .sum::<u64>();
+        }
+        if let Some(blocked) = &client.blocked {
+            mem += sum(&blocked.args);
+        }
+        mem
     }
 
     /// CLIENT LIST `flags=`; `watch_broken`: a key it WATCHes was modified.
@@ -580,7 +674,7 @@ impl ClientState {
             String::new()
         };
         let mut line = format!(
-            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem=0 multi-mem=0 rbs={rbs} rbp={rbp} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
+            "id={} addr={} laddr={} fd={} name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={}{watch} qbuf={} qbuf-free={} argv-mem={} multi-mem=0 rbs={rbs} rbp={rbp} obl=0 oll=0 omem={} tot-mem={} events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.peer.addr(),
             self.peer.local_addr(),
@@ -596,8 +690,9 @@ impl ClientState {
             self.multi.as_ref().map_or(-1, |m| m.commands.len() as i64),
             qbuf,
             qbuf_free,
+            self.handle.query_buffer.argv_mem(),
             omem,
-            omem + qbuf + qbuf_free + std::mem::size_of::<ClientState>(),
+            self.memory_usage(watching.keys, 0),
             self.last_command,
             String::from_utf8_lossy(&self.user_name),
             self.tracking.as_ref().map_or(-1, |t| t.redirect as i64),
@@ -718,9 +813,10 @@ pub fn unsubscribe_all(pubsub: &mut PubSub, client: &mut ClientState) {
 }
 
 /// Output a client has been given but has not yet taken off the socket: what is still in the
-/// engine (`pending`) and what the connection task has not written yet.
+/// engine (`pending`), what the connection task has not written yet, and the replies it holds
+/// while its peer does not read.
 pub fn unsent_output(client: &ClientState) -> usize {
-    client.pending.len() + client.handle.unsent()
+    client.pending.len() + client.handle.unsent() + client.handle.held()
 }
 
 /// Redis's output-buffer limit check: true if `client` must be closed — its unsent output

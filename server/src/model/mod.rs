@@ -8,6 +8,7 @@ pub mod aof_state;
 pub mod blocking;
 pub mod client;
 pub mod client_id;
+pub mod client_memory;
 pub mod cluster_bus_state;
 pub mod cluster_view;
 pub mod evict;

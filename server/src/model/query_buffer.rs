@@ -43,6 +43,9 @@ pub struct QueryBuffer {
     bulk: AtomicUsize,
     /// 0 none, 1 [`Resize::Free`], 2 [`Resize::Shrink`].
     request: AtomicU8,
+    /// Bytes of the arguments of a request in progress that the decoder already cut out of the
+    /// buffer (Redis's `argv_len_sum` of a request not complete yet: CLIENT LIST's `argv-mem`).
+    partial: AtomicUsize,
 }
 
 impl QueryBuffer {
@@ -67,6 +70,20 @@ impl QueryBuffer {
         if self.bulk.load(Ordering::Relaxed) != 0 {
             self.bulk.store(0, Ordering::Relaxed);
         }
+    }
+
+    /// The decoder holds `bytes` of a request's arguments while the rest is awaited (stored
+    /// only when it changed: one load per turn otherwise).
+    #[inline]
+    pub fn partial_args(&self, bytes: usize) {
+        if self.partial.load(Ordering::Relaxed) != bytes {
+            self.partial.store(bytes, Ordering::Relaxed);
+        }
+    }
+
+    /// CLIENT LIST's `argv-mem`: see [`QueryBuffer::partial_args`].
+    pub fn argv_mem(&self) -> usize {
+        self.partial.load(Ordering::Relaxed)
     }
 
     /// `(qbuf, qbuf-free)` as CLIENT LIST shows them.

@@ -232,6 +232,8 @@ pub struct ServerState {
     pub repl: crate::model::replication::Replication,
     /// Eviction past `maxmemory`: the candidate pool and its state (see [`crate::model::evict`]).
     pub eviction: crate::model::evict::Evictor,
+    /// The clients' memory under `maxmemory-clients` (see [`crate::model::client_memory`]).
+    pub client_memory: crate::model::client_memory::ClientMemory,
     /// MIGRATE's open connections by `host:port`, kept for reuse as Redis keeps them.
     pub migrate_sockets: std::collections::HashMap<String, MigrateSocket>,
     /// Highest memory figure INFO has reported (`used_memory_peak`).
@@ -336,6 +338,7 @@ impl ServerState {
             reply_resizes: Default::default(),
             repl: crate::model::replication::Replication::new(replid),
             eviction: Default::default(),
+            client_memory: Default::default(),
             migrate_sockets: Default::default(),
             memory_peak: memory_startup,
             memory_startup,

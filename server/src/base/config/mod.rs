@@ -9,9 +9,9 @@
 //!
 //! A parameter Redis has but embedis does not implement is not in the table: the start-up parser
 //! refuses it with a message saying so, rather than accepting a setting it would silently ignore.
-//! A few parameters (`daemonize`, `enable-module-command`, `maxmemory-clients`) are in the table
-//! but accept only the value that describes what embedis actually does (foreground, no modules,
-//! no client eviction), so that harnesses passing `--daemonize no` keep working.
+//! A few parameters (`daemonize`, `enable-module-command`) are in the table but accept only the
+//! value that describes what embedis actually does (foreground, no modules), so that harnesses
+//! passing `--daemonize no` keep working.
 //!
 //! This file holds the values ([`Config`]); the table is in `params.rs`, the checking of one value
 //! against its parameter in `values.rs`, CONFIG GET and SET in `get_set.rs`, the config file and
@@ -29,8 +29,8 @@ pub use params::{
     find_param, find_param_named, Kind, Param, DENY_LOADING, HIDDEN, PARAMS, PROTECTED,
 };
 pub use values::{
-    parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles, parse_save_points,
-    percentile_text, ValueError,
+    memory_or_percent_text, parse_memory, parse_memory_or_percent, parse_memory_u64,
+    parse_obuf_limits, parse_percentiles, parse_save_points, percentile_text, ValueError,
 };
 
 /// The server's configuration values.
@@ -95,6 +95,10 @@ pub struct Config {
     pub maxmemory: u64,
     /// What happens past `maxmemory`: which keys are evicted (see `crate::model::evict`), or none.
     pub maxmemory_policy: MaxmemoryPolicy,
+    /// `maxmemory-clients`: bytes all clients together may use before the largest are evicted,
+    /// or minus a percentage of `maxmemory` (Redis's representation); 0 is off (see
+    /// `crate::model::client_memory`).
+    pub maxmemory_clients: i64,
     /// `compat-version`: the Redis the server behaves as (see `base::compat`).
     pub compat_version: crate::base::compat::CompatVersion,
     /// Keys sampled per database for each pass that fills the eviction pool.
@@ -463,6 +467,7 @@ impl Default for Config {
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             maxmemory: 0,
             maxmemory_policy: MaxmemoryPolicy::NoEviction,
+            maxmemory_clients: 0,
             compat_version: crate::base::compat::CompatVersion::DEFAULT,
             maxmemory_samples: 5,
             maxmemory_eviction_tenacity: 10,

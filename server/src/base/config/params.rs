@@ -7,8 +7,9 @@ use crate::base::compat::CompatVersion;
 
 use super::process::{parse_oom_values, OomScoreAdj, ShutdownFlags};
 use super::{
-    event_class, parse_memory, parse_memory_u64, parse_obuf_limits, parse_percentiles,
-    parse_save_points, percentile_text, Access, AppendFsync, Config, LogLevel, MaxmemoryPolicy,
+    event_class, memory_or_percent_text, parse_memory, parse_memory_or_percent, parse_memory_u64,
+    parse_obuf_limits, parse_percentiles, parse_save_points, percentile_text, Access, AppendFsync,
+    Config, LogLevel, MaxmemoryPolicy,
 };
 
 /// What a parameter is, for parsing and for Redis's error texts.
@@ -36,9 +37,9 @@ pub enum Kind {
         choices: &'static [&'static str],
         implemented: &'static [&'static str],
     },
-    /// A memory size or a percentage (`maxmemory-clients`) with Redis's checks; embedis has no
-    /// client eviction, so only `0` (off) is accepted.
-    MemoryOrPercentOff,
+    /// A memory size or a percentage of `maxmemory` (`maxmemory-clients`) with Redis's checks
+    /// (see [`super::values::parse_memory_or_percent`]).
+    MemoryOrPercent,
 }
 
 /// Parameters Redis hides from logs from 7.4 on (`SENSITIVE_CONFIG` in 7.4.1's config.c).
@@ -457,8 +458,9 @@ pub static PARAMS: &[Param] = &[
     param!("maxmemory-eviction-tenacity", Kind::Int { min: 0, max: 100 }, mutable: true,
         get: |c| c.maxmemory_eviction_tenacity.to_string(),
         set: |c, v| c.maxmemory_eviction_tenacity = v.parse().unwrap_or(10)),
-    param!("maxmemory-clients", Kind::MemoryOrPercentOff, mutable: true,
-        get: |_| "0".into(), set: |_, _| {}),
+    param!("maxmemory-clients", Kind::MemoryOrPercent, mutable: true,
+        get: |c| memory_or_percent_text(c.maxmemory_clients),
+        set: |c, v| c.maxmemory_clients = parse_memory_or_percent(v).unwrap_or(0)),
     Param {
         name: "min-replicas-to-write",
         aliases: &["min-slaves-to-write"],

@@ -160,6 +160,36 @@ pub fn parse_memory_u64(s: &str) -> Option<u64> {
     Some(n.wrapping_mul(mul))
 }
 
+/// Reads `maxmemory-clients` as Redis 7.0 does (a signed size that may be a percentage): `N%`
+/// (N a strict integer, 0 to 100) is stored as -N; any other value is a memory size read
+/// `memtoull`'s way and taken as a signed number, so that one past 2^63 - 1 reads as negative:
+/// a percentage, refused over 100 (`18446744073709551615` is `1%`, as in Redis). 0 is off.
+pub fn parse_memory_or_percent(value: &str) -> Result<i64, ValueError> {
+    const NOT_MEMORY: ValueError = ValueError::Custom("argument must be a memory or percent value");
+    let n = match value.strip_suffix('%') {
+        Some(digits) => match parse_int(digits) {
+            Some(p) if p >= 0 => -p,
+            _ => return Err(NOT_MEMORY),
+        },
+        None => parse_memory_u64(value).ok_or(NOT_MEMORY)? as i64,
+    };
+    if n < -100 {
+        return Err(ValueError::Custom(
+            "percentage argument must be less or equal to 100",
+        ));
+    }
+    Ok(n)
+}
+
+/// `maxmemory-clients` as CONFIG GET shows it: a percentage as `N%`, a size in bytes.
+pub fn memory_or_percent_text(n: i64) -> String {
+    if n < 0 {
+        format!("{}%", -n)
+    } else {
+        n.to_string()
+    }
+}
+
 /// Redis 7.0's check of `cluster-announce-hostname`, on the value as a C string (up to a NUL):
 /// shorter than 256 bytes, then only ASCII letters, digits, '-' and '.'.
 fn check_hostname(value: &str) -> Result<(), ValueError> {
@@ -351,29 +381,8 @@ impl Param {
                     });
                 }
             }
-            Kind::MemoryOrPercentOff => {
-                if let Some(digits) = value.strip_suffix('%') {
-                    let n = parse_int(digits)
-                        .filter(|n| *n >= 0)
-                        .ok_or(ValueError::Custom(
-                            "argument must be a memory or percent value",
-                        ))?;
-                    if n > 100 {
-                        return Err(ValueError::Custom(
-                            "percentage argument must be less or equal to 100",
-                        ));
-                    }
-                } else if parse_memory(value).is_none() {
-                    return Err(ValueError::Custom(
-                        "argument must be a memory or percent value",
-                    ));
-                }
-                let off = value.strip_suffix('%').unwrap_or(value);
-                if parse_memory(off) != Some(0) {
-                    return Err(ValueError::NotImplemented {
-                        value: value.to_string(),
-                    });
-                }
+            Kind::MemoryOrPercent => {
+                parse_memory_or_percent(value)?;
             }
             Kind::Only(allowed) => {
                 if !allowed.iter().any(|a| a.eq_ignore_ascii_case(value.trim())) {
