@@ -97,6 +97,14 @@ pub(crate) struct Prepared {
     pub config_file: String,
 }
 
+/// A listening socket that could not be made, as Redis logs it: the reason, then the line its
+/// test harness looks for to retry on another port.
+fn log_listen_failure(log: &Logger, e: &io::Error, port: u16, kind: &str) {
+    log.warning(&format!(
+        "{e}\nFailed listening on port {port} ({kind}), aborting."
+    ));
+}
+
 /// Where `logfile` is: as given if absolute or empty, else under `dir`.
 fn log_path(config: &Config) -> String {
     let file = std::path::Path::new(&config.logfile);
@@ -157,11 +165,7 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
             config.tcp_backlog,
         )
         .map_err(|e| {
-            // Redis's second line is what its test harness looks for to retry on another port.
-            log.warning(&format!(
-                "{e}\nFailed listening on port {} (TCP), aborting.",
-                config.port
-            ));
+            log_listen_failure(&log, &e, config.port, "TCP");
             report(ready, e)
         })?
     } else {
@@ -199,11 +203,7 @@ pub(crate) fn prepare(options: &ServerOptions, ready: &Ready) -> io::Result<Prep
             config.tcp_backlog,
         )
         .map_err(|e| {
-            // Redis's second line is what its test harness looks for to retry on another port.
-            log.warning(&format!(
-                "{e}\nFailed listening on port {} (TLS), aborting.",
-                config.tls.port
-            ));
+            log_listen_failure(&log, &e, config.tls.port, "TLS");
             report(ready, e)
         })?
     } else {
