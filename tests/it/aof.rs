@@ -1119,3 +1119,35 @@ fn a_redis_6_single_file_aof_is_upgraded_into_a_directory() {
     let said = "# Unable to obtain the AOF file appendonly.aof length. stat: No such file";
     assert_eq!(output.matches(said).count(), 1, "{output}");
 }
+
+/// A write's reply leaves only after the write is in the AOF, also when the client's earlier
+/// output is stuck (a big GET the client has not read yet) and the write runs meanwhile
+/// (Redis 7.0.15's "AOF fsync always barrier issue", with DEBUG AOF-FLUSH-SLEEP widening the
+/// window between the write and its reply).
+#[test]
+fn a_write_run_behind_stuck_output_is_in_the_aof_before_its_reply() {
+    let dir = temp_dir("aof-barrier");
+    let server = Embedis::start(&dir, &["--appendonly", "yes", "--appendfsync", "always"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let incr = dir.join("appendonlydir/appendonly.aof.1.incr.aof");
+    for size in [10_000_000usize, 12_345_678, 14_000_001] {
+        assert_eq!(text(&mut c, &["DEBUG", "AOF-FLUSH-SLEEP", "0"]), "+OK\r\n");
+        text(&mut c, &["DEL", "x"]);
+        text(&mut c, &["SETRANGE", "x", &size.to_string(), "x"]);
+        assert_eq!(
+            text(&mut c, &["DEBUG", "AOF-FLUSH-SLEEP", "500000"]),
+            "+OK\r\n"
+        );
+        let before = std::fs::metadata(&incr).unwrap().len();
+        support::send(&mut c, &["GET", "x"]);
+        std::thread::sleep(Duration::from_millis(20));
+        support::send(&mut c, &["INCR", "new_value"]);
+        c.read_reply().unwrap();
+        c.read_reply().unwrap();
+        let after = std::fs::metadata(&incr).unwrap().len();
+        assert_ne!(
+            before, after,
+            "INCR's reply came before its write reached the AOF"
+        );
+    }
+}

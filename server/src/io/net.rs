@@ -979,6 +979,12 @@ fn run_more_requests(
     handle.wrote(turn.from_outbox);
     reading.turn.ran += turn.ran;
     reading.turn.closing |= turn.closing;
+    // These replies join output that is being written: the AOF gets their writes first, as
+    // any reply leaves only after its write (under `appendfsync always`, after its fsync).
+    if engine.ks.stream.aof_pending() {
+        let Engine { ks, server, .. } = &mut *engine;
+        crate::services::aof::flush(ks, server);
+    }
     shared.after_work(&mut engine);
 }
 
