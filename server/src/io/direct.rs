@@ -69,6 +69,19 @@ impl Engine {
     /// commands ([`NEEDS_CONNECTION`]) are refused; blocking commands answer at once. Clients
     /// blocked on a key the command wrote are served before this returns.
     pub fn run_direct(&mut self, db: usize, args: &[Bytes]) -> BytesMut {
+        // SHUTDOWN would wait for lagging replicas by blocking its caller, which the embedding
+        // process cannot be: from here it stops at once (NOW), as a blocking command answers
+        // at once. (A client inside MULTI still gets Redis's DENY BLOCKING error.)
+        let shutdown = args
+            .first()
+            .is_some_and(|a| a.eq_ignore_ascii_case(b"shutdown"));
+        let immediate =
+            |a: &Bytes| a.eq_ignore_ascii_case(b"now") || a.eq_ignore_ascii_case(b"abort");
+        if shutdown && !args[1..].iter().any(immediate) {
+            let mut now = args.to_vec();
+            now.push(Bytes::from_static(b"NOW"));
+            return self.run_direct_as(db, &now, DIRECT);
+        }
         self.run_direct_as(db, args, DIRECT)
     }
 
