@@ -584,6 +584,8 @@ mod tests {
             timeout: 5,
             requirepass: "a b\"c".into(),
             dir: "/data".into(),
+            // The binary's starting point (Redis's default), which the rewrite leaves out.
+            bind: vec!["*".into(), "-::*".into()],
             ..Config::default()
         };
         let old = "# my config\nport 6379\nhz 20\nhz 25\nloglevel notice\n\n# end\n";
