@@ -40,7 +40,10 @@ fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
         if !ctx.server.repl.failover.is_on() {
             return Err(Error::msg("ERR No failover in progress."));
         }
-        abort_failover(&mut parts_of(ctx), "Failover manually aborted");
+        abort_failover(
+            &mut super::replication::parts_of(ctx),
+            "Failover manually aborted",
+        );
         ctx.out.ok();
         return Ok(());
     }
@@ -120,15 +123,6 @@ fn parse(ctx: &Ctx<'_>) -> CmdResult<Options> {
         }
     }
     Ok(options)
-}
-
-fn parts_of<'a>(ctx: &'a mut Ctx<'_>) -> Parts<'a> {
-    Parts {
-        ks: &mut *ctx.ks,
-        server: &mut *ctx.server,
-        clients: &mut *ctx.clients,
-        registry: ctx.registry,
-    }
 }
 
 /// Ends the failover, whichever way: the state goes, and so does the pause of writes (the

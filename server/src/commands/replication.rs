@@ -73,7 +73,7 @@ fn replicaof(ctx: &mut Ctx<'_>) -> CmdResult {
 
 /// The engine's data a command was lent, as one borrow (what the helpers below share with
 /// the engine, which runs them without a command).
-fn parts_of<'a>(ctx: &'a mut Ctx<'_>) -> Parts<'a> {
+pub(super) fn parts_of<'a>(ctx: &'a mut Ctx<'_>) -> Parts<'a> {
     Parts {
         ks: &mut *ctx.ks,
         server: &mut *ctx.server,
