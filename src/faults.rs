@@ -102,12 +102,31 @@ impl Faults<'_> {
         self.shared().drop_connections(DROP_WAIT).unwrap_or(0)
     }
 
-    /// The rules in force, with their remaining counts.
+    /// The append-only file's next `times` writes (0 = every one until [`Faults::clear`]) fail
+    /// with `errno` (`libc::ENOSPC` for a full disk, `libc::EIO`…), each after `short` of its
+    /// bytes reached the file, as a disk filling up mid-write leaves them. The server answers
+    /// as Redis does: under `appendfsync always` it stops without acknowledging the write;
+    /// otherwise writes get `-MISCONF` until the disk takes them again.
+    pub fn disk_write_error(&self, errno: i32, short: usize, times: u64) {
+        let rule = embedis_core::base::disk_faults::DiskFault::write(errno)
+            .short(short)
+            .times(times);
+        self.shared().disk().add(rule);
+    }
+
+    /// The append-only file's next `times` fsyncs (0 = every one) fail with `errno`.
+    pub fn disk_fsync_error(&self, errno: i32, times: u64) {
+        let rule = embedis_core::base::disk_faults::DiskFault::fsync(errno).times(times);
+        self.shared().disk().add(rule);
+    }
+
+    /// The rules in force, with their remaining counts (disk faults are not listed; DEBUG
+    /// FAULT LIST shows them).
     pub fn list(&self) -> Vec<FaultRule> {
         self.shared().rules()
     }
 
-    /// Removes every rule (a pause runs on until its end).
+    /// Removes every rule, disk faults included (a pause runs on until its end).
     pub fn clear(&self) {
         self.shared().clear();
     }

@@ -21,7 +21,7 @@ use support::{Conn, RedisServer};
 const EMBEDIS: &str = env!("CARGO_BIN_EXE_embedis-server");
 
 /// An `embedis-server` child in `dir`, killed on drop.
-struct Embedis {
+pub(crate) struct Embedis {
     child: Child,
     port: u16,
 }
@@ -34,7 +34,7 @@ impl Drop for Embedis {
 }
 
 impl Embedis {
-    fn start(dir: &Path, extra: &[&str]) -> Embedis {
+    pub(crate) fn start(dir: &Path, extra: &[&str]) -> Embedis {
         for _ in 0..10 {
             let port = support::free_port();
             let child = Command::new(EMBEDIS)
@@ -68,13 +68,30 @@ impl Embedis {
         panic!("embedis-server did not start in {}", dir.display());
     }
 
-    fn addr(&self) -> std::net::SocketAddr {
+    pub(crate) fn addr(&self) -> std::net::SocketAddr {
         ([127, 0, 0, 1], self.port).into()
     }
 
-    fn kill9(mut self) {
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    pub(crate) fn kill9(mut self) {
         let _ = self.child.kill(); // SIGKILL
         let _ = self.child.wait();
+    }
+
+    /// Waits up to `wait` for the process to exit by itself; its exit code (None: still
+    /// running, or ended by a signal).
+    pub(crate) fn wait_exit(&mut self, wait: Duration) -> Option<i32> {
+        let deadline = Instant::now() + wait;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
     }
 }
 
@@ -369,6 +386,7 @@ fn aof_directories_interoperate_with_redis() {
     )
     .unwrap();
     let mut l = Conn::connect(loaded.addr()).unwrap();
+    support::wait_loaded(&mut l);
     assert_eq!(digest(&mut l), expected, "redis-server loads our AOF");
     // Redis's (after a rewrite and more writes) → ours.
     text(&mut r, &["BGREWRITEAOF"]);
@@ -576,6 +594,7 @@ fn a_commands_base_is_byte_identical_to_redis_and_loads_both_ways() {
     )
     .unwrap();
     let mut l = Conn::connect(loaded.addr()).unwrap();
+    support::wait_loaded(&mut l);
     assert_eq!(digest(&mut l), expected, "redis-server loads our AOF");
 
     // Redis's → ours.

@@ -8,6 +8,7 @@ pub mod clock;
 pub mod compat;
 pub mod config;
 pub mod cstr;
+pub mod disk_faults;
 pub mod error;
 pub mod flags;
 pub mod formats;

@@ -11,12 +11,16 @@
 //! - `DEBUG FAULT ERROR <command> <key-pattern|*> <times|0> <error text…>` ·
 //!   `LATENCY <command> <key-pattern|*> <ms> [<times>]` · `CLOSE <command> <key-pattern|*>
 //!   [<times>]` · `LIST` · `CLEAR` — the rules of [`crate::model::fault_rules`]; `times` 0 means always.
+//! - `DEBUG FAULT DISK AOF <WRITE|FSYNC> <ENOSPC|EIO|EDQUOT|EROFS|EFBIG> [<times> [SHORT <bytes>]]`
+//!   — the AOF's next writes or fsyncs fail with that errno, a write after letting `bytes` of
+//!   it into the file ([`crate::base::disk_faults`]); CLEAR removes these too.
 //! - `DEBUG PAUSE <ms>` — the server answers nothing for ms on its clock, then everything queued,
 //!   in order (0 ends a pause). DEBUG itself is never held, so a test can move the clock meanwhile.
 //! - `DEBUG DROP-CONNECTIONS` — closes every other connection at once; answers how many.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use crate::base::disk_faults::{errno_by_name, DiskFault, DiskOp};
 use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
 use crate::model::fault_rules::FaultRule;
@@ -35,6 +39,9 @@ pub const HELP: &[&str] = &[
     "    embedis: delays the replies of matching commands by <ms> on the server's clock.",
     "FAULT CLOSE <command> <key-pattern|*> [<times>]",
     "    embedis: closes the connection, without reply, on matching commands.",
+    "FAULT DISK AOF WRITE|FSYNC <errno-name> [<times> [SHORT <bytes>]]",
+    "    embedis: the AOF's next <times> writes or fsyncs fail with ENOSPC, EIO, EDQUOT,",
+    "    EROFS or EFBIG (0 = all), a write after <bytes> of it reached the file.",
     "FAULT LIST|CLEAR",
     "    embedis: lists the fault rules, or removes them all.",
     "PAUSE <ms>",
@@ -139,12 +146,29 @@ fn clock_change(ctx: &mut Ctx<'_>, clock: &crate::base::clock::Clock) -> CmdResu
 fn fault(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
     let argc = ctx.argc();
     if ctx.arg_is(2, "list") && argc == 3 {
-        let rules = ctx.server.faults.rules();
-        ctx.out.array(rules.len());
-        for rule in rules {
-            ctx.out.bulk(rule.describe().as_bytes());
+        let mut lines: Vec<String> = ctx
+            .server
+            .faults
+            .rules()
+            .iter()
+            .map(|r| r.describe())
+            .collect();
+        lines.extend(
+            ctx.server
+                .faults
+                .disk()
+                .rules()
+                .iter()
+                .map(|r| r.describe()),
+        );
+        ctx.out.array(lines.len());
+        for line in lines {
+            ctx.out.bulk(line.as_bytes());
         }
         return Some(Ok(()));
+    }
+    if ctx.arg_is(2, "disk") && ctx.arg_is(3, "aof") && matches!(argc, 6 | 7 | 9) {
+        return Some(disk_fault(ctx));
     }
     if ctx.arg_is(2, "clear") && argc == 3 {
         ctx.server.faults.clear();
@@ -186,6 +210,33 @@ fn fault(ctx: &mut Ctx<'_>) -> Option<CmdResult> {
         ctx.server.faults.add(rule);
         ctx.out.ok();
     }))
+}
+
+/// `DEBUG FAULT DISK AOF <WRITE|FSYNC> <errno-name> [<times> [SHORT <bytes>]]`.
+fn disk_fault(ctx: &mut Ctx<'_>) -> CmdResult {
+    let argc = ctx.argc();
+    let errno = errno_by_name(&name_arg(ctx, 5)).ok_or(Error::msg(
+        "ERR the errno must be one of ENOSPC, EIO, EDQUOT, EROFS, EFBIG",
+    ))?;
+    let rule = if ctx.arg_is(4, "write") {
+        DiskFault::write(errno)
+    } else if ctx.arg_is(4, "fsync") {
+        DiskFault::fsync(errno)
+    } else {
+        return Err(Error::msg("ERR the operation must be WRITE or FSYNC"));
+    };
+    let times = if argc >= 7 { count_arg(ctx, 6)? } else { 0 };
+    let mut rule = rule.times(times);
+    if argc == 9 {
+        if !ctx.arg_is(7, "short") || rule.op != DiskOp::Write {
+            return Err(Error::Syntax);
+        }
+        let bytes = count_arg(ctx, 8)?;
+        rule = rule.short(bytes as usize);
+    }
+    ctx.server.faults.disk().add(rule);
+    ctx.out.ok();
+    Ok(())
 }
 
 fn name_arg(ctx: &Ctx<'_>, i: usize) -> String {

@@ -559,7 +559,16 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         "{}",
         aof.rewrite_failures
     );
-    field!(out, "aof_last_write_status", "{}", ok(aof.last_write_ok));
+    let fsync_ok = aof
+        .appender
+        .as_ref()
+        .is_none_or(|a| a.fsync_error().is_none());
+    field!(
+        out,
+        "aof_last_write_status",
+        "{}",
+        ok(aof.last_write_ok && fsync_ok)
+    );
     field!(out, "aof_last_cow_size", "0");
     field!(out, "module_fork_in_progress", "0");
     field!(out, "module_fork_last_cow_size", "0");

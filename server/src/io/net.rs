@@ -542,14 +542,19 @@ where
         }
         let mut woken = false;
         if !output.is_empty() {
-            if aof_waits_for_turn(shared, turn.ran) {
+            let mut aof = aof_waits_for_turn(shared, turn.ran);
+            if aof == AofTurn::Wait {
                 // Redis fsyncs once per event-loop turn (in `beforeSleep`) for every client of
                 // the turn. The yield above let the connections that were ready run; requests
                 // that arrived meanwhile are seen at the I/O driver's next poll, and one more
                 // yield lets them join this fsync rather than need one of their own (-P1, 50
                 // clients: 28 requests per fsync without it, 50 with it, as Redis).
                 tokio::task::yield_now().await;
-                flush_aof_if_pending(shared);
+                aof = flush_aof_if_pending(shared);
+            }
+            if aof == AofTurn::Crashed {
+                // The AOF could not take a write under `always`: nothing is acknowledged.
+                return Ok(());
             }
             let mut reading = Reading {
                 decoder: &mut decoder,
@@ -680,33 +685,53 @@ fn run_requests(
     }
 }
 
+/// Where the AOF stands before a connection's replies leave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AofTurn {
+    /// Flushed (or nothing to flush): the replies may leave.
+    Done,
+    /// The flush waits for the turn's other connections (`always`, and this connection wrote).
+    Wait,
+    /// The server stopped on an AOF it could not write (see `ServerState::crashed`): no reply
+    /// leaves.
+    Crashed,
+}
+
 /// The AOF gets the turn's writes before any reply leaves (with an fsync under `appendfsync
-/// always`): an acknowledged write is in the file. True if the flush must wait for the turn's
-/// other connections (`always`, and this connection wrote); otherwise it is done now.
+/// always`): an acknowledged write is in the file. The flush waits for the turn's other
+/// connections under `always` when this connection wrote; otherwise it is done now.
 #[inline(always)]
-fn aof_waits_for_turn(shared: &Shared, ran: usize) -> bool {
+fn aof_waits_for_turn(shared: &Shared, ran: usize) -> AofTurn {
     let mut engine = shared.engine.borrow_mut();
     let pending = engine.ks.stream.aof_pending();
     if pending
         && ran > 0
         && engine.server.config.appendfsync == crate::base::config::AppendFsync::Always
     {
-        true
+        return AofTurn::Wait;
+    }
+    if pending {
+        let Engine { ks, server, .. } = &mut *engine;
+        crate::services::aof::flush(ks, server);
+    }
+    if engine.server.crashed {
+        AofTurn::Crashed
     } else {
-        if pending {
-            let Engine { ks, server, .. } = &mut *engine;
-            crate::services::aof::flush(ks, server);
-        }
-        false
+        AofTurn::Done
     }
 }
 
 /// Flushes the AOF's writes, if any are left (after the turn's wait).
-fn flush_aof_if_pending(shared: &Shared) {
+fn flush_aof_if_pending(shared: &Shared) -> AofTurn {
     let mut engine = shared.engine.borrow_mut();
     if engine.ks.stream.aof_pending() {
         let Engine { ks, server, .. } = &mut *engine;
         crate::services::aof::flush(ks, server);
+    }
+    if engine.server.crashed {
+        AofTurn::Crashed
+    } else {
+        AofTurn::Done
     }
 }
 
@@ -984,6 +1009,10 @@ fn run_more_requests(
     if engine.ks.stream.aof_pending() {
         let Engine { ks, server, .. } = &mut *engine;
         crate::services::aof::flush(ks, server);
+    }
+    if engine.server.crashed {
+        // The write could not be persisted under `always`: no reply may leave.
+        handle.kill();
     }
     shared.after_work(&mut engine);
 }

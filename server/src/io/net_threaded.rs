@@ -495,6 +495,11 @@ fn run_queue(
         let Engine { ks, server, .. } = &mut *engine;
         crate::services::aof::flush(ks, server);
     }
+    if engine.server.crashed {
+        // The write could not be persisted under `always`: nothing is acknowledged.
+        handle.kill();
+        return;
+    }
     if !out.is_empty() {
         handle.deliver(&out);
     }

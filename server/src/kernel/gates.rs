@@ -33,6 +33,7 @@ use crate::kernel::call::{feed_monitors, Parts};
 use crate::kernel::route;
 use crate::kernel::table::{Command, Lookup, Registry};
 use crate::model::acl_users::Users;
+use crate::model::aof_state::AofStatus;
 use crate::model::client::{ClientHandle, ClientState, Peer};
 use crate::model::keyspace::Keyspace;
 use crate::model::multi::exec_abort_error;
@@ -295,13 +296,43 @@ pub fn record_eviction_latency(server: &mut ServerState, now_ms: i64) {
 /// Redis's reply to a write refused after a failed RDB save.
 pub const MISCONF_ERROR: &str = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. Commands that may modify the data set are disabled, because this instance is configured to report errors during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs for details about the RDB error.";
 
-/// True if writes are refused with `-MISCONF` (Redis's `writeCommandsDeniedByDiskError`): the
-/// last background save failed, `stop-writes-on-bgsave-error` is on and save points are set.
+/// Why writes are refused with `-MISCONF`, if they are (Redis's
+/// `writeCommandsDeniedByDiskError`): the last background save failed while
+/// `stop-writes-on-bgsave-error` is on and save points are set, or the AOF is on and cannot be
+/// written (its last write or background fsync failed; the error names the errno).
 #[inline]
-pub fn disk_error(server: &crate::model::state::ServerState) -> bool {
-    !server.persistence.last_bgsave_ok
+pub fn disk_error(server: &crate::model::state::ServerState) -> Option<Error> {
+    if !server.persistence.last_bgsave_ok
         && server.config.stop_writes_on_bgsave_error
         && !server.config.save_points.is_empty()
+    {
+        return Some(Error::msg(MISCONF_ERROR));
+    }
+    let errno = server.aof.unwritable()?;
+    let text = crate::base::error::os_error_text(&std::io::Error::from_raw_os_error(errno));
+    Some(Error::owned(format!(
+        "MISCONF Errors writing to the AOF file: {text}"
+    )))
+}
+
+/// The primary's (or the AOF's) write that this server cannot persist, as Redis's
+/// `processCommand` takes it: the server stops, unless `replica-ignore-disk-write-errors` says
+/// to apply it anyway (logged at most every 10 s).
+fn obey_despite_disk_error(server: &mut ServerState, command: &Command) {
+    if command.full_name == "ping" {
+        return;
+    }
+    if !server.config.replica_ignore_disk_write_errors {
+        server.stop_fatally("Guru Meditation: Replica was unable to write command to disk.");
+        return;
+    }
+    let now_ms = server.clock.now_ms();
+    if now_ms > server.last_disk_error_log_ms + 10_000 {
+        server.last_disk_error_log_ms = now_ms;
+        server
+            .log
+            .warning("Replica is applying a command even though it is unable to write to disk.");
+    }
 }
 
 /// The disk-error gate of `processCommand` (just before the replicas gate): a write (by its
@@ -836,12 +867,18 @@ fn server_state_gates(
     if !fresh {
         return None;
     }
-    if !server.persistence.last_bgsave_ok
-        && disk_error(server)
-        && refuses_for_disk_error(client, command, effective_flags(server, command, args))
-    {
-        return Some(Error::msg(MISCONF_ERROR));
+    if !server.persistence.last_bgsave_ok || server.aof.status != AofStatus::Off {
+        let refused = disk_error(server).filter(|_| {
+            refuses_for_disk_error(client, command, effective_flags(server, command, args))
+        });
+        if let Some(error) = refused {
+            if !client.must_obey() {
+                return Some(error);
+            }
+            obey_despite_disk_error(parts.server, command);
+        }
     }
+    let server = &*parts.server;
     if server.config.min_replicas_to_write != 0
         && refuses_for_replicas(
             server,
@@ -992,8 +1029,10 @@ fn script_call_order(
         ));
     }
     let server = &*parts.server;
-    if write && disk_error(server) {
-        return refuse(Error::msg(MISCONF_ERROR));
+    if write {
+        if let Some(error) = disk_error(server) {
+            return refuse(error);
+        }
     }
     if write && !client.must_obey() && read_only_replica(server) {
         return refuse(Error::msg(READONLY_ERROR));

@@ -13,10 +13,11 @@
 //! This module holds the data and the file operations (append, fsync in the background once a
 //! second under `appendfsync everysec`); [`crate::services::aof`] decides when, loads, and rewrites.
 
+use crate::base::disk_faults::{DiskFaults, DiskOp};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -214,58 +215,96 @@ pub enum AofStatus {
 /// The file being appended to, shared with the once-a-second fsync thread.
 #[derive(Debug)]
 pub struct Appender {
-    file: Arc<Mutex<File>>,
-    /// Bytes written and not yet fsynced (for `everysec`).
+    file: Arc<Mutex<AppendFile>>,
+    /// Bytes written and not yet fsynced (for `everysec`); left set when an fsync fails, so
+    /// that the thread tries again a second later.
     unsynced: Arc<AtomicBool>,
     /// Set when the thread must stop.
     stop: Arc<AtomicBool>,
-    /// Last fsync error (errno-like text) seen by the thread; ms of the last good fsync.
-    pub fsync_failed: Arc<AtomicBool>,
-    pub last_fsync_ms: Arc<AtomicI64>,
+    /// The errno of the thread's last fsync if it failed, else 0 (Redis's
+    /// `aof_bio_fsync_status` and `aof_bio_fsync_errno`): writes are refused with `-MISCONF`
+    /// while it is set.
+    pub fsync_errno: Arc<AtomicI32>,
+    faults: DiskFaults,
+}
+
+/// The open file and its length: what a short write is cut back to.
+#[derive(Debug)]
+struct AppendFile {
+    file: File,
+    len: u64,
+}
+
+/// Why an append failed.
+#[derive(Debug)]
+pub enum AppendError {
+    /// The write failed after `short` of its bytes reached the file; `left` of them are still
+    /// there (0 once the file was cut back to its length before the write; `undo` says why
+    /// that failed otherwise).
+    Write {
+        error: io::Error,
+        short: usize,
+        left: usize,
+        undo: Option<io::Error>,
+    },
+    /// The bytes are written, the fsync `appendfsync always` asked for failed.
+    Fsync(io::Error),
 }
 
 impl Appender {
     /// Opens `path` for appending (created if missing; emptied first with `fresh`, for a new
-    /// incremental file) and starts its fsync thread.
-    pub fn open(path: &Path, fresh: bool) -> io::Result<Appender> {
+    /// incremental file) and starts its fsync thread. `faults` are the disk faults tests set.
+    pub fn open(path: &Path, fresh: bool, faults: &DiskFaults) -> io::Result<Appender> {
         if fresh {
             File::create(path)?;
         }
         let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let len = file.metadata()?.len();
         let appender = Appender {
-            file: Arc::new(Mutex::new(file)),
+            file: Arc::new(Mutex::new(AppendFile { file, len })),
             unsynced: Arc::new(AtomicBool::new(false)),
             stop: Arc::new(AtomicBool::new(false)),
-            fsync_failed: Arc::new(AtomicBool::new(false)),
-            last_fsync_ms: Arc::new(AtomicI64::new(0)),
+            fsync_errno: Arc::new(AtomicI32::new(0)),
+            faults: faults.clone(),
         };
-        let (file, unsynced, stop, failed) = (
-            appender.file.clone(),
-            appender.unsynced.clone(),
-            appender.stop.clone(),
-            appender.fsync_failed.clone(),
-        );
+        let thread = FsyncThread {
+            file: appender.file.clone(),
+            unsynced: appender.unsynced.clone(),
+            stop: appender.stop.clone(),
+            errno: appender.fsync_errno.clone(),
+            faults: faults.clone(),
+        };
         std::thread::Builder::new()
             .name("embedis-aof-fsync".into())
-            .spawn(move || {
-                while !stop.load(Ordering::Acquire) {
-                    std::thread::sleep(Duration::from_millis(1000));
-                    if unsynced.swap(false, Ordering::AcqRel) {
-                        let synced = file.lock().map(|f| f.sync_data()).ok();
-                        failed.store(!matches!(synced, Some(Ok(()))), Ordering::Release);
-                    }
-                }
-            })?;
+            .spawn(move || thread.run())?;
         Ok(appender)
     }
 
     /// Appends `bytes`; with `fsync`, also waits for them to reach the disk (`always`),
     /// otherwise leaves that to the thread (`everysec`, when `background`) or the OS (`no`).
-    pub fn append(&self, bytes: &[u8], fsync: bool, background: bool) -> io::Result<()> {
-        let mut file = self.file.lock().map_err(|_| io::Error::other("poisoned"))?;
-        file.write_all(bytes)?;
+    /// A write that fails part way is cut back out of the file, as Redis's
+    /// `flushAppendOnlyFile` truncates a short write, so that no half command is left in it.
+    pub fn append(&self, bytes: &[u8], fsync: bool, background: bool) -> Result<(), AppendError> {
+        let mut guard = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let f = &mut *guard;
+        if let Err((error, short)) = write_counting(&mut f.file, bytes, &self.faults) {
+            let undo = if short > 0 {
+                f.file.set_len(f.len).err()
+            } else {
+                None
+            };
+            let left = if undo.is_some() { short } else { 0 };
+            f.len += left as u64;
+            return Err(AppendError::Write {
+                error,
+                short,
+                left,
+                undo,
+            });
+        }
+        f.len += bytes.len() as u64;
         if fsync {
-            file.sync_data()?;
+            sync(&f.file, &self.faults).map_err(AppendError::Fsync)?;
         } else if background {
             self.unsynced.store(true, Ordering::Release);
         }
@@ -274,24 +313,95 @@ impl Appender {
 
     /// Flushes to disk now (closing the file, stopping the AOF).
     pub fn sync(&self) -> io::Result<()> {
-        self.file
-            .lock()
-            .map_err(|_| io::Error::other("poisoned"))?
-            .sync_data()
+        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        sync(&f.file, &self.faults)
     }
 
     /// True if the thread has writes to sync.
     pub fn fsync_pending(&self) -> bool {
         self.unsynced.load(Ordering::Acquire)
     }
+
+    /// The errno of the background fsync's last failure, if the last one failed.
+    pub fn fsync_error(&self) -> Option<i32> {
+        match self.fsync_errno.load(Ordering::Acquire) {
+            0 => None,
+            errno => Some(errno),
+        }
+    }
+}
+
+/// Writes all of `bytes` (retrying interrupted and partial writes, as Redis's `aofWrite`), or
+/// fails with the error and how many bytes went in first. A disk fault set by a test applies
+/// first.
+fn write_counting(
+    file: &mut File,
+    bytes: &[u8],
+    faults: &DiskFaults,
+) -> Result<(), (io::Error, usize)> {
+    if let Some(failure) = faults.take(DiskOp::Write) {
+        let first = failure.written_first.min(bytes.len());
+        file.write_all(&bytes[..first]).map_err(|e| (e, 0))?;
+        return Err((failure.error, first));
+    }
+    let mut done = 0;
+    while done < bytes.len() {
+        match file.write(&bytes[done..]) {
+            Ok(0) => return Err((io::Error::from_raw_os_error(libc::ENOSPC), done)),
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err((e, done)),
+        }
+    }
+    Ok(())
+}
+
+/// fdatasync, or the failure a test's disk fault gives it.
+fn sync(file: &File, faults: &DiskFaults) -> io::Result<()> {
+    match faults.take(DiskOp::Fsync) {
+        Some(failure) => Err(failure.error),
+        None => file.sync_data(),
+    }
+}
+
+/// The `everysec` thread: once a second, an fsync if anything was written since the last good
+/// one (Redis's `BIO_AOF_FSYNC` job); a failure is recorded for the engine and tried again.
+struct FsyncThread {
+    file: Arc<Mutex<AppendFile>>,
+    unsynced: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    errno: Arc<AtomicI32>,
+    faults: DiskFaults,
+}
+
+impl FsyncThread {
+    fn run(self) {
+        while !self.stop.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(1000));
+            if !self.unsynced.swap(false, Ordering::AcqRel) {
+                continue;
+            }
+            let result = {
+                let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+                sync(&f.file, &self.faults)
+            };
+            match result {
+                Ok(()) => self.errno.store(0, Ordering::Release),
+                Err(e) => {
+                    self.errno
+                        .store(e.raw_os_error().unwrap_or(libc::EIO), Ordering::Release);
+                    self.unsynced.store(true, Ordering::Release);
+                }
+            }
+        }
+    }
 }
 
 impl Drop for Appender {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
-        if let Ok(f) = self.file.lock() {
-            let _ = f.sync_data();
-        }
+        let f = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = f.file.sync_data();
     }
 }
 
@@ -331,6 +441,13 @@ pub struct AppendOnly {
     pub current_size: u64,
     pub base_size: u64,
     pub last_write_ok: bool,
+    /// The errno of the last failed write (Redis's `aof_last_write_errno`; ENOSPC for a short
+    /// write), for `-MISCONF Errors writing to the AOF file: …`.
+    pub last_write_errno: i32,
+    /// When a write error was last logged (seconds): at most one line per 30 s, as Redis.
+    pub last_write_error_log_s: i64,
+    /// The background fsync's failure has been logged (once until an fsync succeeds again).
+    pub fsync_error_logged: bool,
     /// DEBUG AOF-FLUSH-SLEEP: microseconds to sleep before each write of a non-empty buffer
     /// (Redis's `aof_flush_sleep`, which its tests use to widen the window between a write and
     /// its reply).
@@ -345,6 +462,19 @@ pub struct AppendOnly {
 }
 
 impl AppendOnly {
+    /// The errno that keeps the AOF from being written, if it cannot be (Redis's
+    /// `DISK_ERROR_TYPE_AOF`): the last write failed, or the background fsync's last try did.
+    #[inline]
+    pub fn unwritable(&self) -> Option<i32> {
+        if self.status == AofStatus::Off {
+            None
+        } else if !self.last_write_ok {
+            Some(self.last_write_errno)
+        } else {
+            self.appender.as_ref()?.fsync_error()
+        }
+    }
+
     pub fn new() -> Self {
         AppendOnly {
             last_write_ok: true,

@@ -30,6 +30,7 @@
 //! This module is the rule store, part of what the executor owns; the engine applies the rules
 //! to requests in `engine/fault_gate.rs`.
 
+use crate::base::disk_faults::DiskFaults;
 use embedis_datatypes::glob;
 use parking_lot::{Condvar, Mutex};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -154,6 +155,8 @@ struct Inner {
     listeners: Mutex<Vec<Arc<dyn Fn() + Send + Sync>>>,
     /// A replica's link stops reading its primary's stream (a partition between them).
     replication_held: AtomicBool,
+    /// The AOF's writes and fsyncs that fail (see [`crate::base::disk_faults`]).
+    disk: DiskFaults,
 }
 
 #[derive(Default)]
@@ -214,9 +217,16 @@ impl Faults {
         self.inner.state.lock().rules.clone()
     }
 
-    /// Removes every rule (a pause runs on until its end).
+    /// Removes every rule, disk faults included (a pause runs on until its end).
     pub fn clear(&self) {
         self.update(|s| s.rules.clear());
+        self.inner.disk.clear();
+    }
+
+    /// The disk fault rules: the AOF's writes and fsyncs that fail, as a full or broken disk
+    /// fails them.
+    pub fn disk(&self) -> &DiskFaults {
+        &self.inner.disk
     }
 
     /// Pauses the server until `until_ms` on its clock (a later pause replaces an earlier one;

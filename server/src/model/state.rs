@@ -187,6 +187,13 @@ pub struct ServerState {
     /// Handlers running (EXEC's and a script's commands nest): Redis's `executing_client`.
     pub executing: u32,
     pub shutdown: Option<ShutdownRequest>,
+    /// The server stopped on an error it cannot recover from (an AOF write or fsync that
+    /// failed under `appendfsync always`, where Redis exits): no reply leaves any more, so that
+    /// nothing unpersisted is acknowledged, and the I/O layer stops the server. The binary
+    /// exits instead (see [`ServerState::stop_fatally`]).
+    pub crashed: bool,
+    /// When the replica last logged applying a write it cannot persist (ms; every 10 s at most).
+    pub last_disk_error_log_ms: i64,
     /// A shutdown waiting for replicas (see [`Stopping`]).
     pub stopping: Stopping,
     pub rng: StdRng,
@@ -263,6 +270,20 @@ fn hex40(rng: &mut StdRng) -> String {
 }
 
 impl ServerState {
+    /// Stops the server on an error it cannot recover from, as Redis's `exit(1)` after logging
+    /// `message`: the binary exits at once; a server inside another process stops without
+    /// saving and without sending another reply ([`ServerState::crashed`]), so the host process
+    /// lives on and sees the server gone, as a client sees a crashed Redis.
+    pub fn stop_fatally(&mut self, message: &str) {
+        self.log.warning(message);
+        if self.owns_process {
+            std::process::exit(1);
+        }
+        self.crashed = true;
+        self.persistence.shutdown_handled = true;
+        self.shutdown = Some(ShutdownRequest::Shutdown);
+    }
+
     /// A fresh 40-hex-digit ID from the server's random source (see [`hex40`]).
     pub fn random_id(&mut self) -> String {
         hex40(&mut self.rng)
@@ -314,6 +335,8 @@ impl ServerState {
             postponed_pushes: bytes::BytesMut::new(),
             executing: 0,
             shutdown: None,
+            crashed: false,
+            last_disk_error_log_ms: 0,
             stopping: Stopping::default(),
             rng,
             next_client_id: 1,

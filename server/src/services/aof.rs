@@ -25,10 +25,11 @@ use bytes::{Bytes, BytesMut};
 use embedis_protocol::Version;
 
 use crate::base::config::{AppendFsync, Config};
+use crate::base::error::os_error_text;
 use crate::base::formats::aof_command_base::{self, CommandWriter};
 use crate::base::formats::rdb_file::{SaveError, SnapshotSink, Target, WriterThread};
 use crate::kernel::call::{How, Parts};
-use crate::model::aof_state::{AofStatus, AppendOnly, Appender};
+use crate::model::aof_state::{AofStatus, AppendError, AppendOnly, Appender};
 use crate::model::client::{ClientHandle, ClientState, Peer};
 use crate::model::keyspace::Keyspace;
 use crate::model::snapshot::{ClockInFile, SnapshotWalk};
@@ -517,7 +518,7 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
         Some(f) => f.name.clone(),
         None => server.aof.manifest.new_incr(&filename),
     };
-    let appender = Appender::open(&dir.join(&name), !opened_existing)
+    let appender = Appender::open(&dir.join(&name), !opened_existing, server.faults.disk())
         .map_err(|e| AofError(format!("Can't open the append-only file {name}: {e}")))?;
     server.aof.appender = Some(appender);
     server
@@ -576,14 +577,85 @@ pub fn flush(ks: &mut Keyspace, server: &mut ServerState) {
             }
             aof.last_write_ok = true;
         }
-        Err(e) => {
-            if aof.last_write_ok {
-                server
-                    .log
-                    .warning(&format!("Error writing to the AOF file: {e}"));
-            }
-            aof.last_write_ok = false;
+        Err(AppendError::Fsync(e)) => server.stop_fatally(
+            &format!(
+                "Can't persist AOF for fsync error when the AOF fsync policy is 'always': {}. Exiting...",
+                os_error_text(&e)
+            ),
+        ),
+        Err(AppendError::Write {
+            error,
+            short,
+            left,
+            undo,
+        }) => write_failed(server, &error, short, left, undo.as_ref()),
+    }
+}
+
+/// A failed AOF write, as Redis's `flushAppendOnlyFile` handles it: logged (one line per 30 s),
+/// then under `always` the server stops — the replies of the writes are waiting and the writes
+/// cannot be undone — and otherwise the bytes stay buffered for the next try, writes are refused
+/// with `-MISCONF` meanwhile ([`disk_error_message`]), and the tick tries again.
+fn write_failed(
+    server: &mut ServerState,
+    error: &std::io::Error,
+    short: usize,
+    left: usize,
+    undo: Option<&std::io::Error>,
+) {
+    let now_s = server.clock.now_ms().div_euclid(1000);
+    let aof = &mut server.aof;
+    let can_log = now_s - aof.last_write_error_log_s > 30 || aof.last_write_ok;
+    if can_log {
+        aof.last_write_error_log_s = now_s;
+    }
+    let expected = aof.buf.len();
+    if short == 0 {
+        aof.last_write_errno = error.raw_os_error().unwrap_or(libc::EIO);
+        if can_log {
+            server.log.warning(&format!(
+                "Error writing to the AOF file: {}",
+                os_error_text(error)
+            ));
         }
+    } else {
+        aof.last_write_errno = libc::ENOSPC;
+        if can_log {
+            server.log.warning(&format!(
+                "Short write while writing to the AOF file: (nwritten={short}, expected={expected})"
+            ));
+            if let Some(undo) = undo {
+                server.log.warning(&format!("Could not remove short write from the append-only file.  Redis may refuse to load the AOF the next time it starts.  ftruncate: {}", os_error_text(undo)));
+            }
+        }
+    }
+    if server.config.appendfsync == AppendFsync::Always {
+        server.stop_fatally(
+            "Can't recover from AOF write error when the AOF fsync policy is 'always'. Exiting...",
+        );
+        return;
+    }
+    let aof = &mut server.aof;
+    aof.last_write_ok = false;
+    // What stayed in the file (the cut failed) is not written again.
+    aof.current_size += left as u64;
+    aof.buf.drain(..left);
+}
+
+/// The tick's look at the background fsync: its failure is logged once, as Redis's fsync job
+/// logs the first failure in a row.
+pub fn watch_fsync(server: &mut ServerState) {
+    let failed = server.aof.appender.as_ref().and_then(|a| a.fsync_error());
+    match failed {
+        Some(errno) if !server.aof.fsync_error_logged => {
+            server.aof.fsync_error_logged = true;
+            let text = os_error_text(&std::io::Error::from_raw_os_error(errno));
+            server
+                .log
+                .warning(&format!("Fail to fsync the AOF file: {text}"));
+        }
+        None => server.aof.fsync_error_logged = false,
+        _ => {}
     }
 }
 
@@ -669,6 +741,16 @@ fn start_base_writer(
 /// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a
 /// point-in-time snapshot, and a new incremental file from the same point on.
 pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
+    let started = begin_rewrite(ks, server);
+    if started.is_err() {
+        // A rewrite that cannot start counts as a failed one (Redis's
+        // `rewriteAppendOnlyFileBackground` sets `aof_lastbgrewrite_status` so).
+        server.aof.last_rewrite_ok = false;
+    }
+    started
+}
+
+fn begin_rewrite(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
     let dir = dir_of(&server.config);
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let filename = server.config.appendfilename.clone();
@@ -691,19 +773,27 @@ pub fn rewrite_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
     // in the manifest) before the snapshot's point in time. With the AOF off, a rewrite writes
     // only a base.
     if server.aof.status != AofStatus::Off {
-        let appender = Appender::open(&dir.join(&incr_name), true).map_err(|e| e.to_string())?;
-        // The new file starts with a SELECT; from now on the stream is recorded for it.
-        ks.stream.set_aof(true);
-        ks.stream.aof_reselect();
+        // Until the new manifest is on disk the AOF stays as it was (a full disk fails here):
+        // the base's temporary file and the new increment go.
+        let undo = |error: String| {
+            let _ = std::fs::remove_file(&target.temp);
+            let _ = std::fs::remove_file(dir.join(&incr_name));
+            error
+        };
+        let appender = Appender::open(&dir.join(&incr_name), true, server.faults.disk())
+            .map_err(|e| undo(e.to_string()))?;
         if server.aof.status == AofStatus::On {
-            server.aof.manifest = manifest;
-            server
-                .aof
-                .persist_manifest(&dir, &filename)
-                .map_err(|e| e.to_string())?;
+            let old = std::mem::replace(&mut server.aof.manifest, manifest);
+            if let Err(e) = server.aof.persist_manifest(&dir, &filename) {
+                server.aof.manifest = old;
+                return Err(undo(e.to_string()));
+            }
         } else {
             server.aof.pending_incr = Some((incr_name.clone(), manifest));
         }
+        // The new file starts with a SELECT; from now on the stream is recorded for it.
+        ks.stream.set_aof(true);
+        ks.stream.aof_reselect();
         server.aof.appender = Some(appender);
         server.log.notice(&format!(
             "Creating AOF incr file {incr_name} on background rewrite"
@@ -858,6 +948,7 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
         return;
     }
     flush(ks, server);
+    watch_fsync(server);
     if server.persistence.bgsave.is_some() {
         return;
     }

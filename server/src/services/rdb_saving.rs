@@ -310,11 +310,18 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
             server.persistence.last_bgsave_ok = true;
         }
         Err(e) => {
-            server.log.warning(&format!(
-                "Write error saving DB on disk({}): {}",
-                e.step, e.error
-            ));
-            server.log.warning("Background saving error");
+            match crate::base::formats::rdb_child::killed_by_signal(&e.error) {
+                Some(signal) => server
+                    .log
+                    .warning(&format!("Background saving terminated by signal {signal}")),
+                None => {
+                    server.log.warning(&format!(
+                        "Write error saving DB on disk({}): {}",
+                        e.step, e.error
+                    ));
+                    server.log.warning("Background saving error");
+                }
+            }
             server.persistence.last_bgsave_ok = false;
         }
     }

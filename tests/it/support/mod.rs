@@ -508,6 +508,19 @@ pub fn text(conn: &mut Conn, args: &[&str]) -> String {
     lossy(&conn.command(args))
 }
 
+/// Waits (up to 30 s) until the server has loaded its files: a server still loading answers
+/// INFO and DEBUG already, DEBUG DIGEST with the digest of a half-loaded dataset.
+pub fn wait_loaded(conn: &mut Conn) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while field(&text(conn, &["INFO", "persistence"]), "loading") != "0" {
+        assert!(
+            Instant::now() < deadline,
+            "the server did not finish loading"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// DEBUG DIGEST's reply (a digest of the whole dataset), checked to be a status line.
 #[track_caller]
 pub fn digest(conn: &mut Conn) -> String {

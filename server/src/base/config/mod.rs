@@ -172,6 +172,9 @@ pub struct Config {
     pub rdbchecksum: bool,
     /// Refuse writes (`-MISCONF`) while the last background save failed and save points are set.
     pub stop_writes_on_bgsave_error: bool,
+    /// A replica applies its primary's writes while it cannot persist them, logging it, instead
+    /// of stopping (Redis 7.0's `replica-ignore-disk-write-errors`, default no).
+    pub replica_ignore_disk_write_errors: bool,
     /// Microseconds the background save pauses after each key (`rdb-key-save-delay`, a test
     /// control Redis's own suite uses to keep a save running).
     pub rdb_key_save_delay: i64,
@@ -510,6 +513,7 @@ impl Default for Config {
             rdbcompression: true,
             rdbchecksum: true,
             stop_writes_on_bgsave_error: true,
+            replica_ignore_disk_write_errors: false,
             rdb_key_save_delay: 0,
             key_load_delay: 0,
             loading_process_events_interval_bytes: 2 * 1024 * 1024,

@@ -10,6 +10,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
@@ -53,18 +54,53 @@ impl ChildFile {
         let status = self.child.wait()?;
         if status.success() {
             Ok(())
+        } else if let Some(signal) = status.signal() {
+            Err(io::Error::other(KilledBySignal(signal)))
         } else {
             Err(io::Error::other(format!("the save's child {status}")))
         }
     }
+
+    /// A broken pipe means the child is gone: if a signal ended it, the error says so.
+    fn pipe_error(&mut self, error: io::Error) -> io::Error {
+        if error.kind() != io::ErrorKind::BrokenPipe {
+            return error;
+        }
+        match self.child.wait().ok().and_then(|s| s.signal()) {
+            Some(signal) => io::Error::other(KilledBySignal(signal)),
+            None => error,
+        }
+    }
+}
+
+/// A save's child ended by a signal (Redis logs "Background saving terminated by signal N" and
+/// counts the save failed, unless the signal is SIGUSR1, its own kill).
+#[derive(Debug)]
+pub struct KilledBySignal(pub i32);
+
+impl std::fmt::Display for KilledBySignal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the save's child was terminated by signal {}", self.0)
+    }
+}
+
+impl std::error::Error for KilledBySignal {}
+
+/// The signal that ended a save's child, if `error` says one did.
+pub fn killed_by_signal(error: &io::Error) -> Option<i32> {
+    error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<KilledBySignal>())
+        .map(|k| k.0)
 }
 
 impl Write for ChildFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.stdin {
+        let result = match &mut self.stdin {
             Some(stdin) => stdin.write(buf),
             None => Err(io::ErrorKind::BrokenPipe.into()),
-        }
+        };
+        result.map_err(|e| self.pipe_error(e))
     }
 
     fn flush(&mut self) -> io::Result<()> {

@@ -423,19 +423,21 @@ impl WriterThread {
         }
     }
 
-    /// Stops the thread; it removes its temporary file.
-    pub fn cancel(mut self) {
+    /// Stops the thread and waits for it; it removes its temporary file (see the `Drop`).
+    pub fn cancel(self) {
+        drop(self);
+    }
+}
+
+impl Drop for WriterThread {
+    /// A save abandoned (killed, or its start failed half way) waits for its thread, which
+    /// removes the temporary file: a removal left to run later could take the file of the next
+    /// save of the same name (a rewrite retried at once after a full disk lost its base so).
+    fn drop(&mut self) {
         self.cancelled.store(true, Ordering::Release);
         self.tx = None;
         if let Some(handle) = self.handle.take() {
             let _ = handle.join();
         }
-    }
-}
-
-impl Drop for WriterThread {
-    fn drop(&mut self) {
-        self.cancelled.store(true, Ordering::Release);
-        self.tx = None;
     }
 }
