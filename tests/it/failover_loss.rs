@@ -577,6 +577,54 @@ fn the_sentinels_promote_the_replica_that_acknowledged_the_writes() {
     }
 }
 
+/// What `WAIT 1` answers each client while the replica's link is held, on one server of
+/// `kind`: A wrote before the hold (acknowledged), B after it, C never.
+fn wait_transcript(kind: Kind) -> Option<Vec<String>> {
+    let primary = start_server(kind, "failover loss: WAIT", &[])?;
+    let proxy = LinkProxy::start(primary.addr());
+    let port = proxy.addr().port().to_string();
+    let replica = start_server(
+        kind,
+        "failover loss: WAIT",
+        &["--replicaof", "127.0.0.1", &port],
+    )?;
+    wait_until("the replica's link", || {
+        field(&info(replica.addr(), "replication"), "master_link_status") == "up"
+    });
+    let [mut a, mut b, mut c] = [0; 3].map(|_| Conn::connect(primary.addr()).unwrap());
+    let mut transcript = vec![
+        text(&mut a, &["SET", "a", "1"]),
+        text(&mut a, &["WAIT", "1", "5000"]),
+    ];
+    proxy.hold(replica.port);
+    transcript.extend([
+        text(&mut b, &["SET", "b", "1"]),
+        text(&mut a, &["WAIT", "1", "100"]),
+        text(&mut c, &["WAIT", "1", "100"]),
+        text(&mut b, &["WAIT", "1", "100"]),
+    ]);
+    proxy.release(replica.port);
+    transcript.push(text(&mut b, &["WAIT", "1", "5000"]));
+    Some(transcript)
+}
+
+/// WAIT waits for the calling client's own writes (Redis's `c->woff`), not for the stream's
+/// end: a lock client whose lock reached a replica hears 1 even while another client's later
+/// write has not, and a client that never wrote hears every replica at once. (embedis used to
+/// wait for the stream's end, and answered both 0 after the timeout.)
+#[test]
+fn wait_counts_the_replicas_that_have_the_clients_own_writes() {
+    let Some(theirs) = wait_transcript(Kind::Redis) else {
+        return;
+    };
+    let ours = wait_transcript(Kind::Embedis).unwrap();
+    assert_eq!(
+        theirs,
+        ["+OK\r\n", ":1\r\n", "+OK\r\n", ":1\r\n", ":1\r\n", ":0\r\n", ":1\r\n"]
+    );
+    assert_eq!(ours, theirs);
+}
+
 /// The count itself, without servers: the survivors are the longest prefix of the writes that
 /// matches the new primary. A lock taken and released after the last write the new primary
 /// shows is lost with the writes around it, though its key is absent on both sides.
