@@ -59,6 +59,7 @@ mod cluster;
 mod cluster_bus_format;
 mod cluster_mixed;
 mod failover;
+mod failover_loss;
 mod io_uring;
 mod replica_loading;
 mod replication;

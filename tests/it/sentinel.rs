@@ -28,19 +28,19 @@ use std::time::{Duration, Instant};
 use support::{flat, Conn};
 
 /// The name the sentinels monitor the primary under.
-const NAME: &str = "mymaster";
+pub(crate) const NAME: &str = "mymaster";
 
 /// One test at a time (see the module documentation).
 static SERIAL: Mutex<()> = Mutex::new(());
 
-fn serial() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// A command's reply flattened into strings (arrays and maps alike).
-fn strings(addr: SocketAddr, args: &[&str]) -> Vec<String> {
+pub(crate) fn strings(addr: SocketAddr, args: &[&str]) -> Vec<String> {
     let Ok(mut c) = Conn::connect(addr) else {
         return Vec::new();
     };
@@ -80,7 +80,7 @@ fn link_up(addr: SocketAddr, password: Option<&str>) -> bool {
 
 /// Three redis-sentinel processes monitoring one primary (quorum 2), each with its config file
 /// in a temporary directory of its own (Sentinel rewrites it); killed and removed on drop.
-struct Sentinels {
+pub(crate) struct Sentinels {
     children: Vec<Child>,
     ports: Vec<u16>,
     dir: PathBuf,
@@ -93,7 +93,7 @@ impl Sentinels {
     }
 
     /// As [`Sentinels::start`], with `extra` appended to each sentinel's configuration.
-    fn start_with(test: &str, primary: SocketAddr, extra: &str) -> Option<Sentinels> {
+    pub(crate) fn start_with(test: &str, primary: SocketAddr, extra: &str) -> Option<Sentinels> {
         let binary = support::find_binary("redis-sentinel", test)?;
         let dir = std::env::temp_dir().join(format!(
             "embedis-sentinel-{}-{}",
@@ -184,7 +184,7 @@ impl Sentinels {
         panic!("redis-sentinel did not start (10 attempts)");
     }
 
-    fn addrs(&self) -> Vec<SocketAddr> {
+    pub(crate) fn addrs(&self) -> Vec<SocketAddr> {
         self.ports
             .iter()
             .map(|p| SocketAddr::from(([127, 0, 0, 1], *p)))
@@ -192,7 +192,7 @@ impl Sentinels {
     }
 
     /// The sentinels' logs, for a failure's message.
-    fn logs(&self) -> String {
+    pub(crate) fn logs(&self) -> String {
         (0..self.children.len())
             .map(|i| {
                 let log = self.dir.join(format!("sentinel-{i}.log"));
@@ -205,7 +205,7 @@ impl Sentinels {
     }
 
     /// Waits up to `secs` for `done`, failing with the sentinels' logs.
-    fn wait_for(&self, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    pub(crate) fn wait_for(&self, what: &str, secs: u64, mut done: impl FnMut() -> bool) {
         let deadline = Instant::now() + Duration::from_secs(secs);
         while !done() {
             assert!(
@@ -228,7 +228,7 @@ impl Sentinels {
     }
 
     /// Waits until every sentinel knows both replicas and the two other sentinels.
-    fn wait_until_settled(&self) {
+    pub(crate) fn wait_until_settled(&self) {
         self.wait_for(
             "the sentinels to find the replicas and each other",
             20,
@@ -251,7 +251,7 @@ impl Sentinels {
     }
 
     /// Waits until every sentinel reports a primary other than `old`; returns its port.
-    fn wait_for_new_primary(&self, old: u16) -> u16 {
+    pub(crate) fn wait_for_new_primary(&self, old: u16) -> u16 {
         let mut new = 0;
         self.wait_for("every sentinel to report the new primary", 25, || {
             let ports: Vec<Option<u16>> = (0..3).map(|i| self.primary_port(i)).collect();

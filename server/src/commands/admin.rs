@@ -74,10 +74,11 @@ fn role(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 /// WAIT numreplicas timeout (Redis's `waitCommand`): blocks until `numreplicas` replicas have
-/// acknowledged everything written so far (the stream's end now, which covers this client's
-/// writes), or the timeout (0 = for ever) passes; answers how many did. The turn's end asks the
-/// replicas for an acknowledgement (REPLCONF GETACK). Inside MULTI or a script it counts at
-/// once.
+/// acknowledged this client's writes (the offset after its last command that propagated, not
+/// the stream's end: other clients' later writes are not waited for, and a client that never
+/// wrote has every replica's acknowledgement), or the timeout (0 = for ever) passes; answers
+/// how many did. The turn's end asks the replicas for an acknowledgement (REPLCONF GETACK).
+/// Inside MULTI or a script it counts at once.
 fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
     if ctx.server.repl.primary.is_some() {
         return Err(Error::msg(
@@ -86,7 +87,7 @@ fn wait(ctx: &mut Ctx<'_>) -> CmdResult {
     }
     let wanted = ctx.int_arg(1)?;
     let deadline = deadline_from_ms(ctx, 2)?;
-    let offset = ctx.server.repl.offset + ctx.ks.stream.len() as u64;
+    let offset = ctx.client.woff;
     let acked = ctx.server.repl.acknowledged(offset);
     if acked as i64 >= wanted || !ctx.may_block {
         ctx.out.integer(acked as i64);

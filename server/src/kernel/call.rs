@@ -67,8 +67,11 @@ pub fn call(
     let dirty_before = parts.ks.dirty;
     // The write stream: one test while nobody consumes it (see crate::model::write_stream).
     let propagating = parts.ks.stream.is_on();
+    // The replication stream's end before the command, to tell whether it propagated.
+    let mut end_before = 0;
     if propagating {
         parts.ks.stream.enter(dirty_before);
+        end_before = parts.server.repl.offset + parts.ks.stream.len() as u64;
     }
     let out_start = out.len();
     let (result, block) = {
@@ -118,6 +121,13 @@ pub fn call(
         if propagating {
             let (dirty, db) = (ctx.ks.dirty, ctx.client.db);
             ctx.ks.stream.leave(dirty, db, args);
+            // WAIT waits for the client's own writes (Redis's `c->woff`): the stream's end
+            // after its last command that moved it, while the stream feeds replicas (with no
+            // backlog the offset stands still, as Redis's does).
+            let end = ctx.server.repl.offset + ctx.ks.stream.len() as u64;
+            if end != end_before && ctx.server.repl.is_on() {
+                ctx.client.woff = end;
+            }
         }
         (result, ctx.block)
     };

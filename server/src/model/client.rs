@@ -451,6 +451,9 @@ pub struct ClientState {
     /// This server's primary, applying its stream (`flags=M`): its writes pass the replica's
     /// READONLY gate and its replies are dropped.
     pub master: bool,
+    /// The replication offset right after its last command that propagated (Redis's
+    /// `c->woff`): what its WAIT waits for, so that other clients' later writes do not count.
+    pub woff: u64,
     pub reply_mode: ReplyMode,
     /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
     pub close_after_reply: bool,
@@ -524,6 +527,7 @@ impl ClientState {
             replica: false,
             replica_port: 0,
             master: false,
+            woff: 0,
             replica_eof: false,
             rdb_filter: RdbFilter::default(),
             reply_mode: ReplyMode::On,

@@ -138,6 +138,21 @@ impl Lock {
         reply.expect("compare-and-delete answers an integer")
     }
 
+    /// Sends `WAIT replicas timeout_ms` on the lock's connection, where it waits for the
+    /// connection's own writes (Redis counts from the client's last write).
+    pub fn send_wait(&mut self, replicas: i64, timeout_ms: i64) {
+        let (replicas, timeout) = (replicas.to_string(), timeout_ms.to_string());
+        send(&mut self.conn, &["WAIT", &replicas, &timeout]);
+    }
+
+    /// WAIT's reply: how many replicas acknowledged the connection's writes.
+    pub fn read_wait(&mut self) -> i64 {
+        match read(&mut self.conn) {
+            Some(Value::Integer(n)) => n,
+            other => panic!("WAIT answered {other:?}"),
+        }
+    }
+
     /// The unsafe release the documents warn about: `DEL key`, whoever holds it now.
     pub fn send_naive_release(&mut self) {
         send(&mut self.conn, &["DEL", &self.key]);

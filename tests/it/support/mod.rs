@@ -15,6 +15,7 @@
 #![allow(dead_code)]
 
 pub mod client;
+pub mod link_proxy;
 pub mod locks;
 
 #[allow(unused_imports)] // Only the multi-connection tests use it.
@@ -211,6 +212,11 @@ impl RedisServer {
 
     pub fn addr(&self) -> SocketAddr {
         SocketAddr::from(([127, 0, 0, 1], self.port))
+    }
+
+    /// The process's id, for the tests that stop and continue it (SIGSTOP, SIGCONT).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// The server's working directory (`--dir`), where its RDB file goes.
