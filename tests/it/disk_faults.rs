@@ -237,6 +237,7 @@ fn check_acknowledged(c: &mut Conn, acknowledged: u64, what: &str) {
     );
     let last = format!("key:{}", acknowledged - 1);
     assert_eq!(text(c, &["EXISTS", &last, "key:0"]), ":2\r\n", "{what}");
+    eprintln!("{what}: {acknowledged} write pairs acknowledged, 0 lost ({counter} INCRs kept)");
 }
 
 /// Fills `c`'s server with `n` keys of 100 bytes, pipelined.
