@@ -440,7 +440,7 @@ fn context_builder(
 /// A PEM private key, decrypted with `pass` when it is encrypted. Without a password an
 /// encrypted key fails (Redis's OpenSSL would ask a terminal, which a server has not).
 fn load_key(key_file: &str, pass: &str) -> Result<PKey<openssl::pkey::Private>, String> {
-    let pem = std::fs::read(key_file).map_err(|e| io_text(&e))?;
+    let pem = std::fs::read(key_file).map_err(|e| system_error(&e))?;
     PKey::private_key_from_pem_callback(&pem, |buf| {
         let pass = pass.as_bytes();
         if pass.is_empty() || pass.len() > buf.len() {
@@ -484,6 +484,17 @@ fn dh_params(ctx: &mut SslContextBuilder, file: &str) -> Result<(), String> {
             openssl_error(&e)
         )
     })
+}
+
+/// A file that cannot be read, as OpenSSL reports it when it opens the file itself (a system
+/// error: its flag bit and errno, then `strerror`), so that the key file's line reads as Redis's.
+fn system_error(e: &std::io::Error) -> String {
+    let errno = e.raw_os_error().unwrap_or(0) as u32;
+    format!(
+        "error:{:08X}:system library::{}",
+        0x8000_0000 | errno,
+        io_text(e)
+    )
 }
 
 /// An I/O error as C's `strerror` says it (Rust adds " (os error N)").
@@ -550,6 +561,10 @@ mod tests {
         );
         let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
         assert_eq!(io_text(&missing), "No such file or directory");
+        assert_eq!(
+            load_key("/nonexistent/key.pem", "").unwrap_err(),
+            "error:80000002:system library::No such file or directory"
+        );
     }
 
     #[test]
