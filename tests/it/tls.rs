@@ -908,6 +908,12 @@ struct Recipes {
     dir: std::path::PathBuf,
 }
 
+impl Drop for Recipes {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
 impl Recipes {
     fn make(test: &str) -> Option<Recipes> {
         let openssl = find_binary("openssl", test)?;
