@@ -210,7 +210,7 @@ TLS = {"dir": None, "ports": {}}
 
 def make_tls_certs():
     """A CA, a server certificate (for 127.0.0.1 and localhost) and a client certificate, X.509 v3
-    as rustls requires, made with openssl in a temporary directory."""
+    (as the rustls build required, and as the figures before issue 32 were made), made with openssl in a temporary directory."""
     import tempfile
     d = tempfile.mkdtemp(prefix="embedis-bench-tls-")
 

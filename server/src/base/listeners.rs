@@ -5,7 +5,10 @@
 //! that the command can answer Redis's error when an address is taken — and the networking layer
 //! turns them into tokio listeners. [`ListenerControl`] hands a new set to the networking layer,
 //! which stops accepting on the old sockets and starts on the new ones; open connections are not
-//! affected, as in Redis.
+//! affected, as in Redis. The old sockets stop listening before [`ListenerControl::replace`]
+//! returns, as Redis closes them inside CONFIG SET: the networking layer drops them only when its
+//! task next runs, and a CONFIG SET right after (`tls-port 0`, then `port` on the same number)
+//! must find the port free.
 
 use socket2::{Domain, Socket, Type};
 use std::io;
@@ -114,21 +117,42 @@ pub fn set_keepalive(stream: &tokio::net::TcpStream, seconds: u64) {
     let _ = socket2::SockRef::from(stream).set_tcp_keepalive(&keepalive);
 }
 
-/// The networking layer's inbox for a new set of TCP listeners.
+/// The networking layer's inbox for a new set of TCP listeners, and a duplicate descriptor of
+/// each current one, to stop it listening at once when it is replaced.
 #[derive(Clone)]
 pub struct ListenerControl {
     sender: UnboundedSender<Vec<TcpListener>>,
+    current: std::sync::Arc<parking_lot::Mutex<Vec<std::os::fd::OwnedFd>>>,
 }
 
 impl ListenerControl {
-    pub fn new(sender: UnboundedSender<Vec<TcpListener>>) -> Self {
-        ListenerControl { sender }
+    /// The control of the networking layer that `sender` reaches, which starts with `initial`.
+    pub fn new(sender: UnboundedSender<Vec<TcpListener>>, initial: &[TcpListener]) -> Self {
+        ListenerControl {
+            sender,
+            current: std::sync::Arc::new(parking_lot::Mutex::new(duplicates(initial))),
+        }
     }
 
-    /// Replaces the listeners the server accepts on.
+    /// Replaces the listeners the server accepts on; the old ones no longer listen on return.
     pub fn replace(&self, listeners: Vec<TcpListener>) {
+        let next = duplicates(&listeners);
+        for old in std::mem::replace(&mut *self.current.lock(), next) {
+            // A listening socket shut down leaves the listening state (its pending accepts fail)
+            // while the networking layer still holds it; the port can then be bound again.
+            // SAFETY: `old` is an open descriptor of our own.
+            unsafe { libc::shutdown(std::os::fd::AsRawFd::as_raw_fd(&old), libc::SHUT_RDWR) };
+        }
         let _ = self.sender.send(listeners);
     }
+}
+
+/// A descriptor of each listener's socket of our own (the socket stays open as long as it is).
+fn duplicates(listeners: &[TcpListener]) -> Vec<std::os::fd::OwnedFd> {
+    listeners
+        .iter()
+        .filter_map(|l| std::os::fd::AsFd::as_fd(l).try_clone_to_owned().ok())
+        .collect()
 }
 
 #[cfg(test)]
@@ -144,6 +168,19 @@ mod tests {
             "the unavailable optional address is skipped"
         );
         assert_ne!(listeners[0].local_addr().unwrap().port(), 0);
+    }
+
+    #[test]
+    fn a_replaced_listener_frees_its_port_at_once() {
+        let (sender, _inbox) = tokio::sync::mpsc::unbounded_channel();
+        let old = bind_tcp(&["127.0.0.1".into()], 0, true, 16).unwrap();
+        let port = old[0].local_addr().unwrap().port();
+        let control = ListenerControl::new(sender, &old);
+        assert!(bind_tcp(&["127.0.0.1".into()], port, false, 16).is_err());
+        control.replace(Vec::new());
+        // `old` is still open, as in the networking layer until its task next runs.
+        assert!(bind_tcp(&["127.0.0.1".into()], port, false, 16).is_ok());
+        drop(old);
     }
 
     #[test]

@@ -4,40 +4,34 @@
 //!
 //! Redis 7.0 builds an OpenSSL context from the certificate, key and CA files when TLS is wanted
 //! (a `tls-port`, `tls-replication` or `tls-cluster`), and builds it again when CONFIG SET changes
-//! one of them, keeping the old one if the new files do not load. Here the same happens with
-//! rustls: [`configure`] reads the files into a [`TlsContext`] (or says, in the words Redis logs,
-//! why it cannot), and [`TlsShared`] holds the current one where the listeners and the link read
-//! it for every new connection — so a reload changes new connections and leaves open ones alone,
-//! as in Redis. `tls-auth-clients` is read per connection too (Redis sets the verify mode when it
-//! accepts), which is why a context carries a server configuration for each of its three values.
+//! one of them, keeping the old one if the new files do not load. Here the same happens with the
+//! same library (the `openssl` crate over the system's libssl, through `tokio-openssl`):
+//! [`configure`] makes the calls Redis makes, in its order, into a [`TlsContext`] (or says, in
+//! the words Redis logs, why it cannot), and [`TlsShared`] holds the current one where the
+//! listeners and the link read it for every new connection — so a reload changes new
+//! connections and leaves open ones alone, as in Redis. `tls-auth-clients` is read per
+//! connection too (Redis sets the verify mode on each accepted connection).
 //!
-//! What rustls cannot do, and so what the accepted parameters do not change:
-//! - `tls-dh-params-file`: rustls has no finite-field Diffie-Hellman suites (ECDHE only).
-//! - `tls-key-file-pass`, `tls-client-key-file-pass`: rustls reads unencrypted PEM keys only; an
-//!   encrypted key fails to load with a log line saying so.
-//! - `tls-session-cache-timeout`: rustls's session cache has a size but no lifetime.
-//! - `TLSv1` and `TLSv1.1` in `tls-protocols`: rustls speaks TLS 1.2 and 1.3 only (Redis's default
-//!   is those two as well); a list naming nothing else fails as an unusable configuration.
-//! - X.509 v1 certificates (made by `openssl x509 -req` without extensions): webpki accepts
-//!   v3 only; such a certificate fails to load with a log line saying so.
-//! - `tls-ciphers` is OpenSSL's cipher-list language: the names of the TLS 1.2 suites rustls has
-//!   are honoured, keywords (`DEFAULT`, `HIGH`, `!aNULL`…) keep every TLS 1.2 suite.
+//! OpenSSL rather than rustls because every recipe Redis serves must serve here: X.509 v1
+//! certificates (webpki takes v3 only), encrypted keys with `tls-key-file-pass`, finite-field
+//! DHE suites and `tls-dh-params-file`, TLS 1.2 CBC suites (`tls-ciphers AES128-SHA256`, as
+//! Redis's own tests ask), TLS 1.0/1.1 in `tls-protocols`, and OpenSSL's cipher-list language
+//! itself, which only OpenSSL reads as OpenSSL does. BENCHMARKS.md ("TLS") has what it costs.
 //!
 //! A replica checks its primary's certificate chain against the CA but not the host name, as
 //! Redis 7.0 does (it never sets the expected host on its OpenSSL connection): certificates
 //! made for a cluster's nodes often name no address at all.
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::CryptoProvider;
-use rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache, WebPkiClientVerifier};
-use rustls::{
-    CertificateError, CipherSuite, ClientConfig, DigitallySignedStruct, RootCertStore,
-    ServerConfig, SignatureScheme, SupportedCipherSuite, SupportedProtocolVersion,
+use openssl::error::ErrorStack;
+use openssl::pkey::PKey;
+use openssl::ssl::{
+    Ssl, SslContext, SslContextBuilder, SslMethod, SslMode, SslOptions, SslSessionCacheMode,
+    SslVerifyMode,
 };
-use rustls_pki_types::pem::PemObject;
-use rustls_pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
+use tokio::net::TcpStream;
 
 /// `tls-auth-clients`: whether a client must show a certificate signed by the CA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,24 +141,63 @@ impl TlsConfig {
     }
 }
 
-/// What one configuration built: a server configuration per client-auth mode and the client
-/// configuration a replica connects with.
+/// What one configuration built: the context connections are accepted with, and the one a
+/// replica or a bus link connects with.
 pub struct TlsContext {
-    /// `tls-auth-clients no`.
-    open: Arc<ServerConfig>,
-    /// `yes` and `optional`; None without a CA (every such handshake is then refused).
-    required: Option<Arc<ServerConfig>>,
-    optional: Option<Arc<ServerConfig>>,
+    server: SslContext,
     /// None without a CA: a replica cannot check its primary.
-    client: Option<Arc<ClientConfig>>,
+    client: Option<SslContext>,
+    /// Whether a CA was given, without which no client certificate can be verified.
+    has_ca: bool,
 }
 
 impl std::fmt::Debug for TlsContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TlsContext")
-            .field("verifies_clients", &self.required.is_some())
+            .field("verifies_clients", &self.has_ca)
             .field("connects", &self.client.is_some())
             .finish()
+    }
+}
+
+/// A TLS connection, accepted or dialled.
+pub type TlsStream = tokio_openssl::SslStream<TcpStream>;
+
+/// The context and verify mode for one connection being accepted.
+pub struct Acceptor {
+    context: SslContext,
+    verify: SslVerifyMode,
+}
+
+impl Acceptor {
+    /// Runs the server side of the handshake on `stream`.
+    pub async fn accept(self, stream: TcpStream) -> Result<TlsStream, String> {
+        let mut ssl = Ssl::new(&self.context).map_err(|e| openssl_error(&e))?;
+        ssl.set_verify(self.verify);
+        let mut tls = TlsStream::new(ssl, stream).map_err(|e| openssl_error(&e))?;
+        Pin::new(&mut tls)
+            .accept()
+            .await
+            .map_err(|e| handshake_error(&e))?;
+        Ok(tls)
+    }
+}
+
+/// The context a replica's link or a bus link connects with.
+pub struct Connector {
+    context: SslContext,
+}
+
+impl Connector {
+    /// Runs the client side of the handshake on `stream`.
+    pub async fn connect(self, stream: TcpStream) -> Result<TlsStream, String> {
+        let ssl = Ssl::new(&self.context).map_err(|e| openssl_error(&e))?;
+        let mut tls = TlsStream::new(ssl, stream).map_err(|e| openssl_error(&e))?;
+        Pin::new(&mut tls)
+            .connect()
+            .await
+            .map_err(|e| handshake_error(&e))?;
+        Ok(tls)
     }
 }
 
@@ -207,41 +240,76 @@ impl TlsShared {
     /// The acceptor for a connection just accepted on the TLS port, with the current context and
     /// client-auth mode; None if it must be refused (no context, or verification asked without
     /// a CA).
-    pub fn acceptor(&self) -> Option<tokio_rustls::TlsAcceptor> {
+    pub fn acceptor(&self) -> Option<Acceptor> {
         let context = self.inner.context.read().clone()?;
-        let config = match self.auth_clients() {
-            AuthClients::No => context.open.clone(),
-            AuthClients::Yes => context.required.clone()?,
-            AuthClients::Optional => context.optional.clone()?,
+        let verify = match self.auth_clients() {
+            AuthClients::No => SslVerifyMode::NONE,
+            AuthClients::Yes => SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
+            AuthClients::Optional => SslVerifyMode::PEER,
         };
-        Some(tokio_rustls::TlsAcceptor::from(config))
+        if verify != SslVerifyMode::NONE && !context.has_ca {
+            return None;
+        }
+        Some(Acceptor {
+            context: context.server.clone(),
+            verify,
+        })
     }
 
     /// The acceptor of the cluster bus under `tls-cluster`: a peer must show a certificate
     /// signed by the CA whatever `tls-auth-clients` says, as in Redis. None without a CA.
-    pub fn peer_acceptor(&self) -> Option<tokio_rustls::TlsAcceptor> {
+    pub fn peer_acceptor(&self) -> Option<Acceptor> {
         let context = self.inner.context.read().clone()?;
-        Some(tokio_rustls::TlsAcceptor::from(context.required.clone()?))
+        context.has_ca.then(|| Acceptor {
+            context: context.server.clone(),
+            verify: SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT,
+        })
     }
 
     /// The connector a replica's link uses; None without a context or a CA.
-    pub fn connector(&self) -> Option<tokio_rustls::TlsConnector> {
+    pub fn connector(&self) -> Option<Connector> {
         let context = self.inner.context.read().clone()?;
-        Some(tokio_rustls::TlsConnector::from(context.client.clone()?))
+        Some(Connector {
+            context: context.client.clone()?,
+        })
     }
 }
 
-/// The name a replica connects to: an address as such, anything else as a DNS name (only the
-/// SNI extension sees it, since the name is not checked).
-pub fn server_name(host: &str) -> ServerName<'static> {
-    match host.parse::<std::net::IpAddr>() {
-        Ok(ip) => ServerName::IpAddress(ip.into()),
-        Err(_) => ServerName::try_from(host.to_string())
-            .unwrap_or_else(|_| ServerName::try_from("localhost").expect("a valid name")),
+/// An OpenSSL error as Redis logs it (`ERR_error_string` of the first error queued:
+/// `error:0A00010B:SSL routines::wrong version number`).
+fn openssl_error(stack: &ErrorStack) -> String {
+    match stack.errors().first() {
+        None => "unknown error".into(),
+        Some(e) => format!(
+            "error:{:08X}:{}::{}",
+            e.code(),
+            e.library().unwrap_or(""),
+            e.reason().unwrap_or("")
+        ),
     }
 }
 
-/// Builds a context from `config`, or returns what Redis would log when it cannot.
+/// A failed handshake as Redis logs it: OpenSSL's error if it queued one, else the system's.
+fn handshake_error(e: &openssl::ssl::Error) -> String {
+    if let Some(stack) = e.ssl_error() {
+        return openssl_error(stack);
+    }
+    match e.io_error() {
+        Some(io) => io_text(io),
+        // The peer closed mid-handshake. OpenSSL queues its own error for that on a socket BIO,
+        // which Redis logs; on tokio-openssl's BIO it is a bare SYSCALL, so its text is given.
+        None => "error:0A000126:SSL routines::unexpected eof while reading".into(),
+    }
+}
+
+// libssl functions the openssl crate does not wrap. `SSL_CTX_set_timeout` sets how long a cached
+// session lives (`tls-session-cache-timeout`).
+extern "C" {
+    fn SSL_CTX_set_timeout(ctx: *mut openssl_sys::SSL_CTX, seconds: libc::c_long) -> libc::c_long;
+}
+
+/// Builds a context from `config`, or returns what Redis would log when it cannot; the checks
+/// come in Redis's order, so that the first problem is the one reported.
 pub fn configure(config: &TlsConfig) -> Result<TlsContext, String> {
     if config.cert_file.is_empty() {
         return Err("No tls-cert-file configured!".into());
@@ -250,340 +318,191 @@ pub fn configure(config: &TlsConfig) -> Result<TlsContext, String> {
         return Err("No tls-key-file configured!".into());
     }
     let needs_ca = config.auth_clients != AuthClients::No || config.cluster || config.replication;
-    if needs_ca && config.ca_cert_file.is_empty() && config.ca_cert_dir.is_empty() {
+    let has_ca = !config.ca_cert_file.is_empty() || !config.ca_cert_dir.is_empty();
+    if needs_ca && !has_ca {
         return Err("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!".into());
     }
-    let versions = protocol_versions(&config.protocols)?;
-    let provider = Arc::new(provider(config)?);
-    let roots = load_roots(config)?;
-    let (certs, key) = load_pair(&config.cert_file, &config.key_file)?;
-
-    let build_server = |verifier: Option<(Arc<RootCertStore>, bool)>| -> Result<_, String> {
-        let builder = ServerConfig::builder_with_provider(provider.clone())
-            .with_protocol_versions(&versions)
-            .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?;
-        let builder = match verifier {
-            None => builder.with_no_client_auth(),
-            Some((roots, optional)) => {
-                let verifier = WebPkiClientVerifier::builder_with_provider(roots, provider.clone());
-                let verifier = if optional {
-                    verifier.allow_unauthenticated()
-                } else {
-                    verifier
-                };
-                let verifier = verifier.build().map_err(|e| {
-                    format!("Failed to configure CA certificate(s) file/directory: {e}")
-                })?;
-                builder.with_client_cert_verifier(verifier)
-            }
-        };
-        let mut server = builder
-            .with_single_cert(certs.clone(), key.clone_key())
-            .map_err(|e| {
-                // rustls checks the key against the certificate here, and refuses X.509 v1
-                // certificates (webpki accepts v3 only).
-                format!(
-                    "Failed to load certificate: {} with key {}: {e}",
-                    config.cert_file, config.key_file
-                )
-            })?;
-        server.ignore_client_order = config.prefer_server_ciphers;
-        server.session_storage = if config.session_caching {
-            // OpenSSL reads a size of 0 as "no limit"; a bounded cache stands in for it.
-            let size = match config.session_cache_size {
-                0 => 1 << 20,
-                n => n.min(1 << 20) as usize,
-            };
-            ServerSessionMemoryCache::new(size)
-        } else {
-            Arc::new(NoServerSessionStorage {})
-        };
-        Ok(Arc::new(server))
-    };
-
-    let open = build_server(None)?;
-    let (required, optional) = match &roots {
-        Some(roots) => (
-            Some(build_server(Some((roots.clone(), false)))?),
-            Some(build_server(Some((roots.clone(), true)))?),
-        ),
-        None => (None, None),
-    };
-    let client = match &roots {
-        None => None,
-        Some(roots) => {
-            // Redis's client context has its own certificate when both client files are set,
-            // and uses the server's otherwise.
-            let (client_certs, client_key) =
-                if !config.client_cert_file.is_empty() && !config.client_key_file.is_empty() {
-                    load_pair(&config.client_cert_file, &config.client_key_file)?
-                } else {
-                    (certs.clone(), key.clone_key())
-                };
-            let chain = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                roots.clone(),
-                provider.clone(),
-            )
-            .build()
-            .map_err(|e| format!("Failed to configure CA certificate(s) file/directory: {e}"))?;
-            let client = ClientConfig::builder_with_provider(provider.clone())
-                .with_protocol_versions(&versions)
-                .map_err(|e| format!("Failed to configure TLS protocols: {e}"))?
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(ChainOnly(chain)))
-                .with_client_auth_cert(client_certs, client_key)
-                .map_err(|e| format!("Failed to load private key: {e}"))?;
-            Some(Arc::new(client))
-        }
+    let refused = protocols_refused(&config.protocols)?;
+    let mut server = context_builder(
+        config,
+        refused,
+        &config.cert_file,
+        &config.key_file,
+        &config.key_file_pass,
+        false,
+    )?;
+    session_cache(&mut server, config);
+    dh_params(&mut server, &config.dh_params_file)?;
+    let client = if !has_ca {
+        None
+    } else if !config.client_cert_file.is_empty() && !config.client_key_file.is_empty() {
+        // Redis's client context has its own certificate when both client files are set…
+        let files = (&config.client_cert_file, &config.client_key_file);
+        let pass = &config.client_key_file_pass;
+        Some(context_builder(config, refused, files.0, files.1, pass, true)?.build())
+    } else {
+        // … and uses the server's otherwise.
+        let (cert, key) = (&config.cert_file, &config.key_file);
+        Some(context_builder(config, refused, cert, key, &config.key_file_pass, true)?.build())
     };
     Ok(TlsContext {
-        open,
-        required,
-        optional,
+        server: server.build(),
         client,
+        has_ca,
     })
 }
 
-/// `tls-protocols`: space-separated names, case-insensitive; empty is TLS 1.2 and 1.3.
-fn protocol_versions(text: &str) -> Result<Vec<&'static SupportedProtocolVersion>, String> {
+/// `tls-protocols`: space-separated names, case-insensitive; the versions it does not name are
+/// refused. Empty is TLS 1.2 and 1.3, Redis's default.
+fn protocols_refused(text: &str) -> Result<SslOptions, String> {
+    let all = SslOptions::NO_TLSV1
+        | SslOptions::NO_TLSV1_1
+        | SslOptions::NO_TLSV1_2
+        | SslOptions::NO_TLSV1_3;
     if text.trim().is_empty() {
-        return Ok(vec![&rustls::version::TLS13, &rustls::version::TLS12]);
+        return Ok(SslOptions::NO_TLSV1 | SslOptions::NO_TLSV1_1);
     }
-    let mut versions = Vec::new();
+    let mut refused = all;
     for word in text.split_ascii_whitespace() {
-        match word.to_ascii_lowercase().as_str() {
-            "tlsv1" | "tlsv1.1" => {}
-            "tlsv1.2" => versions.push(&rustls::version::TLS12),
-            "tlsv1.3" => versions.push(&rustls::version::TLS13),
-            _ => {
-                return Err("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.".into())
-            }
-        }
+        refused.remove(match word.to_ascii_lowercase().as_str() {
+            "tlsv1" => SslOptions::NO_TLSV1,
+            "tlsv1.1" => SslOptions::NO_TLSV1_1,
+            "tlsv1.2" => SslOptions::NO_TLSV1_2,
+            "tlsv1.3" => SslOptions::NO_TLSV1_3,
+            _ => return Err("Invalid tls-protocols specified. Use a combination of 'TLSv1', 'TLSv1.1', 'TLSv1.2' and 'TLSv1.3'.".into()),
+        });
     }
-    if versions.is_empty() {
-        return Err(format!(
-            "tls-protocols '{text}' names no protocol embedis supports (TLSv1.2, TLSv1.3)"
-        ));
-    }
-    Ok(versions)
+    Ok(refused)
 }
 
-/// OpenSSL's names of the TLS 1.2 suites rustls implements.
-const TLS12_NAMES: &[(&str, CipherSuite)] = &[
-    (
-        "ECDHE-ECDSA-AES256-GCM-SHA384",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-    ),
-    (
-        "ECDHE-ECDSA-AES128-GCM-SHA256",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-    ),
-    (
-        "ECDHE-ECDSA-CHACHA20-POLY1305",
-        CipherSuite::TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-    (
-        "ECDHE-RSA-AES256-GCM-SHA384",
-        CipherSuite::TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
-    ),
-    (
-        "ECDHE-RSA-AES128-GCM-SHA256",
-        CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-    ),
-    (
-        "ECDHE-RSA-CHACHA20-POLY1305",
-        CipherSuite::TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
-    ),
-];
-
-/// The TLS 1.3 suites by their standard names, which OpenSSL's `tls-ciphersuites` uses.
-const TLS13_NAMES: &[(&str, CipherSuite)] = &[
-    (
-        "TLS_AES_256_GCM_SHA384",
-        CipherSuite::TLS13_AES_256_GCM_SHA384,
-    ),
-    (
-        "TLS_AES_128_GCM_SHA256",
-        CipherSuite::TLS13_AES_128_GCM_SHA256,
-    ),
-    (
-        "TLS_CHACHA20_POLY1305_SHA256",
-        CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
-    ),
-];
-
-/// The ring provider with the suites `tls-ciphers` and `tls-ciphersuites` allow.
-fn provider(config: &TlsConfig) -> Result<CryptoProvider, String> {
-    let base = rustls::crypto::ring::default_provider();
-    let is_tls13 = |s: &SupportedCipherSuite| matches!(s, SupportedCipherSuite::Tls13(_));
-    let pick = |list: &str, names: &[(&str, CipherSuite)], keywords: bool| -> Option<Vec<_>> {
-        let mut wanted = Vec::new();
-        let mut everything = false;
-        for word in list.split([':', ',', ' ']).filter(|w| !w.is_empty()) {
-            if let Some((_, suite)) = names.iter().find(|(n, _)| n.eq_ignore_ascii_case(word)) {
-                wanted.push(*suite);
-            } else if keywords
-                && (word.starts_with(['!', '-', '+', '@'])
-                    || word.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
-            {
-                // An OpenSSL keyword or exclusion: the suites rustls has are all modern.
-                everything = everything || !word.starts_with(['!', '-', '+', '@']);
-            }
-        }
-        if everything {
-            wanted.extend(names.iter().map(|(_, s)| *s));
-        }
-        (!wanted.is_empty()).then_some(wanted)
-    };
-    let tls12: Vec<SupportedCipherSuite> = if config.ciphers.is_empty() {
-        base.cipher_suites
-            .iter()
-            .filter(|s| !is_tls13(s))
-            .copied()
-            .collect()
-    } else {
-        let wanted = pick(&config.ciphers, TLS12_NAMES, true)
-            .ok_or_else(|| format!("Failed to configure ciphers: {}", config.ciphers))?;
-        // In the order given (the server's preference under tls-prefer-server-ciphers), once.
-        let mut suites: Vec<SupportedCipherSuite> = Vec::new();
-        for w in &wanted {
-            if let Some(s) = base.cipher_suites.iter().find(|s| s.suite() == *w) {
-                if !suites.iter().any(|x| x.suite() == *w) {
-                    suites.push(*s);
-                }
-            }
-        }
-        suites
-    };
-    let tls13: Vec<SupportedCipherSuite> = if config.ciphersuites.is_empty() {
-        base.cipher_suites
-            .iter()
-            .filter(|s| is_tls13(s))
-            .copied()
-            .collect()
-    } else {
-        let wanted = pick(&config.ciphersuites, TLS13_NAMES, false)
-            .ok_or_else(|| format!("Failed to configure ciphersuites: {}", config.ciphersuites))?;
-        // In the order given: that is the server's preference.
-        wanted
-            .iter()
-            .filter_map(|w| base.cipher_suites.iter().find(|s| s.suite() == *w).copied())
-            .collect()
-    };
-    Ok(CryptoProvider {
-        cipher_suites: tls13.into_iter().chain(tls12).collect(),
-        ..base
-    })
-}
-
-/// The CA certificates of `tls-ca-cert-file` and every certificate file in `tls-ca-cert-dir`;
-/// None when neither is set.
-fn load_roots(config: &TlsConfig) -> Result<Option<Arc<RootCertStore>>, String> {
-    if config.ca_cert_file.is_empty() && config.ca_cert_dir.is_empty() {
-        return Ok(None);
-    }
-    let fail = |why: String| format!("Failed to configure CA certificate(s) file/directory: {why}");
-    let mut roots = RootCertStore::empty();
-    if !config.ca_cert_file.is_empty() {
-        for cert in CertificateDer::pem_file_iter(&config.ca_cert_file)
-            .map_err(|e| fail(format!("{}: {e}", config.ca_cert_file)))?
-        {
-            let cert = cert.map_err(|e| fail(format!("{}: {e}", config.ca_cert_file)))?;
-            roots
-                .add(cert)
-                .map_err(|e| fail(format!("{}: {e}", config.ca_cert_file)))?;
-        }
-    }
-    if !config.ca_cert_dir.is_empty() {
-        // OpenSSL looks certificates up there by hashed names; reading every file that holds
-        // certificates finds the same ones.
-        let entries = std::fs::read_dir(&config.ca_cert_dir)
-            .map_err(|e| fail(format!("{}: {e}", config.ca_cert_dir)))?;
-        for entry in entries.flatten() {
-            if let Ok(certs) = CertificateDer::pem_file_iter(entry.path()) {
-                for cert in certs.flatten() {
-                    let _ = roots.add(cert);
-                }
-            }
-        }
-    }
-    if roots.is_empty() {
-        return Err(fail("no certificate found".into()));
-    }
-    Ok(Some(Arc::new(roots)))
-}
-
-/// A certificate chain and its private key from PEM files.
-fn load_pair(
+/// One context as Redis's `createSSLContext` makes it: options, certificate chain, key, CA,
+/// ciphers, each failure reported with the file and OpenSSL's error.
+fn context_builder(
+    config: &TlsConfig,
+    refused: SslOptions,
     cert_file: &str,
     key_file: &str,
-) -> Result<(Vec<CertificateDer<'static>>, PrivateKeyDer<'static>), String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert_file)
-        .and_then(|certs| certs.collect())
-        .map_err(|e| format!("Failed to load certificate: {cert_file}: {e}"))?;
-    if certs.is_empty() {
-        return Err(format!(
-            "Failed to load certificate: {cert_file}: no certificate found"
-        ));
+    key_pass: &str,
+    client: bool,
+) -> Result<SslContextBuilder, String> {
+    let method = if client {
+        SslMethod::tls_client()
+    } else {
+        SslMethod::tls_server()
+    };
+    let mut ctx = SslContext::builder(method).map_err(|e| openssl_error(&e))?;
+    let mut options = refused | SslOptions::NO_SSLV2 | SslOptions::NO_SSLV3;
+    options |= SslOptions::NO_COMPRESSION;
+    if config.prefer_server_ciphers {
+        options |= SslOptions::CIPHER_SERVER_PREFERENCE;
     }
-    let key = PrivateKeyDer::from_pem_file(key_file).map_err(|e| {
-        let encrypted = std::fs::read_to_string(key_file)
-            .map(|t| t.contains("ENCRYPTED"))
-            .unwrap_or(false);
-        if encrypted {
-            format!("Failed to load private key: {key_file}: encrypted keys are not supported")
-        } else {
-            format!("Failed to load private key: {key_file}: {e}")
-        }
+    ctx.set_options(options);
+    ctx.set_mode(SslMode::ENABLE_PARTIAL_WRITE | SslMode::ACCEPT_MOVING_WRITE_BUFFER);
+    // Connections set their own mode when accepted; a dialling side checks its peer.
+    ctx.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+    ctx.set_certificate_chain_file(cert_file).map_err(|e| {
+        format!(
+            "Failed to load certificate: {cert_file}: {}",
+            openssl_error(&e)
+        )
     })?;
-    Ok((certs, key))
+    let key = load_key(key_file, key_pass)
+        .map_err(|e| format!("Failed to load private key: {key_file}: {e}"))?;
+    ctx.set_private_key(&key).map_err(|e| {
+        format!(
+            "Failed to load private key: {key_file}: {}",
+            openssl_error(&e)
+        )
+    })?;
+    if !config.ca_cert_file.is_empty() || !config.ca_cert_dir.is_empty() {
+        let file =
+            (!config.ca_cert_file.is_empty()).then(|| std::path::Path::new(&config.ca_cert_file));
+        let dir =
+            (!config.ca_cert_dir.is_empty()).then(|| std::path::Path::new(&config.ca_cert_dir));
+        ctx.load_verify_locations(file, dir).map_err(|e| {
+            format!(
+                "Failed to configure CA certificate(s) file/directory: {}",
+                openssl_error(&e)
+            )
+        })?;
+    }
+    if !config.ciphers.is_empty() {
+        ctx.set_cipher_list(&config.ciphers)
+            .map_err(|_| format!("Failed to configure ciphers: {}", config.ciphers))?;
+    }
+    if !config.ciphersuites.is_empty() {
+        ctx.set_ciphersuites(&config.ciphersuites)
+            .map_err(|_| format!("Failed to configure ciphersuites: {}", config.ciphersuites))?;
+    }
+    Ok(ctx)
 }
 
-/// Verifies a primary's certificate chain against the CA, but not the name in it (see the
-/// module's paragraph).
-#[derive(Debug)]
-struct ChainOnly(Arc<rustls::client::WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp_response: &[u8],
-        now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now)
-        {
-            Err(rustls::Error::InvalidCertificate(
-                CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
-            )) => Ok(ServerCertVerified::assertion()),
-            other => other,
+/// A PEM private key, decrypted with `pass` when it is encrypted. Without a password an
+/// encrypted key fails (Redis's OpenSSL would ask a terminal, which a server has not).
+fn load_key(key_file: &str, pass: &str) -> Result<PKey<openssl::pkey::Private>, String> {
+    let pem = std::fs::read(key_file).map_err(|e| system_error(&e))?;
+    PKey::private_key_from_pem_callback(&pem, |buf| {
+        let pass = pass.as_bytes();
+        if pass.is_empty() || pass.len() > buf.len() {
+            return Ok(0);
         }
-    }
+        buf[..pass.len()].copy_from_slice(pass);
+        Ok(pass.len())
+    })
+    .map_err(|e| openssl_error(&e))
+}
 
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+/// `tls-session-caching`, `-size` and `-timeout` on the server's context, as Redis sets them.
+fn session_cache(ctx: &mut SslContextBuilder, config: &TlsConfig) {
+    if !config.session_caching {
+        ctx.set_session_cache_mode(SslSessionCacheMode::OFF);
+        return;
     }
+    ctx.set_session_cache_mode(SslSessionCacheMode::SERVER);
+    ctx.set_session_cache_size(config.session_cache_size.min(i32::MAX as u64) as i32);
+    // A session resumed on a connection that verifies clients needs a context id to match.
+    let _ = ctx.set_session_id_context(b"embedis");
+    let timeout = config.session_cache_timeout.min(libc::c_long::MAX as u64) as libc::c_long;
+    // SAFETY: the builder owns a valid SSL_CTX for the length of the call.
+    unsafe { SSL_CTX_set_timeout(ctx.as_ptr(), timeout) };
+}
 
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+/// `tls-dh-params-file`: finite-field Diffie-Hellman parameters for the DHE suites. Without one,
+/// OpenSSL picks parameters matching the certificate's strength, as Redis lets it.
+fn dh_params(ctx: &mut SslContextBuilder, file: &str) -> Result<(), String> {
+    if file.is_empty() {
+        // SAFETY: the builder owns a valid SSL_CTX for the length of the call.
+        unsafe { openssl_sys::SSL_CTX_set_dh_auto(ctx.as_ptr(), 1) };
+        return Ok(());
     }
+    let pem = std::fs::read(file).map_err(|e| format!("Failed to load {file}: {}", io_text(&e)))?;
+    let dh = openssl::dh::Dh::params_from_pem(&pem)
+        .map_err(|_| format!("{file}: failed to read DH params."))?;
+    ctx.set_tmp_dh(&dh).map_err(|e| {
+        format!(
+            "Failed to load DH params file: {file}: {}",
+            openssl_error(&e)
+        )
+    })
+}
 
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+/// A file that cannot be read, as OpenSSL reports it when it opens the file itself (a system
+/// error: its flag bit and errno, then `strerror`), so that the key file's line reads as Redis's.
+fn system_error(e: &std::io::Error) -> String {
+    let errno = e.raw_os_error().unwrap_or(0) as u32;
+    format!(
+        "error:{:08X}:system library::{}",
+        0x8000_0000 | errno,
+        io_text(e)
+    )
+}
+
+/// An I/O error as C's `strerror` says it (Rust adds " (os error N)").
+fn io_text(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(at) => text[..at].to_string(),
+        None => text,
     }
 }
 
@@ -610,46 +529,42 @@ mod tests {
         config.auth_clients = AuthClients::No;
         assert!(configure(&config)
             .unwrap_err()
-            .starts_with("Failed to load certificate: /nonexistent/cert.pem"));
+            .starts_with("Failed to load certificate: /nonexistent/cert.pem: error:"));
     }
 
     #[test]
-    fn protocols_and_suites_are_parsed_as_redis_names_them() {
-        assert_eq!(protocol_versions("").unwrap().len(), 2);
-        assert_eq!(protocol_versions("TLSv1.2").unwrap().len(), 1);
-        assert_eq!(protocol_versions("tlsv1.2 TLSv1.3").unwrap().len(), 2);
-        assert!(protocol_versions("TLSv1.1").is_err());
-        assert!(protocol_versions("SSLv3")
+    fn protocols_are_parsed_as_redis_names_them() {
+        let refused = |t| protocols_refused(t).unwrap();
+        assert_eq!(refused(""), SslOptions::NO_TLSV1 | SslOptions::NO_TLSV1_1);
+        assert_eq!(
+            refused("tlsv1.2 TLSv1.3"),
+            SslOptions::NO_TLSV1 | SslOptions::NO_TLSV1_1
+        );
+        assert_eq!(
+            refused("TLSv1 TLSv1.1"),
+            SslOptions::NO_TLSV1_2 | SslOptions::NO_TLSV1_3
+        );
+        assert!(protocols_refused("SSLv3")
             .unwrap_err()
             .starts_with("Invalid tls-protocols"));
-        let config = TlsConfig {
-            ciphersuites: "TLS_CHACHA20_POLY1305_SHA256".into(),
-            ciphers: "ECDHE-RSA-AES128-GCM-SHA256".into(),
-            ..TlsConfig::default()
-        };
-        let suites: Vec<CipherSuite> = provider(&config)
+    }
+
+    #[test]
+    fn openssl_errors_read_as_redis_logs_them() {
+        let err = openssl::ssl::SslContext::builder(SslMethod::tls())
             .unwrap()
-            .cipher_suites
-            .iter()
-            .map(|s| s.suite())
-            .collect();
+            .set_cipher_list("nonsense")
+            .unwrap_err();
         assert_eq!(
-            suites,
-            [
-                CipherSuite::TLS13_CHACHA20_POLY1305_SHA256,
-                CipherSuite::TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256
-            ]
+            openssl_error(&err),
+            "error:0A0000B9:SSL routines::no cipher match"
         );
-        let keywords = TlsConfig {
-            ciphers: "DEFAULT:!aNULL".into(),
-            ..TlsConfig::default()
-        };
-        assert_eq!(provider(&keywords).unwrap().cipher_suites.len(), 9);
-        let nonsense = TlsConfig {
-            ciphersuites: "nonsense".into(),
-            ..TlsConfig::default()
-        };
-        assert!(provider(&nonsense).is_err());
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        assert_eq!(io_text(&missing), "No such file or directory");
+        assert_eq!(
+            load_key("/nonexistent/key.pem", "").unwrap_err(),
+            "error:80000002:system library::No such file or directory"
+        );
     }
 
     #[test]

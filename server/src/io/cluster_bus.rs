@@ -187,7 +187,7 @@ async fn serve_inbound<S: EngineCell + 'static, T: AsyncRead + AsyncWrite + 'sta
 }
 
 /// Makes the dialled connection a TLS one under `tls-cluster`; None if that fails.
-async fn secure<S: EngineCell>(shared: &S, stream: TcpStream, ip: &str) -> Option<Box<dyn Link>> {
+async fn secure<S: EngineCell>(shared: &S, stream: TcpStream) -> Option<Box<dyn Link>> {
     let tls = {
         let engine = shared.engine_ref();
         let server = &engine.server;
@@ -196,7 +196,7 @@ async fn secure<S: EngineCell>(shared: &S, stream: TcpStream, ip: &str) -> Optio
     match tls {
         None => Some(Box::new(stream)),
         Some(connector) => {
-            let connect = connector?.connect(crate::base::tls::server_name(ip), stream);
+            let connect = connector?.connect(stream);
             let stream = tokio::time::timeout(CONNECT_TIMEOUT, connect)
                 .await
                 .ok()?
@@ -234,7 +234,7 @@ async fn dial<S: EngineCell + 'static>(
                 .local_addr()
                 .map(|a| a.ip().to_string())
                 .unwrap_or_default();
-            secure(&*shared, stream, &ip).await.map(|s| (s, local_ip))
+            secure(&*shared, stream).await.map(|s| (s, local_ip))
         }
         None => None,
     };

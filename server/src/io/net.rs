@@ -189,7 +189,7 @@ impl Transport for tokio::net::UnixStream {}
 // A busy script serves ring clients too, reading and writing through the ring (see
 // `net_uring`'s busy hooks).
 impl Transport for crate::io::net_uring::UringStream {}
-impl Transport for tokio_rustls::server::TlsStream<tokio::net::TcpStream> {
+impl Transport for crate::base::tls::TlsStream {
     const PLAIN_SOCKET: bool = false;
 }
 
@@ -259,10 +259,6 @@ fn start_plain_connection<S: Transport>(
     }
 }
 
-/// The content type of a TLS record that carries a handshake message: every TLS connection
-/// opens with one (the ClientHello).
-const TLS_HANDSHAKE: u8 = 0x16;
-
 /// Accepts TLS connections forever: each handshake runs in its own task, and the client is
 /// registered once it succeeds. A busy script does not accept here (it cannot run a handshake
 /// between two steps of a script); such clients wait in the backlog until it ends.
@@ -281,18 +277,17 @@ pub async fn accept_tls(
         };
         let shared = shared.clone();
         tokio::task::spawn_local(async move {
-            // Bytes that cannot open a TLS handshake (a plain-text client on the TLS port)
-            // close the connection without a word, as Redis's OpenSSL does; rustls would
-            // answer with an alert record, which a RESP client reads as a bad reply.
-            let mut first = [0u8; 1];
-            if !matches!(stream.peek(&mut first).await, Ok(1) if first[0] == TLS_HANDSHAKE) {
-                return;
-            }
+            // A failed handshake (a plain-text client on the TLS port among them) is logged
+            // as Redis logs it (the form of a handshake that fails after the accept), and the
+            // connection closed.
             match acceptor.accept(stream).await {
                 Ok(stream) => start_connection(stream, &shared, Peer::Tcp { addr, local }, fd),
-                Err(e) => shared.engine.borrow().server.log.verbose(&format!(
-                    "Error accepting a client connection: {e} (addr={addr} laddr={local})"
-                )),
+                Err(e) => shared
+                    .engine
+                    .borrow()
+                    .server
+                    .log
+                    .warning(&format!("Error accepting a client connection: {e}")),
             }
         });
     }

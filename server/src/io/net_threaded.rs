@@ -87,11 +87,15 @@ pub(crate) async fn serve(options: ServerOptions, start: Start) -> io::Result<Da
     let mut engine = new_engine(&options, &mut prepared, data, &ready)?;
     let (listener_tx, mut listener_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
-    engine.server.listeners = Some(crate::base::listeners::ListenerControl::new(listener_tx));
+    engine.server.listeners = Some(crate::base::listeners::ListenerControl::new(
+        listener_tx,
+        &prepared.tcp,
+    ));
     let (tls_listener_tx, tls_listener_rx) =
         tokio::sync::mpsc::unbounded_channel::<Vec<std::net::TcpListener>>();
     engine.server.tls_listeners = Some(crate::base::listeners::ListenerControl::new(
         tls_listener_tx,
+        &prepared.tls,
     ));
     let tls_shared = engine.server.tls.clone();
     let Prepared {

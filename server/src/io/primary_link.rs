@@ -80,7 +80,7 @@ fn fail(text: impl Into<String>) -> io::Error {
 /// The connection to the primary: plain TCP, or TLS with `tls-replication`.
 enum LinkStream {
     Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+    Tls(Box<crate::base::tls::TlsStream>),
 }
 
 impl AsyncRead for LinkStream {
@@ -241,8 +241,7 @@ async fn link<S: EngineCell>(
         let Some(connector) = connector else {
             return Err(fail("TLS replication is on but TLS is not configured"));
         };
-        let name = crate::base::tls::server_name(&target.host);
-        let tls = tokio::time::timeout(timeout, connector.connect(name, stream))
+        let tls = tokio::time::timeout(timeout, connector.connect(stream))
             .await
             .map_err(|_| fail("timeout in the TLS handshake with the master"))?
             .map_err(|e| fail(format!("TLS handshake with the master failed: {e}")))?;

@@ -240,9 +240,9 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         ..
     } = prepared;
     let (listener_tx, listener_rx) = tokio::sync::mpsc::unbounded_channel();
-    engine.server.listeners = Some(ListenerControl::new(listener_tx));
+    engine.server.listeners = Some(ListenerControl::new(listener_tx, &tcp));
     let (tls_listener_tx, tls_listener_rx) = tokio::sync::mpsc::unbounded_channel();
-    engine.server.tls_listeners = Some(ListenerControl::new(tls_listener_tx));
+    engine.server.tls_listeners = Some(ListenerControl::new(tls_listener_tx, &tls));
     let tls_shared = engine.server.tls.clone();
     let config = options.config.clone();
     let clock_changed = engine.server.clock_changed.clone();

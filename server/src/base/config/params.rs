@@ -698,7 +698,7 @@ pub static PARAMS: &[Param] = &[
         Kind::Choice(&["ip", "hostname", "unknown-endpoint"]), mutable: true,
         get: |c| c.cluster.preferred_endpoint_type.clone(),
         set: |c, v| c.cluster.preferred_endpoint_type = v.to_ascii_lowercase()),
-    // TLS (see `crate::base::tls`, which says which of these rustls cannot honour). All can change at
+    // TLS (see `crate::base::tls`, which builds OpenSSL contexts from these). All can change at
     // run time; CONFIG SET rebuilds the context as Redis reloads its certificates.
     param!("tls-port", Kind::Int { min: 0, max: 65535 }, mutable: true,
         get: |c| c.tls.port.to_string(), set: |c, v| c.tls.port = v.parse().unwrap_or(0)),
