@@ -66,6 +66,15 @@ export class Faults {
   readonly pausedUntil: number | null;
   /** Closes every client connection now; returns how many. */
   dropConnections(): number;
+  /**
+   * The append-only file's next `times` writes (0 = all) fail with `errno`
+   * (`os.constants.errno.ENOSPC`, `EIO`…), each after `short` of its bytes reached the file: a
+   * full or failing disk. Writes then get `-MISCONF`, or under `appendfsync always` the server
+   * stops without answering, as Redis does.
+   */
+  diskWriteError(errno: number, short?: number, times?: number): void;
+  /** The append-only file's next `times` fsyncs (0 = all) fail with `errno`. */
+  diskFsyncError(errno: number, times?: number): void;
   /** The rules in force, described. */
   list(): string[];
   clear(): void;

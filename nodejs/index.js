@@ -155,6 +155,12 @@ class Faults {
   dropConnections() {
     return call(() => this._group.faultDropConnections(this._index));
   }
+  diskWriteError(errno, short = 0, times = 0) {
+    call(() => this._group.faultDiskWriteError(this._index, errno, short, times));
+  }
+  diskFsyncError(errno, times = 0) {
+    call(() => this._group.faultDiskFsyncError(this._index, errno, times));
+  }
   list() {
     return call(() => this._group.faultList(this._index));
   }

@@ -71,6 +71,24 @@ impl NativeGroup {
     }
 
     #[napi]
+    pub fn fault_disk_write_error(
+        &self,
+        index: u32,
+        errno: i32,
+        short: u32,
+        times: u32,
+    ) -> napi::Result<()> {
+        self.faults(index, |f| {
+            f.disk_write_error(errno, short as usize, u64::from(times))
+        })
+    }
+
+    #[napi]
+    pub fn fault_disk_fsync_error(&self, index: u32, errno: i32, times: u32) -> napi::Result<()> {
+        self.faults(index, |f| f.disk_fsync_error(errno, u64::from(times)))
+    }
+
+    #[napi]
     pub fn fault_list(&self, index: u32) -> napi::Result<Vec<String>> {
         self.faults(index, |f| {
             f.list().iter().map(|r| format!("{r:?}")).collect()

@@ -4,6 +4,9 @@
 
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
 const { Server, Clock, EmbedisError } = require('embedis');
 
 test('a server answers ioredis at its url and stops on shutdown', async () => {
@@ -119,6 +122,36 @@ test('faults: errors, closed connections, a pause and dropped connections', asyn
     other.disconnect();
   } finally {
     await server.shutdown();
+  }
+});
+
+test('a full disk refuses writes until it has room', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'embedis-disk-'));
+  const server = await Server.start({ dir, appendonly: true });
+  try {
+    const client = server.client();
+    server.faults.diskWriteError(os.constants.errno.ENOSPC);
+    // Acknowledged: the write waits in the AOF's buffer, as on Redis.
+    assert.equal(await client.set('a', '1'), 'OK');
+    await assert.rejects(
+      client.set('b', '1'),
+      /MISCONF Errors writing to the AOF file: No space left on device/,
+    );
+    server.faults.clear();
+    // The server retries on its tick; once the disk takes the bytes, writes resume.
+    for (let tries = 0; ; tries++) {
+      try {
+        assert.equal(await client.set('b', '1'), 'OK');
+        break;
+      } catch (error) {
+        if (tries > 250) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    client.disconnect();
+  } finally {
+    await server.shutdown();
+    fs.rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -70,6 +70,21 @@ impl Faults {
         self.with(|f| f.drop_connections())
     }
 
+    /// The append-only file's next `times` writes (0 = all) fail with `errno` (Python's
+    /// `errno.ENOSPC`, `errno.EIO`…), each after `short` of its bytes reached the file: a full
+    /// or failing disk. Writes then get `-MISCONF`, or under `appendfsync always` the server
+    /// stops without answering, as Redis does.
+    #[pyo3(signature = (errno, short=0, times=0))]
+    fn disk_write_error(&self, errno: i32, short: usize, times: u64) -> PyResult<()> {
+        self.with(|f| f.disk_write_error(errno, short, times))
+    }
+
+    /// The append-only file's next `times` fsyncs (0 = all) fail with `errno`.
+    #[pyo3(signature = (errno, times=0))]
+    fn disk_fsync_error(&self, errno: i32, times: u64) -> PyResult<()> {
+        self.with(|f| f.disk_fsync_error(errno, times))
+    }
+
     /// The rules in force, described.
     fn list(&self) -> PyResult<Vec<String>> {
         self.with(|f| f.list().iter().map(|r| format!("{r:?}")).collect())

@@ -1,8 +1,11 @@
 """embedis.Server from Python: it answers redis-py, its manual clock expires keys only when the
-test moves it, its faults fail exactly the commands they name, and a stopped server says so."""
+test moves it, its faults fail exactly the commands they name, a full disk refuses writes until
+it has room, and a stopped server says so."""
 
 import datetime
+import errno
 import socket
+import time
 
 import pytest
 import redis
@@ -130,3 +133,25 @@ def test_the_fixtures_of_the_pytest_plugin(embedis_server, embedis_url, embedis_
     assert embedis_client.ping()
     embedis_client.set("k", "v")
     assert embedis_server.command("GET", "k") == b"v"
+
+
+def test_a_full_disk_refuses_writes_until_it_has_room(tmp_path):
+    with embedis.Server(dir=str(tmp_path), appendonly=True) as server:
+        r = server.client()
+        server.faults.disk_write_error(errno.ENOSPC)
+        # Acknowledged: the write waits in the AOF's buffer, as on Redis.
+        assert r.set("a", "1")
+        refused = "MISCONF Errors writing to the AOF file: No space left on device"
+        with pytest.raises(redis.ResponseError, match=refused):
+            r.set("b", "1")
+        assert r.get("a") == b"1"
+        server.faults.clear()
+        # The server retries on its tick; once the disk takes the bytes, writes resume.
+        deadline = time.monotonic() + 5
+        while True:
+            try:
+                assert r.set("b", "1")
+                break
+            except redis.ResponseError:
+                assert time.monotonic() < deadline, "writes were not accepted again"
+                time.sleep(0.02)

@@ -264,6 +264,8 @@ pub struct BgSave {
     pub started: Instant,
     /// `dirty` when it began: what remains after it is the changes since this snapshot.
     pub dirty_before: u64,
+    /// The child process writing the file, in the binary (see `rdb_child`).
+    pub child: Option<u32>,
 }
 
 /// What the server knows about its saves (INFO persistence, LASTSAVE, `-MISCONF`).

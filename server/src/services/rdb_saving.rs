@@ -234,6 +234,7 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
         walk,
         started: Instant::now(),
         dirty_before: ks.dirty,
+        child,
     });
     match child {
         Some(pid) => server
@@ -327,6 +328,32 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
     }
 }
 
+/// A background save whose child process died before its end (killed, as Redis's tests do
+/// with `kill -9`, or failed) ends now as failed, as Redis's `backgroundSaveDoneHandler` ends
+/// it: logged, `rdb_last_bgsave_status:err`, the temporary file removed (by the cancelled
+/// writer). True if it did.
+fn child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
+    use crate::base::formats::rdb_child::{child_end, ChildEnd};
+    let Some(pid) = server.persistence.bgsave.as_ref().and_then(|job| job.child) else {
+        return false;
+    };
+    let end = match child_end(pid) {
+        None | Some(ChildEnd::Exit(0)) => return false,
+        Some(end) => end,
+    };
+    if let Some(job) = server.persistence.bgsave.take() {
+        job.walk.abort(ks);
+    }
+    match end {
+        ChildEnd::Signal(signal) => server.log.warning(&format!(
+            "Background saving terminated by signal {signal}"
+        )),
+        ChildEnd::Exit(_) => server.log.warning("Background saving error"),
+    }
+    server.persistence.last_bgsave_ok = false;
+    true
+}
+
 /// Waits for a running background save to end (used before a synchronous save would race it:
 /// SHUTDOWN, DEBUG RELOAD). Walks it to the end on this thread.
 pub fn bgsave_wait(ks: &mut Keyspace, server: &mut ServerState) {
@@ -352,7 +379,9 @@ pub fn bgsave_kill(ks: &mut Keyspace, server: &mut ServerState) {
 /// scheduled), as Redis's `serverCron` does.
 pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
     if server.persistence.bgsave.is_some() {
-        bgsave_step(ks, server, Duration::from_millis(1));
+        if !child_died(ks, server) {
+            bgsave_step(ks, server, Duration::from_millis(1));
+        }
         return;
     }
     if server.aof.rewrite.is_some() {

@@ -86,6 +86,33 @@ impl std::fmt::Display for KilledBySignal {
 
 impl std::error::Error for KilledBySignal {}
 
+/// How a save's child ended, if it has: looked at without reaping it (`waitid` with
+/// `WNOWAIT`), so that the writer's own wait still gets its status. The tick asks, as Redis's
+/// `checkChildrenDone` does, because a writer pausing under `rdb-key-save-delay` may not write
+/// (and so see the broken pipe) for a long time.
+pub fn child_end(pid: u32) -> Option<ChildEnd> {
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    let flags = libc::WEXITED | libc::WNOHANG | libc::WNOWAIT;
+    // SAFETY: waitid writes only into `info`, which outlives the call.
+    let rc = unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) };
+    // SAFETY: si_pid and si_status are set for a child waitid reports (zeroed otherwise).
+    if rc != 0 || unsafe { info.si_pid() } == 0 {
+        return None;
+    }
+    let status = unsafe { info.si_status() };
+    Some(match info.si_code {
+        libc::CLD_KILLED | libc::CLD_DUMPED => ChildEnd::Signal(status),
+        _ => ChildEnd::Exit(status),
+    })
+}
+
+/// How a child process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildEnd {
+    Exit(i32),
+    Signal(i32),
+}
+
 /// The signal that ended a save's child, if `error` says one did.
 pub fn killed_by_signal(error: &io::Error) -> Option<i32> {
     error

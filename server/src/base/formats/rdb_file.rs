@@ -355,8 +355,7 @@ impl WriterThread {
                         if let Err(err) = writer.entry(e) {
                             return fail(err);
                         }
-                        std::thread::sleep(Duration::from_micros(key_delay_us as u64));
-                        if stop.load(Ordering::Acquire) {
+                        if !pause_unless_stopped(key_delay_us as u64, stop) {
                             break;
                         }
                     }
@@ -427,6 +426,23 @@ impl WriterThread {
     pub fn cancel(self) {
         drop(self);
     }
+}
+
+/// `rdb-key-save-delay`'s pause after a key, cut short when the save is cancelled (a delay of
+/// seconds per key must not hold a cancel — the engine waits for it — that long). False if
+/// the save was cancelled.
+fn pause_unless_stopped(delay_us: u64, stop: &AtomicBool) -> bool {
+    let mut left = Duration::from_micros(delay_us);
+    let slice = Duration::from_millis(10);
+    while !left.is_zero() {
+        if stop.load(Ordering::Acquire) {
+            return false;
+        }
+        let step = left.min(slice);
+        std::thread::sleep(step);
+        left -= step;
+    }
+    !stop.load(Ordering::Acquire)
 }
 
 impl Drop for WriterThread {
