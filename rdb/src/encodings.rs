@@ -186,12 +186,28 @@ pub fn ziplist_decode(zl: &[u8]) -> Res<Vec<Vec<u8>>> {
         return corrupt("ziplist header does not match its size");
     }
     let declared = u16::from_le_bytes([zl[8], zl[9]]);
+    let tail = u32::from_le_bytes(zl[4..8].try_into().unwrap()) as usize;
     let body = &zl[..zl.len() - 1];
     let mut pos = 10;
     let mut items = Vec::new();
+    // As Redis's deep check: each entry's recorded previous length is the size of the entry
+    // before it (0 for the first), and the header's tail offset is where the last entry starts
+    // (the header's end when there is none) — a reader walking backwards trusts both.
+    let (mut prev_start, mut prev_size) = (10, 0);
     while pos < body.len() {
+        let start = pos;
         // Previous entry length: 1 byte, or 0xfe and 4 bytes.
-        pos += if body[pos] == 0xfe { 5 } else { 1 };
+        let prevlen = if body[pos] == 0xfe {
+            let raw = take(body, pos + 1, 4, "ziplist")?;
+            pos += 5;
+            u32::from_le_bytes(raw.try_into().unwrap()) as usize
+        } else {
+            pos += 1;
+            body[start] as usize
+        };
+        if prevlen != prev_size {
+            return corrupt("ziplist entry's previous length is wrong");
+        }
         let b = *take(body, pos, 1, "ziplist")?.first().unwrap_or(&0);
         let int = |width: usize| -> Res<(Vec<u8>, usize)> {
             let raw = take(body, pos + 1, width, "ziplist")?;
@@ -233,10 +249,14 @@ pub fn ziplist_decode(zl: &[u8]) -> Res<Vec<Vec<u8>>> {
             },
         };
         pos += size;
+        (prev_start, prev_size) = (start, pos - start);
         items.push(item);
     }
     if pos != body.len() {
         return corrupt("ziplist entry overruns the end");
+    }
+    if tail != prev_start {
+        return corrupt("ziplist tail offset is wrong");
     }
     if declared != 65535 && declared as usize != items.len() {
         return corrupt("ziplist element count mismatch");

@@ -164,6 +164,9 @@ pub struct RdbReader<R: Read> {
     input: CrcReader<R>,
     version: u16,
     done: bool,
+    /// The key and type byte whose value failed to read, for the error report Redis's loader
+    /// gives ("Reading key '…'"); kept only on failure, so loading pays nothing for it.
+    failed: Option<(Vec<u8>, u8)>,
 }
 
 impl<R: Read> RdbReader<R> {
@@ -202,11 +205,18 @@ impl<R: Read> RdbReader<R> {
             input,
             version,
             done: false,
+            failed: None,
         })
     }
 
     pub fn version(&self) -> u16 {
         self.version
+    }
+
+    /// The key and type byte of the value the last [`RdbReader::next_event`] failed to read, if
+    /// it failed inside a value.
+    pub fn failed_entry(&self) -> Option<(&[u8], u8)> {
+        self.failed.as_ref().map(|(k, t)| (k.as_slice(), *t))
     }
 
     /// The next event; after [`Event::Eof`] every call is an error.
@@ -261,8 +271,13 @@ impl<R: Read> RdbReader<R> {
                 }
                 ty => {
                     let key = read_string(r)?;
-                    let value = RdbValue::read_body(r, ty)?;
-                    return Ok(Event::Entry { key, value, meta });
+                    return match RdbValue::read_body(r, ty) {
+                        Ok(value) => Ok(Event::Entry { key, value, meta }),
+                        Err(e) => {
+                            self.failed = Some((key, ty));
+                            Err(e)
+                        }
+                    };
                 }
             }
         }

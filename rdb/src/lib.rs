@@ -25,7 +25,8 @@ pub mod primitives;
 pub mod value;
 
 pub use dump::{
-    dump_payload, dump_payload_as, dump_payload_with, parse_dump_payload, parse_dump_payload_upto,
+    dump_payload, dump_payload_as, dump_payload_with, parse_dump_payload,
+    parse_dump_payload_checked, parse_dump_payload_upto,
 };
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};

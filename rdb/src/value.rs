@@ -280,46 +280,15 @@ impl RdbValue {
                 }
                 RdbValue::Hash(p)
             }
-            types::SET_INTSET => {
-                let blob = read_string(r)?;
-                crate::encodings::intset_decode(&blob)?;
-                RdbValue::SetIntset(blob)
-            }
-            types::SET_LISTPACK => {
-                let blob = read_string(r)?;
-                listpack_decode(&blob)?;
-                RdbValue::SetListpack(blob)
-            }
-            types::HASH_LISTPACK | types::ZSET_LISTPACK => {
-                let blob = read_string(r)?;
-                if listpack_decode(&blob)?.len() % 2 != 0 {
-                    return corrupt("listpack with an odd number of elements");
-                }
-                if ty == types::HASH_LISTPACK {
-                    RdbValue::HashListpack(blob)
-                } else {
-                    RdbValue::ZsetListpack(blob)
-                }
-            }
-            // As field/value pairs, not a listpack: Redis converts a zipmap hash to a hash table
-            // when a field or value is longer than `hash-max-listpack-value`, which it does not
-            // check for the other packed types.
-            types::HASH_ZIPMAP => RdbValue::Hash(zipmap_pairs(&read_string(r)?)?),
-            types::HASH_ZIPLIST | types::ZSET_ZIPLIST => {
-                let blob = read_string(r)?;
-                let items = ziplist_decode(&blob)?;
-                if items.len() % 2 != 0 {
-                    return corrupt("ziplist with an odd number of elements");
-                }
-                let lp = listpack_encode(&items);
-                if ty == types::ZSET_ZIPLIST {
-                    RdbValue::ZsetListpack(lp)
-                } else {
-                    RdbValue::HashListpack(lp)
-                }
-            }
+            types::SET_INTSET
+            | types::SET_LISTPACK
+            | types::HASH_LISTPACK
+            | types::ZSET_LISTPACK
+            | types::HASH_ZIPMAP
+            | types::HASH_ZIPLIST
+            | types::ZSET_ZIPLIST => read_packed(r, ty)?,
             types::LIST_ZIPLIST => {
-                let items = ziplist_decode(&read_string(r)?)?;
+                let items = integrity(ziplist_decode(&read_string(r)?), "List ziplist")?;
                 RdbValue::List(nodes_from_items(&items))
             }
             types::LIST_QUICKLIST | types::LIST_QUICKLIST_2 => {
@@ -327,7 +296,7 @@ impl RdbValue {
                 let mut nodes = Vec::with_capacity(cap(n));
                 for _ in 0..n {
                     if ty == types::LIST_QUICKLIST {
-                        let items = ziplist_decode(&read_string(r)?)?;
+                        let items = integrity(ziplist_decode(&read_string(r)?), "Ziplist")?;
                         if !items.is_empty() {
                             nodes.push(ListNode {
                                 container: NodeContainer::Packed,
@@ -342,7 +311,9 @@ impl RdbValue {
                         c => return corrupt(format!("unknown quicklist container {c}")),
                     };
                     let data = read_string(r)?;
-                    if container == NodeContainer::Packed && listpack_decode(&data)?.is_empty() {
+                    if container == NodeContainer::Packed
+                        && integrity(listpack_decode(&data), "Listpack")?.is_empty()
+                    {
                         return corrupt("empty quicklist node");
                     }
                     nodes.push(ListNode { container, data });
@@ -368,6 +339,73 @@ impl RdbValue {
             t => return corrupt(format!("unknown object type {t}")),
         })
     }
+}
+
+/// A value of one of the packed types (a single blob: intset, listpack, zipmap, ziplist), its
+/// blob checked as Redis's loader checks it.
+fn read_packed<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
+    Ok(match ty {
+        types::SET_INTSET => {
+            let blob = read_string(r)?;
+            integrity(crate::encodings::intset_decode(&blob), "Intset")?;
+            RdbValue::SetIntset(blob)
+        }
+        types::SET_LISTPACK => {
+            let blob = read_string(r)?;
+            integrity(listpack_decode(&blob), "Set listpack")?;
+            RdbValue::SetListpack(blob)
+        }
+        types::HASH_LISTPACK | types::ZSET_LISTPACK => {
+            let blob = read_string(r)?;
+            let what = if ty == types::HASH_LISTPACK {
+                "Hash listpack"
+            } else {
+                "Zset listpack"
+            };
+            // A hash's repeated fields are the server's to find (`from_rdb`): Redis reports
+            // them differently with and without deep sanitization.
+            let check = if ty == types::HASH_LISTPACK {
+                even
+            } else {
+                unique_pairs
+            };
+            integrity(listpack_decode(&blob).and_then(check), what)?;
+            if ty == types::HASH_LISTPACK {
+                RdbValue::HashListpack(blob)
+            } else {
+                RdbValue::ZsetListpack(blob)
+            }
+        }
+        // As field/value pairs, not a listpack: Redis converts a zipmap hash to a hash table
+        // when a field or value is longer than `hash-max-listpack-value`, which it does not
+        // check for the other packed types.
+        types::HASH_ZIPMAP => {
+            let pairs = zipmap_pairs(&read_string(r)?).and_then(|p| {
+                if p.is_empty() {
+                    corrupt("empty zipmap")
+                } else {
+                    Ok(p)
+                }
+            });
+            RdbValue::Hash(integrity(pairs, "Zipmap")?)
+        }
+        types::HASH_ZIPLIST | types::ZSET_ZIPLIST => {
+            let blob = read_string(r)?;
+            let what = if ty == types::HASH_ZIPLIST {
+                "Hash ziplist"
+            } else {
+                "Zset ziplist"
+            };
+            let items = integrity(ziplist_decode(&blob).and_then(unique_pairs), what)?;
+            let lp = listpack_encode(&items);
+            if ty == types::ZSET_ZIPLIST {
+                RdbValue::ZsetListpack(lp)
+            } else {
+                RdbValue::HashListpack(lp)
+            }
+        }
+        t => return corrupt(format!("unknown object type {t}")),
+    })
 }
 
 /// Packs elements of a legacy list into listpack nodes of at most about 8 KB each.
@@ -464,7 +502,7 @@ fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
         let id = StreamId::from_bytes(&key)
             .ok_or_else(|| RdbError::Corrupt("stream node key is not a 128-bit ID".into()))?;
         let lp = read_string(r)?;
-        if listpack_decode(&lp)?.is_empty() {
+        if integrity(listpack_decode(&lp), "Stream listpack")?.is_empty() {
             return corrupt("empty stream listpack node");
         }
         nodes.push((id, lp));
@@ -536,6 +574,32 @@ fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
         entries_added,
         groups,
     })
+}
+
+/// A blob that failed its check, in the words of Redis's loader ("Hash ziplist integrity check
+/// failed."): the server logs the reason, and Redis's tests look for it.
+fn integrity<T>(checked: Result<T, RdbError>, what: &str) -> Result<T, RdbError> {
+    checked.map_err(|_| RdbError::Corrupt(format!("{what} integrity check failed.")))
+}
+
+/// A packed hash's or sorted set's elements pass Redis's deep check only as pairs whose
+/// first halves (fields, members) are all different.
+fn unique_pairs(items: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RdbError> {
+    let items = even(items)?;
+    let firsts: std::collections::HashSet<&[u8]> =
+        items.iter().step_by(2).map(Vec::as_slice).collect();
+    if firsts.len() != items.len() / 2 {
+        return corrupt("duplicate field");
+    }
+    Ok(items)
+}
+
+/// Pairs need an even number of elements.
+fn even(items: Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, RdbError> {
+    if !items.len().is_multiple_of(2) {
+        return corrupt("odd number of elements");
+    }
+    Ok(items)
 }
 
 /// Field/value pairs, as [`RdbValue::Hash`] holds them.

@@ -49,6 +49,7 @@ mod hash_field_expiry;
 
 // Persistence and the write stream.
 mod aof;
+mod corrupt_dump;
 mod disk_faults;
 mod hash_ttl_persistence;
 mod persistence;

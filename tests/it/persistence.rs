@@ -385,7 +385,7 @@ fn a_failed_save_refuses_writes_until_a_save_succeeds() {
 
 /// `embedis-server` in `dir`: (exited by itself with success, output). One that is still
 /// running after ten seconds is killed and counts as started.
-fn run_binary(dir: &Path, args: &[&str]) -> (bool, String) {
+pub fn run_binary(dir: &Path, args: &[&str]) -> (bool, String) {
     use std::process::Stdio;
     let port = support::free_port().to_string();
     let mut child = std::process::Command::new(EMBEDIS)

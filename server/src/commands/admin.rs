@@ -262,6 +262,9 @@ const DEBUG_HELP: &[&str] = &[
     "SET-ACTIVE-EXPIRE <0|1>",
     "    0 stops removing expired keys in the background (they still expire when",
     "    accessed); 1 resumes it.",
+    "SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+    "    1 makes RESTORE skip the payload's CRC64 check (the RDB version is still checked);",
+    "    0 checks it again.",
     "SET-DISABLE-DENY-SCRIPTS <0|1>",
     "    1 lets scripts call commands that are not allowed from scripts; 0 forbids it again.",
     "REPLYBUFFER PEAK-RESET-TIME <time>|RESIZING <0|1>",
@@ -321,6 +324,9 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         return debug_loadaof(ctx);
     } else if ctx.arg_is(1, "set-active-expire") && argc == 3 {
         ctx.server.active_expire = atoi(ctx.arg(2)) != 0;
+        ctx.out.ok();
+    } else if ctx.arg_is(1, "set-skip-checksum-validation") && argc == 3 {
+        ctx.server.skip_checksum_validation = atoi(ctx.arg(2)) != 0;
         ctx.out.ok();
     } else if ctx.arg_is(1, "aof-flush-sleep") && argc == 3 {
         // Redis's atoi: garbage is 0 (off), a negative value would be a huge usleep there.

@@ -227,6 +227,10 @@ pub struct ServerState {
     pub active_expire: bool,
     /// true after DEBUG PAUSE-CRON 1: the periodic tick does nothing.
     pub cron_paused: bool,
+    /// true after DEBUG SET-SKIP-CHECKSUM-VALIDATION 1: RESTORE takes a payload whatever its
+    /// CRC64 says (Redis's tests craft corrupt payloads without computing one); its RDB
+    /// version is still checked.
+    pub skip_checksum_validation: bool,
     /// true after DEBUG SET-DISABLE-DENY-SCRIPTS 1: scripts may call `noscript` commands (Redis's
     /// tests use it to run CLIENT LIST or DEBUG PROTOCOL from a script).
     pub disable_deny_scripts: bool,
@@ -355,6 +359,7 @@ impl ServerState {
             tls_listeners: None,
             tls: Default::default(),
             active_expire: true,
+            skip_checksum_validation: false,
             cron_paused: false,
             disable_deny_scripts: false,
             reply_tuning: Default::default(),

@@ -415,6 +415,8 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
 pub struct LoadStats {
     pub keys_loaded: u64,
     pub keys_expired: u64,
+    /// Keys whose value held no element (Redis's loader skips them, with a warning each).
+    pub empty_keys_skipped: u64,
     /// The file's replication history (`repl-stream-db`, `repl-id`, `repl-offset`), if any.
     pub history: SavedHistory,
     /// A restarting primary's stream of deletions for the keys the load found expired
@@ -535,6 +537,41 @@ pub struct Loading<R: std::io::Read> {
 }
 
 impl<R: std::io::Read> Loading<R> {
+    /// A failed read: a corrupt value gets the report Redis's loader gives before it stops
+    /// (its own line, then its checker's summary of where it was), anything else
+    /// [`load_error`]'s line.
+    fn failure(&self, e: RdbError) -> LoadError {
+        match (e, self.reader.failed_entry()) {
+            (RdbError::Corrupt(reason), Some((key, ty))) => self.report(&reason, key, ty),
+            (e, _) => load_error(e),
+        }
+    }
+
+    /// A value read whole that the server cannot hold (a repeated member, an empty node…).
+    fn corrupt_entry(&self, e: RdbError, key: &[u8]) -> LoadError {
+        match e {
+            RdbError::Corrupt(reason) => self.report(&reason, key, 0),
+            e => load_error(e),
+        }
+    }
+
+    fn report(&self, reason: &str, key: &[u8], ty: u8) -> LoadError {
+        let line =
+            format!("Internal error in RDB reading offset 0, function at embedis_rdb -> {reason}");
+        let kind = if ty == 0 {
+            String::new()
+        } else {
+            format!("\n[additional info] Reading type {ty}")
+        };
+        let read = self.stats.keys_loaded + self.stats.keys_expired + self.stats.empty_keys_skipped;
+        LoadError(format!(
+            "{line}\n--- RDB ERROR DETECTED ---\n[error] {line}\n\
+             [additional info] Reading key '{}'{kind}\n[info] {read} keys read\n\
+             Terminating server after rdb file reading failure.",
+            String::from_utf8_lossy(key)
+        ))
+    }
+
     /// Reads the header; the file's first problem is reported here (a version newer than
     /// `newest`, the server's Redis's, among them).
     pub fn new(input: R, merge: bool, newest: u16) -> Result<Self, LoadError> {
@@ -572,7 +609,9 @@ impl<R: std::io::Read> Loading<R> {
         let delay = server.config.key_load_delay;
         let mut keys = 0usize;
         while keys < max_keys {
-            match self.reader.next_event().map_err(load_error)? {
+            let event = self.reader.next_event();
+            let event = event.map_err(|e| self.failure(e))?;
+            match event {
                 Event::Aux { key, value } => self.stats.history.note(&key, &value),
                 // Size the tables once, as Redis does, instead of growing them key by key —
                 // but only as far as [`RESIZE_HINT_MAX`]: the sizes are the file's word, and a
@@ -609,8 +648,15 @@ impl<R: std::io::Read> Loading<R> {
                         }
                         continue;
                     }
+                    if crate::base::formats::rdb_convert::holds_nothing(&value) {
+                        let key = String::from_utf8_lossy(&key);
+                        let line = format!("rdbLoadObject skipping empty key: {key}");
+                        server.log.warning(&line);
+                        self.stats.empty_keys_skipped += 1;
+                        continue;
+                    }
                     let value = crate::base::formats::rdb_convert::from_rdb(value, &server.config)
-                        .map_err(load_error)?;
+                        .map_err(|e| self.corrupt_entry(e, &key))?;
                     let lru = match (meta.idle, meta.freq) {
                         (_, Some(freq)) if ks.access.lfu => {
                             Some(crate::base::value::lfu_bits(now, freq))
@@ -702,10 +748,17 @@ pub fn finish_load(
     p.loading = false;
     p.last_load_keys_loaded = stats.keys_loaded;
     p.last_load_keys_expired = stats.keys_expired;
-    server.log.notice(&format!(
-        "Done loading RDB, keys loaded: {}, keys expired: {}.",
+    let done = format!(
+        "Done loading RDB, keys loaded: {}, keys expired: {}",
         stats.keys_loaded, stats.keys_expired
-    ));
+    );
+    // Redis warns when it skipped empty keys, and says how many.
+    match stats.empty_keys_skipped {
+        0 => server.log.notice(&format!("{done}.")),
+        n => server
+            .log
+            .warning(&format!("{done}, empty keys skipped: {n}.")),
+    }
     server.log.notice(&format!(
         "DB loaded from disk: {:.3} seconds",
         started.elapsed().as_secs_f64()

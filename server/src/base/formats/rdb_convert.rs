@@ -19,7 +19,9 @@
 //! the current fill. Strings get `int` / `embstr` / `raw` as `tryObjectEncoding` decides. A v1
 //! stream (RDB 9 and older) gets its first ID from its first live entry and each group an
 //! estimated `entries_read`, as Redis does. Empty collections, duplicate members and malformed
-//! blobs are errors ([`RdbError::Corrupt`]), which RESTORE reports as a bad data format.
+//! blobs are errors ([`RdbError::Corrupt`], in the words of Redis's loader: "Duplicate set
+//! members detected"), which RESTORE reports as a bad data format; a file's load asks
+//! [`holds_nothing`] first and skips an empty key, as Redis's loader does.
 //!
 //! A hash given field TTLs (Redis 7.4+) takes Redis 8.2's types, which RDB 7.0 lacks: a packed
 //! one (`listpackex`) is `HASH_LISTPACK_EX` (field, value, deadline triplets in its order), a
@@ -143,7 +145,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
             let mut set = SetValue::new_pack();
             for m in &members {
                 if !set.insert(m, &unlimited) {
-                    return corrupt("duplicate set member");
+                    return corrupt("Duplicate set members detected");
                 }
             }
             if set.len() > limits.max_listpack_entries {
@@ -165,7 +167,13 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
                 .len()
                 != fields
             {
-                return corrupt("duplicate hash field");
+                // Deep sanitization finds them in Redis's listpack check; without it, Redis
+                // finds them only converting to a table (and panics after this log line).
+                return corrupt(if config.sanitize_dump_payload == "no" {
+                    "listpack with dup elements"
+                } else {
+                    "Hash listpack integrity check failed."
+                });
             }
             let mut h = HashValue::Packed(Listpack::from_items(items.iter().map(Vec::as_slice)));
             if fields > limits.hash_max_listpack_entries {
@@ -187,7 +195,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
             }
             for (f, v) in &pairs {
                 if !h.set(f, v, hash_limits) {
-                    return corrupt("duplicate hash field");
+                    return corrupt("Hash with dup elements");
                 }
             }
             Value::Hash(h)
@@ -231,6 +239,25 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
     })
 }
 
+/// Whether a loaded value has no element: Redis's file loader skips such a key (RESTORE refuses
+/// it, through [`from_rdb`]). A packed blob is empty when it is only its header and end mark.
+pub fn holds_nothing(value: &RdbValue) -> bool {
+    const EMPTY_LISTPACK: usize = 7;
+    match value {
+        RdbValue::List(nodes) => nodes
+            .iter()
+            .all(|n| n.container == NodeContainer::Packed && n.data.len() == EMPTY_LISTPACK),
+        RdbValue::Set(m) => m.is_empty(),
+        RdbValue::Hash(p) => p.is_empty(),
+        RdbValue::Zset(e) => e.is_empty(),
+        RdbValue::SetIntset(blob) => blob.len() == 8,
+        RdbValue::SetListpack(blob)
+        | RdbValue::HashListpack(blob)
+        | RdbValue::ZsetListpack(blob) => blob.len() == EMPTY_LISTPACK,
+        _ => false,
+    }
+}
+
 fn corrupt<T>(msg: &str) -> Result<T, RdbError> {
     Err(RdbError::Corrupt(msg.into()))
 }
@@ -251,7 +278,7 @@ fn set_from_members(members: &[Vec<u8>], limits: &SetLimits) -> Result<SetValue,
         let unlimited = SetLimits::v7_0(usize::MAX);
         for m in members {
             if !set.insert(m, &unlimited) {
-                return corrupt("duplicate set member");
+                return corrupt("Duplicate set members detected");
             }
         }
         return Ok(set);
@@ -279,7 +306,7 @@ fn set_from_members(members: &[Vec<u8>], limits: &SetLimits) -> Result<SetValue,
         }
         // Each encoding takes anything now: the conversions above are the loader's.
         if !set.insert(m, &unlimited) {
-            return corrupt("duplicate set member");
+            return corrupt("Duplicate set members detected");
         }
     }
     Ok(set)
@@ -461,7 +488,7 @@ fn check_zset(elements: &[(&[u8], f64)]) -> Result<(), RdbError> {
     }
     let distinct: HashSet<&[u8]> = elements.iter().map(|e| e.0).collect();
     if distinct.len() != elements.len() {
-        return corrupt("duplicate zset member");
+        return corrupt("Duplicate zset fields detected");
     }
     Ok(())
 }
@@ -579,14 +606,14 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
         last_entry = Some(node.last_id(master));
         live += u64::from(node.live());
         if !s.insert_node(master, node) {
-            return corrupt("duplicate stream node");
+            return corrupt("Listpack re-added with existing key");
         }
     }
     if let Some(e) = s.edge(false) {
         first_live = Some(e.id);
     }
     if live != r.length {
-        return corrupt("stream length does not match its entries");
+        return corrupt("Stream length inconsistent with rax entries");
     }
     s.length = r.length;
     s.last_id = id_from_rdb(r.last_id);
@@ -650,11 +677,11 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
                 )
                 .is_some()
             {
-                return corrupt("duplicate consumer");
+                return corrupt("Duplicate stream consumer detected");
             }
         }
         if !owner.is_empty() {
-            return corrupt("PEL entry without a consumer");
+            return corrupt("Stream CG PEL entry without consumer");
         }
         if s.groups.insert(g.name.into_boxed_slice(), group).is_some() {
             return corrupt("duplicate consumer group");
