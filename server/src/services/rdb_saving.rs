@@ -345,9 +345,9 @@ fn child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
         job.walk.abort(ks);
     }
     match end {
-        ChildEnd::Signal(signal) => server.log.warning(&format!(
-            "Background saving terminated by signal {signal}"
-        )),
+        ChildEnd::Signal(signal) => server
+            .log
+            .warning(&format!("Background saving terminated by signal {signal}")),
         ChildEnd::Exit(_) => server.log.warning("Background saving error"),
     }
     server.persistence.last_bgsave_ok = false;
