@@ -290,11 +290,11 @@ fn kill_primaries_both_ways(test: &str, embedis: Kind) {
             (5461..=10922).contains(&slot)
         })
         .unwrap();
-    assert_eq!(text(&nodes[1], &["SET", &key, "v1"]), "OK");
-    assert_eq!(
-        Client::connect(nodes[1].addr()).cmd(&["WAIT", "1", "2000"]),
-        ":1\r\n"
-    );
+    // WAIT on the writer's own connection: it counts the replicas that have that client's
+    // writes (Redis's `c->woff`), so on a fresh connection it would answer at once.
+    let mut writer = Client::connect(nodes[1].addr());
+    assert_eq!(writer.text(&["SET", &key, "v1"]), "OK");
+    assert_eq!(writer.cmd(&["WAIT", "1", "2000"]), ":1\r\n");
     let mut nodes: Vec<Option<Node>> = nodes.into_iter().map(Some).collect();
     // The embedis primary dies: its redis-server replica is elected.
     let took = fail_over(&mut nodes, 1, 4, "6000");

@@ -334,9 +334,17 @@ fn the_watchdog_logs_the_engines_stack_when_a_command_holds_the_loop() {
     let report = &log[log.find("--- WATCHDOG TIMER EXPIRED ---").unwrap()..];
     // The engine's own stack, in DEBUG's handler (embedis's name for it, not Redis's).
     assert!(report.contains("commands::admin::debug"), "{report}");
-    assert_eq!(
-        log.matches("WATCHDOG TIMER EXPIRED").count(),
-        1,
-        "once per stall"
-    );
+    // Once per stall: the watcher does not fire again while the same sleep goes on. (A busy
+    // machine may starve a later tick past 200 ms; such a report is not in DEBUG's handler.)
+    let in_debug = log
+        .split("--- WATCHDOG TIMER EXPIRED ---")
+        .skip(1)
+        .filter(|r| {
+            r.split("--------")
+                .next()
+                .unwrap()
+                .contains("commands::admin::debug")
+        })
+        .count();
+    assert_eq!(in_debug, 1, "once per stall:\n{log}");
 }

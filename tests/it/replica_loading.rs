@@ -147,10 +147,19 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
         .unwrap()
         .start()
         .unwrap();
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    // Linked before the first write, so that its SELECT travels in the stream: the replica's
+    // file must then record database 3 as where the stream stands (it recorded 0 when the
+    // link was up at the save, and `b` below landed in database 0).
+    eventually("the first link", || {
+        field(
+            &text(&mut r, &["INFO", "replication"]),
+            "master_link_status",
+        ) == "up"
+    });
     let mut p = Conn::connect(primary.addr()).unwrap();
     text(&mut p, &["SELECT", "3"]);
     text(&mut p, &["SET", "a", "1"]);
-    let mut r = Conn::connect(replica.addr()).unwrap();
     eventually("the first sync", || {
         text(&mut r, &["SELECT", "3"]);
         text(&mut r, &["GET", "a"]) == "$1\r\n1\r\n"
@@ -174,6 +183,8 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
     let stats = text(&mut p, &["INFO", "stats"]);
     assert_eq!(field(&stats, "sync_full"), "1", "{stats}");
     assert_eq!(field(&stats, "sync_partial_ok"), "1", "{stats}");
+    // The first sync asked `PSYNC ? -1`, as a replica without history asks Redis.
+    assert_eq!(field(&stats, "sync_partial_err"), "0", "{stats}");
     // CONFIG RESETSTAT zeroes them, as Redis's resetServerStats does (psync2-master-restart
     // counts the syncs after it).
     text(&mut p, &["CONFIG", "RESETSTAT"]);

@@ -103,6 +103,13 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
         *period = (*period).max(1000 / next.hz.max(1) * 2);
     }
     apply_process(ctx, &next, &pairs)?;
+    // Armed now, as Redis's `applyWatchdogPeriod` arms it, not at the next tick: a command
+    // that holds the loop right after this one would otherwise go unwatched.
+    if ctx.server.owns_process
+        && next.process.watchdog_period != ctx.server.config.process.watchdog_period
+    {
+        crate::base::watchdog::tick(next.process.watchdog_period, &ctx.server.log);
+    }
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {

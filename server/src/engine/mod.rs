@@ -100,6 +100,7 @@ impl Engine {
         // `replicaof host port` at start-up: a replica from the first moment.
         if let Some((host, port)) = server.config.replicaof.clone() {
             server.repl.follow(host, port);
+            server.repl.no_history = true;
             ks.expiry_rule = crate::model::keyspace::ExpiryRule::Hide;
         }
         Engine {

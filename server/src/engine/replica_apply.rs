@@ -35,7 +35,8 @@ pub struct LinkTarget {
     pub host: String,
     pub port: u16,
     pub generation: u64,
-    /// PSYNC's arguments: the history this server has (its own, or its last primary's).
+    /// PSYNC's arguments: the history this server has (its own, or its last primary's), or
+    /// `?` when it has none.
     pub replid: String,
     pub offset: u64,
     /// REPLCONF listening-port and ip-address.
@@ -66,7 +67,11 @@ impl Engine {
             host: primary.host.clone(),
             port: primary.port,
             generation: primary.generation,
-            replid: self.server.repl.replid.clone(),
+            replid: if self.server.repl.no_history {
+                "?".to_string()
+            } else {
+                self.server.repl.replid.clone()
+            },
             offset: self.server.repl.offset,
             // Over TLS a replica is reached on its TLS port, so that is the one it announces.
             listening_port: if config.replica_announce_port != 0 {
@@ -234,6 +239,12 @@ impl Engine {
                 // The command itself made this a primary (a REPLICAOF NO ONE in the stream).
                 self.ks.expiry_rule = ExpiryRule::Delete;
             }
+        }
+        // Where the stream stands, kept current for a file saved while the link is up (Redis's
+        // `rdbPopulateSaveInfo` reads the primary client's database): a restarted replica
+        // resumes there, and the primary sends no SELECT for a database it already chose.
+        if let Some(client) = self.clients.get(id) {
+            self.server.repl.stream_db = client.db;
         }
         let in_transaction = self.clients.get(id).is_some_and(|c| c.multi.is_some());
         let server = &mut self.server;

@@ -219,6 +219,7 @@ impl Engine {
         let repl = &mut self.server.repl;
         // The stream after a full sync begins with its SELECT.
         repl.stream_db = 0;
+        repl.no_history = false;
         repl.replid = replid;
         repl.replid2 = "0".repeat(40);
         repl.second_offset = -1;

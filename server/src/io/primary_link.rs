@@ -293,7 +293,11 @@ async fn link<S: EngineCell>(
     conn.send(&["REPLCONF", "capa", "eof", "capa", "psync2"])
         .await?;
     conn.reply().await?;
-    let from = (target.offset + 1).to_string();
+    let from = if target.replid == "?" {
+        "-1".to_string()
+    } else {
+        (target.offset + 1).to_string()
+    };
     if target.failover {
         // A FAILOVER hands our role to this primary: it takes it, and continues our history.
         let sent = conn

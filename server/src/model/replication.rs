@@ -390,6 +390,11 @@ pub struct Replication {
     pub open_transaction: Vec<u8>,
     /// A coordinated failover under way, if any.
     pub failover: Failover,
+    /// A replica with no history to offer its primary: started by `replicaof` with none
+    /// loaded, and not synced since. Its PSYNC says `? -1`, as Redis's does without a cached
+    /// master, rather than naming its own fresh ID (which the primary would count in
+    /// `sync_partial_err`).
+    pub no_history: bool,
 }
 
 impl Replication {
@@ -414,6 +419,7 @@ impl Replication {
             stream_db: 0,
             open_transaction: Vec::new(),
             failover: Failover::default(),
+            no_history: false,
         }
     }
 
@@ -474,6 +480,7 @@ impl Replication {
         self.link_wake.notify_one();
         self.replid2 = std::mem::replace(&mut self.replid, new_replid);
         self.second_offset = self.offset as i64 + 1;
+        self.no_history = false;
     }
 
     pub fn is_replica(&self, id: ClientId) -> bool {

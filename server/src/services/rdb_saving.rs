@@ -786,6 +786,7 @@ fn restore_history(ks: &mut Keyspace, server: &mut ServerState, stats: &LoadStat
         repl.second_offset = offset as i64 + 1;
         repl.offset = offset;
     }
+    repl.no_history = false;
     if repl.backlog.is_none() {
         ks.stream.add_consumer();
     }
