@@ -297,6 +297,8 @@ FCALL_RO two 0
     (
         "lazy expiry",
         r##"
+DEBUG POPULATE 3 pop
+SET after-populate 1
 DEBUG SET-ACTIVE-EXPIRE 0
 SET k v PX 1
 SET k2 v PX 1

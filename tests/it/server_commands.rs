@@ -747,6 +747,15 @@ fn debug_subcommands_where_allowed() {
     );
     assert_eq!(a.raw_reply(), b"+OK\r\n");
     assert_eq!(a.raw(&["DEBUG", "SLEEP", "0"]), b"+OK\r\n");
+    // POPULATE's keys are not changes to save, as in Redis (nor propagated: see
+    // propagation.rs).
+    assert_eq!(a.raw(&["DEBUG", "POPULATE", "5"]), b"+OK\r\n");
+    assert_eq!(a.raw(&["DBSIZE"]), b":5\r\n");
+    let persistence = a.text(&["INFO", "persistence"]);
+    assert!(
+        persistence.contains("rdb_changes_since_last_save:0\r\n"),
+        "{persistence}"
+    );
     assert_eq!(a.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]), b"+OK\r\n");
     assert_eq!(a.raw(&["DEBUG", "SET-ACTIVE-EXPIRE", "1"]), b"+OK\r\n");
     assert_eq!(a.raw(&["DEBUG", "LOG", "hello"]), b"+OK\r\n");

@@ -105,6 +105,7 @@ fn populate(ctx: &mut Ctx<'_>) -> CmdResult {
     };
     let prefix: &[u8] = if ctx.argc() >= 4 { ctx.arg(3) } else { b"key" };
     let db = ctx.db();
+    let dirty_before = ctx.ks.dirty;
     for n in 0..count {
         let mut key = prefix.to_vec();
         key.extend_from_slice(format!(":{n}").as_bytes());
@@ -122,6 +123,10 @@ fn populate(ctx: &mut Ctx<'_>) -> CmdResult {
         ctx.ks
             .add(db, &key, Value::plain_string(&value), None, ctx.now_ms);
     }
+    // Redis adds the keys without counting them dirty: no save point or
+    // `rdb_changes_since_last_save` sees them, and nothing goes to the replicas or the AOF
+    // (which is how a Sentinel test's replicas stay empty while their primary fills).
+    ctx.ks.dirty = dirty_before;
     ctx.out.ok();
     Ok(())
 }
