@@ -135,31 +135,7 @@ fn kill_mid_load_loses_nothing_acknowledged(fsync: &str) {
     let server = Embedis::start(&dir, &["--appendonly", "yes", "--appendfsync", fsync]);
     let addr = server.addr();
     // A writer pipelining INCRs and SETs; the server is killed while it writes.
-    let writer = std::thread::spawn(move || {
-        use std::io::BufRead;
-        let stream = std::net::TcpStream::connect(addr).unwrap();
-        let mut replies = std::io::BufReader::new(stream.try_clone().unwrap());
-        let mut requests = stream;
-        let mut acknowledged = 0u64;
-        let mut line = String::new();
-        for i in 0..1_000_000u64 {
-            let key = format!("key:{i}");
-            let mut both = Conn::encode(&[b"INCR", b"counter"]);
-            both.extend(Conn::encode(&[b"SET", key.as_bytes(), b"v"]));
-            if requests.write_all(&both).is_err() {
-                break;
-            }
-            line.clear();
-            let incr = replies.read_line(&mut line).unwrap_or(0) > 0 && line.starts_with(':');
-            line.clear();
-            let set = replies.read_line(&mut line).unwrap_or(0) > 0 && line == "+OK\r\n";
-            if !(incr && set) {
-                break;
-            }
-            acknowledged += 1;
-        }
-        acknowledged
-    });
+    let writer = support::counting_writer(addr);
     std::thread::sleep(Duration::from_millis(700));
     server.kill9();
     let acknowledged = writer.join().unwrap();

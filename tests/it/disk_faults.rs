@@ -194,38 +194,6 @@ fn a_failed_background_fsync_refuses_writes_until_one_succeeds() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// A writer that counts acknowledged writes (an INCR and a SET of a new key each) until its
-/// connection fails; see [`check_acknowledged`].
-fn counting_writer(addr: std::net::SocketAddr) -> std::thread::JoinHandle<u64> {
-    std::thread::spawn(move || {
-        use std::io::BufRead;
-        let Ok(stream) = TcpStream::connect(addr) else {
-            return 0;
-        };
-        let mut replies = std::io::BufReader::new(stream.try_clone().unwrap());
-        let mut requests = stream;
-        let mut acknowledged = 0u64;
-        let mut line = String::new();
-        for i in 0..10_000_000u64 {
-            let key = format!("key:{i}");
-            let mut both = Conn::encode(&[b"INCR", b"counter"]);
-            both.extend(Conn::encode(&[b"SET", key.as_bytes(), b"v"]));
-            if requests.write_all(&both).is_err() {
-                break;
-            }
-            line.clear();
-            let incr = replies.read_line(&mut line).unwrap_or(0) > 0 && line.starts_with(':');
-            line.clear();
-            let set = replies.read_line(&mut line).unwrap_or(0) > 0 && line == "+OK\r\n";
-            if !(incr && set) {
-                break;
-            }
-            acknowledged += 1;
-        }
-        acknowledged
-    })
-}
-
 /// Every write the writer saw acknowledged is in the restarted server.
 fn check_acknowledged(c: &mut Conn, acknowledged: u64, what: &str) {
     assert!(acknowledged > 10, "{what}: the load ran ({acknowledged})");
@@ -268,7 +236,7 @@ fn sigkill_during_an_aof_rewrite_loses_no_acknowledged_write() {
         text(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "200"]),
         "+OK\r\n"
     );
-    let writer = counting_writer(server.addr());
+    let writer = support::counting_writer(server.addr());
     std::thread::sleep(Duration::from_millis(200));
     assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with('+'));
     std::thread::sleep(Duration::from_millis(500));
@@ -329,7 +297,7 @@ fn sigkill_of_bgsave_or_of_its_server_loses_nothing() {
     wait_for("writes accepted", 5, || {
         text(&mut c, &["SET", "x", "1"]) == "+OK\r\n"
     });
-    let writer = counting_writer(server.addr());
+    let writer = support::counting_writer(server.addr());
     assert!(text(&mut c, &["BGSAVE"]).starts_with('+'));
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(persistence(&mut c, "rdb_bgsave_in_progress"), "1");

@@ -736,3 +736,36 @@ pub fn python_with(packages: &[&str], test: &str) -> Option<String> {
     eprintln!("\n!!!!! SKIPPED {test}: {message} !!!!!\n");
     None
 }
+
+/// A writer that counts acknowledged writes (an INCR and a SET of a new key each) until its
+/// connection fails: the load of the crash tests (aof.rs, disk_faults.rs),
+/// which then check that every acknowledged write survived.
+pub fn counting_writer(addr: SocketAddr) -> std::thread::JoinHandle<u64> {
+    std::thread::spawn(move || {
+        use std::io::BufRead;
+        let Ok(stream) = TcpStream::connect(addr) else {
+            return 0;
+        };
+        let mut replies = std::io::BufReader::new(stream.try_clone().unwrap());
+        let mut requests = stream;
+        let mut acknowledged = 0u64;
+        let mut line = String::new();
+        for i in 0..10_000_000u64 {
+            let key = format!("key:{i}");
+            let mut both = Conn::encode(&[b"INCR", b"counter"]);
+            both.extend(Conn::encode(&[b"SET", key.as_bytes(), b"v"]));
+            if requests.write_all(&both).is_err() {
+                break;
+            }
+            line.clear();
+            let incr = replies.read_line(&mut line).unwrap_or(0) > 0 && line.starts_with(':');
+            line.clear();
+            let set = replies.read_line(&mut line).unwrap_or(0) > 0 && line == "+OK\r\n";
+            if !(incr && set) {
+                break;
+            }
+            acknowledged += 1;
+        }
+        acknowledged
+    })
+}
