@@ -136,6 +136,36 @@ pub enum RdbValue {
 const LEGACY_NODE_BYTES: usize = 8192;
 
 impl RdbValue {
+    /// The bytes this value's buffers hold (elements and listpacks; bookkeeping left out):
+    /// what a copy of it costs, for the memory a snapshot spends on copies.
+    pub fn payload_bytes(&self) -> usize {
+        match self {
+            RdbValue::String(b)
+            | RdbValue::SetIntset(b)
+            | RdbValue::SetListpack(b)
+            | RdbValue::ZsetListpack(b)
+            | RdbValue::HashListpack(b)
+            | RdbValue::HashListpackEx { listpack: b, .. } => b.len(),
+            RdbValue::List(nodes) => nodes.iter().map(|n| n.data.len()).sum(),
+            RdbValue::Set(members) => members.iter().map(Vec::len).sum(),
+            RdbValue::Zset(pairs) => pairs.iter().map(|(m, _)| m.len() + 8).sum(),
+            RdbValue::Hash(pairs) => pairs.iter().map(|(f, v)| f.len() + v.len()).sum(),
+            RdbValue::HashWithTtls(fields) => fields
+                .iter()
+                .map(|f| f.field.len() + f.value.len() + 8)
+                .sum(),
+            RdbValue::Stream(s) => s.nodes.iter().map(|(_, lp)| lp.len() + 16).sum(),
+            RdbValue::Module(m) => m
+                .items
+                .iter()
+                .map(|item| match item {
+                    crate::module::ModuleItem::String(b) => b.len(),
+                    _ => 8,
+                })
+                .sum(),
+        }
+    }
+
     /// The type byte Redis writes for this value (7.0's, or 7.4's for a hash with field TTLs).
     pub fn type_byte(&self) -> u8 {
         match self {

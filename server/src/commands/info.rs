@@ -464,22 +464,35 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
     );
 }
 
+/// The running background save's fields (Redis's child reports them): its copies and progress.
+fn save_progress(ctx: &Ctx<'_>, out: &mut String) {
+    let p = &ctx.server.persistence;
+    // Its copies: the pre-images kept for it (what Redis's child reports as its
+    // copy-on-write). They only grow while it runs, so the peak is the current size, and
+    // they are counted as they are made (age 0).
+    let copied = p.bgsave.as_ref().map_or(0, |_| {
+        crate::model::snapshot::SnapshotWalk::copied_bytes(ctx.ks)
+    });
+    field!(out, "current_cow_peak", "{copied}");
+    field!(out, "current_cow_size", "{copied}");
+    field!(out, "current_cow_size_age", "0");
+    let (processed, total) = p.bgsave.as_ref().map_or((0, 0), |job| job.walk.progress());
+    let perc = if total == 0 {
+        0.0
+    } else {
+        processed as f64 * 100.0 / total as f64
+    };
+    field!(out, "current_fork_perc", "{perc:.2}");
+    field!(out, "current_save_keys_processed", "{processed}");
+    field!(out, "current_save_keys_total", "{total}");
+}
+
 fn persistence(ctx: &Ctx<'_>, out: &mut String) {
     out.push_str("# Persistence\r\n");
     let p = &ctx.server.persistence;
     field!(out, "loading", "{}", u8::from(p.loading));
     field!(out, "async_loading", "{}", u8::from(p.async_loading));
-    for name in [
-        "current_cow_peak",
-        "current_cow_size",
-        "current_cow_size_age",
-    ] {
-        field!(out, name, "0");
-    }
-    field!(out, "current_fork_perc", "0.00");
-    let (processed, total) = p.bgsave.as_ref().map_or((0, 0), |job| job.walk.progress());
-    field!(out, "current_save_keys_processed", "{processed}");
-    field!(out, "current_save_keys_total", "{total}");
+    save_progress(ctx, out);
     field!(out, "rdb_changes_since_last_save", "{}", ctx.ks.dirty);
     field!(
         out,
@@ -506,7 +519,7 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         .map_or(-1, |job| job.started.elapsed().as_secs() as i64);
     field!(out, "rdb_current_bgsave_time_sec", "{current}");
     field!(out, "rdb_saves", "{}", p.saves);
-    field!(out, "rdb_last_cow_size", "0");
+    field!(out, "rdb_last_cow_size", "{}", p.last_cow_size);
     field!(
         out,
         "rdb_last_load_keys_expired",

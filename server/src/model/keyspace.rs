@@ -230,6 +230,7 @@ impl Db {
         let expire = expire_of(&self.expires, key, obj);
         let capture = self.snapshot.capture.as_mut().expect("checked");
         let entry = saved_entry(key, obj, expire, capture.clock);
+        self.snapshot.copied += crate::model::snapshot_capture::preimage_bytes(&entry);
         capture.preimages.push(entry);
     }
 
@@ -249,13 +250,16 @@ pub fn capture_all(db: &mut Db) {
     let mark = db.snapshot.mark;
     let clock = capture.clock;
     let expires = &db.expires;
+    let copied = &mut db.snapshot.copied;
     let mut cursor = 0;
     loop {
         cursor = db.main.scan_mut(cursor, |key, obj| {
             if obj.snapshot_mark() != mark {
                 obj.set_snapshot_mark(mark);
                 let expire = expire_of(expires, key, obj);
-                capture.preimages.push(saved_entry(key, obj, expire, clock));
+                let entry = saved_entry(key, obj, expire, clock);
+                *copied += crate::model::snapshot_capture::preimage_bytes(&entry);
+                capture.preimages.push(entry);
             }
         });
         if cursor == 0 {

@@ -70,6 +70,7 @@ impl SnapshotWalk {
         for db in ks.dbs.iter_mut() {
             sizes.push((db.main.len() as u64, db.expires.len() as u64));
             db.snapshot.mark = !db.snapshot.mark;
+            db.snapshot.copied = 0;
             db.snapshot.capture = (!db.main.is_empty()).then(|| {
                 Box::new(Capture {
                     preimages: Vec::new(),
@@ -98,6 +99,12 @@ impl SnapshotWalk {
         (self.written, self.total)
     }
 
+    /// Bytes of pre-images kept since the snapshot began, across databases (see
+    /// [`DbSnapshot::copied`](crate::model::snapshot_capture::DbSnapshot::copied)).
+    pub fn copied_bytes(ks: &Keyspace) -> u64 {
+        ks.dbs.iter().map(|db| db.snapshot.copied).sum()
+    }
+
     /// Walks on for about `budget` unless waiting for the writer; true once the walk is over
     /// and the writer has ended (committed or failed).
     pub fn advance(&mut self, ks: &mut Keyspace, budget: Duration) -> bool {
@@ -124,7 +131,12 @@ impl SnapshotWalk {
 
     /// True while the writer has room for more.
     fn writer_has_room(&self) -> bool {
-        self.writer.in_flight() < MAX_IN_FLIGHT
+        let limit = if self.writer.paced() {
+            1
+        } else {
+            MAX_IN_FLIGHT
+        };
+        self.writer.in_flight() < limit
     }
 
     /// The writer thread (to wait for it once the walk is over).
@@ -275,6 +287,8 @@ pub struct SaveState {
     pub last_bgsave_ok: bool,
     /// Seconds the last background save took (-1: none yet).
     pub last_bgsave_time_sec: i64,
+    /// Bytes of pre-images the last successful background save kept (`rdb_last_cow_size`).
+    pub last_cow_size: u64,
     /// Saves started, background or not (`rdb_saves`).
     pub saves: u64,
     /// When the last background save was tried (s): a failed one is retried after 5 s.
@@ -308,6 +322,7 @@ impl Default for SaveState {
             bgsave: None,
             last_bgsave_ok: true,
             last_bgsave_time_sec: -1,
+            last_cow_size: 0,
             saves: 0,
             last_bgsave_try: 0,
             scheduled: false,

@@ -47,6 +47,15 @@ pub struct DbSnapshot {
     pub mark: bool,
     /// While a snapshot still has this database to write: the pre-images waiting for it.
     pub capture: Option<Box<Capture>>,
+    /// Bytes of the pre-images this database has kept since the snapshot began: embedis's
+    /// counterpart of the copy-on-write a Redis child reports (INFO's `current_cow_size`),
+    /// the memory the save costs because clients wrote during it.
+    pub copied: u64,
+}
+
+/// What a kept pre-image costs: its key and its value's buffers.
+pub fn preimage_bytes(entry: &SavedEntry) -> u64 {
+    (entry.key.len() + entry.value.payload_bytes()) as u64
 }
 
 /// Pre-images of one database, waiting for the walk to reach it.

@@ -301,8 +301,10 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
     };
     let elapsed = job.started.elapsed().as_secs() as i64;
     server.persistence.last_bgsave_time_sec = elapsed;
+    let copied = crate::model::snapshot::SnapshotWalk::copied_bytes(ks);
     match job.walk.into_writer().join() {
         Ok(_) => {
+            server.persistence.last_cow_size = copied;
             server
                 .log
                 .notice("Background saving terminated with success");

@@ -277,6 +277,8 @@ pub struct WriterThread {
     /// Set to make the thread stop and remove its temporary file.
     cancelled: Arc<AtomicBool>,
     handle: Option<JoinHandle<Result<u64, SaveError>>>,
+    /// `rdb-key-save-delay` slows each key down (see [`WriterThread::paced`]).
+    paced: bool,
 }
 
 /// Queue length at or under which the writer thread wakes a waiting walk.
@@ -321,7 +323,15 @@ impl WriterThread {
             progress,
             cancelled,
             handle: Some(handle),
+            paced: key_delay_us != 0,
         })
+    }
+
+    /// True when `rdb-key-save-delay` paces the thread: the walk then keeps only a batch
+    /// ahead of it, as a Redis child reaches a key only when it writes it, so that keys
+    /// written meanwhile are still unsaved and keep pre-images (the copy-on-write tests watch).
+    pub fn paced(&self) -> bool {
+        self.paced
     }
 
     /// The thread's loop: writes items in order until Finish (commit), an error or a cancel.
