@@ -9,7 +9,7 @@
 //! replica when it continues.
 
 use crate::support;
-use support::{eventually, field, text, Conn};
+use support::{eventually, field, link_up, text, Conn};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -27,10 +27,6 @@ fn replica_of(primary: SocketAddr) -> embedis::Server {
 
 fn info(c: &mut Conn, name: &str) -> String {
     field(&text(c, &["INFO", "replication"]), name)
-}
-
-fn link_up(c: &mut Conn) -> bool {
-    info(c, "master_link_status") == "up"
 }
 
 fn failover_state(c: &mut Conn) -> String {

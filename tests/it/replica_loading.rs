@@ -6,7 +6,7 @@
 //! And the history an RDB file records lets restarted replicas and primaries continue (PSYNC).
 
 use crate::support;
-use support::{eventually, field, text, Conn};
+use support::{eventually, field, link_up, text, Conn};
 
 const LOADING: &str = "-LOADING Redis is loading the dataset in memory\r\n";
 
@@ -57,12 +57,7 @@ fn a_replica_answers_loading_while_its_image_loads_and_info_shows_the_progress()
         text(&mut r, &["CONFIG", "SET", "key-load-delay", "0"]),
         "+OK\r\n"
     );
-    eventually("the link to come up", || {
-        field(
-            &text(&mut r, &["INFO", "replication"]),
-            "master_link_status",
-        ) == "up"
-    });
+    eventually("the link to come up", || link_up(&mut r));
     assert_eq!(text(&mut r, &["DBSIZE"]), ":5000\r\n");
     assert_eq!(text(&mut r, &["EXISTS", "old"]), ":0\r\n");
     let info = text(&mut r, &["INFO", "persistence"]);
@@ -151,12 +146,7 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
     // Linked before the first write, so that its SELECT travels in the stream: the replica's
     // file must then record database 3 as where the stream stands (it recorded 0 when the
     // link was up at the save, and `b` below landed in database 0).
-    eventually("the first link", || {
-        field(
-            &text(&mut r, &["INFO", "replication"]),
-            "master_link_status",
-        ) == "up"
-    });
+    eventually("the first link", || link_up(&mut r));
     let mut p = Conn::connect(primary.addr()).unwrap();
     text(&mut p, &["SELECT", "3"]);
     text(&mut p, &["SET", "a", "1"]);
@@ -170,12 +160,7 @@ fn restarted_replicas_and_primaries_continue_with_a_partial_resync() {
     replica.restart().unwrap();
     text(&mut p, &["SET", "b", "2"]);
     let mut r = Conn::connect(replica.addr()).unwrap();
-    eventually("the continued link", || {
-        field(
-            &text(&mut r, &["INFO", "replication"]),
-            "master_link_status",
-        ) == "up"
-    });
+    eventually("the continued link", || link_up(&mut r));
     text(&mut r, &["SELECT", "3"]);
     eventually("the write made while it was away", || {
         text(&mut r, &["GET", "b"]) == "$1\r\n2\r\n"

@@ -12,7 +12,7 @@
 //! The redis-server parts are skipped loudly when it is missing, unless EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
-use support::{eventually, field, text};
+use support::{eventually, field, link_up, text};
 
 use std::time::Duration;
 use support::{Conn, RedisServer};
@@ -61,12 +61,7 @@ fn redis_replicates_from_embedis_with_full_and_partial_resync() {
         return;
     };
     let mut r = Conn::connect(redis.addr()).unwrap();
-    eventually("the link to come up", || {
-        field(
-            &text(&mut r, &["INFO", "replication"]),
-            "master_link_status",
-        ) == "up"
-    });
+    eventually("the link to come up", || link_up(&mut r));
     // The stream after the full sync: every type, a TTL, a script's effects, another database.
     text(&mut e, &["SADD", "set", "x", "y"]);
     text(&mut e, &["ZADD", "zset", "1", "m"]);
@@ -218,10 +213,6 @@ fn replica_of_with_threads(primary: std::net::SocketAddr, io_threads: u32) -> em
         .unwrap()
         .start()
         .unwrap()
-}
-
-fn link_up(c: &mut Conn) -> bool {
-    field(&text(c, &["INFO", "replication"]), "master_link_status") == "up"
 }
 
 fn same_digest(primary: &mut Conn, replica: &mut Conn) {

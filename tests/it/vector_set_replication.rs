@@ -8,7 +8,7 @@
 //! EMBEDIS_REQUIRE_REDIS=1.
 
 use crate::support;
-use support::{digest, eventually, field, temp_dir, text, Conn, RedisServer};
+use support::{digest, eventually, field, link_up, temp_dir, text, Conn, RedisServer};
 
 /// The elements any of the writes names.
 const ELEMENTS: usize = 40;
@@ -107,10 +107,6 @@ fn an_update_stays_local(primary: &mut Conn, replica: &mut Conn) {
     };
     assert_ne!(e10(primary), e10(replica));
     assert_eq!(text(replica, &["VGETATTR", "va:after", "e10"]), "$-1\r\n");
-}
-
-fn link_up(c: &mut Conn) -> bool {
-    field(&text(c, &["INFO", "replication"]), "master_link_status") == "up"
 }
 
 /// Writes on `primary` before and after `replica` links to it, then compares what each shows.

@@ -769,3 +769,8 @@ pub fn counting_writer(addr: SocketAddr) -> std::thread::JoinHandle<u64> {
         acknowledged
     })
 }
+
+/// True once the replica behind `c` reports its link to its primary up.
+pub fn link_up(c: &mut Conn) -> bool {
+    field(&text(c, &["INFO", "replication"]), "master_link_status") == "up"
+}
