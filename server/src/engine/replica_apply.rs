@@ -243,10 +243,11 @@ impl Engine {
         // Where the stream stands, kept current for a file saved while the link is up (Redis's
         // `rdbPopulateSaveInfo` reads the primary client's database): a restarted replica
         // resumes there, and the primary sends no SELECT for a database it already chose.
+        let mut in_transaction = false;
         if let Some(client) = self.clients.get(id) {
             self.server.repl.stream_db = client.db;
+            in_transaction = client.multi.is_some();
         }
-        let in_transaction = self.clients.get(id).is_some_and(|c| c.multi.is_some());
         let server = &mut self.server;
         if in_transaction {
             server.repl.open_transaction.extend_from_slice(raw);
