@@ -420,6 +420,16 @@ impl<K, V, S> Dict<K, V, S> {
         buckets + self.slabs.iter().map(Slab::allocated_bytes).sum::<usize>()
     }
 
+    /// Heap bytes of slab slots that hold no entry: the unused rest of the newest chunk, and
+    /// the slots deleted entries left on the free list (the next insertions take them; the
+    /// periodic tick gives them back when it shrinks the table). This is free memory the dict
+    /// keeps for itself, as an allocator keeps freed chunks: an entry removed here frees its
+    /// slot even though the allocator sees no change.
+    pub fn idle_bytes(&self) -> usize {
+        let capacity: usize = self.slabs.iter().map(|s| s.capacity as usize).sum();
+        capacity.saturating_sub(self.len()) * (std::mem::size_of::<(K, V)>() + 4)
+    }
+
     pub fn is_rehashing(&self) -> bool {
         self.rehash_index.is_some()
     }
@@ -1363,6 +1373,9 @@ mod tests {
                 }
                 prop_assert_eq!(dict.len(), model.len());
                 dict.assert_bucket_words();
+                // Slab memory is the live entries (with their links) plus the idle slots.
+                let slabs: usize = dict.slabs.iter().map(Slab::allocated_bytes).sum();
+                prop_assert_eq!(slabs, dict.len() * (std::mem::size_of::<(u64, u64)>() + 4) + dict.idle_bytes());
             }
             let mut seen: Vec<(u64, u64)> = dict.iter().map(|(k, v)| (*k, *v)).collect();
             let mut expected: Vec<(u64, u64)> = model.into_iter().collect();

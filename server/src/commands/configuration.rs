@@ -353,7 +353,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     ctx.server.aof.rewrite_failures = 0;
     crate::model::lazyfree::reset_lazyfreed_objects();
     ctx.server.reply_resizes = Default::default();
-    ctx.server.memory_peak = crate::base::alloc::used_memory();
+    ctx.server.memory_peak = ctx.server.eviction.used_memory(ctx.ks);
 }
 
 fn resetstat(ctx: &mut Ctx<'_>) -> CmdResult {

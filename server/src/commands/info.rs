@@ -6,14 +6,15 @@
 //! clients, keys and expiries, hits and misses, command and error statistics, network bytes,
 //! CPU time from `getrusage`. `used_memory` is the bytes allocated, counted by the
 //! `embedis-server` binary's allocator (as Redis's zmalloc counts them); a server embedded in
-//! another program, whose allocator we do not own, reports its resident set size instead. Fields describing machinery embedis does not have (persistence,
+//! another program, whose allocator we do not own, reports its resident set size instead; less
+//! the key tables' idle slots, which count as the allocator's free memory does in Redis
+//! (`crate::model::evict::used_memory`). Fields describing machinery embedis does not have (persistence,
 //! replication, Lua, defragmentation) keep Redis's neutral values — zero, `ok`, empty — rather
 //! than disappearing, since parsers expect them. Latencystats reports each command's p50, p99 and
 //! p99.9 from its run-time histogram (`crate::model::latency`).
 
 use std::fmt::Write as _;
 
-use crate::base::alloc::used_memory;
 use crate::base::compat::CompatVersion;
 use crate::base::config::percentile_text;
 use crate::base::error::CmdResult;
@@ -114,7 +115,10 @@ pub fn report(ctx: &mut Ctx<'_>, sections: &[bytes::Bytes]) -> String {
     let mut on = selected(sections);
     // Before 8.0 there is no Keysizes section, asked for or not.
     on[ORDER.len() - 1] &= ctx.server.config.compat_version >= CompatVersion::V8_2;
-    let mut text = String::with_capacity(4096);
+    // Grown as written rather than reserved up front: the memory section reads used_memory
+    // while this text exists, and Redis's tests compare that figure with maxmemory to within
+    // 4 KB (unit/maxmemory's "is the memory limit honoured?").
+    let mut text = String::new();
     for (i, (section, _)) in ORDER.iter().enumerate() {
         if !on[i] {
             continue;
@@ -320,7 +324,7 @@ fn replication_buffers(ctx: &Ctx<'_>) -> (u64, u64, u64) {
 }
 
 fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
-    let used = used_memory();
+    let used = ctx.server.eviction.used_memory(ctx.ks);
     let rss = crate::base::alloc::resident_bytes().unwrap_or(0) as u64;
     let server = &mut *ctx.server;
     server.memory_peak = server.memory_peak.max(used);
@@ -1090,6 +1094,7 @@ mod tests {
 
     #[test]
     fn process_figures_are_real() {
+        use crate::base::alloc::used_memory;
         assert!(used_memory() > 0);
         assert!(total_system_memory() > used_memory());
         assert!(os_name().starts_with("Linux"));

@@ -274,7 +274,7 @@ fn score_text(score: f64) -> String {
 
 /// Redis's reply shape: a map of 27 figures plus one nested map per non-empty database.
 fn memory_stats(ctx: &mut Ctx<'_>) -> CmdResult {
-    let used = crate::base::alloc::used_memory();
+    let used = ctx.server.eviction.used_memory(ctx.ks);
     let peak = ctx.server.memory_peak.max(used);
     let startup = ctx.server.memory_startup.min(used);
     let dbs: Vec<(usize, usize, usize)> = ctx
@@ -361,7 +361,7 @@ fn memory_stats(ctx: &mut Ctx<'_>) -> CmdResult {
 /// Redis's doctor only speaks once the instance holds 5 MB; below that it says it has nothing
 /// to go on, and so do we (in our own words).
 fn memory_doctor(ctx: &mut Ctx<'_>) -> CmdResult {
-    let used = crate::base::alloc::used_memory();
+    let used = ctx.server.eviction.used_memory(ctx.ks);
     let text: &[u8] = if used < 5 * 1024 * 1024 {
         b"This instance is empty or uses very little memory, so there is nothing to diagnose yet. Fill it with some data and ask again."
     } else {

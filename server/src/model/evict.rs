@@ -56,8 +56,14 @@ struct Candidate {
     key: SmallBytes,
 }
 
-/// How used memory is measured: the allocator's count in the server, a model in tests.
+/// How used memory is measured: [`used_memory`] in the server, a model in tests.
 pub type Meter = fn(&Keyspace) -> u64;
+
+/// INFO's `used_memory`, what eviction compares with `maxmemory`: the allocator's count less
+/// the key tables' idle slots (see [`Keyspace::idle_table_bytes`]).
+pub fn used_memory(ks: &Keyspace) -> u64 {
+    crate::base::alloc::used_memory().saturating_sub(ks.idle_table_bytes())
+}
 
 /// The eviction state of a server: the pool, the random policies' next database, whether the
 /// timer must go on evicting, and the figures INFO shows.
@@ -86,7 +92,7 @@ pub struct Evictor {
 
 impl Default for Evictor {
     fn default() -> Self {
-        Evictor::with_meter(|_| crate::base::alloc::used_memory())
+        Evictor::with_meter(used_memory)
     }
 }
 
