@@ -128,6 +128,7 @@ impl Cluster {
             let bus_port = free_port()?;
             bus_ports.push(bus_port);
             let builder = Server::builder()
+                .group_member()
                 .config("cluster-enabled", "yes")
                 .and_then(|b| b.config("cluster-port", &bus_port.to_string()))
                 .and_then(|b| b.config("cluster-announce-ip", "127.0.0.1"))

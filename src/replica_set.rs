@@ -30,6 +30,15 @@ use std::time::{Duration, Instant};
 use crate::{Reply, Server, ServerBuilder};
 
 impl ServerBuilder {
+    /// A member of a group of servers made for a test ([`ReplicaSet`], [`crate::Cluster`]): a
+    /// full sync starts at once. Redis's `repl-diskless-sync-delay` (5 s by default, which a
+    /// lone server keeps) waits for more replicas to share one sync, and would hold every
+    /// replica of the group that long; `configure` may set it again.
+    pub(crate) fn group_member(mut self) -> Self {
+        self.options.config.repl_diskless_sync_delay = 0;
+        self
+    }
+
     /// Starts as a replica of `primary` (`replicaof` at start-up): a full sync from it, then
     /// its writes. `server.command(&["REPLICAOF", "NO", "ONE"])` makes it a primary.
     pub fn replica_of(mut self, primary: SocketAddr) -> Self {
@@ -86,9 +95,10 @@ impl ReplicaSet {
         replicas: usize,
         mut configure: impl FnMut(usize, ServerBuilder) -> ServerBuilder,
     ) -> io::Result<ReplicaSet> {
-        let primary = configure(0, Server::builder()).start()?;
+        let member = || Server::builder().group_member();
+        let primary = configure(0, member()).start()?;
         let replicas = (1..=replicas)
-            .map(|i| configure(i, Server::builder().replica_of(primary.addr())).start())
+            .map(|i| configure(i, member().replica_of(primary.addr())).start())
             .collect::<io::Result<Vec<Server>>>()?;
         let set = ReplicaSet { primary, replicas };
         if !set.wait_until(Duration::from_secs(10), |s| {

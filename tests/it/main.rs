@@ -61,6 +61,7 @@ mod cluster_bus_format;
 mod cluster_mixed;
 mod failover;
 mod failover_loss;
+mod full_sync_delay;
 mod io_uring;
 mod replica_loading;
 mod replication;

@@ -63,8 +63,10 @@ fn role(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.out.array(3);
     ctx.out.bulk(b"master");
     ctx.out.integer(repl.offset as i64);
-    ctx.out.array(repl.replicas.len());
-    for r in &repl.replicas {
+    // Only replicas whose sync has started (Redis lists the online ones).
+    let synced: Vec<_> = repl.replicas.iter().filter(|r| r.is_synced()).collect();
+    ctx.out.array(synced.len());
+    for r in synced {
         ctx.out.array(3);
         ctx.out.bulk(r.ip.as_bytes());
         ctx.out.bulk(r.listening_port.to_string().as_bytes());

@@ -831,10 +831,15 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
     }
     for (i, r) in repl.replicas.iter().enumerate() {
         let lag = (ctx.now_ms - r.ack_time_ms).max(0) / 1000;
+        let state = if r.is_synced() {
+            "online"
+        } else {
+            "wait_bgsave"
+        };
         field!(
             out,
             &format!("slave{i}"),
-            "ip={},port={},state=online,offset={},lag={}",
+            "ip={},port={},state={state},offset={},lag={}",
             r.ip,
             r.listening_port,
             r.ack_offset,

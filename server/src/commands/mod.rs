@@ -27,6 +27,7 @@ pub mod debug_internals;
 pub mod dump;
 pub mod expiry;
 pub mod failover;
+pub mod full_sync;
 pub mod functions;
 pub mod geo;
 pub mod hash_ttl;

@@ -1,13 +1,12 @@
 //! SYNC, PSYNC and REPLCONF: a replica attaching to this server, over [`crate::model::replication`].
 //!
-//! A full resynchronisation answers `+FULLRESYNC <replid> <offset>` (PSYNC only; SYNC, the old
-//! protocol, gets no such line), then the RDB image of the dataset at that offset as a bulk
-//! payload without a trailing CRLF (`$<len>\r\n` and the file's bytes, as Redis sends a file
-//! from disk), then the replication stream from that offset on. The image is built in memory on
-//! the spot, so it is the dataset at that exact point without a fork; the stream bytes of
-//! commands run earlier in the same turn are handed out first, so they do not reach the new
-//! replica. A PSYNC whose ID is ours (or the previous one, up to where it was valid) and whose
-//! offset the backlog still holds answers `+CONTINUE <replid>` and the backlog from there.
+//! A full resynchronisation (`super::full_sync`, which also says when it starts) sends the RDB
+//! image of the dataset at one offset, then the stream from there. The image is built in
+//! memory when the sync starts, so it is the dataset at that exact point without a fork; the
+//! stream bytes of commands run earlier in the same turn are handed out first, so they do not
+//! reach the new replica. A PSYNC whose ID is ours (or the previous one, up to where it was
+//! valid) and whose offset the backlog still holds answers `+CONTINUE <replid>` and the
+//! backlog from there.
 //!
 //! REPLICAOF switches the role (see [`replicaof`]); the link to the primary is made by the I/O
 //! layer's `primary_link` task, which the new [`crate::model::replication::Primary`] wakes.
@@ -19,7 +18,7 @@ use crate::base::error::{CmdResult, Error};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::parts::Parts;
 use crate::kernel::table::{Acl, CommandSpec, Flags};
-use crate::model::replication::{Backlog, PacedImage, Replica};
+use crate::model::replication::{Backlog, Replica};
 
 /// REPLICAOF host port | NO ONE (Redis's `replicaofCommand`). Becoming a replica disconnects
 /// this server's own replicas and refuses client writes (`-READONLY`, with `replica-read-only
@@ -265,37 +264,18 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         ));
     }
     ctx.server.repl.sync_full += 1;
-    // The replica starts from a full copy: the next command it gets says its database.
-    ctx.ks.stream.reselect();
-    let image = dataset_image(ctx).map_err(|e| Error::owned(format!("ERR {e}")))?;
-    if request.is_some() {
-        let line = format!(
-            "+FULLRESYNC {} {}\r\n",
-            ctx.server.repl.replid, ctx.server.repl.offset
-        );
-        ctx.out.buffer().extend_from_slice(line.as_bytes());
+    let psync = request.is_some();
+    register(ctx, !psync);
+    if super::full_sync::waits(ctx.server, ctx.client) {
+        super::full_sync::wait(ctx.server, ctx.client.id, ctx.now_ms, psync);
+        return Ok(());
     }
-    let mut body = image;
-    // A filtered image always goes with the socket framing, as Redis sends it.
-    if (ctx.server.config.repl_diskless_sync || ctx.client.rdb_filter.is_on())
-        && ctx.client.replica_eof
-    {
-        // Redis's diskless framing: a random 40-byte mark, the image, the mark again (a
-        // replica that streams the image to its loader learns its end without a length).
-        let mark = ctx.server.random_id();
-        let header = format!("$EOF:{mark}\r\n");
-        ctx.out.buffer().extend_from_slice(header.as_bytes());
-        body.extend_from_slice(mark.as_bytes());
-    } else {
-        let header = format!("${}\r\n", body.len());
-        ctx.out.buffer().extend_from_slice(header.as_bytes());
+    let sent = super::full_sync::send(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), psync);
+    if let Err(e) = sent {
+        ctx.server.repl.remove(ctx.client.id);
+        ctx.client.replica = false;
+        return Err(Error::owned(format!("ERR {e}")));
     }
-    register(ctx, request.is_none());
-    send_image(ctx, body);
-    ctx.server.log.notice(&format!(
-        "Synchronization with replica {} succeeded",
-        ctx.client.peer.addr()
-    ));
     Ok(())
 }
 
@@ -328,51 +308,9 @@ fn register(ctx: &mut Ctx<'_>, pre_psync: bool) {
             ack_time_ms: ctx.now_ms,
             pre_psync,
             image: None,
+            awaiting: None,
         });
     }
-}
-
-/// The image's bytes after their header: at once, or at the pace `rdb-key-save-delay` (µs
-/// per key) sets, the stream waiting behind them ([`PacedImage`]).
-fn send_image(ctx: &mut Ctx<'_>, body: Vec<u8>) {
-    let delay_us = ctx.server.config.rdb_key_save_delay;
-    let id = ctx.client.id;
-    let replica = ctx.server.repl.replicas.iter_mut().find(|r| r.id == id);
-    let (true, Some(replica)) = (delay_us > 0, replica) else {
-        ctx.out.buffer().extend_from_slice(&body);
-        return;
-    };
-    let keys = ctx.ks.total_keys().max(1) as f64;
-    replica.image = Some(PacedImage {
-        us_per_byte: keys * delay_us as f64 / body.len().max(1) as f64,
-        bytes: body,
-        sent: 0,
-        started: std::time::Instant::now(),
-        held: Vec::new(),
-    });
-}
-
-/// The RDB image a full resync sends: the dataset now, with the replication AUX fields.
-fn dataset_image(ctx: &Ctx<'_>) -> Result<Vec<u8>, String> {
-    let options = crate::services::rdb_saving::writer_options(ctx.server);
-    let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options).map_err(|e| e.to_string())?;
-    let filter = ctx.client.rdb_filter;
-    crate::services::rdb_saving::write_preamble_for_replica(
-        ctx.server,
-        &mut writer,
-        (ctx.client.db as i64, ctx.server.repl.offset as i64),
-        !filter.exclude_functions,
-    )
-    .map_err(|e| e.to_string())?;
-    if !filter.exclude_data {
-        crate::model::snapshot::write_keyspace(
-            ctx.ks,
-            &mut writer,
-            crate::services::rdb_saving::clock_in_file(ctx.ks, ctx.server),
-        )
-        .map_err(|e| e.error.to_string())?;
-    }
-    writer.finish().map_err(|e| e.to_string())
 }
 
 fn replconf(ctx: &mut Ctx<'_>) -> CmdResult {

@@ -151,21 +151,23 @@ impl Engine {
             return;
         }
         self.server.repl.alone_since_ms = None;
+        crate::commands::full_sync::start_due_syncs(&mut self.parts(), now_ms);
         crate::model::replication::release_paced_images(
             &mut self.server.repl,
             &mut self.clients,
             &mut self.server.pending_writes,
         );
         // A replica silent for `repl-timeout` is dropped (Redis's replicationCron); one attached
-        // by the old SYNC never acknowledges and is kept, and so is one still receiving its
-        // image (Redis checks only replicas online).
+        // by the old SYNC never acknowledges and is kept, and so is one still waiting for or
+        // receiving its image (Redis checks only replicas online).
         let timeout_ms = i64::from(self.server.config.repl_timeout) * 1000;
         let silent: Vec<_> = self
             .server
             .repl
             .replicas
             .iter()
-            .filter(|r| !r.pre_psync && r.image.is_none() && now_ms - r.ack_time_ms > timeout_ms)
+            .filter(|r| r.is_synced() && !r.pre_psync && r.image.is_none())
+            .filter(|r| now_ms - r.ack_time_ms > timeout_ms)
             .map(|r| (r.id, format!("{}:{}", r.ip, r.listening_port)))
             .collect();
         for (id, addr) in silent {

@@ -73,6 +73,9 @@ pub async fn run<S: EngineCell>(shared: Rc<S>) {
     }
 }
 
+/// Redis's words for a primary silent (or unreachable) before it answered PSYNC.
+const CONNECT_TIMEOUT: &str = "Timeout connecting to the MASTER...";
+
 fn fail(text: impl Into<String>) -> io::Error {
     io::Error::other(text.into())
 }
@@ -128,6 +131,9 @@ struct Conn {
     stream: LinkStream,
     input: BytesMut,
     timeout: Duration,
+    /// Until the primary answers PSYNC: a silence then is Redis's "Timeout connecting to the
+    /// MASTER..." (a primary delaying a diskless sync sends newlines meanwhile).
+    handshake: bool,
 }
 
 impl Conn {
@@ -144,7 +150,13 @@ impl Conn {
         self.input.reserve(READ_CHUNK);
         let n = tokio::time::timeout(self.timeout, self.stream.read_buf(&mut self.input))
             .await
-            .map_err(|_| fail("timeout reading from the master"))??;
+            .map_err(|_| {
+                fail(if self.handshake {
+                    CONNECT_TIMEOUT
+                } else {
+                    "timeout reading from the master"
+                })
+            })??;
         if n == 0 {
             return Err(fail("the master closed the connection"));
         }
@@ -230,7 +242,7 @@ async fn link<S: EngineCell>(
     let timeout = Duration::from_secs(target.timeout_s);
     let stream = tokio::time::timeout(timeout, connect(target))
         .await
-        .map_err(|_| fail("timeout connecting to the master"))??;
+        .map_err(|_| fail(CONNECT_TIMEOUT))??;
     let _ = stream.set_nodelay(true);
     let peer = Peer::Tcp {
         addr: stream.peer_addr()?,
@@ -258,6 +270,7 @@ async fn link<S: EngineCell>(
         stream,
         input: BytesMut::new(),
         timeout,
+        handshake: true,
     };
     progress(LinkState::Handshake)?;
     conn.send(&["PING"]).await?;
@@ -313,6 +326,7 @@ async fn link<S: EngineCell>(
         conn.send(&["PSYNC", &target.replid, &from]).await?;
     }
     let answer = conn.reply().await?;
+    conn.handshake = false;
     if target.failover {
         let accepted = answer.starts_with("+FULLRESYNC") || answer.starts_with("+CONTINUE");
         let mut engine = shared.engine();

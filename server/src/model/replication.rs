@@ -72,6 +72,9 @@ pub fn relay(
 ) {
     repl.append(bytes);
     for replica in &mut repl.replicas {
+        if replica.awaiting.is_some() {
+            continue;
+        }
         if let Some(image) = &mut replica.image {
             image.held.extend_from_slice(bytes);
         } else if let Some(client) = clients.get_mut(replica.id) {
@@ -349,6 +352,28 @@ pub struct Replica {
     pub pre_psync: bool,
     /// Its full sync's image, while it goes out paced (`rdb-key-save-delay`).
     pub image: Option<PacedImage>,
+    /// Its full sync has not started yet (see [`AwaitingSync`]).
+    pub awaiting: Option<AwaitingSync>,
+}
+
+impl Replica {
+    /// Receiving the stream: its full sync has started (Redis counts only such replicas as
+    /// good for `min-replicas-*`, and lists only them in ROLE).
+    pub fn is_synced(&self) -> bool {
+        self.awaiting.is_none()
+    }
+}
+
+/// A replica whose full sync waits to start (Redis's `SLAVE_STATE_WAIT_BGSAVE_START`): a
+/// diskless sync waits `repl-diskless-sync-delay` seconds for more replicas to share it. It
+/// gets no stream meanwhile, only a newline a second to keep its link from timing out; its
+/// sync starts from the offset of the moment the image is taken.
+#[derive(Debug, Clone, Copy)]
+pub struct AwaitingSync {
+    /// When it asked, in ms.
+    pub since_ms: i64,
+    /// It asked with PSYNC, so its sync begins with `+FULLRESYNC` (not with SYNC).
+    pub psync: bool,
 }
 
 /// The primary's replication state (see the module documentation).
@@ -364,6 +389,8 @@ pub struct Replication {
     pub replicas: Vec<Replica>,
     /// When the tick last pinged the replicas (ms).
     pub last_ping_ms: i64,
+    /// When the tick last sent the replicas waiting for their sync a newline (ms).
+    pub last_keepalive_ms: i64,
     /// INFO stats' `sync_full`, `sync_partial_ok`, `sync_partial_err`.
     pub sync_full: u64,
     pub sync_partial_ok: u64,
@@ -407,6 +434,7 @@ impl Replication {
             backlog: None,
             replicas: Vec::new(),
             last_ping_ms: 0,
+            last_keepalive_ms: 0,
             sync_full: 0,
             sync_partial_ok: 0,
             sync_partial_err: 0,
@@ -453,7 +481,7 @@ impl Replication {
     pub fn good_replicas(&self, now_ms: i64, max_lag_s: u32) -> usize {
         self.replicas
             .iter()
-            .filter(|r| (now_ms - r.ack_time_ms) / 1000 <= max_lag_s as i64)
+            .filter(|r| r.is_synced() && (now_ms - r.ack_time_ms) / 1000 <= max_lag_s as i64)
             .count()
     }
 
@@ -502,6 +530,32 @@ impl Replication {
 
     pub fn replica_mut(&mut self, id: ClientId) -> Option<&mut Replica> {
         self.replicas.iter_mut().find(|r| r.id == id)
+    }
+
+    /// The replicas whose full sync should start now, with whether each asked with PSYNC
+    /// (Redis's `shouldStartChildReplication`): all those waiting, once one has waited `delay_s`
+    /// seconds or `max_replicas` (if not 0) are waiting; at once when `diskless` is off.
+    pub fn syncs_due(
+        &self,
+        now_ms: i64,
+        diskless: bool,
+        delay_s: u32,
+        max_replicas: u32,
+    ) -> Vec<(ClientId, bool)> {
+        let waiting: Vec<(ClientId, AwaitingSync)> = self
+            .replicas
+            .iter()
+            .filter_map(|r| r.awaiting.map(|a| (r.id, a)))
+            .collect();
+        let longest = waiting.iter().map(|(_, a)| now_ms - a.since_ms).max();
+        let Some(longest) = longest else {
+            return Vec::new();
+        };
+        let enough = max_replicas > 0 && waiting.len() >= max_replicas as usize;
+        if diskless && !enough && longest < i64::from(delay_s) * 1000 {
+            return Vec::new();
+        }
+        waiting.into_iter().map(|(id, a)| (id, a.psync)).collect()
     }
 }
 

@@ -604,6 +604,10 @@ pub fn builder() -> embedis::ServerBuilder {
         .expect("dir accepted")
         .config("compat-version", "7.0")
         .expect("a compat-version")
+        // A replica's full sync starts at once (Redis waits 5 s for more replicas to share a
+        // diskless sync; tests/it/full_sync_delay.rs covers that wait).
+        .config("repl-diskless-sync-delay", "0")
+        .expect("repl-diskless-sync-delay")
 }
 
 /// [`builder`] for a server behaving as Redis `version` (`compat-version`: "7.2", "8.2", …),
