@@ -374,6 +374,15 @@ SET d 4
 CONFIG SET maxmemory 0
 CONFIG SET maxmemory-policy noeviction
 CONFIG SET lazyfree-lazy-eviction no
+CONFIG SET maxmemory-policy allkeys-lru
+MULTI
+INCR x
+CONFIG SET maxmemory 1
+INCR x
+EXEC
+@sleep 20
+CONFIG SET maxmemory 0
+CONFIG SET maxmemory-policy noeviction
 "##,
     ),
     (

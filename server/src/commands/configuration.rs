@@ -155,20 +155,17 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     ctx.ks.apply_config(&ctx.server.config);
     crate::services::aof::configure(ctx.ks, ctx.server);
     if maxmemory_changed && ctx.server.config.maxmemory != 0 {
-        // A limit under current use evicts at once, as Redis's CONFIG SET maxmemory does.
+        // A limit under current use starts evicting as soon as the event loop is free, not
+        // within this command (Redis 7's `updateMaxmemory` starts its eviction time event): a
+        // MULTI's later commands still see the keys.
         let used = ctx.server.eviction.used_memory(ctx.ks);
         if used > ctx.server.config.maxmemory {
             ctx.server.log.warning(&format!(
-                "WARNING: maxmemory set by CONFIG SET to {} below the memory in use ({used}): keys will be evicted or writes refused, as maxmemory-policy says.",
+                "WARNING: the new maxmemory value set via CONFIG SET ({}) is smaller than the current memory usage ({used}). This will result in key eviction and/or the inability to accept new write commands depending on the maxmemory-policy.",
                 ctx.server.config.maxmemory
             ));
         }
-        let safe = ctx.server.pause.is_none();
-        let server = &mut *ctx.server;
-        server
-            .eviction
-            .perform(ctx.ks, &server.config, safe, ctx.now_ms);
-        crate::kernel::gates::record_eviction_latency(server, ctx.now_ms);
+        ctx.server.eviction.running = true;
     }
     // hz, timeouts and the like are read by the timer on its next turn.
     ctx.server.timers_changed = true;

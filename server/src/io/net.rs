@@ -56,7 +56,7 @@ const OUTPUT_PER_TURN: usize = 1024 * 1024;
 pub(crate) const READ_CHUNK: usize = 16 * 1024;
 
 /// Output buffer capacity a connection keeps between writes; a larger one is given back.
-const KEPT_OUTPUT_CAPACITY: usize = 64 * 1024;
+use crate::model::client::KEPT_OUTPUT_CAPACITY;
 
 /// Most bytes of an unfinished request an idle connection hands to a busy script (see
 /// `run_connection`).

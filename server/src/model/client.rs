@@ -29,6 +29,12 @@ use futures_util::task::AtomicWaker;
 
 pub use crate::model::client_id::ClientId;
 
+/// Capacity an emptied output buffer keeps (Redis's `PROTO_REPLY_CHUNK_BYTES`): a burst —
+/// invalidations or messages for a client, a big reply — is given back once handed on, as
+/// Redis frees a reply's blocks once written. Kept, it stays counted in `used_memory`: ten
+/// tracking clients each keeping a 64 KB burst made eviction evict for memory no key held.
+pub const KEPT_OUTPUT_CAPACITY: usize = 16 * 1024;
+
 /// Appends `from` to `to` and leaves `from` empty; when `to` is empty the buffers are swapped
 /// instead, so that the bytes are not copied and `from` keeps a buffer to write into.
 fn move_all(from: &mut BytesMut, to: &mut BytesMut) {
@@ -38,6 +44,9 @@ fn move_all(from: &mut BytesMut, to: &mut BytesMut) {
         to.extend_from_slice(from);
     }
     from.clear();
+    if from.capacity() > KEPT_OUTPUT_CAPACITY {
+        *from = BytesMut::new();
+    }
 }
 
 /// The part of a client shared between the executor and the connection's I/O task.

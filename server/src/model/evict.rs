@@ -11,8 +11,8 @@
 //! samples the choice gets closer to the true LRU. The random policies pick a random key of the
 //! next database in turn.
 //!
-//! [`Evictor::perform`] runs before every command while `maxmemory` is set (and when CONFIG SET
-//! lowers it). It evicts until the memory to free is freed, checking every 16 keys whether its
+//! [`Evictor::perform`] runs before every command while `maxmemory` is set (and as soon as the
+//! event loop is free after CONFIG SET sets it, through [`Evictor::running`]). It evicts until the memory to free is freed, checking every 16 keys whether its
 //! time budget (from `maxmemory-eviction-tenacity`) is spent; if so it leaves the rest to the
 //! timer ([`Evictor::running`]: the engine calls it again between commands) and lets commands
 //! run. Only when nothing evictable is left (or the policy is `noeviction`) is the answer
@@ -201,9 +201,8 @@ impl Evictor {
             let Some((db, key)) = self.pick(ks, config, now_ms) else {
                 return self.wait_for_lazy_free(ks, config, started, limit);
             };
-            let before = self.used_memory(ks) as i64;
-            ks.evicted(db, &key, lazy);
-            freed += before - self.used_memory(ks) as i64;
+            let meter = self.meter;
+            freed += ks.evicted(db, &key, lazy, meter).unwrap_or(0);
             evicted += 1;
             if evicted.is_multiple_of(16) {
                 // Memory freed on the lazy-free thread is not seen around the deletion: look

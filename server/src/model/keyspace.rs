@@ -975,11 +975,27 @@ impl Keyspace {
     /// INFO's `evicted_keys`, told to watchers and client tracking as a modification
     /// ([`Keyspace::touched`]), not counted in `dirty` (Redis propagates a DEL instead). With
     /// `lazy` (`lazyfree-lazy-eviction`), a value big enough to be worth it is freed on the
-    /// background thread, as Redis's `dbAsyncDelete` does. True if the key existed.
-    pub fn evicted(&mut self, db: usize, key: &[u8], lazy: bool) -> bool {
-        let Some(obj) = self.dbs[db].remove(key) else {
-            return false;
-        };
+    /// background thread, as Redis's `dbAsyncDelete` does. Returns the memory the deletion
+    /// freed as `meter` sees it, or None if there was no such key.
+    ///
+    /// As in Redis's `performEvictions`, only the deletion is measured: the DEL propagated
+    /// before it, and the `evicted` event and tracking invalidations after it, take memory of
+    /// their own (freed once sent), which would otherwise count against the freed bytes — with
+    /// clients tracking long keys, every eviction then "freed" less than nothing and the pass
+    /// evicted the whole database.
+    pub fn evicted(
+        &mut self,
+        db: usize,
+        key: &[u8],
+        lazy: bool,
+        meter: impl Fn(&Keyspace) -> u64,
+    ) -> Option<i64> {
+        if !self.dbs[db].main.contains_key(key) {
+            return None;
+        }
+        self.stream.deleted(db, key, lazy);
+        let before = meter(self) as i64;
+        let obj = self.dbs[db].remove(key)?;
         if lazy {
             let effort = free_effort(&obj.value);
             if effort > LAZYFREE_THRESHOLD {
@@ -988,12 +1004,12 @@ impl Keyspace {
         } else {
             drop(obj);
         }
+        let freed = before - meter(self) as i64;
         self.stats.evicted_keys += 1;
-        self.stream.deleted(db, key, lazy);
         // As Redis: the `evicted` event, then the modification signal (WATCH, tracking).
         self.note_evicted(db, key);
         self.touched(db, key);
-        true
+        Some(freed)
     }
 
     /// Re-lists the hash at `key` of `db` in the database's index of hashes with field TTLs, by
@@ -1599,10 +1615,11 @@ mod tests {
         assert_eq!(free_effort(&Value::Int(1)), 1);
         ks.add(0, b"big", Value::List(Box::new(big)), None, 0);
         let dirty = ks.dirty;
-        assert!(ks.evicted(0, b"small", true));
+        let meter = |_: &Keyspace| 0;
+        assert!(ks.evicted(0, b"small", true, meter).is_some());
         assert!(ks.dbs[0].expires.is_empty(), "its TTL goes with it");
-        assert!(ks.evicted(0, b"big", true));
-        assert!(!ks.evicted(0, b"big", true));
+        assert!(ks.evicted(0, b"big", true, meter).is_some());
+        assert!(ks.evicted(0, b"big", true, meter).is_none());
         assert_eq!((ks.stats.evicted_keys, ks.dirty), (2, dirty));
         assert!(ks.dbs[0].is_empty());
     }
