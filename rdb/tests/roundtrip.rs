@@ -3,7 +3,7 @@
 
 use embedis_rdb::encodings::{intset_encode, listpack_encode};
 use embedis_rdb::*;
-use proptest::collection::vec;
+use proptest::collection::{btree_map, btree_set, vec};
 use proptest::prelude::*;
 
 fn bytes() -> impl Strategy<Value = Vec<u8>> {
@@ -114,32 +114,37 @@ fn value() -> impl Strategy<Value = RdbValue> {
         )
         .prop_map(RdbValue::List),
         vec(any::<i64>(), 1..20).prop_map(|v| RdbValue::SetIntset(intset_encode(&v))),
-        vec(bytes(), 0..10).prop_map(RdbValue::Set),
-        vec(bytes(), 0..5).prop_map(|v| {
+        // Members and fields are unique, as in any value Redis writes: the loader refuses
+        // duplicates as Redis's does ("Duplicate set members detected" and the like).
+        btree_set(bytes(), 0..10).prop_map(|s| RdbValue::Set(s.into_iter().collect())),
+        btree_set(bytes(), 0..5).prop_map(|v| {
             let flat: Vec<Vec<u8>> = v.into_iter().flat_map(|m| [m, b"1.5".to_vec()]).collect();
             RdbValue::ZsetListpack(listpack_encode(&flat))
         }),
-        vec((bytes(), score), 0..10).prop_map(|mut e| {
+        btree_map(bytes(), score, 0..10).prop_map(|e| {
+            let mut e: Vec<(Vec<u8>, f64)> = e.into_iter().collect();
             // The model's order: ascending by (score, member), as a skiplist holds it.
             e.sort_by(|a, b| a.1.partial_cmp(&b.1).unwrap().then_with(|| a.0.cmp(&b.0)));
             RdbValue::Zset(e)
         }),
-        vec((bytes(), bytes()), 0..5).prop_map(|p| {
+        btree_map(bytes(), bytes(), 0..5).prop_map(|p| {
             let flat: Vec<Vec<u8>> = p.into_iter().flat_map(|(f, v)| [f, v]).collect();
             RdbValue::HashListpack(listpack_encode(&flat))
         }),
-        vec((bytes(), bytes()), 0..10).prop_map(RdbValue::Hash),
-        vec((bytes(), bytes(), deadline()), 0..10).prop_map(|f| RdbValue::HashWithTtls(
+        btree_map(bytes(), bytes(), 0..10).prop_map(|h| RdbValue::Hash(h.into_iter().collect())),
+        btree_map(bytes(), (bytes(), deadline()), 0..10).prop_map(|f| RdbValue::HashWithTtls(
             f.into_iter()
-                .map(|(field, value, expire_ms)| TtlField {
+                .map(|(field, (value, expire_ms))| TtlField {
                     field,
                     value,
                     expire_ms
                 })
                 .collect()
         )),
-        (any::<u64>(), vec((bytes(), bytes(), deadline()), 0..6)).prop_map(
-            |(min_expire, mut f)| {
+        (any::<u64>(), btree_map(bytes(), (bytes(), deadline()), 0..6)).prop_map(
+            |(min_expire, f)| {
+                let mut f: Vec<(Vec<u8>, Vec<u8>, u64)> =
+                    f.into_iter().map(|(k, (v, d))| (k, v, d)).collect();
                 // The listpack's order: fields with a deadline first, ascending, then the others.
                 f.sort_by_key(|t| (t.2 == 0, t.2));
                 let flat: Vec<Vec<u8>> = f
