@@ -141,8 +141,11 @@ fn value() -> impl Strategy<Value = RdbValue> {
                 })
                 .collect()
         )),
-        (any::<u64>(), btree_map(bytes(), (bytes(), deadline()), 0..6)).prop_map(
-            |(min_expire, f)| {
+        (
+            any::<u64>(),
+            btree_map(bytes(), (bytes(), deadline()), 0..6)
+        )
+            .prop_map(|(min_expire, f)| {
                 let mut f: Vec<(Vec<u8>, Vec<u8>, u64)> =
                     f.into_iter().map(|(k, (v, d))| (k, v, d)).collect();
                 // The listpack's order: fields with a deadline first, ascending, then the others.
@@ -155,8 +158,7 @@ fn value() -> impl Strategy<Value = RdbValue> {
                     min_expire,
                     listpack: listpack_encode(&flat),
                 }
-            }
-        ),
+            }),
         stream(),
     ]
 }
