@@ -59,15 +59,20 @@ fn replica_state(conn: &mut Conn) -> String {
         .to_string()
 }
 
+/// Waits until the primary lists its (first) replica as waiting for its sync.
+fn until_waiting(admin: &mut Conn) {
+    super::support::eventually("the replica waits for its sync", || {
+        replica_state(admin) == "wait_bgsave"
+    });
+}
+
 #[test]
 fn a_diskless_sync_waits_the_delay_with_newlines_and_no_stream() {
     let server = primary("5", "0");
     let mut admin = Conn::connect(server.addr()).unwrap();
     let mut replica = raw_replica(&server);
     // Waiting: listed by INFO (wait_bgsave) but not by ROLE, and sent nothing but newlines.
-    super::support::eventually("the replica registered", || {
-        replica_state(&mut admin) == "wait_bgsave"
-    });
+    until_waiting(&mut admin);
     assert_eq!(text(&mut admin, &["SET", "before", "1"]), "+OK\r\n");
     assert!(text(&mut admin, &["ROLE"]).ends_with("*0\r\n"));
     advance_ms(&server, 2000);
@@ -106,9 +111,7 @@ fn enough_waiting_replicas_start_the_sync_before_the_delay() {
     let server = primary("1000", "2");
     let mut admin = Conn::connect(server.addr()).unwrap();
     let mut first = raw_replica(&server);
-    super::support::eventually("the first replica waits", || {
-        replica_state(&mut admin) == "wait_bgsave"
-    });
+    until_waiting(&mut admin);
     let early = read_for(&mut first, Duration::from_millis(300), usize::MAX);
     assert!(early.iter().all(|&b| b == b'\n'), "{early:?}");
     let mut second = raw_replica(&server);

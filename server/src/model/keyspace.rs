@@ -978,8 +978,8 @@ impl Keyspace {
     /// background thread, as Redis's `dbAsyncDelete` does. Returns the memory the deletion
     /// freed as `meter` sees it, or None if there was no such key.
     ///
-    /// As in Redis's `performEvictions`, only the deletion is measured: the DEL propagated
-    /// before it, and the `evicted` event and tracking invalidations after it, take memory of
+    /// As in Redis's `performEvictions`, only the deletion is measured: the DEL propagated,
+    /// the `evicted` event and the tracking invalidations, all after it, take memory of
     /// their own (freed once sent), which would otherwise count against the freed bytes — with
     /// clients tracking long keys, every eviction then "freed" less than nothing and the pass
     /// evicted the whole database.
@@ -990,10 +990,6 @@ impl Keyspace {
         lazy: bool,
         meter: impl Fn(&Keyspace) -> u64,
     ) -> Option<i64> {
-        if !self.dbs[db].main.contains_key(key) {
-            return None;
-        }
-        self.stream.deleted(db, key, lazy);
         let before = meter(self) as i64;
         let obj = self.dbs[db].remove(key)?;
         if lazy {
@@ -1006,6 +1002,7 @@ impl Keyspace {
         }
         let freed = before - meter(self) as i64;
         self.stats.evicted_keys += 1;
+        self.stream.deleted(db, key, lazy);
         // As Redis: the `evicted` event, then the modification signal (WATCH, tracking).
         self.note_evicted(db, key);
         self.touched(db, key);
