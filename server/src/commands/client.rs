@@ -543,6 +543,10 @@ fn pause(ctx: &mut Ctx<'_>) -> CmdResult {
 }
 
 fn unpause(ctx: &mut Ctx<'_>) -> CmdResult {
+    // The pause ends now, for the rest of a MULTI too (Redis's `unpauseClients` runs in the
+    // command); the engine re-runs the postponed commands afterwards.
+    let pause = ctx.server.end_timed_pause();
+    ctx.ks.expiry_held_until = pause.map_or(i64::MIN, |p| p.until_ms);
     ctx.server.requests.push(EngineRequest::Unpause);
     ctx.out.ok();
     Ok(())
