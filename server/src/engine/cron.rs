@@ -330,6 +330,16 @@ impl Engine {
             .eviction
             .perform(&mut self.ks, &server.config, safe, now_ms);
         crate::kernel::gates::record_eviction_latency(server, now_ms);
+        // The `evicted` events go out now, as Redis publishes them at each deletion: queued
+        // until the next command, their copies of the keys would count against its pass.
+        if self.ks.notify.has_pending() {
+            publish::keyspace_events_detached(
+                &mut self.ks,
+                &mut self.server,
+                &mut self.clients,
+                now_ms,
+            );
+        }
     }
 
     /// When the next timer-driven event is due (ms on the server clock), if any besides the tick.

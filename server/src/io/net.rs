@@ -16,7 +16,7 @@
 
 use bytes::BytesMut;
 use embedis_protocol::RequestDecoder;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -74,6 +74,9 @@ pub struct Shared {
     /// that there are some (see [`wake_at_turn_end`]).
     pub turn_end_wakes: RefCell<Vec<Arc<ClientHandle>>>,
     pub turn_end: Notify,
+    /// The keys evicted at the last turn's end: a turn that evicted writes its output before
+    /// the next requests are read (see [`wake_at_turn_end`]).
+    pub evicted_at_turn_end: Cell<u64>,
     /// Wakes [`run_snapshots`] when a background save begins.
     pub snapshot: Notify,
     /// The ring plain TCP and unix clients' I/O goes through, with `io-uring yes` (set up when
@@ -154,15 +157,23 @@ pub async fn wake_at_turn_end(shared: Rc<Shared>) {
         // Clients over `maxmemory-clients` go after the tasks that were ready (a client that
         // closed meanwhile is gone, and no other pays for it) but before any new request is
         // read, as Redis evicts before the next command.
-        {
+        let evicted_keys = {
             let mut engine = shared.engine.borrow_mut();
             if engine.server.client_memory.due {
                 engine.evict_clients_now();
                 shared.after_work(&mut engine);
             }
+            engine.server.eviction.keys_evicted
+        };
+        // Resumes after the scheduler has run out of ready tasks and polled the I/O driver, so
+        // that output of the requests that poll finds is written together. Not after a turn
+        // that evicted keys: the invalidations those deletions sent to tracking clients are
+        // written first, as Redis writes every client's output in `beforeSleep` before it reads
+        // again; left in memory, they would make the next command's eviction pass delete more
+        // keys, whose invalidations … (Redis's "eviction feedback loop" test).
+        if shared.evicted_at_turn_end.replace(evicted_keys) == evicted_keys {
+            tokio::task::yield_now().await;
         }
-        // Resumes after the scheduler has run out of ready tasks and polled the I/O driver.
-        tokio::task::yield_now().await;
         let wakes = std::mem::take(&mut *shared.turn_end_wakes.borrow_mut());
         for handle in &wakes {
             handle.wake_queued();

@@ -15,7 +15,7 @@
 //! the server's data as a [`Dataset`], which [`start_with`] loads into a new server — a restart
 //! with the data kept, as Redis reloads its RDB file.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::io;
 use std::net::SocketAddr;
 use std::rc::Rc;
@@ -252,6 +252,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
         shutdown: shutdown.clone(),
         turn_end_wakes: RefCell::new(Vec::new()),
         turn_end: Notify::new(),
+        evicted_at_turn_end: Cell::new(0),
         snapshot: Notify::new(),
         uring: RefCell::new(None),
     });

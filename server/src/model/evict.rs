@@ -86,6 +86,9 @@ pub struct Evictor {
     /// How long the last pass that evicted (or tried to) took, for LATENCY's `eviction-cycle`
     /// event; taken by whoever records it.
     pub last_cycle: Option<Duration>,
+    /// Keys evicted since the start (INFO's `evicted_keys` is zeroed by CONFIG RESETSTAT): the
+    /// I/O loop writes a turn's output before reading again when this moved.
+    pub keys_evicted: u64,
     rng: StdRng,
     meter: Meter,
 }
@@ -107,6 +110,7 @@ impl Evictor {
             exceeded_since: None,
             total_exceeded: Duration::ZERO,
             last_cycle: None,
+            keys_evicted: 0,
             rng: StdRng::from_entropy(),
             meter,
         }
@@ -204,6 +208,7 @@ impl Evictor {
             let meter = self.meter;
             freed += ks.evicted(db, &key, lazy, meter).unwrap_or(0);
             evicted += 1;
+            self.keys_evicted += 1;
             if evicted.is_multiple_of(16) {
                 // Memory freed on the lazy-free thread is not seen around the deletion: look
                 // at the total now and then.
