@@ -309,6 +309,84 @@ fn sigkill_of_bgsave_or_of_its_server_loses_nothing() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// BGREWRITEAOF writes its base through a child process, as BGSAVE does, and killing that
+/// child fails the rewrite as Redis's does: "terminated by signal 9", its
+/// `temp-rewriteaof-bg-<pid>.aof` removed, the increment it opened kept (each failure leaves
+/// one more, as in Redis's manifest), and after three failures in a row an automatic rewrite
+/// waits ("triggered the limit") while BGREWRITEAOF still runs at once and, succeeding, makes
+/// every earlier file history. Nothing written meanwhile is lost.
+#[test]
+fn a_killed_rewrite_child_fails_the_rewrite_and_keeps_every_write() {
+    let dir = temp_dir("disk-kill-rewrite-child");
+    let server = aof_server(&dir, "everysec");
+    let mut c = Conn::connect(server.addr()).unwrap();
+    fill(&mut c, 100);
+    let slow = ["CONFIG", "SET", "rdb-key-save-delay", "10000000"];
+    assert_eq!(text(&mut c, &slow), "+OK\r\n");
+    let forks = |c: &mut Conn| field(&text(c, &["INFO", "stats"]), "total_forks");
+    let forks_before: u64 = forks(&mut c).parse().unwrap();
+    for round in 0..3 {
+        assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with('+'));
+        let child = bgsave_child(server.pid()).expect("the rewrite's child process");
+        let temp = dir.join(format!("appendonlydir/temp-rewriteaof-bg-{child}.aof"));
+        wait_for("the child's file", 5, || temp.exists());
+        unsafe { libc::kill(child as i32, libc::SIGKILL) };
+        wait_for("the rewrite to end", 10, || {
+            persistence(&mut c, "aof_rewrite_in_progress") == "0"
+        });
+        assert!(!temp.exists(), "round {round}: {temp:?} left");
+        assert_eq!(persistence(&mut c, "aof_last_bgrewrite_status"), "err");
+        assert_eq!(
+            text(&mut c, &["INCR", "counter"]),
+            format!(":{}\r\n", round + 1)
+        );
+    }
+    assert_eq!(forks(&mut c), (forks_before + 3).to_string());
+    let manifest = || std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest"));
+    let incr_files = manifest().unwrap().matches("type i").count();
+    assert_eq!(incr_files, 4, "{}", manifest().unwrap());
+    assert!(log_of(&dir).contains("Background AOF rewrite terminated by signal 9"));
+    // The limit: an automatic rewrite now waits, and says so once.
+    let auto = [
+        "CONFIG",
+        "SET",
+        "auto-aof-rewrite-percentage",
+        "1",
+        "auto-aof-rewrite-min-size",
+        "1kb",
+    ];
+    assert_eq!(text(&mut c, &auto), "+OK\r\n");
+    fill(&mut c, 100);
+    wait_for("the limit's log line", 5, || {
+        log_of(&dir).contains("triggered the limit, will retry in 1 minutes")
+    });
+    assert_eq!(persistence(&mut c, "aof_rewrite_in_progress"), "0");
+    // BGREWRITEAOF is not limited, and its success retires every earlier file.
+    let fast = [
+        "CONFIG",
+        "SET",
+        "rdb-key-save-delay",
+        "0",
+        "auto-aof-rewrite-percentage",
+        "0",
+    ];
+    assert_eq!(text(&mut c, &fast), "+OK\r\n");
+    assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with('+'));
+    wait_for("the rewrite", 10, || {
+        persistence(&mut c, "aof_rewrite_in_progress") == "0"
+    });
+    assert_eq!(persistence(&mut c, "aof_last_bgrewrite_status"), "ok");
+    let after = manifest().unwrap();
+    assert_eq!(after.lines().count(), 2, "{after}");
+    drop(c);
+    server.kill9();
+    let server = Embedis::start(&dir, &["--appendonly", "yes"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    assert_eq!(text(&mut c, &["GET", "counter"]), "$1\r\n3\r\n");
+    assert_eq!(text(&mut c, &["DBSIZE"]), ":101\r\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The pid of a child process of `parent` (BGSAVE's), from /proc's stat files.
 fn bgsave_child(parent: u32) -> Option<u32> {
     let deadline = Instant::now() + Duration::from_secs(5);

@@ -154,6 +154,8 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // The policy decides what an access does to the objects' headers.
     ctx.ks.apply_config(&ctx.server.config);
     crate::services::aof::configure(ctx.ks, ctx.server);
+    // `aof-disable-auto-gc no` again: the history kept meanwhile goes now.
+    crate::services::aof::delete_history(ctx.server);
     if maxmemory_changed && ctx.server.config.maxmemory != 0 {
         // A limit under current use starts evicting as soon as the event loop is free, not
         // within this command (Redis 7's `updateMaxmemory` starts its eviction time event): a
@@ -346,6 +348,7 @@ pub fn reset_stats(ctx: &mut Ctx<'_>) {
     let repl = &mut ctx.server.repl;
     (repl.sync_full, repl.sync_partial_ok, repl.sync_partial_err) = (0, 0, 0);
     ctx.server.persistence.saves = 0;
+    ctx.server.persistence.forks = 0;
     ctx.server.aof.rewrites = 0;
     ctx.server.aof.rewrite_failures = 0;
     crate::model::lazyfree::reset_lazyfreed_objects();

@@ -706,9 +706,9 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
         "{}",
         pubsub.channel_count(true)
     );
+    field!(out, "latest_fork_usec", "0");
+    field!(out, "total_forks", "{}", ctx.server.persistence.forks);
     for name in [
-        "latest_fork_usec",
-        "total_forks",
         "migrate_cached_sockets",
         "slave_expires_tracked_keys",
         "active_defrag_hits",

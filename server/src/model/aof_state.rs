@@ -188,11 +188,12 @@ impl Manifest {
         name
     }
 
-    /// After a rewrite: every incremental file but the last (the one being appended to) is
-    /// history.
-    pub fn retire_rewritten_incr(&mut self) {
+    /// After a rewrite: every incremental file is history but, while the AOF is on
+    /// (`appending`), the last one, which is being appended to (Redis's
+    /// `markRewrittenIncrAofAsHistory`).
+    pub fn retire_rewritten_incr(&mut self, appending: bool) {
         // Redis walks them from the newest, putting each at the head of the history list.
-        let keep = self.incr.pop();
+        let keep = if appending { self.incr.pop() } else { None };
         while let Some(mut f) = self.incr.pop() {
             f.kind = b'h';
             self.history.insert(0, f);
@@ -412,6 +413,8 @@ pub struct Rewrite {
     pub base_name: String,
     /// The base is an RDB (else commands): `aof-use-rdb-preamble` when the rewrite began.
     pub rdb_base: bool,
+    /// The pid of the child process writing the base, if one does (Redis's `child_pid`).
+    pub child: Option<u32>,
 }
 
 impl std::fmt::Debug for Rewrite {
@@ -455,13 +458,54 @@ pub struct AppendOnly {
     pub rewrite_scheduled: bool,
     pub rewrites: u64,
     pub rewrite_failures: u64,
+    /// Automatic rewrites held back after repeated failures (see [`AppendOnly::rewrite_limited`]).
+    pub limit: RewriteLimit,
     pub last_rewrite_ok: bool,
     pub last_rewrite_time_sec: i64,
     /// Bytes written to the AOF since the last fsync (`appendfsync always` fsyncs each write).
     pub written_since_fsync: u64,
 }
 
+/// Redis's AOF rewrite limit (`aofRewriteLimited`): after three failed rewrites in a row, an
+/// automatic or scheduled rewrite waits 1 minute, then 2, 4 … up to 60 after each further
+/// failure, so that a rewrite that keeps failing does not open a new increment each time.
+/// BGREWRITEAOF still runs at once.
+#[derive(Debug, Default)]
+pub struct RewriteLimit {
+    next_delay_minutes: i64,
+    /// When the next rewrite may run (unix seconds; 0: not limited now).
+    next_rewrite_s: i64,
+}
+
+/// Failed rewrites in a row that start the limit (Redis's `AOF_REWRITE_LIMITE_THRESHOLD`).
+const REWRITE_LIMIT_THRESHOLD: u64 = 3;
+/// The longest wait (Redis's `AOF_REWRITE_LIMITE_MAX_MINUTES`).
+const REWRITE_LIMIT_MAX_MINUTES: i64 = 60;
+
 impl AppendOnly {
+    /// True if an automatic or scheduled rewrite must wait (Redis's `aofRewriteLimited`), at
+    /// `now_s` (unix seconds). A wait that begins is returned as its minutes, for the log.
+    pub fn rewrite_limited(&mut self, now_s: i64) -> Result<(), Option<i64>> {
+        let limit = &mut self.limit;
+        if self.rewrite_failures < REWRITE_LIMIT_THRESHOLD {
+            *limit = RewriteLimit::default();
+            return Ok(());
+        }
+        if limit.next_rewrite_s != 0 {
+            if now_s < limit.next_rewrite_s {
+                return Err(None);
+            }
+            limit.next_rewrite_s = 0;
+            return Ok(());
+        }
+        limit.next_delay_minutes = match limit.next_delay_minutes {
+            0 => 1,
+            m => (m * 2).min(REWRITE_LIMIT_MAX_MINUTES),
+        };
+        limit.next_rewrite_s = now_s + limit.next_delay_minutes * 60;
+        Err(Some(limit.next_delay_minutes))
+    }
+
     /// The errno that keeps the AOF from being written, if it cannot be (Redis's
     /// `DISK_ERROR_TYPE_AOF`): the last write failed, or the background fsync's last try did.
     #[inline]

@@ -291,6 +291,9 @@ pub struct SaveState {
     pub last_cow_size: u64,
     /// Saves started, background or not (`rdb_saves`).
     pub saves: u64,
+    /// Background snapshots begun, BGSAVE's and the AOF rewrite's: what Redis forks for them
+    /// (INFO `total_forks`).
+    pub forks: u64,
     /// When the last background save was tried (s): a failed one is retried after 5 s.
     pub last_bgsave_try: i64,
     /// BGSAVE SCHEDULE (or BGSAVE inside MULTI) is waiting for its turn.
@@ -324,6 +327,7 @@ impl Default for SaveState {
             last_bgsave_time_sec: -1,
             last_cow_size: 0,
             saves: 0,
+            forks: 0,
             last_bgsave_try: 0,
             scheduled: false,
             last_load_keys_loaded: 0,

@@ -46,6 +46,29 @@ pub fn configure(ks: &mut Keyspace, server: &ServerState) {
     );
 }
 
+/// Removes the manifest's history files and writes the manifest without them (Redis's
+/// `aofDelHistoryFiles`), unless `aof-disable-auto-gc` keeps them: after a rewrite, at start,
+/// and when CONFIG SET turns `aof-disable-auto-gc` off again.
+pub fn delete_history(server: &mut ServerState) {
+    if server.config.aof_disable_auto_gc || server.aof.manifest.history.is_empty() {
+        return;
+    }
+    let dir = dir_of(&server.config);
+    for f in &server.aof.manifest.history {
+        server.log.notice(&format!(
+            "Removing the history file {} in the background",
+            f.name
+        ));
+    }
+    server.aof.delete_history(&dir);
+    let filename = server.config.appendfilename.clone();
+    if let Err(e) = server.aof.persist_manifest(&dir, &filename) {
+        server
+            .log
+            .warning(&format!("Can't persist the AOF manifest: {e}"));
+    }
+}
+
 /// The AOF directory of this configuration.
 pub fn dir_of(config: &Config) -> PathBuf {
     AppendOnly::dir_path(&config.dir, &config.appenddirname)
@@ -525,10 +548,7 @@ pub fn open_on_start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), 
         .aof
         .persist_manifest(&dir, &filename)
         .map_err(|e| AofError(format!("Can't persist the AOF manifest: {e}")))?;
-    if !server.aof.manifest.history.is_empty() {
-        server.aof.delete_history(&dir);
-        let _ = server.aof.persist_manifest(&dir, &filename);
-    }
+    delete_history(server);
     server.aof.status = AofStatus::On;
     ks.stream.set_aof(true);
     server.log.notice(&format!(
@@ -720,22 +740,23 @@ fn write_base_now(
 }
 
 /// Opens a base file, an RDB (`rdb`) or commands, and hands it to a writer thread for a
-/// background rewrite.
+/// background rewrite. An RDB base goes through a child process where the binary can start one
+/// (as BGSAVE's file, see `rdb_saving::start_background_writer`): with its pid.
 fn start_base_writer(
     server: &ServerState,
     target: &Target,
     rdb: bool,
-) -> Result<WriterThread, SaveError> {
+) -> Result<(WriterThread, Option<u32>), SaveError> {
     if rdb {
-        return crate::services::rdb_saving::start_writer(server, target, true);
+        return crate::services::rdb_saving::start_background_writer(server, target, true);
     }
     let writer = commands_base(server, target)?;
-    WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay).map_err(|error| {
-        SaveError {
+    let thread = WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay)
+        .map_err(|error| SaveError {
             step: "thread",
             error,
-        }
-    })
+        })?;
+    Ok((thread, None))
 }
 
 /// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a
@@ -768,7 +789,16 @@ fn begin_rewrite(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), Stri
         path: dir.join(&base_name),
         temp,
     };
-    let thread = start_base_writer(server, &target, rdb_base).map_err(|e| e.to_string())?;
+    let (thread, child) =
+        start_base_writer(server, &target, rdb_base).map_err(|e| e.to_string())?;
+    // The child's own temporary file is the one to remove if the rewrite fails from here.
+    let target = Target {
+        temp: match child {
+            Some(pid) => dir.join(format!("temp-rewriteaof-bg-{pid}.aof")),
+            None => target.temp,
+        },
+        ..target
+    };
     // The new increment takes the writes from now on: opened (and, when the AOF is on, listed
     // in the manifest) before the snapshot's point in time. With the AOF off, a rewrite writes
     // only a base.
@@ -806,16 +836,19 @@ fn begin_rewrite(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), Stri
         ClockInFile::Nothing
     };
     let walk = SnapshotWalk::begin(ks, thread, clock);
+    server.persistence.forks += 1;
     server.aof.rewrite = Some(crate::model::aof_state::Rewrite {
         walk,
         started: Instant::now(),
         base_name,
         rdb_base,
+        child,
     });
     server.aof.rewrite_scheduled = false;
-    server
-        .log
-        .notice("Background append only file rewriting started (forkless snapshot)");
+    server.log.notice(&match child {
+        Some(pid) => format!("Background append only file rewriting started by pid {pid}"),
+        None => "Background append only file rewriting started (forkless snapshot)".to_string(),
+    });
     Ok(())
 }
 
@@ -825,7 +858,7 @@ pub fn rewrite_step(ks: &mut Keyspace, server: &mut ServerState, budget: Duratio
         return false;
     };
     if job.walk.advance(ks, budget) {
-        rewrite_done(server);
+        rewrite_done(ks, server);
         return false;
     }
     true
@@ -840,7 +873,7 @@ pub fn rewrite_waiting(server: &ServerState) -> bool {
         .is_some_and(|job| job.walk.waiting())
 }
 
-fn rewrite_done(server: &mut ServerState) {
+fn rewrite_done(ks: &mut Keyspace, server: &mut ServerState) {
     let Some(job) = server.aof.rewrite.take() else {
         return;
     };
@@ -856,7 +889,7 @@ fn rewrite_done(server: &mut ServerState) {
             }
             let base = aof.manifest.new_base(&filename, job.rdb_base);
             debug_assert_eq!(base, job.base_name);
-            aof.manifest.retire_rewritten_incr();
+            aof.manifest.retire_rewritten_incr(aof.appender.is_some());
             if let Err(e) = aof.persist_manifest(&dir, &filename) {
                 server
                     .log
@@ -865,17 +898,14 @@ fn rewrite_done(server: &mut ServerState) {
                 server.aof.rewrite_failures += 1;
                 return;
             }
-            // History files go, then the manifest is written again without them (Redis's
-            // `aofDelHistoryFiles`).
-            if !aof.manifest.history.is_empty() {
-                aof.delete_history(&dir);
-                let _ = aof.persist_manifest(&dir, &filename);
-            }
             aof.base_size = size;
             aof.current_size = size;
             aof.rewrites += 1;
             aof.rewrite_failures = 0;
             aof.last_rewrite_ok = true;
+            // History files go, and the manifest is written again without them.
+            delete_history(server);
+            let aof = &mut server.aof;
             if aof.status == AofStatus::WaitRewrite {
                 aof.status = AofStatus::On;
                 server
@@ -887,17 +917,63 @@ fn rewrite_done(server: &mut ServerState) {
                 .notice("Background AOF rewrite terminated with success");
         }
         Err(e) => {
-            server.log.warning(&format!(
-                "Background AOF rewrite failed: {}: {}",
-                e.step, e.error
-            ));
-            server.aof.last_rewrite_ok = false;
-            server.aof.rewrite_failures += 1;
-            if server.aof.status == AofStatus::WaitRewrite {
-                server.aof.pending_incr = None;
-            }
+            let message = match crate::base::formats::rdb_child::killed_by_signal(&e.error) {
+                Some(signal) => format!("Background AOF rewrite terminated by signal {signal}"),
+                None => format!("Background AOF rewrite failed: {}: {}", e.step, e.error),
+            };
+            rewrite_failed(ks, server, &message);
         }
     }
+}
+
+/// A rewrite that ended without a base (its writer failed, or its child died), as Redis's
+/// `backgroundRewriteDoneHandler` ends it: logged, `aof_last_bgrewrite_status:err`, the
+/// increment it opened kept in the manifest (the next rewrite opens another). The first
+/// rewrite of `CONFIG SET appendonly yes` removes the increment it opened, which no manifest
+/// lists, stops recording writes for it (the next rewrite's base will hold them) and is tried
+/// again (Redis's `aofDelTempIncrAofFile` and `aof_rewrite_scheduled`).
+fn rewrite_failed(ks: &mut Keyspace, server: &mut ServerState, message: &str) {
+    server.log.warning(message);
+    server.aof.last_rewrite_ok = false;
+    server.aof.rewrite_failures += 1;
+    if server.aof.status != AofStatus::WaitRewrite {
+        return;
+    }
+    if let Some((incr_name, _)) = server.aof.pending_incr.take() {
+        server.log.notice(&format!(
+            "Removing the temp incr aof file {incr_name} in the background"
+        ));
+        server.aof.appender = None;
+        let _ = std::fs::remove_file(dir_of(&server.config).join(&incr_name));
+    }
+    ks.stream.set_aof(false);
+    let _ = ks.stream.take_aof();
+    server.aof.buf.clear();
+    server.aof.rewrite_scheduled = true;
+}
+
+/// A rewrite whose child process died before its end (killed, as Redis's tests do with
+/// `kill -9`) fails now rather than when its writer next writes, which `rdb-key-save-delay` may
+/// put off for long (Redis's `checkChildrenDone`). True if it did.
+fn rewrite_child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
+    use crate::base::formats::rdb_child::{child_end, ChildEnd};
+    let Some(pid) = server.aof.rewrite.as_ref().and_then(|job| job.child) else {
+        return false;
+    };
+    let end = match child_end(pid) {
+        None | Some(ChildEnd::Exit(0)) => return false,
+        Some(end) => end,
+    };
+    if let Some(job) = server.aof.rewrite.take() {
+        server.aof.last_rewrite_time_sec = job.started.elapsed().as_secs() as i64;
+        job.walk.abort(ks);
+    }
+    let message = match end {
+        ChildEnd::Signal(signal) => format!("Background AOF rewrite terminated by signal {signal}"),
+        ChildEnd::Exit(_) => "Background AOF rewrite terminated with error".to_string(),
+    };
+    rewrite_failed(ks, server, &message);
+    true
 }
 
 /// `CONFIG SET appendonly yes` at run time: the first rewrite makes the base.
@@ -941,7 +1017,9 @@ pub fn stop(ks: &mut Keyspace, server: &mut ServerState) {
 /// `auto-aof-rewrite-percentage` over its size after the last rewrite.
 pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
     if server.aof.rewrite.is_some() {
-        rewrite_step(ks, server, Duration::from_millis(1));
+        if !rewrite_child_died(ks, server) {
+            rewrite_step(ks, server, Duration::from_millis(1));
+        }
         return;
     }
     if server.aof.status == AofStatus::Off && !server.aof.rewrite_scheduled {
@@ -953,7 +1031,9 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
         return;
     }
     if server.aof.rewrite_scheduled {
-        let _ = rewrite_start(ks, server);
+        if !rewrite_limited(server) {
+            let _ = rewrite_start(ks, server);
+        }
         return;
     }
     let c = &server.config;
@@ -964,11 +1044,28 @@ pub fn cron(ks: &mut Keyspace, server: &mut ServerState) {
     {
         let base = aof.base_size.max(1);
         let growth = (aof.current_size * 100 / base).saturating_sub(100);
-        if growth >= c.auto_aof_rewrite_percentage {
+        if growth >= c.auto_aof_rewrite_percentage && !rewrite_limited(server) {
             server.log.notice(&format!(
                 "Starting automatic rewriting of AOF on {growth}% growth"
             ));
             let _ = rewrite_start(ks, server);
+        }
+    }
+}
+
+/// True if repeated failures hold an automatic or scheduled rewrite back now (logged when the
+/// wait begins, in Redis's words).
+fn rewrite_limited(server: &mut ServerState) -> bool {
+    let now_s = server.clock.now_ms().div_euclid(1000);
+    match server.aof.rewrite_limited(now_s) {
+        Ok(()) => false,
+        Err(started) => {
+            if let Some(minutes) = started {
+                server.log.warning(&format!(
+                    "Background AOF rewrite has repeatedly failed and triggered the limit, will retry in {minutes} minutes"
+                ));
+            }
+            true
         }
     }
 }
@@ -1078,7 +1175,7 @@ mod tests {
             m.new_base("appendonly.aof", true),
             "appendonly.aof.2.base.rdb"
         );
-        m.retire_rewritten_incr();
+        m.retire_rewritten_incr(true);
         assert_eq!(
             m.to_text(),
             "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.1.incr.aof seq 1 type h\nfile appendonly.aof.1.base.rdb seq 1 type h\nfile appendonly.aof.2.incr.aof seq 2 type i\n"

@@ -20,6 +20,7 @@ use bytes::Bytes;
 use embedis_datatypes::SmallBytes;
 use embedis_rdb::{AuxInfo, Event, RdbError, RdbReader, RdbWriter, WriterOptions};
 
+use crate::base::formats::rdb_child::ChildFileKind;
 use crate::base::formats::rdb_file::{self, Target, WriterThread};
 use crate::kernel::table::Registry;
 use crate::model::keyspace::Keyspace;
@@ -219,7 +220,7 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
     let now_s = server.clock.now_ms().div_euclid(1000);
     server.persistence.last_bgsave_try = now_s;
     let target = target(server);
-    let (writer, child) = match start_bgsave_writer(server, &target) {
+    let (writer, child) = match start_background_writer(server, &target, false) {
         Ok(started) => started,
         Err(e) => {
             server.persistence.last_bgsave_ok = false;
@@ -230,6 +231,7 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
         }
     };
     let walk = SnapshotWalk::begin(ks, writer, clock_in_file(ks, server));
+    server.persistence.forks += 1;
     server.persistence.bgsave = Some(BgSave {
         walk,
         started: Instant::now(),
@@ -246,23 +248,30 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
     }
 }
 
-/// A BGSAVE's writer: through a child process where the server has the program for one (the
-/// binary, see [`rdb_file::create_in_child`]), else on a thread writing the file itself. With
-/// the child's pid.
-fn start_bgsave_writer(
+/// A BGSAVE's writer, or a background AOF rewrite's RDB base (`aof_base`): through a child
+/// process where the server has the program for one (the binary, see
+/// [`rdb_file::create_in_child`]), else on a thread writing the file itself. With the child's
+/// pid.
+pub fn start_background_writer(
     server: &ServerState,
     target: &Target,
+    aof_base: bool,
 ) -> Result<(WriterThread, Option<u32>), rdb_file::SaveError> {
     let Some(program) = server.save_child.as_deref() else {
-        return start_writer(server, target, false).map(|writer| (writer, None));
+        return start_writer(server, target, aof_base).map(|writer| (writer, None));
+    };
+    let kind = if aof_base {
+        ChildFileKind::AofRewrite
+    } else {
+        ChildFileKind::Save
     };
     let oom = crate::base::oom::score_for(
         &server.config.process,
         crate::base::config::process::OomClass::BackgroundChild,
     );
     let (target, mut writer, pid) =
-        rdb_file::create_in_child(program, &target.path, oom, writer_options(server))?;
-    write_preamble(server, &mut writer, false).map_err(rdb_file::SaveError::rdb)?;
+        rdb_file::create_in_child(program, &target.path, oom, kind, writer_options(server))?;
+    write_preamble(server, &mut writer, aof_base).map_err(rdb_file::SaveError::rdb)?;
     let thread =
         WriterThread::spawn(target, writer, server.config.rdb_key_save_delay).map_err(|error| {
             rdb_file::SaveError {

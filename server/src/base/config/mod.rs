@@ -211,6 +211,8 @@ pub struct Config {
     pub aof_rewrite_incremental_fsync: bool,
     /// `aof-use-rdb-preamble`: an AOF base is an RDB (yes) or commands (no, `.base.aof`).
     pub aof_use_rdb_preamble: bool,
+    /// Keeps the AOF's history files after a rewrite (Redis's `aof-disable-auto-gc`).
+    pub aof_disable_auto_gc: bool,
     /// `aof-timestamp-enabled`: `#TS:` annotations in the AOF.
     pub aof_timestamp_enabled: bool,
     /// Cluster mode's parameters (`cluster-*`, see [`crate::model::cluster_view`]).
@@ -528,6 +530,7 @@ impl Default for Config {
             no_appendfsync_on_rewrite: false,
             aof_rewrite_incremental_fsync: true,
             aof_use_rdb_preamble: true,
+            aof_disable_auto_gc: false,
             aof_timestamp_enabled: false,
         }
     }

@@ -18,6 +18,31 @@ use std::process::{Child, ChildStdin, Command, Stdio};
 /// `-` to keep the parent's).
 pub const CHILD_FLAG: &str = "--rdb-file-child";
 
+/// What a child writes, which names its temporary file as Redis's child names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildFileKind {
+    /// A background save: `temp-<pid>.rdb`.
+    Save,
+    /// The base of a background AOF rewrite: `temp-rewriteaof-bg-<pid>.aof`.
+    AofRewrite,
+}
+
+impl ChildFileKind {
+    fn arg(self) -> &'static str {
+        match self {
+            ChildFileKind::Save => "rdb",
+            ChildFileKind::AofRewrite => "aof",
+        }
+    }
+
+    fn temp_name(self, pid: u32) -> String {
+        match self {
+            ChildFileKind::Save => format!("temp-{pid}.rdb"),
+            ChildFileKind::AofRewrite => format!("temp-rewriteaof-bg-{pid}.aof"),
+        }
+    }
+}
+
 /// The parent's end: the child's standard input, and the file it writes.
 pub struct ChildFile {
     child: Child,
@@ -27,19 +52,25 @@ pub struct ChildFile {
 }
 
 impl ChildFile {
-    /// Starts `program` as a save's child writing into `dir`, with `oom_score` as its OOM score
-    /// (None: the parent's).
-    pub fn spawn(program: &Path, dir: &Path, oom_score: Option<i32>) -> io::Result<ChildFile> {
+    /// Starts `program` as a child writing a file of `kind` into `dir`, with `oom_score` as
+    /// its OOM score (None: the parent's).
+    pub fn spawn(
+        program: &Path,
+        dir: &Path,
+        oom_score: Option<i32>,
+        kind: ChildFileKind,
+    ) -> io::Result<ChildFile> {
         let score = oom_score.map_or_else(|| "-".to_string(), |s| s.to_string());
         let mut child = Command::new(program)
             .arg(CHILD_FLAG)
             .arg(score)
+            .arg(kind.arg())
             .current_dir(dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()?;
         let stdin = child.stdin.take();
-        let temp = dir.join(format!("temp-{}.rdb", child.id()));
+        let temp = dir.join(kind.temp_name(child.id()));
         Ok(ChildFile { child, stdin, temp })
     }
 
@@ -149,14 +180,19 @@ impl Drop for ChildFile {
     }
 }
 
-/// The child's side: takes its OOM score, copies standard input into `temp-<pid>.rdb` in the
-/// working directory and syncs it. Returns the exit status (0: the file is complete).
+/// The child's side: takes its OOM score, copies standard input into its temporary file
+/// (`temp-<pid>.rdb`, or the rewrite's name when the second argument is `aof`) in the working
+/// directory and syncs it. Returns the exit status (0: the file is complete).
 pub fn child_main(args: &[String]) -> i32 {
     if let Some(score) = args.first().filter(|s| s.as_str() != "-") {
         // As Redis's child sets its class's score; a failure is not the save's.
         let _ = std::fs::write("/proc/self/oom_score_adj", format!("{score}\n"));
     }
-    let temp = PathBuf::from(format!("temp-{}.rdb", std::process::id()));
+    let kind = match args.get(1).map(String::as_str) {
+        Some("aof") => ChildFileKind::AofRewrite,
+        _ => ChildFileKind::Save,
+    };
+    let temp = PathBuf::from(kind.temp_name(std::process::id()));
     let copied = (|| {
         let mut file = BufWriter::with_capacity(1 << 16, File::create(&temp)?);
         let mut input = io::stdin().lock();

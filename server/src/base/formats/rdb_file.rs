@@ -15,7 +15,7 @@
 
 use embedis_rdb::{EntryMeta, RdbError, RdbValue, RdbWriter, WriterOptions};
 
-use crate::base::formats::rdb_child::ChildFile;
+use crate::base::formats::rdb_child::{ChildFile, ChildFileKind};
 use std::fs::File;
 use std::io::{self, BufWriter};
 use std::path::{Path, PathBuf};
@@ -211,13 +211,14 @@ pub fn create_in_child(
     program: &Path,
     path: &Path,
     oom_score: Option<i32>,
+    kind: ChildFileKind,
     opts: WriterOptions,
 ) -> Result<(Target, RdbWriter<BufWriter<ChildFile>>, u32), SaveError> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let child = ChildFile::spawn(program, dir, oom_score).map_err(|error| SaveError {
+    let child = ChildFile::spawn(program, dir, oom_score, kind).map_err(|error| SaveError {
         step: "fork",
         error,
     })?;
