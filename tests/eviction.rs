@@ -454,3 +454,45 @@ fn invalidations_of_evicted_keys_do_not_feed_more_eviction() {
     assert!((10..=50).contains(&evicted), "evicted {evicted}");
     assert!(keys >= 200, "{keys} keys left");
 }
+
+/// Clients whose replies pile up (they send MGETs of a 100 KB value and never read) are
+/// evicted under `maxmemory-clients` before any key is, as Redis's unit/maxmemory "eviction due
+/// to output buffers of many MGET clients, client eviction: true" expects: keys take 5 MB, the
+/// limit is 11 MB and the clients may use 3 MB. Keys went first while a slow reader's held
+/// output counted its bytes, not the buffer they sat in (two to three times more), and while
+/// evicted clients' output still counted until their connections had closed.
+#[test]
+fn clients_piling_up_replies_are_evicted_before_keys() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let server = server();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    ok(
+        &mut c,
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+    );
+    ok(&mut c, &["CLIENT", "NO-EVICT", "on"]);
+    for j in 0..50 {
+        let key = j.to_string();
+        assert_eq!(int(&mut c, &["SETRANGE", &key, "100000", "x"]), 100_001);
+    }
+    let limit = (info(&mut c, "used_memory") + 6 * 1024 * 1024).to_string();
+    ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit]);
+    ok(&mut c, &["CONFIG", "SET", "maxmemory-clients", "3mb"]);
+    let mut readers: Vec<std::net::TcpStream> = (0..20)
+        .map(|_| {
+            let s = std::net::TcpStream::connect(server.addr()).unwrap();
+            s.set_nonblocking(true).unwrap();
+            s
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while info(&mut c, "evicted_clients") == 0 && std::time::Instant::now() < deadline {
+        for r in &mut readers {
+            // A full socket (or one closed by its eviction) only skips the round.
+            let _ = std::io::Write::write(r, b"*2\r\n$4\r\nMGET\r\n$1\r\n1\r\n");
+        }
+    }
+    assert!(info(&mut c, "evicted_clients") > 0, "no client evicted");
+    assert_eq!(info(&mut c, "evicted_keys"), 0);
+    assert_eq!(int(&mut c, &["DBSIZE"]), 50);
+}

@@ -326,6 +326,7 @@ impl Engine {
     pub fn continue_eviction(&mut self, now_ms: i64) {
         let safe = self.server.pause.is_none();
         let server = &mut self.server;
+        server.eviction.not_counted = server.client_memory.closing_bytes();
         server
             .eviction
             .perform(&mut self.ks, &server.config, safe, now_ms);

@@ -969,9 +969,17 @@ async fn write_reading_meanwhile<S: Transport>(
             handle.wrote(std::mem::take(&mut reading.turn.from_outbox));
         }
         if stuck {
-            if pos >= WRITTEN_KEPT {
+            // Written output is given back once it is as much as what is left: the rest moves
+            // to a buffer of its own size (copying at most what was written). Split off in
+            // place, it kept the whole allocation alive, which held two to three times the
+            // bytes CLIENT LIST counted for a slow reader, and `maxmemory` evicted keys for
+            // memory `maxmemory-clients` did not see.
+            if pos >= WRITTEN_KEPT && pos >= output.len() - pos {
                 shared.engine.borrow_mut().count_output(pos);
-                let _ = output.split_to(pos);
+                let rest = &output[pos..];
+                let mut kept = BytesMut::with_capacity(rest.len().max(KEPT_OUTPUT_CAPACITY));
+                kept.extend_from_slice(rest);
+                *output = kept;
                 pos = 0;
             }
             handle.set_held(output.len() - pos);

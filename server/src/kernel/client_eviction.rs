@@ -52,9 +52,13 @@ pub fn evict(
         let watching = ks.watches.watching(id);
         let info = client.info_line(now_ms, watching, server.config.compat_version);
         server.log.notice(&format!("Evicting client: {info}"));
+        // Its connection gives back what it holds once it runs (see `closing_bytes`): the
+        // figure it was counted at, output waiting for its write included.
+        let held = client.mem_usage.max(client.handle.held() as u64);
         server.client_memory.forget(client);
         client.obuf.closing = true;
         client.pending.clear();
+        server.client_memory.closing(client.handle.clone(), held);
         server.client_memory.evicted += 1;
         server.requests.push(EngineRequest::Kill { id });
     }

@@ -914,6 +914,9 @@ fn memory_gate(
     out: &mut BytesMut,
 ) -> bool {
     let flags = effective_flags(parts.server, command, args);
+    // Clients `maxmemory-clients` evicted (before this command, as Redis's `processCommand`
+    // evicts clients before keys) give their output back only once their connections run.
+    parts.server.eviction.not_counted = parts.server.client_memory.closing_bytes();
     let refused = refuses_for_memory(parts.server, parts.ks, client, command, flags);
     let now_us = parts.server.clock.now_us();
     crate::kernel::invalidation::before_command(parts, client, command, out, now_us);

@@ -22,7 +22,8 @@
 //! [`ClientMemory::on`], one branch.
 
 use crate::base::config::Config;
-use crate::model::client::{ClientId, ClientState, Clients};
+use crate::model::client::{ClientHandle, ClientId, ClientState, Clients};
+use std::sync::Arc;
 
 /// Redis's floor for `maxmemory-clients`: below it a bad setting could leave no way to talk
 /// to the server at all.
@@ -47,6 +48,18 @@ pub fn counted(client: &ClientState) -> bool {
     !client.replica && !client.master
 }
 
+/// An evicted client whose connection has not ended, with the output it held then.
+struct Closing {
+    handle: Arc<ClientHandle>,
+    bytes: u64,
+}
+
+impl std::fmt::Debug for Closing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Closing(id {}, {} bytes)", self.handle.id, self.bytes)
+    }
+}
+
 /// The clients' memory ledger of client eviction.
 #[derive(Debug, Default)]
 pub struct ClientMemory {
@@ -59,6 +72,8 @@ pub struct ClientMemory {
     /// A client was counted while the sum is over the limit: eviction is due at the end of
     /// the event loop's turn.
     pub due: bool,
+    /// Evicted clients whose connections have not ended, with the output they held then.
+    closing: Vec<Closing>,
 }
 
 impl ClientMemory {
@@ -100,6 +115,25 @@ impl ClientMemory {
     /// `client` leaves: what it added goes.
     pub fn forget(&mut self, client: &mut ClientState) {
         self.total -= std::mem::take(&mut client.mem_usage).min(self.total);
+    }
+
+    /// Notes that an evicted client holds `bytes` of output until its connection's task ends
+    /// and drops its `handle` (see [`ClientMemory::closing_bytes`]).
+    pub fn closing(&mut self, handle: Arc<ClientHandle>, bytes: u64) {
+        if bytes != 0 {
+            self.closing.push(Closing { handle, bytes });
+        }
+    }
+
+    /// What the evicted clients held when evicted, for those whose connections have not ended
+    /// yet (the task holds the last other reference to the handle): key eviction leaves it out,
+    /// since Redis frees an evicted client's memory at once.
+    pub fn closing_bytes(&mut self) -> u64 {
+        if self.closing.is_empty() {
+            return 0;
+        }
+        self.closing.retain(|c| Arc::strong_count(&c.handle) > 1);
+        self.closing.iter().map(|c| c.bytes).sum()
     }
 
     /// The clients to evict to get back under the limit, largest first (Redis's

@@ -89,6 +89,10 @@ pub struct Evictor {
     /// Keys evicted since the start (INFO's `evicted_keys` is zeroed by CONFIG RESETSTAT): the
     /// I/O loop writes a turn's output before reading again when this moved.
     pub keys_evicted: u64,
+    /// Memory the pass leaves out of its count (Redis's `freeMemoryGetNotCountedMemory`): the
+    /// output of clients `maxmemory-clients` evicted, which their connections give back once
+    /// they run, where Redis frees it at once. Set by the caller before [`Evictor::perform`].
+    pub not_counted: u64,
     rng: StdRng,
     meter: Meter,
 }
@@ -111,6 +115,7 @@ impl Evictor {
             total_exceeded: Duration::ZERO,
             last_cycle: None,
             keys_evicted: 0,
+            not_counted: 0,
             rng: StdRng::from_entropy(),
             meter,
         }
@@ -139,6 +144,12 @@ impl Evictor {
         (self.meter)(ks)
     }
 
+    /// The memory a pass weighs against the limit: [`Evictor::used_memory`] without
+    /// [`Evictor::not_counted`].
+    fn counted_memory(&self, ks: &Keyspace) -> u64 {
+        self.used_memory(ks).saturating_sub(self.not_counted)
+    }
+
     /// One eviction pass (Redis's `performEvictions`). `safe` is false while evicting must not
     /// happen (clients paused: the data set must stay still), which answers [`Outcome::Ok`]
     /// without touching anything. `now_ms` is the time the LRU and LFU scores are taken at.
@@ -152,7 +163,7 @@ impl Evictor {
         if !safe {
             return Outcome::Ok;
         }
-        let used = self.used_memory(ks);
+        let used = self.counted_memory(ks);
         let outcome = if config.maxmemory == 0 || used <= config.maxmemory {
             Outcome::Ok
         } else if config.maxmemory_policy == MaxmemoryPolicy::NoEviction {
@@ -212,7 +223,7 @@ impl Evictor {
             if evicted.is_multiple_of(16) {
                 // Memory freed on the lazy-free thread is not seen around the deletion: look
                 // at the total now and then.
-                if lazy && self.used_memory(ks) <= config.maxmemory {
+                if lazy && self.counted_memory(ks) <= config.maxmemory {
                     break;
                 }
                 if started.elapsed() > limit {
@@ -238,7 +249,7 @@ impl Evictor {
         limit: Duration,
     ) -> Outcome {
         while crate::model::lazyfree::lazyfree_pending_objects() > 0 && started.elapsed() < limit {
-            if self.used_memory(ks) <= config.maxmemory {
+            if self.counted_memory(ks) <= config.maxmemory {
                 return Outcome::Ok;
             }
             std::thread::sleep(limit.min(Duration::from_millis(1)));
