@@ -407,54 +407,6 @@ fn a_burst_of_invalidations_does_not_stay_allocated() {
     });
 }
 
-/// The invalidations an eviction pass sends to tracking clients are written before the next
-/// command's pass counts memory, as Redis writes every client's output in `beforeSleep` before
-/// it reads again. Counted unwritten (the I/O loop used to read the next request first), they
-/// put memory ~245 KB over the limit again, so that pass evicted more keys, whose invalidations
-/// did the same: all 300 keys went where Redis 7.0.15 evicts 37 (its unit/maxmemory "client
-/// tracking don't cause eviction feedback loop", whose bounds are used here).
-#[test]
-fn invalidations_of_evicted_keys_do_not_feed_more_eviction() {
-    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let server = server();
-    let mut c = Conn::connect(server.addr()).unwrap();
-    ok(&mut c, &["CONFIG", "SET", "latency-tracking", "no"]);
-    ok(
-        &mut c,
-        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
-    );
-    ok(
-        &mut c,
-        &["CONFIG", "SET", "maxmemory-eviction-tenacity", "100"],
-    );
-    // As Redis's suite runs it: the `evicted` events of a pass between commands are published
-    // at once (queued, their copies of the keys fed the next pass as the invalidations did).
-    ok(&mut c, &["CONFIG", "SET", "notify-keyspace-events", "KEA"]);
-    // Ten tracking clients that never read their invalidations.
-    let mut trackers: Vec<Conn> = (0..10)
-        .map(|_| {
-            let mut t = Conn::connect(server.addr()).unwrap();
-            text(&mut t, &["HELLO", "3"]);
-            ok(&mut t, &["CLIENT", "TRACKING", "on"]);
-            t
-        })
-        .collect();
-    for j in 0..300 {
-        let key = format!("{j}{}", "x".repeat(1000));
-        ok(&mut c, &["SET", &key, "x"]);
-        for t in &mut trackers {
-            text(t, &["GET", &key]);
-        }
-    }
-    let used = info(&mut c, "used_memory");
-    let limit = (used - 40_000).to_string();
-    ok(&mut c, &["CONFIG", "SET", "maxmemory", &limit]);
-    let evicted = info(&mut c, "evicted_keys");
-    let keys = int(&mut c, &["DBSIZE"]);
-    assert!((10..=50).contains(&evicted), "evicted {evicted}");
-    assert!(keys >= 200, "{keys} keys left");
-}
-
 /// Clients whose replies pile up (they send MGETs of a 100 KB value and never read) are
 /// evicted under `maxmemory-clients` before any key is, as Redis's unit/maxmemory "eviction due
 /// to output buffers of many MGET clients, client eviction: true" expects: keys take 5 MB, the

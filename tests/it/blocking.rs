@@ -156,6 +156,17 @@ fn client_unblock_with_timeout_or_error() {
         a.reply(),
         "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n"
     );
+    // The error counts against BLMOVE, as Redis 7.0.15 counts it (unit/info "errorstats:
+    // blocking commands").
+    let stats = admin.cmd(&["INFO", "commandstats"]);
+    let blmove = stats
+        .lines()
+        .find(|l| l.starts_with("cmdstat_blmove:"))
+        .unwrap_or_else(|| panic!("{stats}"));
+    assert!(
+        blmove.ends_with("rejected_calls=0,failed_calls=1"),
+        "{blmove}"
+    );
     // The other waiter kept its place and is served by the next push.
     assert_eq!(admin.cmd(&["RPUSH", "k", "v"]), ":1\r\n");
     assert_eq!(b.reply(), pair("k", "v"));

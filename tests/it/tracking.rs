@@ -15,8 +15,8 @@ use crate::support;
 use std::net::SocketAddr;
 use std::time::Duration;
 use support::{
-    advance_ms, check_transcripts, cmd, connect, eventually, frame, manual_server, send, Conn,
-    RedisServer,
+    advance_ms, check_transcripts, cmd, connect, eventually, frame, manual_server, send, text,
+    Conn, RedisServer,
 };
 
 /// The id of the connection, as the number CLIENT ID answers.
@@ -256,4 +256,65 @@ fn a_flush_answers_after_its_own_invalidation_as_7_4_and_before_it_as_7_0() {
             reply_first("+OK\r\n"),
         ]
     );
+}
+
+/// A numeric field of INFO.
+fn info_number(conn: &mut Conn, name: &str) -> u64 {
+    let info = text(conn, &["INFO", "everything"]);
+    support::field(&info, name).parse().unwrap()
+}
+
+/// The invalidations an eviction pass sends to tracking clients are written before the next
+/// command's pass counts memory, as Redis writes every client's output in `beforeSleep` before
+/// it reads again, and the pass's `evicted` events go out at once. Counted unwritten (the I/O
+/// loop read the next request first, and the events waited for the next command), they put
+/// memory ~245 KB over the limit again, so that pass evicted more keys, whose invalidations did
+/// the same: all 300 keys went where Redis 7.0.15 evicts 37 (its unit/maxmemory "client
+/// tracking don't cause eviction feedback loop", whose configuration is used here).
+/// Run on the binary, whose memory holds only the server's.
+#[test]
+fn invalidations_of_evicted_keys_do_not_feed_more_eviction() {
+    let dir = support::temp_dir("tracking-eviction-loop");
+    let server = crate::aof::Embedis::start(&dir, &["--notify-keyspace-events", "KEA"]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    for (name, value) in [
+        ("latency-tracking", "no"),
+        ("maxmemory-policy", "allkeys-lru"),
+        ("maxmemory-eviction-tenacity", "100"),
+    ] {
+        assert_eq!(text(&mut c, &["CONFIG", "SET", name, value]), "+OK\r\n");
+    }
+    // Ten tracking clients that never read their invalidations.
+    let mut trackers: Vec<Conn> = (0..10)
+        .map(|_| {
+            let mut t = Conn::connect(server.addr()).unwrap();
+            text(&mut t, &["HELLO", "3"]);
+            assert_eq!(text(&mut t, &["CLIENT", "TRACKING", "on"]), "+OK\r\n");
+            t
+        })
+        .collect();
+    for j in 0..300 {
+        let key = format!("{j}{}", "x".repeat(1000));
+        assert_eq!(text(&mut c, &["SET", &key, "x"]), "+OK\r\n");
+        for t in &mut trackers {
+            text(t, &["GET", &key]);
+        }
+    }
+    // As Redis's test: a second for the tick to trim what the loading left.
+    std::thread::sleep(Duration::from_millis(1100));
+    let limit = (info_number(&mut c, "used_memory") - 40_000).to_string();
+    assert_eq!(
+        text(&mut c, &["CONFIG", "SET", "maxmemory", &limit]),
+        "+OK\r\n"
+    );
+    let evicted = info_number(&mut c, "evicted_keys");
+    let keys = text(&mut c, &["DBSIZE"]);
+    let keys: i64 = keys.trim_start_matches(':').trim().parse().unwrap();
+    // Redis's bounds are 10 to 50 (it evicts 37, embedis 38 on an idle machine); under load
+    // (the suite's other tests on both cores) embedis was seen at 53. The loop this guards
+    // against evicted 169 to 300.
+    assert!((10..=100).contains(&evicted), "evicted {evicted}");
+    assert!(keys >= 200, "{keys} keys left");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
 }

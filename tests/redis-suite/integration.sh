@@ -8,7 +8,7 @@
 #
 #   tests/redis-suite/integration.sh integration/replication-psync
 #   tests/redis-suite/integration.sh integration/replication-4 integration/block-repl
-#   tests/redis-suite/integration.sh --all           # every unit external mode cannot run
+#   tests/redis-suite/integration.sh --all           # every unit (or test) external mode cannot run
 #
 # EMBEDIS_BIN=<path> stages that embedis-server binary (a copy, so that rebuilding during a long
 # run does not change the server under test). REFERENCE=/usr/bin/redis-server stages that server instead of embedis, for the baseline in the
@@ -29,9 +29,14 @@ BASEPORT=${BASEPORT:-25000}
 [ -f "$REDIS_SRC/tests/test_helper.tcl" ] || { echo "no Redis test sources in $REDIS_SRC" >&2; exit 2; }
 [ $# -gt 0 ] || { echo "usage: $0 integration/<unit>... | --all" >&2; exit 2; }
 if [ "$1" = "--all" ]; then
-  # test_helper.tcl's units that start servers of their own, which run.sh's external mode skips.
-  set -- $(cd "$REDIS_SRC/tests" && ls integration/*.tcl unit/cluster/*.tcl | sed 's/\.tcl$//') \
-    unit/maxmemory unit/client-eviction unit/shutdown unit/networking unit/oom-score-adj unit/tls
+  # test_helper.tcl's units that start servers of their own, which run.sh's external mode skips,
+  # and every unit with tests tagged external:skip (whole units such as obuf-limits, or single
+  # tests of introspection, scripting…): here each runs whole, against servers of its own.
+  set -- $(cd "$REDIS_SRC/tests" && {
+    ls integration/*.tcl unit/cluster/*.tcl
+    grep -l "external:skip" unit/*.tcl unit/type/*.tcl
+    echo unit/tls
+  } | sed 's/\.tcl$//' | sort -u)
 fi
 [ -n "${REFERENCE:-}${EMBEDIS_BIN:-}" ] || cargo build --release --bin embedis-server
 EMBEDIS_BIN=${EMBEDIS_BIN:-$ROOT/target/release/embedis-server}

@@ -103,6 +103,10 @@ impl Engine {
         let code_end = error.iter().position(|&b| b == b' ').unwrap_or(error.len());
         self.server
             .count_error(&String::from_utf8_lossy(&error[..code_end]));
+        // The blocked command failed (Redis counts the error reply against it: `failed_calls`).
+        if let Ok(command) = self.registry.lookup(&blocked.args) {
+            self.server.command_stats[command.id].failed_calls += 1;
+        }
         self.server.pending_writes.push(id);
     }
 

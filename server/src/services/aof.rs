@@ -1004,9 +1004,7 @@ pub fn stop(ks: &mut Keyspace, server: &mut ServerState) {
     if let Some(appender) = server.aof.appender.take() {
         let _ = appender.sync();
     }
-    if let Some(job) = server.aof.rewrite.take() {
-        job.walk.abort(ks);
-    }
+    kill_rewrite(ks, server);
     server.aof.status = AofStatus::Off;
     server.aof.rewrite_scheduled = false;
     server.aof.pending_incr = None;
@@ -1079,12 +1077,25 @@ pub fn rewrite_in_progress(server: &ServerState) -> bool {
 /// abandoned, the temporary base file removed, and the manifest keeps the increment the rewrite
 /// opened (so everything written since is still loaded on restart).
 pub fn rewrite_kill(ks: &mut Keyspace, server: &mut ServerState) {
-    if let Some(job) = server.aof.rewrite.take() {
+    if server.aof.rewrite.is_some() {
         server
             .log
             .warning("There is a child rewriting the AOF. Killing it!");
-        job.walk.abort(ks);
+        kill_rewrite(ks, server);
     }
+}
+
+/// Abandons a running rewrite, its child killed and its temporary base removed, logged as
+/// Redis's `killAppendOnlyChild` logs it.
+fn kill_rewrite(ks: &mut Keyspace, server: &mut ServerState) {
+    let Some(job) = server.aof.rewrite.take() else {
+        return;
+    };
+    server.log.notice(&match job.child {
+        Some(pid) => format!("Killing running AOF rewrite child: {pid}"),
+        None => "Killing running AOF rewrite (forkless)".to_string(),
+    });
+    job.walk.abort(ks);
 }
 
 #[cfg(test)]
