@@ -14,7 +14,8 @@
 //! protocol, gets no such line), then the RDB image of the dataset at that offset — as a bulk
 //! payload without a trailing CRLF (`$<len>\r\n` and the file's bytes, as Redis sends a file
 //! from disk), or in Redis's diskless framing (`$EOF:<mark>`, the image, the mark) to a
-//! replica that can read it — then the replication stream from that offset on.
+//! replica that can read it — then the replication stream from that offset on, which the
+//! replica reads from the backlog (the replication buffer all replicas share).
 
 use bytes::BytesMut;
 
@@ -88,7 +89,22 @@ pub(crate) fn start_due_syncs(parts: &mut Parts<'_>, now_ms: i64) {
                 .log
                 .warning(&format!("Can't start the full sync: {e}"));
             client.handle.kill();
+        } else {
+            start_stream_unless_paced(server, client);
         }
+    }
+}
+
+/// After an image sent whole: the replica reads its stream from the backlog from now on (a
+/// paced image's replica, once the image is out).
+pub(crate) fn start_stream_unless_paced(server: &mut ServerState, client: &mut ClientState) {
+    let paced = server
+        .repl
+        .replicas
+        .iter()
+        .any(|r| r.id == client.id && r.image.is_some());
+    if let (false, Some(backlog)) = (paced, &server.repl.backlog) {
+        crate::model::replication::start_reading(backlog, client);
     }
 }
 
@@ -136,6 +152,13 @@ pub(crate) fn send(
     } else {
         out.extend_from_slice(format!("${}\r\n", body.len()).as_bytes());
     }
+    // The replica reads the stream since the image from the backlog, once the image is out:
+    // meanwhile its reader keeps that stream there.
+    if let Some(backlog) = &server.repl.backlog {
+        let from = server.repl.offset + 1;
+        backlog.shared.lock().attach(client.id, from, false);
+        client.handle.set_feed(Some(backlog.shared.clone()));
+    }
     send_image(server, ks, client.id, out, body);
     server.log.notice(&format!(
         "Synchronization with replica {} succeeded",
@@ -165,7 +188,6 @@ fn send_image(
         bytes: body,
         sent: 0,
         started: std::time::Instant::now(),
-        held: Vec::new(),
     });
 }
 

@@ -300,23 +300,20 @@ pub fn bytes_to_human(n: u64) -> String {
     format!("{n}B")
 }
 
-/// Redis 7.0's replication buffer figures: the backlog and the replicas share one buffer, whose
-/// size is what the backlog holds or, if more, what the slowest replica has not been sent yet;
-/// what passes `repl-backlog-size` is counted as the replicas' (`mem_clients_slaves`), the rest
-/// as the backlog's. Returns (backlog, replicas, whole buffer).
+/// Redis 7.0's replication buffer figures: the backlog and the replicas share one buffer
+/// (`crate::model::repl_buffer`); with replicas attached, what passes `repl-backlog-size` is
+/// counted as theirs (`mem_clients_slaves`), the rest as the backlog's (Redis's
+/// `getMemoryOverheadData`). A killed replica no longer counts, as Redis frees it at once.
+/// Returns (backlog, replicas, whole buffer).
 fn replication_buffers(ctx: &Ctx<'_>) -> (u64, u64, u64) {
     let repl = &ctx.server.repl;
-    let held = repl.backlog.as_ref().map_or(0, |b| b.len()) as u64;
-    let unsent = repl
+    let total = repl.backlog.as_ref().map_or(0, |b| b.allocated()) as u64;
+    let replicas = repl
         .replicas
         .iter()
-        .filter_map(|r| ctx.clients.get(r.id))
-        .map(|c| crate::model::client::unsent_output(c) as u64)
-        .max()
-        .unwrap_or(0);
-    let total = held.max(unsent);
+        .any(|r| ctx.clients.get(r.id).is_some_and(|c| !c.handle.is_killed()));
     let backlog_size = ctx.server.config.repl_backlog_size;
-    if !repl.replicas.is_empty() && total > backlog_size {
+    if replicas && total > backlog_size {
         (backlog_size, total - backlog_size, total)
     } else {
         (total, 0, total)
@@ -444,7 +441,9 @@ fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
         "{}",
         rss as i64 - used as i64
     );
-    field!(out, "mem_not_counted_for_evict", "0");
+    let not_counted = ctx.server.client_memory.closing_bytes()
+        + ctx.server.repl.not_counted_for_eviction(ctx.clients);
+    field!(out, "mem_not_counted_for_evict", "{not_counted}");
     let (backlog, replicas, total) = replication_buffers(ctx);
     field!(out, "mem_replication_backlog", "{backlog}");
     field!(out, "mem_total_replication_buffers", "{total}");
@@ -502,7 +501,8 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         out,
         "rdb_bgsave_in_progress",
         "{}",
-        u8::from(p.bgsave.is_some())
+        // A full sync's image still going out is Redis's saving child for replicas too.
+        u8::from(p.bgsave.is_some() || ctx.server.repl.replicas.iter().any(|r| r.image.is_some()))
     );
     field!(out, "rdb_last_save_time", "{}", ctx.server.lastsave);
     field!(
@@ -864,7 +864,7 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
                 out,
                 "repl_backlog_first_byte_offset",
                 "{}",
-                backlog.first_offset
+                backlog.first_offset()
             );
             field!(out, "repl_backlog_histlen", "{}", backlog.len());
         }

@@ -240,15 +240,18 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
             // A PSYNC that named a history we cannot continue (Redis counts it, then syncs).
             ctx.server.repl.sync_partial_err += 1;
         }
-        if let Some(bytes) = continued {
+        if let Some(backlog) = continued {
             ctx.server.repl.sync_partial_ok += 1;
             let line = format!("+CONTINUE {}\r\n", ctx.server.repl.replid);
             ctx.out.buffer().extend_from_slice(line.as_bytes());
-            ctx.out.buffer().extend_from_slice(&bytes);
             register(ctx, request.is_none());
+            // The replica reads the backlog from its offset: nothing is copied for it.
+            let from = *offset as u64;
+            backlog.shared.lock().attach(ctx.client.id, from, true);
+            ctx.client.handle.set_feed(Some(backlog.shared.clone()));
             ctx.server.log.notice(&format!(
                 "Partial resynchronization request from {} accepted. Sending {} bytes of backlog starting from offset {}.",
-                ctx.client.peer.addr(), bytes.len(), offset
+                ctx.client.peer.addr(), ctx.server.repl.offset + 1 - from, offset
             ));
             return Ok(());
         }
@@ -273,22 +276,26 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
     let sent = super::full_sync::send(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), psync);
     if let Err(e) = sent {
         ctx.server.repl.remove(ctx.client.id);
+        ctx.client.handle.set_feed(None);
         ctx.client.replica = false;
         return Err(Error::owned(format!("ERR {e}")));
     }
+    // The image is in this reply: the stream, taken after it, may follow.
+    super::full_sync::start_stream_unless_paced(ctx.server, ctx.client);
     Ok(())
 }
 
-/// The backlog from the replica's offset, if its ID and offset allow a partial resync
-/// (Redis's `masterTryPartialResynchronization`).
-fn continuation(ctx: &Ctx<'_>, replid: &[u8], offset: i64) -> Option<Vec<u8>> {
+/// The backlog, if the replica's ID and offset allow a partial resync from it (Redis's
+/// `masterTryPartialResynchronization`).
+fn continuation(ctx: &Ctx<'_>, replid: &[u8], offset: i64) -> Option<Backlog> {
     let repl = &ctx.server.repl;
     let ours = replid == repl.replid.as_bytes();
     let previous = replid == repl.replid2.as_bytes() && offset <= repl.second_offset;
     if !(ours || previous) || offset < 0 {
         return None;
     }
-    repl.backlog.as_ref()?.since(offset as u64)
+    let backlog = repl.backlog.as_ref()?;
+    backlog.covers(offset as u64).then(|| backlog.clone())
 }
 
 /// Marks the client a replica and adds it to the list the stream is fed to.

@@ -298,7 +298,8 @@ impl Engine {
         let now_ms = self.server.clock.now_ms();
         for &id in &ids {
             if let Some(client) = self.clients.get_mut(id) {
-                if client.pending.is_empty() {
+                // A replica may have nothing pending but its stream in the backlog.
+                if client.pending.is_empty() && !client.handle.has_feed() {
                     continue;
                 }
                 // The output-buffer limits, for output no single delivery checked: the

@@ -326,7 +326,8 @@ impl Engine {
     pub fn continue_eviction(&mut self, now_ms: i64) {
         let safe = self.server.pause.is_none();
         let server = &mut self.server;
-        server.eviction.not_counted = server.client_memory.closing_bytes();
+        server.eviction.not_counted = server.client_memory.closing_bytes()
+            + server.repl.not_counted_for_eviction(&self.clients);
         server
             .eviction
             .perform(&mut self.ks, &server.config, safe, now_ms);

@@ -347,7 +347,7 @@ fn report_error_to_primary(
     ));
     if let Some(backlog) = server.repl.backlog.as_ref().filter(|b| !b.is_empty()) {
         let shown = backlog.len().min(256);
-        let from = backlog.first_offset + (backlog.len() - shown) as u64;
+        let from = backlog.first_offset() + (backlog.len() - shown) as u64;
         let mut dump = Vec::new();
         crate::base::cstr::push_repr(&mut dump, &backlog.since(from).unwrap_or_default());
         server.log.warning(&format!(

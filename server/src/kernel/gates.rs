@@ -916,7 +916,10 @@ fn memory_gate(
     let flags = effective_flags(parts.server, command, args);
     // Clients `maxmemory-clients` evicted (before this command, as Redis's `processCommand`
     // evicts clients before keys) give their output back only once their connections run.
-    parts.server.eviction.not_counted = parts.server.client_memory.closing_bytes();
+    // Nor does the replicas' share of the replication buffer count (Redis's
+    // `freeMemoryGetNotCountedMemory`).
+    parts.server.eviction.not_counted = parts.server.client_memory.closing_bytes()
+        + parts.server.repl.not_counted_for_eviction(parts.clients);
     let refused = refuses_for_memory(parts.server, parts.ks, client, command, flags);
     let now_us = parts.server.clock.now_us();
     crate::kernel::invalidation::before_command(parts, client, command, out, now_us);

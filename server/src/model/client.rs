@@ -25,6 +25,7 @@ use crate::base::compat::CompatVersion;
 use crate::base::config::ObufLimit;
 use crate::model::blocking::Blocked;
 use crate::model::pubsub::{Kind, PubSub};
+use crate::model::repl_buffer::SharedReplBuffer;
 use futures_util::task::AtomicWaker;
 
 pub use crate::model::client_id::ClientId;
@@ -34,6 +35,12 @@ pub use crate::model::client_id::ClientId;
 /// Redis frees a reply's blocks once written. Kept, it stays counted in `used_memory`: ten
 /// tracking clients each keeping a 64 KB burst made eviction evict for memory no key held.
 pub const KEPT_OUTPUT_CAPACITY: usize = 16 * 1024;
+
+/// The most of its stream a replica's task copies from the replication buffer at a time: a
+/// reply buffer's worth, so that a replica that stops reading holds no more than any client
+/// (Redis writes from the blocks themselves; `maxmemory` leaves only 32 KB for a stopped
+/// replica in Redis's "replica buffer don't induce eviction" test).
+const FEED_SLICE: usize = 16 * 1024;
 
 /// Appends `from` to `to` and leaves `from` empty; when `to` is empty the buffers are swapped
 /// instead, so that the bytes are not copied and `from` keeps a buffer to write into.
@@ -79,6 +86,11 @@ pub struct ClientHandle {
     /// reading and running the peer's requests (see `io/net.rs`): output the client uses
     /// memory for, as Redis's reply list. Stored only while a write is stuck.
     held: AtomicUsize,
+    /// A replica's replication buffer (see [`crate::model::repl_buffer`]): its stream is
+    /// taken from there, a slice at a time, after the outbox. `has_feed` spares every other
+    /// client the lock.
+    feed: Mutex<Option<SharedReplBuffer>>,
+    has_feed: AtomicBool,
     /// The task's read buffer: its sizes for CLIENT LIST, and the tick's resize requests.
     pub query_buffer: crate::model::query_buffer::QueryBuffer,
     /// The task's reply buffer: its size and peak for CLIENT LIST, set by the tick.
@@ -101,6 +113,8 @@ impl ClientHandle {
             idle: AtomicBool::new(false),
             stolen: Mutex::new(BytesMut::new()),
             wake_queued: AtomicBool::new(false),
+            feed: Mutex::new(None),
+            has_feed: AtomicBool::new(false),
             query_buffer: Default::default(),
             reply_buffer: Default::default(),
         }
@@ -171,24 +185,82 @@ impl ClientHandle {
         self.unsent.load(Ordering::Acquire)
     }
 
-    /// Takes everything delivered so far.
+    /// Takes everything delivered so far (and a replica's next slice of its stream).
     pub fn take_outbox(&self) -> BytesMut {
-        std::mem::take(&mut *self.outbox.lock())
+        let mut out = std::mem::take(&mut *self.outbox.lock());
+        self.take_feed(&mut out);
+        out
     }
 
-    /// Appends everything delivered so far to `output` (see [`ClientHandle::deliver_from`]);
-    /// returns how many bytes that was.
+    /// Appends everything delivered so far to `output` (see [`ClientHandle::deliver_from`]),
+    /// and for a replica the next slice of its stream; returns how many bytes that was.
     pub fn take_outbox_into(&self, output: &mut BytesMut) -> usize {
-        let mut outbox = self.outbox.lock();
-        let n = outbox.len();
-        move_all(&mut outbox, output);
-        n
+        let n = {
+            let mut outbox = self.outbox.lock();
+            let n = outbox.len();
+            move_all(&mut outbox, output);
+            n
+        };
+        n + self.take_feed(output)
     }
 
     pub fn has_outbox(&self) -> bool {
         // Every delivery counts its bytes in `unsent` before it fills the outbox (and wakes the
         // task after): nothing unsent, nothing to take, without the lock (twice a request).
-        self.unsent.load(Ordering::Acquire) != 0 && !self.outbox.lock().is_empty()
+        (self.unsent.load(Ordering::Acquire) != 0 && !self.outbox.lock().is_empty())
+            || (self.has_feed.load(Ordering::Acquire) && self.feed_waiting() != 0)
+    }
+
+    /// Makes this client a reader of `buffer` (a replica); `None` ends it.
+    pub fn set_feed(&self, buffer: Option<SharedReplBuffer>) {
+        self.has_feed.store(buffer.is_some(), Ordering::Release);
+        *self.feed.lock() = buffer;
+    }
+
+    pub fn has_feed(&self) -> bool {
+        self.has_feed.load(Ordering::Acquire)
+    }
+
+    /// Stream bytes the replica's task may take now.
+    pub fn feed_waiting(&self) -> usize {
+        self.feed
+            .lock()
+            .as_ref()
+            .map_or(0, |b| b.lock().waiting(self.id))
+    }
+
+    /// The replication buffer a replica keeps (Redis's output-buffer figure for replicas).
+    pub fn feed_referenced(&self) -> usize {
+        if !self.has_feed() {
+            return 0;
+        }
+        self.feed
+            .lock()
+            .as_ref()
+            .map_or(0, |b| b.lock().referenced(self.id))
+    }
+
+    /// Copies the replica's next slice of stream into `output`, if it has room for one (the
+    /// slice is bounded: a replica that reads slowly keeps its stream in the shared buffer,
+    /// not in its connection's). Counted as unsent until written. If more is left, the task
+    /// is woken again, to take it once this slice is written.
+    fn take_feed(&self, output: &mut BytesMut) -> usize {
+        if !self.has_feed() || output.len() >= FEED_SLICE {
+            return 0;
+        }
+        let (n, more) = match self.feed.lock().as_ref() {
+            Some(buffer) => {
+                let mut buffer = buffer.lock();
+                let n = buffer.take(self.id, output, FEED_SLICE - output.len());
+                (n, buffer.waiting(self.id) != 0)
+            }
+            None => (0, false),
+        };
+        self.unsent.fetch_add(n, Ordering::AcqRel);
+        if n > 0 && more {
+            self.notify.notify_one();
+        }
+        n
     }
 
     /// The task is (or stops being) idle, in the sense of [`ClientHandle::is_idle`].
@@ -829,7 +901,10 @@ pub fn unsubscribe_all(pubsub: &mut PubSub, client: &mut ClientState) {
 /// engine (`pending`), what the connection task has not written yet, and the replies it holds
 /// while its peer does not read.
 pub fn unsent_output(client: &ClientState) -> usize {
-    client.pending.len() + client.handle.unsent() + client.handle.held()
+    client.pending.len()
+        + client.handle.unsent()
+        + client.handle.held()
+        + client.handle.feed_referenced()
 }
 
 /// Redis's output-buffer limit check: true if `client` must be closed — its unsent output

@@ -138,8 +138,7 @@ impl Evictor {
         self.exceeded_since = None;
     }
 
-    /// Memory use as eviction sees it (Redis subtracts replication and AOF buffers, which
-    /// embedis does not have: INFO's `mem_not_counted_for_evict` is 0).
+    /// Memory use, before [`Evictor::not_counted`] is taken off.
     pub fn used_memory(&self, ks: &Keyspace) -> u64 {
         (self.meter)(ks)
     }

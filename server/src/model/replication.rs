@@ -4,16 +4,17 @@
 //!
 //! It consumes the write stream ([`crate::model::write_stream`]): at the end of each turn of the event
 //! loop (the engine's "before sleep") the bytes the turn's commands propagated are appended to
-//! the backlog, the offset moves by their length, and each attached replica gets them as
-//! out-of-turn output, as a subscriber gets its messages. SYNC and PSYNC (`commands/
-//! replication.rs`) attach a replica: a full resynchronisation sends an RDB image of the dataset
-//! at the current offset and then everything after it; a PSYNC whose ID and offset the backlog
-//! still covers continues from there instead.
+//! the backlog, the offset moves by their length, and each attached replica's task is woken to
+//! read them from there: the backlog is the replication buffer all replicas share
+//! ([`crate::model::repl_buffer`], Redis 7.0's), each replica a reader at its offset. SYNC and
+//! PSYNC (`commands/replication.rs`) attach a replica: a full resynchronisation sends an RDB
+//! image of the dataset at the current offset and then everything after it; a PSYNC whose ID
+//! and offset the backlog still covers continues from there instead.
 //!
 //! The backlog is created by the first replica, starting at the next byte (Redis's
 //! `createReplicationBacklog`), and keeps the stream on from then on, replicas or not, so that a
-//! replica that reconnects can continue. Its size is `repl-backlog-size`; the oldest bytes go
-//! first.
+//! replica that reconnects can continue. It keeps at least `repl-backlog-size` bytes, and more
+//! while a replica still needs them; the oldest blocks go first.
 //!
 //! As a replica (REPLICAOF host port), the same ID, offset and backlog describe the primary's
 //! stream: after a full sync they are the primary's, and every command applied from the link
@@ -30,6 +31,7 @@
 use std::sync::Arc;
 
 use crate::model::client::{ClientId, Clients};
+use crate::model::repl_buffer::{ReplBuffer, SharedReplBuffer};
 use crate::model::write_stream::WriteStream;
 
 /// The request a primary adds to its stream when WAIT needs fresh acknowledgements.
@@ -62,23 +64,18 @@ pub fn drain(
     }
 }
 
-/// Appends stream bytes to the backlog and hands them to every attached replica: the
-/// primary's own writes (from [`drain`]) or, on a replica, its primary's stream as applied.
+/// Appends stream bytes to the backlog, which every attached replica reads from: each is
+/// woken (and its output-buffer limits checked) at the turn's end. The primary's own writes
+/// (from [`drain`]) or, on a replica, its primary's stream as applied.
 pub fn relay(
     repl: &mut Replication,
     bytes: &[u8],
-    clients: &mut Clients,
+    _clients: &mut Clients,
     pending_writes: &mut Vec<ClientId>,
 ) {
     repl.append(bytes);
-    for replica in &mut repl.replicas {
-        if replica.awaiting.is_some() {
-            continue;
-        }
-        if let Some(image) = &mut replica.image {
-            image.held.extend_from_slice(bytes);
-        } else if let Some(client) = clients.get_mut(replica.id) {
-            client.pending.extend_from_slice(bytes);
+    for replica in &repl.replicas {
+        if replica.awaiting.is_none() {
             pending_writes.push(replica.id);
         }
     }
@@ -86,8 +83,9 @@ pub fn relay(
 
 /// A full sync's image going out at the pace `rdb-key-save-delay` sets (Redis's saving child
 /// sleeps that long after each key it writes, and its replicas receive the image that
-/// slowly): the delay per key is spread over the image's bytes, and the stream produced
-/// meanwhile waits behind the image. Tests use it to hold a replica in its transfer.
+/// slowly): the delay per key is spread over the image's bytes. The replica reads the stream
+/// produced meanwhile from the backlog once the image is out (its reader keeps it there). Tests
+/// use it to hold a replica in its transfer.
 #[derive(Debug, Clone)]
 pub struct PacedImage {
     pub bytes: Vec<u8>,
@@ -95,12 +93,10 @@ pub struct PacedImage {
     pub started: std::time::Instant,
     /// Real time each byte costs, in µs.
     pub us_per_byte: f64,
-    /// The stream written since the image was taken.
-    pub held: Vec<u8>,
 }
 
-/// Hands each paced image's due bytes to its replica; a finished image lets the stream that
-/// waited behind it follow.
+/// Hands each paced image's due bytes to its replica; a finished image is delivered at once
+/// and lets the replica read the stream that waited behind it.
 pub fn release_paced_images(
     repl: &mut Replication,
     clients: &mut Clients,
@@ -123,95 +119,82 @@ pub fn release_paced_images(
             pending_writes.push(replica.id);
         }
         if image.sent == image.bytes.len() {
-            client.pending.extend_from_slice(&image.held);
-            pending_writes.push(replica.id);
             replica.image = None;
+            if let Some(backlog) = &repl.backlog {
+                start_reading(backlog, client);
+            }
         }
     }
 }
 
-/// The last `size` bytes of the replication stream and the offset of the first one kept.
-#[derive(Debug)]
+/// A replica whose image has gone out reads the backlog from now on: what is still pending for
+/// it is delivered first, so that its task takes the image before the stream.
+pub fn start_reading(backlog: &Backlog, client: &mut crate::model::client::ClientState) {
+    client.handle.deliver_from(&mut client.pending);
+    backlog.shared.lock().activate(client.id);
+}
+
+/// The backlog: the replication buffer ([`crate::model::repl_buffer`]) the replicas read
+/// from too. The executor's handle on it; each replica's task holds another.
+#[derive(Debug, Clone)]
 pub struct Backlog {
-    /// A ring: `len` bytes ending just before `end`, wrapping around.
-    buf: Vec<u8>,
-    end: usize,
-    len: usize,
-    /// The offset of the oldest byte kept (`repl_backlog_first_byte_offset`).
-    pub first_offset: u64,
+    pub shared: SharedReplBuffer,
 }
 
 impl Backlog {
     /// An empty backlog whose first byte will be the stream's byte at `next_offset`.
     pub fn new(size: usize, next_offset: u64) -> Backlog {
         Backlog {
-            buf: vec![0; size.max(1)],
-            end: 0,
-            len: 0,
-            first_offset: next_offset,
+            shared: ReplBuffer::shared(size, next_offset),
         }
     }
 
     /// Bytes kept (`repl_backlog_histlen`).
     pub fn len(&self) -> usize {
-        self.len
+        self.shared.lock().histlen()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
-    /// Capacity (`repl_backlog_size`).
+    /// `repl_backlog_size`.
     pub fn size(&self) -> usize {
-        self.buf.len()
+        self.shared.lock().size()
     }
 
-    /// Appends stream bytes, dropping the oldest beyond the size.
-    pub fn append(&mut self, mut bytes: &[u8]) {
-        let size = self.buf.len();
-        if bytes.len() > size {
-            let skip = bytes.len() - size;
-            self.drop_oldest(self.len);
-            self.first_offset += skip as u64;
-            bytes = &bytes[skip..];
-        }
-        let overflow = (self.len + bytes.len()).saturating_sub(size);
-        self.drop_oldest(overflow);
-        let first = bytes.len().min(size - self.end);
-        self.buf[self.end..self.end + first].copy_from_slice(&bytes[..first]);
-        self.buf[..bytes.len() - first].copy_from_slice(&bytes[first..]);
-        self.end = (self.end + bytes.len()) % size;
-        self.len += bytes.len();
+    /// The offset of the oldest byte kept (`repl_backlog_first_byte_offset`).
+    pub fn first_offset(&self) -> u64 {
+        self.shared.lock().first_offset()
     }
 
-    fn drop_oldest(&mut self, n: usize) {
-        self.len -= n;
-        self.first_offset += n as u64;
+    /// Bytes allocated for the stream, shared by the backlog and the replicas
+    /// (`mem_total_replication_buffers`).
+    pub fn allocated(&self) -> usize {
+        self.shared.lock().allocated()
     }
 
-    /// The bytes from stream offset `from` to the end, if the backlog still holds them all
-    /// (`from` may be the offset just past the end: nothing to send).
+    pub fn append(&self, bytes: &[u8]) {
+        self.shared.lock().append(bytes);
+    }
+
+    /// See [`ReplBuffer::not_counted_for_eviction`].
+    pub fn not_counted_for_eviction(&self) -> u64 {
+        self.shared.lock().not_counted_for_eviction() as u64
+    }
+
+    /// A copy of the bytes from stream offset `from` to the end, if all kept.
     pub fn since(&self, from: u64) -> Option<Vec<u8>> {
-        if from < self.first_offset || from > self.first_offset + self.len as u64 {
-            return None;
-        }
-        let skip = (from - self.first_offset) as usize;
-        let size = self.buf.len();
-        let start = (self.end + size - self.len + skip) % size;
-        let n = self.len - skip;
-        let mut out = Vec::with_capacity(n);
-        let first = n.min(size - start);
-        out.extend_from_slice(&self.buf[start..start + first]);
-        out.extend_from_slice(&self.buf[..n - first]);
-        Some(out)
+        self.shared.lock().since(from)
     }
 
-    /// Changes the size, keeping the newest bytes that fit (CONFIG SET repl-backlog-size).
-    pub fn resize(&mut self, size: usize) {
-        let kept = self.since(self.first_offset).unwrap_or_default();
-        let mut fresh = Backlog::new(size, self.first_offset);
-        fresh.append(&kept);
-        *self = fresh;
+    pub fn covers(&self, from: u64) -> bool {
+        self.shared.lock().covers(from)
+    }
+
+    /// CONFIG SET repl-backlog-size.
+    pub fn resize(&self, size: usize) {
+        self.shared.lock().resize(size);
     }
 }
 
@@ -485,6 +468,22 @@ impl Replication {
             .count()
     }
 
+    /// The replication memory `maxmemory` does not count: the replicas' share of the
+    /// replication buffer, and the slices of it their tasks copied and have not written yet
+    /// (Redis writes replicas from the blocks themselves, so that copy is ours only).
+    pub fn not_counted_for_eviction(&self, clients: &Clients) -> u64 {
+        let Some(backlog) = &self.backlog else {
+            return 0;
+        };
+        let copied: usize = self
+            .replicas
+            .iter()
+            .filter_map(|r| clients.get(r.id))
+            .map(|c| c.handle.unsent() + c.handle.held())
+            .sum();
+        backlog.not_counted_for_eviction() + copied as u64
+    }
+
     /// True once anything consumes the stream here (a backlog exists).
     #[inline]
     pub fn is_on(&self) -> bool {
@@ -493,7 +492,7 @@ impl Replication {
 
     /// Appends stream bytes: the offset moves, the backlog (if any) keeps them.
     pub fn append(&mut self, bytes: &[u8]) {
-        if let Some(backlog) = &mut self.backlog {
+        if let Some(backlog) = &self.backlog {
             backlog.append(bytes);
         }
         self.offset += bytes.len() as u64;
@@ -515,9 +514,12 @@ impl Replication {
         self.replicas.iter().any(|r| r.id == id)
     }
 
-    /// Forgets a replica (its connection closed).
+    /// Forgets a replica (its connection closed): the stream it kept in the backlog may go.
     pub fn remove(&mut self, id: ClientId) {
         self.replicas.retain(|r| r.id != id);
+        if let Some(backlog) = &self.backlog {
+            backlog.shared.lock().detach(id);
+        }
     }
 
     /// The replica that announced `host` (or connects from it) and listens on `port`
@@ -565,37 +567,47 @@ mod tests {
     use proptest::prelude::*;
 
     proptest! {
-        /// The backlog holds exactly the last `size` bytes of everything appended, and serves
-        /// any offset inside them, as a plain vector of the whole stream would.
+        /// With no replica reading, the backlog holds at least the last `size` bytes of
+        /// everything appended (all of it while that is less), and at most one block more, and
+        /// serves any offset inside them, as a plain vector of the whole stream would.
         #[test]
         fn backlog_keeps_the_newest_bytes(
-            size in 1usize..64,
+            size in 1usize..70_000,
             start in 0u64..1000,
-            chunks in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..100), 0..30),
-            resize_to in proptest::option::of(1usize..64),
+            chunks in proptest::collection::vec(1usize..20_000, 0..30),
+            resize_to in proptest::option::of(1usize..70_000),
         ) {
-            let mut backlog = Backlog::new(size, start);
+            let backlog = Backlog::new(size, start);
             let mut all: Vec<u8> = Vec::new();
-            for (i, chunk) in chunks.iter().enumerate() {
-                backlog.append(chunk);
-                all.extend_from_slice(chunk);
+            // A backlog that grows keeps what it had, no more: the least size in force bounds
+            // what it must hold.
+            let (mut size, mut least) = (size, size);
+            for (i, len) in chunks.iter().enumerate() {
+                let chunk: Vec<u8> = (0..*len).map(|b| (b * 7 + i) as u8).collect();
+                backlog.append(&chunk);
+                all.extend_from_slice(&chunk);
                 if i == chunks.len() / 2 {
                     if let Some(n) = resize_to {
                         backlog.resize(n);
+                        size = n;
+                        least = least.min(n);
                     }
                 }
             }
             let kept = backlog.len();
-            prop_assert!(kept <= backlog.size());
+            prop_assert!(kept >= least.min(all.len()));
+            let block = (size / 16).max(crate::model::repl_buffer::BLOCK_MIN);
+            prop_assert!(kept <= size + block, "kept {} of size {}", kept, size);
             let end = start + all.len() as u64;
-            prop_assert_eq!(backlog.first_offset, end - kept as u64);
-            for from in backlog.first_offset..=end {
+            let first = backlog.first_offset();
+            prop_assert_eq!(first, end - kept as u64);
+            for from in (first..=end).step_by(997) {
                 let want = &all[(from - start) as usize..];
                 let got = backlog.since(from);
                 prop_assert_eq!(got.as_deref(), Some(want));
             }
-            if backlog.first_offset > 0 {
-                prop_assert_eq!(backlog.since(backlog.first_offset - 1), None);
+            if first > 0 {
+                prop_assert_eq!(backlog.since(first - 1), None);
             }
             prop_assert_eq!(backlog.since(end + 1), None);
         }
