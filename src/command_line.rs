@@ -74,13 +74,14 @@ fn run_command_line(mut args: Vec<String>, save_child: Option<std::path::PathBuf
     config.bind = embedis_core::base::config::REDIS_DEFAULT_BIND
         .map(String::from)
         .to_vec();
+    // The options are read as lines after the file's, in one pass, as Redis's
+    // `loadServerConfig` appends them: `--save 100 100` after a file's `save 900 1` adds to it.
+    let mut whole = String::new();
     if let Some(path) = &file {
         match std::fs::read_to_string(path) {
             Ok(contents) => {
-                if let Err(e) = config.load_text(&contents) {
-                    eprintln!("{e}");
-                    return ExitCode::FAILURE;
-                }
+                whole = contents;
+                whole.push('\n');
             }
             Err(e) => {
                 eprintln!("Fatal error, can't open config file '{path}': {e}");
@@ -88,7 +89,8 @@ fn run_command_line(mut args: Vec<String>, save_child: Option<std::path::PathBuf
             }
         }
     }
-    if let Err(e) = config.load_text(&text) {
+    whole.push_str(&text);
+    if let Err(e) = config.load_text(&whole) {
         eprintln!("{e}");
         return ExitCode::FAILURE;
     }

@@ -387,6 +387,67 @@ fn a_killed_rewrite_child_fails_the_rewrite_and_keeps_every_write() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The AOF's history files (Redis 7.0's multi-part AOF, its aof-multi-part unit found each
+/// missing): `aof-disable-auto-gc yes` keeps the files a rewrite retired, listed as history, and
+/// setting it back to `no` deletes them; turning the AOF off during a rewrite kills its child
+/// with Redis's log line; a rewrite while the AOF is off leaves no increment file in use.
+#[test]
+fn history_files_auto_gc_and_turning_the_aof_off_during_a_rewrite() {
+    let dir = temp_dir("disk-aof-history");
+    let server = aof_server(&dir, "everysec");
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let manifest =
+        || std::fs::read_to_string(dir.join("appendonlydir/appendonly.aof.manifest")).unwrap();
+    let aof_files = || {
+        std::fs::read_dir(dir.join("appendonlydir"))
+            .unwrap()
+            .count()
+    };
+    let rewrite = |c: &mut Conn| {
+        assert!(text(c, &["BGREWRITEAOF"]).starts_with('+'));
+        wait_for("the rewrite", 10, || {
+            persistence(c, "aof_rewrite_in_progress") == "0"
+        });
+        assert_eq!(persistence(c, "aof_last_bgrewrite_status"), "ok");
+    };
+    let gc = |c: &mut Conn, on: &str| {
+        let set = ["CONFIG", "SET", "aof-disable-auto-gc", on];
+        assert_eq!(text(c, &set), "+OK\r\n");
+    };
+    fill(&mut c, 10);
+    gc(&mut c, "yes");
+    rewrite(&mut c);
+    fill(&mut c, 10);
+    rewrite(&mut c);
+    let kept = manifest();
+    assert_eq!(kept.matches("type h").count(), 4, "{kept}");
+    assert_eq!(aof_files(), 7, "{kept}");
+    gc(&mut c, "no");
+    let after = manifest();
+    assert_eq!(after.matches("type h").count(), 0, "{after}");
+    assert_eq!(aof_files(), 3, "{after}");
+    // A rewrite slowed down, then the AOF turned off: its child goes, with Redis's line.
+    let slow = ["CONFIG", "SET", "rdb-key-save-delay", "10000000"];
+    assert_eq!(text(&mut c, &slow), "+OK\r\n");
+    assert!(text(&mut c, &["BGREWRITEAOF"]).starts_with('+'));
+    let child = bgsave_child(server.pid()).expect("the rewrite's child process");
+    let off = ["CONFIG", "SET", "appendonly", "no"];
+    assert_eq!(text(&mut c, &off), "+OK\r\n");
+    let line = format!("Killing running AOF rewrite child: {child}");
+    wait_for("the kill's log line", 5, || log_of(&dir).contains(&line));
+    assert_eq!(persistence(&mut c, "aof_rewrite_in_progress"), "0");
+    // With the AOF off, a rewrite makes a base and no increment is in use any more.
+    let fast = ["CONFIG", "SET", "rdb-key-save-delay", "0"];
+    assert_eq!(text(&mut c, &fast), "+OK\r\n");
+    rewrite(&mut c);
+    let last = manifest();
+    assert_eq!(last.matches("type i").count(), 0, "{last}");
+    assert_eq!(last.matches("type b").count(), 1, "{last}");
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The pid of a child process of `parent` (BGSAVE's), from /proc's stat files.
 fn bgsave_child(parent: u32) -> Option<u32> {
     let deadline = Instant::now() + Duration::from_secs(5);

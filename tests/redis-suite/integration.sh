@@ -54,7 +54,7 @@ cat > "$STAGE/src/redis-server" <<WRAPPER
 #!/bin/sh
 case "\$1" in
   -*|"") exec "$EMBEDIS_BIN" "\$@" ;;
-  *) config=\$1; shift; exec "$EMBEDIS_BIN" "\$config" --compat-version ${VERSION:-7.0} "\$@" ;;
+  *) exec "$EMBEDIS_BIN" "\$@" --compat-version ${VERSION:-7.0} ;;
 esac
 WRAPPER
 chmod +x "$STAGE/src/redis-server"

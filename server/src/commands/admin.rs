@@ -271,6 +271,8 @@ const DEBUG_HELP: &[&str] = &[
     "    1 lets scripts call commands that are not allowed from scripts; 0 forbids it again.",
     "REPLYBUFFER PEAK-RESET-TIME <time>|RESIZING <0|1>",
     "    Accepted for Redis's tests; embedis has no reply-buffer resizing to tune.",
+    "CONFIG-REWRITE-FORCE-ALL",
+    "    CONFIG REWRITE writing every parameter, those at their defaults too.",
     "SLEEP <seconds>",
     "    Stops the whole server for <seconds> (decimals allowed).",
     "HELP",
@@ -320,6 +322,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
             libc::raise(libc::SIGSEGV);
         }
         ctx.out.ok();
+    } else if ctx.arg_is(1, "config-rewrite-force-all") && argc == 2 {
+        return super::configuration::rewrite_config(ctx, true);
     } else if ctx.arg_is(1, "reload") {
         return debug_reload(ctx);
     } else if ctx.arg_is(1, "loadaof") && argc == 2 {

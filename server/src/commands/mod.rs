@@ -100,8 +100,61 @@ pub fn registry() -> &'static Registry {
 /// The process-wide command table of one Redis version (`compat-version`), built from
 /// [`FAMILIES`] at first use. The engine keeps its server's and lends it to every command it
 /// runs.
+/// The table for `version` with the configuration's `rename-command` lines applied: the shared
+/// table when there are none, else a table of this server's own (built once, kept for the
+/// process's life, as a server's table is).
+pub fn registry_renamed(
+    version: CompatVersion,
+    renames: &[(String, String)],
+) -> Result<&'static Registry, String> {
+    if renames.is_empty() {
+        return Ok(registry_for(version));
+    }
+    let mut registry = Registry::build(FAMILIES, version);
+    for (name, new_name) in renames {
+        registry
+            .rename(name, new_name)
+            .map_err(|e| format!("rename-command {name} {new_name:?}: {e}"))?;
+    }
+    Ok(Box::leak(Box::new(registry)))
+}
+
 pub fn registry_for(version: CompatVersion) -> &'static Registry {
     static REGISTRIES: [OnceLock<Registry>; CompatVersion::ALL.len()] =
         [const { OnceLock::new() }; CompatVersion::ALL.len()];
     REGISTRIES[version as usize].get_or_init(|| Registry::build(FAMILIES, version))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `rename-command` lines as redis-server 7.0.15 takes them: the command answers to its
+    /// new name only, an empty name takes it away, and an unknown command or a name taken
+    /// stop the start with Redis's reason.
+    #[test]
+    fn rename_command_lines() {
+        let renames = |pairs: &[(&str, &str)]| {
+            let pairs: Vec<(String, String)> = pairs
+                .iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect();
+            registry_renamed(CompatVersion::V7_0, &pairs)
+        };
+        let r = renames(&[("FLUSHDB", "badger"), ("keys", "")]).unwrap();
+        assert!(r.by_name(b"flushdb").is_none());
+        assert_eq!(r.by_name(b"BADGER").unwrap().full_name, "flushdb");
+        assert!(r.by_name(b"keys").is_none());
+        assert!(registry_for(CompatVersion::V7_0)
+            .by_name(b"flushdb")
+            .is_some());
+        let Err(err) = renames(&[("nosuch", "x")]) else {
+            panic!("an unknown command renamed")
+        };
+        assert!(err.ends_with("No such command in rename-command"), "{err}");
+        let Err(err) = renames(&[("get", "set")]) else {
+            panic!("a name taken twice")
+        };
+        assert!(err.ends_with("Target command name already exists"), "{err}");
+    }
 }

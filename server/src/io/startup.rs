@@ -308,6 +308,14 @@ pub(crate) fn new_engine(
             prepared.log.warning(&e);
             return Err(report(ready, io::Error::other(e)));
         }
+        let renames = &server.config.rename_commands;
+        match crate::commands::registry_renamed(server.config.compat_version, renames) {
+            Ok(renamed) => *registry = renamed,
+            Err(e) => {
+                prepared.log.warning(&e);
+                return Err(report(ready, io::Error::other(e)));
+            }
+        }
     }
     if let Some(addr) = prepared.bound.tls_addr {
         engine.server.config.tls.port = addr.port();

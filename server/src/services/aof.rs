@@ -956,22 +956,18 @@ fn rewrite_failed(ks: &mut Keyspace, server: &mut ServerState, message: &str) {
 /// `kill -9`) fails now rather than when its writer next writes, which `rdb-key-save-delay` may
 /// put off for long (Redis's `checkChildrenDone`). True if it did.
 fn rewrite_child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
-    use crate::base::formats::rdb_child::{child_end, ChildEnd};
-    let Some(pid) = server.aof.rewrite.as_ref().and_then(|job| job.child) else {
+    let child = server.aof.rewrite.as_ref().and_then(|job| job.child);
+    let Some(end) = crate::base::formats::rdb_child::failed_end(child) else {
         return false;
-    };
-    let end = match child_end(pid) {
-        None | Some(ChildEnd::Exit(0)) => return false,
-        Some(end) => end,
     };
     if let Some(job) = server.aof.rewrite.take() {
         server.aof.last_rewrite_time_sec = job.started.elapsed().as_secs() as i64;
         job.walk.abort(ks);
     }
-    let message = match end {
-        ChildEnd::Signal(signal) => format!("Background AOF rewrite terminated by signal {signal}"),
-        ChildEnd::Exit(_) => "Background AOF rewrite terminated with error".to_string(),
-    };
+    let message = end.describe(
+        "Background AOF rewrite",
+        "Background AOF rewrite terminated with error",
+    );
     rewrite_failed(ks, server, &message);
     true
 }

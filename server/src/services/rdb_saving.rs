@@ -344,23 +344,15 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
 /// it: logged, `rdb_last_bgsave_status:err`, the temporary file removed (by the cancelled
 /// writer). True if it did.
 fn child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
-    use crate::base::formats::rdb_child::{child_end, ChildEnd};
-    let Some(pid) = server.persistence.bgsave.as_ref().and_then(|job| job.child) else {
+    let child = server.persistence.bgsave.as_ref().and_then(|job| job.child);
+    let Some(end) = crate::base::formats::rdb_child::failed_end(child) else {
         return false;
-    };
-    let end = match child_end(pid) {
-        None | Some(ChildEnd::Exit(0)) => return false,
-        Some(end) => end,
     };
     if let Some(job) = server.persistence.bgsave.take() {
         job.walk.abort(ks);
     }
-    match end {
-        ChildEnd::Signal(signal) => server
-            .log
-            .warning(&format!("Background saving terminated by signal {signal}")),
-        ChildEnd::Exit(_) => server.log.warning("Background saving error"),
-    }
+    let message = end.describe("Background saving", "Background saving error");
+    server.log.warning(&message);
     server.persistence.last_bgsave_ok = false;
     true
 }

@@ -30,7 +30,6 @@ impl std::error::Error for ConfigError {}
 /// Redis parameters that embedis knows of but does not implement yet; refused with a clear
 /// message instead of "bad directive".
 const KNOWN_UNIMPLEMENTED: &[&str] = &[
-    "rename-command",
     "supervised",
     "io-threads-do-reads",
     "include",
@@ -111,6 +110,11 @@ impl Config {
                     .push(values.iter().map(|v| v.as_bytes().to_vec()).collect());
                 continue;
             }
+            if name.eq_ignore_ascii_case("rename-command") && values.len() == 2 {
+                self.rename_commands
+                    .push((values[0].clone(), values[1].clone()));
+                continue;
+            }
             let Some(param) = find_param(name).filter(|p| p.exists_in(self.compat_version)) else {
                 let reason = if KNOWN_UNIMPLEMENTED
                     .iter()
@@ -139,10 +143,11 @@ impl Config {
             };
             let value = match (param.name, values) {
                 ("save", v) => v.join(" "),
-                (name, v) if MULTI_ARG.contains(&name) && name != "replicaof" && !v.is_empty() => {
-                    v.join(" ")
-                }
+                // No words at all are an empty value, which the parameter's own check refuses
+                // in its words (`shutdown-on-sigint` alone: "argument(s) must be one of…").
+                (name, v) if MULTI_ARG.contains(&name) && name != "replicaof" => v.join(" "),
                 ("replicaof", [host, port]) => format!("{host} {port}"),
+                ("replicaof", _) => return Err(error("wrong number of arguments".into())),
                 (_, [one]) => one.clone(),
                 _ => return Err(error("wrong number of arguments".into())),
             };
@@ -175,18 +180,34 @@ impl Config {
             }
         }
         let mut text = String::new();
-        for arg in rest {
-            if let Some(name) = arg.strip_prefix("--") {
+        // An option name alone takes the next argument as its value even if that starts with
+        // `--` (`--proc-title-template --save`), as Redis's `main` reads them; but `--save`
+        // followed by an option or nothing is `save ""` (and `--sentinel` takes no value).
+        let mut value_due = false;
+        for (j, arg) in rest.iter().enumerate() {
+            let Some(name) = arg.strip_prefix("--").filter(|_| !value_due) else {
+                // Words before any option start a line of their own (`loglevel verbose`
+                // reads as that line, as Redis's `main` appends them).
                 if !text.is_empty() {
-                    text.push('\n');
+                    text.push(' ');
                 }
-                text.push_str(name);
-            } else {
-                if text.is_empty() {
-                    return Err(format!("Invalid argument '{arg}': options start with --"));
-                }
-                text.push(' ');
                 text.push_str(&quote_arg(arg));
+                value_due = false;
+                continue;
+            };
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(name);
+            value_due = name.split_whitespace().count() == 1;
+            let option_follows = rest.get(j + 1).is_none_or(|a| a.starts_with("--"));
+            if value_due && option_follows {
+                if name.eq_ignore_ascii_case("save") {
+                    text.push_str(" \"\"");
+                    value_due = false;
+                } else if name.eq_ignore_ascii_case("sentinel") {
+                    value_due = false;
+                }
             }
         }
         Ok((file, text))

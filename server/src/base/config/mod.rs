@@ -51,6 +51,9 @@ pub struct Config {
     /// The `user` lines of the config file, their words after `user`, loaded at start-up (the
     /// rules need the command table, which the server builds after the configuration).
     pub users: Vec<Vec<Vec<u8>>>,
+    /// The file's `rename-command <name> <new name>` lines, in order (an empty new name takes
+    /// the command away), applied at start-up to the command table.
+    pub rename_commands: Vec<(String, String)>,
     pub databases: usize,
     pub maxclients: u64,
     pub timeout: u64,
@@ -441,6 +444,7 @@ impl Default for Config {
             acllog_max_len: 128,
             acl_pubsub_all: false,
             users: Vec::new(),
+            rename_commands: Vec::new(),
             databases: 16,
             maxclients: 10000,
             timeout: 0,
@@ -952,6 +956,68 @@ mod tests {
         assert!(got.contains(&("hz".into(), "10".into())));
         assert!(got.contains(&("maxclients".into(), "10000".into())));
         assert!(got.contains(&("maxmemory".into(), "0".into())));
+    }
+
+    /// Redis's `main` reading of option names and values (its introspection unit's cases):
+    /// a name alone takes the next argument even if it starts with `--`, `--save` before an
+    /// option or at the end is `save ""`, and a multi-word parameter with no word is refused
+    /// by its own check.
+    #[test]
+    fn startup_arguments_as_redis_reads_them() {
+        let parse = |args: &[&str]| {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            let (_, text) = Config::args_to_text(&args).unwrap();
+            let mut c = Config {
+                save_points: DEFAULT_SAVE_POINTS.to_vec(),
+                ..Config::default()
+            };
+            c.load_text(&format!("save 900 1\n{text}")).map(|()| c)
+        };
+        let c = parse(&["--save", "--loglevel", "verbose"]).unwrap();
+        assert!(c.save_points.is_empty());
+        assert_eq!(c.loglevel, LogLevel::Verbose);
+        assert!(parse(&["--loglevel", "verbose", "--save"])
+            .unwrap()
+            .save_points
+            .is_empty());
+        let c = parse(&[
+            "--proc-title-template",
+            "--save",
+            "--save",
+            "",
+            "--loglevel",
+            "debug",
+        ])
+        .unwrap();
+        assert_eq!(c.process.proc_title_template, "--save");
+        assert!(c.save_points.is_empty());
+        // A file's first `save` replaces the defaults; more lines add to it.
+        let c = parse(&["--save", "100 100"]).unwrap();
+        assert_eq!(c.save_points, vec![(900, 1), (100, 100)]);
+        let err = parse(&["--shutdown-on-sigint"]).unwrap_err();
+        assert!(
+            err.reason.contains("must be one of the following"),
+            "{}",
+            err.reason
+        );
+        let err = parse(&["--port", "--bla", "--loglevel", "verbose"]).unwrap_err();
+        assert_eq!(err.line, "port \"--bla\"");
+        let err = parse(&["--replicaof", "127.0.0.1", "abc"]).unwrap_err();
+        assert_eq!(err.reason, "Invalid master port");
+        let err = parse(&["--replicaof", "--127.0.0.1", "--abc"]).unwrap_err();
+        assert_eq!(err.line, "replicaof \"--127.0.0.1\"");
+        assert_eq!(err.reason, "wrong number of arguments");
+        let c = parse(&["--replicaof", "no", "one"]).unwrap();
+        assert_eq!(c.replicaof, None);
+        // Words before any option make a line of their own, after the config file.
+        let args: Vec<String> = ["a.conf", "loglevel", "verbose", "--maxmemory '700mb'"]
+            .map(String::from)
+            .to_vec();
+        let (file, text) = Config::args_to_text(&args).unwrap();
+        assert_eq!(file.as_deref(), Some("a.conf"));
+        let mut c = Config::default();
+        c.load_text(&text).unwrap();
+        assert_eq!((c.loglevel, c.maxmemory), (LogLevel::Verbose, 700 << 20));
     }
 
     #[test]

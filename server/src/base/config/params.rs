@@ -787,6 +787,12 @@ pub static PARAMS: &[Param] = &[
     param!("crash-memcheck-enabled", Kind::Bool, mutable: true,
         get: |c| yes_no(c.process.crash_memcheck_enabled),
         set: |c, v| c.process.crash_memcheck_enabled = parse_yes_no(v)),
+    param!("set-proc-title", Kind::Bool, mutable: false,
+        get: |c| yes_no(c.process.set_proc_title),
+        set: |c, v| c.process.set_proc_title = parse_yes_no(v)),
+    param!("proc-title-template", Kind::Text, mutable: true,
+        get: |c| c.process.proc_title_template.clone(),
+        set: |c, v| c.process.proc_title_template = v.to_string()),
 ];
 
 /// Parameters left out of CONFIG GET's glob matches (Redis 7.0's HIDDEN_CONFIG), answered only

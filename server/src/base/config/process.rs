@@ -2,7 +2,8 @@
 //! it waits for its replicas (`shutdown-on-sigint`, `shutdown-on-sigterm`, `shutdown-timeout`),
 //! what it asks of the kernel's OOM killer (`oom-score-adj`, `oom-score-adj-values`), the
 //! address its outgoing connections leave from (`bind-source-addr`), and its crash report and
-//! watchdog (`crash-log-enabled`, `crash-memcheck-enabled`, `watchdog-period`). They are kept
+//! watchdog (`crash-log-enabled`, `crash-memcheck-enabled`, `watchdog-period`), and its title
+//! (`set-proc-title`, `proc-title-template`, kept and checked only). They are kept
 //! together, apart from [`super::Config`]'s data parameters, because the I/O layer and the
 //! shutdown sequence read them, not the commands.
 //!
@@ -162,6 +163,57 @@ pub struct ProcessConfig {
     pub crash_log_enabled: bool,
     /// Kept for CONFIG GET / SET: embedis's crash report runs no memory test.
     pub crash_memcheck_enabled: bool,
+    /// `set-proc-title` and `proc-title-template`: kept and checked as Redis checks the
+    /// template, but the process title is not rewritten (Redis rewrites its `argv` memory).
+    pub set_proc_title: bool,
+    pub proc_title_template: String,
+}
+
+/// The variables a process title template may name (Redis's `redisProcTitleGetVariable`).
+const TITLE_VARIABLES: &[&str] = &[
+    "title",
+    "listen-addr",
+    "server-mode",
+    "config-file",
+    "port",
+    "tls-port",
+    "unixsocket",
+];
+
+/// Redis's check of `proc-title-template`: `{name}` only for known variables, `{{` and `}}`
+/// for literal braces (a lone `}` is one too), and something left once the variables that may be empty (`{title}`,
+/// `{server-mode}`, `{unixsocket}`) are taken out and spaces trimmed.
+pub fn check_title_template(template: &str) -> bool {
+    let mut fixed = String::new();
+    let mut rest = template;
+    while let Some(c) = rest.chars().next() {
+        rest = &rest[c.len_utf8()..];
+        match c {
+            '{' if rest.starts_with('{') => {
+                fixed.push('{');
+                rest = &rest[1..];
+            }
+            '}' if rest.starts_with('}') => {
+                fixed.push('}');
+                rest = &rest[1..];
+            }
+            '{' => {
+                let Some(end) = rest.find('}') else {
+                    return false;
+                };
+                let name = &rest[..end];
+                if !TITLE_VARIABLES.contains(&name) {
+                    return false;
+                }
+                if !matches!(name, "title" | "server-mode" | "unixsocket") {
+                    fixed.push('x');
+                }
+                rest = &rest[end + 1..];
+            }
+            other => fixed.push(other),
+        }
+    }
+    !fixed.trim_matches(' ').is_empty()
 }
 
 impl Default for ProcessConfig {
@@ -174,6 +226,8 @@ impl Default for ProcessConfig {
             oom_score_adj_values: [0, 200, 800],
             bind_source_addr: String::new(),
             watchdog_period: 0,
+            set_proc_title: true,
+            proc_title_template: "{title} {listen-addr} {server-mode}".into(),
             crash_log_enabled: true,
             crash_memcheck_enabled: true,
         }
@@ -182,6 +236,31 @@ impl Default for ProcessConfig {
 
 #[cfg(test)]
 mod tests {
+    /// Redis 7.0.15's answers to CONFIG SET proc-title-template, asked of redis-server.
+    #[test]
+    fn title_templates_as_redis_checks_them() {
+        for ok in [
+            "{title} {listen-addr} {server-mode}",
+            "{port}",
+            "x{{y}}",
+            "--save",
+            "{title}x",
+            "a}b",
+        ] {
+            assert!(check_title_template(ok), "{ok}");
+        }
+        for bad in [
+            "{title}",
+            "{title} {server-mode}",
+            "{unknown}",
+            "{port",
+            "   ",
+            "",
+        ] {
+            assert!(!check_title_template(bad), "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -210,6 +210,24 @@ fn check_hostname(value: &str) -> Result<(), ValueError> {
     Ok(())
 }
 
+/// Redis's check of a `replicaof host port` line: `no one`, or a port that `strtol` reads
+/// whole (leading spaces and a sign allowed) within 0..=65535.
+fn replicaof_port_ok(value: &str) -> bool {
+    let mut words = value.split(' ');
+    let (host, port) = (words.next().unwrap_or(""), words.next().unwrap_or(""));
+    if host.eq_ignore_ascii_case("no") && port.eq_ignore_ascii_case("one") {
+        return true;
+    }
+    let digits = port.trim_start().trim_start_matches(['+', '-']);
+    let negative = port.trim_start().starts_with('-');
+    digits.bytes().all(|b| b.is_ascii_digit())
+        && (negative && digits.bytes().all(|b| b == b'0')
+            || !negative
+                && digits
+                    .parse::<u32>()
+                    .map_or(digits.is_empty(), |p| p <= 65535))
+}
+
 /// True if `s` has the shape of a memory size (digits and an optional unit), whatever its value.
 fn is_memory_syntax(s: &str) -> bool {
     let lower = s.to_ascii_lowercase();
@@ -366,6 +384,16 @@ impl Param {
                 }
                 if self.name == "oom-score-adj-values" {
                     super::process::parse_oom_values(value)?;
+                }
+                if self.name == "replicaof" && !replicaof_port_ok(value) {
+                    return Err(ValueError::Custom("Invalid master port"));
+                }
+                if self.name == "proc-title-template"
+                    && !super::process::check_title_template(value)
+                {
+                    return Err(ValueError::Custom(
+                        "template format is invalid or contains unknown variables",
+                    ));
                 }
             }
             Kind::PartialChoice {

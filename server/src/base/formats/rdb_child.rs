@@ -144,6 +144,27 @@ pub enum ChildEnd {
     Signal(i32),
 }
 
+impl ChildEnd {
+    /// Redis's log line for a failed child of `what` ("Background saving"): killed by a
+    /// signal, or exited with an error, in `on_error`'s words.
+    pub fn describe(self, what: &str, on_error: &str) -> String {
+        match self {
+            ChildEnd::Signal(signal) => format!("{what} terminated by signal {signal}"),
+            ChildEnd::Exit(_) => on_error.to_string(),
+        }
+    }
+}
+
+/// How the child `pid` failed, if it did (killed, or exited non-zero): `None` while it runs,
+/// after a clean exit, or with no child — the tick's check of a save's or a rewrite's child
+/// (Redis's `checkChildrenDone`).
+pub fn failed_end(pid: Option<u32>) -> Option<ChildEnd> {
+    match child_end(pid?) {
+        None | Some(ChildEnd::Exit(0)) => None,
+        end => end,
+    }
+}
+
 /// The signal that ended a save's child, if `error` says one did.
 pub fn killed_by_signal(error: &io::Error) -> Option<i32> {
     error

@@ -442,6 +442,26 @@ impl Registry {
         }
     }
 
+    /// `rename-command name new-name` (Redis's config line): the command answers to the new
+    /// name only, or to none if it is empty. Errors in Redis's words.
+    pub fn rename(&mut self, name: &str, new_name: &str) -> Result<(), &'static str> {
+        let old = lowercase(name.as_bytes());
+        let id = match self.top_level.get(&old) {
+            Some(&id) if self.has(&self.commands[id]) => id,
+            _ => return Err("No such command in rename-command"),
+        };
+        self.top_level.remove(&old);
+        if new_name.is_empty() {
+            return Ok(());
+        }
+        let new = lowercase(new_name.as_bytes());
+        if self.by_name(&new).is_some() {
+            return Err("Target command name already exists");
+        }
+        self.top_level.insert(new, id);
+        Ok(())
+    }
+
     /// A top-level command by (case-insensitive) name.
     pub fn by_name(&self, name: &[u8]) -> Option<&Command> {
         // Lower-case into a stack buffer: no allocation on the hot path.
