@@ -1146,3 +1146,32 @@ fn a_write_run_behind_stuck_output_is_in_the_aof_before_its_reply() {
         );
     }
 }
+
+/// `CONFIG SET appendonly yes` inside a transaction schedules the first rewrite for the tick,
+/// with Redis's log line, rather than starting it inside EXEC (Redis's unit/multi "MULTI with
+/// config set appendonly" found the line missing); the AOF then holds the transaction's write.
+#[test]
+fn appendonly_turned_on_inside_exec_is_scheduled() {
+    let dir = temp_dir("aof-in-exec");
+    let log = dir.join("server.log");
+    let server = Embedis::start(&dir, &["--logfile", log.to_str().unwrap()]);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let forks = |c: &mut Conn| support::field(&text(c, &["INFO", "stats"]), "total_forks");
+    let before: u64 = forks(&mut c).parse().unwrap();
+    text(&mut c, &["MULTI"]);
+    text(&mut c, &["SET", "foo", "bar"]);
+    text(&mut c, &["CONFIG", "SET", "appendonly", "yes"]);
+    assert_eq!(text(&mut c, &["EXEC"]), "*2\r\n+OK\r\n+OK\r\n");
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(
+        logged.contains("AOF was enabled during a transaction. An AOF background was scheduled to start when possible."),
+        "{logged}"
+    );
+    wait_rewrite(&mut c);
+    assert!(forks(&mut c).parse::<u64>().unwrap() > before);
+    text(&mut c, &["DEBUG", "LOADAOF"]);
+    assert_eq!(text(&mut c, &["GET", "foo"]), "$3\r\nbar\r\n");
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -113,7 +113,9 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
-            if crate::services::aof::start(ctx.ks, ctx.server).is_err() {
+            // Inside EXEC (a command that may not block, not from a script), as BGSAVE tells.
+            let in_exec = !ctx.may_block && !ctx.from_script;
+            if crate::services::aof::start(ctx.ks, ctx.server, in_exec).is_err() {
                 return Err(Error::msg(
                     "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",
                 ));

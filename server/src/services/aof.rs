@@ -972,8 +972,10 @@ fn rewrite_child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
     true
 }
 
-/// `CONFIG SET appendonly yes` at run time: the first rewrite makes the base.
-pub fn start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> {
+/// `CONFIG SET appendonly yes` at run time: the first rewrite makes the base — scheduled for
+/// the tick behind a BGSAVE, or when asked inside a transaction (`in_exec`), as Redis's
+/// `startAppendOnly` does.
+pub fn start(ks: &mut Keyspace, server: &mut ServerState, in_exec: bool) -> Result<(), String> {
     if server.aof.status != AofStatus::Off {
         return Ok(());
     }
@@ -981,6 +983,11 @@ pub fn start(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), String> 
     if server.persistence.bgsave.is_some() {
         server.aof.rewrite_scheduled = true;
         server.log.warning("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.");
+        return Ok(());
+    }
+    if in_exec {
+        server.aof.rewrite_scheduled = true;
+        server.log.warning("AOF was enabled during a transaction. An AOF background was scheduled to start when possible.");
         return Ok(());
     }
     rewrite_start(ks, server).inspect_err(|_| {
