@@ -826,9 +826,9 @@ fn an_error_applying_the_primary_stream_is_logged_as_critical() {
 }
 
 fn info_number(c: &mut Conn, section: &str, name: &str) -> u64 {
-    field(&text(c, &["INFO", section]), name)
-        .parse()
-        .unwrap_or_else(|_| panic!("INFO {section} {name}"))
+    support::info_field(c, section, name)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("INFO {section} {name}"))
 }
 
 /// The backlog and the replicas share one replication buffer (Redis 7.0's; its

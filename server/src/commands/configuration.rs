@@ -113,8 +113,7 @@ fn set(ctx: &mut Ctx<'_>) -> CmdResult {
     // Turning the AOF on starts its first rewrite; failing that, nothing changes.
     if next.appendonly != ctx.server.config.appendonly {
         if next.appendonly {
-            // Inside EXEC (a command that may not block, not from a script), as BGSAVE tells.
-            let in_exec = !ctx.may_block && !ctx.from_script;
+            let in_exec = ctx.in_exec();
             if crate::services::aof::start(ctx.ks, ctx.server, in_exec).is_err() {
                 return Err(Error::msg(
                     "ERR CONFIG SET failed (possibly related to argument 'appendonly') - Unable to turn on AOF. Check server logs.",

@@ -30,7 +30,7 @@ fn bgsave(ctx: &mut Ctx<'_>) -> CmdResult {
         2 if ctx.arg_is(1, "schedule") => true,
         _ => return Err(Error::Syntax),
     };
-    let in_exec = !ctx.may_block && !ctx.from_script;
+    let in_exec = ctx.in_exec();
     // Redis schedules only behind another kind of child (an AOF rewrite); behind a running
     // BGSAVE it refuses, SCHEDULE or not.
     if rdb_saving::bgsave_in_progress(ctx.server) {
@@ -55,7 +55,7 @@ fn bgrewriteaof(ctx: &mut Ctx<'_>) -> CmdResult {
             "ERR Background append only file rewriting already in progress",
         ));
     }
-    let in_exec = !ctx.may_block && !ctx.from_script;
+    let in_exec = ctx.in_exec();
     if rdb_saving::bgsave_in_progress(ctx.server) || in_exec {
         ctx.server.aof.rewrite_scheduled = true;
         ctx.server.aof.rewrite_failures = 0;

@@ -55,6 +55,13 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
+    /// True inside EXEC: a command that may not block and was not called by a script (where
+    /// Redis's `server.in_exec` makes BGSAVE, BGREWRITEAOF and the AOF's first rewrite wait for
+    /// the tick).
+    pub fn in_exec(&self) -> bool {
+        !self.may_block && !self.from_script
+    }
+
     /// The selected database.
     pub fn db(&self) -> usize {
         self.client.db
