@@ -23,11 +23,19 @@ pub fn command_line(args: Vec<String>) -> ExitCode {
 
 /// The `embedis-server` binary's entry: [`command_line`], with background saves written through
 /// a child process that is this program again (started with
-/// [`CHILD_FLAG`](embedis_core::base::formats::rdb_child::CHILD_FLAG), which this entry serves).
+/// [`CHILD_FLAG`](embedis_core::base::formats::rdb_child::CHILD_FLAG), which this entry serves),
+/// and diskless full syncs piped through one (started with
+/// [`PIPE_FLAG`](embedis_core::base::formats::rdb_pipe_child::PIPE_FLAG)).
 pub fn server_binary(args: Vec<String>) -> ExitCode {
-    use embedis_core::base::formats::rdb_child;
-    if args.first().map(String::as_str) == Some(rdb_child::CHILD_FLAG) {
-        return ExitCode::from(rdb_child::child_main(&args[1..]) as u8);
+    use embedis_core::base::formats::{rdb_child, rdb_pipe_child};
+    match args.first().map(String::as_str) {
+        Some(rdb_child::CHILD_FLAG) => {
+            return ExitCode::from(rdb_child::child_main(&args[1..]) as u8);
+        }
+        Some(rdb_pipe_child::PIPE_FLAG) => {
+            return ExitCode::from(rdb_pipe_child::pipe_child_main(&args[1..]) as u8);
+        }
+        _ => {}
     }
     run_command_line(args, std::env::current_exe().ok())
 }

@@ -348,3 +348,272 @@ fn the_watchdog_logs_the_engines_stack_when_a_command_holds_the_loop() {
         .count();
     assert_eq!(in_debug, 1, "once per stall:\n{log}");
 }
+
+/// A primary for the diskless-sync tests: diskless sync at once, keys written at `delay_us` µs
+/// each (`rdb-key-save-delay`), `keys` keys.
+fn diskless_primary(delay_us: &str, keys: usize) -> Proc {
+    let p = Proc::start(&[
+        "--save",
+        "",
+        "--repl-diskless-sync",
+        "yes",
+        "--repl-diskless-sync-delay",
+        "0",
+        "--rdb-key-save-delay",
+        delay_us,
+    ]);
+    let mut c = p.conn();
+    for i in 0..keys {
+        let key = format!("key:{i}");
+        assert_eq!(reply(&mut c, &["SET", &key, "value"]), "+OK\r\n");
+    }
+    p
+}
+
+fn replica_of(primary: &Proc) -> Proc {
+    let port = primary.port.to_string();
+    Proc::start(&["--save", "", "--replicaof", "127.0.0.1", &port])
+}
+
+fn info(conn: &mut Conn, section: &str, name: &str) -> String {
+    support::info_field(conn, section, name).unwrap_or_default()
+}
+
+#[test]
+fn a_diskless_full_sync_pipes_its_image_through_a_child_process() {
+    // 2 ms a key: the image takes about 0.6 s to go out.
+    let primary = diskless_primary("2000", 300);
+    let mut c = primary.conn();
+    let replica = replica_of(&primary);
+    support::eventually("the transfer's child starts", || {
+        children_of(primary.pid()).len() == 1
+    });
+    let child = children_of(primary.pid())[0];
+    primary.wait_for_log(&format!("Background RDB transfer started by pid {child}"));
+    // Meanwhile the child counts as a save in progress and the replica waits for its image.
+    assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "1");
+    assert!(info(&mut c, "replication", "slave0").contains("state=wait_bgsave"));
+    primary.wait_for_log("Diskless rdb transfer, done reading from pipe, 1 replicas still up.");
+    primary.wait_for_log("Background RDB transfer terminated with success");
+    let mut r = replica.conn();
+    support::eventually("the replica has every key", || {
+        reply(&mut r, &["DBSIZE"]) == ":300\r\n"
+    });
+    assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "0");
+    assert!(children_of(primary.pid()).is_empty());
+    // The stream follows the image.
+    assert_eq!(reply(&mut c, &["SET", "after", "sync"]), "+OK\r\n");
+    support::eventually("the write after the image arrives", || {
+        reply(&mut r, &["GET", "after"]) == "$4\r\nsync\r\n"
+    });
+    assert!(info(&mut c, "replication", "slave0").contains("state=online"));
+}
+
+#[test]
+fn a_killed_transfer_child_is_collected_and_its_replica_syncs_again() {
+    // 100 ms a key: the first transfer would take 10 s.
+    let primary = diskless_primary("100000", 100);
+    let mut c = primary.conn();
+    let replica = replica_of(&primary);
+    support::eventually("the transfer's child starts", || {
+        children_of(primary.pid()).len() == 1
+    });
+    let child = children_of(primary.pid())[0];
+    // The next transfer goes at once (the running one keeps its pace).
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]),
+        "+OK\r\n"
+    );
+    // SAFETY: a signal to the server's child, as the OOM killer would send it.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    primary.wait_for_log("Background transfer terminated by signal 9");
+    primary.wait_for_log("SYNC failed. BGSAVE child returned an error");
+    // The replica was dropped with the child; it asks again and gets a whole image.
+    let mut r = replica.conn();
+    support::eventually("the replica syncs again", || {
+        reply(&mut r, &["DBSIZE"]) == ":100\r\n"
+    });
+    support::eventually("no transfer left", || {
+        info(&mut c, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    assert!(info(&mut c, "stats", "sync_full").parse::<u32>().unwrap() >= 2);
+}
+
+#[test]
+fn a_transfer_child_ends_when_its_primary_is_killed() {
+    let mut primary = diskless_primary("100000", 100);
+    let _replica = replica_of(&primary);
+    support::eventually("the transfer's child starts", || {
+        children_of(primary.pid()).len() == 1
+    });
+    let child = children_of(primary.pid())[0];
+    primary.signal(libc::SIGKILL);
+    primary.wait();
+    // Its input closed with the primary: it ends (and, an orphan, is reaped or left a zombie).
+    support::eventually("the child ends", || {
+        std::fs::read_to_string(format!("/proc/{child}/stat")).map_or(true, |stat| {
+            stat[stat.rfind(')').unwrap() + 2..].starts_with('Z')
+        })
+    });
+}
+
+#[test]
+fn a_slow_replica_paces_its_diskless_transfer_and_the_primary_buffers_little() {
+    // 5,000 keys of 4 KB (more than the sockets between them hold); the replica pauses 0.5 ms
+    // a key as it loads: 2.5 s of transfer at least.
+    let primary = diskless_primary("0", 0);
+    let mut c = primary.conn();
+    // Uncompressed, so that the image is as big as the data.
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "SET", "rdbcompression", "no"]),
+        "+OK\r\n"
+    );
+    let big = "x".repeat(4096);
+    for i in 0..5000 {
+        let key = format!("key:{i}");
+        assert_eq!(reply(&mut c, &["SET", &key, &big]), "+OK\r\n");
+    }
+    let port = primary.port.to_string();
+    let replica = Proc::start(&[
+        "--save",
+        "",
+        "--repl-diskless-load",
+        "swapdb",
+        "--key-load-delay",
+        "500",
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+    ]);
+    replica.wait_for_log("MASTER <-> REPLICA sync: Loading DB in memory");
+    std::thread::sleep(Duration::from_millis(500));
+    // Half a second in, the image is still going out through the child, and the primary holds
+    // a few pieces of it for the replica, not the image.
+    assert_eq!(children_of(primary.pid()).len(), 1, "{}", primary.log());
+    let list = reply(&mut c, &["CLIENT", "LIST", "TYPE", "REPLICA"]);
+    let omem: usize = list
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("omem="))
+        .and_then(|v| v.parse().ok())
+        .expect("the replica's omem");
+    assert!(omem < 1 << 20, "omem={omem}");
+    let mut r = replica.conn();
+    support::eventually("the replica loads every key", || {
+        reply(&mut r, &["DBSIZE"]) == ":5000\r\n"
+    });
+    primary.wait_for_log("Diskless rdb transfer, done reading from pipe, 1 replicas still up.");
+}
+
+/// A primary whose full syncs go through a BGSAVE to disk, `delay_us` a key.
+fn disk_primary(delay_us: &str, keys: usize, save: &str) -> Proc {
+    let p = Proc::start(&[
+        "--save",
+        save,
+        "--repl-diskless-sync",
+        "no",
+        "--rdb-key-save-delay",
+        delay_us,
+    ]);
+    let mut c = p.conn();
+    for i in 0..keys {
+        let key = format!("key:{i}");
+        assert_eq!(reply(&mut c, &["SET", &key, "value"]), "+OK\r\n");
+    }
+    p
+}
+
+#[test]
+fn disk_full_syncs_share_one_bgsave_and_get_its_file() {
+    // 20 keys at 50 ms: the save takes a second.
+    let primary = disk_primary("50000", 20, "");
+    let mut c = primary.conn();
+    let first = replica_of(&primary);
+    primary.wait_for_log("Starting BGSAVE for SYNC with target: disk");
+    let child = children_of(primary.pid());
+    assert_eq!(child.len(), 1, "the save's child");
+    primary.wait_for_log(&format!("Background saving started by pid {}", child[0]));
+    assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "1");
+    assert!(info(&mut c, "replication", "slave0").contains("state=wait_bgsave"));
+    // A second replica arriving meanwhile shares the save.
+    let second = replica_of(&primary);
+    primary.wait_for_log("Waiting for end of BGSAVE for SYNC");
+    for replica in [&first, &second] {
+        let mut r = replica.conn();
+        support::eventually("the replica has the file's keys", || {
+            reply(&mut r, &["DBSIZE"]) == ":20\r\n"
+        });
+    }
+    assert_eq!(
+        primary.log().matches("Background saving started").count(),
+        1
+    );
+    assert!(primary.dir.join("dump.rdb").exists());
+    // Both follow the stream from the file's offset.
+    assert_eq!(reply(&mut c, &["SET", "after", "file"]), "+OK\r\n");
+    for replica in [&first, &second] {
+        let mut r = replica.conn();
+        support::eventually("the write after the file arrives", || {
+            reply(&mut r, &["GET", "after"]) == "$4\r\nfile\r\n"
+        });
+    }
+}
+
+#[test]
+fn a_bgsave_no_replica_waits_for_is_killed_unless_save_points_want_it() {
+    for (save, killed) in [("", true), ("900 1", false)] {
+        // A second a key: the save would take 10 s.
+        let primary = disk_primary("1000000", 10, save);
+        let mut c = primary.conn();
+        let replica = replica_of(&primary);
+        primary.wait_for_log("Starting BGSAVE for SYNC with target: disk");
+        assert_eq!(
+            reply(&mut replica.conn(), &["REPLICAOF", "NO", "ONE"]),
+            "+OK\r\n"
+        );
+        if killed {
+            primary.wait_for_log("Background saving terminated by signal 10");
+            assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "0");
+        } else {
+            support::eventually("the replica is gone", || {
+                info(&mut c, "replication", "connected_slaves") == "0"
+            });
+            std::thread::sleep(Duration::from_millis(200));
+            assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "1");
+        }
+    }
+}
+
+#[test]
+fn a_replica_link_that_makes_a_reply_is_closed() {
+    let primary = Proc::start(&["--save", ""]);
+    for (sync, command, name) in [
+        (&[&b"SYNC"[..]][..], &[&b"PING"[..]][..], "ping"),
+        (
+            &[&b"PSYNC"[..], b"?", b"-1"][..],
+            &[&b"GET"[..], b"foo"][..],
+            "get",
+        ),
+    ] {
+        let mut link = primary.conn();
+        link.send_raw(&Conn::encode(sync));
+        // The image comes first (a BGSAVE's file); then the command, which must not answer.
+        std::thread::sleep(Duration::from_millis(300));
+        link.send_raw(&Conn::encode(command));
+        let received = link.read_to_close();
+        assert!(received.windows(5).any(|w| w == b"REDIS"), "the image came");
+        primary.wait_for_log(&format!(
+            "Replica generated a reply to command '{name}', disconnecting it: id="
+        ));
+    }
+    // GET touches the keyspace: refused, and the error logged as Redis logs one to a replica.
+    assert!(primary.log().contains(
+        "== CRITICAL == This master is sending an error to its replica: 'Replica can't interact with the keyspace' after processing the command 'get'"
+    ));
+    let mut c = primary.conn();
+    assert_eq!(reply(&mut c, &["PING"]), "+PONG\r\n");
+    assert_eq!(
+        reply(&mut c, &["PSYNC", "replicationid", "offset_str"]),
+        "-ERR value is not an integer or out of range\r\n"
+    );
+    primary.wait_for_log("asks for synchronization but with a wrong offset");
+}

@@ -72,7 +72,7 @@ fn failover(ctx: &mut Ctx<'_>) -> CmdResult {
             ));
         };
         // A replica still receiving its full sync's image is not online yet.
-        if replica.image.is_some() {
+        if replica.receiving_image() {
             return Err(Error::msg("ERR FAILOVER target replica is not online."));
         }
         ctx.server

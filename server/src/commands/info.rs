@@ -502,7 +502,11 @@ fn persistence(ctx: &Ctx<'_>, out: &mut String) {
         "rdb_bgsave_in_progress",
         "{}",
         // A full sync's image still going out is Redis's saving child for replicas too.
-        u8::from(p.bgsave.is_some() || ctx.server.repl.replicas.iter().any(|r| r.image.is_some()))
+        u8::from(
+            p.bgsave.is_some()
+                || ctx.server.repl.transfer.is_some()
+                || ctx.server.repl.replicas.iter().any(|r| r.image.is_some())
+        )
     );
     field!(out, "rdb_last_save_time", "{}", ctx.server.lastsave);
     field!(
@@ -831,7 +835,7 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
     }
     for (i, r) in repl.replicas.iter().enumerate() {
         let lag = (ctx.now_ms - r.ack_time_ms).max(0) / 1000;
-        let state = if r.is_synced() {
+        let state = if r.is_synced() && !r.receiving_image() {
             "online"
         } else {
             "wait_bgsave"

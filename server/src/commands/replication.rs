@@ -170,8 +170,17 @@ fn psync(ctx: &mut Ctx<'_>) -> CmdResult {
     // Redis reads the offset with strtoll semantics through getLongLongFromObjectOrReply.
     let offset = std::str::from_utf8(ctx.arg(2))
         .ok()
-        .and_then(|s| s.parse::<i64>().ok())
-        .ok_or(Error::NotInteger)?;
+        .and_then(|s| s.parse::<i64>().ok());
+    let Some(offset) = offset else {
+        let name = crate::model::replication::replica_name(
+            &ctx.client.peer.ip_string(),
+            ctx.client.replica_port,
+        );
+        ctx.server.log.warning(&format!(
+            "Replica {name} asks for synchronization but with a wrong offset"
+        ));
+        return Err(Error::NotInteger);
+    };
     attach(ctx, Some((replid, offset)))
 }
 
@@ -273,14 +282,22 @@ fn attach(ctx: &mut Ctx<'_>, request: Option<(Vec<u8>, i64)>) -> CmdResult {
         super::full_sync::wait(ctx.server, ctx.client.id, ctx.now_ms, psync);
         return Ok(());
     }
-    let sent = super::full_sync::send(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), psync);
+    let sent = if super::full_sync::via_disk(ctx.server, ctx.client) {
+        let when = (ctx.now_ms, psync);
+        super::full_sync::sync_via_disk(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), when)
+    } else if super::full_sync::pipes(ctx.server, ctx.client) {
+        super::full_sync::send_piped(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), psync)
+    } else {
+        super::full_sync::send(ctx.server, ctx.ks, ctx.client, ctx.out.buffer(), psync)
+    };
     if let Err(e) = sent {
         ctx.server.repl.remove(ctx.client.id);
         ctx.client.handle.set_feed(None);
         ctx.client.replica = false;
         return Err(Error::owned(format!("ERR {e}")));
     }
-    // The image is in this reply: the stream, taken after it, may follow.
+    // The image is in this reply (unless it goes paced or through a child): the stream, taken
+    // after it, may follow.
     super::full_sync::start_stream_unless_paced(ctx.server, ctx.client);
     Ok(())
 }
@@ -315,6 +332,8 @@ fn register(ctx: &mut Ctx<'_>, pre_psync: bool) {
             ack_time_ms: ctx.now_ms,
             pre_psync,
             image: None,
+            piped: false,
+            bgsave_wait: false,
             awaiting: None,
         });
     }

@@ -146,6 +146,7 @@ impl Engine {
     /// down the replication stream (into the backlog too, with no SELECT), so that replicas can
     /// tell a quiet primary from a dead link.
     fn ping_replicas(&mut self, now_ms: i64) {
+        self.sync_children_cron(now_ms);
         if self.server.repl.replicas.is_empty() {
             self.free_lonely_backlog(now_ms);
             return;
@@ -166,7 +167,7 @@ impl Engine {
             .repl
             .replicas
             .iter()
-            .filter(|r| r.is_synced() && !r.pre_psync && r.image.is_none())
+            .filter(|r| r.is_synced() && !r.pre_psync && !r.receiving_image())
             .filter(|r| now_ms - r.ack_time_ms > timeout_ms)
             .map(|r| (r.id, format!("{}:{}", r.ip, r.listening_port)))
             .collect();
@@ -188,6 +189,30 @@ impl Engine {
             self.ks
                 .stream
                 .to_replicas_only(&[bytes::Bytes::from_static(b"PING")]);
+        }
+    }
+
+    /// Full syncs through the binary's children: a diskless one's targets that stopped
+    /// reading for `repl-timeout` are dropped and its child collected
+    /// ([`crate::services::rdb_transfer`]); the replicas waiting for a BGSAVE to disk get its
+    /// file once it ends. Replicas whose child failed are dropped (they sync again).
+    fn sync_children_cron(&mut self, now_ms: i64) {
+        let mut dropped = crate::commands::full_sync::serve_disk_syncs(&mut self.parts());
+        if self.server.repl.transfer.is_some() {
+            dropped.extend(crate::services::rdb_transfer::drop_stalled(
+                &mut self.server,
+                now_ms,
+            ));
+            dropped.extend(crate::services::rdb_transfer::collect(
+                &mut self.server,
+                &mut self.clients,
+            ));
+        }
+        for id in dropped {
+            if let Some(client) = self.clients.get(id) {
+                client.handle.kill();
+            }
+            self.disconnect(id);
         }
     }
 

@@ -32,6 +32,7 @@ mod replica_apply;
 mod replica_full_sync;
 
 pub use replica_apply::{Applied, LinkTarget};
+pub use replica_full_sync::ImageMode;
 
 use bytes::{Bytes, BytesMut};
 use embedis_protocol::{Version, Writer};
@@ -131,7 +132,16 @@ impl Engine {
             }
             self.server.monitors.retain(|&m| m != id);
             if client.replica {
+                let waited = self
+                    .server
+                    .repl
+                    .replicas
+                    .iter()
+                    .any(|r| r.id == id && r.bgsave_wait);
                 self.server.repl.remove(id);
+                if waited {
+                    crate::commands::full_sync::disk_sync_abandoned(&mut self.server, &mut self.ks);
+                }
             }
             if client.master {
                 // Where the primary's stream stands, for a continued link to resume in the same
@@ -268,8 +278,48 @@ impl Engine {
     }
 
     /// Redis's `processCommand`: asks the gates whether and how the command runs
-    /// ([`gates::admit`]), then refuses, parks, queues or calls it.
+    /// ([`gates::admit`]), then refuses, parks, queues or calls it. A replica's link carries
+    /// the stream, never replies: a command of a replica that answers closes it.
     pub(crate) fn process_command(
+        &mut self,
+        client: &mut ClientState,
+        args: Vec<Bytes>,
+        out: &mut BytesMut,
+        run: Run<'_>,
+    ) -> Outcome {
+        let replica_reply_at = client.replica.then_some(out.len());
+        let outcome = self.admit_and_run(client, args, out, run);
+        match replica_reply_at {
+            Some(at) if out.len() > at => self.replica_replied(client, out, at),
+            _ => outcome,
+        }
+    }
+
+    /// A replica's command made a reply (Redis's `_addReplyToBufferOrList` for a replica
+    /// client): logged, an error also as Redis's `afterErrorReply` logs it, the reply
+    /// dropped and the replica disconnected.
+    #[cold]
+    fn replica_replied(
+        &mut self,
+        client: &mut ClientState,
+        out: &mut BytesMut,
+        at: usize,
+    ) -> Outcome {
+        let name = client.last_command;
+        if out[at] == b'-' {
+            replica_apply::log_error_to_peer(&self.server, ("master", "replica"), name, &out[at..]);
+        }
+        out.truncate(at);
+        let now_ms = self.server.clock.now_ms();
+        let watching = self.ks.watches.watching(client.id);
+        let info = client.info_line(now_ms, watching, self.server.config.compat_version);
+        self.server.log.warning(&format!(
+            "Replica generated a reply to command '{name}', disconnecting it: {info}"
+        ));
+        Outcome::Close
+    }
+
+    fn admit_and_run(
         &mut self,
         client: &mut ClientState,
         args: Vec<Bytes>,
@@ -284,6 +334,10 @@ impl Engine {
         let command = match gates::admit(&mut self.parts(), client, &args, asker, now_us, out) {
             Admission::Run(command) => command,
             Admission::Refuse(command, error) => {
+                // Redis names the command it looked up its client's last, refused or not.
+                if let Some(command) = command {
+                    client.last_command = &command.full_name;
+                }
                 self.reject(client, command, error, &args, out);
                 return self.finish(client);
             }

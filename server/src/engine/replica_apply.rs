@@ -328,6 +328,25 @@ impl Engine {
     }
 }
 
+/// Redis's `afterErrorReply` line for an error a replication link carries (`from` the side
+/// that answers, `to` the side that gets it).
+pub(super) fn log_error_to_peer(
+    server: &crate::model::state::ServerState,
+    (from, to): (&str, &str),
+    name: &str,
+    reply: &[u8],
+) {
+    // As Redis's addReplyError passes it on: a plain `ERR` text without its code, an error
+    // with a code of its own whole, dash included.
+    let line = reply.split(|&b| b == b'\r').next().unwrap_or(reply);
+    let text = line.strip_prefix(b"-ERR ").unwrap_or(line);
+    let text = &text[..text.len().min(4096)];
+    server.log.warning(&format!(
+        "== CRITICAL == This {from} is sending an error to its {to}: '{}' after processing the command '{name}'",
+        String::from_utf8_lossy(text)
+    ));
+}
+
 /// A command of the primary's stream failed here: the data may now differ from the primary's.
 /// Redis logs it (and the stream's latest bytes) as its `afterErrorReply` does for a master
 /// client, and counts it in INFO's `unexpected_error_replies`; the reply itself is dropped.
@@ -336,15 +355,7 @@ fn report_error_to_primary(
     name: &str,
     reply: &[u8],
 ) {
-    // As Redis's addReplyError passes it on: a plain `ERR` text without its code, an error
-    // with a code of its own whole, dash included.
-    let line = reply.strip_suffix(b"\r\n").unwrap_or(reply);
-    let text = line.strip_prefix(b"-ERR ").unwrap_or(line);
-    let text = &text[..text.len().min(4096)];
-    server.log.warning(&format!(
-        "== CRITICAL == This replica is sending an error to its master: '{}' after processing the command '{name}'",
-        String::from_utf8_lossy(text)
-    ));
+    log_error_to_peer(server, ("replica", "master"), name, reply);
     if let Some(backlog) = server.repl.backlog.as_ref().filter(|b| !b.is_empty()) {
         let shown = backlog.len().min(256);
         let from = backlog.first_offset() + (backlog.len() - shown) as u64;

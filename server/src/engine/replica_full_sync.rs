@@ -63,8 +63,29 @@ impl Engine {
             p.loading_total_bytes = 0;
             p.loading_loaded_bytes = 0;
             p.loading_started_s = now_s;
+            // Redis's diskless load reads the image from the socket as it loads: its load
+            // begins with the transfer.
+            self.server
+                .log
+                .notice("MASTER <-> REPLICA sync: Loading DB in memory");
         }
         mode
+    }
+
+    /// A diskless transfer broke off (the link closed or timed out): logged as Redis's
+    /// loader, reading from the socket, reports a short read; the old data stays.
+    pub fn link_image_short_read(&mut self, mode: ImageMode, error: &str) {
+        if mode != ImageMode::Disk {
+            let log = &self.server.log;
+            log.warning("Internal error in RDB reading offset 0, function at embedis_rdb -> Unexpected EOF reading RDB file");
+            log.warning(&format!(
+                "Failed trying to load the MASTER synchronization DB from socket: {error}"
+            ));
+            if self.server.config.repl_diskless_load == "swapdb" {
+                log.notice("MASTER <-> REPLICA sync: Discarding temporary DB in background");
+            }
+        }
+        self.link_image_aborted();
     }
 
     /// The transfer failed: the server is no longer loading, and keeps the data it had.
@@ -74,13 +95,15 @@ impl Engine {
         p.async_loading = false;
     }
 
-    /// The whole image has arrived: the old dataset goes, and its load begins. Our own
+    /// The whole image has arrived (`paced`: its reception already paused for
+    /// `key-load-delay`): the old dataset goes, and its load begins. Our own
     /// replicas are disconnected: their history is not the new one.
     pub fn link_load_begin(
         &mut self,
         generation: u64,
         image: Vec<u8>,
         mode: ImageMode,
+        paced: bool,
     ) -> Result<ImageLoad, String> {
         if !self.link_current(generation) {
             self.link_image_aborted();
@@ -104,9 +127,11 @@ impl Engine {
         if let Some(functions) = self.server.functions.get_mut() {
             functions.flush();
         }
-        self.server
-            .log
-            .notice("MASTER <-> REPLICA sync: Loading DB in memory");
+        if mode == ImageMode::Disk {
+            self.server
+                .log
+                .notice("MASTER <-> REPLICA sync: Loading DB in memory");
+        }
         let now_s = self.server.clock.now_ms().div_euclid(1000);
         let newest = self.server.config.compat_version.rdb_version();
         let p = &mut self.server.persistence;
@@ -118,7 +143,8 @@ impl Engine {
         p.loading_loaded_bytes = 0;
         let read = Rc::new(Cell::new(0));
         let input = Counting::new(Cursor::new(image), read.clone());
-        match Loading::new(input, false, newest) {
+        // A transfer `key-load-delay` paced as it arrived (`io::load_pace`) has had its pauses.
+        match Loading::new(input, false, newest).map(|l| l.without_key_delay(paced)) {
             Ok(loading) => Ok(ImageLoad {
                 loading,
                 read,

@@ -4,10 +4,12 @@
 
 pub mod cluster_bus;
 pub mod direct;
+pub mod load_pace;
 pub mod net;
 pub mod net_threaded;
 pub mod net_uring;
 pub mod primary_link;
+pub mod rdb_pipe;
 pub mod server;
 pub mod startup;
 #[cfg(test)]

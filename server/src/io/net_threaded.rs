@@ -317,6 +317,7 @@ fn run_executor(
     let local = tokio::task::LocalSet::new();
     local.block_on(&runtime, async {
         tokio::task::spawn_local(crate::io::primary_link::run(executor.clone()));
+        tokio::task::spawn_local(crate::io::rdb_pipe::run(executor.clone()));
         if let Some(ip) = bus_ip {
             tokio::task::spawn_local(crate::io::cluster_bus::run(executor.clone(), ip));
         }

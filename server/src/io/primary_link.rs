@@ -25,7 +25,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::TcpStream;
 
-use crate::engine::{Applied, Engine, LinkTarget};
+use crate::engine::{Applied, Engine, ImageMode, LinkTarget};
+use crate::io::load_pace::LoadPace;
 use crate::model::client::{ClientId, Peer};
 use crate::model::replication::LinkState;
 
@@ -42,7 +43,7 @@ pub trait EngineCell {
 }
 
 /// Runs for the server's lifetime: links to the primary whenever there is one.
-pub async fn run<S: EngineCell>(shared: Rc<S>) {
+pub async fn run<S: EngineCell + 'static>(shared: Rc<S>) {
     let wake = shared.engine_ref().server.repl.link_wake.clone();
     loop {
         let target = shared.engine_ref().link_wanted();
@@ -134,7 +135,14 @@ struct Conn {
     /// Until the primary answers PSYNC: a silence then is Redis's "Timeout connecting to the
     /// MASTER..." (a primary delaying a diskless sync sends newlines meanwhile).
     handshake: bool,
+    /// True once REPLICAOF no longer wants this link: a read waiting for the primary (its
+    /// handshake, a full sync's image) gives up then, as Redis's
+    /// `cancelReplicationHandshake` closes the transfer.
+    abandoned: Box<dyn Fn() -> bool>,
 }
+
+/// How often a read waiting for the primary looks whether the link is still wanted.
+const ABANDON_CHECK: Duration = Duration::from_millis(100);
 
 impl Conn {
     async fn send(&mut self, args: &[&str]) -> io::Result<()> {
@@ -145,18 +153,29 @@ impl Conn {
         self.stream.flush().await
     }
 
-    /// Reads more bytes, within the link's timeout.
+    /// Reads more bytes, within the link's timeout, unless the link is abandoned meanwhile.
     async fn fill(&mut self) -> io::Result<()> {
         self.input.reserve(READ_CHUNK);
-        let n = tokio::time::timeout(self.timeout, self.stream.read_buf(&mut self.input))
-            .await
-            .map_err(|_| {
-                fail(if self.handshake {
-                    CONNECT_TIMEOUT
-                } else {
-                    "timeout reading from the master"
-                })
-            })??;
+        let deadline = tokio::time::Instant::now() + self.timeout;
+        let n = loop {
+            let check =
+                tokio::time::sleep_until(deadline.min(tokio::time::Instant::now() + ABANDON_CHECK));
+            tokio::select! {
+                read = self.stream.read_buf(&mut self.input) => break read?,
+                _ = check => {
+                    if (self.abandoned)() {
+                        return Err(fail("REPLICAOF changed during the transfer"));
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(fail(if self.handshake {
+                            CONNECT_TIMEOUT
+                        } else {
+                            "timeout reading from the master"
+                        }));
+                    }
+                }
+            }
+        };
         if n == 0 {
             return Err(fail("the master closed the connection"));
         }
@@ -225,7 +244,7 @@ async fn connect_from(source: &str, to: std::net::SocketAddr) -> io::Result<TcpS
     socket.connect(to).await
 }
 
-async fn link<S: EngineCell>(
+async fn link<S: EngineCell + 'static>(
     shared: &Rc<S>,
     target: &LinkTarget,
     client: &mut Option<ClientId>,
@@ -266,11 +285,13 @@ async fn link<S: EngineCell>(
         .server
         .log
         .notice("MASTER <-> REPLICA sync started");
+    let link = shared.clone();
     let mut conn = Conn {
         stream,
         input: BytesMut::new(),
         timeout,
         handshake: true,
+        abandoned: Box::new(move || !link.engine().link_current(generation)),
     };
     progress(LinkState::Handshake)?;
     conn.send(&["PING"]).await?;
@@ -379,17 +400,28 @@ async fn full_sync<S: EngineCell>(
     offset: u64,
     peer: Peer,
 ) -> io::Result<ClientId> {
-    let mode = shared.engine().link_image_mode(&replid);
-    let image = match receive_image(shared, conn, generation).await {
+    let (mode, mut pace) = {
+        let mut engine = shared.engine();
+        let mode = engine.link_image_mode(&replid);
+        let delay = engine.server.config.key_load_delay;
+        let newest = engine.server.config.compat_version.rdb_version();
+        let pace = (mode != ImageMode::Disk)
+            .then(|| LoadPace::start(delay, newest))
+            .flatten();
+        (mode, pace)
+    };
+    let image = match receive_image(shared, conn, generation, pace.as_mut()).await {
         Ok(image) => image,
         Err(e) => {
-            shared.engine().link_image_aborted();
+            shared.engine().link_image_short_read(mode, &e.to_string());
             return Err(e);
         }
     };
+    let paced = pace.is_some();
+    drop(pace);
     let mut load = {
         let mut engine = shared.engine();
-        let load = engine.link_load_begin(generation, image, mode);
+        let load = engine.link_load_begin(generation, image, mode, paced);
         shared.after_work(&mut engine);
         load.map_err(fail)?
     };
@@ -416,6 +448,7 @@ async fn receive_image<S: EngineCell>(
     shared: &Rc<S>,
     conn: &mut Conn,
     generation: u64,
+    mut pace: Option<&mut LoadPace>,
 ) -> io::Result<Vec<u8>> {
     // The primary sends newlines while it prepares the image: they only show it is alive.
     let header = loop {
@@ -446,8 +479,12 @@ async fn receive_image<S: EngineCell>(
             // The mark may straddle two reads, and the stream may follow it in the same read:
             // look from just before the new bytes, and give back what follows the mark.
             let from = image.len().saturating_sub(mark.len() - 1);
+            let before = image.len();
             image.extend_from_slice(&conn.input);
             conn.input.clear();
+            if let Some(pace) = pace.as_deref_mut() {
+                pace.feed(&image[before..]).await;
+            }
             shared
                 .engine()
                 .link_transfer(generation, -1, image.len() as u64);
@@ -470,8 +507,12 @@ async fn receive_image<S: EngineCell>(
     let mut image = Vec::with_capacity(size.min(1 << 30));
     loop {
         let take = conn.input.len().min(size - image.len());
+        let before = image.len();
         image.extend_from_slice(&conn.input[..take]);
         conn.input.advance(take);
+        if let Some(pace) = pace.as_deref_mut() {
+            pace.feed(&image[before..]).await;
+        }
         shared
             .engine()
             .link_transfer(generation, size as i64, image.len() as u64);

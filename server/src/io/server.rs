@@ -297,6 +297,7 @@ async fn serve_single_thread(options: ServerOptions, start: Start) -> io::Result
     tokio::task::spawn_local(crate::io::net::run_engine_jobs(jobs, shared.clone()));
     tokio::task::spawn_local(crate::io::net::run_snapshots(shared.clone()));
     tokio::task::spawn_local(crate::io::primary_link::run(shared.clone()));
+    tokio::task::spawn_local(crate::io::rdb_pipe::run(shared.clone()));
     if config.cluster.enabled {
         let ip = bound
             .tcp_addr

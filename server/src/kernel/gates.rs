@@ -937,7 +937,7 @@ fn connection_state_gates(
     args: &[Bytes],
 ) -> Option<Error> {
     // (The flags a script declares are looked up only for these rare clients.)
-    if client.monitor && {
+    if (client.monitor || client.replica) && {
         let flags = effective_flags(server, command, args);
         flags.contains(Flags::READONLY)
             || flags.contains(Flags::WRITE)

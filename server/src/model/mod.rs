@@ -22,6 +22,7 @@ pub mod nodes_conf;
 pub mod notify;
 pub mod pubsub;
 pub mod query_buffer;
+pub mod rdb_transfer;
 pub mod repl_buffer;
 pub mod replication;
 pub mod reply_buffer;

@@ -320,6 +320,15 @@ impl Failover {
     }
 }
 
+/// How Redis's logs name a replica at `ip` listening on `port` (0: not announced).
+pub fn replica_name(ip: &str, port: u16) -> String {
+    match (port, ip.contains(':')) {
+        (0, _) => format!("{ip}:<unknown-replica-port>"),
+        (port, true) => format!("[{ip}]:{port}"),
+        (port, false) => format!("{ip}:{port}"),
+    }
+}
+
 /// A replica attached to this server.
 #[derive(Debug, Clone)]
 pub struct Replica {
@@ -335,6 +344,11 @@ pub struct Replica {
     pub pre_psync: bool,
     /// Its full sync's image, while it goes out paced (`rdb-key-save-delay`).
     pub image: Option<PacedImage>,
+    /// Its full sync's image comes through the rdb pipe ([`Replication::transfer`]).
+    pub piped: bool,
+    /// Its full sync's image is the RDB file a BGSAVE is writing (Redis's `WAIT_BGSAVE_END`
+    /// with a disk target, [`Replication::disk_sync_offset`]): sent once the save ends.
+    pub bgsave_wait: bool,
     /// Its full sync has not started yet (see [`AwaitingSync`]).
     pub awaiting: Option<AwaitingSync>,
 }
@@ -344,6 +358,17 @@ impl Replica {
     /// good for `min-replicas-*`, and lists only them in ROLE).
     pub fn is_synced(&self) -> bool {
         self.awaiting.is_none()
+    }
+
+    /// How Redis's logs name it (`replicationGetSlaveName`): the address and port it
+    /// announced.
+    pub fn name(&self) -> String {
+        replica_name(&self.ip, self.listening_port)
+    }
+
+    /// Its full sync's image is still going out (Redis's `WAIT_BGSAVE_END`): not online yet.
+    pub fn receiving_image(&self) -> bool {
+        self.image.is_some() || self.piped || self.bgsave_wait
     }
 }
 
@@ -400,6 +425,14 @@ pub struct Replication {
     pub open_transaction: Vec<u8>,
     /// A coordinated failover under way, if any.
     pub failover: Failover,
+    /// A diskless full sync going out through a child process, if any (the binary's), and
+    /// the wake-up of the I/O task that reads its pipe.
+    pub transfer: Option<crate::model::rdb_transfer::RdbTransfer>,
+    pub transfer_wake: Arc<tokio::sync::Notify>,
+    /// A BGSAVE started for replicas' full syncs (a disk target, in the binary) is running:
+    /// the stream offset its file is taken at (Redis's `psync_initial_offset`), which a replica
+    /// arriving meanwhile may share.
+    pub disk_sync_offset: Option<u64>,
     /// A replica with no history to offer its primary: started by `replicaof` with none
     /// loaded, and not synced since. Its PSYNC says `? -1`, as Redis's does without a cached
     /// master, rather than naming its own fresh ID (which the primary would count in
@@ -430,6 +463,9 @@ impl Replication {
             stream_db: 0,
             open_transaction: Vec::new(),
             failover: Failover::default(),
+            transfer: None,
+            transfer_wake: Arc::new(tokio::sync::Notify::new()),
+            disk_sync_offset: None,
             no_history: false,
         }
     }
@@ -517,6 +553,9 @@ impl Replication {
     /// Forgets a replica (its connection closed): the stream it kept in the backlog may go.
     pub fn remove(&mut self, id: ClientId) {
         self.replicas.retain(|r| r.id != id);
+        if let Some(transfer) = &mut self.transfer {
+            transfer.forget(id);
+        }
         if let Some(backlog) = &self.backlog {
             backlog.shared.lock().detach(id);
         }

@@ -285,6 +285,9 @@ pub struct SaveState {
     pub bgsave: Option<BgSave>,
     /// The last background (or SHUTDOWN/SAVE) save succeeded (`rdb_last_bgsave_status`).
     pub last_bgsave_ok: bool,
+    /// How the last background save ended, until replication takes it: true if its file is
+    /// complete (a killed save is not, whatever `last_bgsave_ok` keeps).
+    pub last_ended: Option<bool>,
     /// Seconds the last background save took (-1: none yet).
     pub last_bgsave_time_sec: i64,
     /// Bytes of pre-images the last successful background save kept (`rdb_last_cow_size`).
@@ -324,6 +327,7 @@ impl Default for SaveState {
         SaveState {
             bgsave: None,
             last_bgsave_ok: true,
+            last_ended: None,
             last_bgsave_time_sec: -1,
             last_cow_size: 0,
             saves: 0,

@@ -8,5 +8,6 @@ pub mod cluster;
 pub mod expire;
 pub mod function_host;
 pub mod rdb_saving;
+pub mod rdb_transfer;
 pub mod script_host;
 pub mod shutdown;

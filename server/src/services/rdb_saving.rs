@@ -217,6 +217,7 @@ pub fn save(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), SaveFaile
 /// child does: the status turns to err and the log says why.
 pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
     server.persistence.saves += 1;
+    server.persistence.last_ended = None;
     let now_s = server.clock.now_ms().div_euclid(1000);
     server.persistence.last_bgsave_try = now_s;
     let target = target(server);
@@ -320,6 +321,7 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
             ks.dirty = ks.dirty.saturating_sub(job.dirty_before);
             server.lastsave = server.clock.now_ms().div_euclid(1000);
             server.persistence.last_bgsave_ok = true;
+            server.persistence.last_ended = Some(true);
         }
         Err(e) => {
             match crate::base::formats::rdb_child::killed_by_signal(&e.error) {
@@ -335,6 +337,7 @@ fn finish_bgsave(ks: &mut Keyspace, server: &mut ServerState) {
                 }
             }
             server.persistence.last_bgsave_ok = false;
+            server.persistence.last_ended = Some(false);
         }
     }
 }
@@ -354,6 +357,7 @@ fn child_died(ks: &mut Keyspace, server: &mut ServerState) -> bool {
     let message = end.describe("Background saving", "Background saving error");
     server.log.warning(&message);
     server.persistence.last_bgsave_ok = false;
+    server.persistence.last_ended = Some(false);
     true
 }
 
@@ -368,13 +372,17 @@ pub fn bgsave_wait(ks: &mut Keyspace, server: &mut ServerState) {
 }
 
 /// Stops a running background save without a file (Redis's `killRDBChild`: FLUSHALL,
-/// SHUTDOWN). Its temporary file is removed; the last save status is unchanged.
+/// SHUTDOWN), and a diskless sync's child. Its temporary file is removed; the last save status
+/// is unchanged.
 pub fn bgsave_kill(ks: &mut Keyspace, server: &mut ServerState) {
+    // Redis has one saving child, for a file or for replicas' sockets: both go.
+    crate::services::rdb_transfer::kill(server);
     if let Some(job) = server.persistence.bgsave.take() {
         job.walk.abort(ks);
         server
             .log
             .warning("Background saving terminated by signal 10");
+        server.persistence.last_ended = Some(false);
     }
 }
 
@@ -537,6 +545,8 @@ pub struct Loading<R: std::io::Read> {
     stats: LoadStats,
     merge: bool,
     feed_expired: bool,
+    /// `key-load-delay` does not apply (its pauses were taken elsewhere).
+    no_key_delay: bool,
 }
 
 impl<R: std::io::Read> Loading<R> {
@@ -584,7 +594,14 @@ impl<R: std::io::Read> Loading<R> {
             stats: LoadStats::default(),
             merge,
             feed_expired: false,
+            no_key_delay: false,
         })
+    }
+
+    /// With `skip`, loads without `key-load-delay`'s pauses.
+    pub fn without_key_delay(mut self, skip: bool) -> Self {
+        self.no_key_delay = skip;
+        self
     }
 
     /// Writes a DEL (UNLINK with `lazyfree-lazy-expire`) for every expired key it skips, as a
@@ -609,7 +626,11 @@ impl<R: std::io::Read> Loading<R> {
         max_keys: usize,
     ) -> Result<bool, LoadError> {
         let now = server.clock.now_ms();
-        let delay = server.config.key_load_delay;
+        let delay = if self.no_key_delay {
+            0
+        } else {
+            server.config.key_load_delay
+        };
         let mut keys = 0usize;
         while keys < max_keys {
             let event = self.reader.next_event();

@@ -140,7 +140,7 @@ fn log_replicas(ks: &Keyspace, server: &ServerState) {
     let mut lagging = 0;
     for replica in server.repl.replicas.iter().filter(|r| r.ack_offset != end) {
         lagging += 1;
-        let online = replica.image.is_none();
+        let online = !replica.receiving_image();
         let lag = if online {
             now_s - replica.ack_time_ms.div_euclid(1000)
         } else {

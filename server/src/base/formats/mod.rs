@@ -5,4 +5,5 @@ pub mod aof_command_base;
 pub mod rdb_child;
 pub mod rdb_convert;
 pub mod rdb_file;
+pub mod rdb_pipe_child;
 pub mod vset_rdb;
