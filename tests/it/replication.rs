@@ -911,3 +911,39 @@ fn replicas_share_one_replication_buffer_that_outgrows_the_backlog_while_needed(
         "a caught-up replica keeps little: {list}"
     );
 }
+
+/// Redis 7.0's `replicationSetMaster`: a replica that follows another primary keeps its own
+/// replicas; when it continues the same history there (a partial resync), they never notice.
+#[test]
+fn a_replica_that_changes_primary_keeps_its_replicas_while_the_history_goes_on() {
+    let a = support::builder().start().unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    text(&mut ca, &["SET", "k", "1"]);
+    let b = replica_of(a.addr());
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    eventually("b's link", || link_up(&mut cb));
+    let c = replica_of(b.addr());
+    let mut cc = Conn::connect(c.addr()).unwrap();
+    eventually("c's link", || link_up(&mut cc));
+    // b follows a port nobody listens on, then a again: c stays linked to b all along.
+    let nobody = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = nobody.local_addr().unwrap().port().to_string();
+    drop(nobody);
+    assert_eq!(text(&mut cb, &["REPLICAOF", "127.0.0.1", &port]), "+OK\r\n");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(link_up(&mut cc), "c lost its link when b changed primary");
+    let (host, a_port) = (a.addr().ip().to_string(), a.addr().port().to_string());
+    assert_eq!(text(&mut cb, &["REPLICAOF", &host, &a_port]), "+OK\r\n");
+    eventually("b continues from a", || link_up(&mut cb));
+    assert_eq!(info_number(&mut ca, "stats", "sync_partial_ok"), 1);
+    text(&mut ca, &["SET", "k", "2"]);
+    eventually("the write reaches c through b", || {
+        text(&mut cc, &["GET", "k"]) == "$1\r\n2\r\n"
+    });
+    assert_eq!(
+        info_number(&mut cb, "stats", "sync_full"),
+        1,
+        "c synced once"
+    );
+    assert_eq!(info_number(&mut cb, "stats", "sync_partial_ok"), 0);
+}

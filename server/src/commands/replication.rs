@@ -106,9 +106,19 @@ pub(crate) fn stop_following(ctx: &mut Parts<'_>) -> bool {
 }
 
 /// Makes this server a replica of `host:port` (REPLICAOF, and CLUSTER REPLICATE in cluster
-/// mode): the previous link goes, our replicas are disconnected, the link task is woken.
+/// mode): the previous link goes, the link task is woken. Our replicas stay (Redis 7.0's
+/// `replicationSetMaster`): they may continue with us if the new primary continues our history;
+/// they are disconnected when it does not — a new replication ID on a partial resync, or the
+/// load of a full sync's image.
 pub(crate) fn follow_primary(ctx: &mut Parts<'_>, host: String, port: u16) {
-    disconnect_replicas(ctx);
+    // What we propagated so far still reaches them.
+    let server = &mut *ctx.server;
+    crate::model::replication::drain(
+        &mut server.repl,
+        &mut ctx.ks.stream,
+        ctx.clients,
+        &mut server.pending_writes,
+    );
     // Clients blocked on a primary cannot be served by a replica.
     ctx.server
         .requests

@@ -67,6 +67,16 @@ async fn read_pipe<S: EngineCell>(shared: &Rc<S>, pid: u32, mut receiver: Receiv
         let flow = match read {
             Ok(0) => {
                 rdb_transfer::done_reading(server, pid);
+                // The child ends with its input, most often by now: its replicas need not wait
+                // for the tick to go online.
+                std::thread::yield_now();
+                let dropped = rdb_transfer::collect(server, clients);
+                for id in dropped {
+                    if let Some(client) = engine.clients.get(id) {
+                        client.handle.kill();
+                    }
+                    engine.disconnect(id);
+                }
                 Flow::Stop
             }
             Ok(n) => rdb_transfer::deliver(server, clients, pid, &buf[..n]),
