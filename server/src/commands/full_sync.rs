@@ -383,11 +383,10 @@ fn piped_image(
     client: &ClientState,
 ) -> Result<Vec<u8>, String> {
     ks.stream.reselect();
-    let body = dataset_image(server, ks, client)?;
     let mark = server.random_id();
-    let mut image = Vec::with_capacity(body.len() + 2 * mark.len() + 8);
-    image.extend_from_slice(format!("$EOF:{mark}\r\n").as_bytes());
-    image.extend_from_slice(&body);
+    // The image is written after the framing's first line, in place: one copy of it in memory.
+    let head = format!("$EOF:{mark}\r\n").into_bytes();
+    let mut image = dataset_image(server, ks, client, head)?;
     image.extend_from_slice(mark.as_bytes());
     Ok(image)
 }
@@ -441,7 +440,7 @@ pub(crate) fn send(
 ) -> Result<(), String> {
     // The replica starts from a full copy: the next command it gets says its database.
     ks.stream.reselect();
-    let mut body = dataset_image(server, ks, client)?;
+    let mut body = dataset_image(server, ks, client, Vec::new())?;
     if psync {
         let line = format!(
             "+FULLRESYNC {} {}\r\n",
@@ -492,15 +491,17 @@ fn send_image(
     });
 }
 
-/// The RDB image a full resync sends: the dataset now, with the replication AUX fields.
+/// The RDB image a full resync sends: the dataset now, with the replication AUX fields,
+/// written after `head` (the bytes that go before it).
 fn dataset_image(
     server: &ServerState,
     ks: &Keyspace,
     client: &ClientState,
+    head: Vec<u8>,
 ) -> Result<Vec<u8>, String> {
     use crate::services::rdb_saving;
     let options = rdb_saving::writer_options(server);
-    let mut writer = embedis_rdb::RdbWriter::new(Vec::new(), options).map_err(|e| e.to_string())?;
+    let mut writer = embedis_rdb::RdbWriter::new(head, options).map_err(|e| e.to_string())?;
     let filter = client.rdb_filter;
     rdb_saving::write_preamble_for_replica(
         server,
