@@ -709,3 +709,34 @@ fn migrate_moves_keys_to_and_from_redis() {
         "-ERR When using MIGRATE KEYS option, the key argument must be set to the empty string\r\n"
     );
 }
+
+/// FLUSHALL's changes as Redis 7.0.15 counts them (`rdb_changes_since_last_save`): the keys it
+/// removed, nothing for itself; with save points set it saves, and none are left.
+#[test]
+fn flushall_counts_the_keys_it_removed_or_saves_with_save_points() {
+    let dir = temp_dir("flushall-dirty");
+    let server = support::builder()
+        .dir(&dir)
+        .config("save", "")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let changes =
+        |c: &mut Conn| support::info_field(c, "persistence", "rdb_changes_since_last_save");
+    text(&mut c, &["SET", "a", "1"]);
+    text(&mut c, &["SET", "b", "1"]);
+    text(&mut c, &["FLUSHALL"]);
+    assert_eq!(changes(&mut c).as_deref(), Some("4"));
+    text(&mut c, &["FLUSHALL"]);
+    assert_eq!(
+        changes(&mut c).as_deref(),
+        Some("4"),
+        "an empty FLUSHALL adds none"
+    );
+    text(&mut c, &["CONFIG", "SET", "save", "3600 1"]);
+    text(&mut c, &["SET", "a", "1"]);
+    text(&mut c, &["FLUSHALL"]);
+    assert_eq!(changes(&mut c).as_deref(), Some("0"));
+    assert!(dir.join("dump.rdb").exists());
+}

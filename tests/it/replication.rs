@@ -947,3 +947,33 @@ fn a_replica_that_changes_primary_keeps_its_replicas_while_the_history_goes_on()
     );
     assert_eq!(info_number(&mut cb, "stats", "sync_partial_ok"), 0);
 }
+
+/// On a replica whose link is down with `replica-serve-stale-data no`, a function runs only if
+/// it declares `allow-stale`, and then calls only commands flagged `stale` (Redis's
+/// `scriptVerifyAllowStale`; unit/functions found both missing).
+#[test]
+fn a_stale_replica_runs_only_functions_that_allow_stale_and_their_stale_commands() {
+    let server = support::builder().start().unwrap();
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let library = "#!lua name=test\n\
+        redis.register_function{function_name='f1', callback=function() return 'hello' end, flags={'no-writes'}}\n\
+        redis.register_function{function_name='f2', callback=function() return 'hello' end, flags={'allow-stale', 'no-writes'}}\n\
+        redis.register_function{function_name='f3', callback=function() return redis.call('get', 'x') end, flags={'allow-stale', 'no-writes'}}\n\
+        redis.register_function{function_name='f4', callback=function() return redis.call('info', 'server') end, flags={'allow-stale', 'no-writes'}}";
+    assert_eq!(
+        text(&mut c, &["FUNCTION", "LOAD", library]),
+        "$4\r\ntest\r\n"
+    );
+    text(&mut c, &["CONFIG", "SET", "replica-serve-stale-data", "no"]);
+    text(&mut c, &["REPLICAOF", "127.0.0.1", "1"]);
+    assert!(text(&mut c, &["FCALL", "f1", "0"]).starts_with("-MASTERDOWN "));
+    assert_eq!(text(&mut c, &["FCALL", "f2", "0"]), "$5\r\nhello\r\n");
+    let f3 = text(&mut c, &["FCALL", "f3", "0"]);
+    assert!(
+        f3.starts_with("-ERR Can not execute the command on a stale replica"),
+        "{f3}"
+    );
+    assert!(text(&mut c, &["FCALL", "f4", "0"]).contains("redis_version"));
+    text(&mut c, &["REPLICAOF", "NO", "ONE"]);
+    assert_eq!(text(&mut c, &["FCALL", "f3", "0"]), "$-1\r\n");
+}

@@ -79,14 +79,15 @@ fn flushall(ctx: &mut Ctx<'_>) -> CmdResult {
     // A running background save would write the data FLUSHALL removes: Redis kills it.
     crate::services::rdb_saving::bgsave_kill(ctx.ks, ctx.server);
     ctx.ks.flush_all(lazy || blocking_async);
-    // With save points set, the empty dataset is saved at once (`dirty` is reset by it).
+    // With save points set, the empty dataset is saved at once (`dirty` is reset by it: 0
+    // changes since the last save). Otherwise the keys removed are the changes (Redis 7's
+    // `flushAllDataAndResetRDB`; 6.2 counted FLUSHALL itself as one more).
     if !ctx.server.config.save_points.is_empty() {
         let _ = crate::services::rdb_saving::save(ctx.ks, ctx.server);
     }
-    // Redis counts FLUSHALL itself as one more change, on top of the keys removed.
-    ctx.ks.dirty += 1;
-    // Propagated whatever `dirty` did: the save above resets it, so without this a FLUSHALL
-    // after other writes would reach neither the AOF nor the replicas (Redis forces it too).
+    // Propagated whatever `dirty` did: the save above resets it, and an empty dataset adds
+    // nothing, so without this a FLUSHALL would reach neither the AOF nor the replicas (Redis
+    // forces it too).
     ctx.force_propagation();
     flushed(ctx, blocking_async);
     Ok(())

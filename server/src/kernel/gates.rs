@@ -372,12 +372,14 @@ pub const MASTERDOWN_ERROR: &str =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 
 /// The stale-data gate of `processCommand`: a replica whose link is down, with
-/// `replica-serve-stale-data no`, serves only commands flagged `stale` (INFO, REPLICAOF, …);
-/// an EXEC is judged by its queue (any command without the flag refuses it).
+/// `replica-serve-stale-data no`, serves only commands flagged `stale` (INFO, REPLICAOF, …,
+/// and a script or function declaring `allow-stale`: `flags` are the effective ones); an EXEC
+/// is judged by its queue (any command without the flag refuses it).
 pub fn refuses_stale(
     server: &crate::model::state::ServerState,
     client: &ClientState,
     command: &Command,
+    flags: Flags,
 ) -> bool {
     if server.config.replica_serve_stale_data || !server.repl.link_down() || client.master {
         return false;
@@ -385,7 +387,7 @@ pub fn refuses_stale(
     if command.full_name == "exec" {
         return client.multi.as_ref().is_some_and(|m| m.not_stale);
     }
-    !command.spec.flags.contains(Flags::STALE)
+    !flags.contains(Flags::STALE)
 }
 
 /// Redis's reply to a write refused for want of good replicas.
@@ -897,7 +899,12 @@ fn server_state_gates(
         {
             return Some(Error::msg(READONLY_ERROR));
         }
-        if refuses_stale(server, client, command) {
+        if refuses_stale(
+            server,
+            client,
+            command,
+            effective_flags(server, command, args),
+        ) {
             return Some(Error::msg(MASTERDOWN_ERROR));
         }
     }
@@ -1019,6 +1026,17 @@ fn script_call_order(
     if flags.contains(Flags::NOSCRIPT) && !parts.server.disable_deny_scripts {
         return refuse(Error::msg(
             "ERR This Redis command is not allowed from script",
+        ));
+    }
+    // A script allowed on a stale replica runs there only commands flagged `stale`
+    // (Redis's `scriptVerifyAllowStale`).
+    let server = &*parts.server;
+    if server.repl.link_down()
+        && !server.config.replica_serve_stale_data
+        && !flags.contains(Flags::STALE)
+    {
+        return refuse(Error::msg(
+            "ERR Can not execute the command on a stale replica",
         ));
     }
     let lua = crate::model::acl_users::Context::Lua;
