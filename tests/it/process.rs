@@ -375,6 +375,14 @@ fn replica_of(primary: &Proc) -> Proc {
     Proc::start(&["--save", "", "--replicaof", "127.0.0.1", &port])
 }
 
+/// Waits for the one child a primary's full sync starts, and returns its pid.
+fn transfer_child(primary: &Proc) -> i32 {
+    support::eventually("the transfer's child starts", || {
+        children_of(primary.pid()).len() == 1
+    });
+    children_of(primary.pid())[0]
+}
+
 fn info(conn: &mut Conn, section: &str, name: &str) -> String {
     support::info_field(conn, section, name).unwrap_or_default()
 }
@@ -385,10 +393,7 @@ fn a_diskless_full_sync_pipes_its_image_through_a_child_process() {
     let primary = diskless_primary("2000", 300);
     let mut c = primary.conn();
     let replica = replica_of(&primary);
-    support::eventually("the transfer's child starts", || {
-        children_of(primary.pid()).len() == 1
-    });
-    let child = children_of(primary.pid())[0];
+    let child = transfer_child(&primary);
     primary.wait_for_log(&format!("Background RDB transfer started by pid {child}"));
     // Meanwhile the child counts as a save in progress and the replica waits for its image.
     assert_eq!(info(&mut c, "persistence", "rdb_bgsave_in_progress"), "1");
@@ -415,10 +420,7 @@ fn a_killed_transfer_child_is_collected_and_its_replica_syncs_again() {
     let primary = diskless_primary("100000", 100);
     let mut c = primary.conn();
     let replica = replica_of(&primary);
-    support::eventually("the transfer's child starts", || {
-        children_of(primary.pid()).len() == 1
-    });
-    let child = children_of(primary.pid())[0];
+    let child = transfer_child(&primary);
     // The next transfer goes at once (the running one keeps its pace).
     assert_eq!(
         reply(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]),
@@ -443,10 +445,7 @@ fn a_killed_transfer_child_is_collected_and_its_replica_syncs_again() {
 fn a_transfer_child_ends_when_its_primary_is_killed() {
     let mut primary = diskless_primary("100000", 100);
     let _replica = replica_of(&primary);
-    support::eventually("the transfer's child starts", || {
-        children_of(primary.pid()).len() == 1
-    });
-    let child = children_of(primary.pid())[0];
+    let child = transfer_child(&primary);
     primary.signal(libc::SIGKILL);
     primary.wait();
     // Its input closed with the primary: it ends (and, an orphan, is reaped or left a zombie).

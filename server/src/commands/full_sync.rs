@@ -238,14 +238,7 @@ fn begin_via_disk(
     psync: bool,
     offset: u64,
 ) {
-    if psync {
-        let line = format!("+FULLRESYNC {} {offset}\r\n", server.repl.replid);
-        out.extend_from_slice(line.as_bytes());
-    }
-    if let Some(backlog) = &server.repl.backlog {
-        backlog.shared.lock().attach(client.id, offset + 1, false);
-        client.handle.set_feed(Some(backlog.shared.clone()));
-    }
+    begin_full_sync(server, client, out, psync, offset);
     if let Some(replica) = server.repl.replica_mut(client.id) {
         replica.bgsave_wait = true;
     }
@@ -337,7 +330,7 @@ fn start_piped(
             continue;
         }
         let mut out = std::mem::take(&mut client.pending);
-        begin_piped(server, client, &mut out, psync);
+        begin_full_sync(server, client, &mut out, psync, server.repl.offset);
         // Before any piece of the image, which the reader delivers straight to the connection.
         client.handle.deliver_from(&mut out);
         client.pending = out;
@@ -358,21 +351,24 @@ pub(crate) fn send_piped(
         .notice("Starting BGSAVE for SYNC with target: replicas sockets (1 replicas)");
     let image = piped_image(server, ks, client)?;
     crate::services::rdb_transfer::start(server, image, ks.total_keys(), &[client.id])?;
-    begin_piped(server, client, out, psync);
+    begin_full_sync(server, client, out, psync, server.repl.offset);
     Ok(())
 }
 
-/// A piped target's first line, and its place in the stream: the backlog keeps what follows
-/// the image for it.
-fn begin_piped(server: &ServerState, client: &ClientState, out: &mut BytesMut, psync: bool) {
+/// A full sync's first line (PSYNC's `+FULLRESYNC`, at the image's `offset`), and the
+/// replica's place in the stream: the backlog keeps what follows the image for it.
+fn begin_full_sync(
+    server: &ServerState,
+    client: &ClientState,
+    out: &mut BytesMut,
+    psync: bool,
+    offset: u64,
+) {
     if psync {
-        let line = format!(
-            "+FULLRESYNC {} {}\r\n",
-            server.repl.replid, server.repl.offset
-        );
+        let line = format!("+FULLRESYNC {} {offset}\r\n", server.repl.replid);
         out.extend_from_slice(line.as_bytes());
     }
-    keep_stream_after_image(server, client);
+    keep_stream_after(server, client, offset);
 }
 
 /// The bytes a child pipes: the diskless framing around the RDB image (one image for every
@@ -391,12 +387,11 @@ fn piped_image(
     Ok(image)
 }
 
-/// The replica reads the stream since the image from the backlog, once the image is out:
-/// meanwhile its (inactive) reader keeps that stream there.
-fn keep_stream_after_image(server: &ServerState, client: &ClientState) {
+/// The replica reads the stream after the image (taken at `offset`) from the backlog, once
+/// the image is out: meanwhile its (inactive) reader keeps that stream there.
+fn keep_stream_after(server: &ServerState, client: &ClientState, offset: u64) {
     if let Some(backlog) = &server.repl.backlog {
-        let from = server.repl.offset + 1;
-        backlog.shared.lock().attach(client.id, from, false);
+        backlog.shared.lock().attach(client.id, offset + 1, false);
         client.handle.set_feed(Some(backlog.shared.clone()));
     }
 }
@@ -458,7 +453,7 @@ pub(crate) fn send(
     } else {
         out.extend_from_slice(format!("${}\r\n", body.len()).as_bytes());
     }
-    keep_stream_after_image(server, client);
+    keep_stream_after(server, client, server.repl.offset);
     send_image(server, ks, client.id, out, body);
     server.log.notice(&format!(
         "Synchronization with replica {} succeeded",
