@@ -5,7 +5,7 @@
 
 use crate::crc64::crc64;
 use crate::error::RdbError;
-use crate::value::RdbValue;
+use crate::value::{RdbValue, Sanitize};
 use crate::RDB_VERSION;
 
 /// The payload Redis's DUMP gives for `value` with `rdbcompression yes`.
@@ -52,6 +52,16 @@ pub fn parse_dump_payload_checked(
     newest: u16,
     verify_crc: bool,
 ) -> Result<RdbValue, RdbError> {
+    parse_dump_payload_sanitized(payload, newest, verify_crc, Sanitize::Deep)
+}
+
+/// [`parse_dump_payload_checked`], the value's listpacks checked as `sanitize` says.
+pub fn parse_dump_payload_sanitized(
+    payload: &[u8],
+    newest: u16,
+    verify_crc: bool,
+    sanitize: Sanitize,
+) -> Result<RdbValue, RdbError> {
     if payload.len() < 10 {
         return Err(RdbError::BadDumpPayload);
     }
@@ -62,7 +72,7 @@ pub fn parse_dump_payload_checked(
         return Err(RdbError::BadDumpPayload);
     }
     let (&ty, mut rest) = payload.split_first().expect("10 bytes or more");
-    RdbValue::read_body(&mut rest, ty).map_err(|e| match e {
+    RdbValue::read_body_as(&mut rest, ty, sanitize).map_err(|e| match e {
         RdbError::Corrupt(reason) => RdbError::Corrupt(reason),
         // A body cut short, or a length beyond the payload, as Redis's string loader puts it.
         other => RdbError::Corrupt(format!("Bad data format ({other})")),

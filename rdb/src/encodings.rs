@@ -111,6 +111,52 @@ fn sign_extend(v: u64, bits: u32) -> i64 {
 
 /// The elements of a Redis listpack, integers as their decimal text.
 pub fn listpack_decode(lp: &[u8]) -> Res<Vec<Vec<u8>>> {
+    let (declared, body) = listpack_frame(lp)?;
+    let mut pos = 6;
+    let mut items = Vec::new();
+    while pos < body.len() {
+        let (item, next) = listpack_entry(body, pos)?;
+        items.push(item);
+        pos = next;
+    }
+    if declared != 65535 && declared as usize != items.len() {
+        return corrupt("listpack element count mismatch");
+    }
+    Ok(items)
+}
+
+/// Redis's shallow check of a listpack (`lpValidateIntegrity` without `deep`, what the loader
+/// does under `sanitize-dump-payload no`): the header's size is the blob's, it ends with the
+/// terminator, and its first entry — which Redis's `lpFirst` asserts valid — can be read.
+pub fn listpack_shallow_check(lp: &[u8]) -> Res<()> {
+    let (_, body) = listpack_frame(lp)?;
+    if body.len() > 6 {
+        listpack_entry(body, 6)?;
+    }
+    Ok(())
+}
+
+/// The elements of a listpack up to its first unreadable entry, its declared count ignored:
+/// what can be kept of a listpack that passed only [`listpack_shallow_check`].
+pub fn listpack_readable_prefix(lp: &[u8]) -> Vec<Vec<u8>> {
+    let Ok((_, body)) = listpack_frame(lp) else {
+        return Vec::new();
+    };
+    let mut pos = 6;
+    let mut items = Vec::new();
+    while pos < body.len() {
+        let Ok((item, next)) = listpack_entry(body, pos) else {
+            break;
+        };
+        items.push(item);
+        pos = next;
+    }
+    items
+}
+
+/// A listpack's declared element count and its bytes without the terminator, once its header
+/// agrees with its size.
+fn listpack_frame(lp: &[u8]) -> Res<(u16, &[u8])> {
     if lp.len() < 7 {
         return corrupt("listpack too short");
     }
@@ -118,62 +164,55 @@ pub fn listpack_decode(lp: &[u8]) -> Res<Vec<Vec<u8>>> {
     if total != lp.len() || lp[lp.len() - 1] != 0xff {
         return corrupt("listpack header does not match its size");
     }
-    let declared = u16::from_le_bytes([lp[4], lp[5]]);
-    let body = &lp[..lp.len() - 1];
-    let mut pos = 6;
-    let mut items = Vec::new();
-    while pos < body.len() {
-        let b = body[pos];
-        let (item, size): (Vec<u8>, usize) = if b & 0x80 == 0 {
-            ((b & 0x7f).to_string().into_bytes(), 1)
-        } else if b & 0xc0 == 0x80 {
-            let n = (b & 0x3f) as usize;
-            (take(body, pos + 1, n, "listpack")?.to_vec(), 1 + n)
-        } else if b & 0xe0 == 0xc0 {
-            let lo = *take(body, pos + 1, 1, "listpack")?.first().unwrap_or(&0);
-            let v = sign_extend((u64::from(b & 0x1f) << 8) | u64::from(lo), 13);
-            (v.to_string().into_bytes(), 2)
-        } else if b & 0xf0 == 0xe0 {
-            let lo = take(body, pos + 1, 1, "listpack")?[0];
-            let n = (((b & 0x0f) as usize) << 8) | lo as usize;
-            (take(body, pos + 2, n, "listpack")?.to_vec(), 2 + n)
-        } else {
-            let int = |width: usize| -> Res<(Vec<u8>, usize)> {
-                let raw = take(body, pos + 1, width, "listpack")?;
-                let mut v = 0u64;
-                for (i, byte) in raw.iter().enumerate() {
-                    v |= u64::from(*byte) << (8 * i);
-                }
-                let v = sign_extend(v, 8 * width as u32);
-                Ok((v.to_string().into_bytes(), 1 + width))
-            };
-            match b {
-                0xf0 => {
-                    let n =
-                        u32::from_le_bytes(take(body, pos + 1, 4, "listpack")?.try_into().unwrap())
-                            as usize;
-                    (take(body, pos + 5, n, "listpack")?.to_vec(), 5 + n)
-                }
-                0xf1 => int(2)?,
-                0xf2 => int(3)?,
-                0xf3 => int(4)?,
-                0xf4 => int(8)?,
-                _ => return corrupt(format!("unknown listpack encoding {b:#04x}")),
+    Ok((u16::from_le_bytes([lp[4], lp[5]]), &lp[..lp.len() - 1]))
+}
+
+/// The entry at `pos` of a listpack's `body` and the offset of the next, its back length checked.
+fn listpack_entry(body: &[u8], pos: usize) -> Res<(Vec<u8>, usize)> {
+    let b = body[pos];
+    let (item, size): (Vec<u8>, usize) = if b & 0x80 == 0 {
+        ((b & 0x7f).to_string().into_bytes(), 1)
+    } else if b & 0xc0 == 0x80 {
+        let n = (b & 0x3f) as usize;
+        (take(body, pos + 1, n, "listpack")?.to_vec(), 1 + n)
+    } else if b & 0xe0 == 0xc0 {
+        let lo = *take(body, pos + 1, 1, "listpack")?.first().unwrap_or(&0);
+        let v = sign_extend((u64::from(b & 0x1f) << 8) | u64::from(lo), 13);
+        (v.to_string().into_bytes(), 2)
+    } else if b & 0xf0 == 0xe0 {
+        let lo = take(body, pos + 1, 1, "listpack")?[0];
+        let n = (((b & 0x0f) as usize) << 8) | lo as usize;
+        (take(body, pos + 2, n, "listpack")?.to_vec(), 2 + n)
+    } else {
+        let int = |width: usize| -> Res<(Vec<u8>, usize)> {
+            let raw = take(body, pos + 1, width, "listpack")?;
+            let mut v = 0u64;
+            for (i, byte) in raw.iter().enumerate() {
+                v |= u64::from(*byte) << (8 * i);
             }
+            let v = sign_extend(v, 8 * width as u32);
+            Ok((v.to_string().into_bytes(), 1 + width))
         };
-        let back = backlen_size(size);
-        let mut expect = Vec::with_capacity(5);
-        encode_backlen(&mut expect, size);
-        if take(body, pos + size, back, "listpack")? != expect.as_slice() {
-            return corrupt("listpack back length mismatch");
+        match b {
+            0xf0 => {
+                let n = u32::from_le_bytes(take(body, pos + 1, 4, "listpack")?.try_into().unwrap())
+                    as usize;
+                (take(body, pos + 5, n, "listpack")?.to_vec(), 5 + n)
+            }
+            0xf1 => int(2)?,
+            0xf2 => int(3)?,
+            0xf3 => int(4)?,
+            0xf4 => int(8)?,
+            _ => return corrupt(format!("unknown listpack encoding {b:#04x}")),
         }
-        pos += size + back;
-        items.push(item);
+    };
+    let back = backlen_size(size);
+    let mut expect = Vec::with_capacity(5);
+    encode_backlen(&mut expect, size);
+    if take(body, pos + size, back, "listpack")? != expect.as_slice() {
+        return corrupt("listpack back length mismatch");
     }
-    if declared != 65535 && declared as usize != items.len() {
-        return corrupt("listpack element count mismatch");
-    }
-    Ok(items)
+    Ok((item, pos + size + back))
 }
 
 /// The elements of a legacy ziplist (lists, hashes and zsets before Redis 7.0).

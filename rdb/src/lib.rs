@@ -26,14 +26,15 @@ pub mod value;
 
 pub use dump::{
     dump_payload, dump_payload_as, dump_payload_with, parse_dump_payload,
-    parse_dump_payload_checked, parse_dump_payload_upto,
+    parse_dump_payload_checked, parse_dump_payload_sanitized, parse_dump_payload_upto,
 };
 pub use error::RdbError;
 pub use file::{AuxInfo, EntryMeta, Event, RdbReader, RdbWriter, WriterOptions};
 pub use hash_ttl::TtlField;
 pub use module::{module_type_id, ModuleItem, ModuleValue};
 pub use value::{
-    ListNode, NodeContainer, RdbStream, RdbValue, StreamConsumer, StreamGroup, StreamId, StreamNack,
+    ListNode, NodeContainer, RdbStream, RdbValue, Sanitize, StreamConsumer, StreamGroup, StreamId,
+    StreamNack,
 };
 
 /// The RDB version this crate writes by default (`REDIS0010`, Redis 7.0's).

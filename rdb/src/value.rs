@@ -7,7 +7,10 @@
 //! Reading also accepts every older encoding Redis 7.0 still loads (linked lists, ziplists,
 //! quicklists of ziplists, zipmaps, text scores, v1 streams) and converts it to this model.
 
-use crate::encodings::{listpack_decode, listpack_encode, ziplist_decode, zipmap_decode};
+use crate::encodings::{
+    listpack_decode, listpack_encode, listpack_readable_prefix, listpack_shallow_check,
+    ziplist_decode, zipmap_decode,
+};
 use crate::error::{corrupt, RdbError};
 use crate::hash_ttl::{self, TtlField};
 use crate::primitives::*;
@@ -258,6 +261,16 @@ impl RdbValue {
     /// Reads a value of type `ty` (any type Redis 7.0 loads, and Redis 7.4's hashes with field
     /// TTLs), converting older encodings.
     pub fn read_body<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
+        Self::read_body_as(r, ty, Sanitize::Deep)
+    }
+
+    /// [`RdbValue::read_body`], checking the listpacks of hashes, lists and streams as
+    /// `sanitize` says.
+    pub fn read_body_as<R: Read>(
+        r: &mut R,
+        ty: u8,
+        sanitize: Sanitize,
+    ) -> Result<RdbValue, RdbError> {
         Ok(match ty {
             types::STRING => RdbValue::String(read_string(r)?),
             types::LIST => {
@@ -316,7 +329,7 @@ impl RdbValue {
             | types::ZSET_LISTPACK
             | types::HASH_ZIPMAP
             | types::HASH_ZIPLIST
-            | types::ZSET_ZIPLIST => read_packed(r, ty)?,
+            | types::ZSET_ZIPLIST => read_packed(r, ty, sanitize)?,
             types::LIST_ZIPLIST => {
                 let items = integrity(ziplist_decode(&read_string(r)?), "List ziplist")?;
                 RdbValue::List(nodes_from_items(&items))
@@ -340,11 +353,12 @@ impl RdbValue {
                         2 => NodeContainer::Packed,
                         c => return corrupt(format!("unknown quicklist container {c}")),
                     };
-                    let data = read_string(r)?;
-                    if container == NodeContainer::Packed
-                        && integrity(listpack_decode(&data), "Listpack")?.is_empty()
-                    {
-                        return corrupt("empty quicklist node");
+                    let mut data = read_string(r)?;
+                    if container == NodeContainer::Packed {
+                        let items = sanitize.listpack(&mut data, "Listpack", false)?;
+                        if items == 0 {
+                            return corrupt("empty quicklist node");
+                        }
                     }
                     nodes.push(ListNode { container, data });
                 }
@@ -352,7 +366,7 @@ impl RdbValue {
             }
             types::MODULE_2 => RdbValue::Module(Box::new(crate::module::read_module(r)?)),
             types::STREAM_LISTPACKS | types::STREAM_LISTPACKS_2 | types::STREAM_LISTPACKS_3 => {
-                RdbValue::Stream(Box::new(read_stream(r, ty)?))
+                RdbValue::Stream(Box::new(read_stream(r, ty, sanitize)?))
             }
             types::HASH_METADATA | types::HASH_METADATA_PRE_GA => RdbValue::HashWithTtls(
                 hash_ttl::read_metadata(r, ty == types::HASH_METADATA_PRE_GA)?,
@@ -373,7 +387,7 @@ impl RdbValue {
 
 /// A value of one of the packed types (a single blob: intset, listpack, zipmap, ziplist), its
 /// blob checked as Redis's loader checks it.
-fn read_packed<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
+fn read_packed<R: Read>(r: &mut R, ty: u8, sanitize: Sanitize) -> Result<RdbValue, RdbError> {
     Ok(match ty {
         types::SET_INTSET => {
             let blob = read_string(r)?;
@@ -384,6 +398,13 @@ fn read_packed<R: Read>(r: &mut R, ty: u8) -> Result<RdbValue, RdbError> {
             let blob = read_string(r)?;
             integrity(listpack_decode(&blob), "Set listpack")?;
             RdbValue::SetListpack(blob)
+        }
+        types::HASH_LISTPACK if sanitize == Sanitize::Shallow => {
+            let mut blob = read_string(r)?;
+            if sanitize.listpack(&mut blob, "Hash listpack", true)? < 2 {
+                return corrupt("Empty listpack");
+            }
+            RdbValue::HashListpack(blob)
         }
         types::HASH_LISTPACK | types::ZSET_LISTPACK => {
             let blob = read_string(r)?;
@@ -522,7 +543,7 @@ fn write_stream<W: Write>(
 
 /// A stream of type `ty`: 15 (v1), 19 (v2: first ID, max deleted ID, entries added and read)
 /// or 21 (v3: consumers' active times too).
-fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
+fn read_stream<R: Read>(r: &mut R, ty: u8, sanitize: Sanitize) -> Result<RdbStream, RdbError> {
     let v2 = ty >= types::STREAM_LISTPACKS_2;
     let v3 = ty >= types::STREAM_LISTPACKS_3;
     let n = read_count(r)?;
@@ -531,9 +552,9 @@ fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
         let key = read_string(r)?;
         let id = StreamId::from_bytes(&key)
             .ok_or_else(|| RdbError::Corrupt("stream node key is not a 128-bit ID".into()))?;
-        let lp = read_string(r)?;
-        if integrity(listpack_decode(&lp), "Stream listpack")?.is_empty() {
-            return corrupt("empty stream listpack node");
+        let mut lp = read_string(r)?;
+        if sanitize.listpack(&mut lp, "Stream listpack", false)? == 0 {
+            return corrupt("Empty listpack inside stream");
         }
         nodes.push((id, lp));
     }
@@ -604,6 +625,39 @@ fn read_stream<R: Read>(r: &mut R, ty: u8) -> Result<RdbStream, RdbError> {
         entries_added,
         groups,
     })
+}
+
+/// How closely a value's listpacks are checked, as Redis's `sanitize-dump-payload` decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sanitize {
+    /// Every entry read and checked (Redis's deep sanitization; always, for RDB files).
+    Deep,
+    /// Only what Redis's loader checks without deep sanitization (`sanitize-dump-payload no`,
+    /// for RESTORE): the listpack's frame and first entry. Redis then keeps the bytes and may
+    /// crash on them later; our structures are built from the blob, so what follows the first
+    /// unreadable entry is dropped (and a hash's unpaired last field): the blob is rewritten to
+    /// its readable prefix.
+    Shallow,
+}
+
+impl Sanitize {
+    /// Checks a listpack blob and returns how many elements it holds, after rewriting it to
+    /// its readable prefix when shallow (an even number of them if `pairs`).
+    fn listpack(self, blob: &mut Vec<u8>, what: &str, pairs: bool) -> Result<usize, RdbError> {
+        if self == Sanitize::Deep {
+            return Ok(integrity(listpack_decode(blob), what)?.len());
+        }
+        integrity(listpack_shallow_check(blob), what)?;
+        if let Ok(items) = listpack_decode(blob) {
+            return Ok(items.len());
+        }
+        let mut items = listpack_readable_prefix(blob);
+        if pairs && items.len() % 2 == 1 {
+            items.pop();
+        }
+        *blob = listpack_encode(&items);
+        Ok(items.len())
+    }
 }
 
 /// A blob that failed its check, in the words of Redis's loader ("Hash ziplist integrity check

@@ -196,3 +196,89 @@ fn empty_values_in_a_file_are_skipped_with_a_warning() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A stream of one node, master ID 1-1 and field `f`: its entries 1-1 `v1` and 1-2 `v2`, the
+/// second one's closing element count wrong (9 where 4 belongs), declared as two entries.
+fn stream_with_bad_second_entry() -> Vec<u8> {
+    let node = listpack(&[
+        "2", "0", "1", "f", "0", // live, deleted, master fields, terminator
+        "2", "0", "0", "v1", "4", // same fields as the master, 1-1
+        "2", "0", "1", "v2", "9", // 1-2, its count wrong
+    ]);
+    let id = |ms, seq| embedis_rdb::StreamId { ms, seq };
+    let stream = embedis_rdb::RdbStream {
+        nodes: vec![(id(1, 1), node)],
+        length: 2,
+        last_id: id(1, 2),
+        first_id: id(1, 1),
+        max_deleted_id: id(0, 0),
+        entries_added: 2,
+        groups: Vec::new(),
+    };
+    embedis_rdb::dump_payload(&RdbValue::Stream(Box::new(stream)))
+}
+
+/// A hash listpack `a 1 b 2` whose last entry's back length is broken, as a DUMP payload.
+fn hash_with_broken_last_entry() -> Vec<u8> {
+    let mut lp = listpack(&["a", "1", "b", "2"]);
+    let last_backlen = lp.len() - 2;
+    lp[last_backlen] = 0x7f;
+    hash_listpack_payload(&lp)
+}
+
+/// A DUMP payload of a hash listpack blob (short: its length fits 6 bits), with its CRC.
+fn hash_listpack_payload(lp: &[u8]) -> Vec<u8> {
+    let mut payload = vec![embedis_rdb::types::HASH_LISTPACK, lp.len() as u8];
+    payload.extend_from_slice(lp);
+    payload.extend_from_slice(&[10, 0]); // RDB version 10
+    let crc = embedis_rdb::crc64::crc64(&payload);
+    payload.extend_from_slice(&crc.to_le_bytes());
+    payload
+}
+
+/// Under `sanitize-dump-payload no` (Redis 7.0's default) Redis takes a payload after a shallow
+/// check and keeps its bytes; embedis builds its own structures, so it keeps what it can read
+/// (the entries before the first malformed one) and logs why. Deep sanitization refuses both.
+#[test]
+fn restore_without_deep_sanitization_keeps_the_readable_part() {
+    let dir = temp_dir("corrupt-dump-salvage");
+    let log = dir.join("embedis.log");
+    let server = start_logging("corrupt-dump-salvage", &log);
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let (stream, hash) = (
+        stream_with_bad_second_entry(),
+        hash_with_broken_last_entry(),
+    );
+
+    text(&mut c, &["CONFIG", "SET", "sanitize-dump-payload", "yes"]);
+    assert_eq!(restore(&mut c, "s", &stream), "-ERR Bad data format\r\n");
+    assert_eq!(restore(&mut c, "h", &hash), "-ERR Bad data format\r\n");
+
+    text(&mut c, &["CONFIG", "SET", "sanitize-dump-payload", "no"]);
+    assert_eq!(restore(&mut c, "s", &stream), "+OK\r\n");
+    assert_eq!(text(&mut c, &["XLEN", "s"]), ":1\r\n");
+    assert_eq!(
+        text(&mut c, &["XRANGE", "s", "-", "+"]),
+        "*1\r\n*2\r\n$3\r\n1-1\r\n*2\r\n$1\r\nf\r\n$2\r\nv1\r\n"
+    );
+    // The stream goes on after what was kept.
+    assert!(text(&mut c, &["XADD", "s", "*", "f", "v3"]).starts_with('$'));
+    assert_eq!(text(&mut c, &["XLEN", "s"]), ":2\r\n");
+    assert!(log_has(
+        &log,
+        "RESTORE kept the readable part of a payload that fails deep sanitization"
+    ));
+
+    assert_eq!(restore(&mut c, "h", &hash), "+OK\r\n");
+    assert_eq!(
+        text(&mut c, &["HGETALL", "h"]),
+        "*2\r\n$1\r\na\r\n$1\r\n1\r\n"
+    );
+    // A payload that fails even the shallow check is refused either way.
+    let mut torn = listpack(&["a", "1", "b", "2"]);
+    torn[0] += 1; // the listpack's declared size
+    let torn = hash_listpack_payload(&torn);
+    assert_eq!(restore(&mut c, "t", &torn), "-ERR Bad data format\r\n");
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -294,19 +294,30 @@ impl Node {
     /// by `master`; `None` if they do not form a valid node (counts that disagree with the
     /// entries, IDs out of order, malformed numbers).
     pub fn from_redis_elements(master: StreamId, items: &[Vec<u8>]) -> Option<Node> {
-        fn int(b: &[u8]) -> Option<i64> {
-            crate::number::parse_i64(b)
-        }
-        let mut it = items.iter();
-        let mut next = || it.next().map(Vec::as_slice);
-        let live = int(next()?)?;
-        let deleted = int(next()?)?;
-        let nfields = usize::try_from(int(next()?)?).ok()?;
+        let (node, whole) = Self::read_redis_elements(master, items)?;
+        whole.then_some(node)
+    }
+
+    /// The entries of a node's Redis listpack up to the first that does not form a valid entry
+    /// (what can be kept of a payload restored without deep sanitization); `None` if not even
+    /// the master entry and one entry can be read.
+    pub fn from_redis_elements_prefix(master: StreamId, items: &[Vec<u8>]) -> Option<Node> {
+        let (node, _) = Self::read_redis_elements(master, items)?;
+        (node.live + node.deleted > 0).then_some(node)
+    }
+
+    /// The node read from a Redis listpack's elements as far as they form valid entries, and
+    /// whether that is all of them with the counts the master entry declares.
+    fn read_redis_elements(master: StreamId, items: &[Vec<u8>]) -> Option<(Node, bool)> {
+        let mut it = items.iter().map(Vec::as_slice);
+        let live = redis_int(it.next()?)?;
+        let deleted = redis_int(it.next()?)?;
+        let nfields = usize::try_from(redis_int(it.next()?)?).ok()?;
         let mut fields = Vec::with_capacity(nfields.min(1024));
         for _ in 0..nfields {
-            fields.push(next()?.to_vec());
+            fields.push(it.next()?.to_vec());
         }
-        if int(next()?)? != 0 {
+        if redis_int(it.next()?)? != 0 {
             return None;
         }
         let mut node = Node::default();
@@ -320,38 +331,12 @@ impl Node {
         node.master_fields = nfields as u32;
         node.redis_body = redis as u32;
         let mut last: Option<StreamId> = None;
-        while let Some(flags) = next() {
-            let flags = int(flags)?;
-            if !(0..=3).contains(&flags) {
-                return None;
-            }
-            let ms = master.ms.wrapping_add(int(next()?)? as u64);
-            let seq = master.seq.wrapping_add(int(next()?)? as u64);
-            let id = StreamId::new(ms, seq);
-            if id < master || last.is_some_and(|l| id <= l) {
-                return None;
-            }
-            let same = flags & i64::from(FLAG_SAME_FIELDS) != 0;
-            let n = if same {
-                nfields
-            } else {
-                usize::try_from(int(next()?)?).ok()?
+        while it.len() > 0 {
+            let Some((flags, id, pairs)) = next_redis_entry(&mut it, master, &fields) else {
+                return Some((node, false));
             };
-            let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * n.min(1024));
-            if same {
-                for field in &fields {
-                    pairs.push(field);
-                    pairs.push(next()?);
-                }
-            } else {
-                for _ in 0..n {
-                    pairs.push(next()?);
-                    pairs.push(next()?);
-                }
-            }
-            let lp_count = int(next()?)?;
-            if lp_count != if same { n + 3 } else { n * 2 + 4 } as i64 {
-                return None;
+            if last.is_some_and(|l| id <= l) {
+                return Some((node, false));
             }
             node.push(master, id, &pairs);
             if flags & i64::from(FLAG_DELETED) != 0 {
@@ -359,10 +344,9 @@ impl Node {
             }
             last = Some(id);
         }
-        if last.is_none() || i64::from(node.live) != live || i64::from(node.deleted) != deleted {
-            return None;
-        }
-        Some(node)
+        let whole =
+            last.is_some() && i64::from(node.live) == live && i64::from(node.deleted) == deleted;
+        Some((node, whole))
     }
 
     /// Frees spare capacity (a node that will not grow anymore).
@@ -467,4 +451,52 @@ impl<'a> Iterator for RawEntries<'a> {
         self.pos = next;
         Some((at, entry))
     }
+}
+
+/// A number as a Redis listpack holds it (its decimal text here).
+fn redis_int(b: &[u8]) -> Option<i64> {
+    crate::number::parse_i64(b)
+}
+
+/// The next entry of a node's Redis listpack elements: its flags, ID and field/value pairs;
+/// `None` if the elements do not form one (bad flags or numbers, an ID before the master's,
+/// too few elements, a count that disagrees).
+fn next_redis_entry<'a, I: Iterator<Item = &'a [u8]>>(
+    it: &mut I,
+    master: StreamId,
+    fields: &'a [Vec<u8>],
+) -> Option<(i64, StreamId, Vec<&'a [u8]>)> {
+    let flags = redis_int(it.next()?)?;
+    if !(0..=3).contains(&flags) {
+        return None;
+    }
+    let ms = master.ms.wrapping_add(redis_int(it.next()?)? as u64);
+    let seq = master.seq.wrapping_add(redis_int(it.next()?)? as u64);
+    let id = StreamId::new(ms, seq);
+    if id < master {
+        return None;
+    }
+    let same = flags & i64::from(FLAG_SAME_FIELDS) != 0;
+    let n = if same {
+        fields.len()
+    } else {
+        usize::try_from(redis_int(it.next()?)?).ok()?
+    };
+    let mut pairs: Vec<&[u8]> = Vec::with_capacity(2 * n.min(1024));
+    if same {
+        for field in fields {
+            pairs.push(field);
+            pairs.push(it.next()?);
+        }
+    } else {
+        for _ in 0..n {
+            pairs.push(it.next()?);
+            pairs.push(it.next()?);
+        }
+    }
+    let lp_count = redis_int(it.next()?)?;
+    if lp_count != if same { n + 3 } else { n * 2 + 4 } as i64 {
+        return None;
+    }
+    Some((flags, id, pairs))
 }

@@ -10,9 +10,12 @@
 //! RESTORE follows Redis's `restoreCommand` step by step, because its errors come in that
 //! order: the options (IDLETIME and FREQ exclude each other as a syntax error), the target key
 //! (`-BUSYKEY` unless REPLACE), the TTL, the payload's footer (its CRC64 unless DEBUG
-//! SET-SKIP-CHECKSUM-VALIDATION 1), then its body. Every body is checked whole, whatever
-//! `sanitize-dump-payload` says: our structures are built from it, so a payload Redis would
-//! take unchecked and crash on later is refused here. A refused body is logged at verbose level
+//! SET-SKIP-CHECKSUM-VALIDATION 1), then its body. Every body is checked whole first: our
+//! structures are built from it. Under `sanitize-dump-payload no` (Redis 7.0's default) Redis
+//! takes a payload that passes a shallow check and keeps its bytes, to crash on them later; a
+//! body that fails the whole check but passes Redis's shallow one is kept as far as it can be
+//! read (a stream's, hash's or list's listpack up to its first malformed entry, see
+//! `rdb_convert::from_rdb_salvaged`) and the reason logged. A refused body is logged at verbose level
 //! with the loader's reason in Redis's words ("Hash ziplist integrity check failed."), which
 //! Redis's corrupt-dump tests look for. A TTL already in
 //! the past restores nothing and replies OK (a key REPLACE removed counts as deleted: `del`
@@ -29,15 +32,17 @@
 use crate::base::compat::CompatVersion;
 use crate::base::config::event_class::GENERIC;
 use crate::base::error::{CmdResult, Error};
-use crate::base::formats::rdb_convert::{from_rdb, to_rdb};
-use crate::base::value::{lfu_minutes, lru_clock, LRU_CLOCK_MAX};
+use crate::base::formats::rdb_convert::{from_rdb, from_rdb_salvaged, to_rdb};
+use crate::base::value::{lfu_minutes, lru_clock, Value, LRU_CLOCK_MAX};
 use crate::kernel::ctx::Ctx;
 use crate::kernel::table::keys::flag;
 use crate::kernel::table::{Acl, CommandSpec, Flags, KeySpec};
 use crate::model::keyspace::Access;
 use crate::model::state::MigrateSocket;
 use bytes::Bytes;
-use embedis_rdb::{dump_payload_as, parse_dump_payload_checked, RdbError};
+use embedis_rdb::{
+    dump_payload_as, parse_dump_payload_checked, parse_dump_payload_sanitized, RdbError, Sanitize,
+};
 
 /// MIGRATE's keys on one command line (Redis's `migrateGetKeys`): those after KEYS, or the key
 /// argument.
@@ -56,6 +61,35 @@ fn migrate_keys(args: &[Bytes]) -> Vec<(usize, u16)> {
         i += 1;
     }
     vec![(3, MIGRATE_KEY_FLAGS)]
+}
+
+/// RESTORE's payload as a value: checked whole, or — under `sanitize-dump-payload no`, for a
+/// payload Redis would take after its shallow check — what can be read of it
+/// ([`from_rdb_salvaged`]), logged at verbose level with the reason the whole check gave.
+fn restored_value(ctx: &mut Ctx<'_>) -> Result<Value, Error> {
+    let newest = ctx.registry.version.rdb_version();
+    let verify_crc = !ctx.server.skip_checksum_validation;
+    let payload = ctx.arg(3);
+    let whole = parse_dump_payload_checked(payload, newest, verify_crc)
+        .and_then(|v| from_rdb(v, &ctx.server.config));
+    let err = match whole {
+        Ok(v) => return Ok(v),
+        Err(RdbError::BadDumpPayload) => {
+            return Err(Error::msg("ERR DUMP payload version or checksum are wrong"))
+        }
+        Err(e) => e,
+    };
+    if ctx.server.config.sanitize_dump_payload == "no" {
+        let salvaged = parse_dump_payload_sanitized(payload, newest, verify_crc, Sanitize::Shallow)
+            .and_then(|v| from_rdb_salvaged(v, &ctx.server.config));
+        if let Ok(v) = salvaged {
+            ctx.server.log.verbose(&format!(
+                "RESTORE kept the readable part of a payload that fails deep sanitization: {err}"
+            ));
+            return Ok(v);
+        }
+    }
+    Err(bad_data_format(ctx, &err))
 }
 
 fn dump(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -122,16 +156,7 @@ fn restore(ctx: &mut Ctx<'_>) -> CmdResult {
     if ttl < 0 {
         return Err(Error::msg("ERR Invalid TTL value, must be >= 0"));
     }
-    let newest = ctx.registry.version.rdb_version();
-    let verify_crc = !ctx.server.skip_checksum_validation;
-    let value = match parse_dump_payload_checked(ctx.arg(3), newest, verify_crc) {
-        Ok(v) => v,
-        Err(RdbError::BadDumpPayload) => {
-            return Err(Error::msg("ERR DUMP payload version or checksum are wrong"))
-        }
-        Err(e) => return Err(bad_data_format(ctx, &e)),
-    };
-    let value = from_rdb(value, &ctx.server.config).map_err(|e| bad_data_format(ctx, &e))?;
+    let value = restored_value(ctx)?;
 
     let deleted = replace && ctx.ks.db(db).remove(key).is_some();
     let deadline = match ttl {

@@ -587,7 +587,24 @@ fn stream_to_rdb(s: &Stream) -> RdbStream {
     }
 }
 
+/// [`from_rdb`] for a value read without deep sanitization ([`embedis_rdb::Sanitize::Shallow`]),
+/// which may hold what Redis would keep and trip over later: a stream keeps the entries it can
+/// read of each node (up to the first malformed one; a node with none is dropped), its length
+/// and last ID follow what was kept, and pending entries whose consumer is missing are dropped.
+/// Every other type converts as [`from_rdb`] converts it.
+pub fn from_rdb_salvaged(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
+    match value {
+        RdbValue::Stream(s) => Ok(Value::Stream(Box::new(stream_from_rdb_as(*s, true)?))),
+        other => from_rdb(other, config),
+    }
+}
+
 fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
+    stream_from_rdb_as(r, false)
+}
+
+/// A stream's nodes and counters, every node whole unless `salvage` (see [`from_rdb_salvaged`]).
+fn stream_from_rdb_as(r: RdbStream, salvage: bool) -> Result<Stream, RdbError> {
     let mut s = Stream::new();
     let mut live = 0u64;
     let mut first_live = None;
@@ -597,12 +614,18 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
     let mut last_entry: Option<stream::StreamId> = None;
     for (master, lp) in r.nodes {
         let master = id_from_rdb(master);
-        if last_entry.is_some_and(|m| m >= master) {
-            return corrupt("stream nodes out of order");
-        }
         let items = listpack_decode(&lp)?;
-        let node = stream::Node::from_redis_elements(master, &items)
-            .ok_or_else(|| RdbError::Corrupt("bad stream listpack node".into()))?;
+        let node = if salvage {
+            stream::Node::from_redis_elements_prefix(master, &items)
+        } else {
+            stream::Node::from_redis_elements(master, &items)
+        };
+        let node = match node {
+            Some(n) if last_entry.is_none_or(|m| m < master) => n,
+            _ if salvage => continue,
+            Some(_) => return corrupt("stream nodes out of order"),
+            None => return corrupt("bad stream listpack node"),
+        };
         last_entry = Some(node.last_id(master));
         live += u64::from(node.live());
         if !s.insert_node(master, node) {
@@ -612,13 +635,16 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
     if let Some(e) = s.edge(false) {
         first_live = Some(e.id);
     }
-    if live != r.length {
+    if live != r.length && !salvage {
         return corrupt("Stream length inconsistent with rax entries");
     }
-    s.length = r.length;
+    s.length = live;
     s.last_id = id_from_rdb(r.last_id);
-    if last_entry.is_some_and(|e| e > s.last_id) {
-        return corrupt("stream last ID before its entries");
+    if let Some(e) = last_entry.filter(|e| *e > s.last_id) {
+        if !salvage {
+            return corrupt("stream last ID before its entries");
+        }
+        s.last_id = e;
     }
     s.max_deleted_entry_id = id_from_rdb(r.max_deleted_id);
     s.entries_added = r.entries_added;
@@ -680,7 +706,7 @@ fn stream_from_rdb(r: RdbStream) -> Result<Stream, RdbError> {
                 return corrupt("Duplicate stream consumer detected");
             }
         }
-        if !owner.is_empty() {
+        if !owner.is_empty() && !salvage {
             return corrupt("Stream CG PEL entry without consumer");
         }
         if s.groups.insert(g.name.into_boxed_slice(), group).is_some() {
