@@ -358,6 +358,20 @@ pub struct RehashStats {
     pub max_buckets_per_operation: u64,
 }
 
+/// One table's chain statistics (see [`Dict::chain_stats`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ChainStats {
+    /// Buckets, and entries in them.
+    pub size: usize,
+    pub used: usize,
+    /// Buckets holding at least one entry, the longest chain, and the entries counted along
+    /// the chains.
+    pub slots: usize,
+    pub max_chain: usize,
+    pub total_chain: usize,
+    pub lengths: Vec<usize>,
+}
+
 /// A hash table with incremental rehashing; see the module documentation.
 pub struct Dict<K, V, S = ahash::RandomState> {
     tables: [Table; 2],
@@ -412,6 +426,36 @@ impl<K, V, S> Dict<K, V, S> {
     /// Bucket counts of the main and (while rehashing) the new table.
     pub fn table_sizes(&self) -> (usize, usize) {
         (self.tables[0].size(), self.tables[1].size())
+    }
+
+    /// The chains of table `table` (0 the main one, 1 the one a rehash fills), as Redis's
+    /// `dictGetStats` counts them: `lengths[n]` buckets hold `n` entries (the last element
+    /// counts the longer chains too, up to `classes` of them).
+    pub fn chain_stats(&self, table: usize, classes: usize) -> ChainStats {
+        let t = &self.tables[table];
+        let slab = &self.slabs[t.slab];
+        let mut stats = ChainStats {
+            size: t.size(),
+            used: t.used,
+            lengths: vec![0; classes.max(1)],
+            ..ChainStats::default()
+        };
+        for &word in &t.buckets {
+            let mut index = head_of(word);
+            let mut length = 0;
+            while index != NIL {
+                length += 1;
+                index = slab.next(index);
+            }
+            let class = length.min(stats.lengths.len() - 1);
+            stats.lengths[class] += 1;
+            if length > 0 {
+                stats.slots += 1;
+                stats.total_chain += length;
+                stats.max_chain = stats.max_chain.max(length);
+            }
+        }
+        stats
     }
 
     /// Heap bytes the dict holds: bucket arrays and slab chunks (used or not).

@@ -21,52 +21,7 @@ use crate::convert::{error_table, pushed_error_table, pushed_error_text, resp_to
 use crate::errors::{counted_error_table, Raise};
 use crate::memory_limit::unlimited;
 
-/// Log levels of `redis.log`, as Redis numbers them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostLog {
-    Debug = 0,
-    Verbose = 1,
-    Notice = 2,
-    Warning = 3,
-}
-
-/// What the periodic check during a script decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Interrupt {
-    Continue,
-    /// Stop the script with this error line (SCRIPT KILL, FUNCTION KILL, SHUTDOWN NOSAVE).
-    Kill(&'static str),
-}
-
-/// The server, as a running script sees it.
-pub trait Host {
-    /// Runs `args` as a command of the script and appends its reply to `out`, in protocol
-    /// `version` (the script's `redis.setresp`). Refusals (unknown command, wrong arity, a
-    /// command not allowed from scripts, a write in a read-only script…) are error replies too.
-    fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut);
-    /// `redis.log`: writes `message` to the server log at `level`.
-    fn log(&mut self, level: HostLog, message: &[u8]);
-    /// Called every few thousand Lua instructions: time limits, SCRIPT KILL.
-    fn interrupt(&mut self) -> Interrupt;
-    /// `redis.acl_check_cmd`: may the script's user run this command line? `None` if there is
-    /// no such command.
-    fn acl_check(&mut self, args: &[Bytes]) -> Option<bool>;
-    /// The script ends with the error reply `line` (raised, or an error table returned).
-    /// `already_counted`: the error came from a command the script ran (Redis marks such tables
-    /// `ignore_error_stats_update`), so errorstats saw it when the command failed.
-    fn script_error(&mut self, _line: &[u8], _already_counted: bool) {}
-}
-
-/// The state of the script being run, kept in the VM's app data.
-pub struct RunState {
-    /// The host lent for this run. Only dereferenced while [`crate::ScriptVm::run`] holds the
-    /// borrow it was made from.
-    pub host: *mut (dyn Host + 'static),
-    /// The script's protocol (`redis.setresp`).
-    pub resp: Version,
-    /// The host said stop: the hook now fires at every instruction.
-    pub killed: bool,
-}
+pub use crate::host::{Host, HostLog, Interrupt, RunState};
 
 /// Runs `f` with the host of the running script.
 fn with_host<R>(lua: &Lua, f: impl FnOnce(&mut dyn Host, &mut Version) -> R) -> mlua::Result<R> {
@@ -100,9 +55,18 @@ pub fn redis_table(lua: &Lua) -> mlua::Result<Table> {
     redis.raw_set("set_repl", lua.create_function(lua_set_repl)?)?;
     // Effects replication is the only mode in Redis 7: the call is accepted and says so.
     redis.raw_set("replicate_commands", lua.create_function(|_, ()| Ok(true))?)?;
-    // There is no script debugger: breakpoints are never hit and debug output goes nowhere.
-    redis.raw_set("breakpoint", lua.create_function(|_, ()| Ok(false))?)?;
-    redis.raw_set("debug", lua.create_function(|_, _: MultiValue| Ok(()))?)?;
+    // The debugger's: they do something only while a session runs (SCRIPT DEBUG SYNC).
+    redis.raw_set(
+        "breakpoint",
+        lua.create_function(|lua, _: MultiValue| Ok(crate::debugger::breakpoint(lua)))?,
+    )?;
+    redis.raw_set(
+        "debug",
+        lua.create_function(|lua, values: MultiValue| {
+            crate::debugger::debug_values(lua, &values.into_iter().collect::<Vec<_>>());
+            Ok(())
+        })?,
+    )?;
     redis.raw_set("acl_check_cmd", lua.create_function(lua_acl_check_cmd)?)?;
     redis.raw_set("REDIS_VERSION", "7.0.15")?;
     redis.raw_set("REDIS_VERSION_NUM", 0x07000f)?;
@@ -197,13 +161,14 @@ fn lua_setresp(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     Ok(())
 }
 
-/// `redis.set_repl(flags)`: checks its flags; effects replication (the only mode) ignores them.
-fn lua_set_repl(_: &Lua, args: MultiValue) -> mlua::Result<()> {
+/// `redis.set_repl(flags)`: where the script's next commands propagate (REPL_AOF, REPL_REPLICA,
+/// both or neither), until it says otherwise or ends.
+fn lua_set_repl(lua: &Lua, args: MultiValue) -> mlua::Result<()> {
     if args.len() != 1 {
         return Err(Raise::err("ERR redis.set_repl() requires two arguments."));
     }
     match number_of(&args[0]) {
-        Some(n) if (0.0..=3.0).contains(&n) => Ok(()),
+        Some(n) if (0.0..=3.0).contains(&n) => with_host(lua, |host, _| host.set_repl(n as u8)),
         _ => Err(Raise::err(
             "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
         )),
@@ -369,7 +334,18 @@ unsafe fn call_command(state: *mut ffi::lua_State, pcall: i64) -> Option<i64> {
     reply.clear();
     // SAFETY: see `with_host`.
     let host = &mut *run.host;
+    let debugged = crate::debugger::stepping(lua);
+    if debugged {
+        if let Some(mut session) = lua.app_data_mut::<crate::debugger::Session>() {
+            session.log_command(&args);
+        }
+    }
     host.call(&args, version, &mut reply);
+    if debugged {
+        if let Some(mut session) = lua.app_data_mut::<crate::debugger::Session>() {
+            session.log_call(&reply, host.refused());
+        }
+    }
     drop(run);
     args.clear();
     // Kept for the next call unless a huge command made it huge.

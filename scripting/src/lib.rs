@@ -6,18 +6,20 @@
 //! that runs commands, so that `redis.call` goes through the same command table and gates as a
 //! client's command, and answers the periodic "should this script stop?" question.
 //!
-//! Module map: [`sandbox`] builds the VM and its read-only globals; [`bridge`] is the `redis.*`
-//! table; [`convert`] turns replies into Lua values and a script's result into a reply;
-//! [`errors`] gives script errors Redis's shapes; `memory_limit` lifts the VM's memory limit
+//! Module map: [`sandbox`] builds the VM and its read-only globals; [`host`] is the server as a
+//! script sees it; [`bridge`] is the `redis.*` table; [`convert`] turns replies into Lua values
+//! and a script's result into a reply; [`errors`] gives script errors Redis's shapes; `memory_limit` lifts the VM's memory limit
 //! while Rust builds Lua values; [`scripts`] is the EVAL script cache and its
-//! shebang flags; [`functions`] holds Redis 7 function libraries in a VM of their own, and
+//! shebang flags; [`debugger`] is Redis's Lua debugger (SCRIPT DEBUG SYNC); [`functions`] holds Redis 7 function libraries in a VM of their own, and
 //! [`dump`] their FUNCTION DUMP / RESTORE payload.
 
 pub mod bridge;
 pub mod convert;
+pub mod debugger;
 pub mod dump;
 pub mod errors;
 pub mod functions;
+pub mod host;
 pub mod libs;
 mod memory_limit;
 pub mod sandbox;
@@ -25,6 +27,7 @@ pub mod scripts;
 
 pub use bridge::{Host, HostLog, Interrupt};
 pub use functions::{Functions, RestorePolicy};
+pub use mlua::Function as LuaFunction;
 pub use sandbox::ScriptVm;
 pub use scripts::{ScriptFlags, ShebangError};
 

@@ -307,6 +307,38 @@ impl ScriptVm {
         self.lua.used_memory()
     }
 
+    /// [`ScriptVm::run`] under a debugging session (SCRIPT DEBUG SYNC, see
+    /// [`crate::debugger`]): the script stops before its first line and the client drives it
+    /// through the host's debugging I/O; `source` is what the debugger lists. Once it ends, the
+    /// session's last lines ("<endsession>") go to the client, ahead of the reply in `out`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_debugged(
+        &mut self,
+        host: &mut dyn Host,
+        function: &Function,
+        name: &str,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        out: &mut Writer<'_>,
+        source: &[u8],
+        timeout: std::time::Duration,
+    ) -> Result<(), Vec<u8>> {
+        self.lua
+            .set_app_data(crate::debugger::Session::new(source, timeout));
+        let _ = self.lua.set_hook(
+            HookTriggers::new()
+                .every_line()
+                .every_nth_instruction(HOOK_INSTRUCTIONS),
+            crate::debugger::line_hook,
+        );
+        let result = self.run(host, function, name, keys, argv, out);
+        rearm_hook(&self.lua);
+        if let Some(mut session) = self.lua.remove_app_data::<crate::debugger::Session>() {
+            host.debug_write(&session.finish());
+        }
+        result
+    }
+
     /// Runs `function` with `keys` and `argv`, its commands served by `host`, and writes its
     /// result to `out`. On failure returns the error reply line; `name` is what the error calls
     /// the script (its SHA1 or the function's name).

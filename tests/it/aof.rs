@@ -1175,3 +1175,37 @@ fn appendonly_turned_on_inside_exec_is_scheduled() {
     drop(server);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `redis.set_repl` decides where a script's commands go: REPL_AOF ones reach the AOF (and not
+/// the replicas, which tests/it/propagation.rs compares with Redis), REPL_NONE ones neither;
+/// reloading the AOF shows what it got (Redis's scripting suite: "Test selective replication
+/// of certain Redis commands from Lua").
+#[test]
+fn a_scripts_set_repl_chooses_what_reaches_the_aof() {
+    let dir = temp_dir("aof-set-repl");
+    let server = Embedis::start(
+        &dir,
+        &["--appendonly", "yes", "--enable-debug-command", "yes"],
+    );
+    let mut c = Conn::connect(server.addr()).unwrap();
+    let script = "redis.call('set', 'a', '1'); redis.set_repl(redis.REPL_NONE); \
+                  redis.call('set', 'b', '2'); redis.set_repl(redis.REPL_AOF); \
+                  redis.call('set', 'c', '3'); redis.set_repl(redis.REPL_REPLICA); \
+                  redis.call('set', 'd', '4')";
+    assert_eq!(text(&mut c, &["EVAL", script, "0"]), "$-1\r\n");
+    // The next script starts propagating everywhere again.
+    assert_eq!(
+        text(&mut c, &["EVAL", "redis.call('set', 'e', '5')", "0"]),
+        "$-1\r\n"
+    );
+    let all = "*5\r\n$1\r\n1\r\n$1\r\n2\r\n$1\r\n3\r\n$1\r\n4\r\n$1\r\n5\r\n";
+    assert_eq!(text(&mut c, &["MGET", "a", "b", "c", "d", "e"]), all);
+    assert_eq!(text(&mut c, &["DEBUG", "LOADAOF"]), "+OK\r\n");
+    assert_eq!(
+        text(&mut c, &["MGET", "a", "b", "c", "d", "e"]),
+        "*5\r\n$1\r\n1\r\n$-1\r\n$1\r\n3\r\n$-1\r\n$1\r\n5\r\n"
+    );
+    drop(c);
+    drop(server);
+    let _ = std::fs::remove_dir_all(&dir);
+}

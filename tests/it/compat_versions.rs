@@ -29,7 +29,7 @@ fn field(info: &str, name: &str) -> String {
 }
 
 /// What embedis does not implement yet, by version (the unknown-command error answers for it).
-const NOT_YET_7_0: &[&str] = &["script|debug"];
+const NOT_YET_7_0: &[&str] = &[];
 
 #[test]
 fn as_redis_7_0_the_commands_are_redis_7_0_s() {

@@ -616,3 +616,46 @@ fn a_replica_link_that_makes_a_reply_is_closed() {
     );
     primary.wait_for_log("asks for synchronization but with a wrong offset");
 }
+
+/// The line of DEBUG HTSTATS's key table that gives its size.
+fn key_table_size(c: &mut Conn) -> String {
+    let stats = reply(c, &["DEBUG", "HTSTATS", "9"]);
+    let line = stats.lines().find(|l| l.starts_with(" table size: "));
+    line.unwrap_or_default().trim().to_string()
+}
+
+/// While a child process saves, the key tables do not grow (Redis's updateDictResizePolicy):
+/// 4,098 keys stay in 4,096 buckets; once the child is gone and collected, the next write
+/// grows the table to 8,192 (Redis's "Don't rehash if redis has child process").
+#[test]
+fn key_tables_do_not_resize_while_a_child_process_runs() {
+    let p = Proc::start(&[
+        "--save",
+        "",
+        "--rdb-key-save-delay",
+        "1000000",
+        "--enable-debug-command",
+        "yes",
+    ]);
+    let mut c = p.conn();
+    reply(&mut c, &["SELECT", "9"]);
+    assert_eq!(reply(&mut c, &["DEBUG", "POPULATE", "4096"]), "+OK\r\n");
+    assert_eq!(key_table_size(&mut c), "table size: 4096");
+    assert_eq!(reply(&mut c, &["BGSAVE"]), "+Background saving started\r\n");
+    let child = children_of(p.pid())[0];
+    assert_eq!(reply(&mut c, &["MSET", "k1", "v1", "k2", "v2"]), "+OK\r\n");
+    assert_eq!(key_table_size(&mut c), "table size: 4096");
+    // SAFETY: kill only sends a signal, to the server's own child.
+    unsafe { libc::kill(child, libc::SIGKILL) };
+    support::eventually("the child is collected", || {
+        info(&mut c, "persistence", "rdb_bgsave_in_progress") == "0"
+    });
+    p.wait_for_log("Background saving terminated by signal 9");
+    // The tick that sees the child gone lets the tables resize again: a write then grows it.
+    let mut n = 3;
+    support::eventually("a write grows the table", || {
+        n += 1;
+        reply(&mut c, &["SET", &format!("k{n}"), "v"]);
+        key_table_size(&mut c) == "table size: 8192"
+    });
+}

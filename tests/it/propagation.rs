@@ -295,6 +295,16 @@ FCALL_RO two 0
 "##,
     ),
     (
+        "redis.set_repl: what a script's commands propagate to the replicas",
+        r##"
+EVAL "redis.call('set', 'a', '1'); redis.set_repl(redis.REPL_NONE); redis.call('set', 'b', '2'); redis.set_repl(redis.REPL_AOF); redis.call('set', 'c', '3'); redis.set_repl(redis.REPL_ALL); redis.call('set', 'd', '4')" 0
+EVAL "redis.set_repl(redis.REPL_AOF); redis.call('set', 'e', '5')" 0
+EVAL "redis.set_repl(redis.REPL_NONE); redis.call('set', 'f', '6'); redis.set_repl(redis.REPL_REPLICA); redis.call('set', 'g', '7')" 0
+EVAL "redis.set_repl(redis.REPL_NONE); redis.call('set', 'h', '8')" 0
+SET i 9
+"##,
+    ),
+    (
         "lazy expiry",
         r##"
 DEBUG POPULATE 3 pop

@@ -977,3 +977,44 @@ fn a_stale_replica_runs_only_functions_that_allow_stale_and_their_stale_commands
     text(&mut c, &["REPLICAOF", "NO", "ONE"]);
     assert_eq!(text(&mut c, &["FCALL", "f3", "0"]), "$-1\r\n");
 }
+
+/// A busy script on a primary sees a replica leave (Redis frees a client whose peer closed
+/// while a script runs), and having written once it may go on writing though too few
+/// replicas remain (Redis's `SCRIPT_WRITE_DIRTY`): Redis's suite, "not enough good replicas
+/// state change during long script".
+#[test]
+fn a_busy_script_sees_a_replica_leave_and_keeps_writing() {
+    let a = support::builder()
+        .config("busy-reply-threshold", "10")
+        .unwrap()
+        .start()
+        .unwrap();
+    let mut ca = Conn::connect(a.addr()).unwrap();
+    text(&mut ca, &["CONFIG", "SET", "min-replicas-to-write", "1"]);
+    let b = replica_of(a.addr());
+    let mut cb = Conn::connect(b.addr()).unwrap();
+    eventually("a good replica", || {
+        text(&mut ca, &["SET", "x", "before"]) == "+OK\r\n"
+    });
+    let script = "redis.call('set','x','script value') \
+                  while true do \
+                    local info = redis.call('info','replication') \
+                    if string.match(info, 'connected_slaves:0') then \
+                      redis.call('set','x','after') break \
+                    end \
+                  end \
+                  return 1";
+    let mut runner = Conn::connect(a.addr()).unwrap();
+    runner.send_raw(&Conn::encode(&[
+        b"EVAL".as_slice(),
+        script.as_bytes(),
+        b"1",
+        b"x",
+    ]));
+    eventually("the script is busy", || {
+        text(&mut ca, &["PING"]).starts_with("-BUSY")
+    });
+    assert_eq!(text(&mut cb, &["REPLICAOF", "NO", "ONE"]), "+OK\r\n");
+    assert_eq!(support::lossy(&runner.read_reply().unwrap().0), ":1\r\n");
+    assert_eq!(text(&mut ca, &["GET", "x"]), "$5\r\nafter\r\n");
+}

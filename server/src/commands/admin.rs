@@ -306,6 +306,8 @@ fn debug(ctx: &mut Ctx<'_>) -> CmdResult {
         return result;
     } else if let Some(result) = super::debug_collections::run(ctx) {
         return result;
+    } else if let Some(result) = super::debug_tables::run(ctx) {
+        return result;
     } else if ctx.arg_is(1, "sleep") && argc == 3 {
         // Redis converts to whole microseconds in a C cast: anything out of range (or NaN)
         // becomes a negative duration, which sleeps not at all.

@@ -318,6 +318,7 @@ fn start_piped(
     let started = piped_image(server, ks, first).and_then(|image| {
         crate::services::rdb_transfer::start(server, image, ks.total_keys(), &ids)
     });
+    crate::services::child_processes::update_resize_policy(ks, server);
     for &(id, psync) in due {
         let Some(client) = clients.get_mut(id) else {
             continue;
@@ -351,6 +352,7 @@ pub(crate) fn send_piped(
         .notice("Starting BGSAVE for SYNC with target: replicas sockets (1 replicas)");
     let image = piped_image(server, ks, client)?;
     crate::services::rdb_transfer::start(server, image, ks.total_keys(), &[client.id])?;
+    crate::services::child_processes::update_resize_policy(ks, server);
     begin_full_sync(server, client, out, psync, server.repl.offset);
     Ok(())
 }

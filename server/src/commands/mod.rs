@@ -24,6 +24,7 @@ pub mod debug_cluster;
 pub mod debug_collections;
 pub mod debug_controls;
 pub mod debug_internals;
+pub mod debug_tables;
 pub mod dump;
 pub mod expiry;
 pub mod failover;

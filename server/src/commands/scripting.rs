@@ -52,6 +52,12 @@ fn run_script(ctx: &mut Ctx<'_>, source: Source, ro_command: bool) -> CmdResult 
     if source == Source::Sha && ctx.args[1].len() != 40 {
         return Err(NO_SCRIPT);
     }
+    // The debugger lists the script's source, which only EVAL has (Redis 7.0's words).
+    if source == Source::Sha && ctx.client.debug_scripts {
+        return Err(Error::msg(
+            "ERR Please use EVAL instead of EVALSHA for debugging",
+        ));
+    }
     // The arguments outlive the command (`ctx.args` is a shared slice): KEYS and ARGV are
     // slices of the request, no copies.
     let (keys, argv) = split_keys(ctx.args, ctx.int_arg(2)?)?;
@@ -94,6 +100,13 @@ fn run_in(
     if script.flags.declared && script.flags.no_cluster && ctx.server.cluster.enabled {
         return Err(Error::msg(NO_CLUSTER));
     }
+    // A script without a shebang on a stale replica that serves no stale data: EVAL itself
+    // is `stale`, so the refusal comes here, as Redis's `scriptPrepareForRun` makes it (a
+    // script with a shebang gets its flags' refusal before it runs).
+    let stale = ctx.server.repl.link_down() && !ctx.server.config.replica_serve_stale_data;
+    if stale && !script.flags.declared {
+        return Err(Error::msg(crate::kernel::gates::MASTERDOWN_ERROR));
+    }
     if ro_command && script.flags.declared && !script.flags.no_writes {
         return Err(Error::msg(
             "ERR Can not execute a script with write flag using *_ro command.",
@@ -108,6 +121,9 @@ fn run_in(
     let Some(function) = vm.script_function(sha) else {
         return Err(NO_SCRIPT);
     };
+    if ctx.client.debug_scripts {
+        return run_debugged(ctx, vm, &function, sha, permissions, keys, argv);
+    }
     crate::services::script_host::run_script(
         ctx,
         permissions,
@@ -116,6 +132,74 @@ fn run_in(
         (0, 0),
         |host, out| vm.run(host, &function, sha, keys, argv, out),
     )
+}
+
+/// EVAL (or EVAL_RO) after SCRIPT DEBUG SYNC: the script runs under the Lua debugger, which
+/// talks to the client over its socket until the script ends; the connection then closes
+/// after the reply, as Redis ends a session.
+#[allow(clippy::too_many_arguments)]
+fn run_debugged(
+    ctx: &mut Ctx<'_>,
+    vm: &mut embedis_scripting::ScriptVm,
+    function: &embedis_scripting::LuaFunction,
+    sha: &str,
+    permissions: Permissions,
+    keys: &[Bytes],
+    argv: &[Bytes],
+) -> CmdResult {
+    if !ctx.client.handle.is_debuggable() {
+        ctx.client.debug_scripts = false;
+        return Err(Error::msg(
+            "ERR this connection cannot be debugged: SCRIPT DEBUG needs a plain TCP or unix \
+             connection served by the main thread (not TLS, io_uring or io-threads)",
+        ));
+    }
+    let source = ctx.args[1].clone();
+    let threshold = ctx.server.config.busy_reply_threshold;
+    let timeout = std::time::Duration::from_millis(if threshold > 0 { threshold } else { 5000 });
+    ctx.server
+        .log
+        .warning("Redis synchronous debugging eval session started");
+    let result = crate::services::script_host::run_script(
+        ctx,
+        permissions,
+        ScriptKind::Eval,
+        sha,
+        (0, 0),
+        |host, out| vm.run_debugged(host, function, sha, keys, argv, out, &source, timeout),
+    );
+    ctx.server
+        .log
+        .warning("Redis synchronous debugging eval session ended");
+    ctx.client.debug_scripts = false;
+    ctx.client.close_after_reply = true;
+    result
+}
+
+/// SCRIPT DEBUG SYNC|NO: whether the client's next EVAL runs under the debugger. YES asks for
+/// Redis's forked session, whose changes are thrown away when it ends: embedis has no forked
+/// sessions, and debugging synchronously instead would keep changes the user expects gone, so
+/// it is refused with a pointer to SYNC.
+fn script_debug(ctx: &mut Ctx<'_>) -> CmdResult {
+    if ctx.in_exec() {
+        return Err(Error::msg(
+            "ERR SCRIPT DEBUG must be called outside a pipeline",
+        ));
+    }
+    if ctx.arg_is(2, "no") {
+        ctx.client.debug_scripts = false;
+    } else if ctx.arg_is(2, "sync") {
+        ctx.client.debug_scripts = true;
+    } else if ctx.arg_is(2, "yes") {
+        return Err(Error::msg(
+            "ERR SCRIPT DEBUG YES (a forked session whose changes are discarded) is not \
+             supported: use SCRIPT DEBUG SYNC, whose changes are kept",
+        ));
+    } else {
+        return Err(Error::msg("ERR Use SCRIPT DEBUG YES/SYNC/NO"));
+    }
+    ctx.out.ok();
+    Ok(())
 }
 
 fn script_load(ctx: &mut Ctx<'_>) -> CmdResult {
@@ -168,6 +252,8 @@ fn script_kill(_ctx: &mut Ctx<'_>) -> CmdResult {
 fn script_help(ctx: &mut Ctx<'_>) -> CmdResult {
     const LINES: &[&str] = &[
         "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DEBUG (YES|SYNC|NO)",
+        "    Set the debug mode for subsequent scripts executed (SYNC only here).",
         "EXISTS <sha1> [<sha1> ...]",
         "    For each SHA1, 1 if the script is in the cache, else 0.",
         "FLUSH [ASYNC|SYNC]",
@@ -271,6 +357,16 @@ pub static COMMANDS: &[CommandSpec] = &[
 ];
 
 static SCRIPT_SUBCOMMANDS: &[CommandSpec] = &[
+    CommandSpec::new("debug", 3, script_debug)
+        .flags(Flags::NOSCRIPT)
+        .acl(Acl::SCRIPTING)
+        .doc(
+            "scripting",
+            "3.2.0",
+            "O(1)",
+            "Sets the debug mode of server-side Lua scripts.",
+            "mode=(YES|SYNC|NO)",
+        ),
     CommandSpec::new("exists", -3, script_exists)
         .flags(Flags::NOSCRIPT)
         .acl(Acl::SCRIPTING)

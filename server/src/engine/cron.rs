@@ -135,6 +135,8 @@ impl Engine {
                 .retain(|_, socket| now - socket.last_use_ms <= idle);
         }
         self.ping_replicas(now);
+        // After the children's ends were seen above, before the tables resize.
+        crate::services::child_processes::update_resize_policy(&mut self.ks, &self.server);
         self.resize_and_rehash();
         // Keys the cycle expired, and the tracking table's size limit, outside any command.
         if self.ks.tracking.is_on() {

@@ -134,6 +134,7 @@ impl Shared {
         }
         drop(wakes);
         if engine.server.shutdown.is_some() {
+            stop_listening();
             self.shutdown.notify_one();
         }
         if engine.server.persistence.bgsave.is_some() || engine.server.aof.rewrite.is_some() {
@@ -193,13 +194,17 @@ pub async fn wake_at_turn_end(shared: Rc<Shared>) {
 /// so that the plain connections' code is compiled as it was without TLS.
 pub(crate) trait Transport: AsyncRead + AsyncWrite + Unpin + 'static {
     const PLAIN_SOCKET: bool = true;
+    /// A script debugging session may block on the socket itself (not a ring's, not TLS).
+    const DEBUGGABLE: bool = Self::PLAIN_SOCKET;
 }
 
 impl Transport for tokio::net::TcpStream {}
 impl Transport for tokio::net::UnixStream {}
 // A busy script serves ring clients too, reading and writing through the ring (see
 // `net_uring`'s busy hooks).
-impl Transport for crate::io::net_uring::UringStream {}
+impl Transport for crate::io::net_uring::UringStream {
+    const DEBUGGABLE: bool = false;
+}
 impl Transport for crate::base::tls::TlsStream {
     const PLAIN_SOCKET: bool = false;
 }
@@ -361,6 +366,20 @@ impl BusyListener {
     }
 }
 
+/// Stops this thread's listeners from taking connections, at once: the server is going down,
+/// and a client that saw its connection close (SHUTDOWN's own, a busy script's caller) must
+/// find the port closed — as Redis closes its listening sockets before it exits — not have a
+/// connection accepted and then reset while the runtime winds down.
+fn stop_listening() {
+    BUSY_LISTENERS.with(|l| {
+        for listener in l.borrow().iter() {
+            // SAFETY: the fd is a listener this thread's tasks own, still open; shutting it
+            // down makes the kernel refuse new connections without closing the descriptor.
+            unsafe { libc::shutdown(listener.fd, libc::SHUT_RDWR) };
+        }
+    });
+}
+
 impl Drop for BusyListener {
     fn drop(&mut self) {
         BUSY_LISTENERS.with(|l| l.borrow_mut().retain(|b| b.fd != self.fd));
@@ -463,6 +482,7 @@ fn spawn_connection<S>(
             // Its task has not run yet: nothing buffered, so a busy script may serve it (if it
             // can read its socket).
             handle.set_idle(S::PLAIN_SOCKET);
+            handle.set_debuggable(S::DEBUGGABLE);
             tokio::task::spawn_local(serve_registered(stream, shared.clone(), handle));
         }
         Err(Refusal::Reply(line)) => {

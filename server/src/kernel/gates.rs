@@ -625,6 +625,7 @@ mod tests {
             read_only: true,
             allow_cross_slot: false,
             refuse_denyoom: false,
+            dirty: false,
         });
         assert_eq!(
             verdict(&mut engine, &mut client, &[b"nosuch"], read_only),
@@ -735,6 +736,8 @@ pub struct ScriptCall {
     /// `denyoom` commands are refused: memory was over `maxmemory` when the script started,
     /// it does not declare `allow-oom`, and it has not written yet (Redis's `scriptVerifyOOM`).
     pub refuse_denyoom: bool,
+    /// The script has written already (Redis's `SCRIPT_WRITE_DIRTY`).
+    pub dirty: bool,
 }
 
 /// The verdict of [`admit`].
@@ -1053,15 +1056,18 @@ fn script_call_order(
         ));
     }
     let server = &*parts.server;
-    if write {
+    // A script that has written already is not stopped halfway for the server's state (a disk
+    // error, too few replicas): Redis's `SCRIPT_WRITE_DIRTY`.
+    let checked_write = write && !call.dirty;
+    if checked_write {
         if let Some(error) = disk_error(server) {
             return refuse(error);
         }
     }
-    if write && !client.must_obey() && read_only_replica(server) {
+    if checked_write && !client.must_obey() && read_only_replica(server) {
         return refuse(Error::msg(READONLY_ERROR));
     }
-    if write && !client.master && too_few_replicas(server) {
+    if checked_write && !client.master && too_few_replicas(server) {
         return refuse(Error::msg(NOREPLICAS_ERROR));
     }
     if call.refuse_denyoom && flags.contains(Flags::DENYOOM) {

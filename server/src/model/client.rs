@@ -76,6 +76,10 @@ pub struct ClientHandle {
     /// while a script runs too long, the executor may read this client's socket itself (see
     /// [`crate::services::busy`]).
     idle: AtomicBool,
+    /// The executor may talk to this client over its socket directly for a script debugging
+    /// session (a plain socket the event loop's thread serves: see
+    /// [`crate::services::script_host`]).
+    debuggable: AtomicBool,
     /// Bytes the executor read from the socket while a script was busy and did not answer (a
     /// request not yet complete): the task takes them back before reading more.
     stolen: Mutex<BytesMut>,
@@ -111,6 +115,7 @@ impl ClientHandle {
             unsent: AtomicUsize::new(0),
             held: AtomicUsize::new(0),
             idle: AtomicBool::new(false),
+            debuggable: AtomicBool::new(false),
             stolen: Mutex::new(BytesMut::new()),
             wake_queued: AtomicBool::new(false),
             feed: Mutex::new(None),
@@ -266,6 +271,15 @@ impl ClientHandle {
     /// The task is (or stops being) idle, in the sense of [`ClientHandle::is_idle`].
     pub fn set_idle(&self, idle: bool) {
         self.idle.store(idle, Ordering::Release);
+    }
+
+    /// Marks the connection as one a script debugging session may use directly.
+    pub fn set_debuggable(&self, debuggable: bool) {
+        self.debuggable.store(debuggable, Ordering::Relaxed);
+    }
+
+    pub fn is_debuggable(&self) -> bool {
+        self.debuggable.load(Ordering::Relaxed)
     }
 
     /// True while the task waits for input with nothing buffered, half-decoded or unwritten.
@@ -536,8 +550,11 @@ pub struct ClientState {
     /// `c->woff`): what its WAIT waits for, so that other clients' later writes do not count.
     pub woff: u64,
     pub reply_mode: ReplyMode,
-    /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself).
+    /// Close the connection once the current reply is written (QUIT, CLIENT KILL of oneself,
+    /// the end of a script debugging session).
     pub close_after_reply: bool,
+    /// SCRIPT DEBUG SYNC: the client's next EVAL runs under the Lua debugger.
+    pub debug_scripts: bool,
     /// Out-of-turn output not yet handed to the connection (see the module documentation).
     pub pending: BytesMut,
     pub blocked: Option<Blocked>,
@@ -613,6 +630,7 @@ impl ClientState {
             rdb_filter: RdbFilter::default(),
             reply_mode: ReplyMode::On,
             close_after_reply: false,
+            debug_scripts: false,
             pending: BytesMut::new(),
             blocked: None,
             query_buffer: 0,

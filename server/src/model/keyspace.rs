@@ -56,6 +56,10 @@ pub struct Db {
     pub snapshot: crate::model::snapshot_capture::DbSnapshot,
     /// INFO keysizes's histogram, from `compat-version` 8.2 (see [`crate::model::keysizes`]).
     pub keysizes: Option<Box<KeySizes>>,
+    /// The key tables may resize: no child process runs (see
+    /// `crate::services::child_processes`). [`hold_growth`] holds `main` back for a moment
+    /// beside this.
+    pub resize_allowed: bool,
 }
 
 impl Db {
@@ -69,6 +73,7 @@ impl Db {
             field_expires: DeadlineIndex::new(),
             snapshot: Default::default(),
             keysizes: None,
+            resize_allowed: true,
         }
     }
 
@@ -1171,6 +1176,16 @@ impl Keyspace {
     }
 
     /// Total keys across databases.
+    /// Lets every database's key tables resize, or holds them (a child process runs: see
+    /// `crate::services::child_processes`).
+    pub fn set_resize_allowed(&mut self, allowed: bool) {
+        for d in &mut self.dbs {
+            d.resize_allowed = allowed;
+            d.main.set_resize_allowed(allowed);
+            d.expires.set_resize_allowed(allowed);
+        }
+    }
+
     pub fn total_keys(&self) -> usize {
         self.dbs.iter().map(Db::len).sum()
     }
@@ -1462,7 +1477,7 @@ fn hold_growth(d: &mut Db, maxmemory: u64) -> bool {
 #[inline]
 fn release_growth(d: &mut Db, held: bool) {
     if held {
-        d.main.set_resize_allowed(true);
+        d.main.set_resize_allowed(d.resize_allowed);
     }
 }
 

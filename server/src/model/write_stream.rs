@@ -21,11 +21,41 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
-/// A command to propagate and the database it belongs to.
+/// A command to propagate, the database it belongs to and where it goes.
 #[derive(Debug, Clone)]
 struct Op {
     db: usize,
     args: Vec<Bytes>,
+    targets: Targets,
+}
+
+/// Where a command propagates (Redis's `PROPAGATE_AOF` and `PROPAGATE_REPL`): both, unless a
+/// script's `redis.set_repl` said otherwise for its commands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Targets {
+    pub aof: bool,
+    pub replicas: bool,
+}
+
+impl Targets {
+    pub const ALL: Targets = Targets {
+        aof: true,
+        replicas: true,
+    };
+
+    /// From `redis.set_repl`'s flags: 1 the AOF, 2 the replicas.
+    pub fn from_flags(flags: u8) -> Targets {
+        Targets {
+            aof: flags & 1 != 0,
+            replicas: flags & 2 != 0,
+        }
+    }
+}
+
+impl Default for Targets {
+    fn default() -> Targets {
+        Targets::ALL
+    }
 }
 
 /// What a handler asked for its own command's propagation (set through `Ctx`, reset per call).
@@ -79,6 +109,9 @@ pub struct WriteStream {
     outer: Vec<Level>,
     /// The outermost command asked not to wrap its effects in MULTI/EXEC.
     unwrapped: bool,
+    /// Where the commands a script runs propagate (`redis.set_repl`; back to both when the
+    /// script ends). Deletions and other operations a command adds go to both, as Redis's.
+    pub script_targets: Targets,
     /// Consumers taking `out` (replica links, a test's tap), apart from the AOF.
     taps: usize,
     /// The AOF's own copy of the stream, and the database its file last selected (a new
@@ -169,8 +202,13 @@ impl WriteStream {
 
     /// Queues `args` on database `db` after what is pending (Redis's `alsoPropagate`).
     pub fn also(&mut self, db: usize, args: Vec<Bytes>) {
-        if self.is_on() {
-            self.pending.push(Op { db, args });
+        self.also_to(db, args, Targets::ALL);
+    }
+
+    /// [`WriteStream::also`] for these targets only (nothing if neither).
+    fn also_to(&mut self, db: usize, args: Vec<Bytes>, targets: Targets) {
+        if self.is_on() && (targets.aof || targets.replicas) {
+            self.pending.push(Op { db, args, targets });
         }
     }
 
@@ -223,10 +261,12 @@ impl WriteStream {
             self.level = outer;
         }
         self.depth = self.depth.saturating_sub(1);
+        // Outside scripts `script_targets` is both.
+        let targets = self.script_targets;
         match propagation {
-            Propagation::AsIs if changed => self.also(db, args.to_vec()),
-            Propagation::Replaced(args) if changed => self.also(db, args),
-            Propagation::Forced => self.also(db, args.to_vec()),
+            Propagation::AsIs if changed => self.also_to(db, args.to_vec(), targets),
+            Propagation::Replaced(args) if changed => self.also_to(db, args, targets),
+            Propagation::Forced => self.also_to(db, args.to_vec(), targets),
             _ => {}
         }
         if self.depth == 0 {
@@ -270,14 +310,16 @@ impl WriteStream {
         } else {
             (Some(pending[0].db), Some(pending[pending.len() - 1].db))
         };
+        // MULTI and EXEC go to both, whatever the targets of what they wrap (as Redis's
+        // propagatePendingCommands).
         if transaction {
-            self.write(first, &[Bytes::from_static(b"MULTI")]);
+            self.write(first, &[Bytes::from_static(b"MULTI")], Targets::ALL);
         }
         for op in &pending {
-            self.write(Some(op.db), &op.args);
+            self.write(Some(op.db), &op.args, op.targets);
         }
         if transaction {
-            self.write(last, &[Bytes::from_static(b"EXEC")]);
+            self.write(last, &[Bytes::from_static(b"EXEC")], Targets::ALL);
         }
         // Keep the allocation for the next command.
         self.pending = pending;
@@ -286,8 +328,8 @@ impl WriteStream {
 
     /// Appends one command on `db`, preceded by `SELECT db` if the last one was on another
     /// (`None`: a command of no database, which selects none).
-    fn write(&mut self, db: Option<usize>, args: &[Bytes]) {
-        if self.taps > 0 {
+    fn write(&mut self, db: Option<usize>, args: &[Bytes], targets: Targets) {
+        if self.taps > 0 && targets.replicas {
             if let Some(db) = db.filter(|&db| self.selected != Some(db)) {
                 let id = db.to_string();
                 write_multibulk(&mut self.out, &[b"SELECT", id.as_bytes()]);
@@ -300,7 +342,7 @@ impl WriteStream {
         let replica_only = args.first().is_some_and(|a| {
             a.eq_ignore_ascii_case(b"publish") || a.eq_ignore_ascii_case(b"spublish")
         });
-        if self.aof && !replica_only {
+        if self.aof && targets.aof && !replica_only {
             if let Some(clock) = &self.aof_clock {
                 let now_s = clock.now_ms().div_euclid(1000);
                 if now_s > self.aof_annotated_s {

@@ -844,6 +844,7 @@ fn begin_rewrite(ks: &mut Keyspace, server: &mut ServerState) -> Result<(), Stri
         rdb_base,
         child,
     });
+    crate::services::child_processes::update_resize_policy(ks, server);
     server.aof.rewrite_scheduled = false;
     server.log.notice(&match child {
         Some(pid) => format!("Background append only file rewriting started by pid {pid}"),

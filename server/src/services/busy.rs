@@ -163,6 +163,7 @@ impl<'a> BusyWatch<'a> {
             self.serve(parts, &mut client);
             parts.clients.insert(client);
         }
+        drop_closed_replicas(parts);
     }
 
     /// Reads what an idle client sent and answers its complete requests.
@@ -264,6 +265,39 @@ impl<'a> BusyWatch<'a> {
             self.kill = Some(Kill::Shutdown);
         }
     }
+}
+
+/// Forgets the replicas whose peer closed its connection while the script runs, as Redis's
+/// event loop frees such a client during a busy script: INFO and the script's own `INFO
+/// replication` stop counting them (Redis's suite waits in a script for `connected_slaves:0`).
+/// Their connections close once the script ends.
+fn drop_closed_replicas(parts: &mut Parts<'_>) {
+    let closed: Vec<_> = parts
+        .server
+        .repl
+        .replicas
+        .iter()
+        .filter(|r| parts.clients.get(r.id).is_some_and(|c| peer_closed(c.fd)))
+        .map(|r| r.id)
+        .collect();
+    for id in closed {
+        parts.server.repl.remove(id);
+        if let Some(client) = parts.clients.get(id) {
+            client.handle.kill();
+        }
+    }
+}
+
+/// True if the peer of `fd` has closed its side (or the socket failed), without reading.
+fn peer_closed(fd: i32) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLRDHUP,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; a zero timeout never blocks.
+    let ready = unsafe { libc::poll(&mut pfd, 1, 0) };
+    ready > 0 && pfd.revents & (libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR) != 0
 }
 
 /// The next complete request in `buf`, consumed; None while it is incomplete (its bytes stay

@@ -4,10 +4,12 @@
 
 pub mod aof;
 pub mod busy;
+pub mod child_processes;
 pub mod cluster;
 pub mod expire;
 pub mod function_host;
 pub mod rdb_saving;
 pub mod rdb_transfer;
+pub mod script_debug;
 pub mod script_host;
 pub mod shutdown;

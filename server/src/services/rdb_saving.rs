@@ -239,6 +239,7 @@ pub fn bgsave_start(ks: &mut Keyspace, server: &mut ServerState) {
         dirty_before: ks.dirty,
         child,
     });
+    crate::services::child_processes::update_resize_policy(ks, server);
     match child {
         Some(pid) => server
             .log

@@ -29,6 +29,7 @@ use crate::kernel::table::Command;
 use crate::model::client::ClientState;
 use crate::model::fault_rules::{self, FaultAction};
 use crate::model::vm_slot::ScriptKind;
+use crate::model::write_stream::Targets;
 use crate::services::busy::{BusyWatch, Kill};
 
 /// Splits the arguments of EVAL, FCALL and their forms (`name numkeys key… arg…`, `numkeys` at
@@ -84,14 +85,18 @@ pub struct ScriptHost<'a> {
     /// `allow-oom`): until its first write, its `denyoom` commands are refused, as Redis's
     /// `scriptVerifyOOM` does — once it has written, stopping it halfway would be worse.
     pub oom_at_start: bool,
+    /// The last `call` was refused by the gates (for the debugger's log).
+    pub refused: bool,
 }
 
 impl Host for ScriptHost<'_> {
     fn call(&mut self, args: &[Bytes], version: Version, out: &mut BytesMut) {
+        self.refused = false;
         let asker = gates::Asker::Script(gates::ScriptCall {
             read_only: self.permissions.read_only,
             allow_cross_slot: self.permissions.allow_cross_slot,
             refuse_denyoom: self.oom_at_start && !self.busy.wrote,
+            dirty: self.busy.wrote,
         });
         let command =
             match gates::admit(&mut self.parts, self.client, args, asker, self.now_us, out) {
@@ -145,6 +150,22 @@ impl Host for ScriptHost<'_> {
         Some(gates::acl_denied(&self.parts.server.users, self.client, command, args).is_none())
     }
 
+    fn refused(&self) -> bool {
+        self.refused
+    }
+
+    fn debug_write(&mut self, bytes: &[u8]) {
+        crate::services::script_debug::write_all(self.client.fd, bytes);
+    }
+
+    fn debug_read(&mut self, buf: &mut Vec<u8>) -> bool {
+        crate::services::script_debug::read_some(self.client.fd, buf)
+    }
+
+    fn set_repl(&mut self, flags: u8) {
+        self.parts.ks.stream.script_targets = Targets::from_flags(flags);
+    }
+
     /// Noted for `run_script`, which settles errorstats and failed_calls once the reply is
     /// written.
     fn script_error(&mut self, _line: &[u8], already_counted: bool) {
@@ -196,6 +217,7 @@ pub fn run_script(
             busy,
             error: None,
             oom_at_start,
+            refused: false,
         };
         let outcome = run(
             &mut host,
@@ -205,6 +227,8 @@ pub fn run_script(
     };
     let (outcome, killed, script_error) = outcome;
     ctx.server.running_script = None;
+    // `redis.set_repl` lasts as long as its script.
+    ctx.ks.stream.script_targets = Targets::ALL;
     ctx.client.db = caller_db;
     let out = ctx.out.buffer();
     if killed == Some(Kill::Shutdown) {
@@ -278,6 +302,7 @@ impl ScriptHost<'_> {
         command: Option<&Command>,
         error: Error,
     ) {
+        self.refused = true;
         // A known command refused counts as a rejected call, as Redis's `scriptCall` counts it.
         if let Some(command) = command {
             self.parts.server.command_stats[command.id].rejected_calls += 1;
