@@ -576,6 +576,13 @@ fn migrate_reuses_its_connection_and_closes_it_when_idle() {
         before + 1,
         "one connection for three MIGRATEs"
     );
+    let cached_sockets = |e: &mut Conn| {
+        text(e, &["INFO", "stats"])
+            .lines()
+            .find_map(|l| l.strip_prefix("migrate_cached_sockets:"))
+            .map(|v| v.trim().to_string())
+    };
+    assert_eq!(cached_sockets(&mut e).as_deref(), Some("1"));
     assert_eq!(
         text(&mut r, &["MGET", "a", "b", "c"]),
         "*3\r\n$1\r\na\r\n$1\r\nb\r\n$-1\r\n"
@@ -602,6 +609,7 @@ fn migrate_reuses_its_connection_and_closes_it_when_idle() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert_eq!(cached_sockets(&mut e).as_deref(), Some("0"));
 }
 
 #[test]

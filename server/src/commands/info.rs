@@ -712,8 +712,13 @@ fn stats(ctx: &Ctx<'_>, out: &mut String) {
     );
     field!(out, "latest_fork_usec", "0");
     field!(out, "total_forks", "{}", ctx.server.persistence.forks);
-    for name in [
+    field!(
+        out,
         "migrate_cached_sockets",
+        "{}",
+        ctx.server.migrate_sockets.len()
+    );
+    for name in [
         "slave_expires_tracked_keys",
         "active_defrag_hits",
         "active_defrag_misses",
