@@ -749,7 +749,7 @@ fn cat_value(out: &mut Vec<u8>, value: &Value, depth: usize) {
         Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Integer(n) => out.extend_from_slice(format_g(*n as f64).as_bytes()),
         Value::Number(n) => out.extend_from_slice(format_g(*n).as_bytes()),
-        Value::String(s) => cat_repr(out, &s.as_bytes()),
+        Value::String(s) => embedis_protocol::repr::push_repr(out, &s.as_bytes()),
         Value::Table(t) => cat_table(out, t, depth),
         Value::Function(f) => cat_pointer(out, "function", f.to_pointer()),
         Value::UserData(u) => cat_pointer(out, "userdata", u.to_pointer()),
@@ -790,25 +790,6 @@ fn cat_table(out: &mut Vec<u8>, table: &mlua::Table, depth: usize) {
 
 fn cat_pointer(out: &mut Vec<u8>, kind: &str, pointer: *const std::ffi::c_void) {
     out.extend_from_slice(format!("\"{kind}@{pointer:p}\"").as_bytes());
-}
-
-/// Bytes quoted as Redis's `sdscatrepr` quotes them.
-fn cat_repr(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'"');
-    for &b in bytes {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            7 => out.extend_from_slice(b"\\a"),
-            8 => out.extend_from_slice(b"\\b"),
-            b if b.is_ascii_graphic() || b == b' ' => out.push(b),
-            b => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
-        }
-    }
-    out.push(b'"');
 }
 
 /// A number as C's `printf("%g")` writes it: six significant digits, fixed or exponential
@@ -858,14 +839,14 @@ fn human_reply(out: &mut Vec<u8>, reply: &[u8], pos: &mut usize) {
         b'+' | b'-' => {
             let mut whole = vec![kind];
             whole.extend_from_slice(line);
-            cat_repr(out, &whole);
+            embedis_protocol::repr::push_repr(out, &whole);
         }
         b':' => out.extend_from_slice(line),
         b'$' if count() < 0 => out.extend_from_slice(b"NULL"),
         b'$' => {
             let len = count() as usize;
             let body = reply.get(*pos..*pos + len).unwrap_or_default();
-            cat_repr(out, body);
+            embedis_protocol::repr::push_repr(out, body);
             *pos += len + 2;
         }
         b'*' if count() < 0 => out.extend_from_slice(b"NULL"),

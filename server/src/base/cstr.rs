@@ -17,24 +17,8 @@ pub fn word_is(arg: &[u8], word: &str) -> bool {
     c_str(arg).eq_ignore_ascii_case(word.as_bytes())
 }
 
-/// Redis's `sdscatrepr`: a quoted, escaped representation of binary data.
-pub fn push_repr(out: &mut Vec<u8>, bytes: &[u8]) {
-    out.push(b'"');
-    for &b in bytes {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x07 => out.extend_from_slice(b"\\a"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x20..=0x7e => out.push(b),
-            _ => out.extend_from_slice(format!("\\x{b:02x}").as_bytes()),
-        }
-    }
-    out.push(b'"');
-}
+/// Redis's `sdscatrepr` (shared with the Lua debugger, so it lives in the protocol crate).
+pub use embedis_protocol::repr::push_repr;
 
 #[cfg(test)]
 mod tests {
