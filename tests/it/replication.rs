@@ -1018,3 +1018,47 @@ fn a_busy_script_sees_a_replica_leave_and_keeps_writing() {
     assert_eq!(support::lossy(&runner.read_reply().unwrap().0), ":1\r\n");
     assert_eq!(text(&mut ca, &["GET", "x"]), "$5\r\nafter\r\n");
 }
+
+/// CLIENT PAUSE WRITE on a replica holds the primary's stream too (Redis's paused master
+/// client reads on and applies nothing): `slave_read_repl_offset` reaches the primary's offset
+/// while `slave_repl_offset` and the data stay where the pause found them, and CLIENT UNPAUSE
+/// applies what was held, in order. Redis 7.0.15's unit/pause found the stream applied at once.
+#[test]
+fn a_paused_replica_reads_the_stream_and_applies_it_only_after_the_pause() {
+    let primary = support::builder().start().unwrap();
+    let mut p = Conn::connect(primary.addr()).unwrap();
+    let replica = replica_of(primary.addr());
+    let mut r = Conn::connect(replica.addr()).unwrap();
+    eventually("the link", || link_up(&mut r));
+    text(&mut p, &["SET", "foo", "bar"]);
+    let before = info_number(&mut p, "replication", "master_repl_offset");
+    eventually("the replica to apply SET foo", || {
+        info_number(&mut r, "replication", "slave_repl_offset") == before
+    });
+    assert_eq!(
+        text(&mut r, &["CLIENT", "PAUSE", "100000", "WRITE"]),
+        "+OK\r\n"
+    );
+    text(&mut p, &["SET", "foo2", "bar2"]);
+    text(&mut p, &["INCR", "n"]);
+    let after = info_number(&mut p, "replication", "master_repl_offset");
+    assert!(after > before);
+    eventually("the replica to read the held stream", || {
+        info_number(&mut r, "replication", "slave_read_repl_offset") == after
+    });
+    assert_eq!(
+        info_number(&mut r, "replication", "slave_repl_offset"),
+        before
+    );
+    assert_eq!(text(&mut r, &["GET", "foo2"]), "$-1\r\n");
+    assert_eq!(text(&mut r, &["CLIENT", "UNPAUSE"]), "+OK\r\n");
+    eventually("the held stream applied", || {
+        info_number(&mut r, "replication", "slave_repl_offset") == after
+    });
+    assert_eq!(text(&mut r, &["GET", "foo2"]), "$4\r\nbar2\r\n");
+    assert_eq!(text(&mut r, &["GET", "n"]), "$1\r\n1\r\n");
+    assert_eq!(
+        info_number(&mut r, "replication", "slave_read_repl_offset"),
+        after
+    );
+}

@@ -786,7 +786,7 @@ fn replication(ctx: &Ctx<'_>, out: &mut String) {
             field!(out, "master_last_io_seconds_ago", "{last_io}");
             let transfer = primary.state == crate::model::replication::LinkState::Transfer;
             field!(out, "master_sync_in_progress", "{}", u8::from(transfer));
-            field!(out, "slave_read_repl_offset", "{}", repl.offset);
+            field!(out, "slave_read_repl_offset", "{}", repl.read_offset());
             field!(out, "slave_repl_offset", "{}", repl.offset);
             if transfer {
                 let size = primary.transfer_size;

@@ -5,7 +5,7 @@
 //! connection with everything else of that kind at the end of the command
 //! ([`Engine::flush_pending`]).
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use embedis_protocol::Writer;
 use std::sync::Arc;
 
@@ -213,6 +213,10 @@ impl Engine {
         if let Some(blocked) = client.blocked.take() {
             self.forget_block(id, &blocked);
             let mut out = std::mem::take(&mut client.pending);
+            if retry && client.master {
+                self.rerun_stream_command(client, blocked.args);
+                return;
+            }
             if retry {
                 self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
             } else if let BlockReason::Delayed(reply) = &blocked.reason {
@@ -234,6 +238,24 @@ impl Engine {
             self.server.pending_writes.push(id);
         }
         self.clients.insert(client);
+    }
+
+    /// Runs the primary's command that CLIENT PAUSE postponed, as `link_apply` runs the others
+    /// (no lazy expiry, the reply dropped), and counts its bytes once it ran.
+    fn rerun_stream_command(&mut self, mut client: Box<ClientState>, args: Vec<Bytes>) {
+        let id = client.id;
+        let mut scratch = BytesMut::new();
+        self.ks.expiry_rule = crate::model::keyspace::ExpiryRule::Keep;
+        self.execute_for(&mut client, args, &mut scratch, Run::Fresh);
+        let still_held = client.blocked.is_some();
+        if !still_held {
+            client.handle.set_blocked(false);
+        }
+        self.clients.insert(client);
+        self.restore_expiry_rule();
+        if !still_held {
+            self.held_stream_command_ran(id);
+        }
     }
 
     /// Releases the WAITing clients whose replicas have acknowledged enough (after a REPLCONF

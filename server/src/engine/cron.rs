@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::Engine;
 use crate::kernel::publish;
+use crate::kernel::publish::{class_of, close_if_over_output_limit};
 use crate::model::client::ClientId;
 use crate::services::expire;
 
@@ -83,6 +84,7 @@ impl Engine {
             self.redirect_blocked_clients();
         }
         self.close_idle_clients(now);
+        self.close_clients_over_output_limits(now);
         self.resize_query_buffers(now);
         if self.server.client_memory.on() {
             self.client_memory_cron();
@@ -333,6 +335,34 @@ impl Engine {
                 c.handle.kill();
             }
         }
+    }
+
+    /// Redis's `clientsCron` check of output-buffer limits: a client over its soft limit is
+    /// closed once its seconds run out even when nothing more is written to it (the check on
+    /// delivery alone would keep an idle subscriber over the limit connected). Replicas'
+    /// limits are checked as their stream is fed.
+    fn close_clients_over_output_limits(&mut self, now_ms: i64) {
+        let limits = &self.server.config.obuf_limits;
+        let over: Vec<ClientId> = self
+            .clients
+            .iter()
+            .filter(|c| !c.replica && !c.master && !c.obuf.closing)
+            .filter(|c| {
+                let limit = &limits[class_of(c)];
+                limit.hard != 0 || limit.soft != 0
+            })
+            .filter(|c| crate::model::client::unsent_output(c) > 0)
+            .map(|c| c.id)
+            .collect();
+        for id in over {
+            let watching = self.ks.watches.watching(id);
+            let Some(client) = self.clients.get_mut(id) else {
+                continue;
+            };
+            let used = crate::model::client::unsent_output(client);
+            close_if_over_output_limit(&mut self.server, client, watching, used, now_ms);
+        }
+        self.carry_out_requests();
     }
 
     /// Redis's `clientsCron` resize of query buffers: asks idle clients' tasks to free their

@@ -148,6 +148,8 @@ impl Engine {
                 // database; a transaction left open goes with the client and will come again.
                 self.server.repl.stream_db = client.db;
                 self.server.repl.open_transaction.clear();
+                self.server.repl.held_command.clear();
+                self.server.repl.unapplied_input = 0;
             }
             crate::model::client::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);

@@ -189,6 +189,8 @@ impl Engine {
         client.user = crate::model::acl_users::NO_USER;
         client.db = self.server.repl.stream_db.min(self.ks.dbs.len() - 1);
         self.server.repl.open_transaction.clear();
+        self.server.repl.held_command.clear();
+        self.server.repl.unapplied_input = 0;
         self.clients.insert(Box::new(client));
         if let Some(primary) = self.server.repl.link(generation) {
             primary.client = Some(id);
@@ -209,7 +211,6 @@ impl Engine {
             return Applied::ClientGone;
         }
         let now = self.server.clock.now_ms();
-        let had_no_data = self.server.repl.offset == 0;
         if let Some(primary) = self.server.repl.primary.as_mut() {
             primary.last_io_ms = now;
             primary.last_data_ms = now;
@@ -229,17 +230,45 @@ impl Engine {
             self.ks.expiry_rule = ExpiryRule::Keep;
             let name = crate::kernel::gates::resolve(self.registry, &args)
                 .map_or("<unknown>", |c| c.full_name.as_str());
-            self.execute(id, args, &mut scratch);
+            let outcome = self.execute(id, args, &mut scratch);
             if scratch.first() == Some(&b'-') {
                 report_error_to_primary(&mut self.server, name, &scratch);
             }
-            if self.server.repl.primary.is_some() {
-                self.ks.expiry_rule = ExpiryRule::Hide;
-            } else {
-                // The command itself made this a primary (a REPLICAOF NO ONE in the stream).
-                self.ks.expiry_rule = ExpiryRule::Delete;
+            self.restore_expiry_rule();
+            if outcome == super::Outcome::Blocked {
+                // CLIENT PAUSE postponed it: the offset moves, and its bytes go on, when it
+                // runs (Redis's paused master client has read them, not applied them).
+                self.server.repl.held_command = raw.to_vec();
+                return applied;
             }
         }
+        self.stream_applied(id, raw);
+        applied
+    }
+
+    /// A command of the stream that CLIENT PAUSE postponed ran now (`release`): its bytes
+    /// count, as `link_apply` counts those that run at once.
+    pub(super) fn held_stream_command_ran(&mut self, id: ClientId) {
+        let raw = std::mem::take(&mut self.server.repl.held_command);
+        if !raw.is_empty() {
+            self.stream_applied(id, &raw);
+        }
+    }
+
+    /// A replica's keys expire only by the primary's DELs, unless the stream itself made this
+    /// server a primary (a REPLICAOF NO ONE in it).
+    pub(super) fn restore_expiry_rule(&mut self) {
+        self.ks.expiry_rule = if self.server.repl.primary.is_some() {
+            ExpiryRule::Hide
+        } else {
+            ExpiryRule::Delete
+        };
+    }
+
+    /// The stream's command of `raw` bytes was applied: the offset moves by them and they go
+    /// on to our replicas (a transaction's only with its EXEC).
+    fn stream_applied(&mut self, id: ClientId, raw: &[u8]) {
+        let had_no_data = self.server.repl.offset == 0;
         // Where the stream stands, kept current for a file saved while the link is up (Redis's
         // `rdbPopulateSaveInfo` reads the primary client's database): a restarted replica
         // resumes there, and the primary sends no SELECT for a database it already chose.
@@ -251,7 +280,7 @@ impl Engine {
         let server = &mut self.server;
         if in_transaction {
             server.repl.open_transaction.extend_from_slice(raw);
-            return applied;
+            return;
         }
         if server.repl.open_transaction.is_empty() {
             crate::model::replication::relay(
@@ -274,7 +303,6 @@ impl Engine {
         if had_no_data && self.server.repl.offset != 0 {
             self.cluster_offset_changed();
         }
-        applied
     }
 
     /// The offset to acknowledge (REPLCONF ACK).

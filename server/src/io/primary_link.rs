@@ -578,6 +578,7 @@ async fn follow<S: EngineCell>(
                     }
                 }
             }
+            engine.server.repl.unapplied_input = raw.len() as u64;
             shared.after_work(&mut engine);
         }
         for offset in acks {
@@ -596,6 +597,7 @@ async fn follow<S: EngineCell>(
                 }
                 let start = conn.input.len() - n;
                 raw.extend_from_slice(&conn.input[start..]);
+                shared.engine().server.repl.unapplied_input = raw.len() as u64;
                 silent_since = tokio::time::Instant::now();
             }
             _ = ack_timer.tick() => {

@@ -423,6 +423,12 @@ pub struct Replication {
     /// as Redis's replica updates `reploff` only outside MULTI: a link broken mid-transaction
     /// resumes before its MULTI.
     pub open_transaction: Vec<u8>,
+    /// As a replica: the bytes of the primary's command that CLIENT PAUSE postponed. The
+    /// offset moves by them when it runs; the stream waits behind it meanwhile.
+    pub held_command: Vec<u8>,
+    /// As a replica: bytes the link task has received and not yet handed over (for
+    /// `slave_read_repl_offset`).
+    pub unapplied_input: u64,
     /// A coordinated failover under way, if any.
     pub failover: Failover,
     /// A diskless full sync going out through a child process, if any (the binary's), and
@@ -441,6 +447,15 @@ pub struct Replication {
 }
 
 impl Replication {
+    /// As a replica, where the stream read so far ends (`slave_read_repl_offset`): the applied
+    /// offset and what is received but not applied yet (an open transaction, a command CLIENT
+    /// PAUSE holds, the link task's undecoded input).
+    pub fn read_offset(&self) -> u64 {
+        self.offset
+            + (self.open_transaction.len() + self.held_command.len()) as u64
+            + self.unapplied_input
+    }
+
     pub fn new(replid: String) -> Replication {
         Replication {
             replid,
@@ -462,6 +477,8 @@ impl Replication {
             alone_since_ms: None,
             stream_db: 0,
             open_transaction: Vec::new(),
+            held_command: Vec::new(),
+            unapplied_input: 0,
             failover: Failover::default(),
             transfer: None,
             transfer_wake: Arc::new(tokio::sync::Notify::new()),
