@@ -37,6 +37,8 @@ pub fn server_binary(args: Vec<String>) -> ExitCode {
         }
         _ => {}
     }
+    // Before any thread starts: the process title is written over the command line's memory.
+    embedis_core::base::proc_title::init();
     run_command_line(args, std::env::current_exe().ok())
 }
 

@@ -659,3 +659,76 @@ fn key_tables_do_not_resize_while_a_child_process_runs() {
         key_table_size(&mut c) == "table size: 8192"
     });
 }
+
+/// The process title of `binary` run as `/opt/staged/src/redis-server` with a config file, as
+/// /proc/<pid>/cmdline shows it: at start (the default template), then after CONFIG SET of
+/// unit/other's template; the port and the directory written as `<port>` and `<dir>`. And the
+/// answer to a template naming an unknown variable, and INFO's `executable`.
+fn process_titles(binary: &str) -> Vec<String> {
+    use std::os::unix::process::CommandExt;
+    let dir = support::server_dir();
+    let port = support::free_port();
+    let conf = dir.join("title.conf");
+    std::fs::write(&conf, format!("port {port}\nbind 127.0.0.1\nsave \"\"\n")).unwrap();
+    let mut child = Command::new(binary)
+        .arg0("/opt/staged/src/redis-server")
+        .current_dir(&dir)
+        .arg(&conf)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut conn = None;
+    support::eventually("the server to listen", || {
+        conn = Conn::connect(([127, 0, 0, 1], port).into()).ok();
+        conn.is_some()
+    });
+    let mut conn = conn.unwrap();
+    // Served: the start-up (the title included) is over.
+    assert_eq!(reply(&mut conn, &["PING"]), "+PONG\r\n");
+    let dir_text = std::fs::canonicalize(&dir).unwrap().display().to_string();
+    let cmdline = |pid: u32| {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+        String::from_utf8_lossy(&raw)
+            .trim_end_matches('\0')
+            .replace('\0', "|")
+            .replace(&port.to_string(), "<port>")
+            .replace(&dir_text, "<dir>")
+    };
+    let mut seen = vec![cmdline(child.id())];
+    let template = "TEST {title} {listen-addr} {port} {tls-port} {unixsocket} {config-file}";
+    seen.push(reply(
+        &mut conn,
+        &["CONFIG", "SET", "proc-title-template", template],
+    ));
+    seen.push(cmdline(child.id()));
+    seen.push(reply(
+        &mut conn,
+        &["CONFIG", "SET", "proc-title-template", "{x}"],
+    ));
+    seen.push(support::info_field(&mut conn, "server", "executable").unwrap());
+    let _ = child.kill();
+    let _ = child.wait();
+    seen
+}
+
+/// The title is written over the command line as Redis's `setproctitle` writes it (Redis 7.0.15's
+/// unit/other reads it back), for `ps` and /proc.
+#[test]
+fn the_process_title_follows_proc_title_template_as_redis_sets_it() {
+    let ours = process_titles(BIN);
+    assert_eq!(
+        ours,
+        [
+            "/opt/staged/src/redis-server 127.0.0.1:<port>",
+            "+OK\r\n",
+            "TEST /opt/staged/src/redis-server 127.0.0.1:<port> <port> 0  <dir>/title.conf",
+            "-ERR CONFIG SET failed (possibly related to argument 'proc-title-template') - template format is invalid or contains unknown variables\r\n",
+            "/opt/staged/src/redis-server",
+        ]
+    );
+    let test = "the_process_title_follows_proc_title_template_as_redis_sets_it";
+    if let Some(redis) = support::find_binary("redis-server", test) {
+        assert_eq!(ours, process_titles(&redis));
+    }
+}

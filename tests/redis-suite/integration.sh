@@ -50,11 +50,13 @@ sed -i '/^enable-module-command/d' "$STAGE/tests/assets/default.conf"
 if [ -n "${REFERENCE:-}" ]; then
   ln -s "$REFERENCE" "$STAGE/src/redis-server"
 else
+# `exec -a` keeps the name the harness ran (as the symlink a real src/redis-server would be):
+# unit/other reads it back in the process title.
 cat > "$STAGE/src/redis-server" <<WRAPPER
-#!/bin/sh
+#!/bin/bash
 case "\$1" in
-  -*|"") exec "$EMBEDIS_BIN" "\$@" ;;
-  *) exec "$EMBEDIS_BIN" "\$@" --compat-version ${VERSION:-7.0} ;;
+  -*|"") exec -a "\$0" "$EMBEDIS_BIN" "\$@" ;;
+  *) exec -a "\$0" "$EMBEDIS_BIN" "\$@" --compat-version ${VERSION:-7.0} ;;
 esac
 WRAPPER
 chmod +x "$STAGE/src/redis-server"

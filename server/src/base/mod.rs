@@ -1,5 +1,5 @@
 //! Layer 1, base: what every other layer speaks — errors, C-string numbers, time, memory figures,
-//! configuration and the Redis version the server behaves as, logging, listeners and TLS
+//! configuration and the Redis version the server behaves as, logging, the process title, listeners and TLS
 //! contexts, values and command flags, and the file formats on disk (`formats`). Nothing here
 //! knows of keys, clients or commands.
 
@@ -15,6 +15,7 @@ pub mod formats;
 pub mod listeners;
 pub mod log;
 pub mod oom;
+pub mod proc_title;
 pub mod signals;
 pub mod tls;
 pub mod value;

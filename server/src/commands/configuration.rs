@@ -215,6 +215,10 @@ fn apply_process(ctx: &mut Ctx<'_>, next: &Config, pairs: &[(&str, &str)]) -> Cm
             )));
         }
     }
+    // Redis sets the title on a new template even under `set-proc-title no`.
+    if new.proc_title_template != old.proc_title_template {
+        ctx.server.set_process_title(&new.proc_title_template);
+    }
     if new.crash_log_enabled != old.crash_log_enabled && ctx.server.owns_process {
         crate::base::signals::set_crash_log(&ctx.server.log, new.crash_log_enabled);
     }

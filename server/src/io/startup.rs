@@ -320,6 +320,10 @@ pub(crate) fn new_engine(
     if let Some(addr) = prepared.bound.tls_addr {
         engine.server.config.tls.port = addr.port();
     }
+    if engine.server.config.process.set_proc_title {
+        let template = engine.server.config.process.proc_title_template.clone();
+        engine.server.set_process_title(&template);
+    }
     if engine.server.config.cluster.enabled {
         if let Err(e) = crate::services::cluster::config_file::load_at_start(&mut engine.server) {
             prepared.log.warning(&e);

@@ -289,6 +289,28 @@ impl ServerState {
     }
 
     /// A fresh 40-hex-digit ID from the server's random source (see [`hex40`]).
+    /// Sets the process title from `template` and this server's addresses (Redis's
+    /// `redisSetProcTitle`). Only the binary's own process has one to set.
+    pub fn set_process_title(&self, template: &str) {
+        use crate::base::proc_title;
+        if !self.owns_process {
+            return;
+        }
+        let config = &self.config;
+        let vars = proc_title::TitleVars {
+            title: proc_title::argv0(),
+            bind: config.bind.first().map(String::as_str),
+            port: config.port,
+            tls_port: config.tls.port,
+            unixsocket: &config.unixsocket,
+            cluster: config.cluster.enabled,
+            config_file: &self.config_file,
+        };
+        if let Some(title) = proc_title::expand(template, &vars) {
+            proc_title::set(&title);
+        }
+    }
+
     pub fn random_id(&mut self) -> String {
         hex40(&mut self.rng)
     }
@@ -346,9 +368,7 @@ impl ServerState {
             next_client_id: 1,
             lastsave: now_ms / 1000,
             tcp_port: 0,
-            executable: std::env::current_exe()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
+            executable: executable_path(),
             save_child: None,
             owns_process: false,
             config_file: String::new(),
@@ -429,5 +449,20 @@ impl ServerState {
     pub fn count_error(&mut self, code: &str) {
         self.stats.total_error_replies += 1;
         *self.error_stats.entry(code.to_string()).or_insert(0) += 1;
+    }
+}
+
+/// INFO's `executable`: the binary's argv[0] made absolute (Redis's `getAbsolutePath`; a name
+/// run through a link or `exec -a` stays that name), else, inside another process, its file.
+fn executable_path() -> String {
+    let argv0 = crate::base::proc_title::argv0();
+    if argv0.is_empty() {
+        return std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+    }
+    match std::env::current_dir() {
+        Ok(cwd) if !argv0.starts_with('/') => cwd.join(argv0).display().to_string(),
+        _ => argv0.to_string(),
     }
 }

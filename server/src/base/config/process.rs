@@ -3,7 +3,7 @@
 //! what it asks of the kernel's OOM killer (`oom-score-adj`, `oom-score-adj-values`), the
 //! address its outgoing connections leave from (`bind-source-addr`), and its crash report and
 //! watchdog (`crash-log-enabled`, `crash-memcheck-enabled`, `watchdog-period`), and its title
-//! (`set-proc-title`, `proc-title-template`, kept and checked only). They are kept
+//! (`set-proc-title`, `proc-title-template`). They are kept
 //! together, apart from [`super::Config`]'s data parameters, because the I/O layer and the
 //! shutdown sequence read them, not the commands.
 //!
@@ -163,8 +163,8 @@ pub struct ProcessConfig {
     pub crash_log_enabled: bool,
     /// Kept for CONFIG GET / SET: embedis's crash report runs no memory test.
     pub crash_memcheck_enabled: bool,
-    /// `set-proc-title` and `proc-title-template`: kept and checked as Redis checks the
-    /// template, but the process title is not rewritten (Redis rewrites its `argv` memory).
+    /// `set-proc-title` and `proc-title-template`: the binary's process title (what `ps` and
+    /// /proc/<pid>/cmdline show; see `crate::base::proc_title`).
     pub set_proc_title: bool,
     pub proc_title_template: String,
 }
@@ -181,39 +181,48 @@ const TITLE_VARIABLES: &[&str] = &[
 ];
 
 /// Redis's check of `proc-title-template`: `{name}` only for known variables, `{{` and `}}`
-/// for literal braces (a lone `}` is one too), and something left once the variables that may be empty (`{title}`,
-/// `{server-mode}`, `{unixsocket}`) are taken out and spaces trimmed.
+/// for literal braces (a lone `}` is one too), and something left once the variables that may be
+/// empty (`{title}`, `{server-mode}`, `{unixsocket}`) are taken out and spaces trimmed.
 pub fn check_title_template(template: &str) -> bool {
-    let mut fixed = String::new();
+    let sample = |name: &str| {
+        if matches!(name, "title" | "server-mode" | "unixsocket") {
+            String::new()
+        } else {
+            "x".to_string()
+        }
+    };
+    expand_title_template(template, sample).is_some_and(|title| !title.is_empty())
+}
+
+/// The title `template` gives with `value` for each variable (Redis's `sdstemplate` then its
+/// trim of spaces), or None if it names an unknown variable or leaves a `{` open.
+pub fn expand_title_template(template: &str, value: impl Fn(&str) -> String) -> Option<String> {
+    let mut title = String::new();
     let mut rest = template;
     while let Some(c) = rest.chars().next() {
         rest = &rest[c.len_utf8()..];
         match c {
             '{' if rest.starts_with('{') => {
-                fixed.push('{');
+                title.push('{');
                 rest = &rest[1..];
             }
             '}' if rest.starts_with('}') => {
-                fixed.push('}');
+                title.push('}');
                 rest = &rest[1..];
             }
             '{' => {
-                let Some(end) = rest.find('}') else {
-                    return false;
-                };
+                let end = rest.find('}')?;
                 let name = &rest[..end];
                 if !TITLE_VARIABLES.contains(&name) {
-                    return false;
+                    return None;
                 }
-                if !matches!(name, "title" | "server-mode" | "unixsocket") {
-                    fixed.push('x');
-                }
+                title.push_str(&value(name));
                 rest = &rest[end + 1..];
             }
-            other => fixed.push(other),
+            other => title.push(other),
         }
     }
-    !fixed.trim_matches(' ').is_empty()
+    Some(title.trim_matches(' ').to_string())
 }
 
 impl Default for ProcessConfig {
@@ -262,6 +271,26 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn title_templates_expand_as_redis_expands_them() {
+        let value = |name: &str| match name {
+            "title" => "/usr/bin/redis-server".to_string(),
+            "listen-addr" => "127.0.0.1:6379".to_string(),
+            "server-mode" => String::new(),
+            other => format!("<{other}>"),
+        };
+        assert_eq!(
+            expand_title_template("{title} {listen-addr} {server-mode}", value).unwrap(),
+            "/usr/bin/redis-server 127.0.0.1:6379"
+        );
+        assert_eq!(
+            expand_title_template("  T {{x}} a}b {port}{tls-port} ", value).unwrap(),
+            "T {x} a}b <port><tls-port>"
+        );
+        assert_eq!(expand_title_template("{nope}", value), None);
+        assert_eq!(expand_title_template("{port", value), None);
+    }
 
     #[test]
     fn flags_read_and_print_as_redis_does() {
