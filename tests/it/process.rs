@@ -247,6 +247,57 @@ fn bgsave_writes_through_a_child_process_with_the_background_class_score() {
     assert!(!Path::new(&format!("/proc/{child}")).exists());
 }
 
+/// A rewrite's base of commands (`aof-use-rdb-preamble no`) goes through a child process as an
+/// RDB base does: Redis 7.0.15's unit/aofrw waits for "Killing … AOF … child" when AOF is turned
+/// off during one. A finished one loads at the next start.
+#[test]
+fn a_commands_base_is_written_through_a_child_that_turning_aof_off_kills() {
+    let dir = support::server_dir();
+    let mut p = Proc::start_in(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--aof-use-rdb-preamble",
+            "no",
+            "--save",
+            "",
+        ],
+    );
+    let mut c = p.conn();
+    assert_eq!(reply(&mut c, &["SET", "k", "v"]), "+OK\r\n");
+    reply(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "10000000"]);
+    assert_eq!(
+        reply(&mut c, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started\r\n"
+    );
+    let children = children_of(p.pid());
+    assert_eq!(children.len(), 1, "one child writes the base");
+    let child = children[0];
+    p.wait_for_log(&format!(
+        "Background append only file rewriting started by pid {child}"
+    ));
+    assert_eq!(
+        reply(&mut c, &["CONFIG", "SET", "appendonly", "no"]),
+        "+OK\r\n"
+    );
+    p.wait_for_log(&format!("Killing running AOF rewrite child: {child}"));
+    support::eventually("the child gone", || children_of(p.pid()).is_empty());
+    // Through the child to its end, and loaded again.
+    reply(&mut c, &["CONFIG", "SET", "rdb-key-save-delay", "0"]);
+    reply(&mut c, &["CONFIG", "SET", "appendonly", "yes"]);
+    assert_eq!(reply(&mut c, &["SET", "k2", "v2"]), "+OK\r\n");
+    p.wait_for_log("Background AOF rewrite finished successfully");
+    c.send_raw(&Conn::encode(&[b"SHUTDOWN", b"NOSAVE"]));
+    assert!(p.wait().success());
+    let p = Proc::start_in(&dir, &["--appendonly", "yes", "--save", ""]);
+    let mut c = p.conn();
+    assert_eq!(
+        reply(&mut c, &["MGET", "k", "k2"]),
+        "*2\r\n$1\r\nv\r\n$2\r\nv2\r\n"
+    );
+}
+
 #[test]
 fn a_bgsave_through_its_child_is_loaded_by_the_next_start() {
     let dir = support::server_dir();

@@ -691,14 +691,24 @@ pub fn fsync_now(ks: &mut Keyspace, server: &mut ServerState) -> bool {
             .is_some_and(|a| a.sync().is_ok())
 }
 
-/// Opens a base file of commands with its head written: the timestamp annotation
-/// (`aof-timestamp-enabled`), then a `FUNCTION LOAD` per library, as Redis's
-/// `rewriteAppendOnlyFileRio` begins.
+/// Opens a base file of commands with its head written (see [`write_commands_head`]).
 fn commands_base(
     server: &ServerState,
     target: &Target,
 ) -> Result<CommandWriter<BufWriter<File>>, SaveError> {
     let mut writer = aof_command_base::create(target)?;
+    write_commands_head(server, target, &mut writer)?;
+    Ok(writer)
+}
+
+/// The head of a base of commands: the timestamp annotation (`aof-timestamp-enabled`), then a
+/// `FUNCTION LOAD` per library, as Redis's `rewriteAppendOnlyFileRio` begins. On failure the
+/// temporary file goes.
+fn write_commands_head<W: std::io::Write>(
+    server: &ServerState,
+    target: &Target,
+    writer: &mut CommandWriter<W>,
+) -> Result<(), SaveError> {
     let head = (|| {
         if server.config.aof_timestamp_enabled {
             writer.timestamp(server.clock.now_ms().div_euclid(1000))?;
@@ -716,8 +726,7 @@ fn commands_base(
             step: "rewriteAppendOnlyFileRio",
             error,
         }
-    })?;
-    Ok(writer)
+    })
 }
 
 /// Writes a base of the whole dataset now (a new AOF at start-up), as an RDB (`rdb`) or as
@@ -740,8 +749,9 @@ fn write_base_now(
 }
 
 /// Opens a base file, an RDB (`rdb`) or commands, and hands it to a writer thread for a
-/// background rewrite. An RDB base goes through a child process where the binary can start one
-/// (as BGSAVE's file, see `rdb_saving::start_background_writer`): with its pid.
+/// background rewrite. Where the binary can start a child process, the base goes through it
+/// (as BGSAVE's file, see `rdb_saving::start_background_writer`), whichever its format: with its
+/// pid, which Redis's tests and SHUTDOWN look for.
 fn start_base_writer(
     server: &ServerState,
     target: &Target,
@@ -750,13 +760,27 @@ fn start_base_writer(
     if rdb {
         return crate::services::rdb_saving::start_background_writer(server, target, true);
     }
-    let writer = commands_base(server, target)?;
-    let thread = WriterThread::spawn(target.clone(), writer, server.config.rdb_key_save_delay)
-        .map_err(|error| SaveError {
-            step: "thread",
-            error,
-        })?;
-    Ok((thread, None))
+    let delay = server.config.rdb_key_save_delay;
+    let spawned = |error| SaveError {
+        step: "thread",
+        error,
+    };
+    let Some(program) = server.save_child.as_deref() else {
+        let writer = commands_base(server, target)?;
+        let thread = WriterThread::spawn(target.clone(), writer, delay).map_err(spawned)?;
+        return Ok((thread, None));
+    };
+    let oom = crate::base::oom::score_for(
+        &server.config.process,
+        crate::base::config::process::OomClass::BackgroundChild,
+    );
+    let kind = crate::base::formats::rdb_child::ChildFileKind::AofRewrite;
+    let (target, out, pid) =
+        crate::base::formats::rdb_file::spawn_file_child(program, &target.path, oom, kind)?;
+    let mut writer = CommandWriter::new(out);
+    write_commands_head(server, &target, &mut writer)?;
+    let thread = WriterThread::spawn(target, writer, delay).map_err(spawned)?;
+    Ok((thread, Some(pid)))
 }
 
 /// `BGREWRITEAOF`'s work, or the first rewrite of `CONFIG SET appendonly yes`: a new base from a

@@ -22,8 +22,10 @@
 //! 1 field` when that field has a deadline.
 //!
 //! The file is written through a temporary file and renamed, as an RDB base is
-//! ([`crate::base::formats::rdb_file::finish_file`]).
+//! ([`crate::base::formats::rdb_file::finish_file`]); a background rewrite in the binary writes
+//! it through its child process, as an RDB base (`rdb_file::finish_child_file`).
 
+use crate::base::formats::rdb_child::ChildFile;
 use crate::base::formats::rdb_file::{KeyspaceSink, SaveError, SavedEntry, SnapshotSink, Target};
 use embedis_rdb::encodings::{intset_decode, listpack_decode};
 use embedis_rdb::{RdbError, RdbStream, RdbValue, StreamId, TtlField};
@@ -445,7 +447,7 @@ pub fn create(target: &Target) -> Result<CommandWriter<BufWriter<File>>, SaveErr
     Ok(CommandWriter::new(BufWriter::with_capacity(1 << 16, file)))
 }
 
-impl KeyspaceSink for CommandWriter<BufWriter<File>> {
+impl<W: Write> KeyspaceSink for CommandWriter<BufWriter<W>> {
     fn select_db(&mut self, db: u64, _keys: u64, _expires: u64) -> Result<(), SaveError> {
         CommandWriter::select_db(self, db).map_err(io_step("rewriteAppendOnlyFileRio"))
     }
@@ -458,6 +460,14 @@ impl KeyspaceSink for CommandWriter<BufWriter<File>> {
 impl SnapshotSink for CommandWriter<BufWriter<File>> {
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
         crate::base::formats::rdb_file::finish_file(target, self.out)
+    }
+}
+
+/// A base written through its child process (the binary's background rewrite, as Redis's
+/// forked child writes it).
+impl SnapshotSink for CommandWriter<BufWriter<ChildFile>> {
+    fn commit(self, target: &Target) -> Result<u64, SaveError> {
+        crate::base::formats::rdb_file::finish_child_file(target, self.out)
     }
 }
 

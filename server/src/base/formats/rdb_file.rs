@@ -214,6 +214,19 @@ pub fn create_in_child(
     kind: ChildFileKind,
     opts: WriterOptions,
 ) -> Result<(Target, RdbWriter<BufWriter<ChildFile>>, u32), SaveError> {
+    let (target, out, pid) = spawn_file_child(program, path, oom_score, kind)?;
+    let writer = RdbWriter::new(out, opts).map_err(SaveError::rdb)?;
+    Ok((target, writer, pid))
+}
+
+/// Starts the child that writes the file for `path` (of either format): its temporary file,
+/// the buffered pipe to it, and its pid.
+pub fn spawn_file_child(
+    program: &Path,
+    path: &Path,
+    oom_score: Option<i32>,
+    kind: ChildFileKind,
+) -> Result<(Target, BufWriter<ChildFile>, u32), SaveError> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -227,38 +240,51 @@ pub fn create_in_child(
         temp: child.temp.clone(),
     };
     let pid = child.pid();
-    let writer =
-        RdbWriter::new(BufWriter::with_capacity(1 << 16, child), opts).map_err(SaveError::rdb)?;
-    Ok((target, writer, pid))
+    Ok((target, BufWriter::with_capacity(1 << 16, child), pid))
 }
 
 impl SnapshotSink for RdbWriter<BufWriter<ChildFile>> {
     /// EOF and checksum down the pipe, the child's sync and exit, then the rename.
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
-        let result = (|| {
-            let buffered = self.finish().map_err(SaveError::rdb)?;
-            let child = buffered.into_inner().map_err(|e| SaveError {
-                step: "fflush",
-                error: e.into_error(),
-            })?;
-            child.finish().map_err(|error| SaveError {
-                step: "child",
-                error,
-            })?;
-            let size = std::fs::metadata(&target.temp)
-                .map(|m| m.len())
-                .unwrap_or(0);
-            std::fs::rename(&target.temp, &target.path).map_err(|error| SaveError {
-                step: "rename",
-                error,
-            })?;
-            Ok(size)
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&target.temp);
+        match self.finish() {
+            Ok(buffered) => finish_child_file(target, buffered),
+            Err(e) => {
+                let _ = std::fs::remove_file(&target.temp);
+                Err(SaveError::rdb(e))
+            }
         }
-        result
     }
+}
+
+/// The end of a file written through its child: the last bytes down the pipe, the child's sync
+/// and exit, then the rename over `target`; returns the file's size. A failure removes the
+/// temporary file.
+pub fn finish_child_file(
+    target: &Target,
+    buffered: BufWriter<ChildFile>,
+) -> Result<u64, SaveError> {
+    let result = (|| {
+        let child = buffered.into_inner().map_err(|e| SaveError {
+            step: "fflush",
+            error: e.into_error(),
+        })?;
+        child.finish().map_err(|error| SaveError {
+            step: "child",
+            error,
+        })?;
+        let size = std::fs::metadata(&target.temp)
+            .map(|m| m.len())
+            .unwrap_or(0);
+        std::fs::rename(&target.temp, &target.path).map_err(|error| SaveError {
+            step: "rename",
+            error,
+        })?;
+        Ok(size)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&target.temp);
+    }
+    result
 }
 
 /// The thread writing a background snapshot.
