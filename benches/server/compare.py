@@ -21,7 +21,10 @@ Suites:
   streams      XADD, XREAD / XRANGE COUNT 10 and XREADGROUP COUNT 10 (pending entries) on a
                100,000-entry stream, XACK
   memory       bytes per key / member: 1,000,000 small string keys, 100,000 hashes of 10 fields,
-               one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements
+               one sorted set of 1,000,000 members, 1,000 HLLs of 10,000 distinct elements, a geo
+               set; a hash of 1,000,000 fields, 100,000 small sets of integers and of strings, a set
+               of 1,000,000 strings, 100,000 lists of 10 and one of 1,000,000 elements, 100,000
+               small sorted sets, a stream of 1,000,000 entries
 
 Usage: benches/server/compare.py [--suite strings,collections,hll,geo_sort_bits,streams,locks,memory] [--rounds 3] [--seconds 2.5]
                                  [--embedis target/release/embedis-server] [--io-threads 1]
@@ -463,6 +466,26 @@ MEMORY_CASES = [
               for k in range(1_000) for j in range(0, 10_000, 500)]),
     ("one geo set of 100,000 members `GEOADD geo lon lat member:%06d`", "geo member", 100_000,
      lambda: geo_grid("geo", 100_000)),
+    # Issue 33's datasets: every type, small (compact encodings) and big (hash tables).
+    ("one hash of 1,000,000 fields `HSET bigh field:%07d value:N`", "big-hash field", 1_000_000,
+     lambda: ["HSET bigh " + " ".join(f"field:{i:07d} value:{i}" for i in range(j, j + 100))
+              for j in range(0, 1_000_000, 100)]),
+    ("100,000 sets of 10 integers `SADD iset:%06d N …` (intset)", "intset", 100_000,
+     lambda: ["SADD iset:%06d " % i + " ".join(str(i * 10 + j) for j in range(10)) for i in range(100_000)]),
+    ("100,000 sets of 10 strings `SADD sset:%06d member:N …` (listpack)", "small set", 100_000,
+     lambda: ["SADD sset:%06d " % i + " ".join(f"member:{j}" for j in range(10)) for i in range(100_000)]),
+    ("one set of 1,000,000 strings `SADD bigs member:%07d` (hash table)", "big-set member", 1_000_000,
+     lambda: ["SADD bigs " + " ".join(f"member:{i:07d}" for i in range(j, j + 100))
+              for j in range(0, 1_000_000, 100)]),
+    ("100,000 lists of 10 elements `RPUSH list:%06d element:N …`", "small list", 100_000,
+     lambda: ["RPUSH list:%06d " % i + " ".join(f"element:{j}" for j in range(10)) for i in range(100_000)]),
+    ("one list of 1,000,000 elements `RPUSH bigl element:%07d`", "big-list element", 1_000_000,
+     lambda: ["RPUSH bigl " + " ".join(f"element:{i:07d}" for i in range(j, j + 100))
+              for j in range(0, 1_000_000, 100)]),
+    ("100,000 sorted sets of 10 members `ZADD zset:%06d N member:N …` (listpack)", "small zset", 100_000,
+     lambda: ["ZADD zset:%06d " % i + " ".join(f"{j} member:{j}" for j in range(10)) for i in range(100_000)]),
+    ("one stream of 1,000,000 entries `XADD bigx N-1 field value:N`", "stream entry", 1_000_000,
+     lambda: [f"XADD bigx {i + 1}-1 field value:{i}" for i in range(1_000_000)]),
 ]
 
 
@@ -497,7 +520,7 @@ def main():
     ap.add_argument("--embedis", default="target/release/embedis-server")
     ap.add_argument("--io-threads", type=int, default=1)
     ap.add_argument("--only", default="")
-    ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL,geo member)")
+    ap.add_argument("--memory-only", default="", help="comma-separated units of the memory cases to run (key,hash,member,HLL,geo member,big-hash field,intset,small set,big-set member,small list,big-list element,small zset,stream entry)")
     ap.add_argument("--pipelines", default="1,16")
     ap.add_argument("--baseline", default="", help="an earlier embedis-server binary to run beside (before/after)")
     ap.add_argument("--server-args", default="", help="extra arguments for both servers, e.g. '--appendonly yes --appendfsync always'")
