@@ -4,10 +4,12 @@
 //! so the title is written over that memory.
 //!
 //! [`init`] makes the memory free to overwrite, once, at the start of the binary's `main`
-//! before any thread reads the environment: the environment strings in it are copied and
-//! `environ` points at the copies (glibc's `program_invocation_name` likewise), and argv[0] is
-//! kept for `{title}`. std's `env::args` reads the original strings, so the binary reads its
-//! arguments before it sets a title. A server inside a test process never calls `init` and
+//! before any thread reads the environment: the area runs from argv[0] over the strings that
+//! follow one another (the argument vector as glibc hands it to `.init_array`, as Redis's
+//! `spt_init` reads `main`'s), the environment strings in it are copied and `environ` points at
+//! the copies (glibc's `program_invocation_name` likewise), and argv[0] is kept for `{title}`.
+//! std's `env::args` reads the original strings, so the binary reads its arguments before it
+//! sets a title. A server inside a test process never calls `init` and
 //! leaves its host's title alone: [`set`] then does nothing.
 
 use std::sync::{Mutex, OnceLock};
@@ -106,7 +108,8 @@ pub fn set(title: &str) -> bool {
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 mod platform {
     use super::Area;
-    use std::ffi::c_char;
+    use std::ffi::{c_char, c_int};
+    use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
     extern "C" {
         static mut environ: *mut *mut c_char;
@@ -114,33 +117,59 @@ mod platform {
         static mut program_invocation_short_name: *mut c_char;
     }
 
-    /// The kernel's arg_start, arg_end, env_start and env_end (proc(5), /proc/pid/stat fields
-    /// 48 to 51).
-    fn bounds() -> Option<[usize; 4]> {
-        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-        // The command name (field 2) may hold spaces and parentheses: count after its end.
-        let after = &stat[stat.rfind(')')? + 1..];
-        let fields: Vec<&str> = after.split_whitespace().collect();
-        let field = |n: usize| fields.get(n - 3)?.parse::<usize>().ok();
-        Some([field(48)?, field(49)?, field(50)?, field(51)?])
+    static ARGC: AtomicUsize = AtomicUsize::new(0);
+    static ARGV: AtomicPtr<*const c_char> = AtomicPtr::new(std::ptr::null_mut());
+
+    /// glibc calls the functions of `.init_array` with `main`'s arguments (as std reads its own
+    /// `env::args`): the argument vector as the program got it — under valgrind its own copy,
+    /// not valgrind's command line, which /proc/self/stat's arg_start would point at.
+    #[used]
+    #[link_section = ".init_array.00099"]
+    static CAPTURE: extern "C" fn(c_int, *const *const c_char, *const *const c_char) = capture;
+
+    extern "C" fn capture(argc: c_int, argv: *const *const c_char, _env: *const *const c_char) {
+        ARGC.store(argc.max(0) as usize, Ordering::Relaxed);
+        ARGV.store(argv as *mut _, Ordering::Relaxed);
     }
 
-    /// Moves what points into the strings elsewhere and returns their area.
+    /// The end of the NUL-terminated string at `p` (one past its NUL).
+    ///
+    /// SAFETY: `p` points to a NUL-terminated string.
+    unsafe fn string_end(p: *const c_char) -> usize {
+        p as usize + libc::strlen(p) + 1
+    }
+
+    /// Moves what points into the strings elsewhere and returns their area: argv[0] on, over
+    /// the arguments and then the environment strings as long as each follows the last
+    /// (Redis's `spt_init`).
     pub(super) fn take_area() -> Option<Area> {
-        let [arg_start, arg_end, env_start, env_end] = bounds()?;
-        if arg_start == 0 || arg_end <= arg_start {
+        let argc = ARGC.load(Ordering::Relaxed);
+        let argv = ARGV.load(Ordering::Relaxed);
+        if argv.is_null() || argc == 0 {
             return None;
         }
-        // The environment's strings join the area only where they follow the arguments'.
-        let end = if env_start == arg_end && env_end > env_start {
-            env_end
-        } else {
-            arg_end
-        };
-        let inside = |p: *mut c_char| (arg_start..end).contains(&(p as usize));
-        // SAFETY: one thread runs (the caller's promise), so nothing reads `environ` or the
-        // names while they are replaced; each copy is a NUL-terminated string of its own.
+        // SAFETY: `argv` holds `argc` string pointers (glibc's promise to `.init_array`), and
+        // `environ` is NULL-terminated; one thread runs (the caller's promise), so nothing reads
+        // `environ` or the names while they are replaced; each copy is a string of its own.
         unsafe {
+            let start = *argv as usize;
+            if start == 0 {
+                return None;
+            }
+            let mut end = start;
+            for i in 0..argc {
+                let arg = *argv.add(i);
+                if arg as usize != end {
+                    break;
+                }
+                end = string_end(arg);
+            }
+            let mut entry = environ;
+            while !entry.is_null() && !(*entry).is_null() && *entry as usize == end {
+                end = string_end(*entry);
+                entry = entry.add(1);
+            }
+            let inside = |p: *mut c_char| (start..end).contains(&(p as usize));
             let mut entry = environ;
             while !entry.is_null() && !(*entry).is_null() {
                 if inside(*entry) {
@@ -154,11 +183,11 @@ mod platform {
             if inside(program_invocation_short_name) {
                 program_invocation_short_name = libc::strdup(program_invocation_short_name);
             }
+            Some(Area {
+                start,
+                len: end - start,
+            })
         }
-        Some(Area {
-            start: arg_start,
-            len: end - arg_start,
-        })
     }
 }
 
