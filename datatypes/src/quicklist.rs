@@ -223,12 +223,25 @@ impl Compressed {
 
 impl Node {
     fn with_entry(item: &[u8]) -> Node {
-        let mut buf = Vec::with_capacity(entry_size(item));
-        encode_entry(&mut buf, item);
+        Node::with_entry_room(item, 0, true)
+    }
+
+    /// A node of one entry with `room` spare bytes where the entries still to come will go:
+    /// after it (`back`) or before it. A plain node (one big element) gets none.
+    fn with_entry_room(item: &[u8], room: usize, back: bool) -> Node {
         let plain = is_plain(item);
+        let room = if plain { 0 } else { room };
+        let mut buf = Vec::with_capacity(entry_size(item) + room);
+        let start = if back {
+            0
+        } else {
+            buf.resize(room, 0);
+            room
+        };
+        encode_entry(&mut buf, item);
         Node {
             buf,
-            start: 0,
+            start,
             count: 1,
             plain,
             lzf: None,
@@ -706,7 +719,48 @@ impl Quicklist {
         }
     }
 
+    /// Pushes `items` in order at the back (or each at the front), as that many pushes do; a
+    /// node the call starts gets room for the items still to come, up to its byte limit. A list
+    /// one command builds then holds no spare room (nodes grown by doubling keep up to half
+    /// their bytes spare, where Redis's listpacks are exact), and pushes after it grow as usual.
+    pub fn push_all<T: AsRef<[u8]>>(&mut self, items: &[T], back: bool) {
+        for (i, item) in items.iter().enumerate() {
+            let room = |list: &Self| list.room_for(&items[i + 1..]);
+            if back {
+                self.push_back_with_room(item.as_ref(), room);
+            } else {
+                self.push_front_with_room(item.as_ref(), room);
+            }
+        }
+    }
+
+    /// The bytes of the items in `rest` that a node started just before them may take: as
+    /// many as its count limit allows, within its byte limit.
+    fn room_for<T: AsRef<[u8]>>(&self, rest: &[T]) -> usize {
+        let count_limit = node_limits(self.fill).1;
+        let limit = byte_limit(self.fill);
+        let mut room = 0;
+        for item in rest.iter().take(count_limit.saturating_sub(1)) {
+            let size = entry_size(item.as_ref());
+            if room + size > limit {
+                break;
+            }
+            room += size;
+        }
+        room
+    }
+
     pub fn push_back(&mut self, item: &[u8]) {
+        self.push_back_with_room(item, |_| 0);
+    }
+
+    pub fn push_front(&mut self, item: &[u8]) {
+        self.push_front_with_room(item, |_| 0);
+    }
+
+    /// A push at the back; a node it starts gets `room` spare bytes after its entry (asked only
+    /// then).
+    fn push_back_with_room(&mut self, item: &[u8], room: impl FnOnce(&Self) -> usize) {
         self.before_growth(item.len(), 1);
         let limit = byte_limit(self.fill);
         match self.nodes.back() {
@@ -715,8 +769,10 @@ impl Quicklist {
                 node.push_back(item, limit);
             }
             _ => {
+                let room = room(self);
                 self.reserve_node();
-                self.nodes.push_back(Node::with_entry(item));
+                self.nodes
+                    .push_back(Node::with_entry_room(item, room, true));
                 // The old tail moved inward (Redis compresses around it).
                 if self.compress != 0 {
                     let old = self.nodes.len().saturating_sub(2);
@@ -727,7 +783,9 @@ impl Quicklist {
         self.len += 1;
     }
 
-    pub fn push_front(&mut self, item: &[u8]) {
+    /// A push at the front; a node it starts gets `room` spare bytes before its entry (asked
+    /// only then).
+    fn push_front_with_room(&mut self, item: &[u8], room: impl FnOnce(&Self) -> usize) {
         self.before_growth(item.len(), 1);
         let limit = byte_limit(self.fill);
         match self.nodes.front() {
@@ -736,8 +794,10 @@ impl Quicklist {
                 node.push_front(item, limit);
             }
             _ => {
+                let room = room(self);
                 self.reserve_node();
-                self.nodes.push_front(Node::with_entry(item));
+                self.nodes
+                    .push_front(Node::with_entry_room(item, room, false));
                 if self.compress != 0 {
                     self.recompress(1..2);
                 }
@@ -1497,6 +1557,8 @@ mod tests {
         DrainFront(usize),
         DrainBack(usize),
         RemoveMatching(Vec<u8>, usize, bool),
+        /// Several pushes in one call (LPUSH / RPUSH of several elements).
+        PushAll(Vec<Vec<u8>>, bool),
     }
 
     fn item() -> impl Strategy<Value = Vec<u8>> {
@@ -1525,7 +1587,35 @@ mod tests {
             1 => (0usize..5).prop_map(Op::DrainBack),
             1 => (proptest::collection::vec(b'a'..b'd', 0..3), 0usize..3, any::<bool>())
                 .prop_map(|(v, l, t)| Op::RemoveMatching(v, l, t)),
+            1 => (proptest::collection::vec(item(), 0..12), any::<bool>())
+                .prop_map(|(v, back)| Op::PushAll(v, back)),
         ]
+    }
+
+    /// A list one call builds (LPUSH / RPUSH of several elements) holds no spare room: its node
+    /// was sized for them. Pushes one at a time grow by doubling (amortised O(1)).
+    #[test]
+    fn a_list_built_by_one_call_holds_no_spare_room() {
+        let items: Vec<Vec<u8>> = (0..10)
+            .map(|i| format!("element:{i}").into_bytes())
+            .collect();
+        for back in [true, false] {
+            let mut q = Quicklist::default();
+            q.push_all(&items, back);
+            assert_eq!(q.nodes.len(), 1);
+            let node = &q.nodes[0];
+            assert_eq!((node.start, node.buf.capacity()), (0, node.buf.len()));
+            let mut one_by_one = Quicklist::default();
+            for item in &items {
+                one_by_one.push_back(item);
+            }
+            assert!(one_by_one.nodes[0].buf.capacity() > node.buf.len());
+        }
+        // Under a count fill, a node is sized for the entries it may take, not for all.
+        let mut q = Quicklist::with_fill(2);
+        q.push_all(&items, true);
+        assert_eq!(q.nodes.len(), 5);
+        assert!(q.nodes.iter().all(|n| n.buf.capacity() == n.buf.len()));
     }
 
     /// Elements at or above the packed threshold get nodes of their own, which take no
@@ -1615,6 +1705,12 @@ mod tests {
                     Op::RemoveMatching(v, limit, from_tail) => {
                         let expected = remove_from_model(&mut model, &v, limit, from_tail);
                         prop_assert_eq!(q.remove_matching(&v, limit, from_tail), expected);
+                    }
+                    Op::PushAll(items, back) => {
+                        q.push_all(&items, back);
+                        for v in items {
+                            if back { model.push_back(v) } else { model.push_front(v) }
+                        }
                     }
                 }
                 check_invariants(&q);
