@@ -221,7 +221,7 @@ impl Cluster {
                 }
             }
         }
-        self.wait_until(|c| c.agree_on_nodes())?;
+        self.forming("every node to know every other", |c| c.agree_on_nodes())?;
         for index in self.shards..self.nodes.len() {
             let primary = (index - self.shards) / replicas.max(1);
             run(
@@ -229,10 +229,27 @@ impl Cluster {
                 &["CLUSTER", "REPLICATE", &self.ids[primary]],
             )?;
         }
-        self.wait_consistent()?;
-        self.wait_until(|c| c.nodes[c.shards..].iter().all(Server::link_up))?;
+        self.forming("the nodes' views to agree", |c| c.views_agree())?;
+        self.forming("the replicas' links to be up", |c| {
+            c.nodes[c.shards..].iter().all(Server::link_up)
+        })?;
         // As Redis, a primary calls the cluster `ok` no sooner than 2 s after it started.
-        self.wait_until(|c| c.nodes.iter().all(Self::state_ok))
+        self.forming("cluster_state:ok on every node", |c| {
+            c.nodes.iter().all(Self::state_ok)
+        })
+    }
+
+    /// A wait of the cluster's formation: up to 30 seconds (it takes about 2 here; a loaded
+    /// CI machine once took more than 10), and a failure names the step and shows every
+    /// node's view.
+    fn forming(&self, what: &str, done: impl FnMut(&Cluster) -> bool) -> io::Result<()> {
+        self.wait_at_most(Duration::from_secs(30), done)
+            .map_err(|e| {
+                error(format!(
+                    "{e}, waiting for {what}; the views:\n{}",
+                    self.views()
+                ))
+            })
     }
 
     /// The node's CLUSTER INFO says `cluster_state:ok`.
@@ -276,22 +293,35 @@ impl Cluster {
     /// Waits until every node's view of the cluster is the same (IDs, addresses, roles and
     /// slots), as `redis-cli --cluster` waits after changing it. Fails after 10 seconds.
     pub fn wait_consistent(&self) -> io::Result<()> {
-        self.wait_until(|c| {
-            let first = Self::signature(&c.nodes[0]);
-            first.len() == c.nodes.len() && c.nodes.iter().all(|n| Self::signature(n) == first)
-        })
+        self.wait_until(|c| c.views_agree())
+    }
+
+    fn views_agree(&self) -> bool {
+        let first = Self::signature(&self.nodes[0]);
+        first.len() == self.nodes.len() && self.nodes.iter().all(|n| Self::signature(n) == first)
     }
 
     /// Waits for `done`, at most 10 seconds. On a cluster started on a clock, the clock moves
     /// on with the real time waited, as time passes for a client that waits: an election
     /// scheduled just after the test's last [`Cluster::advance_clock`] step still happens (on
     /// a busy machine the nodes may reach it only then).
-    fn wait_until(&self, mut done: impl FnMut(&Cluster) -> bool) -> io::Result<()> {
+    fn wait_until(&self, done: impl FnMut(&Cluster) -> bool) -> io::Result<()> {
+        self.wait_at_most(Duration::from_secs(10), done)
+    }
+
+    fn wait_at_most(
+        &self,
+        limit: Duration,
+        mut done: impl FnMut(&Cluster) -> bool,
+    ) -> io::Result<()> {
         let start = Instant::now();
         let step = Duration::from_millis(20);
         while !done(self) {
-            if start.elapsed() > Duration::from_secs(10) {
-                return Err(error("the cluster's nodes did not agree within 10 seconds"));
+            if start.elapsed() > limit {
+                return Err(error(format!(
+                    "the cluster's nodes did not agree within {} seconds",
+                    limit.as_secs()
+                )));
             }
             std::thread::sleep(step);
             if let Some(clock) = &self.clock {
