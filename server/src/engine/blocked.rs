@@ -212,11 +212,11 @@ impl Engine {
         };
         if let Some(blocked) = client.blocked.take() {
             self.forget_block(id, &blocked);
-            let mut out = std::mem::take(&mut client.pending);
             if retry && client.master {
                 self.rerun_stream_command(client, blocked.args);
                 return;
             }
+            let mut out = std::mem::take(&mut client.pending);
             if retry {
                 self.execute_for(&mut client, blocked.args, &mut out, Run::Fresh);
             } else if let BlockReason::Delayed(reply) = &blocked.reason {

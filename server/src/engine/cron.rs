@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 
 use super::Engine;
 use crate::kernel::publish;
-use crate::kernel::publish::{class_of, close_if_over_output_limit};
 use crate::model::client::ClientId;
 use crate::services::expire;
 
@@ -348,19 +347,22 @@ impl Engine {
             .iter()
             .filter(|c| !c.replica && !c.master && !c.obuf.closing)
             .filter(|c| {
-                let limit = &limits[class_of(c)];
+                let limit = &limits[publish::class_of(c)];
                 limit.hard != 0 || limit.soft != 0
             })
             .filter(|c| crate::model::client::unsent_output(c) > 0)
             .map(|c| c.id)
             .collect();
+        if over.is_empty() {
+            return;
+        }
         for id in over {
             let watching = self.ks.watches.watching(id);
             let Some(client) = self.clients.get_mut(id) else {
                 continue;
             };
             let used = crate::model::client::unsent_output(client);
-            close_if_over_output_limit(&mut self.server, client, watching, used, now_ms);
+            publish::close_if_over_output_limit(&mut self.server, client, watching, used, now_ms);
         }
         self.carry_out_requests();
     }

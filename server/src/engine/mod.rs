@@ -147,9 +147,7 @@ impl Engine {
                 // Where the primary's stream stands, for a continued link to resume in the same
                 // database; a transaction left open goes with the client and will come again.
                 self.server.repl.stream_db = client.db;
-                self.server.repl.open_transaction.clear();
-                self.server.repl.held_command.clear();
-                self.server.repl.unapplied_input = 0;
+                self.server.repl.forget_unapplied();
             }
             crate::model::client::unsubscribe_all(&mut self.server.pubsub, &mut client);
             self.ks.watches.unwatch_all(id);

@@ -188,9 +188,7 @@ impl Engine {
         client.master = true;
         client.user = crate::model::acl_users::NO_USER;
         client.db = self.server.repl.stream_db.min(self.ks.dbs.len() - 1);
-        self.server.repl.open_transaction.clear();
-        self.server.repl.held_command.clear();
-        self.server.repl.unapplied_input = 0;
+        self.server.repl.forget_unapplied();
         self.clients.insert(Box::new(client));
         if let Some(primary) = self.server.repl.link(generation) {
             primary.client = Some(id);

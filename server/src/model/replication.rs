@@ -450,6 +450,14 @@ impl Replication {
     /// As a replica, where the stream read so far ends (`slave_read_repl_offset`): the applied
     /// offset and what is received but not applied yet (an open transaction, a command CLIENT
     /// PAUSE holds, the link task's undecoded input).
+    /// Forgets what of the primary's stream was received and not applied (its client went, or
+    /// a new one starts): an open transaction, a held command, undecoded input.
+    pub fn forget_unapplied(&mut self) {
+        self.open_transaction.clear();
+        self.held_command.clear();
+        self.unapplied_input = 0;
+    }
+
     pub fn read_offset(&self) -> u64 {
         self.offset
             + (self.open_transaction.len() + self.held_command.len()) as u64

@@ -113,13 +113,16 @@ pub fn create(
 /// Ends the file `writer` holds and moves it over the target: EOF and checksum, then
 /// [`finish_file`]. On failure the temporary file is removed.
 pub fn commit(target: &Target, writer: RdbWriter<BufWriter<File>>) -> Result<u64, SaveError> {
-    match writer.finish() {
-        Ok(buffered) => finish_file(target, buffered),
-        Err(e) => {
-            let _ = std::fs::remove_file(&target.temp);
-            Err(SaveError::rdb(e))
-        }
+    let buffered = or_discard(target, writer.finish().map_err(SaveError::rdb))?;
+    finish_file(target, buffered)
+}
+
+/// `result`, with the temporary file of `target` removed if it is an error.
+fn or_discard<T>(target: &Target, result: Result<T, SaveError>) -> Result<T, SaveError> {
+    if result.is_err() {
+        let _ = std::fs::remove_file(&target.temp);
     }
+    result
 }
 
 /// Moves a written temporary file over the target: flush, fsync, rename, fsync of the
@@ -155,10 +158,7 @@ pub fn finish_file(target: &Target, buffered: BufWriter<File>) -> Result<u64, Sa
         }
         Ok(size)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&target.temp);
-    }
-    result
+    or_discard(target, result)
 }
 
 /// What a keyspace is written into, section by section and key by key: an RDB stream (a file,
@@ -246,13 +246,8 @@ pub fn spawn_file_child(
 impl SnapshotSink for RdbWriter<BufWriter<ChildFile>> {
     /// EOF and checksum down the pipe, the child's sync and exit, then the rename.
     fn commit(self, target: &Target) -> Result<u64, SaveError> {
-        match self.finish() {
-            Ok(buffered) => finish_child_file(target, buffered),
-            Err(e) => {
-                let _ = std::fs::remove_file(&target.temp);
-                Err(SaveError::rdb(e))
-            }
-        }
+        let buffered = or_discard(target, self.finish().map_err(SaveError::rdb))?;
+        finish_child_file(target, buffered)
     }
 }
 
@@ -281,10 +276,7 @@ pub fn finish_child_file(
         })?;
         Ok(size)
     })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&target.temp);
-    }
-    result
+    or_discard(target, result)
 }
 
 /// The thread writing a background snapshot.
