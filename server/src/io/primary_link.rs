@@ -581,6 +581,11 @@ async fn follow<S: EngineCell>(
             engine.server.repl.unapplied_input = raw.len() as u64;
             shared.after_work(&mut engine);
         }
+        // A big command's room goes once it is applied (Redis's clientsCron shrinks its primary
+        // client's query buffer): otherwise the buffers that took a 32 MB SET keep 32 MB each
+        // (unit/pendingquerybuf compares the replica's used_memory with the primary's).
+        give_back_room(&mut conn.input);
+        give_back_room(&mut raw);
         for offset in acks {
             send_ack(&mut conn.stream, offset).await?;
         }
@@ -618,6 +623,14 @@ async fn follow<S: EngineCell>(
         if let Some(offset) = ack {
             send_ack(&mut conn.stream, offset).await?;
         }
+    }
+}
+
+/// Replaces an empty buffer that grew past a megabyte by a new one (a split keeps the whole
+/// allocation alive).
+fn give_back_room(buffer: &mut BytesMut) {
+    if buffer.is_empty() && buffer.capacity() > 1 << 20 {
+        *buffer = BytesMut::new();
     }
 }
 
