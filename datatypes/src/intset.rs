@@ -17,6 +17,8 @@
 
 use rand::Rng;
 
+use crate::thin_bytes::ThinBytes;
+
 pub use crate::number::{format_i64, parse_i64, I64_TEXT_MAX};
 
 /// Bytes needed to store `value`: 2, 4 or 8.
@@ -34,8 +36,9 @@ fn width_of(value: i64) -> usize {
 /// allocation (see the module documentation for the layout).
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Intset {
-    /// Empty, or `[width, values…]`.
-    data: Box<[u8]>,
+    /// Empty, or `[width, values…]`, behind a thin pointer so that a set's intset sits unboxed
+    /// in its two-word value.
+    data: ThinBytes,
 }
 
 impl std::fmt::Debug for Intset {
@@ -63,11 +66,12 @@ impl Intset {
         if values.is_empty() {
             return Some(Intset::new());
         }
-        let mut data = vec![0u8; 1 + values.len() * width].into_boxed_slice();
-        data[0] = width as u8;
-        for (i, &v) in values.iter().enumerate() {
-            Self::put(&mut data, width, i, v);
-        }
+        let data = ThinBytes::build(1 + values.len() * width, |data| {
+            data[0] = width as u8;
+            for (i, &v) in values.iter().enumerate() {
+                Self::put(data, width, i, v);
+            }
+        });
         Some(Intset { data })
     }
 
@@ -150,13 +154,13 @@ impl Intset {
             return false;
         };
         let w = self.width();
-        let mut data = Vec::from(std::mem::take(&mut self.data));
-        data.reserve_exact(w);
-        data.resize(data.len() + w, 0);
+        let old = &self.data;
         let at = 1 + index * w;
-        data.copy_within(at..1 + len * w, at + w);
-        Self::put(&mut data, w, index, value);
-        self.data = data.into_boxed_slice();
+        self.data = ThinBytes::build(old.len() + w, |data| {
+            data[..at].copy_from_slice(&old[..at]);
+            data[at + w..].copy_from_slice(&old[at..]);
+            Self::put(data, w, index, value);
+        });
         true
     }
 
@@ -165,14 +169,14 @@ impl Intset {
     /// them, so it goes first or last.
     fn insert_widening(&mut self, value: i64, w: usize) {
         let len = self.len();
-        let mut data = vec![0u8; 1 + (len + 1) * w].into_boxed_slice();
-        data[0] = w as u8;
         let (shift, at) = if value < 0 { (1, 0) } else { (0, len) };
-        for i in 0..len {
-            Self::put(&mut data, w, i + shift, self.get(i));
-        }
-        Self::put(&mut data, w, at, value);
-        self.data = data;
+        self.data = ThinBytes::build(1 + (len + 1) * w, |data| {
+            data[0] = w as u8;
+            for i in 0..len {
+                Self::put(data, w, i + shift, self.get(i));
+            }
+            Self::put(data, w, at, value);
+        });
     }
 
     /// Removes `value`; false if it was not there.
@@ -191,15 +195,16 @@ impl Intset {
         let value = self.get(index);
         let len = self.len();
         if len == 1 {
-            self.data = Box::default();
+            self.data = ThinBytes::new();
             return value;
         }
         let w = self.width();
-        let mut data = Vec::from(std::mem::take(&mut self.data));
+        let old = &self.data;
         let at = 1 + index * w;
-        data.copy_within(at + w..1 + len * w, at);
-        data.truncate(1 + (len - 1) * w);
-        self.data = data.into_boxed_slice();
+        self.data = ThinBytes::build(old.len() - w, |data| {
+            data[..at].copy_from_slice(&old[..at]);
+            data[at..].copy_from_slice(&old[at + w..]);
+        });
         value
     }
 

@@ -34,6 +34,7 @@ pub mod quicklist;
 pub mod set;
 pub mod small_bytes;
 pub mod stream;
+pub mod thin_bytes;
 pub mod vset;
 pub mod zset;
 

@@ -76,7 +76,7 @@ fn varint_size(mut v: u64) -> usize {
     n
 }
 
-fn backlen_size(v: u64) -> usize {
+pub(crate) fn backlen_size(v: u64) -> usize {
     varint_size(v)
 }
 
@@ -91,7 +91,7 @@ fn push_varint(out: &mut Vec<u8>, mut v: u64) {
 /// The backward length: 7-bit groups, most significant first, every byte but the first flagged
 /// with 0x80, so that a reader starting at the entry's last byte finds the least significant group
 /// first and knows whether more bytes precede.
-fn push_backlen(out: &mut Vec<u8>, v: u64) {
+pub(crate) fn push_backlen(out: &mut Vec<u8>, v: u64) {
     let n = backlen_size(v);
     for i in (0..n).rev() {
         let group = ((v >> (7 * i)) & 0x7f) as u8;
@@ -161,6 +161,14 @@ pub fn replace_entry(buf: &mut Vec<u8>, range: Range<usize>, data: &[u8]) {
 
 /// Decodes the entry that ends just before `end`: its start and the byte range of its data.
 pub fn entry_before(buf: &[u8], end: usize) -> (usize, Range<usize>) {
+    let start = start_before(buf, end);
+    let (data, _) = entry_at(buf, start);
+    (start, data)
+}
+
+/// Where the body starts whose backward length ends just before `end`: the backward length read
+/// from its last byte, stepped over, and the body's size stepped back.
+pub(crate) fn start_before(buf: &[u8], end: usize) -> usize {
     let mut body: u64 = 0;
     let mut shift = 0;
     let mut p = end;
@@ -173,9 +181,7 @@ pub fn entry_before(buf: &[u8], end: usize) -> (usize, Range<usize>) {
         }
         shift += 7;
     }
-    let start = p - body as usize;
-    let (data, _) = entry_at(buf, start);
-    (start, data)
+    p - body as usize
 }
 
 /// A packed sequence of byte strings; see the module documentation.

@@ -73,12 +73,13 @@ impl SetLimits {
     }
 }
 
-/// A set value. Every encoding sits behind one pointer so that a set stays two words: with
-/// three encodings an inline 16-byte intset or listpack would have made every [`SetValue`], and
-/// so every stored value, a word bigger.
+/// A set value. Every encoding sits behind one thin pointer so that a set stays two words: with
+/// three encodings an inline 16-byte listpack would have made every [`SetValue`], and so every
+/// stored value, a word bigger. The intset is unboxed — its block carries its own length
+/// ([`crate::thin_bytes::ThinBytes`]) — which saves a set of integers a whole allocation.
 #[derive(Clone, Debug)]
 pub enum SetValue {
-    Ints(Box<Intset>),
+    Ints(Intset),
     Pack(Box<Listpack>),
     Table(Box<Dict<SmallBytes, ()>>),
 }
@@ -139,7 +140,7 @@ impl SetValue {
     /// An empty intset: where a set built member by member starts (the first string converts
     /// it, which is what Redis's choice by first member amounts to).
     pub fn new() -> Self {
-        SetValue::Ints(Box::default())
+        SetValue::Ints(Intset::default())
     }
 
     /// An empty listpack (Redis 7.2 starts some built sets as one).
@@ -464,7 +465,7 @@ impl SetValue {
             };
             ints.insert(n);
         }
-        *self = SetValue::Ints(Box::new(ints));
+        *self = SetValue::Ints(ints);
     }
 
     /// `count` distinct listpack positions chosen uniformly, in ascending order (Redis's
@@ -543,6 +544,13 @@ mod tests {
     use proptest::prelude::*;
     use rand::SeedableRng;
     use std::collections::HashSet;
+
+    /// Two words, the intset unboxed in them.
+    #[test]
+    fn a_set_value_is_two_words() {
+        assert_eq!(std::mem::size_of::<SetValue>(), 16);
+        assert_eq!(std::mem::size_of::<Intset>(), 8);
+    }
 
     fn bytes_of(m: Member<'_>) -> Vec<u8> {
         m.with_bytes(|b| b.to_vec())

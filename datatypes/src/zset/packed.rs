@@ -2,24 +2,34 @@
 //! (member, score) pairs back to back in one exactly sized allocation, in (score, member) order.
 //!
 //! ```text
-//! [count: u32 LE] [pair] [pair] …      pair = [member: listpack entry] [score: f64 LE, 8 bytes]
+//! [count: u32 LE] [pair] [pair] …
+//! pair = [score kind] [score bytes] [member length: varint] [member] [backward length of the pair]
 //! ```
 //!
-//! The member uses the listpack entry codec (forward length, data, backward length), and the
-//! score is a fixed 8 bytes, so pairs can be walked from either end: forward by decoding the
-//! member's length, backward by stepping over the score and reading the member's backward length.
-//! A pair costs its member plus 10 bytes for any member under 128 bytes. Operations are linear,
-//! and every change rebuilds the allocation at its new size, which is what Redis pays too and is
-//! cheap at the sizes this form is limited to (`zset-max-listpack-entries`, 128 by default).
+//! Scores are mostly small integers (ranks, counters, all zeros for a lexicographic set) or
+//! integral timestamps, so a score takes what its value needs, as Redis stores an integral score
+//! as a listpack integer: a kind byte under 0x80 *is* the score (0 to 127), 0x80–0x84 announce a
+//! signed integer of 1, 2, 3, 4 or 6 bytes, 0x85 an `f64` (any other score, exactly). The
+//! backward length covers the whole pair, so pairs walk from either end: forward by decoding the
+//! score's kind and the member's length, backward by the length at the pair's end. A pair of a
+//! member under 128 bytes and a score from 0 to 127 costs its member plus 3 bytes, as in Redis;
+//! a fractional score costs 11. Operations are linear, and every change rebuilds the allocation
+//! at its new size, which is what Redis pays too and is cheap at the sizes this form is limited
+//! to (`zset-max-listpack-entries`, 128 by default).
 //!
 //! Scores are stored exactly, except that -0 is stored as 0: Redis keeps listpack scores as
 //! text or integers, where -0 becomes 0, and ZSCORE shows it.
 
-use crate::listpack::{encode_entry, entry_at, entry_before};
+use crate::listpack::{backlen_size, entry_at, push_backlen, start_before};
 use std::ops::Range;
 
 const HEADER: usize = 4;
-const SCORE: usize = 8;
+/// The first kind byte that is not a score of its own.
+const SMALL_LIMIT: u8 = 0x80;
+/// Kind bytes of the integer widths (1, 2, 3, 4 and 6 bytes, little-endian, sign-extended).
+const INT_WIDTHS: [usize; 5] = [1, 2, 3, 4, 6];
+/// Kind byte of an `f64` score.
+const FLOAT: u8 = 0x85;
 
 /// A small sorted set; see the module documentation. Positions are byte offsets of pairs.
 #[derive(Clone, Default, PartialEq)]
@@ -27,10 +37,62 @@ pub struct Packed {
     buf: Box<[u8]>,
 }
 
-/// How a score is stored (see the module documentation on -0).
+/// Appends the encoding of `score` (-0 as 0; see the module documentation).
+fn push_score(out: &mut Vec<u8>, score: f64) {
+    let score = if score == 0.0 { 0.0 } else { score };
+    // Integral and within 48 bits: an integer of the fewest bytes (the cast is exact there).
+    if score.fract() == 0.0 && score.abs() < (1u64 << 47) as f64 {
+        let n = score as i64;
+        if (0..SMALL_LIMIT as i64).contains(&n) {
+            out.push(n as u8);
+            return;
+        }
+        for (kind, &width) in INT_WIDTHS.iter().enumerate() {
+            let bits = 8 * width as u32;
+            if n >= -(1i64 << (bits - 1)) && n < (1i64 << (bits - 1)) {
+                out.push(SMALL_LIMIT + kind as u8);
+                out.extend_from_slice(&n.to_le_bytes()[..width]);
+                return;
+            }
+        }
+    }
+    out.push(FLOAT);
+    out.extend_from_slice(&score.to_le_bytes());
+}
+
+/// The score encoded at `pos` and the position after it.
 #[inline]
-fn stored(score: f64) -> [u8; 8] {
-    if score == 0.0 { 0.0f64 } else { score }.to_le_bytes()
+fn score_at(buf: &[u8], pos: usize) -> (f64, usize) {
+    let kind = buf[pos];
+    if kind < SMALL_LIMIT {
+        return (kind as f64, pos + 1);
+    }
+    if kind == FLOAT {
+        let bytes = buf[pos + 1..pos + 9].try_into().expect("8 bytes");
+        return (f64::from_le_bytes(bytes), pos + 9);
+    }
+    let width = INT_WIDTHS[(kind - SMALL_LIMIT) as usize];
+    let mut bytes = [0u8; 8];
+    bytes[..width].copy_from_slice(&buf[pos + 1..pos + 1 + width]);
+    // Sign-extend from the top byte stored.
+    let shift = 64 - 8 * width as u32;
+    let n = (i64::from_le_bytes(bytes) << shift) >> shift;
+    (n as f64, pos + 1 + width)
+}
+
+/// Appends one pair's encoding.
+fn push_pair(out: &mut Vec<u8>, member: &[u8], score: f64) {
+    let start = out.len();
+    push_score(out, score);
+    let mut len = member.len();
+    while len >= 0x80 {
+        out.push((len as u8 & 0x7f) | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    out.extend_from_slice(member);
+    let body = out.len() - start;
+    push_backlen(out, body as u64);
 }
 
 impl Packed {
@@ -58,13 +120,12 @@ impl Packed {
     /// The member range, the score and the position after the pair at `pos`.
     #[inline]
     fn pair_at(&self, pos: usize) -> (Range<usize>, f64, usize) {
-        let (member, score_at) = entry_at(&self.buf, pos);
-        let score = f64::from_le_bytes(
-            self.buf[score_at..score_at + SCORE]
-                .try_into()
-                .expect("8 bytes"),
-        );
-        (member, score, score_at + SCORE)
+        let (score, member_at) = score_at(&self.buf, pos);
+        // The member's length and bytes decode as a listpack entry's; the backward length that
+        // follows is the pair's.
+        let (member, _) = entry_at(&self.buf, member_at);
+        let end = member.end + backlen_size((member.end - pos) as u64);
+        (member, score, end)
     }
 
     /// The element at `pos`.
@@ -89,7 +150,7 @@ impl Packed {
         if end <= HEADER {
             return None;
         }
-        Some(entry_before(&self.buf, end - SCORE).0)
+        Some(start_before(&self.buf, end))
     }
 
     /// Position of the pair after the one at `pos`.
@@ -166,8 +227,7 @@ impl Packed {
             pos = next;
         }
         let mut pair = Vec::with_capacity(member.len() + 16);
-        encode_entry(&mut pair, member);
-        pair.extend_from_slice(&stored(score));
+        push_pair(&mut pair, member, score);
         self.splice(pos..pos, 0, &pair, 1);
     }
 
@@ -191,8 +251,7 @@ impl Packed {
         let mut out = vec![0u8; HEADER];
         let mut count: u32 = 0;
         for (member, score) in pairs {
-            encode_entry(&mut out, member);
-            out.extend_from_slice(&stored(score));
+            push_pair(&mut out, member, score);
             count += 1;
         }
         if count == 0 {
@@ -256,3 +315,89 @@ impl DoubleEndedIterator for Iter<'_> {
 }
 
 impl ExactSizeIterator for Iter<'_> {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn round_trip(score: f64) -> (f64, usize) {
+        let mut out = Vec::new();
+        push_score(&mut out, score);
+        let (back, end) = score_at(&out, 0);
+        assert_eq!(
+            end,
+            out.len(),
+            "{score}: the length read is the length written"
+        );
+        (back, out.len())
+    }
+
+    /// Each score takes the fewest bytes its kind allows and reads back exactly (-0 as 0).
+    #[test]
+    fn scores_take_the_bytes_their_values_need() {
+        let cases: &[(f64, usize)] = &[
+            (0.0, 1),
+            (127.0, 1),
+            (128.0, 3),
+            (-1.0, 2),
+            (-128.0, 2),
+            (-129.0, 3),
+            (32_767.0, 3),
+            (32_768.0, 4),
+            (-8_388_608.0, 4),
+            (8_388_608.0, 5),
+            (2_147_483_647.0, 5),
+            (2_147_483_648.0, 7),
+            // A timestamp in milliseconds.
+            (1_764_547_200_000.0, 7),
+            ((1u64 << 47) as f64 - 1.0, 7),
+            (-((1u64 << 47) as f64) + 1.0, 7),
+            ((1u64 << 47) as f64, 9),
+            (1.5, 9),
+            (f64::INFINITY, 9),
+            (f64::NEG_INFINITY, 9),
+            (f64::MAX, 9),
+            (f64::MIN_POSITIVE, 9),
+        ];
+        for &(score, bytes) in cases {
+            assert_eq!(round_trip(score), (score, bytes), "{score}");
+        }
+        let (zero, bytes) = round_trip(-0.0);
+        assert!(zero == 0.0 && zero.is_sign_positive() && bytes == 1);
+    }
+
+    /// Ten members "member:N" with scores 0..9 take 3 bytes each beyond the member, as Redis's
+    /// listpack does.
+    #[test]
+    fn a_small_integral_pair_costs_its_member_and_three_bytes() {
+        let members: Vec<Vec<u8>> = (0..10)
+            .map(|i| format!("member:{i}").into_bytes())
+            .collect();
+        let set = Packed::from_sorted(members.iter().enumerate().map(|(i, m)| (&m[..], i as f64)));
+        assert_eq!(set.byte_size(), HEADER + 10 * (8 + 3));
+    }
+
+    proptest! {
+        /// Any score reads back exactly, and pairs of any sizes walk from both ends.
+        #[test]
+        fn pairs_walk_both_ways(
+            pairs in proptest::collection::vec(
+                (proptest::collection::vec(any::<u8>(), 0..300),
+                 any::<f64>().prop_filter("a score", |v| !v.is_nan())),
+                0..20),
+        ) {
+            let expected: Vec<(&[u8], f64)> = pairs
+                .iter()
+                .map(|(m, s)| (&m[..], if *s == 0.0 { 0.0 } else { *s }))
+                .collect();
+            let set = Packed::from_sorted(expected.iter().copied());
+            prop_assert_eq!(set.len(), expected.len());
+            let forward: Vec<(&[u8], f64)> = set.iter().collect();
+            prop_assert_eq!(&forward, &expected);
+            let mut backward: Vec<(&[u8], f64)> = set.iter().rev().collect();
+            backward.reverse();
+            prop_assert_eq!(&backward, &expected);
+        }
+    }
+}

@@ -121,6 +121,10 @@ fn score() -> impl Strategy<Value = f64> {
         Just(f64::INFINITY),
         (-4i32..5).prop_map(|v| v as f64 / 2.0),
         (0u8..6).prop_map(|v| v as f64),
+        // Every width of the packed form's integer scores, and the floats beyond.
+        (-(1i64 << 49)..(1i64 << 49)).prop_map(|v| v as f64),
+        (-40_000i64..40_000).prop_map(|v| v as f64),
+        any::<f64>().prop_filter("a score", |v| !v.is_nan() && *v != 0.0),
     ]
 }
 

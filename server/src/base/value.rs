@@ -47,7 +47,7 @@ pub enum Value {
     /// returns), plus what makes PFCOUNT fast. Always `raw`, like every HLL Redis writes; any
     /// other string command that modifies it turns it back into [`Value::Raw`].
     Hll(Box<Hll>),
-    List(Box<Quicklist>),
+    List(Quicklist),
     Hash(HashValue),
     Set(SetValue),
     ZSet(ZSetValue),

@@ -539,7 +539,7 @@ fn reply_with_gets(ctx: &mut Ctx<'_>, range: &[Item], patterns: &[Bytes], output
 
 /// STORE's list: the elements, or what GET's patterns find for them (an empty string where
 /// nothing is found).
-fn sorted_list(ctx: &mut Ctx<'_>, range: &[Item], patterns: &[Bytes]) -> Box<Quicklist> {
+fn sorted_list(ctx: &mut Ctx<'_>, range: &[Item], patterns: &[Bytes]) -> Quicklist {
     let mut list = super::lists::new_list(ctx);
     for item in range {
         if patterns.is_empty() {

@@ -1623,9 +1623,9 @@ mod tests {
         for i in 0..100 {
             big.push_back(format!("{i}").as_bytes());
         }
-        assert!(free_effort(&Value::List(Box::new(big.clone()))) > LAZYFREE_THRESHOLD);
+        assert!(free_effort(&Value::List(big.clone())) > LAZYFREE_THRESHOLD);
         assert_eq!(free_effort(&Value::Int(1)), 1);
-        ks.add(0, b"big", Value::List(Box::new(big)), None, 0);
+        ks.add(0, b"big", Value::List(big), None, 0);
         let dirty = ks.dirty;
         let meter = |_: &Keyspace| 0;
         assert!(ks.evicted(0, b"small", true, meter).is_some());

@@ -109,7 +109,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
     let limits = &config.encodings;
     Ok(match value {
         RdbValue::String(s) => Value::string(&s),
-        RdbValue::List(nodes) => Value::List(Box::new(list_from_rdb(nodes, config)?)),
+        RdbValue::List(nodes) => Value::List(list_from_rdb(nodes, config)?),
         RdbValue::SetIntset(blob) => {
             let values = intset_decode(&blob)?;
             if values.is_empty() {
@@ -126,7 +126,7 @@ pub fn from_rdb(value: RdbValue, config: &Config) -> Result<Value, RdbError> {
                 let width = u32::from_le_bytes(blob[0..4].try_into().expect("4 bytes")) as usize;
                 let ints = Intset::from_sorted_with_width(width, &values)
                     .ok_or_else(|| RdbError::Corrupt("intset values do not fit".into()))?;
-                Value::Set(SetValue::Ints(Box::new(ints)))
+                Value::Set(SetValue::Ints(ints))
             }
         }
         RdbValue::Set(members) => {
@@ -890,7 +890,7 @@ mod tests {
                         q.push_back(it);
                     }
                 }
-                Value::List(Box::new(q))
+                Value::List(q)
             }
             Spec::Set(members) => {
                 let mut s = SetValue::new();
@@ -1030,7 +1030,7 @@ mod tests {
         q.push_back(b"small");
         q.push_back(&[b'x'; 150]);
         q.push_back(b"small2");
-        let v = Value::List(Box::new(q));
+        let v = Value::List(q);
         let rdb = to_rdb(&v);
         let RdbValue::List(nodes) = &rdb else {
             panic!()

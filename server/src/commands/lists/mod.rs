@@ -69,23 +69,23 @@ fn list_of(value: &mut Value) -> CmdResult<&mut Quicklist> {
 
 /// A new empty list shaped by the current `list-max-listpack-size`: from Redis 7.2 a listpack
 /// until it grows past one node.
-pub(crate) fn new_list(ctx: &Ctx<'_>) -> Box<Quicklist> {
+pub(crate) fn new_list(ctx: &Ctx<'_>) -> Quicklist {
     new_list_for(&ctx.server.config)
 }
 
 /// [`new_list`] for a configuration (the RDB loader's lists too).
-pub(crate) fn new_list_for(config: &crate::base::config::Config) -> Box<Quicklist> {
+pub(crate) fn new_list_for(config: &crate::base::config::Config) -> Quicklist {
     let limits = &config.encodings;
     let fill = limits.list_max_listpack_size;
     let list = Quicklist::with_options(
         fill.clamp(i32::MIN as i64, i32::MAX as i64) as i32,
         limits.list_compress_depth.max(0) as usize,
     );
-    Box::new(if config.compat_version >= CompatVersion::V7_2 {
+    if config.compat_version >= CompatVersion::V7_2 {
         list.with_listpack_encoding()
     } else {
         list
-    })
+    }
 }
 
 /// `LEFT` / `RIGHT` (Redis's `getListPositionFromObjectOrReply`).

@@ -1,29 +1,13 @@
-//! [`Quicklist`]: list values — a deque of packed nodes, Redis's `quicklist` encoding.
-//!
-//! A list must push and pop at both ends in O(1) (queues, stacks, BLPOP workers), and also reach
-//! the middle (LINDEX, LSET, LINSERT, LRANGE) without costing a pointer and an allocation per
-//! element. Like Redis, we keep a deque of *nodes*, each a packed run of entries in the listpack
-//! entry format ([`crate::listpack`]: a length, the bytes, a backward length), bounded by
-//! `list-max-listpack-size`: negative fills bound a node's bytes (-1 = 4 KB, -2 = 8 KB … -5 =
-//! 64 KB), positive fills its number of entries (with an 8 KB safety cap). An element too big for
-//! any node gets a node of its own. A node's size is measured as Redis measures it — the bytes of
-//! Redis's listpack for the same entries, kept up to date per node, with Redis 7.0's estimate for
-//! the entry to add — so that nodes split where Redis's do: DUMP shows every node boundary.
-//!
-//! Unlike a listpack, which re-allocates at its exact size on every change, a node keeps spare
-//! room at *both* ends of its buffer: entries live in `buf[start..]`, pushes at the back append
-//! into spare capacity and pushes at the front write into the gap before `start`; when there is
-//! no room the buffer grows geometrically (capped by the node limit), so a push costs amortised
-//! O(1) instead of copying up to 8 KB each time. Pops only move `start` or truncate. Operations
-//! in the middle rebuild one node (bounded by the node size) and split or merge nodes as needed;
-//! positions are found by walking node counts from the nearer end, then entries from the nearer
-//! end of the node. Removals never merge nodes (Redis merges only around an insertion that
-//! split a node: LINSERT's [`Quicklist::insert_at`]).
+//! The many-node form of a list ([`Nodes`]): a deque of packed nodes, Redis's `quicklist`, for
+//! lists past one small node (the module above keeps a list of one small node in one block).
+//! Everything about node boundaries lives here — fills, splits, merges, compression — so that
+//! node boundaries fall where Redis's do.
 
 use std::cell::{Cell, OnceCell};
 use std::collections::VecDeque;
 use std::ops::Range;
 
+use super::{Iter, ListEncoding};
 use crate::listpack::{
     encode_entry, entry_at, entry_before, entry_size, redis_entry_size, REDIS_OVERHEAD,
 };
@@ -38,7 +22,7 @@ pub const DEFAULT_FILL: i32 = -2;
 
 /// Redis's estimate of what one more entry of `len` bytes adds to a node's listpack (an
 /// overestimate: its string encoding and back length, plus slack).
-const SIZE_ESTIMATE_OVERHEAD: usize = 8;
+pub(super) const SIZE_ESTIMATE_OVERHEAD: usize = 8;
 
 /// Whether a node whose listpack would be `new_sz` bytes in Redis, `count` entries after the
 /// change (Redis: `count` before an insert, the merged count for a merge, with `<` and `<=`
@@ -46,7 +30,11 @@ const SIZE_ESTIMATE_OVERHEAD: usize = 8;
 /// `_quicklistNodeAllowMerge` decision: a negative fill is a size level (-1..-5; beyond -5 no
 /// level applies, and only the count rule is left, which a negative fill never passes); a
 /// positive fill counts entries under the 8 KB safety limit.
-fn redis_fill_allows(fill: i32, new_sz: usize, count_ok: impl FnOnce(usize) -> bool) -> bool {
+pub(super) fn redis_fill_allows(
+    fill: i32,
+    new_sz: usize,
+    count_ok: impl FnOnce(usize) -> bool,
+) -> bool {
     if fill < 0 {
         let offset = (-(fill as i64) - 1) as usize;
         if offset < SIZE_LEVELS.len() && new_sz <= SIZE_LEVELS[offset] {
@@ -58,7 +46,7 @@ fn redis_fill_allows(fill: i32, new_sz: usize, count_ok: impl FnOnce(usize) -> b
 
 /// Redis's `quicklistNodeLimit`: the bytes and entries one node may hold under `fill`
 /// (`usize::MAX` for the bound that does not apply).
-fn node_limits(fill: i32) -> (usize, usize) {
+pub(super) fn node_limits(fill: i32) -> (usize, usize) {
     if fill >= 0 {
         (usize::MAX, (fill as usize).max(1))
     } else {
@@ -68,7 +56,7 @@ fn node_limits(fill: i32) -> (usize, usize) {
 
 /// Redis's `quicklistNodeExceedsLimit`: whether a node of `bytes` and `count` entries passes
 /// `fill` (a count limit is also held to the 8 KB safety limit).
-fn node_exceeds_limit(fill: i32, bytes: usize, count: usize) -> bool {
+pub(super) fn node_exceeds_limit(fill: i32, bytes: usize, count: usize) -> bool {
     let (size_limit, count_limit) = node_limits(fill);
     if size_limit != usize::MAX {
         bytes > size_limit
@@ -82,7 +70,7 @@ fn level(fill: i32) -> usize {
 }
 
 /// The most bytes a node of this fill normally reaches: how far spare room is worth growing.
-fn byte_limit(fill: i32) -> usize {
+pub(super) fn byte_limit(fill: i32) -> usize {
     if fill < 0 {
         SIZE_LEVELS[level(fill)]
     } else {
@@ -101,7 +89,7 @@ fn varint_size(mut v: usize) -> usize {
 
 /// Writes the entry encoding of `data` into `dst`, which is exactly `entry_size(data)` bytes:
 /// the same bytes [`encode_entry`] appends, for writing into the gap before a node's first entry.
-fn write_entry(dst: &mut [u8], data: &[u8]) {
+pub(super) fn write_entry(dst: &mut [u8], data: &[u8]) {
     let mut p = 0;
     let mut v = data.len();
     while v >= 0x80 {
@@ -126,7 +114,7 @@ fn write_entry(dst: &mut [u8], data: &[u8]) {
 /// Redis's default packed threshold: elements of 1 GB or more get a plain node.
 const DEFAULT_PACKED_THRESHOLD: usize = 1 << 30;
 /// Redis's largest packed threshold: 4 GB less 1 MB.
-const MAX_PACKED_THRESHOLD: u64 = (1 << 32) - (1 << 20);
+pub(super) const MAX_PACKED_THRESHOLD: u64 = (1 << 32) - (1 << 20);
 
 std::thread_local! {
     /// The packed threshold (DEBUG QUICKLIST-PACKED-THRESHOLD). Global in Redis; here it belongs
@@ -153,19 +141,19 @@ pub fn set_packed_threshold(size: u64) -> bool {
 }
 
 /// Whether `item` is big enough for a plain node.
-fn is_plain(item: &[u8]) -> bool {
+pub(super) fn is_plain(item: &[u8]) -> bool {
     item.len() >= PACKED_THRESHOLD.with(|t| t.get())
 }
 
 /// Redis's compression thresholds: a node under 48 bytes is not worth compressing, and a
 /// compressed node must save more than 8 bytes, else it stays raw.
 const MIN_COMPRESS_BYTES: usize = 48;
-const MIN_COMPRESS_IMPROVE: usize = 8;
+pub(super) const MIN_COMPRESS_IMPROVE: usize = 8;
 /// Redis's largest compress depth (its quicklist keeps the depth in 16 bits).
 pub const MAX_COMPRESS_DEPTH: usize = (1 << 16) - 1;
 /// The header of a compressed node's allocation in Redis (`quicklistLZF`'s size field), for
 /// MEMORY USAGE.
-const REDIS_LZF_HEADER: usize = 8;
+pub(super) const REDIS_LZF_HEADER: usize = 8;
 
 /// One node: `count` entries packed in `buf[start..]`, with spare room before `start` and in the
 /// vector's unused capacity. A *plain* node holds one element that was at least the packed
@@ -175,19 +163,19 @@ const REDIS_LZF_HEADER: usize = 8;
 /// then empty and `start` 0, and the entries come back, at the same offsets, from
 /// [`Node::bytes`] (reads) or [`Node::make_raw`] (before any change).
 #[derive(Clone, Default)]
-struct Node {
-    buf: Vec<u8>,
-    start: usize,
-    count: usize,
-    plain: bool,
-    lzf: Option<Box<Compressed>>,
+pub(super) struct Node {
+    pub(super) buf: Vec<u8>,
+    pub(super) start: usize,
+    pub(super) count: usize,
+    pub(super) plain: bool,
+    pub(super) lzf: Option<Box<Compressed>>,
     /// The bytes of the listpack Redis would hold for these entries (header and end byte
     /// included; the element's size for a plain node): what Redis's fill decisions measure.
-    redis_sz: usize,
+    pub(super) redis_sz: usize,
 }
 
 /// Redis's listpack bytes of the entries in `buf[from..to]`.
-fn redis_bytes_of(buf: &[u8], from: usize, to: usize) -> usize {
+pub(super) fn redis_bytes_of(buf: &[u8], from: usize, to: usize) -> usize {
     let mut pos = from;
     let mut total = 0;
     while pos < to {
@@ -200,15 +188,15 @@ fn redis_bytes_of(buf: &[u8], from: usize, to: usize) -> usize {
 
 /// A compressed node's entries.
 #[derive(Clone)]
-struct Compressed {
-    data: Box<[u8]>,
+pub(super) struct Compressed {
+    pub(super) data: Box<[u8]>,
     /// Bytes of entries once decompressed.
-    raw_len: usize,
+    pub(super) raw_len: usize,
     /// The entries, decompressed by a read through `&self` (iterators hand out slices of them,
     /// so they must outlive the read); dropped again by [`Quicklist::release_decompressed`] or
     /// taken over by the next change of the node. Redis likewise decompresses a node for the
     /// access and compresses it again afterwards.
-    raw: OnceCell<Box<[u8]>>,
+    pub(super) raw: OnceCell<Box<[u8]>>,
 }
 
 impl Compressed {
@@ -218,6 +206,24 @@ impl Compressed {
                 .expect("a node decompresses to its recorded size")
                 .into_boxed_slice()
         })
+    }
+}
+
+/// Byte offset of entry `i` of the `count` entries in `buf[start..]` (`i == count`: the end),
+/// walking from the nearer end.
+pub(super) fn offset_in(buf: &[u8], start: usize, count: usize, i: usize) -> usize {
+    if i <= count / 2 {
+        let mut pos = start;
+        for _ in 0..i {
+            pos = entry_at(buf, pos).1;
+        }
+        pos
+    } else {
+        let mut pos = buf.len();
+        for _ in i..count {
+            pos = entry_before(buf, pos).0;
+        }
+        pos
     }
 }
 
@@ -255,7 +261,7 @@ impl Node {
 
     /// The buffer the entries live in, at `start..`: decompressed if need be.
     #[inline]
-    fn bytes(&self) -> &[u8] {
+    pub(super) fn bytes(&self) -> &[u8] {
         match &self.lzf {
             None => &self.buf,
             Some(c) => c.raw(),
@@ -357,20 +363,7 @@ impl Node {
 
     /// Byte offset of entry `i` (`i == count`: the end), walking from the nearer end.
     fn offset_of(&self, i: usize) -> usize {
-        let buf = self.bytes();
-        if i <= self.count / 2 {
-            let mut pos = self.start;
-            for _ in 0..i {
-                pos = entry_at(buf, pos).1;
-            }
-            pos
-        } else {
-            let mut pos = buf.len();
-            for _ in i..self.count {
-                pos = entry_before(buf, pos).0;
-            }
-            pos
-        }
+        offset_in(self.bytes(), self.start, self.count, i)
     }
 
     fn get(&self, i: usize) -> &[u8] {
@@ -455,64 +448,27 @@ impl Node {
 
 /// A list of byte strings: nodes of packed entries, pushed and popped at both ends.
 #[derive(Clone)]
-pub struct Quicklist {
-    nodes: VecDeque<Node>,
-    len: usize,
+pub(super) struct Nodes {
+    pub(super) nodes: VecDeque<Node>,
+    pub(super) len: usize,
     /// `list-max-listpack-size` when the list was created (as in Redis, a later change of the
     /// setting does not reshape existing lists).
-    fill: i32,
+    pub(super) fill: i32,
     /// `list-compress-depth` when the list was created: this many nodes at each end stay raw,
     /// the ones between are compressed as they pass that boundary or are changed (0: never).
-    compress: usize,
+    pub(super) compress: usize,
     /// Set by a read that may have decompressed nodes (only with a compress depth), so that
     /// [`Quicklist::release_decompressed`] knows whether there is anything to drop.
     decompressed: Cell<bool>,
     /// What OBJECT ENCODING reports (see [`ListEncoding`]).
-    encoding: ListEncoding,
+    pub(super) encoding: ListEncoding,
 }
 
-/// A list's encoding as Redis reports it. Redis 7.0 has only quicklists. From 7.2 a small list
-/// is one listpack: it becomes a quicklist when what is added would pass the node limit of
-/// `list-max-listpack-size` (the listpack's bytes plus the new elements' lengths, or its count),
-/// and a quicklist of one packed node goes back to a listpack when removals bring it under half
-/// the limit (or, for a list just built, under the limit). The entries are stored alike either
-/// way: only the name and the conversion points differ, which are Redis's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ListEncoding {
-    /// Redis 7.0's lists: always `quicklist`.
-    Quicklist70,
-    Listpack,
-    Quicklist,
-}
-
-impl Default for Quicklist {
-    fn default() -> Self {
-        Self::with_fill(DEFAULT_FILL)
-    }
-}
-
-impl std::fmt::Debug for Quicklist {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list()
-            .entries(self.iter().map(String::from_utf8_lossy))
-            .finish()
-    }
-}
-
-impl Quicklist {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// An empty list whose nodes follow `fill` (`list-max-listpack-size`).
-    pub fn with_fill(fill: i32) -> Self {
-        Self::with_options(fill, 0)
-    }
-
+impl Nodes {
     /// An empty list whose nodes follow `fill`, with `depth` raw nodes at each end and the
     /// others LZF-compressed (`list-compress-depth`; capped as Redis caps it).
     pub fn with_options(fill: i32, depth: usize) -> Self {
-        Quicklist {
+        Nodes {
             nodes: VecDeque::new(),
             len: 0,
             fill,
@@ -520,30 +476,6 @@ impl Quicklist {
             decompressed: Cell::new(false),
             encoding: ListEncoding::Quicklist70,
         }
-    }
-
-    /// Redis 7.2's rules for this list: a listpack while small (see [`ListEncoding`]).
-    pub fn with_listpack_encoding(self) -> Self {
-        self.with_encoding(ListEncoding::Listpack)
-    }
-
-    /// This list under `encoding`'s rules, converted as a list just built is ([`Self::settle`]).
-    pub fn with_encoding(mut self, encoding: ListEncoding) -> Self {
-        self.encoding = encoding;
-        self.settle();
-        self
-    }
-
-    /// OBJECT ENCODING's answer.
-    pub fn encoding_name(&self) -> &'static str {
-        match self.encoding {
-            ListEncoding::Listpack => "listpack",
-            ListEncoding::Quicklist70 | ListEncoding::Quicklist => "quicklist",
-        }
-    }
-
-    pub fn encoding(&self) -> ListEncoding {
-        self.encoding
     }
 
     /// Redis's `listTypeTryConvertListpack`, before elements are added: a listpack that would
@@ -657,10 +589,6 @@ impl Quicklist {
 
     pub fn len(&self) -> usize {
         self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// Number of packed nodes.
@@ -864,14 +792,6 @@ impl Quicklist {
         self.len -= 1;
         self.after_shrink();
         Some(result)
-    }
-
-    pub fn pop_front(&mut self) -> Option<Vec<u8>> {
-        self.pop_front_with(<[u8]>::to_vec)
-    }
-
-    pub fn pop_back(&mut self) -> Option<Vec<u8>> {
-        self.pop_back_with(<[u8]>::to_vec)
     }
 
     /// The node holding element `index` (< len) and the element's position in it, walking node
@@ -1260,11 +1180,6 @@ impl Quicklist {
         }
     }
 
-    /// Index of the first element equal to `item`, from the head.
-    pub fn position(&self, item: &[u8]) -> Option<usize> {
-        self.iter().position(|e| e == item)
-    }
-
     /// All elements, head to tail (reversible).
     pub fn iter(&self) -> Iter<'_> {
         self.note_read();
@@ -1272,11 +1187,12 @@ impl Quicklist {
         let front_buf = self.nodes.front().map_or(empty, Node::bytes);
         let back_buf = self.nodes.back().map_or(empty, Node::bytes);
         Iter {
-            nodes: &self.nodes,
+            nodes: Some(&self.nodes),
             front: (0, self.nodes.front().map_or(0, |n| n.start)),
             front_buf,
             back: (self.nodes.len().saturating_sub(1), back_buf.len()),
             back_buf,
+            back_start: self.nodes.back().map_or(0, |n| n.start),
             remaining: self.len,
         }
     }
@@ -1294,483 +1210,5 @@ impl Quicklist {
         it.front_buf = self.nodes[n].bytes();
         it.remaining = self.len - index;
         it
-    }
-}
-
-/// Iterator over a quicklist's elements, from either end. Each end keeps the buffer of the node
-/// it is in (decompressed if need be), so that stepping within a node costs what it always did.
-pub struct Iter<'a> {
-    nodes: &'a VecDeque<Node>,
-    /// (node, byte offset of the next entry from the front).
-    front: (usize, usize),
-    /// That node's entries.
-    front_buf: &'a [u8],
-    /// (node, byte offset just past the next entry from the back).
-    back: (usize, usize),
-    back_buf: &'a [u8],
-    remaining: usize,
-}
-
-impl<'a> Iterator for Iter<'a> {
-    type Item = &'a [u8];
-
-    #[inline]
-    fn next(&mut self) -> Option<&'a [u8]> {
-        if self.remaining == 0 {
-            return None;
-        }
-        let (mut n, mut pos) = self.front;
-        if pos == self.front_buf.len() {
-            n += 1;
-            let node = &self.nodes[n];
-            self.front_buf = node.bytes();
-            pos = node.start;
-        }
-        let buf = self.front_buf;
-        let (data, next) = entry_at(buf, pos);
-        self.front = (n, next);
-        self.remaining -= 1;
-        Some(&buf[data])
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.remaining, Some(self.remaining))
-    }
-}
-
-impl<'a> DoubleEndedIterator for Iter<'a> {
-    #[inline]
-    fn next_back(&mut self) -> Option<&'a [u8]> {
-        if self.remaining == 0 {
-            return None;
-        }
-        let (mut n, mut end) = self.back;
-        if end == self.nodes[n].start {
-            n -= 1;
-            self.back_buf = self.nodes[n].bytes();
-            end = self.back_buf.len();
-        }
-        let buf = self.back_buf;
-        let (start, data) = entry_before(buf, end);
-        self.back = (n, start);
-        self.remaining -= 1;
-        Some(&buf[data])
-    }
-}
-
-impl ExactSizeIterator for Iter<'_> {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Checks the structure: counts add up, no empty node, every node within its fill (a node
-    /// may exceed it only when it holds a single element), the `compress` nodes at each end raw
-    /// and nothing compressed without a compress depth.
-    fn check_invariants(q: &Quicklist) {
-        let total: usize = q.nodes.iter().map(|n| n.count).sum();
-        assert_eq!(total, q.len);
-        let len = q.nodes.len();
-        for (i, node) in q.nodes.iter().enumerate() {
-            let near_an_end = i < q.compress || i + q.compress >= len;
-            assert!(
-                node.lzf.is_none() || (q.compress > 0 && !near_an_end),
-                "node {i} of {len} compressed at depth {}",
-                q.compress
-            );
-        }
-        for node in &q.nodes {
-            assert!(node.count > 0, "empty node");
-            assert!(
-                !node.plain || node.count == 1,
-                "a plain node holds one element"
-            );
-            let buf = node.bytes();
-            let mut pos = node.start;
-            let mut count = 0;
-            while pos < buf.len() {
-                pos = entry_at(buf, pos).1;
-                count += 1;
-            }
-            assert_eq!(pos, buf.len());
-            assert_eq!(count, node.count);
-            if let Some(c) = &node.lzf {
-                assert!(node.buf.is_empty() && node.start == 0);
-                assert!(
-                    c.data.len() + MIN_COMPRESS_IMPROVE < c.raw_len,
-                    "kept only when it saves enough"
-                );
-            }
-            // Redis's size of the node is kept exactly (its fill decisions depend on it). A
-            // node may exceed the fill: LSET replaces in place whatever the size, as Redis does.
-            if !node.plain {
-                let expected = REDIS_OVERHEAD + redis_bytes_of(buf, node.start, buf.len());
-                assert_eq!(node.redis_sz, expected, "Redis size of a node");
-            }
-        }
-    }
-
-    #[test]
-    fn front_writes_match_the_listpack_codec() {
-        for len in [0usize, 1, 5, 126, 127, 128, 200, 16_383, 16_384, 70_000] {
-            let data = vec![b'x'; len];
-            let mut expected = Vec::new();
-            encode_entry(&mut expected, &data);
-            let mut got = vec![0; entry_size(&data)];
-            write_entry(&mut got, &data);
-            assert_eq!(got, expected, "length {len}");
-        }
-    }
-
-    #[test]
-    fn nodes_follow_the_fill() {
-        let mut q = Quicklist::with_fill(-2);
-        for i in 0..10_000 {
-            q.push_back(format!("element:{i}").as_bytes());
-        }
-        // ~14 bytes per entry: about 580 per 8 KB node.
-        assert!((15..=20).contains(&q.node_count()), "{}", q.node_count());
-        check_invariants(&q);
-        let mut q = Quicklist::with_fill(3);
-        for i in 0..10 {
-            q.push_front(format!("{i}").as_bytes());
-        }
-        assert_eq!(q.node_count(), 4);
-        check_invariants(&q);
-        // Fill 0 is one element per node; a huge element gets a node of its own.
-        let mut q = Quicklist::with_fill(0);
-        q.push_back(b"a");
-        q.push_back(b"b");
-        assert_eq!(q.node_count(), 2);
-        let mut q = Quicklist::new();
-        q.push_back(b"a");
-        q.push_back(&[b'z'; 20_000]);
-        q.push_back(b"b");
-        assert_eq!(q.node_count(), 3);
-        check_invariants(&q);
-    }
-
-    #[test]
-    fn pushes_reuse_spare_room() {
-        let mut q = Quicklist::new();
-        for _ in 0..500 {
-            q.push_front(b"abcdef");
-        }
-        let node = &q.nodes[0];
-        assert!(node.buf.capacity() <= 2 * 8192, "{}", node.buf.capacity());
-        for _ in 0..500 {
-            q.pop_back();
-        }
-        assert!(q.is_empty() && q.node_count() == 0);
-    }
-
-    /// Interior nodes of a long list of repetitive elements are compressed, the `depth` nodes
-    /// at each end are not, and the list reads back the same; reads decompress only until
-    /// `release_decompressed`.
-    #[test]
-    fn interior_nodes_compress() {
-        for depth in 1..=3 {
-            let mut q = Quicklist::with_options(-2, depth);
-            for i in 0..20_000 {
-                q.push_back(format!("element:{}", i % 10).as_bytes());
-            }
-            check_invariants(&q);
-            let nodes = q.node_count();
-            assert!(nodes > 2 * depth + 2, "{nodes}");
-            assert_eq!(q.compressed_nodes(), nodes - 2 * depth, "depth {depth}");
-            let packed: usize = q.node_listpack_sizes().sum();
-            let raw = q.byte_size();
-            assert!(packed * 4 < raw, "{packed} compressed bytes for {raw}");
-            assert_eq!(q.get(10_003), Some(&b"element:3"[..]));
-            assert_eq!(q.iter().filter(|e| *e == b"element:7").count(), 2_000);
-            assert!(q
-                .nodes
-                .iter()
-                .any(|n| n.lzf.as_ref().is_some_and(|c| c.raw.get().is_some())));
-            q.release_decompressed();
-            assert!(q
-                .nodes
-                .iter()
-                .all(|n| n.lzf.as_ref().is_none_or(|c| c.raw.get().is_none())));
-            // Changes in the middle leave the changed node compressed again.
-            q.insert(10_000, b"inserted");
-            q.set(5_000, b"replaced");
-            q.remove(15_000);
-            check_invariants(&q);
-            assert_eq!(q.compressed_nodes(), q.node_count() - 2 * depth);
-            assert_eq!(q.get(10_000), Some(&b"inserted"[..]));
-            assert_eq!(q.get(5_000), Some(&b"replaced"[..]));
-            // Popping down to a few nodes leaves them all raw.
-            q.drain_back(q.len() - 1_000);
-            check_invariants(&q);
-            assert!(q.node_count() <= 2 * depth || q.compressed_nodes() > 0);
-        }
-        // Without a depth nothing is compressed.
-        let mut q = Quicklist::with_options(-2, 0);
-        for i in 0..20_000 {
-            q.push_front(format!("element:{}", i % 10).as_bytes());
-        }
-        assert_eq!(q.compressed_nodes(), 0);
-    }
-
-    /// Small or incompressible nodes stay raw, as in Redis.
-    #[test]
-    fn nodes_that_would_not_shrink_stay_raw() {
-        let mut q = Quicklist::with_options(1, 1);
-        for i in 0..10u8 {
-            q.push_back(&[i; 40]); // under 48 bytes with its header
-        }
-        assert_eq!(q.compressed_nodes(), 0);
-        let mut q = Quicklist::with_options(1, 1);
-        for i in 0..10u32 {
-            // xorshift noise: nothing for LZF to match.
-            let mut x = 0x9e37_79b9u32 ^ i;
-            let noise: Vec<u8> = (0..500)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 17;
-                    x ^= x << 5;
-                    x as u8
-                })
-                .collect();
-            q.push_back(&noise);
-        }
-        assert_eq!(q.compressed_nodes(), 0);
-        let mut q = Quicklist::with_options(1, 1);
-        for _ in 0..10 {
-            q.push_back(&[b'x'; 500]);
-        }
-        assert_eq!(q.compressed_nodes(), 8);
-    }
-
-    #[derive(Debug, Clone)]
-    enum Op {
-        PushBack(Vec<u8>),
-        PushFront(Vec<u8>),
-        PopBack,
-        PopFront,
-        Insert(usize, Vec<u8>),
-        InsertAt(usize, bool, Vec<u8>),
-        Remove(usize),
-        Set(usize, Vec<u8>),
-        DrainFront(usize),
-        DrainBack(usize),
-        RemoveMatching(Vec<u8>, usize, bool),
-        /// Several pushes in one call (LPUSH / RPUSH of several elements).
-        PushAll(Vec<Vec<u8>>, bool),
-    }
-
-    fn item() -> impl Strategy<Value = Vec<u8>> {
-        prop_oneof![
-            4 => proptest::collection::vec(b'a'..b'd', 0..3),
-            2 => proptest::collection::vec(any::<u8>(), 0..200),
-            1 => proptest::collection::vec(any::<u8>(), 1000..5000),
-            // Compressible: repetitive elements, small and large (a large one fills a node or
-            // gets a plain node of its own).
-            2 => (0u32..50).prop_map(|i| format!("element:{i}:element:{i}:element").into_bytes()),
-            1 => (1000usize..9000, any::<u8>()).prop_map(|(n, b)| vec![b; n]),
-        ]
-    }
-
-    fn op() -> impl Strategy<Value = Op> {
-        prop_oneof![
-            4 => item().prop_map(Op::PushBack),
-            4 => item().prop_map(Op::PushFront),
-            2 => Just(Op::PopBack),
-            2 => Just(Op::PopFront),
-            3 => (any::<usize>(), item()).prop_map(|(i, v)| Op::Insert(i, v)),
-            3 => (any::<usize>(), any::<bool>(), item()).prop_map(|(i, a, v)| Op::InsertAt(i, a, v)),
-            2 => any::<usize>().prop_map(Op::Remove),
-            2 => (any::<usize>(), item()).prop_map(|(i, v)| Op::Set(i, v)),
-            1 => (0usize..5).prop_map(Op::DrainFront),
-            1 => (0usize..5).prop_map(Op::DrainBack),
-            1 => (proptest::collection::vec(b'a'..b'd', 0..3), 0usize..3, any::<bool>())
-                .prop_map(|(v, l, t)| Op::RemoveMatching(v, l, t)),
-            1 => (proptest::collection::vec(item(), 0..12), any::<bool>())
-                .prop_map(|(v, back)| Op::PushAll(v, back)),
-        ]
-    }
-
-    /// A list one call builds (LPUSH / RPUSH of several elements) holds no spare room: its node
-    /// was sized for them. Pushes one at a time grow by doubling (amortised O(1)).
-    #[test]
-    fn a_list_built_by_one_call_holds_no_spare_room() {
-        let items: Vec<Vec<u8>> = (0..10)
-            .map(|i| format!("element:{i}").into_bytes())
-            .collect();
-        for back in [true, false] {
-            let mut q = Quicklist::default();
-            q.push_all(&items, back);
-            assert_eq!(q.nodes.len(), 1);
-            let node = &q.nodes[0];
-            assert_eq!((node.start, node.buf.capacity()), (0, node.buf.len()));
-            let mut one_by_one = Quicklist::default();
-            for item in &items {
-                one_by_one.push_back(item);
-            }
-            assert!(one_by_one.nodes[0].buf.capacity() > node.buf.len());
-        }
-        // Under a count fill, a node is sized for the entries it may take, not for all.
-        let mut q = Quicklist::with_fill(2);
-        q.push_all(&items, true);
-        assert_eq!(q.nodes.len(), 5);
-        assert!(q.nodes.iter().all(|n| n.buf.capacity() == n.buf.len()));
-    }
-
-    /// Elements at or above the packed threshold get nodes of their own, which take no
-    /// neighbour and never merge; LSET moves an element between plain and packed nodes.
-    #[test]
-    fn plain_nodes_hold_one_element() {
-        assert!(!set_packed_threshold(MAX_PACKED_THRESHOLD + 1));
-        assert!(set_packed_threshold(5));
-        let mut q = Quicklist::with_fill(-2);
-        for item in [&b"aa"[..], b"bb", b"plain", b"cc", b"longer!", b"dd"] {
-            q.push_back(item);
-        }
-        // [aa bb] [plain] [cc] [longer!] [dd]
-        assert_eq!(q.node_count(), 5);
-        q.insert(1, b"biggest");
-        assert_eq!(q.node_count(), 7, "a plain element splits the packed node");
-        q.remove(1);
-        assert_eq!(
-            q.node_count(),
-            6,
-            "packed halves do not merge across a plain node"
-        );
-        q.set(2, b"xx");
-        assert_eq!(q.get(2), Some(&b"xx"[..]));
-        q.set(0, b"plain again");
-        assert_eq!(q.get(0), Some(&b"plain again"[..]));
-        check_invariants(&q);
-        let items: Vec<&[u8]> = q.iter().collect();
-        let expected: Vec<&[u8]> = vec![b"plain again", b"bb", b"xx", b"cc", b"longer!", b"dd"];
-        assert_eq!(items, expected);
-        assert!(set_packed_threshold(0));
-        q.push_back(b"plain-sized but packed now");
-        check_invariants(&q);
-    }
-
-    proptest! {
-        #![proptest_config(ProptestConfig::with_cases(300))]
-        /// A quicklist behaves like a VecDeque of byte strings, whatever its fill.
-        #[test]
-        fn behaves_like_a_deque(
-            fill in prop_oneof![Just(-2), Just(-1), Just(1), Just(2), Just(3), Just(0), Just(-7)],
-            // list-compress-depth.
-            depth in 0usize..4,
-            // Whether reads' decompressed copies are dropped after each step (a read command
-            // does) or kept (reads in a row).
-            release in any::<bool>(),
-            // The packed threshold: the default, or low enough that some elements are plain.
-            threshold in prop_oneof![Just(0u64), Just(1), Just(2), Just(3)],
-            ops in proptest::collection::vec(op(), 1..120),
-        ) {
-            assert!(set_packed_threshold(threshold));
-            let mut q = Quicklist::with_options(fill, depth);
-            let mut model: VecDeque<Vec<u8>> = VecDeque::new();
-            for op in ops {
-                match op {
-                    Op::PushBack(v) => { q.push_back(&v); model.push_back(v); }
-                    Op::PushFront(v) => { q.push_front(&v); model.push_front(v); }
-                    Op::PopBack => prop_assert_eq!(q.pop_back(), model.pop_back()),
-                    Op::PopFront => prop_assert_eq!(q.pop_front(), model.pop_front()),
-                    Op::Insert(i, v) => {
-                        let i = i % (model.len() + 1);
-                        q.insert(i, &v);
-                        model.insert(i, v);
-                    }
-                    Op::InsertAt(i, after, v) => if !model.is_empty() {
-                        let i = i % model.len();
-                        q.insert_at(i, after, &v);
-                        model.insert(if after { i + 1 } else { i }, v);
-                    }
-                    Op::Remove(i) => if !model.is_empty() {
-                        let i = i % model.len();
-                        q.remove(i);
-                        model.remove(i);
-                    },
-                    Op::Set(i, v) => {
-                        let i = if model.is_empty() { i % 3 } else { i % (model.len() + 1) };
-                        let ok = q.set(i, &v);
-                        prop_assert_eq!(ok, i < model.len());
-                        if ok { model[i] = v; }
-                    }
-                    Op::DrainFront(n) => { q.drain_front(n); model.drain(..n.min(model.len())); }
-                    Op::DrainBack(n) => {
-                        q.drain_back(n);
-                        let keep = model.len().saturating_sub(n);
-                        model.truncate(keep);
-                    }
-                    Op::RemoveMatching(v, limit, from_tail) => {
-                        let expected = remove_from_model(&mut model, &v, limit, from_tail);
-                        prop_assert_eq!(q.remove_matching(&v, limit, from_tail), expected);
-                    }
-                    Op::PushAll(items, back) => {
-                        q.push_all(&items, back);
-                        for v in items {
-                            if back { model.push_back(v) } else { model.push_front(v) }
-                        }
-                    }
-                }
-                check_invariants(&q);
-                prop_assert_eq!(q.len(), model.len());
-                let forward: Vec<&[u8]> = q.iter().collect();
-                let expected: Vec<&[u8]> = model.iter().map(|v| v.as_slice()).collect();
-                prop_assert_eq!(&forward, &expected);
-                let backward: Vec<&[u8]> = q.iter().rev().collect();
-                let expected_back: Vec<&[u8]> = model.iter().rev().map(|v| v.as_slice()).collect();
-                prop_assert_eq!(backward, expected_back);
-                prop_assert_eq!(q.front(), model.front().map(|v| v.as_slice()));
-                prop_assert_eq!(q.back(), model.back().map(|v| v.as_slice()));
-                for (i, v) in model.iter().enumerate() {
-                    prop_assert_eq!(q.get(i), Some(v.as_slice()));
-                }
-                prop_assert_eq!(q.get(model.len()), None);
-                for start in [0, 1, model.len() / 2, model.len().saturating_sub(1), model.len()] {
-                    let tail: Vec<&[u8]> = q.iter_from(start).collect();
-                    let expected: Vec<&[u8]> = model.iter().skip(start).map(|v| v.as_slice()).collect();
-                    prop_assert_eq!(tail, expected);
-                    // Mixed ends on a suffix iterator meet in the middle.
-                    let mut it = q.iter_from(start);
-                    let mut both = Vec::new();
-                    while let Some(a) = it.next() {
-                        both.push(a);
-                        if let Some(b) = it.next_back() { both.push(b); }
-                    }
-                    prop_assert_eq!(both.len(), model.len().saturating_sub(start));
-                }
-                if release {
-                    q.release_decompressed();
-                    prop_assert!(q.nodes.iter().all(|n| n.lzf.as_ref().is_none_or(|c| c.raw.get().is_none())));
-                }
-            }
-        }
-    }
-
-    fn remove_from_model(
-        model: &mut VecDeque<Vec<u8>>,
-        v: &[u8],
-        limit: usize,
-        from_tail: bool,
-    ) -> usize {
-        let mut removed = 0;
-        let mut out: VecDeque<Vec<u8>> = VecDeque::new();
-        let items: Vec<Vec<u8>> = if from_tail {
-            model.drain(..).rev().collect()
-        } else {
-            model.drain(..).collect()
-        };
-        for e in items {
-            if e == v && (limit == 0 || removed < limit) {
-                removed += 1;
-            } else if from_tail {
-                out.push_front(e);
-            } else {
-                out.push_back(e);
-            }
-        }
-        *model = out;
-        removed
     }
 }
