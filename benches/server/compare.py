@@ -10,8 +10,9 @@ differences and CPU per request is the figure that tells the servers apart.
 
 Suites:
   strings      PING_MBULK, SET, GET, INCR, MSET, SET NX PX 30000
-  collections  LPUSH, LPOP, RPOP, LRANGE_100, SADD, SPOP, HSET, ZADD, ZINCRBY, and ZRANGEBYSCORE /
-               ZRANK on a prefilled 100,000-member sorted set
+  collections  LPUSH, LPOP, RPOP, LRANGE_100, SADD, SPOP, HSET, ZADD, ZINCRBY, SADD and HSET on
+               100,000 small sets and hashes (their compact forms), and ZRANGEBYSCORE / ZRANK on a
+               prefilled 100,000-member sorted set
   locks        EVALSHA of reentrant-acquire.lua (random lock name) and compare-and-delete.lua, SET NX PX
                30000 (random key), PUBLISH to a channel with 50 subscribers
   hll          PFADD of random elements, PFCOUNT of a prefilled key, PFCOUNT of two dense keys
@@ -82,6 +83,9 @@ COLLECTION_TESTS = [
     ("SADD", ["-t", "sadd"], None),
     ("SPOP", ["SPOP", "popset"], "set"),
     ("HSET", ["-t", "hset"], None),
+    # Small collections, the compact forms: 100,000 keys, a member or field each per request.
+    ("SADD small", ["SADD", "sset:__rand_int__", "member:__rand_int__"], None),
+    ("HSET small", ["HSET", "shash:__rand_int__", "field:__rand_int__", "v"], None),
     ("ZADD", ["-t", "zadd"], None),
     ("ZINCRBY", ["ZINCRBY", "myzset", "1", "element:__rand_int__"], None),
     ("ZRANGEBYSCORE 100k", ["ZRANGEBYSCORE", "bigzset", "__rand_int__", "+inf", "LIMIT", "0", "10"], "bigzset"),

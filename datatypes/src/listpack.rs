@@ -18,7 +18,9 @@
 //! keeps them as small as possible. Callers convert to a real hash table or skiplist past their
 //! thresholds.
 
-use std::ops::Range;
+use std::ops::{Deref, Range};
+
+use crate::thin_bytes::ThinBytes;
 
 /// Bytes of the entry count at the start of a non-empty listpack.
 pub const HEADER: usize = 4;
@@ -184,12 +186,55 @@ pub(crate) fn start_before(buf: &[u8], end: usize) -> usize {
     p - body as usize
 }
 
+/// Where a listpack keeps its bytes: a fat `Box<[u8]>` (the default, sixteen bytes beside the
+/// value), or a [`ThinBytes`] (eight bytes, the length in the block), for a form that must sit
+/// in one word beside others — a set's, whose enum would otherwise box it again.
+pub trait PackBytes: Deref<Target = [u8]> + Default + Clone + PartialEq + Eq {
+    /// A buffer of exactly `len` bytes written by `fill` (which sees them zeroed).
+    fn build(len: usize, fill: impl FnOnce(&mut [u8])) -> Self;
+    fn from_vec(raw: Vec<u8>) -> Self;
+    fn into_vec(self) -> Vec<u8>;
+}
+
+impl PackBytes for Box<[u8]> {
+    fn build(len: usize, fill: impl FnOnce(&mut [u8])) -> Self {
+        let mut out = vec![0u8; len].into_boxed_slice();
+        fill(&mut out);
+        out
+    }
+
+    fn from_vec(raw: Vec<u8>) -> Self {
+        raw.into_boxed_slice()
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        Vec::from(self)
+    }
+}
+
+impl PackBytes for ThinBytes {
+    fn build(len: usize, fill: impl FnOnce(&mut [u8])) -> Self {
+        ThinBytes::build(len, fill)
+    }
+
+    fn from_vec(raw: Vec<u8>) -> Self {
+        ThinBytes::from_slice(&raw)
+    }
+
+    fn into_vec(self) -> Vec<u8> {
+        self.to_vec()
+    }
+}
+
 /// A packed sequence of byte strings; see the module documentation.
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Listpack {
+pub struct Listpack<B: PackBytes = Box<[u8]>> {
     /// Empty (no allocation) for an empty listpack, else the header and the entries.
-    buf: Box<[u8]>,
+    buf: B,
 }
+
+/// A listpack behind one thin pointer (see [`PackBytes`]): a set's compact form.
+pub type ThinListpack = Listpack<ThinBytes>;
 
 impl Listpack {
     pub fn new() -> Self {
@@ -197,7 +242,9 @@ impl Listpack {
             buf: Box::default(),
         }
     }
+}
 
+impl<B: PackBytes> Listpack<B> {
     /// Builds a listpack from `items` in one allocation.
     pub fn from_items<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Self {
         let mut out = vec![0u8; HEADER];
@@ -207,11 +254,11 @@ impl Listpack {
             count += 1;
         }
         if count == 0 {
-            return Self::new();
+            return Self::default();
         }
         out[..HEADER].copy_from_slice(&count.to_le_bytes());
         Listpack {
-            buf: out.into_boxed_slice(),
+            buf: B::from_vec(out),
         }
     }
 
@@ -276,11 +323,12 @@ impl Listpack {
         pos
     }
 
-    /// Replaces the entries in byte range `range` (covering `removed` entries) with `items`.
+    /// Replaces the entries in byte range `range` (covering `removed` entries) with `items`,
+    /// building the new buffer at its exact size in one allocation.
     fn splice_bytes(&mut self, range: Range<usize>, removed: usize, items: &[&[u8]]) {
         let count = self.len() - removed + items.len();
         if count == 0 {
-            self.buf = Box::default();
+            self.buf = B::default();
             return;
         }
         let old: &[u8] = if self.buf.is_empty() {
@@ -289,14 +337,18 @@ impl Listpack {
             &self.buf
         };
         let added: usize = items.iter().map(|i| entry_size(i)).sum();
-        let mut out = Vec::with_capacity(old.len() - range.len() + added);
-        out.extend_from_slice(&(count as u32).to_le_bytes());
-        out.extend_from_slice(&old[HEADER..range.start]);
-        for item in items {
-            encode_entry(&mut out, item);
-        }
-        out.extend_from_slice(&old[range.end..]);
-        self.buf = out.into_boxed_slice();
+        let len = old.len() - range.len() + added;
+        self.buf = B::build(len, |out| {
+            out[..HEADER].copy_from_slice(&(count as u32).to_le_bytes());
+            out[HEADER..range.start].copy_from_slice(&old[HEADER..range.start]);
+            let mut pos = range.start;
+            for item in items {
+                let size = entry_size(item);
+                write_entry(&mut out[pos..pos + size], item);
+                pos += size;
+            }
+            out[pos..].copy_from_slice(&old[range.end..]);
+        });
     }
 
     /// Replaces `count` entries starting at `index` with `items`.
@@ -366,8 +418,9 @@ impl Listpack {
 
 /// Raw access, for structures that edit several entries in one pass with the codec functions
 /// (a hash's HSET of many fields, HDEL of many) instead of one rebuild per entry.
-impl Listpack {
-    /// The bytes as a vector (header and entries; empty for an empty listpack), without copying.
+impl<B: PackBytes> Listpack<B> {
+    /// The bytes as a vector (header and entries; empty for an empty listpack), without copying
+    /// a fat buffer.
     pub fn into_raw(self) -> Vec<u8> {
         self.buf.into_vec()
     }
@@ -377,10 +430,10 @@ impl Listpack {
     /// The buffer is shrunk to its length (no copy when its capacity is exact).
     pub fn from_raw(raw: Vec<u8>) -> Self {
         if raw.len() <= HEADER || raw[..HEADER] == [0; HEADER] {
-            return Self::new();
+            return Self::default();
         }
         let lp = Listpack {
-            buf: raw.into_boxed_slice(),
+            buf: B::from_vec(raw),
         };
         debug_assert!(
             {
@@ -397,7 +450,7 @@ impl Listpack {
     }
 }
 
-impl std::fmt::Debug for Listpack {
+impl<B: PackBytes> std::fmt::Debug for Listpack<B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list()
             .entries(self.iter().map(|e| String::from_utf8_lossy(e).into_owned()))
@@ -484,21 +537,30 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(200))]
-        /// A listpack behaves like a VecDeque of byte strings, read from either end.
+        /// A listpack behaves like a VecDeque of byte strings, read from either end; the thin
+        /// form holds the same bytes after every step.
         #[test]
         fn behaves_like_a_deque(ops in proptest::collection::vec(op(), 1..60)) {
             let mut lp = Listpack::new();
+            let mut thin = ThinListpack::default();
             let mut model: VecDeque<Vec<u8>> = VecDeque::new();
             for op in ops {
                 match op {
-                    Op::PushBack(v) => { lp.push_back(&v); model.push_back(v); }
-                    Op::PushFront(v) => { lp.push_front(&v); model.push_front(v); }
-                    Op::PopBack => prop_assert_eq!(lp.pop_back(), model.pop_back()),
-                    Op::PopFront => prop_assert_eq!(lp.pop_front(), model.pop_front()),
-                    Op::Insert(i, v) => { let i = i % (model.len() + 1); lp.insert(i, &v); model.insert(i, v); }
-                    Op::Remove(i) => if !model.is_empty() { let i = i % model.len(); lp.remove(i); model.remove(i); },
-                    Op::Replace(i, v) => if !model.is_empty() { let i = i % model.len(); lp.replace(i, &v); model[i] = v; },
+                    Op::PushBack(v) => { lp.push_back(&v); thin.push_back(&v); model.push_back(v); }
+                    Op::PushFront(v) => { lp.push_front(&v); thin.push_front(&v); model.push_front(v); }
+                    Op::PopBack => {
+                        prop_assert_eq!(thin.pop_back(), model.back().cloned());
+                        prop_assert_eq!(lp.pop_back(), model.pop_back());
+                    }
+                    Op::PopFront => {
+                        prop_assert_eq!(thin.pop_front(), model.front().cloned());
+                        prop_assert_eq!(lp.pop_front(), model.pop_front());
+                    }
+                    Op::Insert(i, v) => { let i = i % (model.len() + 1); lp.insert(i, &v); thin.insert(i, &v); model.insert(i, v); }
+                    Op::Remove(i) => if !model.is_empty() { let i = i % model.len(); lp.remove(i); thin.remove(i); model.remove(i); },
+                    Op::Replace(i, v) => if !model.is_empty() { let i = i % model.len(); lp.replace(i, &v); thin.replace(i, &v); model[i] = v; },
                 }
+                prop_assert_eq!(thin.as_bytes(), lp.as_bytes());
                 prop_assert_eq!(lp.len(), model.len());
                 let forward: Vec<&[u8]> = lp.iter().collect();
                 let expected: Vec<&[u8]> = model.iter().map(|v| v.as_slice()).collect();
@@ -520,7 +582,7 @@ mod tests {
         #[test]
         fn raw_edits_match_splices(items in proptest::collection::vec(item(), 1..8),
                                    edits in proptest::collection::vec((any::<usize>(), item(), any::<bool>()), 1..8)) {
-            let mut lp = Listpack::from_items(items.iter().map(|v| v.as_slice()));
+            let mut lp: Listpack = Listpack::from_items(items.iter().map(|v| v.as_slice()));
             for (at, data, insert) in edits {
                 let len = lp.len();
                 let mut raw = lp.clone().into_raw();
@@ -538,11 +600,12 @@ mod tests {
 
     #[test]
     fn small_entries_cost_two_bytes_of_framing() {
-        let lp = Listpack::from_items([&b"field:0"[..], b"value:0"]);
+        let lp: Listpack = Listpack::from_items([&b"field:0"[..], b"value:0"]);
         assert_eq!(lp.byte_size(), HEADER + 2 * (1 + 7 + 1));
         assert_eq!(lp.position(b"value:0", 2, 1), Some(1));
         assert_eq!(lp.position(b"value:0", 2, 0), None);
         assert_eq!(Listpack::new().byte_size(), 0);
         assert_eq!(std::mem::size_of::<Listpack>(), 16);
+        assert_eq!(std::mem::size_of::<ThinListpack>(), 8);
     }
 }

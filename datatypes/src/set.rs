@@ -1,8 +1,8 @@
 //! Set values in Redis's three encodings: an [`Intset`] while every member is an integer in
 //! canonical form and there are at most `set-max-intset-entries` of them; from Redis 7.2 a
-//! [`Listpack`] while the set is small (`set-max-listpack-entries` members of at most
-//! `set-max-listpack-value` bytes); a [`Dict`] beyond. OBJECT ENCODING reports `intset`,
-//! `listpack` or `hashtable`.
+//! [`Listpack`](crate::listpack::Listpack), behind a thin pointer, while the set is small
+//! (`set-max-listpack-entries` members of at most `set-max-listpack-value` bytes); a [`Dict`]
+//! beyond. OBJECT ENCODING reports `intset`, `listpack` or `hashtable`.
 //!
 //! The rules follow Redis because users can observe them (OBJECT ENCODING, and the order of
 //! SMEMBERS, which is ascending for an intset and insertion order for a listpack):
@@ -29,7 +29,7 @@ use rand::Rng;
 
 use crate::dict::{self, Dict};
 use crate::intset::{self, format_i64, parse_i64, Intset, I64_TEXT_MAX};
-use crate::listpack::{self, Listpack};
+use crate::listpack::{self, ThinListpack};
 use crate::small_bytes::{SmallBytes, INLINE_CAPACITY};
 
 /// The limits a set converts at, and whose rules decide.
@@ -80,7 +80,7 @@ impl SetLimits {
 #[derive(Clone, Debug)]
 pub enum SetValue {
     Ints(Intset),
-    Pack(Box<Listpack>),
+    Pack(ThinListpack),
     Table(Box<Dict<SmallBytes, ()>>),
 }
 
@@ -145,7 +145,7 @@ impl SetValue {
 
     /// An empty listpack (Redis 7.2 starts some built sets as one).
     pub fn new_pack() -> Self {
-        SetValue::Pack(Box::default())
+        SetValue::Pack(ThinListpack::default())
     }
 
     /// The set a command creates for `size_hint` members of which `first` is one (Redis's
@@ -442,9 +442,7 @@ impl SetValue {
                 .iter()
                 .map(|n| format_i64(n, &mut buf).to_vec())
                 .collect();
-            *self = SetValue::Pack(Box::new(Listpack::from_items(
-                texts.iter().map(Vec::as_slice),
-            )));
+            *self = SetValue::Pack(ThinListpack::from_items(texts.iter().map(Vec::as_slice)));
         }
     }
 
@@ -486,7 +484,7 @@ impl SetValue {
                 .filter(|(i, _)| positions.binary_search(i).is_err())
                 .map(|(_, e)| e)
                 .collect();
-            **p = Listpack::from_items(kept);
+            *p = ThinListpack::from_items(kept);
         }
     }
 
