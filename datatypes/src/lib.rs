@@ -30,6 +30,7 @@ pub mod listpack;
 pub mod long_double;
 pub mod lzf;
 pub mod number;
+pub mod prefetch;
 pub mod quicklist;
 pub mod set;
 pub mod small_bytes;

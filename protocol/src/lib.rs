@@ -10,6 +10,7 @@
 pub mod float;
 pub mod inline;
 pub mod number;
+pub mod peek;
 pub mod repr;
 pub mod request;
 pub mod value;

@@ -312,7 +312,7 @@ impl RequestDecoder {
 /// yet, a NUL) to them. Every request has one header per argument plus one, so this is a
 /// measurable part of a small command's decoding.
 #[inline(always)]
-fn short_header(buf: &[u8]) -> Option<(i64, usize)> {
+pub(crate) fn short_header(buf: &[u8]) -> Option<(i64, usize)> {
     let mut value: i64 = 0;
     let mut end = 1;
     while end <= 9 && end < buf.len() && buf[end].is_ascii_digit() {

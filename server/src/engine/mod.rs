@@ -176,6 +176,20 @@ impl Engine {
     }
 
     /// Runs one request of client `id`, appending its reply to `out`.
+    /// Fetches the key-table entries of the request about to run (`args`) and of the requests
+    /// waiting behind it in the connection's read buffer into the CPU's cache, in the client's
+    /// database (see [`crate::model::keyspace::Db::prefetch_pipeline`]); returns how many
+    /// requests that covers. Changes nothing: a later SELECT only makes the hint useless.
+    pub fn prefetch_pipeline(&self, id: ClientId, args: &[Bytes], waiting: &[u8]) -> usize {
+        let Some(client) = self.clients.get(id) else {
+            return 1;
+        };
+        match self.ks.dbs.get(client.db) {
+            Some(db) => db.prefetch_pipeline(args.get(1).map(|key| &key[..]), waiting),
+            None => 1,
+        }
+    }
+
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
         self.catch_up_with_clock();
         // Clients over `maxmemory-clients` go before the next command, as Redis's
