@@ -803,6 +803,19 @@ where
         }
     }
 
+    /// [`Dict::get`] for a key whose [`Dict::hash_of`] the caller has (a prefetch's last pass).
+    #[inline]
+    pub fn get_hashed<Q>(&self, hash: usize, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let (t, index) = self.locate(hash, key)?;
+        // SAFETY: `locate` found the entry on a chain of table `t`.
+        let ((_, v), _) = unsafe { self.slabs[self.tables[t].slab].entry(index) };
+        Some(v)
+    }
+
     #[inline]
     pub fn get<Q>(&self, key: &Q) -> Option<&V>
     where

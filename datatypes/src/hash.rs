@@ -245,6 +245,16 @@ fn packed_set(raw: &mut Vec<u8>, field: &[u8], value: &[u8], exact: bool) -> boo
 }
 
 impl HashValue {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        match self {
+            HashValue::Packed(pack) => pack.heap_address(),
+            HashValue::Boxed(boxed) => (&**boxed as *const Boxed).cast(),
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

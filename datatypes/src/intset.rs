@@ -48,6 +48,13 @@ impl std::fmt::Debug for Intset {
 }
 
 impl Intset {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        self.data.as_slice().as_ptr()
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

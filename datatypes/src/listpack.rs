@@ -245,6 +245,13 @@ impl Listpack {
 }
 
 impl<B: PackBytes> Listpack<B> {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        self.buf.as_ptr()
+    }
+
     /// Builds a listpack from `items` in one allocation.
     pub fn from_items<'a>(items: impl IntoIterator<Item = &'a [u8]>) -> Self {
         let mut out = vec![0u8; HEADER];

@@ -137,6 +137,17 @@ fn text_len(n: i64) -> usize {
 }
 
 impl SetValue {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        match self {
+            SetValue::Ints(ints) => ints.heap_address(),
+            SetValue::Pack(pack) => pack.heap_address(),
+            SetValue::Table(table) => (&**table as *const Dict<SmallBytes, ()>).cast(),
+        }
+    }
+
     /// An empty intset: where a set built member by member starts (the first string converts
     /// it, which is what Redis's choice by first member amounts to).
     pub fn new() -> Self {

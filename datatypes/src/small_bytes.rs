@@ -46,6 +46,13 @@ const INLINE_LENS: [InlineLen; INLINE_CAPACITY + 1] = {
 };
 
 impl SmallBytes {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        self.as_slice().as_ptr()
+    }
+
     pub fn new(bytes: &[u8]) -> Self {
         if bytes.len() <= INLINE_CAPACITY {
             let mut data = [0u8; INLINE_CAPACITY];

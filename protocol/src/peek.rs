@@ -15,7 +15,7 @@ const MAX_ARGUMENTS: i64 = 64;
 /// Calls `each` with the second argument (the first key, for most commands) of each complete
 /// multibulk request at the start of `buf`, for at most `max` requests, in order; returns how
 /// many requests it walked. A request of one argument is walked without a call.
-pub fn second_arguments(buf: &[u8], max: usize, mut each: impl FnMut(&[u8])) -> usize {
+pub fn second_arguments<'a>(buf: &'a [u8], max: usize, mut each: impl FnMut(&'a [u8])) -> usize {
     let mut pos = 0;
     let mut walked = 0;
     while walked < max {
@@ -30,7 +30,7 @@ pub fn second_arguments(buf: &[u8], max: usize, mut each: impl FnMut(&[u8])) -> 
 
 /// Walks the request at `pos`, giving its second argument to `each`; returns where the next
 /// request starts, or `None` when there is no complete short-header multibulk request at `pos`.
-fn walk_request(buf: &[u8], pos: usize, each: &mut impl FnMut(&[u8])) -> Option<usize> {
+fn walk_request<'a>(buf: &'a [u8], pos: usize, each: &mut impl FnMut(&'a [u8])) -> Option<usize> {
     let rest = buf.get(pos..)?;
     if rest.first() != Some(&b'*') {
         return None;

@@ -644,9 +644,11 @@ fn a_replica_reads_the_stream_behind_a_diskless_image_and_resumes_before_an_open
     use std::io::{BufRead, BufReader, Write};
     let image = an_rdb_image();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    // Its log is kept: if the stream is not applied, the failure says what the link did.
+    // Its log is kept: if the stream is not applied, the failure says what the link did
+    // (`verbose`: an in-process server is silent unless told to follow its `logfile`).
     let log = support::server_dir().join("replica.log");
     let replica = support::builder()
+        .verbose()
         .config("enable-debug-command", "yes")
         .unwrap()
         .config("loglevel", "verbose")

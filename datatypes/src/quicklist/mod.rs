@@ -86,6 +86,16 @@ impl std::fmt::Debug for Quicklist {
 }
 
 impl Quicklist {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        match &self.repr {
+            Repr::Small(small) => small.address(),
+            Repr::Big(nodes) => (&**nodes as *const Nodes).cast(),
+        }
+    }
+
     pub fn new() -> Self {
         Self::default()
     }

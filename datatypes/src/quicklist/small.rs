@@ -46,6 +46,12 @@ fn encoding_bits(encoding: ListEncoding) -> u16 {
 }
 
 impl Small {
+    /// Where the block starts (see `Quicklist::heap_address`).
+    #[inline]
+    pub(super) fn address(&self) -> *const u8 {
+        self.block.as_ptr()
+    }
+
     /// An empty list with these settings, if the header holds them.
     pub(super) fn new(fill: i32, compress: usize, encoding: ListEncoding) -> Option<Small> {
         let fill = i16::try_from(fill).ok()?;

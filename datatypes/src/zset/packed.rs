@@ -96,6 +96,13 @@ fn push_pair(out: &mut Vec<u8>, member: &[u8], score: f64) {
 }
 
 impl Packed {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        self.buf.as_ptr()
+    }
+
     pub fn new() -> Self {
         Packed::default()
     }

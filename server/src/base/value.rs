@@ -84,6 +84,24 @@ impl ValueType {
 }
 
 impl Value {
+    /// Where the value's first heap block starts (or the value itself, when it has none): what
+    /// a pipeline's prefetch asks the CPU for before the command that reads it runs.
+    #[inline]
+    pub fn heap_address(&self) -> *const u8 {
+        match self {
+            Value::Int(n) => (n as *const i64).cast(),
+            Value::Str(s) => s.heap_address(),
+            Value::Raw(bytes) => bytes.as_ptr(),
+            Value::Hll(hll) => (&**hll as *const Hll).cast(),
+            Value::List(list) => list.heap_address(),
+            Value::Hash(hash) => hash.heap_address(),
+            Value::Set(set) => set.heap_address(),
+            Value::ZSet(zset) => zset.heap_address(),
+            Value::Stream(stream) => (&**stream as *const Stream).cast(),
+            Value::VectorSet(vset) => (&**vset as *const VectorSet).cast(),
+        }
+    }
+
     /// A string value as Redis's `tryObjectEncoding` stores it: `int` when possible.
     pub fn string(bytes: &[u8]) -> Value {
         if bytes.len() <= INT_ENCODING_MAX_LEN {
