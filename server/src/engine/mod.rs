@@ -178,8 +178,8 @@ impl Engine {
     /// Runs one request of client `id`, appending its reply to `out`.
     /// Fetches the key-table entries of the request about to run (`args`) and of the requests
     /// waiting behind it in the connection's read buffer into the CPU's cache, in the client's
-    /// database (see [`crate::model::keyspace::Db::prefetch_pipeline`]); returns how many
-    /// requests that covers. Changes nothing: a later SELECT only makes the hint useless.
+    /// database (see [`crate::model::prefetch`]); returns how many requests that covers.
+    /// Changes nothing: a later SELECT only makes the hint useless.
     pub fn prefetch_pipeline(&self, id: ClientId, args: &[Bytes], waiting: &[u8]) -> usize {
         let Some(client) = self.clients.get(id) else {
             return 1;

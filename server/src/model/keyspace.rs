@@ -27,9 +27,7 @@
 //! takes long enough to stall every client.
 
 use embedis_datatypes::deadline_index::DeadlineIndex;
-use embedis_datatypes::prefetch::prefetch_read;
 use embedis_datatypes::{Dict, SmallBytes};
-use embedis_protocol::peek;
 use rand::Rng;
 use std::collections::{HashSet, VecDeque};
 
@@ -42,11 +40,6 @@ use crate::model::snapshot_capture::{expire_of, saved_entry};
 use crate::model::tracking::Tracking;
 use crate::model::watch::Watches;
 use crate::model::write_stream::WriteStream;
-
-/// Requests of a pipeline whose keys [`Db::prefetch_pipeline`] fetches at once: enough to
-/// overlap the misses of a `-P 16` pipeline, few enough that the first fetched are still in the
-/// cache when their request runs.
-pub const PIPELINE_PREFETCH: usize = 16;
 
 /// One database.
 pub struct Db {
@@ -90,44 +83,6 @@ impl Db {
 
     pub fn is_empty(&self) -> bool {
         self.main.is_empty()
-    }
-
-    /// Asks the CPU to fetch the key-table entries of `first` and of the keys of up to
-    /// `PIPELINE_PREFETCH - 1` requests waiting in `waiting` (a connection's read buffer, at the
-    /// start of a request), before any of them runs; returns how many requests that covers,
-    /// `first`'s included. Their cache misses then overlap instead of coming one per request:
-    /// with 100,000 keys, GET at `-P 16` cost 300 ns more per request than with one key before
-    /// (docs/benchmarks/hot-path.md). The key of a request is taken to be its second argument,
-    /// as for most commands; for others the prefetch is merely useless.
-    pub fn prefetch_pipeline(&self, first: Option<&[u8]>, waiting: &[u8]) -> usize {
-        let mut hashes = [0usize; PIPELINE_PREFETCH];
-        let mut names: [&[u8]; PIPELINE_PREFETCH] = [&[]; PIPELINE_PREFETCH];
-        let mut keys = 0;
-        if let Some(key) = first {
-            hashes[0] = self.main.hash_of(key);
-            names[0] = key;
-            keys = 1;
-        }
-        let walked = peek::second_arguments(waiting, PIPELINE_PREFETCH - 1, |key| {
-            hashes[keys] = self.main.hash_of(key);
-            names[keys] = key;
-            keys += 1;
-        });
-        // Three passes, each reading what the one before asked for: every bucket is on its way
-        // before the first is read for its entry, every entry before the first is read for the
-        // value's block (a small set's or hash's listpack, a list's node).
-        for &hash in &hashes[..keys] {
-            self.main.prefetch_bucket(hash);
-        }
-        for &hash in &hashes[..keys] {
-            self.main.prefetch_entry(hash);
-        }
-        for (&hash, &key) in hashes[..keys].iter().zip(&names[..keys]) {
-            if let Some(obj) = self.main.get_hashed(hash, key) {
-                prefetch_read(obj.value.heap_address());
-            }
-        }
-        walked + 1
     }
 
     /// The key's deadline in ms, if it has one.
@@ -1529,29 +1484,6 @@ fn release_growth(d: &mut Db, held: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The prefetch covers the request being run and the complete ones waiting (at most a
-    /// batch), whatever their keys and values, and changes nothing.
-    #[test]
-    fn a_pipeline_prefetch_counts_the_requests_it_covers() {
-        let mut ks = Keyspace::new(1);
-        ks.add(0, b"s", Value::string(b"v"), None, 0);
-        ks.add(0, b"l", Value::List(Default::default()), None, 0);
-        let get = |key: &str| format!("*2\r\n$3\r\nGET\r\n${}\r\n{key}\r\n", key.len());
-        let db = &ks.dbs[0];
-        let waiting = [get("l"), get("missing"), get("s")].concat();
-        assert_eq!(db.prefetch_pipeline(Some(b"s"), waiting.as_bytes()), 4);
-        // A partial request ends the walk; an inline one too.
-        let partial = &waiting[..waiting.len() - 3];
-        assert_eq!(db.prefetch_pipeline(None, partial.as_bytes()), 3);
-        assert_eq!(db.prefetch_pipeline(Some(b"l"), b"GET s\r\n"), 1);
-        let many = get("s").repeat(3 * PIPELINE_PREFETCH);
-        assert_eq!(
-            db.prefetch_pipeline(Some(b"s"), many.as_bytes()),
-            PIPELINE_PREFETCH
-        );
-        assert_eq!(db.len(), 2);
-    }
 
     #[test]
     fn lazy_expiry_on_access() {

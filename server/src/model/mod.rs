@@ -20,6 +20,7 @@ pub mod lazyfree;
 pub mod multi;
 pub mod nodes_conf;
 pub mod notify;
+pub mod prefetch;
 pub mod pubsub;
 pub mod query_buffer;
 pub mod rdb_transfer;
