@@ -7,10 +7,10 @@
 //! of tokio and sockets lets the parser be property-tested and fuzzed on plain byte slices, and lets
 //! every transport (TCP, unix socket, in-process) share one implementation.
 
+pub mod ahead;
 pub mod float;
 pub mod inline;
 pub mod number;
-pub mod peek;
 pub mod repr;
 pub mod request;
 pub mod value;

@@ -14,6 +14,7 @@
 //! no longer be trusted.
 
 use bytes::{Buf, Bytes, BytesMut};
+use std::collections::VecDeque;
 use std::fmt;
 
 use crate::inline::{ends_unquoted_arg, is_space, split_args};
@@ -28,7 +29,7 @@ const MAX_UPFRONT_RESERVE: usize = 16 * 1024 * 1024;
 /// Before AUTH, Redis limits requests to 10 arguments...
 const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
 /// ...and 16 KB per argument, so that an unauthenticated peer cannot make it allocate much.
-const UNAUTHENTICATED_MAX_BULK: i64 = 16384;
+pub(crate) const UNAUTHENTICATED_MAX_BULK: i64 = 16384;
 
 /// A malformed request. `Display` gives Redis's text (without the `-ERR ` prefix).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,7 +93,7 @@ impl ProtocolError {
 /// Incremental request decoder; one per connection.
 #[derive(Debug)]
 pub struct RequestDecoder {
-    max_bulk_len: usize,
+    pub(crate) max_bulk_len: usize,
     /// Arguments still expected by the multibulk request in progress (0 = none in progress).
     pending_args: usize,
     /// Length of the bulk whose header was read but whose payload has not arrived yet.
@@ -102,6 +103,12 @@ pub struct RequestDecoder {
     /// for the next request: a vector allocated and freed per request costs about as many
     /// instructions as parsing a short command.
     spare: Vec<Bytes>,
+    /// Requests decoded ahead (`crate::ahead`), handed out before `buf` is read again.
+    pub(crate) ahead: VecDeque<Vec<Bytes>>,
+    /// The `proto-max-bulk-len` the queue was decoded under.
+    pub(crate) ahead_max_bulk: usize,
+    /// Emptied vectors for the queue's requests, the one `spare` being taken.
+    pub(crate) ahead_spares: Vec<Vec<Bytes>>,
 }
 
 impl Default for RequestDecoder {
@@ -118,6 +125,9 @@ impl RequestDecoder {
             pending_bulk: None,
             args: Vec::new(),
             spare: Vec::new(),
+            ahead: VecDeque::new(),
+            ahead_max_bulk: 0,
+            ahead_spares: Vec::new(),
         }
     }
 
@@ -127,7 +137,11 @@ impl RequestDecoder {
     pub fn give_back(&mut self, mut args: Vec<Bytes>) {
         if args.capacity() <= 16 {
             args.clear();
-            self.spare = args;
+            if self.spare.capacity() == 0 {
+                self.spare = args;
+            } else {
+                self.keep_ahead_spare(args);
+            }
         }
     }
 
@@ -136,26 +150,29 @@ impl RequestDecoder {
         self.max_bulk_len = max_bulk_len;
     }
 
-    /// True while a request has been partly read.
+    /// True while a request has been partly read, or requests decoded ahead wait.
     pub fn in_progress(&self) -> bool {
-        self.pending_args > 0
+        self.pending_args > 0 || !self.ahead.is_empty()
     }
 
     /// Gives back the request in progress as bytes — its header and the arguments read so far,
     /// encoded again — and forgets it, so that a decoder can read it again from the start (a
     /// busy script finishing the request for an idle connection, see the server's `busy`).
-    /// Empty when no multibulk request is in progress.
+    /// Empty when no multibulk request is in progress. Requests decoded ahead come back the
+    /// same way (no request is partly read while they wait).
     pub fn take_partial(&mut self) -> BytesMut {
         let mut out = BytesMut::new();
+        if !self.ahead.is_empty() {
+            self.rewind_ahead(&mut out);
+            return out;
+        }
         if self.pending_args == 0 {
             return out;
         }
         let total = self.args.len() + self.pending_args;
         out.extend_from_slice(format!("*{total}\r\n").as_bytes());
         for arg in self.args.drain(..) {
-            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
-            out.extend_from_slice(&arg);
-            out.extend_from_slice(b"\r\n");
+            encode_bulk(&mut out, &arg);
         }
         if let Some(len) = self.pending_bulk.take() {
             out.extend_from_slice(format!("${len}\r\n").as_bytes());
@@ -170,9 +187,10 @@ impl RequestDecoder {
         self.pending_bulk
     }
 
-    /// Bytes of the arguments of the request in progress read so far.
+    /// Bytes of the arguments of the request in progress read so far (or of the requests
+    /// decoded ahead).
     pub fn partial_len(&self) -> usize {
-        self.args.iter().map(|a| a.len()).sum()
+        self.args.iter().map(|a| a.len()).sum::<usize>() + self.ahead_len()
     }
 
     /// Decodes the next command from `buf`, consuming its bytes. `authenticated` selects Redis's
@@ -185,6 +203,9 @@ impl RequestDecoder {
         buf: &mut BytesMut,
         authenticated: bool,
     ) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        if let Some(args) = self.pop_ahead(buf, authenticated) {
+            return Ok(Some(args));
+        }
         loop {
             if self.pending_args == 0 {
                 let Some(&first) = buf.first() else {
@@ -303,6 +324,21 @@ impl RequestDecoder {
         }
         Ok(Some(std::mem::take(&mut self.args)))
     }
+}
+
+/// Appends `args` as a multibulk request.
+pub(crate) fn encode_request(out: &mut BytesMut, args: &[Bytes]) {
+    out.extend_from_slice(format!("*{}\r\n", args.len()).as_bytes());
+    for arg in args {
+        encode_bulk(out, arg);
+    }
+}
+
+/// Appends `arg` as a bulk string.
+pub(crate) fn encode_bulk(out: &mut BytesMut, arg: &[u8]) {
+    out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+    out.extend_from_slice(arg);
+    out.extend_from_slice(b"\r\n");
 }
 
 /// The common header line, read without searching for its end first: the type byte, 1 to 9

@@ -35,7 +35,7 @@ pub use replica_apply::{Applied, LinkTarget};
 pub use replica_full_sync::ImageMode;
 
 use bytes::{Bytes, BytesMut};
-use embedis_protocol::{Version, Writer};
+use embedis_protocol::{RequestDecoder, Version, Writer};
 use std::sync::Arc;
 
 use crate::base::clock::Clock;
@@ -48,6 +48,7 @@ use crate::kernel::table::{Command, Flags, Registry};
 use crate::model::blocking::{BlockReason, Blocked};
 use crate::model::client::{ClientHandle, ClientId, ClientState, Clients, Peer, ReplyMode};
 use crate::model::keyspace::Keyspace;
+use crate::model::prefetch::PIPELINE_PREFETCH;
 use crate::model::state::ServerState;
 
 /// What the connection should do after a request.
@@ -175,21 +176,57 @@ impl Engine {
         self.server.stats.total_writes_processed += 1;
     }
 
-    /// Runs one request of client `id`, appending its reply to `out`.
-    /// Fetches the key-table entries of the request about to run (`args`) and of the requests
-    /// waiting behind it in the connection's read buffer into the CPU's cache, in the client's
-    /// database (see [`crate::model::prefetch`]); returns how many requests that covers.
-    /// Changes nothing: a later SELECT only makes the hint useless.
-    pub fn prefetch_pipeline(&self, id: ClientId, args: &[Bytes], waiting: &[u8]) -> usize {
-        let Some(client) = self.clients.get(id) else {
-            return 1;
-        };
-        match self.ks.dbs.get(client.db) {
-            Some(db) => db.prefetch_pipeline(args.get(1).map(|key| &key[..]), waiting),
-            None => 1,
-        }
+    /// The database of client `id` when prefetching its keys can save a miss.
+    fn prefetch_db(&self, id: ClientId) -> Option<&crate::model::keyspace::Db> {
+        let client = self.clients.get(id)?;
+        self.ks.dbs.get(client.db).filter(|db| db.wants_prefetch())
     }
 
+    /// Before the request `args` runs, decodes the requests waiting behind it in the
+    /// connection's read buffer (`input`, into `decoder`'s queue: see
+    /// `embedis_protocol::ahead`) and fetches all their keys into the CPU's cache, in the
+    /// client's database (see [`crate::model::prefetch`]). Returns how many requests that
+    /// covers, `args` included, or a whole batch when the database is too small to gain (so the
+    /// caller asks again a batch later). Changes nothing: a later SELECT only makes the hint
+    /// useless.
+    pub fn prefetch_pipeline(
+        &self,
+        id: ClientId,
+        args: &[Bytes],
+        decoder: &mut RequestDecoder,
+        input: &mut BytesMut,
+        authenticated: bool,
+    ) -> usize {
+        let Some(db) = self.prefetch_db(id) else {
+            return PIPELINE_PREFETCH;
+        };
+        let queued = decoder.decode_ahead(input, authenticated, PIPELINE_PREFETCH - 1);
+        let requests = std::iter::once(args).chain(decoder.ahead());
+        db.prefetch_keys(requests.filter_map(|args| args.get(1)).map(|key| &key[..]));
+        queued + 1
+    }
+
+    /// [`Engine::prefetch_pipeline`] for requests already decoded (the I/O threads decode
+    /// them): fetches the keys of the first [`PIPELINE_PREFETCH`] of `requests` and returns how
+    /// many requests that covers (a whole batch when the database is too small to gain).
+    pub fn prefetch_requests<'a>(
+        &self,
+        id: ClientId,
+        requests: impl Iterator<Item = &'a Vec<Bytes>>,
+    ) -> usize {
+        let Some(db) = self.prefetch_db(id) else {
+            return PIPELINE_PREFETCH;
+        };
+        let mut covered = 0;
+        let keys = requests.take(PIPELINE_PREFETCH).filter_map(|args| {
+            covered += 1;
+            args.get(1).map(|key| &key[..])
+        });
+        db.prefetch_keys(keys);
+        covered
+    }
+
+    /// Runs one request of client `id`, appending its reply to `out`.
     pub fn execute(&mut self, id: ClientId, args: Vec<Bytes>, out: &mut BytesMut) -> Outcome {
         self.catch_up_with_clock();
         // Clients over `maxmemory-clients` go before the next command, as Redis's

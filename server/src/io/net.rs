@@ -662,19 +662,21 @@ fn run_requests(
     if handle.has_outbox() {
         turn.from_outbox += handle.take_outbox_into(output);
     }
-    // CONFIG SET applies both limits to open connections too, as in Redis.
-    decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
     *query_limit = engine.server.config.client_query_buffer_limit as usize;
     // Requests left whose keys were prefetched: a pipeline's keys are fetched a batch at a time
-    // before its requests run; a lone request (`-P 1`) costs one test of the input.
+    // before its requests run (the batch decoded ahead into the decoder's queue, which `decode`
+    // hands out first); a lone request (`-P 1`) costs one test of the input.
     let mut prefetched = 0;
     loop {
+        // CONFIG SET applies both limits to open connections too, as in Redis: from the next
+        // request on, even in the same pipeline (the query buffer's, above, at the next read).
+        decoder.set_max_bulk_len(engine.server.config.proto_max_bulk_len as usize);
         let authenticated = handle.is_authenticated();
         match decoder.decode(input, authenticated) {
             Ok(Some(args)) => {
                 turn.ran += 1;
                 if prefetched == 0 && !input.is_empty() {
-                    prefetched = engine.prefetch_pipeline(id, &args, input);
+                    prefetched = engine.prefetch_pipeline(id, &args, decoder, input, authenticated);
                 }
                 prefetched = prefetched.saturating_sub(1);
                 let outcome = engine.execute(id, args, output);
@@ -690,7 +692,7 @@ fn run_requests(
                     }
                 }
                 if turn.ran >= REQUESTS_PER_TURN || output.len() >= OUTPUT_PER_TURN {
-                    turn.more_waiting = !input.is_empty();
+                    turn.more_waiting = !input.is_empty() || decoder.has_ahead();
                     break;
                 }
             }

@@ -484,8 +484,14 @@ fn run_queue(
     };
     let mut out = BytesMut::new();
     let mut close = false;
+    // Requests left whose keys were prefetched, a batch at a time (see `net::run_requests`).
+    let mut prefetched = 0;
     while !handle.is_blocked() {
         let Some(args) = queue.pop_front() else { break };
+        if prefetched == 0 && !queue.is_empty() {
+            prefetched = engine.prefetch_requests(id, std::iter::once(&args).chain(queue.iter()));
+        }
+        prefetched = prefetched.saturating_sub(1);
         let outcome = engine.execute(id, args, &mut out);
         // The decoders run on the I/O threads: the spare vector is not theirs to reuse.
         drop(engine.take_spare_args());
