@@ -29,7 +29,7 @@ const MAX_UPFRONT_RESERVE: usize = 16 * 1024 * 1024;
 /// Before AUTH, Redis limits requests to 10 arguments...
 const UNAUTHENTICATED_MAX_ARGS: i64 = 10;
 /// ...and 16 KB per argument, so that an unauthenticated peer cannot make it allocate much.
-pub(crate) const UNAUTHENTICATED_MAX_BULK: i64 = 16384;
+const UNAUTHENTICATED_MAX_BULK: i64 = 16384;
 
 /// A malformed request. `Display` gives Redis's text (without the `-ERR ` prefix).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -200,10 +200,8 @@ impl Engine {
         let Some(db) = self.prefetch_db(id) else {
             return PIPELINE_PREFETCH;
         };
-        let queued = decoder.decode_ahead(input, authenticated, PIPELINE_PREFETCH - 1);
-        let requests = std::iter::once(args).chain(decoder.ahead());
-        db.prefetch_keys(requests.filter_map(|args| args.get(1)).map(|key| &key[..]));
-        queued + 1
+        decoder.decode_ahead(input, authenticated, PIPELINE_PREFETCH - 1);
+        db.prefetch_requests(std::iter::once(args).chain(decoder.ahead()))
     }
 
     /// [`Engine::prefetch_pipeline`] for requests already decoded (the I/O threads decode
@@ -212,18 +210,12 @@ impl Engine {
     pub fn prefetch_requests<'a>(
         &self,
         id: ClientId,
-        requests: impl Iterator<Item = &'a Vec<Bytes>>,
+        requests: impl Iterator<Item = &'a [Bytes]>,
     ) -> usize {
-        let Some(db) = self.prefetch_db(id) else {
-            return PIPELINE_PREFETCH;
-        };
-        let mut covered = 0;
-        let keys = requests.take(PIPELINE_PREFETCH).filter_map(|args| {
-            covered += 1;
-            args.get(1).map(|key| &key[..])
-        });
-        db.prefetch_keys(keys);
-        covered
+        match self.prefetch_db(id) {
+            Some(db) => db.prefetch_requests(requests),
+            None => PIPELINE_PREFETCH,
+        }
     }
 
     /// Runs one request of client `id`, appending its reply to `out`.

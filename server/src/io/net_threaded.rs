@@ -489,7 +489,10 @@ fn run_queue(
     while !handle.is_blocked() {
         let Some(args) = queue.pop_front() else { break };
         if prefetched == 0 && !queue.is_empty() {
-            prefetched = engine.prefetch_requests(id, std::iter::once(&args).chain(queue.iter()));
+            let batch = std::iter::once(&args)
+                .chain(queue.iter())
+                .map(Vec::as_slice);
+            prefetched = engine.prefetch_requests(id, batch);
         }
         prefetched = prefetched.saturating_sub(1);
         let outcome = engine.execute(id, args, &mut out);

@@ -8,6 +8,7 @@
 //! three passes (bucket, entry, value), and the requests then run as before, decoded once and in
 //! order (docs/benchmarks/hot-path.md has the figures).
 
+use bytes::Bytes;
 use embedis_datatypes::prefetch::prefetch_read;
 
 use crate::model::keyspace::Db;
@@ -27,6 +28,19 @@ impl Db {
     #[inline]
     pub fn wants_prefetch(&self) -> bool {
         self.main.len() >= PREFETCH_MIN_KEYS
+    }
+
+    /// [`Db::prefetch_keys`] of the first [`PIPELINE_PREFETCH`] of a pipeline's `requests`,
+    /// each request's key taken to be its second argument, as for most commands (for others the
+    /// prefetch is merely useless); returns how many requests that covers.
+    pub fn prefetch_requests<'a>(&self, requests: impl Iterator<Item = &'a [Bytes]>) -> usize {
+        let mut covered = 0;
+        let keys = requests.take(PIPELINE_PREFETCH).filter_map(|args| {
+            covered += 1;
+            args.get(1).map(|key| &key[..])
+        });
+        self.prefetch_keys(keys);
+        covered
     }
 
     /// Asks the CPU to fetch the key-table entries, and the values' first blocks, of up to
@@ -90,6 +104,21 @@ mod tests {
         assert_eq!(db.prefetch_keys(keys.into_iter()), 4);
         let many = std::iter::repeat([&b"s1"[..], b"s2"]).flatten().take(100);
         assert_eq!(db.prefetch_keys(many), PIPELINE_PREFETCH);
+        // A request of one argument (PING) is covered with no key; at most a batch is.
+        let requests: Vec<Vec<Bytes>> = (0..20)
+            .map(|i| match i % 2 {
+                0 => vec![Bytes::from("PING")],
+                _ => vec![Bytes::from("GET"), Bytes::from(format!("s{i}"))],
+            })
+            .collect();
+        assert_eq!(
+            db.prefetch_requests(requests[..3].iter().map(Vec::as_slice)),
+            3
+        );
+        assert_eq!(
+            db.prefetch_requests(requests.iter().map(Vec::as_slice)),
+            PIPELINE_PREFETCH
+        );
         assert_eq!(db.len(), PREFETCH_MIN_KEYS + 1);
     }
 }
